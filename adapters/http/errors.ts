@@ -1,0 +1,73 @@
+// The HTTP face of errors: every failure leaves as `{code, message}` with the status of spec
+// section 7.1. Domain errors map by kind; anything unexpected is a 500 that says nothing more.
+
+import { DomainError, type DomainErrorKind } from '../../domain/shared/errors';
+import { InvalidCursorError } from '../../application/ports/read-store';
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+const STATUS_OF: Record<DomainErrorKind, number> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  precondition_failed: 412,
+  rate_limited: 429,
+};
+
+export interface ErrorResponse {
+  status: number;
+  body: { code: string; message: string; field?: string };
+  headers: Record<string, string>;
+  /** Whether this is our fault (logged as an error) rather than the client's. */
+  unexpected: boolean;
+}
+
+/** Body-parser and Koa errors carry `status`/`statusCode` and `expose`. */
+interface ClientError {
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+  type?: string;
+  message?: string;
+}
+
+export function toErrorResponse(error: unknown): ErrorResponse {
+  if (error instanceof HttpError) return { status: error.status, body: { code: error.code, message: error.message }, headers: error.headers, unexpected: false };
+  if (error instanceof DomainError) {
+    const body = error.field ? { code: error.code, message: error.message, field: error.field } : { code: error.code, message: error.message };
+    return { status: STATUS_OF[error.kind], body, headers: {}, unexpected: false };
+  }
+  if (error instanceof InvalidCursorError) return { status: 400, body: { code: 'invalid_cursor', message: error.message }, headers: {}, unexpected: false };
+  const clientError = error as ClientError;
+  const status = clientError?.status ?? clientError?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return { status, body: clientErrorBody(status, clientError), headers: {}, unexpected: false };
+  }
+  return { status: 500, body: { code: 'internal_error', message: 'Internal server error' }, headers: {}, unexpected: true };
+}
+
+function clientErrorBody(status: number, error: ClientError): { code: string; message: string } {
+  switch (status) {
+    case 413:
+      return { code: 'payload_too_large', message: 'the request body is larger than the limit' };
+    case 415:
+      return { code: 'unsupported_media_type', message: 'send the body as application/json' };
+    case 400:
+      if (error.type === 'entity.parse.failed' || /json/i.test(error.message ?? '')) return { code: 'malformed_json', message: 'the request body is not valid JSON' };
+      return { code: 'bad_request', message: error.expose && error.message ? error.message : 'bad request' };
+    default:
+      return { code: 'bad_request', message: error.expose && error.message ? error.message : 'bad request' };
+  }
+}

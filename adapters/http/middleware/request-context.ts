@@ -1,0 +1,33 @@
+// Request id (accepted from `x-request-id` when it looks like one, made otherwise), echoed in
+// the response, bound to a child logger, and timed for the access log and metrics.
+
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { Logger } from '../../../application/ports/logger';
+import type { HttpMetrics } from '../../../application/ports/metrics';
+
+const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+export interface RequestState {
+  requestId: string;
+  logger: Logger;
+}
+
+export function requestContext(logger: Logger, metrics: HttpMetrics): Middleware<RequestState> {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const offered = ctx.get('x-request-id');
+    const requestId = ACCEPTABLE_REQUEST_ID.test(offered) ? offered : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.logger = logger.child({ request_id: requestId });
+    ctx.set('x-request-id', requestId);
+    try {
+      await next();
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      metrics.observeRequest(ctx.method, String(route), ctx.status, seconds);
+      ctx.state.logger.info({ method: ctx.method, route, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, ip: ctx.ip }, 'request');
+    }
+  };
+}

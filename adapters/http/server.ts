@@ -1,0 +1,39 @@
+// The Koa application: small middleware composed in order, then one router per area.
+
+import Koa from 'koa';
+import type Router from '@koa/router';
+import type { Logger } from '../../application/ports/logger';
+import type { HttpMetrics } from '../../application/ports/metrics';
+import { HttpError } from './errors';
+import { errorResponses } from './middleware/errors';
+import { jsonBody } from './middleware/json-body';
+import { type RequestState, requestContext } from './middleware/request-context';
+
+export interface HttpAppDependencies {
+  logger: Logger;
+  metrics: HttpMetrics;
+  bodyLimitBytes: number;
+  routers: Router[];
+  /** Behind a proxy, trust X-Forwarded-For for the client IP recorded in events. */
+  trustProxy?: boolean;
+}
+
+export function createHttpApp(deps: HttpAppDependencies): Koa<RequestState> {
+  const app = new Koa<RequestState>({ proxy: deps.trustProxy ?? false });
+  // Errors are answered by errorResponses; Koa's own handler would only log them again.
+  app.silent = true;
+  app.use(requestContext(deps.logger, deps.metrics));
+  app.use(errorResponses());
+  for (const middleware of jsonBody(deps.bodyLimitBytes)) app.use(middleware);
+  for (const router of deps.routers) {
+    app.use(router.routes());
+    app.use(
+      router.allowedMethods({
+        throw: true,
+        methodNotAllowed: () => new HttpError(405, 'method_not_allowed', 'this route does not accept that method'),
+        notImplemented: () => new HttpError(501, 'not_implemented', 'this method is not implemented'),
+      }),
+    );
+  }
+  return app;
+}

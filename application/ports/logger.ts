@@ -1,0 +1,16 @@
+/** The logging port; pino's logger satisfies it. Never pass secrets in `fields`. */
+export interface Logger {
+  debug(fields: object, message?: string): void;
+  info(fields: object, message?: string): void;
+  warn(fields: object, message?: string): void;
+  error(fields: object, message?: string): void;
+  child(bindings: object): Logger;
+}
+
+export const silentLogger: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  child: () => silentLogger,
+};

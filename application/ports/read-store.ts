@@ -1,0 +1,184 @@
+// The read-store port: named collections of JSON documents that projections build and
+// queries read. Every adapter runs tests/contract/read-store.
+
+import { createHash } from 'node:crypto';
+
+export type Scalar = string | number | boolean | null;
+
+/** A read-model document; `id` is its key within the collection. */
+export interface Document {
+  id: string;
+  [field: string]: unknown;
+}
+
+export interface IndexSpec {
+  /** Top-level or dotted field path. */
+  field: string;
+  unique?: boolean;
+}
+
+export interface CollectionSpec {
+  name: string;
+  /** Only declared fields may be filtered or sorted on (besides `id`). */
+  indexes?: readonly IndexSpec[];
+}
+
+export type FieldCondition =
+  | Scalar
+  | { eq?: Scalar; ne?: Scalar; gt?: Scalar; gte?: Scalar; lt?: Scalar; lte?: Scalar; in?: readonly Scalar[] };
+
+export type Where = Record<string, FieldCondition>;
+
+export interface Sort {
+  field: string;
+  direction: 'asc' | 'desc';
+}
+
+export interface FindOptions {
+  where?: Where;
+  /** Ties are broken by `id` in the same direction. Default: `id` ascending. */
+  sort?: Sort;
+  /** Default 50; at most 1000. */
+  limit?: number;
+  /** Opaque, from a previous page's `next_cursor`; valid only with the same where/sort. */
+  cursor?: string;
+}
+
+/** The one pagination shape of the platform. */
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface Collection<T extends Document = Document> {
+  get(id: string): Promise<T | null>;
+  /** Inserts or replaces the document with this id. */
+  put(doc: T): Promise<void>;
+  /** Shallow-merges `changes` into the document; returns it, or null when absent. */
+  patch(id: string, changes: Partial<T>): Promise<T | null>;
+  delete(id: string): Promise<boolean>;
+  find(options?: FindOptions): Promise<Page<T>>;
+  count(where?: Where): Promise<number>;
+}
+
+/** A write inside a projection batch. */
+export type WriteOperation =
+  | { kind: 'put'; collection: string; doc: Document }
+  | { kind: 'patch'; collection: string; id: string; changes: Record<string, unknown> }
+  | { kind: 'delete'; collection: string; id: string };
+
+export type ProjectionStatus = 'running' | 'rebuilding' | 'stopped' | 'failed';
+
+/** What the runner keeps per projection, next to its read models. */
+export interface ProjectionState {
+  name: string;
+  version: number;
+  /** Position of the last event of `$all` the projection has passed. */
+  checkpoint: number;
+  status: ProjectionStatus;
+  error: string | null;
+  updated_at: string;
+}
+
+/** One batch of a projection: its writes and its new checkpoint, committed together. */
+export interface ProjectionCommit {
+  projection: string;
+  /** The checkpoint the batch was built on; a different stored one aborts the commit. */
+  expectedCheckpoint: number;
+  state: ProjectionState;
+  operations: readonly WriteOperation[];
+}
+
+/** Moves rebuilt shadow collections into place, with the rebuilt projection's state. */
+export interface ShadowPromotion {
+  projection: string;
+  /** shadow name -> live name */
+  collections: ReadonlyArray<{ shadow: string; live: string }>;
+  state: ProjectionState;
+}
+
+export interface ReadStore {
+  /** Creates the collection and its indexes if missing; idempotent. */
+  ensureCollection(spec: CollectionSpec): Promise<void>;
+  dropCollection(name: string): Promise<void>;
+  collection<T extends Document = Document>(name: string): Collection<T>;
+  /** Applies the operations and stores the checkpoint atomically; throws CheckpointConflictError. */
+  commitProjection(commit: ProjectionCommit): Promise<void>;
+  getProjectionState(projection: string): Promise<ProjectionState | null>;
+  putProjectionState(state: ProjectionState): Promise<void>;
+  listProjectionStates(): Promise<ProjectionState[]>;
+  promoteShadow(promotion: ShadowPromotion): Promise<void>;
+  /** True when the backing database answers. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export class CheckpointConflictError extends Error {
+  readonly code = 'checkpoint_conflict';
+  constructor(readonly projection: string, readonly expected: number, readonly actual: number) {
+    super(`projection ${projection}: expected checkpoint ${expected}, found ${actual}`);
+    this.name = 'CheckpointConflictError';
+  }
+}
+
+export class UniqueConstraintError extends Error {
+  readonly code = 'unique_violation';
+  constructor(readonly collection: string, readonly field: string) {
+    super(`${collection}: duplicate value for unique field ${field}`);
+    this.name = 'UniqueConstraintError';
+  }
+}
+
+/** A filter or sort on a field the collection did not declare: a programming error. */
+export class UndeclaredFieldError extends Error {
+  readonly code = 'undeclared_field';
+  constructor(readonly collection: string, readonly field: string) {
+    super(`${collection}: field ${field} is not an indexed field`);
+    this.name = 'UndeclaredFieldError';
+  }
+}
+
+export class InvalidCursorError extends Error {
+  readonly code = 'invalid_cursor';
+  constructor() {
+    super('cursor is malformed or belongs to another query');
+    this.name = 'InvalidCursorError';
+  }
+}
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 1000;
+
+/** Opaque cursors: the last item's sort value and id, bound to the query's shape. */
+export function encodeCursor(queryKey: string, sortValue: unknown, id: string): string {
+  return Buffer.from(JSON.stringify([queryKey, sortValue, id])).toString('base64url');
+}
+
+export function decodeCursor(queryKey: string, cursor: string): { sortValue: unknown; id: string } {
+  try {
+    const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(decoded) && decoded.length === 3 && decoded[0] === queryKey && typeof decoded[2] === 'string') {
+      return { sortValue: decoded[1], id: decoded[2] };
+    }
+  } catch {
+    // falls through to the typed error
+  }
+  throw new InvalidCursorError();
+}
+
+/** Identifies a query's shape so a cursor cannot be replayed against another query. */
+export function queryKeyOf(collection: string, options: FindOptions): string {
+  const sort = options.sort ?? { field: 'id', direction: 'asc' };
+  const shape = `${collection}|${sort.field}|${sort.direction}|${JSON.stringify(options.where ?? {})}`;
+  return createHash('sha256').update(shape).digest('base64url').slice(0, 12);
+}
+
+/** Reads a dotted field path from a document. */
+export function fieldValue(doc: Record<string, unknown>, path: string): unknown {
+  let value: unknown = doc;
+  for (const part of path.split('.')) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}

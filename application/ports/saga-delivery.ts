@@ -1,0 +1,41 @@
+// How sagas receive events: at least once, per consumer group, with failures retried.
+// Embedded: a checkpointed catch-up subscription plus a durable retry list
+// (application/sagas/checkpointed-delivery.ts). EventStoreDB: persistent subscriptions to
+// `$all`, whose competing consumers let several platform processes share the work.
+
+import type { AllFilter, RecordedEvent } from './event-store';
+
+export interface SagaSubscriptionOptions {
+  /** Consumer group: one per saga (and version), shared by every process running it. */
+  group: string;
+  filter: AllFilter;
+  /** Attempts before an event is dead-lettered (parked). */
+  maxAttempts: number;
+  /** Delay before attempt n+1 (n starts at 1), in ms. */
+  backoffMs(attempt: number): number;
+}
+
+export interface DeliveryFailure {
+  group: string;
+  event_id: string;
+  event_type: string;
+  position: number;
+  attempts: number;
+  last_error: string;
+  next_attempt_at: string | null;
+  status: 'retrying' | 'dead_lettered';
+}
+
+/** The saga's handler: resolves when the event is fully handled; throws to have it retried. */
+export type DeliverEvent = (event: RecordedEvent, attempt: number) => Promise<void>;
+
+export interface SagaSubscription {
+  stop(): Promise<void>;
+}
+
+export interface SagaDelivery {
+  /** Starts delivering matching events from the group's last acknowledged one. */
+  subscribe(options: SagaSubscriptionOptions, deliver: DeliverEvent): Promise<SagaSubscription>;
+  /** Failures still retrying or dead-lettered, for operators. */
+  listFailures(group?: string): Promise<DeliveryFailure[]>;
+}

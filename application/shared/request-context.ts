@@ -1,0 +1,35 @@
+import type { Actor, EventMetadata } from '../ports/event-store';
+
+/** Who asks, on whose behalf and from where: becomes every event's metadata. */
+export interface RequestContext {
+  tenant_id: string | null;
+  actor: Actor;
+  request_id: string | null;
+  correlation_id: string;
+  causation_id: string | null;
+  ip: string | null;
+}
+
+export function eventMetadata(context: RequestContext, occurredAt: Date, tenantId: string | null = context.tenant_id): EventMetadata {
+  return {
+    tenant_id: tenantId,
+    actor: context.actor,
+    request_id: context.request_id,
+    correlation_id: context.correlation_id,
+    causation_id: context.causation_id,
+    occurred_at: occurredAt.toISOString(),
+    ip: context.ip,
+  };
+}
+
+/** Context for work the platform does by itself (sagas, operator commands). */
+export function systemContext(correlationId: string, actorId = 'platform', causationId: string | null = null): RequestContext {
+  return {
+    tenant_id: null,
+    actor: { kind: 'system', id: actorId },
+    request_id: null,
+    correlation_id: correlationId,
+    causation_id: causationId,
+    ip: null,
+  };
+}

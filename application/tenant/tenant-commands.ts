@@ -1,0 +1,62 @@
+// Tenant use cases: thin functions over the tenant aggregate, shared by HTTP, GraphQL and CLI.
+
+import type { TenantCommand } from '../../domain/tenant/commands';
+import { type Branding, TenantEvent, type TenantSettings } from '../../domain/tenant/events';
+import { type TenantState, tenantDecider, tenantStream } from '../../domain/tenant/tenant';
+import { type Aggregate, type CommandDependencies, type CommandResult, type HandleOptions, handleCommand } from '../command-handling/handle-command';
+import { claimReservation, releaseReservation } from '../reservation/reservations';
+import type { RequestContext } from '../shared/request-context';
+
+export const tenantAggregate: Aggregate<TenantCommand, TenantEvent, TenantState> = {
+  decider: tenantDecider,
+  events: TenantEvent,
+};
+
+export const TENANT_SLUG_SCOPE = 'tenant_slug';
+
+export interface CreateTenantInput {
+  name: string;
+  slug: string;
+  branding?: Branding;
+  settings?: TenantSettings;
+}
+
+/**
+ * Reserves the slug, then creates the tenant. If creation fails after the claim, the claim
+ * is released so that the slug does not stay taken by a tenant that does not exist.
+ */
+export async function createTenant(deps: CommandDependencies, input: CreateTenantInput, context: RequestContext): Promise<CommandResult<TenantEvent> & { tenant_id: string }> {
+  const tenantId = deps.ids.newId();
+  const command: TenantCommand = { type: 'CreateTenant', data: { tenant_id: tenantId, ...input } };
+  // Validate before claiming, so a bad request leaves no reservation behind.
+  const dryRun = tenantDecider.decide(command, tenantDecider.initialState(), { now: deps.clock.now() });
+  if (dryRun._tag === 'Left') throw dryRun.left;
+  const scoped = { ...context, tenant_id: tenantId };
+  await claimReservation(deps, TENANT_SLUG_SCOPE, input.slug, tenantId, scoped);
+  try {
+    const result = await handleCommand(deps, tenantAggregate, tenantStream(tenantId), command, scoped);
+    return { ...result, tenant_id: tenantId };
+  } catch (error) {
+    await releaseReservation(deps, TENANT_SLUG_SCOPE, input.slug, tenantId, scoped).catch(() => undefined);
+    throw error;
+  }
+}
+
+function onTenant(deps: CommandDependencies, tenantId: string, command: TenantCommand, context: RequestContext, options?: HandleOptions) {
+  return handleCommand(deps, tenantAggregate, tenantStream(tenantId), command, context, { tenantId, ...options });
+}
+
+export const renameTenant = (deps: CommandDependencies, tenantId: string, name: string, context: RequestContext, options?: HandleOptions) =>
+  onTenant(deps, tenantId, { type: 'RenameTenant', data: { name } }, context, options);
+
+export const changeTenantBranding = (deps: CommandDependencies, tenantId: string, changes: Branding, context: RequestContext, options?: HandleOptions) =>
+  onTenant(deps, tenantId, { type: 'ChangeTenantBranding', data: { changes } }, context, options);
+
+export const changeTenantSettings = (deps: CommandDependencies, tenantId: string, changes: TenantSettings, context: RequestContext, options?: HandleOptions) =>
+  onTenant(deps, tenantId, { type: 'ChangeTenantSettings', data: { changes } }, context, options);
+
+export const suspendTenant = (deps: CommandDependencies, tenantId: string, reason: string, context: RequestContext, options?: HandleOptions) =>
+  onTenant(deps, tenantId, { type: 'SuspendTenant', data: { reason } }, context, options);
+
+export const unsuspendTenant = (deps: CommandDependencies, tenantId: string, context: RequestContext, options?: HandleOptions) =>
+  onTenant(deps, tenantId, { type: 'UnsuspendTenant', data: {} }, context, options);

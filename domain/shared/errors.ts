@@ -1,0 +1,23 @@
+// The one error hierarchy of the domain. The HTTP and GraphQL edges map `kind` to a status
+// (invalid 400, unauthorized 401, forbidden 403, not_found 404, conflict 409,
+// precondition_failed 412, rate_limited 429); `code` is the stable machine-readable part.
+
+export type DomainErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'precondition_failed' | 'rate_limited';
+
+export class DomainError extends Error {
+  constructor(
+    readonly kind: DomainErrorKind,
+    readonly code: string,
+    message: string,
+    /** The request field at fault, for `invalid`. */
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export const invalid = (code: string, message: string, field?: string): DomainError => new DomainError('invalid', code, message, field);
+export const notFound = (code: string, message: string): DomainError => new DomainError('not_found', code, message);
+export const conflict = (code: string, message: string): DomainError => new DomainError('conflict', code, message);
+export const forbidden = (code: string, message: string): DomainError => new DomainError('forbidden', code, message);

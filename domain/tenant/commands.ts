@@ -1,0 +1,9 @@
+import type { Branding, TenantSettings } from './events';
+
+export type TenantCommand =
+  | { type: 'CreateTenant'; data: { tenant_id: string; name: string; slug: string; branding?: Branding; settings?: TenantSettings } }
+  | { type: 'RenameTenant'; data: { name: string } }
+  | { type: 'ChangeTenantBranding'; data: { changes: Branding } }
+  | { type: 'ChangeTenantSettings'; data: { changes: TenantSettings } }
+  | { type: 'SuspendTenant'; data: { reason: string } }
+  | { type: 'UnsuspendTenant'; data: Record<string, never> };

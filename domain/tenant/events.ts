@@ -1,0 +1,44 @@
+// Tenant events: declared once as io-ts codecs; the TypeScript types derive from them.
+
+import * as t from 'io-ts';
+import { eventCodec } from '../shared/codecs';
+
+export const Branding = t.partial({
+  display_name: t.string,
+  primary_color: t.string,
+  logo_url: t.string,
+  welcome_message: t.string,
+});
+export type Branding = t.TypeOf<typeof Branding>;
+
+export const TenantSettings = t.partial({
+  default_language: t.string,
+  timezone: t.string,
+  assistant_name: t.string,
+  assistant_instructions: t.string,
+  widget_enabled: t.boolean,
+  handoff_enabled: t.boolean,
+});
+export type TenantSettings = t.TypeOf<typeof TenantSettings>;
+
+export const TenantCreated = eventCodec(
+  'TenantCreated',
+  t.type({ tenant_id: t.string, name: t.string, slug: t.string, branding: Branding, settings: TenantSettings, created_at: t.string }),
+);
+export const TenantRenamed = eventCodec('TenantRenamed', t.type({ tenant_id: t.string, name: t.string, previous_name: t.string }));
+export const TenantBrandingChanged = eventCodec('TenantBrandingChanged', t.type({ tenant_id: t.string, changes: Branding }));
+export const TenantSettingsChanged = eventCodec('TenantSettingsChanged', t.type({ tenant_id: t.string, changes: TenantSettings }));
+export const TenantSuspended = eventCodec('TenantSuspended', t.type({ tenant_id: t.string, reason: t.string, suspended_at: t.string }));
+export const TenantUnsuspended = eventCodec('TenantUnsuspended', t.type({ tenant_id: t.string, unsuspended_at: t.string }));
+
+export const TenantEvent = t.union([TenantCreated, TenantRenamed, TenantBrandingChanged, TenantSettingsChanged, TenantSuspended, TenantUnsuspended]);
+export type TenantEvent = t.TypeOf<typeof TenantEvent>;
+
+export const TENANT_EVENT_TYPES = [
+  'TenantCreated',
+  'TenantRenamed',
+  'TenantBrandingChanged',
+  'TenantSettingsChanged',
+  'TenantSuspended',
+  'TenantUnsuspended',
+] as const satisfies ReadonlyArray<TenantEvent['type']>;

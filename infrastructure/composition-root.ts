@@ -1,0 +1,136 @@
+// The composition root: wires one process from the config. With no EVENTSTORE_URL /
+// MONGODB_URL everything is embedded in one SQLite file under DATA_DIR; each URL swaps in
+// the real engine and nothing else changes.
+
+import path from 'node:path';
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import type { CommandDependencies } from '../application/command-handling/handle-command';
+import { checkReadiness } from '../application/operations/readiness';
+import type { Clock, IdGenerator } from '../application/ports/clock';
+import type { EventStore } from '../application/ports/event-store';
+import type { Logger } from '../application/ports/logger';
+import type { ReadStore } from '../application/ports/read-store';
+import type { SagaDelivery } from '../application/ports/saga-delivery';
+import { CheckpointedSagaDelivery } from '../application/sagas/checkpointed-delivery';
+import { allSagas } from '../application/sagas/index';
+import type { Saga } from '../application/sagas/saga';
+import { SagaRunner } from '../application/sagas/saga-runner';
+import { operationsRouter } from '../adapters/http/operations';
+import { createHttpApp } from '../adapters/http/server';
+import { allProjections } from '../projections/index';
+import type { Projection } from '../projections/projection';
+import { ProjectionRunner } from '../projections/runner';
+import type { Config } from './config/config';
+import { EventStoreDbSagaDelivery } from './event-store/eventstoredb-saga-delivery';
+import { EventStoreDbEventStore, connectEventStoreDb } from './event-store/eventstoredb';
+import { SqliteEventStore } from './event-store/sqlite';
+import { createLogger } from './logging/logger';
+import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
+import { connectMongoReadStore } from './read-store/mongodb';
+import { SqliteReadStore } from './read-store/sqlite';
+import { type SqliteDatabase, openSqliteDatabase } from './sqlite/database';
+import { systemClock, uuidGenerator } from './system';
+
+export interface Platform {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  ids: IdGenerator;
+  eventStore: EventStore;
+  readStore: ReadStore;
+  commands: CommandDependencies;
+  projections: ProjectionRunner;
+  sagaDelivery: SagaDelivery;
+  sagas: SagaRunner;
+  metrics: PlatformMetrics;
+  /**
+   * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
+   * (default all) have passed the position a write returned. False on timeout.
+   */
+  readYourWrites(position: number | null, projections?: readonly string[]): Promise<boolean>;
+  /** Starts projections and sagas. */
+  start(): Promise<void>;
+  /** The HTTP application over this platform. */
+  httpApp(): Koa;
+  /** Stops sagas and projections (their checkpoints are committed per batch) and closes the stores. */
+  close(): Promise<void>;
+}
+
+export interface PlatformOverrides {
+  logger?: Logger;
+  clock?: Clock;
+  projections?: readonly Projection[];
+  sagas?: readonly Saga[];
+  /** For tests: tighter polling. */
+  sagaRetryPollMs?: number;
+}
+
+export const SQLITE_FILE = 'platform.db';
+
+export async function createPlatform(config: Config, overrides: PlatformOverrides = {}): Promise<Platform> {
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const clock = overrides.clock ?? systemClock;
+  let sqlite: SqliteDatabase | null = null;
+  const openSqlite = (): SqliteDatabase => (sqlite ??= openSqliteDatabase(path.join(config.dataDir, SQLITE_FILE), { synchronous: config.sqliteSynchronous }));
+
+  const rawEventStore: EventStore = config.eventStoreUrl ? connectEventStoreDb(config.eventStoreUrl) : new SqliteEventStore(openSqlite(), { now: () => clock.now() });
+  const readStore: ReadStore = config.mongoDbUrl ? await connectMongoReadStore(config.mongoDbUrl) : new SqliteReadStore(openSqlite());
+
+  let projections: ProjectionRunner | null = null;
+  const metrics = new PlatformMetrics(() => (projections ? projections.status() : Promise.resolve([])));
+  const eventStore = new InstrumentedEventStore(rawEventStore, metrics);
+  projections = new ProjectionRunner({ eventStore, readStore, clock, logger: logger.child({ component: 'projections' }) }, overrides.projections ?? allProjections);
+  const runner = projections;
+
+  const sagaDelivery: SagaDelivery =
+    rawEventStore instanceof EventStoreDbEventStore
+      ? new EventStoreDbSagaDelivery(rawEventStore.client, readStore)
+      : new CheckpointedSagaDelivery({ eventStore, readStore, clock, logger }, { retryPollMs: overrides.sagaRetryPollMs });
+  const sagas = new SagaRunner(sagaDelivery, overrides.sagas ?? allSagas, logger.child({ component: 'sagas' }), { maxAttempts: config.sagaMaxAttempts });
+  const commands: CommandDependencies = { eventStore, clock, ids: uuidGenerator };
+  const startedAt = clock.now();
+
+  const operations = (): Router =>
+    operationsRouter({
+      metrics,
+      metricsAuthToken: config.metricsAuthToken,
+      metricsPublic: config.metricsPublic,
+      startedAt,
+      readiness: () => checkReadiness({ eventStore, readStore, projectionStatus: () => runner.status(), maxProjectionLag: config.readyMaxProjectionLag }),
+    });
+
+  let closed = false;
+  return {
+    config,
+    logger,
+    clock,
+    ids: uuidGenerator,
+    eventStore,
+    readStore,
+    commands,
+    projections: runner,
+    sagaDelivery,
+    sagas,
+    metrics,
+    readYourWrites: (position, names) => runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names }),
+    async start() {
+      await runner.start();
+      await sagas.start();
+    },
+    httpApp() {
+      return createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: [operations()] });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await sagas.stop();
+      await runner.stop();
+      await eventStore.close();
+      await readStore.close();
+      (sqlite as SqliteDatabase | null)?.close();
+    },
+  };
+}
+
+export { ConfigError, loadConfig } from './config/config';

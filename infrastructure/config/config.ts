@@ -1,0 +1,133 @@
+// The one config object, decoded from the environment with io-ts. Every bad variable is
+// reported at once, each with what was expected and what was found.
+
+import path from 'node:path';
+import * as t from 'io-ts';
+import { isLeft } from 'fp-ts/Either';
+
+function fromString<A>(name: string, expected: string, parse: (raw: string) => A | undefined): t.Type<A, string, unknown> {
+  return new t.Type<A, string, unknown>(
+    name,
+    (value): value is A => value !== undefined,
+    (input, context) => {
+      if (typeof input !== 'string') return t.failure(input, context, expected);
+      const parsed = parse(input.trim());
+      return parsed === undefined ? t.failure(input, context, expected) : t.success(parsed);
+    },
+    String,
+  );
+}
+
+const integerBetween = (min: number, max: number) =>
+  fromString(`Integer[${min},${max}]`, `an integer from ${min} to ${max}`, (raw) => {
+    if (!/^-?\d+$/.test(raw)) return undefined;
+    const value = Number(raw);
+    return value >= min && value <= max ? value : undefined;
+  });
+
+const booleanString = fromString('Boolean', '"true" or "false"', (raw) => (raw === 'true' ? true : raw === 'false' ? false : undefined));
+
+const oneOf = <A extends string>(...values: A[]) =>
+  fromString(values.join('|'), `one of ${values.join(', ')}`, (raw) => (values as string[]).includes(raw) ? (raw as A) : undefined);
+
+const urlWithScheme = (...schemes: string[]) =>
+  fromString(`URL(${schemes.join('|')})`, `a URL starting with ${schemes.map((s) => `${s}://`).join(' or ')}`, (raw) => {
+    try {
+      const url = new URL(raw);
+      return schemes.includes(url.protocol.replace(/:$/, '')) ? raw : undefined;
+    } catch {
+      return undefined;
+    }
+  });
+
+const nonEmpty = fromString('NonEmptyString', 'a non-empty string', (raw) => (raw.length > 0 ? raw : undefined));
+
+/** Every variable the platform reads, with its default. README.md lists them too. */
+const variables = {
+  PORT: { codec: integerBetween(0, 65535), default: '8080' },
+  HOST: { codec: nonEmpty, default: '0.0.0.0' },
+  DATA_DIR: { codec: nonEmpty, default: './data' },
+  SQLITE_SYNCHRONOUS: { codec: oneOf('full', 'normal', 'off'), default: 'full' },
+  EVENTSTORE_URL: { codec: urlWithScheme('esdb', 'esdb+discover', 'kurrentdb', 'kurrentdb+discover', 'kdb', 'kdb+discover'), default: undefined },
+  MONGODB_URL: { codec: urlWithScheme('mongodb', 'mongodb+srv'), default: undefined },
+  LOG_LEVEL: { codec: oneOf('trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'), default: 'info' },
+  NODE_ENV: { codec: oneOf('development', 'production', 'test'), default: 'development' },
+  METRICS_AUTH_TOKEN: { codec: nonEmpty, default: undefined },
+  METRICS_PUBLIC: { codec: booleanString, default: 'false' },
+  BODY_LIMIT_BYTES: { codec: integerBetween(1024, 100 * 1024 * 1024), default: String(1024 * 1024) },
+  READ_YOUR_WRITES_TIMEOUT_MS: { codec: integerBetween(0, 60_000), default: '2000' },
+  READY_MAX_PROJECTION_LAG: { codec: integerBetween(0, Number.MAX_SAFE_INTEGER), default: '1000' },
+  SHUTDOWN_TIMEOUT_MS: { codec: integerBetween(0, 600_000), default: '10000' },
+  SAGA_MAX_ATTEMPTS: { codec: integerBetween(1, 1000), default: '8' },
+} as const;
+
+type Variables = typeof variables;
+type Decoded<K extends keyof Variables> = t.TypeOf<Variables[K]['codec']>;
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  sqliteSynchronous: 'full' | 'normal' | 'off';
+  eventStoreUrl: string | null;
+  mongoDbUrl: string | null;
+  logLevel: Decoded<'LOG_LEVEL'>;
+  nodeEnv: Decoded<'NODE_ENV'>;
+  metricsAuthToken: string | null;
+  metricsPublic: boolean;
+  bodyLimitBytes: number;
+  readYourWritesTimeoutMs: number;
+  readyMaxProjectionLag: number;
+  shutdownTimeoutMs: number;
+  sagaMaxAttempts: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Decodes the environment; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const values: Record<string, unknown> = {};
+  for (const [name, variable] of Object.entries(variables) as Array<[keyof Variables, Variables[keyof Variables]]>) {
+    const raw = env[name] === undefined || env[name] === '' ? variable.default : env[name];
+    if (raw === undefined) {
+      values[name] = null;
+      continue;
+    }
+    const decoded = (variable.codec as t.Type<unknown, string, unknown>).decode(raw);
+    if (isLeft(decoded)) {
+      const expected = decoded.left[0]?.message ?? decoded.left[0]?.context[0]?.type.name ?? 'a valid value';
+      const shown = /TOKEN|SECRET|PASSWORD/.test(name) ? '(hidden)' : JSON.stringify(raw);
+      problems.push(`${name}: expected ${expected}, got ${shown}`);
+    } else {
+      values[name] = decoded.right;
+    }
+  }
+  const metricsPublic = values.METRICS_PUBLIC as boolean | undefined;
+  if (problems.length === 0 && metricsPublic === false && values.METRICS_AUTH_TOKEN === null && env.NODE_ENV === 'production') {
+    problems.push('METRICS_AUTH_TOKEN: expected a token in production unless METRICS_PUBLIC=true (GET /metrics would refuse every scrape)');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    port: values.PORT as number,
+    host: values.HOST as string,
+    dataDir: path.resolve(values.DATA_DIR as string),
+    sqliteSynchronous: values.SQLITE_SYNCHRONOUS as Config['sqliteSynchronous'],
+    eventStoreUrl: values.EVENTSTORE_URL as string | null,
+    mongoDbUrl: values.MONGODB_URL as string | null,
+    logLevel: values.LOG_LEVEL as Config['logLevel'],
+    nodeEnv: values.NODE_ENV as Config['nodeEnv'],
+    metricsAuthToken: values.METRICS_AUTH_TOKEN as string | null,
+    metricsPublic: values.METRICS_PUBLIC as boolean,
+    bodyLimitBytes: values.BODY_LIMIT_BYTES as number,
+    readYourWritesTimeoutMs: values.READ_YOUR_WRITES_TIMEOUT_MS as number,
+    readyMaxProjectionLag: values.READY_MAX_PROJECTION_LAG as number,
+    shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS as number,
+    sagaMaxAttempts: values.SAGA_MAX_ATTEMPTS as number,
+  };
+}

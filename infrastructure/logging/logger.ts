@@ -1,0 +1,36 @@
+// pino JSON logs. Secrets are redacted by path wherever they might ride along, so a careless
+// `logger.info({ headers })` still leaks nothing.
+
+import pino from 'pino';
+import type { Logger } from '../../application/ports/logger';
+
+export const REDACTED_PATHS = [
+  'password',
+  '*.password',
+  'new_password',
+  '*.new_password',
+  'secret',
+  '*.secret',
+  'signing_secret',
+  '*.signing_secret',
+  'token',
+  '*.token',
+  'headers.authorization',
+  'headers.cookie',
+  '*.headers.authorization',
+  '*.headers.cookie',
+  'req.headers.authorization',
+  'req.headers["x-svc-signature"]',
+];
+
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'svc-platform' },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  ) as unknown as Logger;
+}

@@ -1,0 +1,62 @@
+// `npm start`: serves the platform. Stops gracefully on SIGTERM/SIGINT: stop accepting,
+// finish in-flight requests, stop projections and sagas (their checkpoints are committed
+// with every batch), close the stores.
+
+import 'reflect-metadata';
+import http from 'node:http';
+import { ConfigError, loadConfig } from './config/config';
+import { createPlatform } from './composition-root';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const platform = await createPlatform(config);
+  const { logger } = platform;
+  await platform.start();
+  const server = http.createServer(platform.httpApp().callback());
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  logger.info({ port, data_dir: config.dataDir, event_store: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', read_store: config.mongoDbUrl ? 'mongodb' : 'sqlite' }, 'platform listening');
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const deadline = setTimeout(() => {
+      logger.error({ timeout_ms: config.shutdownTimeoutMs }, 'shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    deadline.unref();
+    server.close(() => {
+      platform
+        .close()
+        .then(() => {
+          logger.info({}, 'stopped');
+          process.exit(0);
+        })
+        .catch((error: unknown) => {
+          logger.error({ err: error }, 'error while closing');
+          process.exit(1);
+        });
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,502 @@
+// ReadStore port on MongoDB (a replica set: projection commits are multi-document
+// transactions) through the official `mongodb` driver.
+//
+// Mapping choices (the port leaves room for these; keep the SQLite store in step):
+// - A document is stored with `_id` = its id and without an `id` field; reads give back
+//   `{id, ...fields}`. `_position` is reserved: commitProjection stamps each document it
+//   puts or patches with the batch's new checkpoint (the position of the last event
+//   applied). Reads strip it, and direct put/patch through a Collection do not set it.
+// - Undefined values follow JSON: they are dropped on put (client option
+//   `ignoreUndefined`), and a patch removes the fields set to undefined ($unset).
+// - Indexes: `{[field]: 1}` named `${field}_1`. A unique one is named `${field}_1_unique`
+//   and is partial on `{[field]: {$type: [non-null types]}}`, so that, as in SQLite, it
+//   applies only to values that are present and not null. A duplicate-key error (11000)
+//   is mapped to UniqueConstraintError by reading the field back from the index name.
+// - Declared fields: ensureCollection records the declared index fields in this process.
+//   For a collection first seen through collection(), the fields are read once, lazily,
+//   from listIndexes. Filtering or sorting on any other field than `id` throws
+//   UndeclaredFieldError.
+// - where: a scalar is equality (null matches null and missing, as in MongoDB). eq, ne,
+//   gt, gte, lt, lte and in map to the operators of the same name, so `ne` also matches
+//   documents where the field is missing or null. Comparisons follow MongoDB's type
+//   brackets: a range on a number matches only numbers.
+// - Sort: by the field, then `_id`, both in the same direction. MongoDB sorts
+//   null/missing first when ascending. Cursors hold the last item's sort value and id,
+//   and the next page is `(field > v) OR (field = v AND _id > id)` (mirrored for desc).
+//   Null sort values are handled, but a sort field should hold one type and no nulls:
+//   values of another type than the cursor's fall out of the range.
+// - commitProjection: a single transaction (majority write concern, snapshot reads). The
+//   stored checkpoint is checked (missing state = 0), then one bulkWrite per run of
+//   operations on the same collection, then the new state in `_projections`
+//   (`_id` = projection name). Two concurrent commits of one projection collide on that
+//   state document. The driver retries the loser, whose check then fails with
+//   CheckpointConflictError.
+// - promoteShadow renames each shadow over its live collection (renameCollection with
+//   dropTarget, which is atomic per collection, not across several). The state is
+//   written last. If the process crashes between renames, the state still says
+//   `rebuilding` and the runner re-runs the rebuild, which repairs it. A shadow that no
+//   longer exists is taken as already moved.
+// - dropCollection tolerates a missing collection. ping never throws and gives up after
+//   PING_TIMEOUT_MS.
+
+import {
+  MongoBulkWriteError,
+  MongoClient,
+  MongoServerError,
+  type AnyBulkWriteOperation,
+  type Collection as MongoCollection,
+  type Db,
+  type Filter,
+  type Sort as MongoSort,
+  type UpdateFilter,
+} from 'mongodb';
+import {
+  CheckpointConflictError,
+  DEFAULT_PAGE_SIZE,
+  MAX_PAGE_SIZE,
+  UndeclaredFieldError,
+  UniqueConstraintError,
+  decodeCursor,
+  encodeCursor,
+  fieldValue,
+  queryKeyOf,
+  type Collection,
+  type CollectionSpec,
+  type Document,
+  type FieldCondition,
+  type FindOptions,
+  type Page,
+  type ProjectionCommit,
+  type ProjectionState,
+  type ReadStore,
+  type ShadowPromotion,
+  type Where,
+  type WriteOperation,
+} from '../../application/ports/read-store';
+
+const PROJECTIONS = '_projections';
+const DEFAULT_DATABASE = 'svc';
+const POSITION_FIELD = '_position';
+const PING_TIMEOUT_MS = 5000;
+/** BSON types other than null/undefined: a partial unique index covers only these. */
+const NON_NULL_TYPES = ['string', 'number', 'bool', 'date', 'object', 'array', 'objectId', 'binData', 'timestamp'];
+
+const DUPLICATE_KEY = 11000;
+const NAMESPACE_NOT_FOUND = 26;
+const NAMESPACE_EXISTS = 48;
+
+interface StoredDocument {
+  _id: string;
+  [field: string]: unknown;
+}
+
+interface StoredProjectionState extends ProjectionState {
+  _id: string;
+}
+
+export class MongoReadStore implements ReadStore {
+  private readonly db: Db;
+  /** Index fields per collection: declared in this process, or read from listIndexes. */
+  private readonly declared = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly client: MongoClient,
+    databaseName: string,
+  ) {
+    this.db = client.db(databaseName);
+  }
+
+  async ensureCollection(spec: CollectionSpec): Promise<void> {
+    await this.createCollectionIfMissing(spec.name);
+    const collection = this.raw(spec.name);
+    for (const index of spec.indexes ?? []) {
+      await collection.createIndex(
+        { [index.field]: 1 },
+        index.unique
+          ? { name: uniqueIndexName(index.field), unique: true, partialFilterExpression: { [index.field]: { $type: NON_NULL_TYPES } } }
+          : { name: indexName(index.field) },
+      );
+    }
+    const fields = this.declared.get(spec.name) ?? new Set<string>();
+    for (const index of spec.indexes ?? []) fields.add(index.field);
+    this.declared.set(spec.name, fields);
+  }
+
+  async dropCollection(name: string): Promise<void> {
+    this.declared.delete(name);
+    try {
+      await this.db.dropCollection(name);
+    } catch (error) {
+      if (!hasCode(error, NAMESPACE_NOT_FOUND)) throw error;
+    }
+  }
+
+  collection<T extends Document = Document>(name: string): Collection<T> {
+    return new MongoDocumentCollection<T>(this, name);
+  }
+
+  async commitProjection(commit: ProjectionCommit): Promise<void> {
+    const session = this.client.startSession();
+    try {
+      await session.withTransaction(
+        async () => {
+          const stored = await this.states().findOne({ _id: commit.projection }, { session });
+          const actual = stored?.checkpoint ?? 0;
+          if (actual !== commit.expectedCheckpoint) {
+            throw new CheckpointConflictError(commit.projection, commit.expectedCheckpoint, actual);
+          }
+          for (const run of runsByCollection(commit.operations)) {
+            const models = run.operations.map((operation) => toWriteModel(operation, commit.state.checkpoint));
+            try {
+              await this.raw(run.collection).bulkWrite(models, { session, ordered: true });
+            } catch (error) {
+              // Other errors are rethrown untouched: their labels tell the driver whether to retry.
+              throw mapDuplicateKey(error, run.collection);
+            }
+          }
+          await this.states().replaceOne({ _id: commit.projection }, stateBody(commit.state), { session, upsert: true });
+        },
+        { readConcern: { level: 'snapshot' }, writeConcern: { w: 'majority' }, readPreference: 'primary' },
+      );
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  async getProjectionState(projection: string): Promise<ProjectionState | null> {
+    const stored = await this.states().findOne({ _id: projection });
+    return stored ? toProjectionState(stored) : null;
+  }
+
+  async putProjectionState(state: ProjectionState): Promise<void> {
+    await this.states().replaceOne({ _id: state.name }, stateBody(state), { upsert: true });
+  }
+
+  async listProjectionStates(): Promise<ProjectionState[]> {
+    const stored = await this.states().find({}).sort({ _id: 1 }).toArray();
+    return stored.map(toProjectionState);
+  }
+
+  async promoteShadow(promotion: ShadowPromotion): Promise<void> {
+    for (const { shadow, live } of promotion.collections) {
+      try {
+        await this.db.renameCollection(shadow, live, { dropTarget: true });
+      } catch (error) {
+        if (!hasCode(error, NAMESPACE_NOT_FOUND)) throw error;
+      }
+      const fields = this.declared.get(shadow);
+      if (fields) this.declared.set(live, fields);
+      else this.declared.delete(live);
+      this.declared.delete(shadow);
+    }
+    await this.putProjectionState(promotion.state);
+  }
+
+  async ping(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+    });
+    const answer = this.db.command({ ping: 1 }).then(
+      () => true,
+      () => false,
+    );
+    try {
+      return await Promise.race([answer, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  /** The collection of projection states; created up front so transactions never create it. */
+  async createStateCollection(): Promise<void> {
+    await this.createCollectionIfMissing(PROJECTIONS);
+  }
+
+  raw(name: string): MongoCollection<StoredDocument> {
+    return this.db.collection<StoredDocument>(name);
+  }
+
+  /** Fields that may be filtered or sorted on, besides `id`. */
+  async declaredFields(name: string): Promise<Set<string>> {
+    const known = this.declared.get(name);
+    if (known) return known;
+    try {
+      const indexes = await this.raw(name).listIndexes().toArray();
+      const fields = new Set<string>();
+      for (const index of indexes) {
+        for (const field of Object.keys((index.key ?? {}) as Record<string, unknown>)) if (field !== '_id') fields.add(field);
+      }
+      this.declared.set(name, fields);
+      return fields;
+    } catch (error) {
+      // Not created yet: nothing declared, and nothing cached so a later declaration counts.
+      if (hasCode(error, NAMESPACE_NOT_FOUND)) return new Set();
+      throw error;
+    }
+  }
+
+  private states(): MongoCollection<StoredProjectionState> {
+    return this.db.collection<StoredProjectionState>(PROJECTIONS);
+  }
+
+  private async createCollectionIfMissing(name: string): Promise<void> {
+    try {
+      await this.db.createCollection(name);
+    } catch (error) {
+      if (!hasCode(error, NAMESPACE_EXISTS)) throw error;
+    }
+  }
+}
+
+/** Connects to MongoDB; the database is `databaseName`, else the URL's path, else `svc`. */
+export async function connectMongoReadStore(url: string, databaseName?: string): Promise<MongoReadStore> {
+  const client = new MongoClient(url, { ignoreUndefined: true });
+  await client.connect();
+  try {
+    const store = new MongoReadStore(client, databaseName ?? databaseFromUrl(url) ?? DEFAULT_DATABASE);
+    await store.createStateCollection();
+    return store;
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+}
+
+class MongoDocumentCollection<T extends Document> implements Collection<T> {
+  constructor(
+    private readonly store: MongoReadStore,
+    private readonly name: string,
+  ) {}
+
+  async get(id: string): Promise<T | null> {
+    const stored = await this.store.raw(this.name).findOne({ _id: id });
+    return stored ? (toDocument(stored) as T) : null;
+  }
+
+  async put(doc: T): Promise<void> {
+    try {
+      await this.store.raw(this.name).replaceOne({ _id: doc.id }, documentBody(doc), { upsert: true });
+    } catch (error) {
+      throw mapDuplicateKey(error, this.name);
+    }
+  }
+
+  async patch(id: string, changes: Partial<T>): Promise<T | null> {
+    const update = patchUpdate(changes);
+    if (!update) return this.get(id);
+    try {
+      const updated = await this.store.raw(this.name).findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
+      return updated ? (toDocument(updated) as T) : null;
+    } catch (error) {
+      throw mapDuplicateKey(error, this.name);
+    }
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const result = await this.store.raw(this.name).deleteOne({ _id: id });
+    return result.deletedCount === 1;
+  }
+
+  async find(options: FindOptions = {}): Promise<Page<T>> {
+    const sort = options.sort ?? { field: 'id', direction: 'asc' as const };
+    await this.checkDeclared([...Object.keys(options.where ?? {}), sort.field]);
+    const limit = Math.min(MAX_PAGE_SIZE, Math.max(1, Math.floor(options.limit ?? DEFAULT_PAGE_SIZE)));
+    const queryKey = queryKeyOf(this.name, options);
+    const field = storedField(sort.field);
+    const direction = sort.direction === 'desc' ? -1 : 1;
+    const conditions: Record<string, unknown>[] = [whereFilter(options.where)];
+    if (options.cursor !== undefined) {
+      const { sortValue, id } = decodeCursor(queryKey, options.cursor);
+      conditions.push(afterCursor(field, sort.direction, sortValue, id));
+    }
+    const order: MongoSort = field === '_id' ? { _id: direction } : { [field]: direction, _id: direction };
+    const stored = await this.store
+      .raw(this.name)
+      .find({ $and: conditions } as Filter<StoredDocument>)
+      .sort(order)
+      .limit(limit + 1)
+      .toArray();
+    const pageItems = stored.slice(0, limit);
+    const last = pageItems[pageItems.length - 1];
+    const next_cursor =
+      stored.length > limit && last
+        ? encodeCursor(queryKey, field === '_id' ? last._id : (fieldValue(last, field) ?? null), last._id)
+        : null;
+    return { items: pageItems.map((item) => toDocument(item) as T), next_cursor };
+  }
+
+  async count(where?: Where): Promise<number> {
+    await this.checkDeclared(Object.keys(where ?? {}));
+    return this.store.raw(this.name).countDocuments(whereFilter(where) as Filter<StoredDocument>);
+  }
+
+  private async checkDeclared(fields: readonly string[]): Promise<void> {
+    const toCheck = fields.filter((field) => field !== 'id');
+    if (toCheck.length === 0) return;
+    const declared = await this.store.declaredFields(this.name);
+    for (const field of toCheck) {
+      if (!declared.has(field)) throw new UndeclaredFieldError(this.name, field);
+    }
+  }
+}
+
+function indexName(field: string): string {
+  return `${field}_1`;
+}
+
+function uniqueIndexName(field: string): string {
+  return `${field}_1_unique`;
+}
+
+/** The field an index (named by us) covers: the inverse of indexName/uniqueIndexName. */
+function fieldOfIndex(name: string): string {
+  if (name === '_id_') return 'id';
+  if (name.endsWith('_1_unique')) return name.slice(0, -'_1_unique'.length);
+  if (name.endsWith('_1')) return name.slice(0, -'_1'.length);
+  return name;
+}
+
+function storedField(field: string): string {
+  return field === 'id' ? '_id' : field;
+}
+
+/** The stored body of a document: everything but its id (which becomes `_id`). */
+function documentBody(doc: Document): Record<string, unknown> {
+  const { id: _id, _id: _ignored, [POSITION_FIELD]: _position, ...body } = doc as Document & Record<string, unknown>;
+  return body;
+}
+
+function toDocument(stored: StoredDocument): Document {
+  const { _id, [POSITION_FIELD]: _position, ...fields } = stored;
+  return { id: _id, ...fields };
+}
+
+/** A shallow merge as $set, with undefined values removed as in JSON; null when nothing changes. */
+function patchUpdate(changes: Record<string, unknown>, position?: number): UpdateFilter<StoredDocument> | null {
+  const set: Record<string, unknown> = {};
+  const unset: Record<string, ''> = {};
+  for (const [key, value] of Object.entries(changes)) {
+    if (key === 'id' || key === '_id' || key === POSITION_FIELD) continue;
+    if (value === undefined) unset[key] = '';
+    else set[key] = value;
+  }
+  if (position !== undefined) set[POSITION_FIELD] = position;
+  const update: Record<string, unknown> = {};
+  if (Object.keys(set).length > 0) update.$set = set;
+  if (Object.keys(unset).length > 0) update.$unset = unset;
+  return Object.keys(update).length > 0 ? (update as UpdateFilter<StoredDocument>) : null;
+}
+
+function toWriteModel(operation: WriteOperation, position: number): AnyBulkWriteOperation<StoredDocument> {
+  switch (operation.kind) {
+    case 'put':
+      return {
+        replaceOne: {
+          filter: { _id: operation.doc.id },
+          replacement: { ...documentBody(operation.doc), [POSITION_FIELD]: position },
+          upsert: true,
+        },
+      };
+    case 'patch':
+      // Never null: the position is always set.
+      return { updateOne: { filter: { _id: operation.id }, update: patchUpdate(operation.changes, position)! } };
+    case 'delete':
+      return { deleteOne: { filter: { _id: operation.id } } };
+  }
+}
+
+/** Consecutive operations on one collection, in order: one bulkWrite each. */
+function runsByCollection(operations: readonly WriteOperation[]): Array<{ collection: string; operations: WriteOperation[] }> {
+  const runs: Array<{ collection: string; operations: WriteOperation[] }> = [];
+  for (const operation of operations) {
+    const last = runs[runs.length - 1];
+    if (last && last.collection === operation.collection) last.operations.push(operation);
+    else runs.push({ collection: operation.collection, operations: [operation] });
+  }
+  return runs;
+}
+
+function whereFilter(where: Where | undefined): Record<string, unknown> {
+  const filter: Record<string, unknown> = {};
+  for (const [field, condition] of Object.entries(where ?? {})) {
+    filter[storedField(field)] = fieldFilter(condition);
+  }
+  return filter;
+}
+
+const OPERATORS = { eq: '$eq', ne: '$ne', gt: '$gt', gte: '$gte', lt: '$lt', lte: '$lte' } as const;
+
+function fieldFilter(condition: FieldCondition): unknown {
+  if (condition === null || typeof condition !== 'object') return condition;
+  const filter: Record<string, unknown> = {};
+  for (const [name, operator] of Object.entries(OPERATORS)) {
+    const value = condition[name as keyof typeof OPERATORS];
+    if (value !== undefined) filter[operator] = value;
+  }
+  if (condition.in !== undefined) filter.$in = [...condition.in];
+  return filter;
+}
+
+/** Items after the cursor's (value, id) in the sort order; see the header on nulls. */
+function afterCursor(field: string, direction: 'asc' | 'desc', value: unknown, id: string): Record<string, unknown> {
+  const beyond = direction === 'asc' ? '$gt' : '$lt';
+  if (field === '_id') return { _id: { [beyond]: id } };
+  const sameValue = { [field]: value ?? null, _id: { [beyond]: id } };
+  if (value === null || value === undefined) {
+    // Nulls sort first ascending (everything non-null follows) and last descending.
+    return direction === 'asc' ? { $or: [{ [field]: { $ne: null } }, sameValue] } : sameValue;
+  }
+  return direction === 'asc'
+    ? { $or: [{ [field]: { $gt: value } }, sameValue] }
+    : { $or: [{ [field]: { $lt: value } }, sameValue, { [field]: null }] };
+}
+
+function stateBody(state: ProjectionState): ProjectionState {
+  return {
+    name: state.name,
+    version: state.version,
+    checkpoint: state.checkpoint,
+    status: state.status,
+    error: state.error,
+    updated_at: state.updated_at,
+  };
+}
+
+function toProjectionState(stored: StoredProjectionState): ProjectionState {
+  const { _id, ...state } = stored;
+  return stateBody({ ...state, name: state.name ?? _id });
+}
+
+/** The one place MongoDB's duplicate-key error becomes ours. */
+function mapDuplicateKey(error: unknown, collection: string): unknown {
+  if (!(error instanceof MongoServerError)) return error;
+  const candidates: Array<{ code?: unknown; message?: unknown; errmsg?: unknown; keyPattern?: unknown }> = [error];
+  if (error instanceof MongoBulkWriteError) {
+    const writeErrors = error.writeErrors;
+    candidates.push(...(Array.isArray(writeErrors) ? writeErrors : [writeErrors]));
+  }
+  for (const candidate of candidates) {
+    if (candidate.code !== DUPLICATE_KEY) continue;
+    const text = [candidate.errmsg, candidate.message].filter((part) => typeof part === 'string').join(' ');
+    const index = /index: (\S+) dup key/.exec(text)?.[1];
+    if (index) return new UniqueConstraintError(collection, fieldOfIndex(index));
+    const keyPattern = candidate.keyPattern;
+    const field = keyPattern && typeof keyPattern === 'object' ? Object.keys(keyPattern)[0] : undefined;
+    return new UniqueConstraintError(collection, field === undefined || field === '_id' ? 'id' : field);
+  }
+  return error;
+}
+
+function hasCode(error: unknown, code: number): boolean {
+  return error instanceof MongoServerError && error.code === code;
+}
+
+function databaseFromUrl(url: string): string | undefined {
+  const path = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]*)/.exec(url)?.[1];
+  return path ? decodeURIComponent(path) : undefined;
+}

@@ -1,0 +1,396 @@
+// The embedded read store: each collection is a table of JSON documents, each declared
+// field an expression index over json_extract. By default it lives in the same SQLite file
+// as the events, on the same connection.
+//
+// Index names carry a random suffix and are recorded in `_read_indexes`, so that a rebuilt
+// shadow table can take its live name (ALTER TABLE RENAME) while a later shadow of the
+// same name still gets indexes of its own.
+
+import { randomBytes } from 'node:crypto';
+import {
+  CheckpointConflictError,
+  type Collection,
+  type CollectionSpec,
+  DEFAULT_PAGE_SIZE,
+  type Document,
+  type FieldCondition,
+  type FindOptions,
+  MAX_PAGE_SIZE,
+  type Page,
+  type ProjectionCommit,
+  type ProjectionState,
+  type ReadStore,
+  type Scalar,
+  type ShadowPromotion,
+  UndeclaredFieldError,
+  UniqueConstraintError,
+  type Where,
+  type WriteOperation,
+  decodeCursor,
+  encodeCursor,
+  fieldValue,
+  queryKeyOf,
+} from '../../application/ports/read-store';
+import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from '../sqlite/database';
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS _read_indexes (
+  collection TEXT NOT NULL,
+  field TEXT NOT NULL,
+  is_unique INTEGER NOT NULL,
+  index_name TEXT NOT NULL UNIQUE,
+  PRIMARY KEY (collection, field)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS _projections (
+  name TEXT PRIMARY KEY,
+  state TEXT NOT NULL
+) WITHOUT ROWID;
+`;
+
+const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
+const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+type SqlValue = string | number | null;
+
+interface IndexRow {
+  collection: string;
+  field: string;
+  is_unique: number;
+  index_name: string;
+}
+
+export class SqliteReadStore implements ReadStore {
+  /** Declared fields per collection, from `_read_indexes`. */
+  private readonly declared = new Map<string, Map<string, IndexRow>>();
+  /** Prepared statements by SQL; emptied whenever the schema changes. */
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(private readonly db: SqliteDatabase) {
+    db.exec(SCHEMA);
+    this.loadIndexes();
+  }
+
+  private prepared(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  private loadIndexes(): void {
+    this.statements.clear();
+    this.declared.clear();
+    for (const row of this.db.prepare<[], IndexRow>('SELECT * FROM _read_indexes').all()) {
+      this.fieldsOf(row.collection).set(row.field, row);
+    }
+  }
+
+  private fieldsOf(collection: string): Map<string, IndexRow> {
+    let fields = this.declared.get(collection);
+    if (!fields) {
+      fields = new Map();
+      this.declared.set(collection, fields);
+    }
+    return fields;
+  }
+
+  async ensureCollection(spec: CollectionSpec): Promise<void> {
+    const table = tableName(spec.name);
+    this.statements.clear();
+    this.db
+      .transaction(() => {
+        this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`);
+        for (const index of spec.indexes ?? []) {
+          if (!FIELD_PATH.test(index.field)) throw new Error(`invalid index field ${index.field}`);
+          const known = this.fieldsOf(spec.name).get(index.field);
+          if (known && Boolean(known.is_unique) === Boolean(index.unique)) continue;
+          if (known) {
+            this.db.exec(`DROP INDEX IF EXISTS "${known.index_name}"`);
+            this.db.prepare('DELETE FROM _read_indexes WHERE index_name = ?').run(known.index_name);
+          }
+          const row: IndexRow = {
+            collection: spec.name,
+            field: index.field,
+            is_unique: index.unique ? 1 : 0,
+            index_name: `ix_${spec.name}_${randomBytes(4).toString('hex')}`,
+          };
+          this.db.exec(
+            `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX "${row.index_name}" ON ${table} (${fieldSql(index.field)})`,
+          );
+          this.db.prepare('INSERT INTO _read_indexes VALUES (@collection, @field, @is_unique, @index_name)').run(row);
+          this.fieldsOf(spec.name).set(index.field, row);
+        }
+      })
+      .immediate();
+  }
+
+  async dropCollection(name: string): Promise<void> {
+    this.statements.clear();
+    this.db
+      .transaction(() => {
+        this.db.exec(`DROP TABLE IF EXISTS ${tableName(name)}`);
+        this.db.prepare('DELETE FROM _read_indexes WHERE collection = ?').run(name);
+      })
+      .immediate();
+    this.declared.delete(name);
+  }
+
+  collection<T extends Document = Document>(name: string): Collection<T> {
+    return new SqliteCollection<T>(this, name);
+  }
+
+  /** Runs `work` in one transaction on the shared connection. */
+  transaction<R>(work: () => R): R {
+    return this.db.transaction(work).immediate();
+  }
+
+  getDoc(collection: string, id: string): Document | null {
+    const row = this.prepared(`SELECT doc FROM ${tableName(collection)} WHERE id = ?`).get(id) as { doc: string } | undefined;
+    return row ? (JSON.parse(row.doc) as Document) : null;
+  }
+
+  putDoc(collection: string, doc: Document): void {
+    if (typeof doc.id !== 'string' || doc.id === '') throw new Error(`${collection}: a document needs a string id`);
+    try {
+      this.prepared(`INSERT INTO ${tableName(collection)} (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`).run(doc.id, JSON.stringify(doc));
+    } catch (error) {
+      throw this.mapUniqueViolation(collection, error);
+    }
+  }
+
+  patchDoc(collection: string, id: string, changes: Record<string, unknown>): Document | null {
+    const current = this.getDoc(collection, id);
+    if (!current) return null;
+    const next = { ...current, ...changes, id };
+    this.putDoc(collection, next);
+    return next;
+  }
+
+  deleteDoc(collection: string, id: string): boolean {
+    return this.prepared(`DELETE FROM ${tableName(collection)} WHERE id = ?`).run(id).changes > 0;
+  }
+
+  applyOperation(operation: WriteOperation): void {
+    switch (operation.kind) {
+      case 'put':
+        this.putDoc(operation.collection, operation.doc);
+        return;
+      case 'patch':
+        this.patchDoc(operation.collection, operation.id, operation.changes);
+        return;
+      case 'delete':
+        this.deleteDoc(operation.collection, operation.id);
+        return;
+    }
+  }
+
+  findDocs(collection: string, options: FindOptions): Page<Document> {
+    const limit = Math.min(Math.max(options.limit ?? DEFAULT_PAGE_SIZE, 1), MAX_PAGE_SIZE);
+    const sort = options.sort ?? { field: 'id', direction: 'asc' as const };
+    const sortSql = this.columnSql(collection, sort.field);
+    const { clauses, params } = this.whereSql(collection, options.where);
+    if (options.cursor) {
+      const cursor = decodeCursor(queryKeyOf(collection, options), options.cursor);
+      const keyset = keysetSql(sortSql, sort.direction, toSqlValue(cursor.sortValue as Scalar), cursor.id);
+      clauses.push(keyset.sql);
+      params.push(...keyset.params);
+    }
+    const direction = sort.direction === 'desc' ? 'DESC' : 'ASC';
+    const order = sort.field === 'id' ? `id ${direction}` : `${sortSql} ${direction}, id ${direction}`;
+    const sql = `SELECT doc FROM ${tableName(collection)} ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}
+      ORDER BY ${order} LIMIT ?`;
+    const rows = this.prepared(sql).all(...params, limit + 1) as Array<{ doc: string }>;
+    const items = rows.slice(0, limit).map((row) => JSON.parse(row.doc) as Document);
+    const last = items[items.length - 1];
+    const next_cursor =
+      rows.length > limit && last ? encodeCursor(queryKeyOf(collection, options), fieldValue(last, sort.field) ?? null, last.id) : null;
+    return { items, next_cursor };
+  }
+
+  countDocs(collection: string, where: Where | undefined): number {
+    const { clauses, params } = this.whereSql(collection, where);
+    const sql = `SELECT count(*) AS n FROM ${tableName(collection)} ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}`;
+    return (this.prepared(sql).get(...params) as { n: number } | undefined)?.n ?? 0;
+  }
+
+  private columnSql(collection: string, field: string): string {
+    if (field === 'id') return 'id';
+    if (!this.declared.get(collection)?.has(field)) throw new UndeclaredFieldError(collection, field);
+    return fieldSql(field);
+  }
+
+  private whereSql(collection: string, where: Where | undefined): { clauses: string[]; params: SqlValue[] } {
+    const clauses: string[] = [];
+    const params: SqlValue[] = [];
+    for (const [field, condition] of Object.entries(where ?? {})) {
+      const column = this.columnSql(collection, field);
+      for (const [operator, value] of conditionEntries(condition)) {
+        if (operator === 'in') {
+          const values = (value as readonly Scalar[]).map(toSqlValue);
+          if (values.length === 0) {
+            clauses.push('0');
+            continue;
+          }
+          clauses.push(`${column} IN (${values.map(() => '?').join(', ')})`);
+          params.push(...values);
+          continue;
+        }
+        const sqlValue = toSqlValue(value as Scalar);
+        if (sqlValue === null) {
+          if (operator === 'eq') clauses.push(`${column} IS NULL`);
+          else if (operator === 'ne') clauses.push(`${column} IS NOT NULL`);
+          else clauses.push('0');
+          continue;
+        }
+        const sqlOperator = { eq: '=', ne: 'IS NOT', gt: '>', gte: '>=', lt: '<', lte: '<=' }[operator];
+        clauses.push(`${column} ${sqlOperator} ?`);
+        params.push(sqlValue);
+      }
+    }
+    return { clauses, params };
+  }
+
+  private mapUniqueViolation(collection: string, error: unknown): unknown {
+    const message = error instanceof Error ? error.message : '';
+    if (!message.includes('UNIQUE constraint failed')) return error;
+    for (const row of this.declared.get(collection)?.values() ?? []) {
+      if (message.includes(row.index_name)) return new UniqueConstraintError(collection, row.field);
+    }
+    return new UniqueConstraintError(collection, 'id');
+  }
+
+  async commitProjection(commit: ProjectionCommit): Promise<void> {
+    this.transaction(() => {
+      const stored = this.readState(commit.projection);
+      const actual = stored?.checkpoint ?? 0;
+      if (actual !== commit.expectedCheckpoint) {
+        throw new CheckpointConflictError(commit.projection, commit.expectedCheckpoint, actual);
+      }
+      for (const operation of commit.operations) this.applyOperation(operation);
+      this.writeState(commit.state);
+    });
+  }
+
+  private readState(projection: string): ProjectionState | null {
+    const row = this.prepared('SELECT state FROM _projections WHERE name = ?').get(projection) as { state: string } | undefined;
+    return row ? (JSON.parse(row.state) as ProjectionState) : null;
+  }
+
+  private writeState(state: ProjectionState): void {
+    this.prepared('INSERT INTO _projections (name, state) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET state = excluded.state').run(state.name, JSON.stringify(state));
+  }
+
+  async getProjectionState(projection: string): Promise<ProjectionState | null> {
+    return this.readState(projection);
+  }
+
+  async putProjectionState(state: ProjectionState): Promise<void> {
+    this.writeState(state);
+  }
+
+  async listProjectionStates(): Promise<ProjectionState[]> {
+    return this.db
+      .prepare<[], { state: string }>('SELECT state FROM _projections ORDER BY name')
+      .all()
+      .map((row) => JSON.parse(row.state) as ProjectionState);
+  }
+
+  async promoteShadow(promotion: ShadowPromotion): Promise<void> {
+    this.transaction(() => {
+      for (const { shadow, live } of promotion.collections) {
+        this.db.exec(`DROP TABLE IF EXISTS ${tableName(live)}`);
+        this.db.prepare('DELETE FROM _read_indexes WHERE collection = ?').run(live);
+        this.db.exec(`ALTER TABLE ${tableName(shadow)} RENAME TO ${tableName(live)}`);
+        this.db.prepare('UPDATE _read_indexes SET collection = ? WHERE collection = ?').run(live, shadow);
+      }
+      this.writeState(promotion.state);
+    });
+    this.loadIndexes();
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      this.db.prepare('SELECT 1').get();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    // The connection belongs to whoever opened it (the composition root closes it).
+  }
+}
+
+class SqliteCollection<T extends Document> implements Collection<T> {
+  constructor(
+    private readonly store: SqliteReadStore,
+    private readonly name: string,
+  ) {
+    tableName(name);
+  }
+
+  async get(id: string): Promise<T | null> {
+    return this.store.getDoc(this.name, id) as T | null;
+  }
+
+  async put(doc: T): Promise<void> {
+    this.store.putDoc(this.name, doc);
+  }
+
+  async patch(id: string, changes: Partial<T>): Promise<T | null> {
+    return this.store.transaction(() => this.store.patchDoc(this.name, id, changes)) as T | null;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.store.deleteDoc(this.name, id);
+  }
+
+  async find(options: FindOptions = {}): Promise<Page<T>> {
+    return this.store.findDocs(this.name, options) as Page<T>;
+  }
+
+  async count(where?: Where): Promise<number> {
+    return this.store.countDocs(this.name, where);
+  }
+}
+
+function tableName(collection: string): string {
+  if (!COLLECTION_NAME.test(collection)) throw new Error(`invalid collection name ${collection}`);
+  return `"rm_${collection}"`;
+}
+
+function fieldSql(field: string): string {
+  return `json_extract(doc, '$.${field}')`;
+}
+
+/** better-sqlite3 binds no booleans; json_extract reads JSON true/false as 1/0. */
+function toSqlValue(value: Scalar): SqlValue {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return value ?? null;
+}
+
+type Operator = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in';
+
+function conditionEntries(condition: FieldCondition): Array<[Operator, unknown]> {
+  if (condition === null || typeof condition !== 'object') return [['eq', condition]];
+  return Object.entries(condition).filter(([, value]) => value !== undefined) as Array<[Operator, unknown]>;
+}
+
+/** Keyset pagination after (value, id); NULLs sort first ascending, as in MongoDB. */
+function keysetSql(column: string, direction: 'asc' | 'desc', value: SqlValue, id: string): { sql: string; params: SqlValue[] } {
+  if (column === 'id') return { sql: direction === 'asc' ? 'id > ?' : 'id < ?', params: [id] };
+  if (direction === 'asc') {
+    return value === null
+      ? { sql: `((${column} IS NULL AND id > ?) OR ${column} IS NOT NULL)`, params: [id] }
+      : { sql: `(${column} > ? OR (${column} = ? AND id > ?))`, params: [value, value, id] };
+  }
+  return value === null
+    ? { sql: `(${column} IS NULL AND id < ?)`, params: [id] }
+    : { sql: `(${column} < ? OR (${column} = ? AND id < ?) OR ${column} IS NULL)`, params: [value, value, id] };
+}

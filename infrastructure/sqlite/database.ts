@@ -1,0 +1,27 @@
+// One SQLite file holds the embedded event store and read store. Both adapters share one
+// connection per process: better-sqlite3 is synchronous, so sharing it serialises their
+// transactions instead of having two connections wait on each other's locks.
+
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export type SqliteDatabase = Database.Database;
+
+/** `full` syncs the WAL on every commit, as EventStoreDB acknowledges only what is on disk. */
+export type SqliteSynchronous = 'full' | 'normal' | 'off';
+
+export interface SqliteOptions {
+  synchronous?: SqliteSynchronous;
+  readonly?: boolean;
+}
+
+export function openSqliteDatabase(file: string, options: SqliteOptions = {}): SqliteDatabase {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const db = new Database(file, { readonly: options.readonly ?? false });
+  if (!options.readonly) db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${(options.synchronous ?? 'full').toUpperCase()}`);
+  // Another process (the operator CLI) may hold the write lock for a moment.
+  db.pragma('busy_timeout = 5000');
+  return db;
+}

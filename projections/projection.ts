@@ -1,0 +1,32 @@
+// What a projection is: a name, a version, the events it handles and how each one changes
+// documents. Handlers write through a ProjectionView, which buffers the batch's writes so the
+// runner can commit them together with the checkpoint.
+
+import type { RecordedEvent } from '../application/ports/event-store';
+import type { CollectionSpec, Document } from '../application/ports/read-store';
+
+export interface ProjectionView {
+  /** Reads a document, seeing this batch's earlier writes. */
+  get<T extends Document = Document>(collection: string, id: string): Promise<T | null>;
+  put(collection: string, doc: Document): void;
+  patch(collection: string, id: string, changes: Record<string, unknown>): void;
+  delete(collection: string, id: string): void;
+}
+
+export interface Projection {
+  name: string;
+  /** Bump to rebuild from the start of `$all` into shadow collections, then swap. */
+  version: number;
+  collections: readonly CollectionSpec[];
+  /** Event types handled, or 'all'. */
+  handles: readonly string[] | 'all';
+  apply(event: RecordedEvent, view: ProjectionView): Promise<void> | void;
+}
+
+/** The stream category and id: `sdk-connection-42` -> `sdk-connection`, `42`. */
+export function streamParts(stream: string, categories: readonly string[] = []): { category: string; id: string } {
+  const known = categories.find((category) => stream.startsWith(`${category}-`));
+  if (known) return { category: known, id: stream.slice(known.length + 1) };
+  const dash = stream.indexOf('-');
+  return dash < 0 ? { category: stream, id: '' } : { category: stream.slice(0, dash), id: stream.slice(dash + 1) };
+}

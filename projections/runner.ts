@@ -1,0 +1,409 @@
+// The projection runner: keeps every read model up to date with `$all`.
+//
+// - Each projection follows a catch-up subscription from its checkpoint, applies events in
+//   batches, and commits the batch's writes together with the new checkpoint; a crash
+//   between batches loses nothing and applies nothing twice.
+// - The commit checks the stored checkpoint (compare-and-set), so a second runner (another
+//   process, or the operator's rebuild) never interleaves with this one: the loser reloads.
+// - Rebuild: a new version, or an operator's command, builds into shadow collections from
+//   position 0 while the live ones keep serving, then swaps them in.
+// - `waitFor(position)` gives read-your-writes: the HTTP layer waits, bounded, until the
+//   projections it reads from have passed the position its write returned.
+
+import type { AllFilter, EventStore, RecordedEvent, SubscriptionMessage } from '../application/ports/event-store';
+import type { Clock } from '../application/ports/clock';
+import { type Logger, silentLogger } from '../application/ports/logger';
+import {
+  CheckpointConflictError,
+  type Document,
+  type ProjectionState,
+  type ProjectionStatus,
+  type ReadStore,
+  type WriteOperation,
+} from '../application/ports/read-store';
+import { Batches } from '../application/shared/batches';
+import type { Projection, ProjectionView } from './projection';
+
+export interface ProjectionRunnerOptions {
+  batchSize?: number;
+  /** How often a checkpoint that moved only past skipped events is stored. */
+  idleCheckpointMs?: number;
+  /** Delay before a failed projection tries its batch again. */
+  retryDelayMs?: number;
+}
+
+export interface ProjectionReport {
+  name: string;
+  version: number;
+  checkpoint: number;
+  head: number;
+  lag: number;
+  status: ProjectionStatus;
+  error: string | null;
+}
+
+export interface ProjectionRunnerDependencies {
+  eventStore: EventStore;
+  readStore: ReadStore;
+  clock: Clock;
+  logger?: Logger;
+}
+
+const shadowName = (collection: string): string => `${collection}__rebuild`;
+const rebuildStateName = (projection: string): string => `${projection}__rebuild`;
+
+/** Buffers a batch's writes; reads see them before they are committed. */
+class BatchView implements ProjectionView {
+  readonly operations: WriteOperation[] = [];
+  /** Per document: its whole new value, or patches waiting to be laid over the stored one. */
+  private readonly overlay = new Map<string, { doc: Document | null } | { patches: Array<Record<string, unknown>> }>();
+
+  constructor(
+    private readonly readStore: ReadStore,
+    private readonly rename: (collection: string) => string,
+  ) {}
+
+  async get<T extends Document = Document>(collection: string, id: string): Promise<T | null> {
+    const entry = this.overlay.get(`${collection}\u0000${id}`);
+    if (entry && 'doc' in entry) return entry.doc as T | null;
+    const stored = await this.readStore.collection<T>(this.rename(collection)).get(id);
+    if (!entry || !stored) return stored;
+    return entry.patches.reduce<T>((doc, changes) => ({ ...doc, ...changes, id }), stored);
+  }
+
+  put(collection: string, doc: Document): void {
+    this.overlay.set(`${collection}\u0000${doc.id}`, { doc });
+    this.operations.push({ kind: 'put', collection: this.rename(collection), doc });
+  }
+
+  patch(collection: string, id: string, changes: Record<string, unknown>): void {
+    const key = `${collection}\u0000${id}`;
+    const entry = this.overlay.get(key);
+    if (!entry) this.overlay.set(key, { patches: [changes] });
+    else if ('patches' in entry) entry.patches.push(changes);
+    else if (entry.doc) this.overlay.set(key, { doc: { ...entry.doc, ...changes, id } });
+    this.operations.push({ kind: 'patch', collection: this.rename(collection), id, changes });
+  }
+
+  delete(collection: string, id: string): void {
+    this.overlay.set(`${collection}\u0000${id}`, { doc: null });
+    this.operations.push({ kind: 'delete', collection: this.rename(collection), id });
+  }
+}
+
+function filterOf(projection: Projection): AllFilter | undefined {
+  return projection.handles === 'all' ? undefined : { kind: 'event_type', types: projection.handles };
+}
+
+function handles(projection: Projection, event: RecordedEvent): boolean {
+  return projection.handles === 'all' || projection.handles.includes(event.type);
+}
+
+/** Applies events through the projection and returns the writes to commit. */
+async function project(projection: Projection, events: readonly RecordedEvent[], readStore: ReadStore, rename: (c: string) => string): Promise<WriteOperation[]> {
+  const view = new BatchView(readStore, rename);
+  for (const event of events) {
+    if (handles(projection, event)) await projection.apply(event, view);
+  }
+  return view.operations;
+}
+
+/** One projection kept live: subscription, batches, commits, failures and retries. */
+class LiveProjection {
+  checkpoint = 0;
+  status: ProjectionStatus = 'stopped';
+  error: string | null = null;
+  private stored = 0;
+  private storedAt = 0;
+  /** The version of the documents being served: the stored one until a rebuild swaps. */
+  private servedVersion: number;
+  private stopping = false;
+  private subscription: { stop(): Promise<void> } | null = null;
+  private loop: Promise<void> | null = null;
+  private wakeRetry: (() => void) | null = null;
+
+  constructor(
+    readonly projection: Projection,
+    private readonly deps: Required<ProjectionRunnerDependencies>,
+    private readonly options: Required<ProjectionRunnerOptions>,
+    private readonly onProgress: () => void,
+  ) {
+    this.servedVersion = projection.version;
+  }
+
+  start(): void {
+    this.stopping = false;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wakeRetry?.();
+    await this.subscription?.stop();
+    await this.loop;
+    this.loop = null;
+    this.status = 'stopped';
+  }
+
+  private async run(): Promise<void> {
+    const { readStore, eventStore, logger } = this.deps;
+    while (!this.stopping) {
+      try {
+        const state = await readStore.getProjectionState(this.projection.name);
+        this.stored = state?.checkpoint ?? 0;
+        this.servedVersion = state?.version ?? this.projection.version;
+        this.storedAt = this.deps.clock.now().getTime();
+        this.checkpoint = Math.max(this.checkpoint, this.stored);
+        this.status = 'running';
+        this.error = null;
+        const subscription = eventStore.subscribeToAll({ fromPosition: this.stored, filter: filterOf(this.projection) });
+        this.subscription = subscription;
+        if (this.stopping) await subscription.stop();
+        for await (const batch of new Batches<SubscriptionMessage>(subscription, this.options.batchSize)) {
+          await this.applyBatch(batch);
+          if (this.stopping) break;
+        }
+        await subscription.stop();
+      } catch (error) {
+        await this.subscription?.stop();
+        if (error instanceof CheckpointConflictError) {
+          logger.info({ projection: this.projection.name }, 'checkpoint moved elsewhere; reloading');
+          this.checkpoint = 0;
+          continue;
+        }
+        this.status = 'failed';
+        this.error = error instanceof Error ? error.message : String(error);
+        logger.error({ projection: this.projection.name, err: error }, 'projection failed; retrying');
+        await this.persistFailure();
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.options.retryDelayMs);
+          this.wakeRetry = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeRetry = null;
+      }
+    }
+  }
+
+  private async applyBatch(batch: readonly SubscriptionMessage[]): Promise<void> {
+    const events: RecordedEvent[] = [];
+    let reached = this.checkpoint;
+    for (const message of batch) {
+      if (message.kind === 'event') {
+        events.push(message.event);
+        reached = Math.max(reached, message.event.position);
+      } else {
+        reached = Math.max(reached, message.position);
+      }
+    }
+    const now = this.deps.clock.now();
+    if (events.length === 0) {
+      this.checkpoint = reached;
+      // Skipped events move the checkpoint in memory at once, on disk now and then.
+      if (reached > this.stored && now.getTime() - this.storedAt >= this.options.idleCheckpointMs) await this.commit([], reached, now);
+    } else {
+      const operations = await project(this.projection, events, this.deps.readStore, (c) => c);
+      await this.commit(operations, reached, now);
+    }
+    this.onProgress();
+  }
+
+  private async commit(operations: WriteOperation[], checkpoint: number, now: Date): Promise<void> {
+    await this.deps.readStore.commitProjection({
+      projection: this.projection.name,
+      expectedCheckpoint: this.stored,
+      operations,
+      state: this.stateAt(checkpoint, now),
+    });
+    this.stored = checkpoint;
+    this.storedAt = now.getTime();
+    this.checkpoint = checkpoint;
+  }
+
+  private stateAt(checkpoint: number, now: Date): ProjectionState {
+    return {
+      name: this.projection.name,
+      version: this.servedVersion,
+      checkpoint,
+      status: 'running',
+      error: null,
+      updated_at: now.toISOString(),
+    };
+  }
+
+  private async persistFailure(): Promise<void> {
+    try {
+      await this.deps.readStore.putProjectionState({
+        ...this.stateAt(this.stored, this.deps.clock.now()),
+        status: 'failed',
+        error: this.error,
+      });
+    } catch {
+      // The store itself may be what failed; the in-memory status still reports it.
+    }
+  }
+}
+
+export class ProjectionRunner {
+  private readonly live = new Map<string, LiveProjection>();
+  private readonly rebuilding = new Set<string>();
+  private readonly waiters = new Set<() => void>();
+  private readonly deps: Required<ProjectionRunnerDependencies>;
+  private readonly options: Required<ProjectionRunnerOptions>;
+  private started = false;
+
+  constructor(
+    deps: ProjectionRunnerDependencies,
+    readonly projections: readonly Projection[],
+    options: ProjectionRunnerOptions = {},
+  ) {
+    this.deps = { logger: silentLogger, ...deps };
+    this.options = { batchSize: 500, idleCheckpointMs: 1000, retryDelayMs: 1000, ...options };
+    const names = new Set<string>();
+    for (const projection of projections) {
+      if (names.has(projection.name)) throw new Error(`two projections are named ${projection.name}`);
+      names.add(projection.name);
+      this.live.set(projection.name, new LiveProjection(projection, this.deps, this.options, () => this.notify()));
+    }
+  }
+
+  /** Creates collections, resumes every projection, and rebuilds those whose version changed. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    for (const projection of this.projections) {
+      for (const spec of projection.collections) await this.deps.readStore.ensureCollection(spec);
+      const state = await this.deps.readStore.getProjectionState(projection.name);
+      this.projectionOf(projection.name).start();
+      if (state && state.version !== projection.version) {
+        this.deps.logger.info({ projection: projection.name, from: state.version, to: projection.version }, 'projection version changed; rebuilding');
+        void this.rebuild(projection.name).catch((error) => this.deps.logger.error({ projection: projection.name, err: error }, 'rebuild failed'));
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.live.values()].map((projection) => projection.stop()));
+    this.started = false;
+    this.notify();
+  }
+
+  private projectionOf(name: string): LiveProjection {
+    const projection = this.live.get(name);
+    if (!projection) throw new Error(`no projection named ${name}; known: ${[...this.live.keys()].join(', ')}`);
+    return projection;
+  }
+
+  /** Checkpoint, head, lag and state of every projection. */
+  async status(): Promise<ProjectionReport[]> {
+    const head = await this.deps.eventStore.headPosition();
+    const stored = new Map((await this.deps.readStore.listProjectionStates()).map((state) => [state.name, state]));
+    return this.projections.map((projection) => {
+      const live = this.projectionOf(projection.name);
+      const state = stored.get(projection.name);
+      const checkpoint = this.started ? live.checkpoint : (state?.checkpoint ?? 0);
+      const status: ProjectionStatus = this.rebuilding.has(projection.name) ? 'rebuilding' : this.started ? live.status : (state?.status ?? 'stopped');
+      return {
+        name: projection.name,
+        version: projection.version,
+        checkpoint,
+        head,
+        lag: Math.max(0, head - checkpoint),
+        status,
+        error: this.started ? live.error : (state?.error ?? null),
+      };
+    });
+  }
+
+  /** True once the named projections (default: all) have passed `position`; false on timeout. */
+  waitFor(position: number | null, options: { timeoutMs?: number; projections?: readonly string[] } = {}): Promise<boolean> {
+    if (position === null) return Promise.resolve(true);
+    const names = options.projections ?? [...this.live.keys()];
+    const reached = (): boolean => names.every((name) => this.projectionOf(name).checkpoint >= position);
+    if (reached()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const check = (): void => {
+        if (!reached() && this.started) return;
+        finish(reached());
+      };
+      const finish = (result: boolean): void => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve(result);
+      };
+      const timer = setTimeout(() => finish(reached()), options.timeoutMs ?? 5000);
+      this.waiters.add(check);
+    });
+  }
+
+  private notify(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+
+  /**
+   * Rebuilds a projection from the start of `$all` into shadow collections while the live
+   * ones keep serving, then stops the live follower briefly, catches up the last events,
+   * swaps the shadows in and resumes.
+   */
+  async rebuild(name: string): Promise<{ events: number; checkpoint: number }> {
+    const live = this.projectionOf(name);
+    if (this.rebuilding.has(name)) throw new Error(`projection ${name} is already rebuilding`);
+    this.rebuilding.add(name);
+    try {
+      const projection = live.projection;
+      const { readStore } = this.deps;
+      for (const spec of projection.collections) {
+        await readStore.dropCollection(shadowName(spec.name));
+        await readStore.ensureCollection({ ...spec, name: shadowName(spec.name) });
+      }
+      const stateName = rebuildStateName(name);
+      const now = this.deps.clock.now().toISOString();
+      await readStore.putProjectionState({ name: stateName, version: projection.version, checkpoint: 0, status: 'rebuilding', error: null, updated_at: now });
+      let progress = await this.catchUpShadow(projection, { checkpoint: 0, events: 0 });
+      const wasRunning = this.started;
+      if (wasRunning) await live.stop();
+      try {
+        const head = await this.deps.eventStore.headPosition();
+        progress = await this.catchUpShadow(projection, progress);
+        const checkpoint = Math.max(progress.checkpoint, head);
+        await readStore.promoteShadow({
+          projection: name,
+          collections: projection.collections.map((spec) => ({ shadow: shadowName(spec.name), live: spec.name })),
+          state: { name, version: projection.version, checkpoint, status: 'running', error: null, updated_at: this.deps.clock.now().toISOString() },
+        });
+        await readStore.putProjectionState({ name: stateName, version: projection.version, checkpoint, status: 'stopped', error: null, updated_at: now });
+        live.checkpoint = checkpoint;
+        this.deps.logger.info({ projection: name, events: progress.events, checkpoint }, 'projection rebuilt');
+        return { events: progress.events, checkpoint };
+      } finally {
+        if (wasRunning) live.start();
+      }
+    } finally {
+      this.rebuilding.delete(name);
+      this.notify();
+    }
+  }
+
+  /** Reads `$all` page by page into the shadow collections until a page comes back empty. */
+  private async catchUpShadow(projection: Projection, from: { checkpoint: number; events: number }): Promise<{ checkpoint: number; events: number }> {
+    const { eventStore, readStore } = this.deps;
+    const stateName = rebuildStateName(projection.name);
+    let { checkpoint, events } = from;
+    for (;;) {
+      const page = await eventStore.readAll({ fromPosition: checkpoint, maxCount: this.options.batchSize, filter: filterOf(projection) });
+      if (page.length === 0) return { checkpoint, events };
+      const operations = await project(projection, page, readStore, shadowName);
+      const next = page[page.length - 1].position;
+      await readStore.commitProjection({
+        projection: stateName,
+        expectedCheckpoint: checkpoint,
+        operations,
+        state: { name: stateName, version: projection.version, checkpoint: next, status: 'rebuilding', error: null, updated_at: this.deps.clock.now().toISOString() },
+      });
+      checkpoint = next;
+      events += page.length;
+    }
+  }
+}

@@ -1,0 +1,69 @@
+// Read model `tenants`: one document per tenant with its name, slug, status, branding and
+// settings, as the admin lists, the branding lookup and the slug check read them.
+
+import { TenantEvent } from '../domain/tenant/events';
+import type { Projection } from './projection';
+
+export interface TenantDocument {
+  id: string;
+  name: string;
+  slug: string;
+  status: 'active' | 'suspended';
+  suspended_reason: string | null;
+  branding: Record<string, unknown>;
+  settings: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+  position: number;
+  [field: string]: unknown;
+}
+
+export const TENANTS = 'tenants';
+
+export const tenantsProjection: Projection = {
+  name: 'tenants',
+  version: 1,
+  collections: [{ name: TENANTS, indexes: [{ field: 'slug', unique: true }, { field: 'status' }, { field: 'created_at' }, { field: 'name' }] }],
+  handles: TenantEvent.types.map((codec) => codec.props.type.value),
+  async apply(recorded, view) {
+    if (!TenantEvent.is({ type: recorded.type, data: recorded.data })) return;
+    const event = { type: recorded.type, data: recorded.data } as TenantEvent;
+    const at = recorded.metadata.occurred_at;
+    if (event.type === 'TenantCreated') {
+      const doc: TenantDocument = {
+        id: event.data.tenant_id,
+        name: event.data.name,
+        slug: event.data.slug,
+        status: 'active',
+        suspended_reason: null,
+        branding: event.data.branding,
+        settings: event.data.settings,
+        created_at: event.data.created_at,
+        updated_at: at,
+        position: recorded.position,
+      };
+      view.put(TENANTS, doc);
+      return;
+    }
+    const current = await view.get<TenantDocument>(TENANTS, event.data.tenant_id);
+    if (!current || current.position >= recorded.position) return;
+    const base = { updated_at: at, position: recorded.position };
+    switch (event.type) {
+      case 'TenantRenamed':
+        view.patch(TENANTS, current.id, { ...base, name: event.data.name });
+        return;
+      case 'TenantBrandingChanged':
+        view.patch(TENANTS, current.id, { ...base, branding: { ...current.branding, ...event.data.changes } });
+        return;
+      case 'TenantSettingsChanged':
+        view.patch(TENANTS, current.id, { ...base, settings: { ...current.settings, ...event.data.changes } });
+        return;
+      case 'TenantSuspended':
+        view.patch(TENANTS, current.id, { ...base, status: 'suspended', suspended_reason: event.data.reason });
+        return;
+      case 'TenantUnsuspended':
+        view.patch(TENANTS, current.id, { ...base, status: 'active', suspended_reason: null });
+        return;
+    }
+  },
+};

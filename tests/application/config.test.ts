@@ -1,0 +1,39 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../infrastructure/config/config';
+
+describe('configuration from the environment', () => {
+  it('has defaults for everything', () => {
+    const config = loadConfig({});
+    expect(config).to.deep.include({ port: 8080, sqliteSynchronous: 'full', eventStoreUrl: null, mongoDbUrl: null, metricsPublic: false });
+    expect(config.dataDir).to.match(/\/data$/);
+  });
+
+  it('reports every bad variable at once, each with what it expected', () => {
+    try {
+      loadConfig({ PORT: 'eighty', SQLITE_SYNCHRONOUS: 'always', EVENTSTORE_URL: 'http://x', METRICS_PUBLIC: 'yes' });
+      expect.fail('expected a ConfigError');
+    } catch (error) {
+      expect(error).to.be.instanceOf(ConfigError);
+      expect((error as ConfigError).problems).to.deep.equal([
+        'PORT: expected an integer from 0 to 65535, got "eighty"',
+        'SQLITE_SYNCHRONOUS: expected one of full, normal, off, got "always"',
+        'EVENTSTORE_URL: expected a URL starting with esdb:// or esdb+discover:// or kurrentdb:// or kurrentdb+discover:// or kdb:// or kdb+discover://, got "http://x"',
+        'METRICS_PUBLIC: expected "true" or "false", got "yes"',
+      ]);
+    }
+  });
+
+  it('never echoes a secret it refuses', () => {
+    try {
+      loadConfig({ METRICS_AUTH_TOKEN: ' ' });
+      expect.fail('expected a ConfigError');
+    } catch (error) {
+      expect((error as ConfigError).problems).to.deep.equal(['METRICS_AUTH_TOKEN: expected a non-empty string, got (hidden)']);
+    }
+  });
+
+  it('wants a metrics token in production unless metrics are public', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(ConfigError, /METRICS_AUTH_TOKEN/);
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true' }).metricsPublic).to.equal(true);
+  });
+});

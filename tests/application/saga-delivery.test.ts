@@ -1,0 +1,102 @@
+import { expect } from 'chai';
+import type { RecordedEvent } from '../../application/ports/event-store';
+import { CheckpointedSagaDelivery } from '../../application/sagas/checkpointed-delivery';
+import type { Saga } from '../../application/sagas/saga';
+import { SagaRunner } from '../../application/sagas/saga-runner';
+import { silentLogger } from '../../application/ports/logger';
+import { newEvent } from '../support/events';
+import { type EmbeddedStores, ManualClock, embeddedStores, eventually } from '../support/stores';
+
+describe('saga delivery (embedded, checkpointed)', () => {
+  let stores: EmbeddedStores;
+  let clock: ManualClock;
+  let runner: SagaRunner | null;
+
+  beforeEach(() => {
+    clock = new ManualClock();
+    stores = embeddedStores(clock);
+    runner = null;
+  });
+  afterEach(async () => {
+    await runner?.stop();
+    await stores.dispose();
+  });
+
+  function start(saga: Saga, maxAttempts = 3): { delivery: CheckpointedSagaDelivery; runner: SagaRunner } {
+    const delivery = new CheckpointedSagaDelivery({ eventStore: stores.eventStore, readStore: stores.readStore, clock }, { retryPollMs: 10, idleCheckpointMs: 0 });
+    runner = new SagaRunner(delivery, [saga], silentLogger, { maxAttempts, backoffMs: (attempt) => attempt * 1000 });
+    return { delivery, runner };
+  }
+
+  function recordingSaga(behaviour: (event: RecordedEvent, attempt: number) => void = () => undefined) {
+    const calls: Array<{ type: string; key: string; attempt: number }> = [];
+    const saga: Saga = {
+      name: 'recorder',
+      version: 1,
+      filter: { kind: 'event_type', types: ['Ordered'] },
+      async handle(event, context) {
+        calls.push({ type: event.type, key: context.idempotencyKey, attempt: context.attempt });
+        behaviour(event, context.attempt);
+      },
+    };
+    return { saga, calls };
+  }
+
+  it('delivers each matching event once with a stable idempotency key', async () => {
+    const { saga, calls } = recordingSaga();
+    const started = start(saga);
+    await started.runner.start();
+    const ordered = newEvent('Ordered');
+    await stores.eventStore.appendToStream('order-1', [ordered, newEvent('Ignored')]);
+    await eventually(() => calls.length === 1, 5000, 'delivery');
+    expect(calls).to.deep.equal([{ type: 'Ordered', key: `recorder:${ordered.id}`, attempt: 1 }]);
+  });
+
+  it('does not deliver again after a restart', async () => {
+    const { saga, calls } = recordingSaga();
+    let started = start(saga);
+    await started.runner.start();
+    await stores.eventStore.appendToStream('order-1', [newEvent('Ordered')]);
+    await eventually(() => calls.length === 1, 5000, 'first delivery');
+    await started.runner.stop();
+    started = start(saga);
+    await started.runner.start();
+    await stores.eventStore.appendToStream('order-2', [newEvent('Ordered')]);
+    await eventually(() => calls.length === 2, 5000, 'second delivery');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(calls).to.have.length(2);
+  });
+
+  it('records a failure, retries it with back-off, and forgets it after success', async () => {
+    const { saga, calls } = recordingSaga((_event, attempt) => {
+      if (attempt < 2) throw new Error('connector unreachable');
+    });
+    const { delivery, runner: started } = start(saga);
+    await started.start();
+    await stores.eventStore.appendToStream('order-1', [newEvent('Ordered')]);
+    await eventually(async () => (await delivery.listFailures()).length === 1, 5000, 'failure recorded');
+    const [failure] = await delivery.listFailures();
+    expect(failure).to.deep.include({ group: 'recorder-v1', attempts: 1, status: 'retrying', last_error: 'connector unreachable' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(calls).to.have.length(1);
+    clock.advance(1000);
+    await eventually(async () => (await delivery.listFailures()).length === 0, 5000, 'failure cleared');
+    expect(calls.map((call) => call.attempt)).to.deep.equal([1, 2]);
+  });
+
+  it('dead-letters after the last attempt and keeps it for the operator', async () => {
+    const { saga, calls } = recordingSaga(() => {
+      throw new Error('always fails');
+    });
+    const { delivery, runner: started } = start(saga, 2);
+    await started.start();
+    const ordered = newEvent('Ordered');
+    await stores.eventStore.appendToStream('order-1', [ordered]);
+    await eventually(async () => (await delivery.listFailures()).length === 1, 5000, 'failure recorded');
+    clock.advance(1000);
+    await eventually(async () => (await delivery.listFailures())[0]?.status === 'dead_lettered', 5000, 'dead letter');
+    expect(calls).to.have.length(2);
+    expect(await delivery.retryDeadLetter('recorder-v1', ordered.id)).to.equal(true);
+    await eventually(() => calls.length === 3, 5000, 'operator retry');
+  });
+});

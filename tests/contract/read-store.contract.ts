@@ -1,0 +1,270 @@
+// The ReadStore contract, run against every adapter. Collections are unique per test so
+// that it passes on a shared database.
+
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import {
+  CheckpointConflictError,
+  type Collection,
+  type Document,
+  InvalidCursorError,
+  type ProjectionState,
+  type ReadStore,
+  UndeclaredFieldError,
+  UniqueConstraintError,
+} from '../../application/ports/read-store';
+
+export interface ReadStoreFixture {
+  store: ReadStore;
+  dispose(): Promise<void>;
+}
+
+interface Person extends Document {
+  name: string;
+  age: number;
+  email?: string | null;
+  team: string;
+  active: boolean;
+  address?: { city: string };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+const uniqueName = (prefix: string): string => `${prefix}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+
+function state(name: string, checkpoint: number, overrides: Partial<ProjectionState> = {}): ProjectionState {
+  return { name, version: 1, checkpoint, status: 'running', error: null, updated_at: new Date(0).toISOString(), ...overrides };
+}
+
+export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>): void {
+  let fixture: ReadStoreFixture;
+  let store: ReadStore;
+  let name: string;
+  let people: Collection<Person>;
+
+  beforeEach(async () => {
+    fixture = await createFixture();
+    store = fixture.store;
+    name = uniqueName('people');
+    await store.ensureCollection({
+      name,
+      indexes: [{ field: 'age' }, { field: 'team' }, { field: 'active' }, { field: 'email', unique: true }, { field: 'address.city' }],
+    });
+    people = store.collection<Person>(name);
+  });
+
+  afterEach(async () => {
+    await store.dropCollection(name);
+    await fixture.dispose();
+  });
+
+  const seed = async (count: number): Promise<Person[]> => {
+    const docs = Array.from({ length: count }, (_, index) => ({
+      id: `p${String(index).padStart(3, '0')}`,
+      name: `Person ${index}`,
+      age: 20 + (index % 7),
+      team: index % 2 === 0 ? 'red' : 'blue',
+      active: index % 3 !== 0,
+      email: `p${index}@example.com`,
+      address: { city: index % 4 === 0 ? 'Lyon' : 'Oslo' },
+    }));
+    for (const doc of docs) await people.put(doc);
+    return docs;
+  };
+
+  describe('documents by id', () => {
+    it('puts, gets, patches and deletes', async () => {
+      await people.put({ id: 'a', name: 'Ada', age: 36, team: 'red', active: true });
+      expect(await people.get('a')).to.deep.equal({ id: 'a', name: 'Ada', age: 36, team: 'red', active: true });
+      const patched = await people.patch('a', { age: 37 });
+      expect(patched).to.deep.include({ name: 'Ada', age: 37 });
+      expect(await people.get('a')).to.deep.include({ age: 37 });
+      expect(await people.patch('missing', { age: 1 })).to.equal(null);
+      expect(await people.delete('a')).to.equal(true);
+      expect(await people.delete('a')).to.equal(false);
+      expect(await people.get('a')).to.equal(null);
+    });
+
+    it('replaces a whole document on put', async () => {
+      await people.put({ id: 'a', name: 'Ada', age: 36, team: 'red', active: true, email: 'ada@example.com' });
+      await people.put({ id: 'a', name: 'Ada L.', age: 36, team: 'red', active: true });
+      expect(await people.get('a')).to.deep.equal({ id: 'a', name: 'Ada L.', age: 36, team: 'red', active: true });
+    });
+  });
+
+  describe('queries', () => {
+    it('finds by equality, range, in, ne, booleans and dotted fields', async () => {
+      await seed(20);
+      const ids = async (where: Parameters<Collection<Person>['find']>[0]): Promise<string[]> =>
+        (await people.find({ ...where, limit: 100 })).items.map((p) => p.id);
+      expect(await ids({ where: { team: 'red', age: 20 } })).to.deep.equal(['p000', 'p014']);
+      expect(await ids({ where: { age: { gte: 25, lt: 27 } } })).to.deep.equal(['p005', 'p006', 'p012', 'p013', 'p019']);
+      expect(await ids({ where: { age: { in: [21, 22] }, team: { ne: 'red' } } })).to.deep.equal(['p001', 'p009', 'p015']);
+      expect((await ids({ where: { active: false } })).length).to.equal(7);
+      expect(await ids({ where: { 'address.city': 'Lyon', team: 'red' } })).to.deep.equal(['p000', 'p004', 'p008', 'p012', 'p016']);
+      expect(await people.count({ team: 'blue' })).to.equal(10);
+      expect(await people.count()).to.equal(20);
+    });
+
+    it('sorts by a field with id breaking ties, both directions', async () => {
+      await seed(10);
+      const ascending = (await people.find({ sort: { field: 'age', direction: 'asc' }, limit: 4 })).items;
+      expect(ascending.map((p) => [p.age, p.id])).to.deep.equal([
+        [20, 'p000'],
+        [20, 'p007'],
+        [21, 'p001'],
+        [21, 'p008'],
+      ]);
+      const descending = (await people.find({ sort: { field: 'age', direction: 'desc' }, limit: 3 })).items;
+      expect(descending.map((p) => [p.age, p.id])).to.deep.equal([
+        [26, 'p006'],
+        [25, 'p005'],
+        [24, 'p004'],
+      ]);
+    });
+
+    it('pages through every match exactly once with opaque cursors', async () => {
+      await seed(23);
+      for (const direction of ['asc', 'desc'] as const) {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = await people.find({ where: { active: true }, sort: { field: 'age', direction }, limit: 4, cursor });
+          seen.push(...page.items.map((p) => p.id));
+          cursor = page.next_cursor ?? undefined;
+          pages += 1;
+        } while (cursor);
+        const expected = (await people.find({ where: { active: true }, sort: { field: 'age', direction }, limit: 100 })).items.map((p) => p.id);
+        expect(seen).to.deep.equal(expected);
+        expect(new Set(seen).size).to.equal(15);
+        expect(pages).to.equal(4);
+      }
+    });
+
+    it('returns no cursor on the last page', async () => {
+      await seed(3);
+      expect((await people.find({ limit: 3 })).next_cursor).to.equal(null);
+      expect((await people.find({ limit: 2 })).next_cursor).to.be.a('string');
+    });
+
+    it('rejects a cursor from another query and a malformed one', async () => {
+      await seed(5);
+      const page = await people.find({ where: { team: 'red' }, limit: 1 });
+      expect(await rejection(people.find({ where: { team: 'blue' }, limit: 1, cursor: page.next_cursor! }))).to.be.instanceOf(InvalidCursorError);
+      expect(await rejection(people.find({ cursor: 'not-a-cursor' }))).to.be.instanceOf(InvalidCursorError);
+    });
+
+    it('refuses filters and sorts on undeclared fields', async () => {
+      expect(await rejection(people.find({ where: { name: 'Ada' } }))).to.be.instanceOf(UndeclaredFieldError);
+      expect(await rejection(people.find({ sort: { field: 'name', direction: 'asc' } }))).to.be.instanceOf(UndeclaredFieldError);
+    });
+  });
+
+  describe('unique indexes', () => {
+    it('rejects a duplicate value and keeps the first document', async () => {
+      await people.put({ id: 'a', name: 'Ada', age: 1, team: 'red', active: true, email: 'same@example.com' });
+      const error = await rejection(people.put({ id: 'b', name: 'Bob', age: 1, team: 'red', active: true, email: 'same@example.com' }));
+      expect(error).to.be.instanceOf(UniqueConstraintError);
+      expect((error as UniqueConstraintError).field).to.equal('email');
+      expect(await people.get('b')).to.equal(null);
+    });
+
+    it('allows many documents without a value', async () => {
+      await people.put({ id: 'a', name: 'Ada', age: 1, team: 'red', active: true });
+      await people.put({ id: 'b', name: 'Bob', age: 1, team: 'red', active: true, email: null });
+      await people.put({ id: 'c', name: 'Cy', age: 1, team: 'red', active: true });
+      expect(await people.count()).to.equal(3);
+    });
+
+    it('is idempotent to declare again', async () => {
+      await people.put({ id: 'a', name: 'Ada', age: 1, team: 'red', active: true, email: 'x@example.com' });
+      await store.ensureCollection({ name, indexes: [{ field: 'age' }, { field: 'email', unique: true }] });
+      expect(await people.get('a')).to.deep.include({ email: 'x@example.com' });
+    });
+  });
+
+  describe('projection commits', () => {
+    it('applies the operations and the checkpoint together', async () => {
+      const projection = uniqueName('projection');
+      await people.put({ id: 'gone', name: 'Gone', age: 1, team: 'red', active: true });
+      await people.put({ id: 'patched', name: 'Pat', age: 1, team: 'red', active: true });
+      await store.commitProjection({
+        projection,
+        expectedCheckpoint: 0,
+        state: state(projection, 42),
+        operations: [
+          { kind: 'put', collection: name, doc: { id: 'new', name: 'New', age: 2, team: 'blue', active: false } },
+          { kind: 'patch', collection: name, id: 'patched', changes: { age: 3 } },
+          { kind: 'delete', collection: name, id: 'gone' },
+        ],
+      });
+      expect(await people.get('new')).to.deep.include({ name: 'New' });
+      expect(await people.get('patched')).to.deep.include({ age: 3 });
+      expect(await people.get('gone')).to.equal(null);
+      expect(await store.getProjectionState(projection)).to.deep.include({ checkpoint: 42, status: 'running' });
+      expect((await store.listProjectionStates()).map((s) => s.name)).to.include(projection);
+    });
+
+    it('applies nothing when the stored checkpoint moved on', async () => {
+      const projection = uniqueName('projection');
+      await store.putProjectionState(state(projection, 10));
+      const error = await rejection(
+        store.commitProjection({
+          projection,
+          expectedCheckpoint: 5,
+          state: state(projection, 12),
+          operations: [{ kind: 'put', collection: name, doc: { id: 'x', name: 'X', age: 1, team: 'red', active: true } }],
+        }),
+      );
+      expect(error).to.be.instanceOf(CheckpointConflictError);
+      expect(await people.get('x')).to.equal(null);
+      expect(await store.getProjectionState(projection)).to.deep.include({ checkpoint: 10 });
+    });
+
+    it('applies nothing when one operation violates a unique index', async () => {
+      const projection = uniqueName('projection');
+      await people.put({ id: 'a', name: 'Ada', age: 1, team: 'red', active: true, email: 'taken@example.com' });
+      const error = await rejection(
+        store.commitProjection({
+          projection,
+          expectedCheckpoint: 0,
+          state: state(projection, 3),
+          operations: [
+            { kind: 'put', collection: name, doc: { id: 'b', name: 'Bob', age: 1, team: 'red', active: true } },
+            { kind: 'put', collection: name, doc: { id: 'c', name: 'Cy', age: 1, team: 'red', active: true, email: 'taken@example.com' } },
+          ],
+        }),
+      );
+      expect(error).to.be.instanceOf(UniqueConstraintError);
+      expect(await people.get('b')).to.equal(null);
+      expect(await store.getProjectionState(projection)).to.equal(null);
+    });
+
+    it('promotes a rebuilt shadow collection in place of the live one', async () => {
+      const projection = uniqueName('projection');
+      const shadow = `${name}_shadow`;
+      await people.put({ id: 'old', name: 'Old', age: 1, team: 'red', active: true });
+      await store.ensureCollection({ name: shadow, indexes: [{ field: 'team' }] });
+      await store.collection<Person>(shadow).put({ id: 'rebuilt', name: 'Rebuilt', age: 2, team: 'blue', active: true });
+      await store.promoteShadow({ projection, collections: [{ shadow, live: name }], state: state(projection, 99, { version: 2 }) });
+      expect(await people.get('old')).to.equal(null);
+      expect((await people.find({ where: { team: 'blue' } })).items.map((p) => p.id)).to.deep.equal(['rebuilt']);
+      expect(await store.getProjectionState(projection)).to.deep.include({ checkpoint: 99, version: 2 });
+      await store.ensureCollection({ name: shadow, indexes: [{ field: 'team' }] });
+      expect(await store.collection(shadow).count({ team: 'blue' })).to.equal(0);
+      await store.dropCollection(shadow);
+    });
+  });
+
+  it('answers a ping', async () => {
+    expect(await store.ping()).to.equal(true);
+  });
+}

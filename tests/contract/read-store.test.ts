@@ -1,0 +1,36 @@
+import { connectMongoReadStore } from '../../infrastructure/read-store/mongodb';
+import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
+import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
+import { readStoreContract } from './read-store.contract';
+import { temporaryDirectory } from '../support/files';
+
+describe('ReadStore contract: SQLite', () => {
+  readStoreContract(async () => {
+    const dir = temporaryDirectory();
+    const db = openSqliteDatabase(`${dir.path}/read.db`);
+    const store = new SqliteReadStore(db);
+    return {
+      store,
+      async dispose() {
+        await store.close();
+        db.close();
+        dir.remove();
+      },
+    };
+  });
+});
+
+describe('ReadStore contract: MongoDB', function () {
+  const url = process.env.MONGODB_URL;
+  if (!url) {
+    it('is skipped: set MONGODB_URL (a replica set, e.g. mongodb://localhost:27017/svc_test?replicaSet=rs0) to run it', function () {
+      console.log('    MongoDB contract suite skipped: MONGODB_URL is not set');
+      this.skip();
+    });
+    return;
+  }
+  readStoreContract(async () => {
+    const store = await connectMongoReadStore(url);
+    return { store, dispose: () => store.close() };
+  });
+});

@@ -1,0 +1,59 @@
+// The real platform and Koa server on an ephemeral port, embedded stores in a temp folder.
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../../infrastructure/config/config';
+import { type Platform, type PlatformOverrides, createPlatform } from '../../infrastructure/composition-root';
+import { silentLogger } from '../../application/ports/logger';
+import { temporaryDirectory } from './files';
+
+export interface TestServer {
+  platform: Platform;
+  url: string;
+  request(method: string, path: string, options?: { body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export async function startTestServer(env: Record<string, string> = {}, overrides: PlatformOverrides = {}): Promise<TestServer> {
+  const dir = temporaryDirectory();
+  const config = loadConfig({ DATA_DIR: dir.path, SQLITE_SYNCHRONOUS: 'normal', LOG_LEVEL: 'silent', NODE_ENV: 'test', ...env });
+  const platform = await createPlatform(config, { logger: silentLogger, ...overrides });
+  await platform.start();
+  const server = http.createServer(platform.httpApp().callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    platform,
+    url,
+    async request(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      let body: string | undefined = options.rawBody;
+      if (options.body !== undefined) {
+        body = JSON.stringify(options.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response = await fetch(`${url}${path}`, { method, headers, body });
+      const text = await response.text();
+      let json: unknown = undefined;
+      try {
+        json = text ? JSON.parse(text) : undefined;
+      } catch {
+        json = undefined;
+      }
+      return { status: response.status, headers: response.headers, text, json };
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await platform.close();
+      dir.remove();
+    },
+  };
+}

@@ -1,0 +1,67 @@
+// Embedded stores in a temporary directory, as the platform uses them (one SQLite file).
+
+import type { CommandDependencies } from '../../application/command-handling/handle-command';
+import type { Clock } from '../../application/ports/clock';
+import { SqliteEventStore } from '../../infrastructure/event-store/sqlite';
+import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
+import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
+import { systemClock, uuidGenerator } from '../../infrastructure/system';
+import { temporaryDirectory } from './files';
+
+export interface EmbeddedStores {
+  eventStore: SqliteEventStore;
+  readStore: SqliteReadStore;
+  commands: CommandDependencies;
+  clock: Clock;
+  /** Closes the stores and reopens them on the same file, as a restarted process would. */
+  reopen(): EmbeddedStores;
+  dispose(): Promise<void>;
+}
+
+export function embeddedStores(clock: Clock = systemClock): EmbeddedStores {
+  const dir = temporaryDirectory();
+  const open = (): EmbeddedStores => {
+    const db = openSqliteDatabase(`${dir.path}/platform.db`, { synchronous: 'normal' });
+    const eventStore = new SqliteEventStore(db, { pollIntervalMs: 20, now: () => clock.now() });
+    const readStore = new SqliteReadStore(db);
+    const close = async (): Promise<void> => {
+      await eventStore.close();
+      db.close();
+    };
+    return {
+      eventStore,
+      readStore,
+      clock,
+      commands: { eventStore, clock, ids: uuidGenerator },
+      reopen() {
+        void close();
+        return open();
+      },
+      async dispose() {
+        await close();
+        dir.remove();
+      },
+    };
+  };
+  return open();
+}
+
+/** A clock tests move by hand. */
+export class ManualClock implements Clock {
+  constructor(private current = new Date('2026-11-22T10:00:00.000Z')) {}
+  now(): Date {
+    return new Date(this.current);
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+/** Polls until `check` holds, failing after `timeoutMs`. */
+export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
