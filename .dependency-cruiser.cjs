@@ -11,17 +11,17 @@ module.exports = {
     },
     {
       name: 'application-stays-inward',
-      comment: 'application imports domain and its own ports, never projections, adapters or infrastructure',
+      comment: 'application imports domain, its ports and the read models it queries; never adapters or infrastructure',
       severity: 'error',
       from: { path: '^application/' },
-      to: { path: ['^adapters/', '^infrastructure/', '^projections/'] },
+      to: { path: ['^adapters/', '^infrastructure/'] },
     },
     {
       name: 'projections-stay-inward',
-      comment: 'projections import domain and application (ports), never the edges',
+      comment: 'projections import domain and the application ports and shared helpers, never use cases or the edges',
       severity: 'error',
       from: { path: '^projections/' },
-      to: { path: ['^adapters/', '^infrastructure/'] },
+      to: { path: ['^adapters/', '^infrastructure/', '^application/(?!ports/|shared/)'] },
     },
     {
       name: 'adapters-reach-infrastructure-only-through-the-composition-root',

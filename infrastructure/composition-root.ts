@@ -16,7 +16,13 @@ import { CheckpointedSagaDelivery } from '../application/sagas/checkpointed-deli
 import { allSagas } from '../application/sagas/index';
 import type { Saga } from '../application/sagas/saga';
 import { SagaRunner } from '../application/sagas/saga-runner';
+import { graphqlRouter } from '../adapters/http/graphql';
+import { meSessionsRouter } from '../adapters/http/me/sessions';
 import { operationsRouter } from '../adapters/http/operations';
+import type { IdentityDependencies } from '../application/identity/identity';
+import { mailDeliverySaga } from '../application/mail/outbox';
+import type { Secrets } from '../application/ports/identity';
+import type { Mailer } from '../application/ports/mailer';
 import { createHttpApp } from '../adapters/http/server';
 import { allProjections } from '../projections/index';
 import type { Projection } from '../projections/projection';
@@ -25,7 +31,12 @@ import type { Config } from './config/config';
 import { EventStoreDbSagaDelivery } from './event-store/eventstoredb-saga-delivery';
 import { EventStoreDbEventStore, connectEventStoreDb } from './event-store/eventstoredb';
 import { SqliteEventStore } from './event-store/sqlite';
+import { loadKeys } from './crypto/keys';
+import { ScryptPasswordHasher } from './crypto/passwords';
+import { AesGcmSecrets } from './crypto/secrets';
+import { PasetoTokenService } from './crypto/tokens';
 import { createLogger } from './logging/logger';
+import { LogMailer } from './mail/log-mailer';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
 import { connectMongoReadStore } from './read-store/mongodb';
 import { SqliteReadStore } from './read-store/sqlite';
@@ -40,6 +51,9 @@ export interface Platform {
   eventStore: EventStore;
   readStore: ReadStore;
   commands: CommandDependencies;
+  identity: IdentityDependencies;
+  secrets: Secrets;
+  mailer: Mailer;
   projections: ProjectionRunner;
   sagaDelivery: SagaDelivery;
   sagas: SagaRunner;
@@ -64,6 +78,7 @@ export interface PlatformOverrides {
   sagas?: readonly Saga[];
   /** For tests: tighter polling. */
   sagaRetryPollMs?: number;
+  mailer?: Mailer;
 }
 
 export const SQLITE_FILE = 'platform.db';
@@ -83,12 +98,28 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   projections = new ProjectionRunner({ eventStore, readStore, clock, logger: logger.child({ component: 'projections' }) }, overrides.projections ?? allProjections);
   const runner = projections;
 
+  const commands: CommandDependencies = { eventStore, clock, ids: uuidGenerator };
+  const keys = loadKeys({ dataDir: config.dataDir, tokenSecretKey: config.tokenSecretKey, dataEncryptionKey: config.dataEncryptionKey });
+  const secrets = new AesGcmSecrets(keys.dataKey);
+  const mailer = overrides.mailer ?? new LogMailer(logger.child({ component: 'mail' }), config.nodeEnv === 'development');
+  const readYourWrites = (position: number | null, names?: readonly string[]): Promise<boolean> =>
+    runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names });
+  const identity: IdentityDependencies = {
+    ...commands,
+    readStore,
+    secrets,
+    passwords: new ScryptPasswordHasher(config.scryptLogN),
+    tokens: new PasetoTokenService(keys.tokenPrivateKey, keys.tokenPublicKey, clock),
+    settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds },
+    readYourWrites: (position) => readYourWrites(position),
+  };
+  const platformSagas = overrides.sagas ?? [...allSagas, mailDeliverySaga({ ...commands, secrets, mailer })];
+
   const sagaDelivery: SagaDelivery =
     rawEventStore instanceof EventStoreDbEventStore
       ? new EventStoreDbSagaDelivery(rawEventStore.client, readStore)
       : new CheckpointedSagaDelivery({ eventStore, readStore, clock, logger }, { retryPollMs: overrides.sagaRetryPollMs });
-  const sagas = new SagaRunner(sagaDelivery, overrides.sagas ?? allSagas, logger.child({ component: 'sagas' }), { maxAttempts: config.sagaMaxAttempts });
-  const commands: CommandDependencies = { eventStore, clock, ids: uuidGenerator };
+  const sagas = new SagaRunner(sagaDelivery, platformSagas, logger.child({ component: 'sagas' }), { maxAttempts: config.sagaMaxAttempts });
   const startedAt = clock.now();
 
   const operations = (): Router =>
@@ -109,17 +140,25 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     eventStore,
     readStore,
     commands,
+    identity,
+    secrets,
+    mailer,
     projections: runner,
     sagaDelivery,
     sagas,
     metrics,
-    readYourWrites: (position, names) => runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names }),
+    readYourWrites,
     async start() {
       await runner.start();
       await sagas.start();
     },
     httpApp() {
-      return createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: [operations()] });
+      return createHttpApp({
+        logger,
+        metrics,
+        bodyLimitBytes: config.bodyLimitBytes,
+        routers: [operations(), graphqlRouter(identity, { playground: config.enableGraphqlPlayground }), meSessionsRouter(identity)],
+      });
     },
     async close() {
       if (closed) return;

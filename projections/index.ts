@@ -1,6 +1,17 @@
 // Every projection the platform runs.
 import { auditLogProjection } from './audit-log';
+import { membershipsProjection } from './memberships';
 import type { Projection } from './projection';
+import { sessionsProjection } from './sessions';
 import { tenantsProjection } from './tenants';
+import { usersProjection } from './users';
+import { workspacesProjection } from './workspaces';
 
-export const allProjections: readonly Projection[] = [tenantsProjection, auditLogProjection];
+export const allProjections: readonly Projection[] = [
+  tenantsProjection,
+  auditLogProjection,
+  usersProjection,
+  membershipsProjection,
+  sessionsProjection,
+  workspacesProjection,
+];

@@ -14,6 +14,9 @@ export interface TenantDocument {
   settings: Record<string, unknown>;
   created_at: string;
   updated_at: string;
+  /** Keyed hash of the current widget token, for lookups; the token itself stays sealed. */
+  widget_token_hash: string | null;
+  widget_token_sealed: string | null;
   position: number;
   [field: string]: unknown;
 }
@@ -23,7 +26,12 @@ export const TENANTS = 'tenants';
 export const tenantsProjection: Projection = {
   name: 'tenants',
   version: 1,
-  collections: [{ name: TENANTS, indexes: [{ field: 'slug', unique: true }, { field: 'status' }, { field: 'created_at' }, { field: 'name' }] }],
+  collections: [
+    {
+      name: TENANTS,
+      indexes: [{ field: 'slug', unique: true }, { field: 'status' }, { field: 'created_at' }, { field: 'name' }, { field: 'widget_token_hash', unique: true }],
+    },
+  ],
   handles: TenantEvent.types.map((codec) => codec.props.type.value),
   async apply(recorded, view) {
     if (!TenantEvent.is({ type: recorded.type, data: recorded.data })) return;
@@ -40,6 +48,8 @@ export const tenantsProjection: Projection = {
         settings: event.data.settings,
         created_at: event.data.created_at,
         updated_at: at,
+        widget_token_hash: null,
+        widget_token_sealed: null,
         position: recorded.position,
       };
       view.put(TENANTS, doc);
@@ -63,6 +73,9 @@ export const tenantsProjection: Projection = {
         return;
       case 'TenantUnsuspended':
         view.patch(TENANTS, current.id, { ...base, status: 'active', suspended_reason: null });
+        return;
+      case 'WidgetTokenRotated':
+        view.patch(TENANTS, current.id, { ...base, widget_token_hash: event.data.token_hash, widget_token_sealed: event.data.token_sealed });
         return;
     }
   },

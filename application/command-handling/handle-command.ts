@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { isLeft } from 'fp-ts/Either';
 import type * as t from 'io-ts';
 import type { Decider, Message } from '../../domain/shared/decider';
-import { DomainError } from '../../domain/shared/errors';
+import { DomainError, RejectionWithEvents } from '../../domain/shared/errors';
 import type { Clock, IdGenerator } from '../ports/clock';
 import { type EventStore, type NewEvent, type RecordedEvent, WrongExpectedRevisionError } from '../ports/event-store';
 import { type RequestContext, eventMetadata } from '../shared/request-context';
@@ -71,8 +71,16 @@ export async function handleCommand<Command extends Message, Event extends Messa
     const state = recorded.map((event) => decodeEvent(aggregate, event)).reduce(aggregate.decider.evolve, aggregate.decider.initialState());
     const now = deps.clock.now();
     const decision = aggregate.decider.decide(command, state, { now });
-    if (isLeft(decision)) throw decision.left;
-    const events = decision.right;
+    // A refusal may still have something to record (a failed attempt): append, then throw.
+    let rejection: DomainError | null = null;
+    let events: Event[];
+    if (isLeft(decision)) {
+      if (!(decision.left instanceof RejectionWithEvents) || decision.left.events.length === 0) throw decision.left;
+      rejection = decision.left;
+      events = (decision.left as RejectionWithEvents<Event>).events;
+    } else {
+      events = decision.right;
+    }
     if (events.length === 0) return { stream, events, revision, position: null };
     const metadata = eventMetadata(context, now, options.tenantId === undefined ? context.tenant_id : options.tenantId);
     const toAppend: NewEvent[] = events.map((event, index) => ({
@@ -83,6 +91,7 @@ export async function handleCommand<Command extends Message, Event extends Messa
     }));
     try {
       const result = await deps.eventStore.appendToStream(stream, toAppend, { expectedRevision: revision === -1 ? 'no_stream' : revision });
+      if (rejection) throw rejection;
       return { stream, events, revision: result.nextExpectedRevision, position: result.position };
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
@@ -114,4 +123,15 @@ function derivedIds(key: string): (index: number) => string {
     const hex = createHash('sha256').update(`${key}#${index}`).digest('hex');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
   };
+}
+
+/** Folds a stream into its aggregate's state, for reads that need the write model's truth. */
+export async function loadAggregate<Command extends Message, Event extends Message, State>(
+  deps: Pick<CommandDependencies, 'eventStore'>,
+  aggregate: Aggregate<Command, Event, State>,
+  stream: string,
+): Promise<{ state: State; revision: number }> {
+  const recorded = await deps.eventStore.readStream(stream);
+  const state = recorded.map((event) => decodeEvent(aggregate, event)).reduce(aggregate.decider.evolve, aggregate.decider.initialState());
+  return { state, revision: recorded.length > 0 ? recorded[recorded.length - 1].revision : -1 };
 }

@@ -60,3 +60,6 @@ export const suspendTenant = (deps: CommandDependencies, tenantId: string, reaso
 
 export const unsuspendTenant = (deps: CommandDependencies, tenantId: string, context: RequestContext, options?: HandleOptions) =>
   onTenant(deps, tenantId, { type: 'UnsuspendTenant', data: {} }, context, options);
+
+export const rotateWidgetToken = (deps: CommandDependencies, tenantId: string, sealed: { token_hash: string; token_sealed: string }, context: RequestContext) =>
+  onTenant(deps, tenantId, { type: 'RotateWidgetToken', data: sealed }, context);

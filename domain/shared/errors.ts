@@ -21,3 +21,16 @@ export const invalid = (code: string, message: string, field?: string): DomainEr
 export const notFound = (code: string, message: string): DomainError => new DomainError('not_found', code, message);
 export const conflict = (code: string, message: string): DomainError => new DomainError('conflict', code, message);
 export const forbidden = (code: string, message: string): DomainError => new DomainError('forbidden', code, message);
+
+/**
+ * A refusal that still records events (a wrong one-time code counts as an attempt): the
+ * command handler appends `events`, then reports the error.
+ */
+export class RejectionWithEvents<Event = unknown> extends DomainError {
+  constructor(
+    readonly events: Event[],
+    error: DomainError,
+  ) {
+    super(error.kind, error.code, error.message, error.field);
+  }
+}

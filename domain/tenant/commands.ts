@@ -6,4 +6,5 @@ export type TenantCommand =
   | { type: 'ChangeTenantBranding'; data: { changes: Branding } }
   | { type: 'ChangeTenantSettings'; data: { changes: TenantSettings } }
   | { type: 'SuspendTenant'; data: { reason: string } }
-  | { type: 'UnsuspendTenant'; data: Record<string, never> };
+  | { type: 'UnsuspendTenant'; data: Record<string, never> }
+  | { type: 'RotateWidgetToken'; data: { token_hash: string; token_sealed: string } };

@@ -31,7 +31,18 @@ export const TenantSettingsChanged = eventCodec('TenantSettingsChanged', t.type(
 export const TenantSuspended = eventCodec('TenantSuspended', t.type({ tenant_id: t.string, reason: t.string, suspended_at: t.string }));
 export const TenantUnsuspended = eventCodec('TenantUnsuspended', t.type({ tenant_id: t.string, unsuspended_at: t.string }));
 
-export const TenantEvent = t.union([TenantCreated, TenantRenamed, TenantBrandingChanged, TenantSettingsChanged, TenantSuspended, TenantUnsuspended]);
+/** The widget token is publishable, yet kept sealed; its keyed hash serves lookups. */
+export const WidgetTokenRotated = eventCodec('WidgetTokenRotated', t.type({ tenant_id: t.string, token_hash: t.string, token_sealed: t.string, rotated_at: t.string }));
+
+export const TenantEvent = t.union([
+  TenantCreated,
+  TenantRenamed,
+  TenantBrandingChanged,
+  TenantSettingsChanged,
+  TenantSuspended,
+  TenantUnsuspended,
+  WidgetTokenRotated,
+]);
 export type TenantEvent = t.TypeOf<typeof TenantEvent>;
 
 export const TENANT_EVENT_TYPES = [
@@ -41,4 +52,5 @@ export const TENANT_EVENT_TYPES = [
   'TenantSettingsChanged',
   'TenantSuspended',
   'TenantUnsuspended',
+  'WidgetTokenRotated',
 ] as const satisfies ReadonlyArray<TenantEvent['type']>;

@@ -84,6 +84,8 @@ export const tenantDecider: Decider<TenantCommand, TenantEvent, TenantState> = {
         return state.status === 'absent' ? state : { ...state, status: 'suspended' };
       case 'TenantUnsuspended':
         return state.status === 'absent' ? state : { ...state, status: 'active' };
+      case 'WidgetTokenRotated':
+        return state;
     }
   },
 
@@ -136,6 +138,8 @@ export const tenantDecider: Decider<TenantCommand, TenantEvent, TenantState> = {
       case 'UnsuspendTenant':
         if (state.status !== 'suspended') return left(conflict('tenant_not_suspended', 'the tenant is not suspended'));
         return right([{ type: 'TenantUnsuspended', data: { tenant_id: state.id, unsuspended_at: now.toISOString() } }]);
+      case 'RotateWidgetToken':
+        return right([{ type: 'WidgetTokenRotated', data: { tenant_id: state.id, ...command.data, rotated_at: now.toISOString() } }]);
     }
   },
 };

@@ -59,6 +59,15 @@ const variables = {
   READY_MAX_PROJECTION_LAG: { codec: integerBetween(0, Number.MAX_SAFE_INTEGER), default: '1000' },
   SHUTDOWN_TIMEOUT_MS: { codec: integerBetween(0, 600_000), default: '10000' },
   SAGA_MAX_ATTEMPTS: { codec: integerBetween(1, 1000), default: '8' },
+  TOKEN_TTL_SECONDS: { codec: integerBetween(60, 30 * 24 * 3600), default: String(12 * 3600) },
+  OTP_TTL_SECONDS: { codec: integerBetween(60, 24 * 3600), default: '600' },
+  TOKEN_SECRET_KEY: { codec: fromString('PaserkSecret', 'a PASERK k4.secret key', (raw) => (raw.startsWith('k4.secret.') ? raw : undefined)), default: undefined },
+  DATA_ENCRYPTION_KEY: {
+    codec: fromString('Base64Key', '32 bytes, base64-encoded', (raw) => (Buffer.from(raw, 'base64').length === 32 ? raw : undefined)),
+    default: undefined,
+  },
+  SCRYPT_LOG_N: { codec: integerBetween(10, 20), default: '17' },
+  ENABLE_GRAPHQL_PLAYGROUND: { codec: booleanString, default: 'false' },
 } as const;
 
 type Variables = typeof variables;
@@ -80,6 +89,12 @@ export interface Config {
   readyMaxProjectionLag: number;
   shutdownTimeoutMs: number;
   sagaMaxAttempts: number;
+  tokenTtlSeconds: number;
+  otpTtlSeconds: number;
+  tokenSecretKey: string | null;
+  dataEncryptionKey: string | null;
+  scryptLogN: number;
+  enableGraphqlPlayground: boolean;
 }
 
 export class ConfigError extends Error {
@@ -102,7 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const decoded = (variable.codec as t.Type<unknown, string, unknown>).decode(raw);
     if (isLeft(decoded)) {
       const expected = decoded.left[0]?.message ?? decoded.left[0]?.context[0]?.type.name ?? 'a valid value';
-      const shown = /TOKEN|SECRET|PASSWORD/.test(name) ? '(hidden)' : JSON.stringify(raw);
+      const shown = /TOKEN|SECRET|PASSWORD|KEY/.test(name) ? '(hidden)' : JSON.stringify(raw);
       problems.push(`${name}: expected ${expected}, got ${shown}`);
     } else {
       values[name] = decoded.right;
@@ -129,5 +144,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readyMaxProjectionLag: values.READY_MAX_PROJECTION_LAG as number,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS as number,
     sagaMaxAttempts: values.SAGA_MAX_ATTEMPTS as number,
+    tokenTtlSeconds: values.TOKEN_TTL_SECONDS as number,
+    otpTtlSeconds: values.OTP_TTL_SECONDS as number,
+    tokenSecretKey: values.TOKEN_SECRET_KEY as string | null,
+    dataEncryptionKey: values.DATA_ENCRYPTION_KEY as string | null,
+    scryptLogN: values.SCRYPT_LOG_N as number,
+    enableGraphqlPlayground: values.ENABLE_GRAPHQL_PLAYGROUND as boolean,
   };
 }

@@ -1,0 +1,11 @@
+import type { IdentityDependencies, Principal } from '../../application/identity/identity';
+import type { RequestContext } from '../../application/shared/request-context';
+
+/** What every resolver gets: the caller (when a token was sent) and the request's context. */
+export interface GraphqlContext {
+  principal: Principal | null;
+  /** Why the token was refused, when one was sent and refused. */
+  authError: Error | null;
+  request: RequestContext;
+  identity: IdentityDependencies;
+}

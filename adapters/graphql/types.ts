@@ -1,0 +1,70 @@
+// GraphQL object types, snake_case as the spec's `rotate_widget_token`.
+import 'reflect-metadata';
+import { Field, ID, ObjectType } from 'type-graphql';
+
+@ObjectType()
+export class UserType {
+  @Field(() => ID) id!: string;
+  @Field(() => String) email!: string;
+  @Field(() => String) name!: string;
+  @Field(() => Boolean) email_verified!: boolean;
+}
+
+@ObjectType()
+export class TenantType {
+  @Field(() => ID) id!: string;
+  @Field(() => String) name!: string;
+  @Field(() => String) slug!: string;
+  @Field(() => String) status!: string;
+}
+
+@ObjectType()
+export class AuthPayload {
+  @Field(() => String) token!: string;
+  @Field(() => UserType) user!: UserType;
+  @Field(() => TenantType) tenant!: TenantType;
+  @Field(() => String) role!: string;
+}
+
+@ObjectType()
+export class RegisterPayload {
+  @Field(() => ID) user_id!: string;
+  @Field(() => ID) tenant_id!: string;
+  @Field(() => String) email!: string;
+  @Field(() => Boolean, { description: 'a verification code was emailed; finish with verify_otp' }) verification_sent!: boolean;
+}
+
+@ObjectType()
+export class MePayload {
+  @Field(() => UserType) user!: UserType;
+  @Field(() => TenantType) tenant!: TenantType;
+  @Field(() => String) role!: string;
+}
+
+@ObjectType()
+export class WorkspaceType {
+  @Field(() => ID) id!: string;
+  @Field(() => String) name!: string;
+  @Field(() => Boolean) is_default!: boolean;
+  @Field(() => String) created_at!: string;
+}
+
+@ObjectType()
+export class SettingsType {
+  @Field(() => String, { nullable: true }) default_language?: string;
+  @Field(() => String, { nullable: true }) timezone?: string;
+  @Field(() => String, { nullable: true }) assistant_name?: string;
+  @Field(() => String, { nullable: true }) assistant_instructions?: string;
+  @Field(() => Boolean, { nullable: true }) widget_enabled?: boolean;
+  @Field(() => Boolean, { nullable: true }) handoff_enabled?: boolean;
+  @Field(() => String, { nullable: true }) display_name?: string;
+  @Field(() => String, { nullable: true }) primary_color?: string;
+  @Field(() => String, { nullable: true }) logo_url?: string;
+  @Field(() => String, { nullable: true }) welcome_message?: string;
+  @Field(() => String, { nullable: true, description: 'the publishable key the widget embeds' }) widget_token?: string;
+}
+
+@ObjectType()
+export class WidgetTokenPayload {
+  @Field(() => String) widget_token!: string;
+}

@@ -1,0 +1,22 @@
+// Tenant-user authentication for REST routes: a PASETO user token whose session is active and
+// whose membership is active. A widget token, an admin token or none at all is 401.
+
+import type { Middleware } from 'koa';
+import { type IdentityDependencies, type Principal, authenticateTenantToken } from '../../../application/identity/identity';
+import { DomainError } from '../../../domain/shared/errors';
+import { bearerToken } from '../request-context';
+import type { RequestState } from './request-context';
+
+export interface AuthenticatedState extends RequestState {
+  principal: Principal;
+}
+
+export function authenticateUser(identity: IdentityDependencies): Middleware<AuthenticatedState> {
+  return async (ctx, next) => {
+    const token = bearerToken(ctx);
+    if (!token) throw new DomainError('unauthorized', 'unauthenticated', 'send Authorization: Bearer <token>');
+    ctx.state.principal = await authenticateTenantToken(identity, token);
+    ctx.state.logger = ctx.state.logger.child({ user_id: ctx.state.principal.user_id, tenant_id: ctx.state.principal.tenant_id });
+    await next();
+  };
+}

@@ -1,0 +1,296 @@
+// Identity use cases: registration, one-time codes, login, password reset, sessions and the
+// per-request authentication of tokens. GraphQL and REST are thin adapters over these.
+
+import type { MembershipCommand, MembershipEvent, MembershipState, Role } from '../../domain/membership/membership';
+import { MembershipEvent as MembershipEventCodec, membershipDecider, membershipStream } from '../../domain/membership/membership';
+import { reservationStream } from '../../domain/reservation/reservation';
+import { type SessionCommand, SessionEvent, type SessionState, sessionDecider, sessionStream } from '../../domain/session/session';
+import { DomainError, invalid } from '../../domain/shared/errors';
+import { slugFromName } from '../../domain/tenant/slug';
+import { type OtpPurpose, UserEvent } from '../../domain/user/events';
+import { type UserCommand, type UserState, emailProblem, normalizeEmail, userDecider, userStream } from '../../domain/user/user';
+import { type WorkspaceCommand, WorkspaceEvent, type WorkspaceState, workspaceDecider, workspaceStream } from '../../domain/workspace/workspace';
+import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
+import { SESSIONS, type SessionDocument } from '../../projections/sessions';
+import { TENANTS, type TenantDocument } from '../../projections/tenants';
+import { USERS, type UserDocument } from '../../projections/users';
+import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { queueEmail } from '../mail/outbox';
+import type { PasswordHasher, Secrets, TokenClaims, TokenService } from '../ports/identity';
+import type { Page, ReadStore } from '../ports/read-store';
+import { claimReservation, releaseReservation } from '../reservation/reservations';
+import type { RequestContext } from '../shared/request-context';
+import { createTenant, rotateWidgetToken } from '../tenant/tenant-commands';
+
+export const userAggregate: Aggregate<UserCommand, UserEvent, UserState> = { decider: userDecider, events: UserEvent };
+export const sessionAggregate: Aggregate<SessionCommand, SessionEvent, SessionState> = { decider: sessionDecider, events: SessionEvent };
+export const membershipAggregate: Aggregate<MembershipCommand, MembershipEvent, MembershipState> = { decider: membershipDecider, events: MembershipEventCodec };
+export const workspaceAggregate: Aggregate<WorkspaceCommand, WorkspaceEvent, WorkspaceState> = { decider: workspaceDecider, events: WorkspaceEvent };
+
+export const USER_EMAIL_SCOPE = 'user_email';
+export const WIDGET_TOKEN_PREFIX = 'wt_';
+
+export interface IdentitySettings {
+  tokenTtlSeconds: number;
+  otpTtlSeconds: number;
+}
+
+export interface IdentityDependencies extends CommandDependencies {
+  readStore: ReadStore;
+  secrets: Secrets;
+  passwords: PasswordHasher;
+  tokens: TokenService;
+  settings: IdentitySettings;
+  /** Waits until the read models have passed a write's position (read-your-writes). */
+  readYourWrites(position: number | null): Promise<boolean>;
+}
+
+export interface SessionResult {
+  token: string;
+  user: UserDocument;
+  tenant: TenantDocument;
+  role: Role;
+}
+
+/** What an authenticated request knows about its caller. */
+export interface Principal {
+  kind: 'user';
+  user_id: string;
+  tenant_id: string;
+  role: Role;
+  jti: string;
+}
+
+function passwordProblem(password: string, email: string): DomainError | null {
+  if (password.length < 10) return invalid('weak_password', 'password must be at least 10 characters', 'password');
+  if (password.length > 200) return invalid('invalid_password', 'password must be at most 200 characters', 'password');
+  if (password.toLowerCase() === email.toLowerCase()) return invalid('weak_password', 'password must not be the email', 'password');
+  return null;
+}
+
+const credentialsRejected = (): DomainError => new DomainError('unauthorized', 'invalid_credentials', 'email or password is wrong');
+
+/** The user id an email belongs to, from its reservation stream (always current). */
+export async function userIdByEmail(deps: Pick<CommandDependencies, 'eventStore'>, email: string): Promise<string | null> {
+  const [last] = await deps.eventStore.readStream(reservationStream(USER_EMAIL_SCOPE, normalizeEmail(email)), { direction: 'backwards', maxCount: 1 });
+  return last && last.type === 'ReservationClaimed' ? (last.data as { owner_id: string }).owner_id : null;
+}
+
+async function issueOtp(deps: IdentityDependencies, userId: string, email: string, purpose: OtpPurpose, context: RequestContext): Promise<void> {
+  const code = deps.secrets.randomDigits(6);
+  const expiresAt = new Date(deps.clock.now().getTime() + deps.settings.otpTtlSeconds * 1000).toISOString();
+  await handleCommand(deps, userAggregate, userStream(userId), { type: 'IssueOtp', data: { purpose, code_hash: deps.secrets.digest(`${userId}:${purpose}:${code}`), expires_at: expiresAt } }, context);
+  const minutes = Math.round(deps.settings.otpTtlSeconds / 60);
+  const [subject, text] =
+    purpose === 'email_verification'
+      ? ['Verify your email', `Your verification code is ${code}. It expires in ${minutes} minutes.`]
+      : ['Reset your password', `Your password reset code is ${code}. It expires in ${minutes} minutes. If you did not ask for it, ignore this email.`];
+  await queueEmail(deps, { to: email, subject, text, kind: purpose }, context);
+}
+
+export interface RegisterInput {
+  email: string;
+  password: string;
+  name: string;
+  organization_name: string;
+  slug?: string | null;
+}
+
+/**
+ * Creates the user, the tenant (with its default workspace and widget token) and the owner
+ * membership, then sends the email OTP. Inputs are validated before anything is claimed, and
+ * the email reservation is released if the tenant cannot be created (a taken slug).
+ */
+export async function register(deps: IdentityDependencies, input: RegisterInput, context: RequestContext): Promise<{ user_id: string; tenant_id: string }> {
+  const email = normalizeEmail(input.email);
+  const problem = emailProblem(email) ?? passwordProblem(input.password, email);
+  if (problem) throw problem;
+  if (input.name.trim().length === 0 || input.name.trim().length > 100) throw invalid('invalid_name', 'name must be 1 to 100 characters', 'name');
+  const organizationName = input.organization_name.trim();
+  if (organizationName.length === 0 || organizationName.length > 100) throw invalid('invalid_name', 'organization_name must be 1 to 100 characters', 'organization_name');
+  const slug = input.slug ?? slugFromName(organizationName);
+
+  const userId = deps.ids.newId();
+  await claimReservation(deps, USER_EMAIL_SCOPE, email, userId, context).catch((error: unknown) => {
+    throw error instanceof DomainError && error.code === `${USER_EMAIL_SCOPE}_taken` ? new DomainError('conflict', 'email_taken', 'an account with this email already exists') : error;
+  });
+  let tenantId: string;
+  try {
+    tenantId = (await createTenant(deps, { name: organizationName, slug }, { ...context, actor: { kind: 'user', id: userId } })).tenant_id;
+  } catch (error) {
+    await releaseReservation(deps, USER_EMAIL_SCOPE, email, userId, context).catch(() => undefined);
+    if (error instanceof DomainError && error.code === 'tenant_slug_taken') throw new DomainError('conflict', 'slug_taken', `the slug ${slug} is taken`, 'slug');
+    throw error;
+  }
+  const scoped: RequestContext = { ...context, tenant_id: tenantId, actor: { kind: 'user', id: userId } };
+  const passwordHash = await deps.passwords.hash(input.password);
+  await handleCommand(deps, userAggregate, userStream(userId), { type: 'RegisterUser', data: { user_id: userId, email, name: input.name, password_hash: passwordHash } }, scoped);
+  await handleCommand(deps, membershipAggregate, membershipStream(tenantId), { type: 'AddMember', data: { tenant_id: tenantId, user_id: userId, role: 'owner' } }, scoped);
+  const workspaceId = deps.ids.newId();
+  await handleCommand(deps, workspaceAggregate, workspaceStream(workspaceId), { type: 'CreateWorkspace', data: { tenant_id: tenantId, workspace_id: workspaceId, name: 'Default', is_default: true } }, scoped);
+  await rotateTenantWidgetToken(deps, tenantId, scoped);
+  await issueOtp(deps, userId, email, 'email_verification', scoped);
+  return { user_id: userId, tenant_id: tenantId };
+}
+
+/** A new publishable widget token for the tenant; the old one stops working. */
+export async function rotateTenantWidgetToken(deps: IdentityDependencies, tenantId: string, context: RequestContext): Promise<string> {
+  const token = `${WIDGET_TOKEN_PREFIX}${deps.secrets.randomToken(24)}`;
+  const result = await rotateWidgetToken(deps, tenantId, { token_hash: deps.secrets.digest(token), token_sealed: deps.secrets.seal(token) }, context);
+  await deps.readYourWrites(result.position);
+  return token;
+}
+
+/** Sends a new email-verification code (for a user whose email is not verified yet). */
+export async function resendVerification(deps: IdentityDependencies, email: string, context: RequestContext): Promise<void> {
+  const userId = await userIdByEmail(deps, email);
+  if (!userId) return;
+  const { state } = await loadAggregate(deps, userAggregate, userStream(userId));
+  if (state.status === 'registered' && !state.email_verified) await issueOtp(deps, userId, state.email, 'email_verification', context);
+}
+
+export async function verifyOtp(deps: IdentityDependencies, email: string, code: string, context: RequestContext): Promise<SessionResult> {
+  const userId = await userIdByEmail(deps, email);
+  const wrong = invalid('invalid_code', 'the code is wrong or has expired; request a new one', 'code');
+  if (!userId) throw wrong;
+  const memberships = await activeMemberships(deps, userId);
+  const result = await handleCommand(
+    deps,
+    userAggregate,
+    userStream(userId),
+    { type: 'VerifyOtp', data: { purpose: 'email_verification', code_hash: deps.secrets.digest(`${userId}:email_verification:${code.trim()}`) } },
+    { ...context, tenant_id: memberships[0]?.tenant_id ?? context.tenant_id, actor: { kind: 'user', id: userId } },
+  );
+  await deps.readYourWrites(result.position);
+  if (memberships.length === 0) throw new DomainError('forbidden', 'no_membership', 'this account belongs to no organization');
+  return startSession(deps, userId, memberships[0], context);
+}
+
+async function activeMemberships(deps: IdentityDependencies, userId: string): Promise<MembershipDocument[]> {
+  const page = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).find({ where: { user_id: userId }, sort: { field: 'joined_at', direction: 'asc' }, limit: 1000 });
+  return page.items;
+}
+
+export async function login(deps: IdentityDependencies, email: string, password: string, tenantId: string | null, context: RequestContext): Promise<SessionResult> {
+  const userId = await userIdByEmail(deps, email);
+  if (!userId) {
+    // Spend the same time as a real check, so the answer does not tell which emails exist.
+    await deps.passwords.verify(password, 'scrypt$17$8$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+    throw credentialsRejected();
+  }
+  const { state } = await loadAggregate(deps, userAggregate, userStream(userId));
+  if (state.status !== 'registered') throw credentialsRejected();
+  const memberships = await activeMemberships(deps, userId);
+  const membership = tenantId ? memberships.find((m) => m.tenant_id === tenantId) : memberships.find((m) => m.status === 'active') ?? memberships[0];
+  const actorContext: RequestContext = { ...context, tenant_id: membership?.tenant_id ?? memberships[0]?.tenant_id ?? null, actor: { kind: 'user', id: userId } };
+  if (!(await deps.passwords.verify(password, state.password_hash))) {
+    await handleCommand(deps, userAggregate, userStream(userId), { type: 'RecordLoginFailure', data: { reason: 'wrong_password' } }, actorContext);
+    throw credentialsRejected();
+  }
+  if (!state.email_verified) throw new DomainError('forbidden', 'email_not_verified', 'verify your email with the code we sent before logging in');
+  if (!membership) throw new DomainError('forbidden', tenantId ? 'not_a_member' : 'no_membership', tenantId ? 'you are not a member of that organization' : 'this account belongs to no organization');
+  if (membership.status !== 'active') throw new DomainError('forbidden', 'member_disabled', 'your membership of this organization is disabled');
+  return startSession(deps, userId, membership, context);
+}
+
+/** Opens a session for a membership and signs its token. */
+export async function startSession(deps: IdentityDependencies, userId: string, membership: MembershipDocument, context: RequestContext): Promise<SessionResult> {
+  const jti = deps.ids.newId();
+  const now = deps.clock.now();
+  const expiresAt = new Date(now.getTime() + deps.settings.tokenTtlSeconds * 1000).toISOString();
+  const result = await handleCommand(
+    deps,
+    sessionAggregate,
+    sessionStream(jti),
+    {
+      type: 'StartSession',
+      data: { jti, user_id: userId, tenant_id: membership.tenant_id, audience: 'tenant', issued_at: now.toISOString(), expires_at: expiresAt, ip: context.ip, user_agent: null },
+    },
+    { ...context, tenant_id: membership.tenant_id, actor: { kind: 'user', id: userId } },
+  );
+  await deps.readYourWrites(result.position);
+  const claims: TokenClaims = { user_id: userId, tenant_id: membership.tenant_id, role: membership.role, jti, audience: 'tenant', issued_at: now.toISOString(), expires_at: expiresAt };
+  const [user, tenant] = await Promise.all([
+    deps.readStore.collection<UserDocument>(USERS).get(userId),
+    deps.readStore.collection<TenantDocument>(TENANTS).get(membership.tenant_id),
+  ]);
+  if (!user || !tenant) throw new Error(`read models lag behind the session of ${userId}`);
+  return { token: await deps.tokens.sign(claims), user, tenant, role: membership.role };
+}
+
+/** Always answers the same, whether or not the email exists. */
+export async function requestPasswordReset(deps: IdentityDependencies, email: string, context: RequestContext): Promise<void> {
+  const userId = await userIdByEmail(deps, email);
+  if (!userId) return;
+  const { state } = await loadAggregate(deps, userAggregate, userStream(userId));
+  if (state.status !== 'registered') return;
+  const [membership] = await activeMemberships(deps, userId);
+  await issueOtp(deps, userId, state.email, 'password_reset', { ...context, tenant_id: membership?.tenant_id ?? null, actor: { kind: 'user', id: userId } });
+}
+
+/** Sets the new password and revokes every session of the user. */
+export async function resetPassword(deps: IdentityDependencies, email: string, code: string, newPassword: string, context: RequestContext): Promise<void> {
+  const userId = await userIdByEmail(deps, email);
+  if (!userId) throw invalid('invalid_code', 'the code is wrong or has expired; request a new one', 'code');
+  const problem = passwordProblem(newPassword, normalizeEmail(email));
+  if (problem) throw problem;
+  const [membership] = await activeMemberships(deps, userId);
+  const actorContext: RequestContext = { ...context, tenant_id: membership?.tenant_id ?? null, actor: { kind: 'user', id: userId } };
+  const passwordHash = await deps.passwords.hash(newPassword);
+  await handleCommand(
+    deps,
+    userAggregate,
+    userStream(userId),
+    { type: 'ResetPassword', data: { code_hash: deps.secrets.digest(`${userId}:password_reset:${code.trim()}`), password_hash: passwordHash } },
+    actorContext,
+  );
+  await revokeAllSessions(deps, userId, 'password_reset', actorContext);
+}
+
+export async function revokeAllSessions(deps: IdentityDependencies, userId: string, reason: string, context: RequestContext): Promise<number> {
+  const sessions = deps.readStore.collection<SessionDocument>(SESSIONS);
+  let revoked = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await sessions.find({ where: { user_id: userId, status: 'active' }, limit: 200, cursor });
+    for (const session of page.items) {
+      const result = await handleCommand(deps, sessionAggregate, sessionStream(session.id), { type: 'RevokeSession', data: { reason } }, { ...context, tenant_id: session.tenant_id });
+      await deps.readYourWrites(result.position);
+      revoked += 1;
+    }
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return revoked;
+}
+
+export async function revokeSession(deps: IdentityDependencies, jti: string, reason: string, context: RequestContext): Promise<void> {
+  const result = await handleCommand(deps, sessionAggregate, sessionStream(jti), { type: 'RevokeSession', data: { reason } }, context);
+  await deps.readYourWrites(result.position);
+}
+
+export async function listSessions(deps: IdentityDependencies, userId: string, tenantId: string | null, options: { limit?: number; cursor?: string }): Promise<Page<SessionDocument>> {
+  return deps.readStore.collection<SessionDocument>(SESSIONS).find({
+    where: tenantId ? { user_id: userId, tenant_id: tenantId } : { user_id: userId },
+    sort: { field: 'issued_at', direction: 'desc' },
+    limit: options.limit,
+    cursor: options.cursor,
+  });
+}
+
+/**
+ * Authenticates a tenant token: signature, audience and expiry, then the stored session
+ * (a revoked one fails) and the membership (a disabled or removed member fails; the role is
+ * the current one, not the one in the token).
+ */
+export async function authenticateTenantToken(deps: IdentityDependencies, token: string): Promise<Principal> {
+  const unauthorized = (code: string, message: string): DomainError => new DomainError('unauthorized', code, message);
+  if (token.startsWith(WIDGET_TOKEN_PREFIX)) throw unauthorized('widget_token_not_allowed', 'a widget token is only valid on widget routes');
+  const claims = await deps.tokens.verify(token, 'tenant');
+  if (!claims || !claims.tenant_id) throw unauthorized('invalid_token', 'the token is invalid or has expired');
+  const session = await deps.readStore.collection<SessionDocument>(SESSIONS).get(claims.jti);
+  if (!session || session.status !== 'active') throw unauthorized('session_revoked', 'this session has been revoked; log in again');
+  if (Date.parse(session.expires_at) <= deps.clock.now().getTime()) throw unauthorized('invalid_token', 'the token is invalid or has expired');
+  const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(claims.tenant_id, claims.user_id));
+  if (!membership || membership.status !== 'active') throw unauthorized('membership_inactive', 'your membership of this organization is no longer active');
+  return { kind: 'user', user_id: claims.user_id, tenant_id: claims.tenant_id, role: membership.role, jti: claims.jti };
+}

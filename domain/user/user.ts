@@ -1,0 +1,133 @@
+// The user aggregate: a person's identity across tenants (email, name, password hash, email
+// verification) and the one-time codes that verify the email or reset the password.
+// Stream `user-<id>`. Hashing and code generation happen outside; decide compares hashes.
+
+import { type Either, left, right } from 'fp-ts/Either';
+import type { Decider } from '../shared/decider';
+import { DomainError, RejectionWithEvents, conflict, invalid, notFound } from '../shared/errors';
+import type { OtpPurpose, UserEvent } from './events';
+
+export const OTP_MAX_ATTEMPTS = 5;
+
+export type UserCommand =
+  | { type: 'RegisterUser'; data: { user_id: string; email: string; name: string; password_hash: string } }
+  | { type: 'IssueOtp'; data: { purpose: OtpPurpose; code_hash: string; expires_at: string } }
+  | { type: 'VerifyOtp'; data: { purpose: OtpPurpose; code_hash: string } }
+  | { type: 'ResetPassword'; data: { code_hash: string; password_hash: string } }
+  | { type: 'RecordLoginFailure'; data: { reason: string } };
+
+interface PendingOtp {
+  code_hash: string;
+  expires_at: string;
+  attempts: number;
+}
+
+export type UserState =
+  | { status: 'absent' }
+  | {
+      status: 'registered';
+      id: string;
+      email: string;
+      name: string;
+      password_hash: string;
+      email_verified: boolean;
+      otps: Partial<Record<OtpPurpose, PendingOtp>>;
+    };
+
+export const userStream = (userId: string): string => `user-${userId}`;
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Emails are compared and stored lowercased and trimmed. */
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+export function emailProblem(email: string): DomainError | null {
+  return EMAIL.test(email) && email.length <= 254 ? null : invalid('invalid_email', 'email must be a valid address', 'email');
+}
+
+export function nameProblem(name: string): DomainError | null {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 100) return invalid('invalid_name', 'name must be 1 to 100 characters', 'name');
+  return null;
+}
+
+/** Checks a code against the pending one: the outcome is events, or an error to answer. */
+function checkOtp(
+  state: Extract<UserState, { status: 'registered' }>,
+  purpose: OtpPurpose,
+  codeHash: string,
+  now: Date,
+): { ok: true } | { ok: false; events: UserEvent[]; error: DomainError } {
+  const otp = state.otps[purpose];
+  const wrong = invalid('invalid_code', 'the code is wrong or has expired; request a new one', 'code');
+  if (!otp || otp.attempts >= OTP_MAX_ATTEMPTS || Date.parse(otp.expires_at) <= now.getTime()) return { ok: false, events: [], error: wrong };
+  if (otp.code_hash !== codeHash) {
+    return { ok: false, events: [{ type: 'OtpAttemptFailed', data: { user_id: state.id, purpose, attempts: otp.attempts + 1 } }], error: wrong };
+  }
+  return { ok: true };
+}
+
+export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
+  initialState: () => ({ status: 'absent' }),
+
+  evolve(state, event) {
+    if (event.type === 'UserRegistered') {
+      return {
+        status: 'registered',
+        id: event.data.user_id,
+        email: event.data.email,
+        name: event.data.name,
+        password_hash: event.data.password_hash,
+        email_verified: false,
+        otps: {},
+      };
+    }
+    if (state.status === 'absent') return state;
+    switch (event.type) {
+      case 'OtpIssued':
+        return { ...state, otps: { ...state.otps, [event.data.purpose]: { code_hash: event.data.code_hash, expires_at: event.data.expires_at, attempts: 0 } } };
+      case 'OtpAttemptFailed': {
+        const otp = state.otps[event.data.purpose];
+        return otp ? { ...state, otps: { ...state.otps, [event.data.purpose]: { ...otp, attempts: event.data.attempts } } } : state;
+      }
+      case 'EmailVerified':
+        return { ...state, email_verified: true, otps: { ...state.otps, email_verification: undefined } };
+      case 'PasswordReset':
+        return { ...state, password_hash: event.data.password_hash, email_verified: true, otps: { ...state.otps, password_reset: undefined } };
+      case 'LoginFailed':
+        return state;
+    }
+  },
+
+  decide(command, state, { now }): Either<DomainError, UserEvent[]> {
+    if (command.type === 'RegisterUser') {
+      if (state.status !== 'absent') return left(conflict('user_exists', 'the user already exists'));
+      const problem = emailProblem(normalizeEmail(command.data.email)) ?? nameProblem(command.data.name);
+      if (problem) return left(problem);
+      return right([
+        {
+          type: 'UserRegistered',
+          data: { ...command.data, email: normalizeEmail(command.data.email), name: command.data.name.trim(), registered_at: now.toISOString() },
+        },
+      ]);
+    }
+    if (state.status === 'absent') return left(notFound('user_not_found', 'no such user'));
+    switch (command.type) {
+      case 'IssueOtp':
+        if (command.data.purpose === 'email_verification' && state.email_verified) return left(conflict('email_already_verified', 'the email is already verified'));
+        return right([{ type: 'OtpIssued', data: { user_id: state.id, ...command.data } }]);
+      case 'VerifyOtp': {
+        const check = checkOtp(state, command.data.purpose, command.data.code_hash, now);
+        if (!check.ok) return left(check.events.length ? new RejectionWithEvents(check.events, check.error) : check.error);
+        return right([{ type: 'EmailVerified', data: { user_id: state.id, verified_at: now.toISOString() } }]);
+      }
+      case 'ResetPassword': {
+        const check = checkOtp(state, 'password_reset', command.data.code_hash, now);
+        if (!check.ok) return left(check.events.length ? new RejectionWithEvents(check.events, check.error) : check.error);
+        return right([{ type: 'PasswordReset', data: { user_id: state.id, password_hash: command.data.password_hash, reset_at: now.toISOString() } }]);
+      }
+      case 'RecordLoginFailure':
+        return right([{ type: 'LoginFailed', data: { user_id: state.id, reason: command.data.reason, failed_at: now.toISOString() } }]);
+    }
+  },
+};

@@ -1,0 +1,39 @@
+// Read model `workspaces`: a tenant's workspaces.
+
+import { WorkspaceEvent } from '../domain/workspace/workspace';
+import type { Projection } from './projection';
+
+export interface WorkspaceDocument {
+  id: string;
+  tenant_id: string;
+  name: string;
+  is_default: boolean;
+  created_at: string;
+  position: number;
+  [field: string]: unknown;
+}
+
+export const WORKSPACES = 'workspaces';
+
+export const workspacesProjection: Projection = {
+  name: 'workspaces',
+  version: 1,
+  collections: [{ name: WORKSPACES, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }] }],
+  handles: WorkspaceEvent.types.map((codec) => codec.props.type.value),
+  async apply(recorded, view) {
+    const event = { type: recorded.type, data: recorded.data } as WorkspaceEvent;
+    if (event.type === 'WorkspaceCreated') {
+      const doc: WorkspaceDocument = {
+        id: event.data.workspace_id,
+        tenant_id: event.data.tenant_id,
+        name: event.data.name,
+        is_default: event.data.is_default,
+        created_at: event.data.created_at,
+        position: recorded.position,
+      };
+      view.put(WORKSPACES, doc);
+      return;
+    }
+    if (await view.get(WORKSPACES, event.data.workspace_id)) view.patch(WORKSPACES, event.data.workspace_id, { name: event.data.name, position: recorded.position });
+  },
+};

@@ -1,0 +1,65 @@
+import type { UserEvent } from '../../domain/user/events';
+import { OTP_MAX_ATTEMPTS, userDecider } from '../../domain/user/user';
+import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
+import { expect } from 'chai';
+import { RejectionWithEvents } from '../../domain/shared/errors';
+import { isLeft } from 'fp-ts/Either';
+
+const spec = deciderSpec(userDecider);
+const registered: UserEvent = {
+  type: 'UserRegistered',
+  data: { user_id: 'u1', email: 'ada@example.com', name: 'Ada', password_hash: 'hash', registered_at: FIXED_NOW.toISOString() },
+};
+const inTenMinutes = new Date(FIXED_NOW.getTime() + 600_000).toISOString();
+const otp: UserEvent = { type: 'OtpIssued', data: { user_id: 'u1', purpose: 'email_verification', code_hash: 'right', expires_at: inTenMinutes } };
+
+describe('user decider', () => {
+  it('registers with a normalized email', () => {
+    spec
+      .given([])
+      .when({ type: 'RegisterUser', data: { user_id: 'u1', email: ' Ada@Example.com ', name: ' Ada ', password_hash: 'hash' } })
+      .then([registered]);
+  });
+
+  it('refuses a bad email and an empty name, naming the field', () => {
+    spec.given([]).when({ type: 'RegisterUser', data: { user_id: 'u1', email: 'nope', name: 'Ada', password_hash: 'h' } }).thenThrows('invalid', 'invalid_email', 'email');
+    spec.given([]).when({ type: 'RegisterUser', data: { user_id: 'u1', email: 'a@b.co', name: ' ', password_hash: 'h' } }).thenThrows('invalid', 'invalid_name', 'name');
+  });
+
+  it('verifies the email with the right code', () => {
+    spec.given([registered, otp]).when({ type: 'VerifyOtp', data: { purpose: 'email_verification', code_hash: 'right' } }).then([
+      { type: 'EmailVerified', data: { user_id: 'u1', verified_at: FIXED_NOW.toISOString() } },
+    ]);
+  });
+
+  it('counts a wrong code as an attempt and refuses it', () => {
+    const state = [registered, otp].reduce(userDecider.evolve, userDecider.initialState());
+    const decision = userDecider.decide({ type: 'VerifyOtp', data: { purpose: 'email_verification', code_hash: 'wrong' } }, state, { now: FIXED_NOW });
+    expect(isLeft(decision) && decision.left).to.be.instanceOf(RejectionWithEvents);
+    expect(isLeft(decision) && (decision.left as RejectionWithEvents).events).to.deep.equal([
+      { type: 'OtpAttemptFailed', data: { user_id: 'u1', purpose: 'email_verification', attempts: 1 } },
+    ]);
+  });
+
+  it('refuses even the right code after too many attempts, after expiry, and once used', () => {
+    const failures = Array.from({ length: OTP_MAX_ATTEMPTS }, (_, index): UserEvent => ({
+      type: 'OtpAttemptFailed',
+      data: { user_id: 'u1', purpose: 'email_verification', attempts: index + 1 },
+    }));
+    spec.given([registered, otp, ...failures]).when({ type: 'VerifyOtp', data: { purpose: 'email_verification', code_hash: 'right' } }).thenThrows('invalid', 'invalid_code', 'code');
+    deciderSpec(userDecider, new Date(Date.parse(inTenMinutes) + 1))
+      .given([registered, otp])
+      .when({ type: 'VerifyOtp', data: { purpose: 'email_verification', code_hash: 'right' } })
+      .thenThrows('invalid', 'invalid_code');
+    const verified: UserEvent = { type: 'EmailVerified', data: { user_id: 'u1', verified_at: FIXED_NOW.toISOString() } };
+    spec.given([registered, otp, verified]).when({ type: 'VerifyOtp', data: { purpose: 'email_verification', code_hash: 'right' } }).thenThrows('invalid', 'invalid_code');
+  });
+
+  it('resets the password with a reset code only', () => {
+    const resetOtp: UserEvent = { type: 'OtpIssued', data: { user_id: 'u1', purpose: 'password_reset', code_hash: 'reset', expires_at: inTenMinutes } };
+    spec.given([registered, otp]).when({ type: 'ResetPassword', data: { code_hash: 'right', password_hash: 'new' } }).thenThrows('invalid', 'invalid_code');
+    spec.given([registered, resetOtp]).when({ type: 'ResetPassword', data: { code_hash: 'reset', password_hash: 'new' } }).then([
+      { type: 'PasswordReset', data: { user_id: 'u1', password_hash: 'new', reset_at: FIXED_NOW.toISOString() } },
+    ]);
+  });
+});

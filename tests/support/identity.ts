@@ -1,0 +1,41 @@
+// Registration and login through GraphQL, as a console would do them.
+
+import type { TestResponse, TestServer } from './server';
+
+export const PASSWORD = 'correct horse battery';
+
+export async function gql(server: TestServer, query: string, variables: Record<string, unknown> = {}, token?: string): Promise<TestResponse> {
+  return server.request('POST', '/graphql', { body: { query, variables }, headers: token ? { authorization: `Bearer ${token}` } : {} });
+}
+
+/** The last code emailed to `email`, read from the outbox events. */
+export async function lastEmailedCode(server: TestServer, email: string): Promise<string> {
+  const queued = await server.platform.eventStore.readAll({ direction: 'backwards', filter: { kind: 'event_type', types: ['EmailQueued'] }, maxCount: 200 });
+  const mine = queued.find((event) => (event.data as { to: string }).to === email.toLowerCase());
+  if (!mine) throw new Error(`no email to ${email}`);
+  const text = server.platform.secrets.open((mine.data as { body_sealed: string }).body_sealed);
+  return /(\d{6})/.exec(text)![1];
+}
+
+export const REGISTER = `mutation ($email: String!, $password: String!, $name: String!, $organization_name: String!, $slug: String) {
+  register(email: $email, password: $password, name: $name, organization_name: $organization_name, slug: $slug) { user_id tenant_id email verification_sent }
+}`;
+export const VERIFY = `mutation ($email: String!, $code: String!) { verify_otp(email: $email, code: $code) { token role user { id email email_verified } tenant { id slug } } }`;
+export const LOGIN = `mutation ($email: String!, $password: String!, $tenant_id: ID) { login(email: $email, password: $password, tenant_id: $tenant_id) { token role user { id } tenant { id } } }`;
+
+export interface Account {
+  email: string;
+  user_id: string;
+  tenant_id: string;
+  token: string;
+}
+
+/** Registers and verifies a new owner; returns their token. */
+export async function registerOwner(server: TestServer, slug: string, email = `${slug}@example.com`): Promise<Account> {
+  const registered = await gql(server, REGISTER, { email, password: PASSWORD, name: 'Owner', organization_name: `Org ${slug}`, slug });
+  if (registered.json.errors) throw new Error(JSON.stringify(registered.json.errors));
+  const code = await lastEmailedCode(server, email);
+  const verified = await gql(server, VERIFY, { email, code });
+  if (verified.json.errors) throw new Error(JSON.stringify(verified.json.errors));
+  return { email, user_id: registered.json.data.register.user_id, tenant_id: registered.json.data.register.tenant_id, token: verified.json.data.verify_otp.token };
+}
