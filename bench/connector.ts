@@ -1,0 +1,186 @@
+// `npm run bench -- connector [--duration 10] [--slices 5] [--connections 50] [--warmup 2]`
+//
+// Signed pings per second through the connector SDK's `listen()` beside a bare node:http
+// server answering the same JSON with the same headers, in the same run and with the same
+// load generator (autocannon). The servers run in a child process so the load generator
+// does not share their event loop. One ping body is signed up front with a timestamp that
+// stays inside the 300 s replay window for the whole run.
+//
+// Each server gets `duration` seconds of load, cut into `slices` slices taken in rotation
+// (bare, SDK, reference, bare, SDK, ...): on a small shared machine the available CPU drifts
+// by tens of percent within seconds, and rotating spreads that drift over all servers
+// instead of handing it to whichever ran last. req/s is total requests over total seconds; p99 is the
+// median of the slices' p99. The SDK must keep at least 0.7 of the bare server's
+// throughput; the exit code is 1 when it does not.
+//
+// A third, reference server is a bare handler plus the one check no correct connector can
+// skip: an HMAC-SHA256 of the signed string with `createHmac`, compared with
+// `timingSafeEqual`. It shows how much of the gap is the protocol's own cryptography.
+import { fork } from 'node:child_process';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import path from 'node:path';
+import { createConnector, PROTOCOL_VERSION, SDK_VERSION, signedHeaders } from '../adapters/connector-sdk';
+import { RESPONSE_HEADERS } from '../adapters/connector-sdk/responses';
+
+const REQUIRED_RATIO = 0.7;
+const SECRET_ENV = 'BENCH_CONNECTOR_SECRET';
+
+/** The part of autocannon's result this bench reads. */
+interface LoadResult {
+  requests: { average: number; total: number };
+  latency: { p99: number; average: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+interface LoadOptions {
+  url: string;
+  connections: number;
+  duration: number;
+  method: 'POST';
+  headers: Record<string, string>;
+  body: string;
+}
+
+// autocannon ships no type declarations; this is the one call the bench makes.
+const autocannon = require('autocannon') as (options: LoadOptions) => Promise<LoadResult>;
+
+interface ServerPorts {
+  sdk: number;
+  bare: number;
+  bareHmac: number;
+}
+
+function option(args: string[], name: string, fallback: number): number {
+  const index = args.indexOf(`--${name}`);
+  const value = index === -1 ? undefined : Number(args[index + 1]);
+  return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+/** Child process: both servers, on ephemeral ports of 127.0.0.1, until the parent disconnects. */
+async function serve(): Promise<void> {
+  const secret = process.env[SECRET_ENV] as string;
+  const sdk = await createConnector({ signingSecret: secret }).listen(0, '127.0.0.1');
+  const pong = JSON.stringify({ type: 'pong', protocol_version: PROTOCOL_VERSION, sdk_version: SDK_VERSION });
+  const bare = http.createServer((request, response) => {
+    // Same work a minimal handler must do: read the body, answer the same JSON and headers.
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      response.writeHead(200, { ...RESPONSE_HEADERS, 'content-length': Buffer.byteLength(pong) });
+      response.end(pong);
+    });
+  });
+  const bareHmac = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const expected = createHmac('sha256', secret).update(`v1:${request.headers['x-svc-timestamp']}:`).update(Buffer.concat(chunks)).digest();
+      const presented = Buffer.from(String(request.headers['x-svc-signature']).slice(3), 'hex');
+      const valid = presented.length === expected.length && timingSafeEqual(presented, expected);
+      response.writeHead(valid ? 200 : 401, { ...RESPONSE_HEADERS, 'content-length': Buffer.byteLength(pong) });
+      response.end(pong);
+    });
+  });
+  await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => bareHmac.listen(0, '127.0.0.1', resolve));
+  const ports: ServerPorts = {
+    sdk: sdk.port,
+    bare: (bare.address() as { port: number }).port,
+    bareHmac: (bareHmac.address() as { port: number }).port,
+  };
+  process.send?.(ports);
+  process.once('disconnect', () => process.exit(0));
+}
+
+function startServers(secret: string): Promise<{ ports: ServerPorts; stop(): void }> {
+  const child = fork(path.join(__dirname, 'main.js'), ['connector', '--serve'], {
+    env: { ...process.env, [SECRET_ENV]: secret },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+    child.once('message', (ports) => resolve({ ports: ports as ServerPorts, stop: () => child.disconnect() }));
+  });
+}
+
+async function load(url: string, headers: Record<string, string>, body: string, connections: number, duration: number): Promise<LoadResult> {
+  const result = await autocannon({ url, connections, duration, method: 'POST', headers, body });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the bench is not measuring pongs`);
+  }
+  return result;
+}
+
+/** Load results of one server over all its slices. */
+interface Measurement {
+  requests: number;
+  seconds: number;
+  p99s: number[];
+}
+
+function requestsPerSecond(measurement: Measurement): number {
+  return measurement.requests / measurement.seconds;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+function row(name: string, measurement: Measurement): string {
+  const rate = Math.round(requestsPerSecond(measurement)).toString().padStart(8);
+  return `| ${name.padEnd(35)} | ${rate} | ${String(median(measurement.p99s)).padStart(7)} |`;
+}
+
+/** Runs the connector bench and prints req/s, p99 latency and the SDK-to-bare ratio. */
+export async function run(args: string[]): Promise<void> {
+  if (args.includes('--serve')) return serve();
+  const duration = option(args, 'duration', 10);
+  const slices = Math.round(option(args, 'slices', 5));
+  const connections = option(args, 'connections', 50);
+  const warmup = option(args, 'warmup', 2);
+  const secret = randomBytes(32).toString('hex');
+  const body = JSON.stringify({ protocol_version: PROTOCOL_VERSION, request_id: 'bench-ping', type: 'ping' });
+  // Signed once: every request of the run reuses this body and these headers.
+  const headers = signedHeaders(secret, body);
+  const servers = await startServers(secret);
+  try {
+    const bareUrl = `http://127.0.0.1:${servers.ports.bare}/svc`;
+    const bareHmacUrl = `http://127.0.0.1:${servers.ports.bareHmac}/svc`;
+    const sdkUrl = `http://127.0.0.1:${servers.ports.sdk}/svc`;
+    const sliceSeconds = duration / slices;
+    console.log(
+      `connector bench: ${connections} connections, ${warmup} s warm-up each, then ${duration} s per server in ${slices} rotating slices, Node ${process.version}`,
+    );
+    for (const url of [bareUrl, bareHmacUrl, sdkUrl]) await load(url, headers, body, connections, warmup);
+    const bare: Measurement = { requests: 0, seconds: 0, p99s: [] };
+    const bareHmac: Measurement = { requests: 0, seconds: 0, p99s: [] };
+    const sdk: Measurement = { requests: 0, seconds: 0, p99s: [] };
+    for (let slice = 0; slice < slices; slice++) {
+      for (const [url, measurement] of [[bareUrl, bare], [sdkUrl, sdk], [bareHmacUrl, bareHmac]] as const) {
+        const result = await load(url, headers, body, connections, sliceSeconds);
+        measurement.requests += result.requests.total;
+        measurement.seconds += sliceSeconds;
+        measurement.p99s.push(result.latency.p99);
+      }
+    }
+    const ratio = requestsPerSecond(sdk) / requestsPerSecond(bare);
+    console.log('');
+    console.log('| server                              |    req/s | p99 ms  |');
+    console.log('|-------------------------------------|---------:|--------:|');
+    console.log(row('bare node:http', bare));
+    console.log(row('bare node:http + HMAC check (ref.)', bareHmac));
+    console.log(row('connector SDK listen()', sdk));
+    console.log('');
+    console.log(`ratio SDK / bare: ${ratio.toFixed(2)} (required >= ${REQUIRED_RATIO})`);
+    console.log(`ratio SDK / bare + HMAC check: ${(requestsPerSecond(sdk) / requestsPerSecond(bareHmac)).toFixed(2)}`);
+    if (ratio < REQUIRED_RATIO) process.exitCode = 1;
+  } finally {
+    servers.stop();
+  }
+}

@@ -1,0 +1,109 @@
+// Request signing (spec 5.2): the exact signed string, the header format, constant-time
+// verification across rotation secrets, and the replay window in both directions.
+import { createHmac, randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import { signRequest, signedHeaders, verifySignature } from '../../adapters/connector-sdk';
+import { HmacSha256 } from '../../adapters/connector-sdk/signing';
+
+const BODY = '{"protocol_version":"1","request_id":"r-1","type":"ping"}';
+// Computed independently: printf 'v1:1700000000:<body>' | openssl dgst -sha256 -hmac 'test-secret'
+const EXPECTED = 'v1=b7f85729838b37cf7167b7ac75389df8b2b840ffddea72eb41e3610576da3222';
+
+describe('connector request signing', () => {
+  describe('signRequest', () => {
+    it('is v1= + lowercase hex HMAC-SHA256 of v1:<timestamp>:<raw body>', () => {
+      expect(signRequest('test-secret', 1700000000, BODY)).to.equal(EXPECTED);
+    });
+
+    it('signs the same bytes whether given a string or a Buffer', () => {
+      expect(signRequest('test-secret', '1700000000', Buffer.from(BODY))).to.equal(EXPECTED);
+    });
+
+    it('depends on the secret, the timestamp and every byte of the body', () => {
+      expect(signRequest('other', 1700000000, BODY)).to.not.equal(EXPECTED);
+      expect(signRequest('test-secret', 1700000001, BODY)).to.not.equal(EXPECTED);
+      expect(signRequest('test-secret', 1700000000, `${BODY} `)).to.not.equal(EXPECTED);
+    });
+  });
+
+  describe('verifySignature', () => {
+    const base = { secrets: ['test-secret'], signature: EXPECTED, timestamp: '1700000000', rawBody: BODY, nowSeconds: 1700000000, maxSkewSeconds: 300 };
+
+    it('accepts the right signature and says which secret matched', () => {
+      expect(verifySignature(base)).to.deep.equal({ valid: true, secretIndex: 0 });
+      expect(verifySignature({ ...base, secrets: ['new-secret', 'test-secret'] })).to.deep.equal({ valid: true, secretIndex: 1 });
+    });
+
+    it('refuses a mismatch, including a signature of the wrong length or case', () => {
+      expect(verifySignature({ ...base, secrets: ['nope'] })).to.deep.equal({ valid: false, refusal: 'signature_mismatch' });
+      expect(verifySignature({ ...base, signature: EXPECTED.slice(0, -2) })).to.deep.equal({ valid: false, refusal: 'malformed_signature' });
+      expect(verifySignature({ ...base, signature: `${EXPECTED}00` })).to.deep.equal({ valid: false, refusal: 'malformed_signature' });
+      expect(verifySignature({ ...base, signature: EXPECTED.toUpperCase() })).to.deep.equal({ valid: false, refusal: 'malformed_signature' });
+      expect(verifySignature({ ...base, signature: EXPECTED.replace('v1=', 'v0=') })).to.deep.equal({ valid: false, refusal: 'malformed_signature' });
+    });
+
+    it('refuses missing headers', () => {
+      expect(verifySignature({ ...base, signature: undefined })).to.deep.equal({ valid: false, refusal: 'missing_signature' });
+      expect(verifySignature({ ...base, timestamp: undefined })).to.deep.equal({ valid: false, refusal: 'missing_timestamp' });
+      expect(verifySignature({ ...base, signature: '' })).to.deep.equal({ valid: false, refusal: 'missing_signature' });
+    });
+
+    it('refuses timestamps that are not plain Unix seconds', () => {
+      for (const timestamp of ['1700000000.0', '-1700000000', '1.7e9', ' 1700000000', 'now']) {
+        expect(verifySignature({ ...base, timestamp }), timestamp).to.deep.equal({ valid: false, refusal: 'malformed_timestamp' });
+      }
+    });
+
+    it('accepts the window edges in both directions and refuses one second beyond', () => {
+      expect(verifySignature({ ...base, nowSeconds: 1700000300 }).valid).to.equal(true);
+      expect(verifySignature({ ...base, nowSeconds: 1699999700 }).valid).to.equal(true);
+      expect(verifySignature({ ...base, nowSeconds: 1700000301 })).to.deep.equal({ valid: false, refusal: 'timestamp_outside_window' });
+      expect(verifySignature({ ...base, nowSeconds: 1699999699 })).to.deep.equal({ valid: false, refusal: 'timestamp_outside_window' });
+    });
+  });
+
+  describe('HmacSha256 (the verifier HMAC with precomputed pads)', () => {
+    it('matches createHmac for keys and messages around every block boundary', () => {
+      // Keys shorter than, equal to and longer than the 64-byte block (longer ones are
+      // hashed first); messages around the 55/56/64-byte padding boundaries.
+      const keyLengths = [0, 1, 31, 32, 63, 64, 65, 100, 200];
+      const messageLengths = [0, 1, 40, 55, 56, 63, 64, 65, 119, 120, 128, 1000, 70_000];
+      for (const keyLength of keyLengths) {
+        const key = randomBytes(keyLength);
+        const hmac = new HmacSha256(key);
+        for (const messageLength of messageLengths) {
+          const message = randomBytes(messageLength);
+          const expected = createHmac('sha256', key).update(message).digest();
+          expect(hmac.digest(message).equals(expected), `key ${keyLength}, message ${messageLength}`).to.equal(true);
+          const signed = createHmac('sha256', key).update('v1:1700000000:').update(message).digest();
+          expect(hmac.signedStringDigest('1700000000', message).equals(signed), `signed string, message ${messageLength}`).to.equal(true);
+        }
+      }
+    });
+
+    it('treats a string secret as its UTF-8 bytes', () => {
+      expect(new HmacSha256('sécret').digest('body').equals(createHmac('sha256', 'sécret').update('body').digest())).to.equal(true);
+    });
+
+    it('gives independent results when called again (no state leaks between messages)', () => {
+      const hmac = new HmacSha256('k');
+      const first = hmac.digest('a');
+      hmac.digest('b'.repeat(500));
+      expect(hmac.digest('a').equals(first)).to.equal(true);
+      expect(first.equals(createHmac('sha256', 'k').update('a').digest())).to.equal(true);
+    });
+  });
+
+  describe('signedHeaders', () => {
+    it('carries signature, timestamp, protocol and the trace id when given', () => {
+      const headers = signedHeaders('test-secret', BODY, { timestamp: 1700000000, traceId: 'trace-1' });
+      expect(headers).to.deep.equal({
+        'content-type': 'application/json',
+        'x-svc-signature': EXPECTED,
+        'x-svc-timestamp': '1700000000',
+        'x-svc-protocol': '1',
+        'x-svc-trace-id': 'trace-1',
+      });
+    });
+  });
+});
