@@ -1,0 +1,195 @@
+// The operator CLI: `npm run cli -- <command>`. It opens the same stores as the server
+// (DATA_DIR, or EVENTSTORE_URL / MONGODB_URL) and may run beside it: projection commits are
+// compare-and-set on the checkpoint, so a rebuild here and the server's runner never interleave.
+
+import 'reflect-metadata';
+import { ConfigError, type Platform, createPlatform, loadConfig } from '../../infrastructure/composition-root';
+import { silentLogger } from '../../application/ports/logger';
+import { systemContext } from '../../application/shared/request-context';
+import { createTenant, renameTenant, suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
+import type { RecordedEvent } from '../../application/ports/event-store';
+import { TENANTS, type TenantDocument } from '../../projections/tenants';
+import { runConnectorDoctor } from './connector-doctor';
+import { parseArguments, printTable } from './format';
+
+const USAGE = `usage: npm run cli -- <command>
+
+  projections status                 checkpoint, head, lag and state of every projection
+  projections rebuild NAME           rebuild NAME into shadow collections, then swap
+  events read STREAM [--backwards] [--from REVISION] [--limit N]
+  events tail [--from POSITION] [--limit N]   follow $all (from the end unless --from)
+  tenants list [--limit N]
+  tenants create --name NAME --slug SLUG
+  tenants rename ID NAME
+  tenants suspend ID --reason TEXT
+  tenants unsuspend ID
+  sagas failures                     deliveries retrying or dead-lettered
+  connector doctor URL --secret S    run the protocol conformance checks against a connector
+`;
+
+type Output = (line: string) => void;
+
+async function withPlatform<T>(work: (platform: Platform) => Promise<T>): Promise<T> {
+  const platform = await createPlatform(loadConfig(), { logger: silentLogger });
+  try {
+    return await work(platform);
+  } finally {
+    await platform.close();
+  }
+}
+
+/** Brings read models up to date before reading them, in case no server is running. */
+async function caughtUp(platform: Platform): Promise<void> {
+  await platform.projections.start();
+  await platform.projections.waitFor(await platform.eventStore.headPosition(), { timeoutMs: 30_000 });
+  await platform.projections.stop();
+}
+
+function formatEvent(event: RecordedEvent): string {
+  return JSON.stringify({
+    position: event.position,
+    stream: event.stream,
+    revision: event.revision,
+    type: event.type,
+    data: event.data,
+    metadata: event.metadata,
+    recorded_at: event.recorded_at,
+  });
+}
+
+export async function runCli(argv: string[], out: Output, stopSignal?: AbortSignal): Promise<number> {
+  const [area, action, ...rest] = argv;
+  const { positional, flags } = parseArguments(rest);
+  const context = systemContext(`cli-${Date.now()}`, 'operator-cli');
+  switch (`${area} ${action}`) {
+    case 'projections status':
+      return withPlatform(async (platform) => {
+        const reports = await platform.projections.status();
+        const sagas = (await platform.readStore.listProjectionStates()).filter((state) => state.name.startsWith('saga:'));
+        printTable(out, ['projection', 'version', 'checkpoint', 'head', 'lag', 'status', 'error'], [
+          ...reports.map((r) => [r.name, r.version, r.checkpoint, r.head, r.lag, r.status, r.error ?? '']),
+          ...sagas.map((s) => [s.name, s.version, s.checkpoint, reports[0]?.head ?? '', '', s.status, s.error ?? '']),
+        ]);
+        return 0;
+      });
+    case 'projections rebuild': {
+      const name = positional[0];
+      if (!name) return usageError(out, 'projections rebuild needs a projection NAME');
+      return withPlatform(async (platform) => {
+        const known = platform.projections.projections.map((p) => p.name);
+        if (!known.includes(name)) return usageError(out, `no projection named ${name}; known: ${known.join(', ')}`);
+        const result = await platform.projections.rebuild(name);
+        out(`rebuilt ${name}: ${result.events} events, checkpoint ${result.checkpoint}`);
+        return 0;
+      });
+    }
+    case 'events read': {
+      const stream = positional[0];
+      if (!stream) return usageError(out, 'events read needs a STREAM');
+      return withPlatform(async (platform) => {
+        const events = await platform.eventStore.readStream(stream, {
+          direction: flags.backwards ? 'backwards' : 'forwards',
+          fromRevision: flags.from !== undefined ? Number(flags.from) : undefined,
+          maxCount: flags.limit !== undefined ? Number(flags.limit) : undefined,
+        });
+        if (events.length === 0) out(`stream ${stream} has no events`);
+        for (const event of events) out(formatEvent(event));
+        return 0;
+      });
+    }
+    case 'events tail':
+      return withPlatform(async (platform) => {
+        const from = flags.from !== undefined ? Number(flags.from) : await platform.eventStore.headPosition();
+        const limit = flags.limit !== undefined ? Number(flags.limit) : Infinity;
+        const subscription = platform.eventStore.subscribeToAll({ fromPosition: from });
+        const stop = (): void => void subscription.stop();
+        process.once('SIGINT', stop);
+        stopSignal?.addEventListener('abort', stop);
+        let shown = 0;
+        for await (const message of subscription) {
+          if (message.kind !== 'event') continue;
+          out(formatEvent(message.event));
+          shown += 1;
+          if (shown >= limit) break;
+        }
+        await subscription.stop();
+        process.off('SIGINT', stop);
+        return 0;
+      });
+    case 'tenants list':
+      return withPlatform(async (platform) => {
+        await caughtUp(platform);
+        const page = await platform.readStore.collection<TenantDocument>(TENANTS).find({ sort: { field: 'created_at', direction: 'asc' }, limit: Number(flags.limit ?? 100) });
+        printTable(out, ['id', 'slug', 'name', 'status', 'created_at'], page.items.map((t) => [t.id, t.slug, t.name, t.status, t.created_at]));
+        return 0;
+      });
+    case 'tenants create': {
+      const name = flags.name;
+      const slug = flags.slug;
+      if (typeof name !== 'string' || typeof slug !== 'string') return usageError(out, 'tenants create needs --name and --slug');
+      return withPlatform(async (platform) => {
+        const result = await createTenant(platform.commands, { name, slug }, context);
+        out(`created tenant ${result.tenant_id} (${slug}) at position ${result.position}`);
+        return 0;
+      });
+    }
+    case 'tenants rename': {
+      const [id, ...words] = positional;
+      if (!id || words.length === 0) return usageError(out, 'tenants rename needs ID and NAME');
+      return withPlatform(async (platform) => {
+        const result = await renameTenant(platform.commands, id, words.join(' '), context);
+        out(result.events.length ? `renamed tenant ${id} (revision ${result.revision})` : `tenant ${id} already has that name`);
+        return 0;
+      });
+    }
+    case 'tenants suspend': {
+      const id = positional[0];
+      const reason = flags.reason;
+      if (!id || typeof reason !== 'string') return usageError(out, 'tenants suspend needs ID and --reason');
+      return withPlatform(async (platform) => {
+        await suspendTenant(platform.commands, id, reason, context);
+        out(`suspended tenant ${id}`);
+        return 0;
+      });
+    }
+    case 'tenants unsuspend': {
+      const id = positional[0];
+      if (!id) return usageError(out, 'tenants unsuspend needs ID');
+      return withPlatform(async (platform) => {
+        await unsuspendTenant(platform.commands, id, context);
+        out(`unsuspended tenant ${id}`);
+        return 0;
+      });
+    }
+    case 'sagas failures':
+      return withPlatform(async (platform) => {
+        const failures = await platform.sagaDelivery.listFailures();
+        printTable(out, ['group', 'event_id', 'type', 'attempts', 'status', 'next_attempt_at', 'last_error'], failures.map((f) => [f.group, f.event_id, f.event_type, f.attempts, f.status, f.next_attempt_at ?? '', f.last_error]));
+        return 0;
+      });
+    case 'connector doctor':
+      return runConnectorDoctor(rest, out);
+    default:
+      out(USAGE);
+      return area === undefined || area === 'help' || flags.help ? 0 : 2;
+  }
+}
+
+function usageError(out: Output, message: string): number {
+  out(`error: ${message}`);
+  return 2;
+}
+
+if (require.main === module) {
+  runCli(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`))
+    .then((code) => process.exit(code))
+    .catch((error: unknown) => {
+      if (error instanceof ConfigError) {
+        process.stderr.write(`${error.message}\n`);
+        process.exit(2);
+      }
+      const code = (error as { code?: string }).code;
+      process.stderr.write(`error: ${code ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,98 @@
+// The operator CLI as an operator runs it: a separate process on the data folder.
+
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { temporaryDirectory } from '../support/files';
+import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
+
+const run = promisify(execFile);
+const CLI = path.join(__dirname, '..', '..', 'adapters', 'cli', 'main.js');
+
+async function cli(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('operator CLI', function () {
+  this.timeout(30_000);
+  const dir = temporaryDirectory();
+  let tenantId: string;
+  after(() => dir.remove());
+
+  it('creates a tenant and refuses its slug a second time', async () => {
+    const created = await cli(dir.path, 'tenants', 'create', '--name', 'Acme Corp', '--slug', 'acme');
+    expect(created.code, created.stderr).to.equal(0);
+    tenantId = /created tenant (\S+)/.exec(created.stdout)![1];
+    const again = await cli(dir.path, 'tenants', 'create', '--name', 'Other', '--slug', 'acme');
+    expect(again.code).to.equal(1);
+    expect(again.stderr).to.contain('tenant_slug_taken');
+  });
+
+  it('renames, suspends and lists tenants from the read model', async () => {
+    expect((await cli(dir.path, 'tenants', 'rename', tenantId, 'Acme', 'Group')).code).to.equal(0);
+    expect((await cli(dir.path, 'tenants', 'suspend', tenantId, '--reason', 'unpaid invoice')).code).to.equal(0);
+    const listed = await cli(dir.path, 'tenants', 'list');
+    expect(listed.stdout).to.match(new RegExp(`${tenantId}\\s+acme\\s+Acme Group\\s+suspended`));
+  });
+
+  it('reads a stream as JSON lines', async () => {
+    const read = await cli(dir.path, 'events', 'read', `tenant-${tenantId}`);
+    const types = read.stdout.trim().split('\n').map((line) => JSON.parse(line).type);
+    expect(types).to.deep.equal(['TenantCreated', 'TenantRenamed', 'TenantSuspended']);
+    const last = await cli(dir.path, 'events', 'read', `tenant-${tenantId}`, '--backwards', '--limit', '1');
+    expect(JSON.parse(last.stdout).metadata.actor).to.deep.equal({ kind: 'system', id: 'operator-cli' });
+  });
+
+  it('tails $all from a position', async () => {
+    const tail = await cli(dir.path, 'events', 'tail', '--from', '0', '--limit', '2');
+    expect(tail.stdout.trim().split('\n').map((line) => JSON.parse(line).type)).to.deep.equal(['ReservationClaimed', 'TenantCreated']);
+  });
+
+  it('shows projection status and rebuilds a projection', async () => {
+    const rebuilt = await cli(dir.path, 'projections', 'rebuild', 'tenants');
+    expect(rebuilt.code, rebuilt.stderr).to.equal(0);
+    expect(rebuilt.stdout).to.match(/rebuilt tenants: 3 events, checkpoint \d+/);
+    const status = await cli(dir.path, 'projections', 'status');
+    expect(status.stdout).to.match(/^projection\s+version\s+checkpoint\s+head\s+lag\s+status/);
+    expect(status.stdout).to.match(/tenants\s+1\s+(\d+)\s+\1\s+0\s+/);
+    const listed = await cli(dir.path, 'tenants', 'list');
+    expect(listed.stdout).to.contain('Acme Group');
+  });
+
+  it('answers usage errors with exit code 2', async () => {
+    expect((await cli(dir.path, 'projections', 'rebuild', 'nope')).stdout).to.contain('no projection named nope');
+    expect((await cli(dir.path, 'frobnicate')).code).to.equal(2);
+    expect((await cli(dir.path, 'tenants', 'create', '--name', 'X')).code).to.equal(2);
+  });
+
+  it('runs the connector doctor: exit 0 against the example connector, 1 with a wrong secret', async () => {
+    const connector = createExampleConnector({ signingSecret: 'doctor-secret-0123456789', otpDelivery: { send: async () => undefined } });
+    const listening = await connector.listen(0, '127.0.0.1');
+    try {
+      const passed = await cli(dir.path, 'connector', 'doctor', listening.url, '--secret', 'doctor-secret-0123456789');
+      expect(passed.code, passed.stdout).to.equal(0);
+      expect(passed.stdout).to.match(/pass/i);
+      const failed = await cli(dir.path, 'connector', 'doctor', listening.url, '--secret', 'another-secret-0123456789');
+      expect(failed.code).to.equal(1);
+      expect(failed.stdout).to.match(/secret/i);
+    } finally {
+      await listening.close();
+    }
+  });
+
+  it('names a bad environment variable', async () => {
+    const { code, stderr } = await run(process.execPath, [CLI, 'projections', 'status'], { env: { ...process.env, DATA_DIR: dir.path, SQLITE_SYNCHRONOUS: 'sometimes' } }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(code).to.equal(2);
+    expect(stderr).to.contain('SQLITE_SYNCHRONOUS: expected one of full, normal, off, got "sometimes"');
+  });
+});
