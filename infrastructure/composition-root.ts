@@ -18,6 +18,7 @@ import type { Saga } from '../application/sagas/saga';
 import { SagaRunner } from '../application/sagas/saga-runner';
 import { graphqlRouter } from '../adapters/http/graphql';
 import { meSessionsRouter } from '../adapters/http/me/sessions';
+import { orgRouter } from '../adapters/http/org/index';
 import { operationsRouter } from '../adapters/http/operations';
 import type { IdentityDependencies } from '../application/identity/identity';
 import { mailDeliverySaga } from '../application/mail/outbox';
@@ -157,7 +158,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
         logger,
         metrics,
         bodyLimitBytes: config.bodyLimitBytes,
-        routers: [operations(), graphqlRouter(identity, { playground: config.enableGraphqlPlayground }), meSessionsRouter(identity)],
+        routers: [operations(), graphqlRouter(identity, { playground: config.enableGraphqlPlayground }), meSessionsRouter(identity), orgRouter(identity)],
       });
     },
     async close() {

@@ -24,7 +24,7 @@ export interface AuditLogEntry {
 export const AUDIT_LOG = 'audit_log';
 
 /** Categories whose names contain a dash, so the stream id is split at the right place. */
-const MULTI_WORD_CATEGORIES = ['sdk-connection', 'orchestration-event'];
+const MULTI_WORD_CATEGORIES = ['sdk-connection', 'orchestration-event', 'access-denial'];
 
 export const auditLogProjection: Projection = {
   name: 'audit_log',

@@ -39,3 +39,25 @@ export async function registerOwner(server: TestServer, slug: string, email = `$
   if (verified.json.errors) throw new Error(JSON.stringify(verified.json.errors));
   return { email, user_id: registered.json.data.register.user_id, tenant_id: registered.json.data.register.tenant_id, token: verified.json.data.verify_otp.token };
 }
+
+/**
+ * Adds a registered user to another organization with a role (what an accepted invitation
+ * does) and logs them in there.
+ */
+export async function joinAs(server: TestServer, account: Account, tenantId: string, role: 'admin' | 'member'): Promise<Account> {
+  const { handleCommand } = await import('../../application/command-handling/handle-command');
+  const { membershipAggregate } = await import('../../application/identity/identity');
+  const { membershipStream } = await import('../../domain/membership/membership');
+  const { userContext } = await import('./context');
+  const result = await handleCommand(
+    server.platform.commands,
+    membershipAggregate,
+    membershipStream(tenantId),
+    { type: 'AddMember', data: { tenant_id: tenantId, user_id: account.user_id, role } },
+    userContext({ tenant_id: tenantId }),
+  );
+  await server.platform.readYourWrites(result.position);
+  const login = await gql(server, LOGIN, { email: account.email, password: PASSWORD, tenant_id: tenantId });
+  if (login.json.errors) throw new Error(JSON.stringify(login.json.errors));
+  return { ...account, tenant_id: tenantId, token: login.json.data.login.token };
+}

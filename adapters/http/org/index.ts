@@ -1,0 +1,15 @@
+// Everything under /api/v1/org: user token required (a widget token is 401), every 403 is
+// recorded for the audit log, then one router per area.
+
+import Router from '@koa/router';
+import type { IdentityDependencies } from '../../../application/identity/identity';
+import { type AuthenticatedState, authenticateUser } from '../middleware/authenticate';
+import { recordForbidden } from '../middleware/authorize';
+import { orgMembersRouter } from './members';
+
+export function orgRouter(identity: IdentityDependencies, areas: Array<Router<AuthenticatedState>> = []): Router<AuthenticatedState> {
+  const router = new Router<AuthenticatedState>({ prefix: '/api/v1/org' });
+  router.use(authenticateUser(identity), recordForbidden(identity));
+  for (const area of [orgMembersRouter(identity), ...areas]) router.use(area.routes(), area.allowedMethods());
+  return router;
+}

@@ -1,0 +1,63 @@
+// Organization membership use cases (spec 4.11): thin functions over the membership roster.
+
+import { type MemberStatus, type MembershipCommand, type Role, membershipStream } from '../../domain/membership/membership';
+import { notFound } from '../../domain/shared/errors';
+import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
+import { USERS, type UserDocument } from '../../projections/users';
+import { handleCommand } from '../command-handling/handle-command';
+import { type IdentityDependencies, type Principal, membershipAggregate } from '../identity/identity';
+import type { Page, Where } from '../ports/read-store';
+import type { RequestContext } from '../shared/request-context';
+
+export interface MemberView {
+  user_id: string;
+  email: string | null;
+  name: string | null;
+  role: Role;
+  status: MemberStatus;
+  joined_at: string;
+}
+
+export async function memberView(deps: IdentityDependencies, membership: MembershipDocument): Promise<MemberView> {
+  const user = await deps.readStore.collection<UserDocument>(USERS).get(membership.user_id);
+  return { user_id: membership.user_id, email: user?.email ?? null, name: user?.name ?? null, role: membership.role, status: membership.status, joined_at: membership.joined_at };
+}
+
+export async function listMembers(
+  deps: IdentityDependencies,
+  tenantId: string,
+  filter: { role?: Role; status?: MemberStatus },
+  page: { limit?: number; cursor?: string },
+): Promise<Page<MemberView>> {
+  const where: Where = { tenant_id: tenantId, ...filter };
+  const found = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).find({ where, sort: { field: 'joined_at', direction: 'asc' }, ...page });
+  return { items: await Promise.all(found.items.map((membership) => memberView(deps, membership))), next_cursor: found.next_cursor };
+}
+
+/** The member of the caller's tenant, or 404 (another tenant's member is never visible). */
+export async function getMember(deps: IdentityDependencies, tenantId: string, userId: string): Promise<MemberView> {
+  const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(tenantId, userId));
+  if (!membership) throw notFound('member_not_found', 'no such member');
+  return memberView(deps, membership);
+}
+
+function actingContext(principal: Principal, context: RequestContext): RequestContext {
+  return { ...context, tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } };
+}
+
+async function onRoster(deps: IdentityDependencies, principal: Principal, command: MembershipCommand, context: RequestContext): Promise<void> {
+  const result = await handleCommand(deps, membershipAggregate, membershipStream(principal.tenant_id), command, actingContext(principal, context));
+  await deps.readYourWrites(result.position);
+}
+
+export const changeMemberRole = (deps: IdentityDependencies, principal: Principal, userId: string, role: Role, context: RequestContext) =>
+  onRoster(deps, principal, { type: 'ChangeMemberRole', data: { actor_user_id: principal.user_id, user_id: userId, role } }, context);
+
+export const changeMemberStatus = (deps: IdentityDependencies, principal: Principal, userId: string, status: MemberStatus, context: RequestContext) =>
+  onRoster(deps, principal, { type: 'ChangeMemberStatus', data: { actor_user_id: principal.user_id, user_id: userId, status } }, context);
+
+export const removeMember = (deps: IdentityDependencies, principal: Principal, userId: string, context: RequestContext) =>
+  onRoster(deps, principal, { type: 'RemoveMember', data: { actor_user_id: principal.user_id, user_id: userId } }, context);
+
+export const transferOwnership = (deps: IdentityDependencies, principal: Principal, toUserId: string, context: RequestContext) =>
+  onRoster(deps, principal, { type: 'TransferOwnership', data: { actor_user_id: principal.user_id, to_user_id: toUserId } }, context);
