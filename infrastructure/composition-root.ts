@@ -18,7 +18,9 @@ import type { Saga } from '../application/sagas/saga';
 import { SagaRunner } from '../application/sagas/saga-runner';
 import { graphqlRouter } from '../adapters/http/graphql';
 import { meSessionsRouter } from '../adapters/http/me/sessions';
+import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
+import { publicRouter } from '../adapters/http/public';
 import { operationsRouter } from '../adapters/http/operations';
 import type { IdentityDependencies } from '../application/identity/identity';
 import { mailDeliverySaga } from '../application/mail/outbox';
@@ -158,7 +160,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
         logger,
         metrics,
         bodyLimitBytes: config.bodyLimitBytes,
-        routers: [operations(), graphqlRouter(identity, { playground: config.enableGraphqlPlayground }), meSessionsRouter(identity), orgRouter(identity)],
+        routers: [operations(), graphqlRouter(identity, { playground: config.enableGraphqlPlayground }), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity)],
       });
     },
     async close() {
