@@ -40,6 +40,7 @@ import { AesGcmSecrets } from './crypto/secrets';
 import { PasetoTokenService } from './crypto/tokens';
 import { createLogger } from './logging/logger';
 import { LogMailer } from './mail/log-mailer';
+import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
 import { connectMongoReadStore } from './read-store/mongodb';
 import { SqliteReadStore } from './read-store/sqlite';
@@ -134,6 +135,15 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       readiness: () => checkReadiness({ eventStore, readStore, projectionStatus: () => runner.status(), maxProjectionLag: config.readyMaxProjectionLag }),
     });
 
+  const graphqlOptions = {
+    playground: config.enableGraphqlPlayground,
+    limiter: new TokenBucketRateLimiter(clock),
+    limits: {
+      perIp: { limit: config.rateLimitPerIp, windowSeconds: config.rateLimitWindowSeconds },
+      perEmail: { limit: config.rateLimitPerEmail, windowSeconds: config.rateLimitWindowSeconds },
+    },
+  };
+
   let closed = false;
   return {
     config,
@@ -160,7 +170,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
         logger,
         metrics,
         bodyLimitBytes: config.bodyLimitBytes,
-        routers: [operations(), graphqlRouter(identity, { playground: config.enableGraphqlPlayground }), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity)],
+        routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity)],
       });
     },
     async close() {

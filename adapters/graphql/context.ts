@@ -1,3 +1,4 @@
+import type { GuardedAction } from '../../application/identity/abuse-controls';
 import type { IdentityDependencies, Principal } from '../../application/identity/identity';
 import type { RequestContext } from '../../application/shared/request-context';
 
@@ -8,4 +9,6 @@ export interface GraphqlContext {
   authError: Error | null;
   request: RequestContext;
   identity: IdentityDependencies;
+  /** Spends one attempt of the caller's budget for `action` (per IP, and per email when given). */
+  guard(action: GuardedAction, email: string | null): Promise<void>;
 }

@@ -54,17 +54,20 @@ export class AuthResolver {
     @Arg('slug', () => String, { nullable: true }) slug: string | null,
     @Ctx() ctx: GraphqlContext,
   ): Promise<RegisterPayload> {
+    await ctx.guard('register', email);
     const result = await identity.register(ctx.identity, { email, password, name, organization_name, slug }, ctx.request);
     return { ...result, email: email.trim().toLowerCase(), verification_sent: true };
   }
 
   @Mutation(() => AuthPayload)
   async verify_otp(@Arg('email', () => String) email: string, @Arg('code', () => String) code: string, @Ctx() ctx: GraphqlContext): Promise<AuthPayload> {
+    await ctx.guard('verify_otp', email);
     return identity.verifyOtp(ctx.identity, email, code, ctx.request);
   }
 
   @Mutation(() => Boolean, { description: 'sends a new verification code; answers true whether or not the email exists' })
   async resend_verification(@Arg('email', () => String) email: string, @Ctx() ctx: GraphqlContext): Promise<boolean> {
+    await ctx.guard('resend_verification', email);
     await identity.resendVerification(ctx.identity, email, ctx.request);
     return true;
   }
@@ -76,11 +79,13 @@ export class AuthResolver {
     @Arg('tenant_id', () => ID, { nullable: true }) tenant_id: string | null,
     @Ctx() ctx: GraphqlContext,
   ): Promise<AuthPayload> {
+    await ctx.guard('login', email);
     return identity.login(ctx.identity, email, password, tenant_id, ctx.request);
   }
 
   @Mutation(() => Boolean, { description: 'answers true whether or not the email exists' })
   async request_password_reset(@Arg('email', () => String) email: string, @Ctx() ctx: GraphqlContext): Promise<boolean> {
+    await ctx.guard('request_password_reset', email);
     await identity.requestPasswordReset(ctx.identity, email, ctx.request);
     return true;
   }
@@ -92,6 +97,7 @@ export class AuthResolver {
     @Arg('new_password', () => String) new_password: string,
     @Ctx() ctx: GraphqlContext,
   ): Promise<boolean> {
+    await ctx.guard('reset_password', email);
     await identity.resetPassword(ctx.identity, email, code, new_password, ctx.request);
     return true;
   }

@@ -4,7 +4,9 @@
 
 import Router from '@koa/router';
 import { GraphQLError, type GraphQLFormattedError, graphql } from 'graphql';
+import { type AbuseLimits, RateLimitedError, guardAttempt } from '../../application/identity/abuse-controls';
 import { type IdentityDependencies, type Principal, authenticateTenantToken } from '../../application/identity/identity';
+import type { RateLimiter } from '../../application/ports/rate-limiter';
 import { DomainError } from '../../domain/shared/errors';
 import type { GraphqlContext } from '../graphql/context';
 import { graphqlSchema } from '../graphql/schema';
@@ -24,6 +26,9 @@ const STATUS_OF_KIND: Record<DomainError['kind'], number> = {
 
 function formatError(error: GraphQLError, log: (error: unknown) => void): GraphQLFormattedError {
   const original = error.originalError;
+  if (original instanceof RateLimitedError) {
+    return { message: original.message, path: error.path, extensions: { code: original.code, status: 429, retry_after_seconds: original.retryAfterSeconds } };
+  }
   if (original instanceof DomainError) {
     return {
       message: original.message,
@@ -50,7 +55,13 @@ const PLAYGROUND = `<!doctype html>
 <script>ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, { fetcher: GraphiQL.createFetcher({ url: '/graphql' }) }));</script>
 </body></html>`;
 
-export function graphqlRouter(identity: IdentityDependencies, options: { playground: boolean }): Router<RequestState> {
+export interface GraphqlOptions {
+  playground: boolean;
+  limiter: RateLimiter;
+  limits: AbuseLimits;
+}
+
+export function graphqlRouter(identity: IdentityDependencies, options: GraphqlOptions): Router<RequestState> {
   const router = new Router<RequestState>();
   router.post('/graphql', async (ctx) => {
     const body = (ctx.request as unknown as { body?: unknown }).body as { query?: unknown; variables?: unknown; operationName?: unknown } | undefined;
@@ -70,7 +81,14 @@ export function graphqlRouter(identity: IdentityDependencies, options: { playgro
         authError = error as Error;
       }
     }
-    const contextValue: GraphqlContext = { principal, authError, request: requestContextOf(ctx), identity };
+    const request = requestContextOf(ctx);
+    const contextValue: GraphqlContext = {
+      principal,
+      authError,
+      request,
+      identity,
+      guard: (action, email) => guardAttempt(options.limiter, options.limits, action, request.ip, email),
+    };
     const result = await graphql({
       schema: graphqlSchema(),
       source: body.query,
@@ -79,7 +97,14 @@ export function graphqlRouter(identity: IdentityDependencies, options: { playgro
       contextValue,
     });
     const errors = result.errors?.map((error) => formatError(error, (err) => ctx.state.logger.error({ err }, 'graphql resolver failed')));
-    ctx.status = result.data === undefined && errors?.some((error) => error.extensions?.code === 'invalid_request') ? 400 : 200;
+    const limited = errors?.find((error) => error.extensions?.code === 'rate_limited');
+    if (limited) {
+      // The HTTP status tells proxies and clients to back off, as REST's 429 does.
+      ctx.status = 429;
+      ctx.set('retry-after', String(limited.extensions?.retry_after_seconds ?? 1));
+    } else {
+      ctx.status = result.data === undefined && errors?.some((error) => error.extensions?.code === 'invalid_request') ? 400 : 200;
+    }
     ctx.body = errors ? { data: result.data ?? null, errors } : { data: result.data };
   });
   router.get('/graphql', (ctx) => {

@@ -68,6 +68,9 @@ const variables = {
   },
   SCRYPT_LOG_N: { codec: integerBetween(10, 20), default: '17' },
   ENABLE_GRAPHQL_PLAYGROUND: { codec: booleanString, default: 'false' },
+  RATE_LIMIT_WINDOW_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '900' },
+  RATE_LIMIT_PER_IP: { codec: integerBetween(1, 1_000_000), default: '100' },
+  RATE_LIMIT_PER_EMAIL: { codec: integerBetween(1, 1_000_000), default: '10' },
 } as const;
 
 type Variables = typeof variables;
@@ -95,6 +98,9 @@ export interface Config {
   dataEncryptionKey: string | null;
   scryptLogN: number;
   enableGraphqlPlayground: boolean;
+  rateLimitWindowSeconds: number;
+  rateLimitPerIp: number;
+  rateLimitPerEmail: number;
 }
 
 export class ConfigError extends Error {
@@ -150,5 +156,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataEncryptionKey: values.DATA_ENCRYPTION_KEY as string | null,
     scryptLogN: values.SCRYPT_LOG_N as number,
     enableGraphqlPlayground: values.ENABLE_GRAPHQL_PLAYGROUND as boolean,
+    rateLimitWindowSeconds: values.RATE_LIMIT_WINDOW_SECONDS as number,
+    rateLimitPerIp: values.RATE_LIMIT_PER_IP as number,
+    rateLimitPerEmail: values.RATE_LIMIT_PER_EMAIL as number,
   };
 }

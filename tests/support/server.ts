@@ -23,7 +23,16 @@ export interface TestResponse {
 
 export async function startTestServer(env: Record<string, string> = {}, overrides: PlatformOverrides = {}): Promise<TestServer> {
   const dir = temporaryDirectory();
-  const config = loadConfig({ DATA_DIR: dir.path, SQLITE_SYNCHRONOUS: 'normal', LOG_LEVEL: 'silent', NODE_ENV: 'test', ...env });
+  // Suites register many accounts from 127.0.0.1; tests/api/rate-limits.test.ts sets tight limits.
+  const config = loadConfig({
+    DATA_DIR: dir.path,
+    SQLITE_SYNCHRONOUS: 'normal',
+    LOG_LEVEL: 'silent',
+    NODE_ENV: 'test',
+    RATE_LIMIT_PER_IP: '100000',
+    RATE_LIMIT_PER_EMAIL: '1000',
+    ...env,
+  });
   const platform = await createPlatform(config, { logger: silentLogger, ...overrides });
   await platform.start();
   const server = http.createServer(platform.httpApp().callback());
