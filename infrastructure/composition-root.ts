@@ -18,10 +18,13 @@ import type { Saga } from '../application/sagas/saga';
 import { SagaRunner } from '../application/sagas/saga-runner';
 import { graphqlRouter } from '../adapters/http/graphql';
 import { meSessionsRouter } from '../adapters/http/me/sessions';
+import { adminRouter } from '../adapters/http/admin/index';
 import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
+import { teamRouter } from '../adapters/http/team/index';
 import { publicRouter } from '../adapters/http/public';
 import { operationsRouter } from '../adapters/http/operations';
+import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import type { IdentityDependencies } from '../application/identity/identity';
 import { mailDeliverySaga } from '../application/mail/outbox';
 import type { Secrets } from '../application/ports/identity';
@@ -40,6 +43,7 @@ import { AesGcmSecrets } from './crypto/secrets';
 import { PasetoTokenService } from './crypto/tokens';
 import { createLogger } from './logging/logger';
 import { LogMailer } from './mail/log-mailer';
+import { SmtpMailer } from './mail/smtp-mailer';
 import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
 import { connectMongoReadStore } from './read-store/mongodb';
@@ -105,7 +109,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const commands: CommandDependencies = { eventStore, clock, ids: uuidGenerator };
   const keys = loadKeys({ dataDir: config.dataDir, tokenSecretKey: config.tokenSecretKey, dataEncryptionKey: config.dataEncryptionKey });
   const secrets = new AesGcmSecrets(keys.dataKey);
-  const mailer = overrides.mailer ?? new LogMailer(logger.child({ component: 'mail' }), config.nodeEnv === 'development');
+  const mailer =
+    overrides.mailer ?? (config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : new LogMailer(logger.child({ component: 'mail' }), config.nodeEnv === 'development'));
   const readYourWrites = (position: number | null, names?: readonly string[]): Promise<boolean> =>
     runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names });
   const identity: IdentityDependencies = {
@@ -164,13 +169,14 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     async start() {
       await runner.start();
       await sagas.start();
+      if (config.superAdminEmail && config.superAdminPassword) await bootstrapSuperAdmin(identity, config.superAdminEmail, config.superAdminPassword);
     },
     httpApp() {
       return createHttpApp({
         logger,
         metrics,
         bodyLimitBytes: config.bodyLimitBytes,
-        routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity)],
+        routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity), teamRouter(identity), adminRouter(identity, graphqlOptions)],
       });
     },
     async close() {
@@ -180,6 +186,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await runner.stop();
       await eventStore.close();
       await readStore.close();
+      if (mailer instanceof SmtpMailer) mailer.close();
       (sqlite as SqliteDatabase | null)?.close();
     },
   };

@@ -1,8 +1,11 @@
 // Every projection the platform runs.
 import { auditLogProjection } from './audit-log';
+import { emailsProjection } from './emails';
+import { invitationsProjection } from './invitations';
 import { membershipsProjection } from './memberships';
 import type { Projection } from './projection';
 import { sessionsProjection } from './sessions';
+import { teamsProjection } from './teams';
 import { tenantsProjection } from './tenants';
 import { usersProjection } from './users';
 import { workspacesProjection } from './workspaces';
@@ -14,4 +17,7 @@ export const allProjections: readonly Projection[] = [
   membershipsProjection,
   sessionsProjection,
   workspacesProjection,
+  emailsProjection,
+  teamsProjection,
+  invitationsProjection,
 ];

@@ -22,6 +22,7 @@ const STATUS_OF: Record<DomainErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  gone: 410,
   precondition_failed: 412,
   rate_limited: 429,
 };

@@ -20,6 +20,7 @@ const STATUS_OF_KIND: Record<DomainError['kind'], number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  gone: 410,
   precondition_failed: 412,
   rate_limited: 429,
 };

@@ -61,7 +61,8 @@ export interface Principal {
   jti: string;
 }
 
-function passwordProblem(password: string, email: string): DomainError | null {
+/** The password rules of registration, invitations and resets. */
+export function passwordProblem(password: string, email: string): DomainError | null {
   if (password.length < 10) return invalid('weak_password', 'password must be at least 10 characters', 'password');
   if (password.length > 200) return invalid('invalid_password', 'password must be at most 200 characters', 'password');
   if (password.toLowerCase() === email.toLowerCase()) return invalid('weak_password', 'password must not be the email', 'password');

@@ -1,8 +1,8 @@
 // The one error hierarchy of the domain. The HTTP and GraphQL edges map `kind` to a status
-// (invalid 400, unauthorized 401, forbidden 403, not_found 404, conflict 409,
+// (invalid 400, unauthorized 401, forbidden 403, not_found 404, conflict 409, gone 410,
 // precondition_failed 412, rate_limited 429); `code` is the stable machine-readable part.
 
-export type DomainErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'precondition_failed' | 'rate_limited';
+export type DomainErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'gone' | 'precondition_failed' | 'rate_limited';
 
 export class DomainError extends Error {
   constructor(
@@ -21,6 +21,8 @@ export const invalid = (code: string, message: string, field?: string): DomainEr
 export const notFound = (code: string, message: string): DomainError => new DomainError('not_found', code, message);
 export const conflict = (code: string, message: string): DomainError => new DomainError('conflict', code, message);
 export const forbidden = (code: string, message: string): DomainError => new DomainError('forbidden', code, message);
+/** Existed, and no longer does (an expired invitation). */
+export const gone = (code: string, message: string): DomainError => new DomainError('gone', code, message);
 
 /**
  * A refusal that still records events (a wrong one-time code counts as an attempt): the

@@ -13,6 +13,8 @@ export type UserCommand =
   | { type: 'RegisterUser'; data: { user_id: string; email: string; name: string; password_hash: string } }
   | { type: 'IssueOtp'; data: { purpose: OtpPurpose; code_hash: string; expires_at: string } }
   | { type: 'VerifyOtp'; data: { purpose: OtpPurpose; code_hash: string } }
+  /** The email was proven another way (an accepted invitation's emailed token). */
+  | { type: 'MarkEmailVerified'; data: Record<string, never> }
   | { type: 'ResetPassword'; data: { code_hash: string; password_hash: string } }
   | { type: 'RecordLoginFailure'; data: { reason: string } };
 
@@ -121,6 +123,8 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         if (!check.ok) return left(check.events.length ? new RejectionWithEvents(check.events, check.error) : check.error);
         return right([{ type: 'EmailVerified', data: { user_id: state.id, verified_at: now.toISOString() } }]);
       }
+      case 'MarkEmailVerified':
+        return state.email_verified ? right([]) : right([{ type: 'EmailVerified', data: { user_id: state.id, verified_at: now.toISOString() } }]);
       case 'ResetPassword': {
         const check = checkOtp(state, 'password_reset', command.data.code_hash, now);
         if (!check.ok) return left(check.events.length ? new RejectionWithEvents(check.events, check.error) : check.error);

@@ -71,6 +71,10 @@ const variables = {
   RATE_LIMIT_WINDOW_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '900' },
   RATE_LIMIT_PER_IP: { codec: integerBetween(1, 1_000_000), default: '100' },
   RATE_LIMIT_PER_EMAIL: { codec: integerBetween(1, 1_000_000), default: '10' },
+  SUPER_ADMIN_EMAIL: { codec: fromString('Email', 'an email address', (raw) => (/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(raw) ? raw : undefined)), default: undefined },
+  SUPER_ADMIN_PASSWORD: { codec: fromString('AdminPassword', 'at least 12 characters', (raw) => (raw.length >= 12 ? raw : undefined)), default: undefined },
+  SMTP_URL: { codec: urlWithScheme('smtp', 'smtps'), default: undefined },
+  SMTP_FROM: { codec: nonEmpty, default: 'svc platform <no-reply@localhost>' },
 } as const;
 
 type Variables = typeof variables;
@@ -101,6 +105,10 @@ export interface Config {
   rateLimitWindowSeconds: number;
   rateLimitPerIp: number;
   rateLimitPerEmail: number;
+  superAdminEmail: string | null;
+  superAdminPassword: string | null;
+  smtpUrl: string | null;
+  smtpFrom: string;
 }
 
 export class ConfigError extends Error {
@@ -133,6 +141,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length === 0 && metricsPublic === false && values.METRICS_AUTH_TOKEN === null && env.NODE_ENV === 'production') {
     problems.push('METRICS_AUTH_TOKEN: expected a token in production unless METRICS_PUBLIC=true (GET /metrics would refuse every scrape)');
   }
+  if (problems.length === 0 && (values.SUPER_ADMIN_EMAIL === null) !== (values.SUPER_ADMIN_PASSWORD === null)) {
+    problems.push('SUPER_ADMIN_PASSWORD: SUPER_ADMIN_EMAIL and SUPER_ADMIN_PASSWORD go together: set both or neither');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port: values.PORT as number,
@@ -159,5 +170,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitWindowSeconds: values.RATE_LIMIT_WINDOW_SECONDS as number,
     rateLimitPerIp: values.RATE_LIMIT_PER_IP as number,
     rateLimitPerEmail: values.RATE_LIMIT_PER_EMAIL as number,
+    superAdminEmail: values.SUPER_ADMIN_EMAIL as string | null,
+    superAdminPassword: values.SUPER_ADMIN_PASSWORD as string | null,
+    smtpUrl: values.SMTP_URL as string | null,
+    smtpFrom: values.SMTP_FROM as string,
   };
 }

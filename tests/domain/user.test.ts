@@ -32,6 +32,13 @@ describe('user decider', () => {
     ]);
   });
 
+  it('marks the email verified once when it was proven another way (an invitation), and not for a stranger', () => {
+    const verified: UserEvent = { type: 'EmailVerified', data: { user_id: 'u1', verified_at: FIXED_NOW.toISOString() } };
+    spec.given([registered, otp]).when({ type: 'MarkEmailVerified', data: {} }).then([verified]);
+    spec.given([registered, verified]).when({ type: 'MarkEmailVerified', data: {} }).then([]);
+    spec.given([]).when({ type: 'MarkEmailVerified', data: {} }).thenThrows('not_found', 'user_not_found');
+  });
+
   it('counts a wrong code as an attempt and refuses it', () => {
     const state = [registered, otp].reduce(userDecider.evolve, userDecider.initialState());
     const decision = userDecider.decide({ type: 'VerifyOtp', data: { purpose: 'email_verification', code_hash: 'wrong' } }, state, { now: FIXED_NOW });

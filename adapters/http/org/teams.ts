@@ -1,0 +1,84 @@
+// Team routes of spec 4.11 (Admin and Owner): teams, their members and document write flags,
+// and the workspaces they are granted. Mounted under /api/v1/org after authentication.
+
+import Router from '@koa/router';
+import * as t from 'io-ts';
+import type { IdentityDependencies } from '../../../application/identity/identity';
+import {
+  createTeam,
+  deleteTeam,
+  getTeam,
+  grantTeamWorkspaces,
+  listTeams,
+  setTeamMemberWriteFlag,
+  setTeamMembers,
+  updateTeam,
+} from '../../../application/organization/teams';
+import { MAX_TEAM_MEMBERS, MAX_TEAM_WORKSPACES, TeamDescription, TeamName } from '../../../domain/team/team';
+import { decodeBody } from '../decode';
+import type { AuthenticatedState } from '../middleware/authenticate';
+import { requireRole } from '../middleware/authorize';
+import { pageQuery } from '../pagination';
+import { requestContextOf } from '../request-context';
+
+/** An array of at most `max` items, each decoded by `item` (errors name `field.index`). */
+export const boundedArray = <C extends t.Mixed>(item: C, max: number) =>
+  t.refinement(t.array(item), (items) => items.length <= max, `array of at most ${max} items`);
+
+const Description = t.union([TeamDescription, t.null, t.undefined]);
+const CreateTeamBody = t.type({ name: TeamName, description: Description }, 'CreateTeamBody');
+const UpdateTeamBody = t.type({ name: t.union([TeamName, t.undefined]), description: Description }, 'UpdateTeamBody');
+const TeamMembersBody = t.type(
+  { members: boundedArray(t.type({ user_id: t.string, can_write_documents: t.union([t.boolean, t.undefined]) }, 'TeamMemberEntry'), MAX_TEAM_MEMBERS) },
+  'TeamMembersBody',
+);
+const WriteFlagBody = t.type({ can_write_documents: t.boolean }, 'WriteFlagBody');
+const TeamWorkspacesBody = t.type({ workspace_ids: boundedArray(t.string, MAX_TEAM_WORKSPACES) }, 'TeamWorkspacesBody');
+
+export function orgTeamsRouter(identity: IdentityDependencies): Router<AuthenticatedState> {
+  const router = new Router<AuthenticatedState>();
+  const admin = requireRole('admin');
+
+  router.get('/teams', admin, async (ctx) => {
+    ctx.body = await listTeams(identity, ctx.state.principal.tenant_id, pageQuery(ctx.query));
+  });
+
+  router.post('/teams', admin, async (ctx) => {
+    const body = decodeBody(CreateTeamBody, ctx.request.body);
+    const team = await createTeam(identity, ctx.state.principal, { name: body.name, description: body.description ?? null }, requestContextOf(ctx));
+    ctx.status = 201;
+    ctx.set('location', `/api/v1/org/teams/${team.id}`);
+    ctx.body = team;
+  });
+
+  router.get('/teams/:id', admin, async (ctx) => {
+    ctx.body = await getTeam(identity, ctx.state.principal.tenant_id, ctx.params.id);
+  });
+
+  router.patch('/teams/:id', admin, async (ctx) => {
+    const changes = decodeBody(UpdateTeamBody, ctx.request.body);
+    ctx.body = await updateTeam(identity, ctx.state.principal, ctx.params.id, changes, requestContextOf(ctx));
+  });
+
+  router.delete('/teams/:id', admin, async (ctx) => {
+    await deleteTeam(identity, ctx.state.principal, ctx.params.id, requestContextOf(ctx));
+    ctx.status = 204;
+  });
+
+  router.put('/teams/:id/members', admin, async (ctx) => {
+    const { members } = decodeBody(TeamMembersBody, ctx.request.body);
+    ctx.body = await setTeamMembers(identity, ctx.state.principal, ctx.params.id, members, requestContextOf(ctx));
+  });
+
+  router.put('/teams/:id/members/:user_id/write', admin, async (ctx) => {
+    const { can_write_documents } = decodeBody(WriteFlagBody, ctx.request.body);
+    ctx.body = await setTeamMemberWriteFlag(identity, ctx.state.principal, ctx.params.id, ctx.params.user_id, can_write_documents, requestContextOf(ctx));
+  });
+
+  router.put('/teams/:id/workspaces', admin, async (ctx) => {
+    const { workspace_ids } = decodeBody(TeamWorkspacesBody, ctx.request.body);
+    ctx.body = await grantTeamWorkspaces(identity, ctx.state.principal, ctx.params.id, workspace_ids, requestContextOf(ctx));
+  });
+
+  return router;
+}

@@ -1,0 +1,37 @@
+// Workspace routes of spec 4.11: any member lists and reads the tenant's workspaces, each with
+// the teams granted to it; an Admin or Owner sets which teams have a workspace. Mounted under
+// /api/v1/org after authentication.
+
+import Router from '@koa/router';
+import * as t from 'io-ts';
+import type { IdentityDependencies } from '../../../application/identity/identity';
+import { getWorkspace, listWorkspaces, setWorkspaceTeams } from '../../../application/organization/teams';
+import { decodeBody } from '../decode';
+import type { AuthenticatedState } from '../middleware/authenticate';
+import { requireRole } from '../middleware/authorize';
+import { pageQuery } from '../pagination';
+import { requestContextOf } from '../request-context';
+import { boundedArray } from './teams';
+
+/** A bound on one request's list, not on the tenant's teams. */
+const MAX_TEAMS_PER_REQUEST = 1000;
+const WorkspaceTeamsBody = t.type({ team_ids: boundedArray(t.string, MAX_TEAMS_PER_REQUEST) }, 'WorkspaceTeamsBody');
+
+export function orgWorkspacesRouter(identity: IdentityDependencies): Router<AuthenticatedState> {
+  const router = new Router<AuthenticatedState>();
+
+  router.get('/workspaces', async (ctx) => {
+    ctx.body = await listWorkspaces(identity, ctx.state.principal.tenant_id, pageQuery(ctx.query));
+  });
+
+  router.get('/workspaces/:id', async (ctx) => {
+    ctx.body = await getWorkspace(identity, ctx.state.principal.tenant_id, ctx.params.id);
+  });
+
+  router.put('/workspaces/:id/teams', requireRole('admin'), async (ctx) => {
+    const { team_ids } = decodeBody(WorkspaceTeamsBody, ctx.request.body);
+    ctx.body = await setWorkspaceTeams(identity, ctx.state.principal, ctx.params.id, team_ids, requestContextOf(ctx));
+  });
+
+  return router;
+}

@@ -1,0 +1,94 @@
+// Team invitations and membership routes of spec 4.10 under /api/v1/team. Authentication is
+// per route: invite-preview and accept-invite are public (the emailed token is the credential),
+// everything else needs a user token (a widget token is 401), admin routes the admin role.
+
+import Router from '@koa/router';
+import * as t from 'io-ts';
+import type { IdentityDependencies, SessionResult } from '../../../application/identity/identity';
+import { acceptInvitation, inviteMember, listInvitations, myTenants, previewInvitation, revokeInvitation, switchTenant } from '../../../application/organization/invitations';
+import { getMember, listMembers, removeMember } from '../../../application/organization/members';
+import { NonEmptyTrimmed } from '../../../domain/shared/codecs';
+import { InvitedRole } from '../../../domain/invitation/invitation';
+import { MemberStatus, Role } from '../../../domain/membership/membership';
+import { invalid } from '../../../domain/shared/errors';
+import { decodeBody } from '../decode';
+import { type AuthenticatedState, authenticateUser } from '../middleware/authenticate';
+import { recordForbidden, requireRole } from '../middleware/authorize';
+import { pageQuery } from '../pagination';
+import { bearerToken, requestContextOf } from '../request-context';
+
+const InviteBody = t.type({ email: t.string, role: InvitedRole }, 'InviteBody');
+const AcceptBody = t.type(
+  { token: NonEmptyTrimmed, name: t.union([t.string, t.undefined]), password: t.union([t.string, t.undefined]) },
+  'AcceptInviteBody',
+);
+const SwitchBody = t.type({ tenant_id: NonEmptyTrimmed }, 'SwitchTenantBody');
+const InvitationStatusFilter = t.keyof({ pending: null, accepted: null, revoked: null, expired: null }, 'InvitationStatus');
+
+function optionalEnum<A extends string>(value: unknown, codec: t.Type<A>, field: string): A | undefined {
+  if (value === undefined) return undefined;
+  if (!codec.is(value)) throw invalid('invalid_request', `${field}: expected ${codec.name}`, field);
+  return value;
+}
+
+/** The session answer of accept-invite and switch-tenant: the shape of the login mutation. */
+const sessionBody = (session: SessionResult) => ({
+  token: session.token,
+  user: { id: session.user.id, email: session.user.email, name: session.user.name, email_verified: session.user.email_verified },
+  tenant: { id: session.tenant.id, name: session.tenant.name, slug: session.tenant.slug, status: session.tenant.status },
+  role: session.role,
+});
+
+export function teamRouter(identity: IdentityDependencies): Router<AuthenticatedState> {
+  const router = new Router<AuthenticatedState>({ prefix: '/api/v1/team' });
+  const user = [authenticateUser(identity), recordForbidden(identity)];
+  const admin = [...user, requireRole('admin')];
+
+  router.get('/members', ...user, async (ctx) => {
+    const filter = { role: optionalEnum(ctx.query.role, Role, 'role'), status: optionalEnum(ctx.query.status, MemberStatus, 'status') };
+    ctx.body = await listMembers(identity, ctx.state.principal.tenant_id, Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)), pageQuery(ctx.query));
+  });
+
+  router.delete('/members/:id', ...user, async (ctx) => {
+    await getMember(identity, ctx.state.principal.tenant_id, ctx.params.id);
+    await removeMember(identity, ctx.state.principal, ctx.params.id, requestContextOf(ctx));
+    ctx.status = 204;
+  });
+
+  router.post('/invite', ...admin, async (ctx) => {
+    const body = decodeBody(InviteBody, ctx.request.body);
+    ctx.body = await inviteMember(identity, ctx.state.principal, body, requestContextOf(ctx));
+    ctx.status = 201;
+  });
+
+  router.get('/invitations', ...admin, async (ctx) => {
+    const status = optionalEnum(ctx.query.status, InvitationStatusFilter, 'status');
+    ctx.body = await listInvitations(identity, ctx.state.principal.tenant_id, status ? { status } : {}, pageQuery(ctx.query));
+  });
+
+  router.post('/invitations/:id/revoke', ...admin, async (ctx) => {
+    ctx.body = await revokeInvitation(identity, ctx.state.principal, ctx.params.id, requestContextOf(ctx));
+  });
+
+  router.post('/accept-invite', async (ctx) => {
+    const body = decodeBody(AcceptBody, ctx.request.body);
+    ctx.body = sessionBody(await acceptInvitation(identity, body, bearerToken(ctx), requestContextOf(ctx)));
+  });
+
+  router.get('/invite-preview', async (ctx) => {
+    const token = ctx.query.token;
+    if (typeof token !== 'string' || !NonEmptyTrimmed.is(token)) throw invalid('invalid_request', 'token: expected the invitation token', 'token');
+    ctx.body = await previewInvitation(identity, token);
+  });
+
+  router.post('/switch-tenant', ...user, async (ctx) => {
+    const { tenant_id } = decodeBody(SwitchBody, ctx.request.body);
+    ctx.body = sessionBody(await switchTenant(identity, ctx.state.principal, tenant_id, requestContextOf(ctx)));
+  });
+
+  router.get('/my-tenants', ...user, async (ctx) => {
+    ctx.body = { items: await myTenants(identity, ctx.state.principal.user_id) };
+  });
+
+  return router;
+}

@@ -1,0 +1,356 @@
+// Team invitations and tenant switching (spec 4.10): an admin invites an email with a role,
+// the invitee accepts with the emailed token (creating their account when they have none),
+// and a user with several memberships switches between them.
+//
+// One pending invitation per (tenant, email) is a reservation stream (scope `invitation`),
+// released when the invitation is accepted or revoked, and taken over lazily once it expires
+// (no timer). The token exists only in the sealed email: events and read models hold its
+// keyed digest, which is also how a token is looked up.
+
+import {
+  INVITATION_TTL_SECONDS,
+  InvitationEvent,
+  type InvitationCommand,
+  type InvitationState,
+  type InvitationStatus,
+  type InvitedRole,
+  acceptanceProblem,
+  invitationDecider,
+  invitationStatusAt,
+  invitationStream,
+  isExpired,
+} from '../../domain/invitation/invitation';
+import { type MemberStatus, type Role, membershipStream } from '../../domain/membership/membership';
+import { reservationStream } from '../../domain/reservation/reservation';
+import { DomainError, conflict, forbidden, invalid, notFound } from '../../domain/shared/errors';
+import { emailProblem, nameProblem, normalizeEmail, userStream } from '../../domain/user/user';
+import { INVITATIONS, type InvitationDocument } from '../../projections/invitations';
+import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
+import { TENANTS, type TenantDocument } from '../../projections/tenants';
+import { USERS, type UserDocument } from '../../projections/users';
+import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import {
+  type IdentityDependencies,
+  type Principal,
+  type SessionResult,
+  USER_EMAIL_SCOPE,
+  authenticateTenantToken,
+  membershipAggregate,
+  passwordProblem,
+  startSession,
+  userAggregate,
+  userIdByEmail,
+} from '../identity/identity';
+import { queueEmail } from '../mail/outbox';
+import { InvalidCursorError, MAX_PAGE_SIZE, type Page, type Where } from '../ports/read-store';
+import { claimReservation, releaseReservation } from '../reservation/reservations';
+import type { RequestContext } from '../shared/request-context';
+
+export const invitationAggregate: Aggregate<InvitationCommand, InvitationEvent, InvitationState> = { decider: invitationDecider, events: InvitationEvent };
+
+export const INVITATION_SCOPE = 'invitation';
+
+/** The reserved value of a pending invitation: one per email in a tenant. */
+const pendingSlot = (tenantId: string, email: string): string => `${tenantId}:${normalizeEmail(email)}`;
+
+export interface InvitationView {
+  id: string;
+  email: string;
+  role: InvitedRole;
+  status: InvitationStatus;
+  expires_at: string;
+  invited_by: string;
+  created_at: string;
+  accepted_at: string | null;
+  revoked_at: string | null;
+}
+
+export function invitationView(doc: InvitationDocument, now: Date): InvitationView {
+  return {
+    id: doc.id,
+    email: doc.email,
+    role: doc.role,
+    status: invitationStatusAt(doc.status, doc.expires_at, now),
+    expires_at: doc.expires_at,
+    invited_by: doc.invited_by,
+    created_at: doc.created_at,
+    accepted_at: doc.accepted_at,
+    revoked_at: doc.revoked_at,
+  };
+}
+
+export interface InvitationPreview {
+  organization_name: string;
+  inviter_name: string | null;
+  role: InvitedRole;
+  email: string;
+  expires_at: string;
+}
+
+export interface TenantMembershipView {
+  tenant_id: string;
+  name: string;
+  slug: string;
+  role: Role;
+  status: MemberStatus;
+}
+
+const actingAs = (context: RequestContext, tenantId: string, userId: string): RequestContext => ({ ...context, tenant_id: tenantId, actor: { kind: 'user', id: userId } });
+
+const invitationNotFound = (): DomainError => notFound('invitation_not_found', 'no such invitation');
+
+async function isMember(deps: IdentityDependencies, tenantId: string, userId: string): Promise<boolean> {
+  const { state } = await loadAggregate(deps, membershipAggregate, membershipStream(tenantId));
+  return state.status === 'active' && state.members[userId] !== undefined;
+}
+
+/**
+ * Claims the (tenant, email) slot for a new invitation. A slot still held by an invitation that
+ * expired (or was settled without releasing it) is released on its behalf and claimed again.
+ */
+async function claimPendingSlot(deps: IdentityDependencies, tenantId: string, email: string, invitationId: string, context: RequestContext): Promise<void> {
+  const slot = pendingSlot(tenantId, email);
+  const pending = (): DomainError => conflict('invitation_pending', 'a pending invitation for this email already exists; revoke it to send a new one');
+  try {
+    await claimReservation(deps, INVITATION_SCOPE, slot, invitationId, context);
+    return;
+  } catch (error) {
+    if (!(error instanceof DomainError && error.code === `${INVITATION_SCOPE}_taken`)) throw error;
+  }
+  const [last] = await deps.eventStore.readStream(reservationStream(INVITATION_SCOPE, slot), { direction: 'backwards', maxCount: 1 });
+  const holder = last?.type === 'ReservationClaimed' ? (last.data as { owner_id: string }).owner_id : null;
+  if (!holder) throw pending();
+  const { state } = await loadAggregate(deps, invitationAggregate, invitationStream(holder));
+  if (state.status === 'pending' && !isExpired(state.expires_at, deps.clock.now())) throw pending();
+  await releaseReservation(deps, INVITATION_SCOPE, slot, holder, context);
+  await claimReservation(deps, INVITATION_SCOPE, slot, invitationId, context).catch((error: unknown) => {
+    throw error instanceof DomainError && error.code === `${INVITATION_SCOPE}_taken` ? pending() : error;
+  });
+}
+
+export interface InviteInput {
+  email: string;
+  role: InvitedRole;
+}
+
+/** Records the invitation and emails its token; 409 for a member or a pending invitation. */
+export async function inviteMember(deps: IdentityDependencies, principal: Principal, input: InviteInput, context: RequestContext): Promise<InvitationView> {
+  const email = normalizeEmail(input.email);
+  const emailInvalid = emailProblem(email);
+  if (emailInvalid) throw emailInvalid;
+  const invitee = await userIdByEmail(deps, email);
+  if (invitee && (await isMember(deps, principal.tenant_id, invitee))) throw conflict('already_member', 'this email belongs to a member of this organization');
+
+  const scoped = actingAs(context, principal.tenant_id, principal.user_id);
+  const invitationId = deps.ids.newId();
+  const token = deps.secrets.randomToken(32);
+  const command: InvitationCommand = {
+    type: 'SendInvitation',
+    data: { tenant_id: principal.tenant_id, invitation_id: invitationId, email, role: input.role, token_digest: deps.secrets.digest(token), invited_by: principal.user_id },
+  };
+  // Validate before claiming, so a bad request leaves no reservation behind.
+  const dryRun = invitationDecider.decide(command, invitationDecider.initialState(), { now: deps.clock.now() });
+  if (dryRun._tag === 'Left') throw dryRun.left;
+
+  await claimPendingSlot(deps, principal.tenant_id, email, invitationId, scoped);
+  let position: number | null;
+  try {
+    position = (await handleCommand(deps, invitationAggregate, invitationStream(invitationId), command, scoped)).position;
+  } catch (error) {
+    await releaseReservation(deps, INVITATION_SCOPE, pendingSlot(principal.tenant_id, email), invitationId, scoped).catch(() => undefined);
+    throw error;
+  }
+  const [tenant, inviter] = await Promise.all([
+    deps.readStore.collection<TenantDocument>(TENANTS).get(principal.tenant_id),
+    deps.readStore.collection<UserDocument>(USERS).get(principal.user_id),
+  ]);
+  const organization = tenant?.name ?? 'an organization';
+  const days = Math.round(INVITATION_TTL_SECONDS / 86400);
+  await queueEmail(
+    deps,
+    {
+      to: email,
+      subject: `You are invited to join ${organization}`,
+      text: `${inviter?.name ?? 'An administrator'} invited you to join ${organization} as ${input.role === 'admin' ? 'an admin' : 'a member'}. Your invitation token is ${token}. It expires in ${days} days.`,
+      kind: 'invitation',
+    },
+    scoped,
+  );
+  await deps.readYourWrites(position);
+  return invitationView(await readInvitation(deps, invitationId), deps.clock.now());
+}
+
+async function readInvitation(deps: IdentityDependencies, invitationId: string): Promise<InvitationDocument> {
+  const doc = await deps.readStore.collection<InvitationDocument>(INVITATIONS).get(invitationId);
+  if (!doc) throw new Error(`read models lag behind invitation ${invitationId}`);
+  return doc;
+}
+
+/**
+ * The tenant's invitations, newest first. `pending` and `expired` depend on the time: their
+ * cursor carries the instant of the first page, so later pages split at the same moment.
+ */
+export async function listInvitations(
+  deps: IdentityDependencies,
+  tenantId: string,
+  filter: { status?: InvitationStatus },
+  page: { limit?: number; cursor?: string },
+): Promise<Page<InvitationView>> {
+  const timed = filter.status === 'pending' || filter.status === 'expired';
+  let asOf = deps.clock.now();
+  let cursor = page.cursor;
+  if (timed && cursor !== undefined) {
+    const separator = cursor.indexOf('.');
+    const millis = Number(cursor.slice(0, separator));
+    if (separator <= 0 || !Number.isSafeInteger(millis)) throw new InvalidCursorError();
+    asOf = new Date(millis);
+    cursor = cursor.slice(separator + 1);
+  }
+  const where: Where = { tenant_id: tenantId };
+  if (filter.status === 'pending') Object.assign(where, { status: 'pending', expires_at: { gt: asOf.toISOString() } });
+  else if (filter.status === 'expired') Object.assign(where, { status: 'pending', expires_at: { lte: asOf.toISOString() } });
+  else if (filter.status) where.status = filter.status;
+  const found = await deps.readStore.collection<InvitationDocument>(INVITATIONS).find({ where, sort: { field: 'created_at', direction: 'desc' }, limit: page.limit, cursor });
+  const now = deps.clock.now();
+  return {
+    items: found.items.map((doc) => invitationView(doc, now)),
+    next_cursor: found.next_cursor && timed ? `${asOf.getTime()}.${found.next_cursor}` : found.next_cursor,
+  };
+}
+
+/** Revokes a pending invitation of the caller's tenant and frees its email for a new one. */
+export async function revokeInvitation(deps: IdentityDependencies, principal: Principal, invitationId: string, context: RequestContext): Promise<InvitationView> {
+  const scoped = actingAs(context, principal.tenant_id, principal.user_id);
+  const result = await handleCommand(
+    deps,
+    invitationAggregate,
+    invitationStream(invitationId),
+    { type: 'RevokeInvitation', data: { tenant_id: principal.tenant_id, by: principal.user_id } },
+    scoped,
+  );
+  const { state } = await loadAggregate(deps, invitationAggregate, invitationStream(invitationId));
+  if (state.status !== 'absent') await releaseReservation(deps, INVITATION_SCOPE, pendingSlot(state.tenant_id, state.email), invitationId, scoped);
+  await deps.readYourWrites(result.position);
+  return invitationView(await readInvitation(deps, invitationId), deps.clock.now());
+}
+
+async function invitationByToken(deps: IdentityDependencies, token: string): Promise<InvitationDocument> {
+  const found = await deps.readStore.collection<InvitationDocument>(INVITATIONS).find({ where: { token_digest: deps.secrets.digest(token) }, limit: 1 });
+  if (found.items.length === 0) throw invitationNotFound();
+  return found.items[0];
+}
+
+/** What the invitee sees before accepting: 404 unknown, 409 used or revoked, expired (410). */
+export async function previewInvitation(deps: IdentityDependencies, token: string): Promise<InvitationPreview> {
+  const doc = await invitationByToken(deps, token);
+  const { state } = await loadAggregate(deps, invitationAggregate, invitationStream(doc.id));
+  const problem = acceptanceProblem(state, deps.clock.now());
+  if (problem) throw problem;
+  const [tenant, inviter] = await Promise.all([
+    deps.readStore.collection<TenantDocument>(TENANTS).get(doc.tenant_id),
+    deps.readStore.collection<UserDocument>(USERS).get(doc.invited_by),
+  ]);
+  return { organization_name: tenant?.name ?? '', inviter_name: inviter?.name ?? null, role: doc.role, email: doc.email, expires_at: doc.expires_at };
+}
+
+export interface AcceptInput {
+  token: string;
+  name?: string;
+  password?: string;
+}
+
+/**
+ * Accepts an invitation and opens a session in its tenant. The invited email's existing account
+ * must prove itself (its bearer token from any tenant, or its password); without an account, a
+ * new one is created with `name` and `password`, its email verified by the token's possession.
+ */
+export async function acceptInvitation(deps: IdentityDependencies, input: AcceptInput, bearer: string | null, context: RequestContext): Promise<SessionResult> {
+  const doc = await invitationByToken(deps, input.token);
+  const invitation = (await loadAggregate(deps, invitationAggregate, invitationStream(doc.id))).state;
+  const problem = acceptanceProblem(invitation, deps.clock.now());
+  if (problem) throw problem;
+  if (invitation.status !== 'pending') throw invitationNotFound();
+  const { tenant_id: tenantId, email, role } = invitation;
+
+  const existing = await userIdByEmail(deps, email);
+  const userId = existing ?? deps.ids.newId();
+  const scoped = actingAs(context, tenantId, userId);
+  // Positions of this flow's writes; the answer waits until the read models have passed them.
+  const positions: Array<number | null> = [];
+  const accept = async (): Promise<void> => {
+    positions.push((await handleCommand(deps, invitationAggregate, invitationStream(doc.id), { type: 'AcceptInvitation', data: { user_id: userId, email } }, scoped)).position);
+  };
+
+  if (existing) {
+    await proveAccount(deps, existing, input.password, bearer, scoped);
+    if (await isMember(deps, tenantId, existing)) throw conflict('already_member', 'you are already a member of this organization');
+    await accept();
+  } else {
+    if (input.name === undefined) throw invalid('invalid_request', 'name: required to create your account', 'name');
+    if (input.password === undefined) throw invalid('invalid_request', 'password: required to create your account', 'password');
+    const invalidField = nameProblem(input.name) ?? passwordProblem(input.password, email);
+    if (invalidField) throw invalidField;
+    const passwordHash = await deps.passwords.hash(input.password);
+    // The email reservation makes two accepts racing for one email create one user.
+    await claimReservation(deps, USER_EMAIL_SCOPE, email, userId, scoped).catch((error: unknown) => {
+      throw error instanceof DomainError && error.code === `${USER_EMAIL_SCOPE}_taken` ? conflict('email_taken', 'an account with this email already exists') : error;
+    });
+    try {
+      await accept();
+    } catch (error) {
+      await releaseReservation(deps, USER_EMAIL_SCOPE, email, userId, scoped).catch(() => undefined);
+      throw error;
+    }
+    const registered = { user_id: userId, email, name: input.name, password_hash: passwordHash };
+    positions.push((await handleCommand(deps, userAggregate, userStream(userId), { type: 'RegisterUser', data: registered }, scoped)).position);
+  }
+  positions.push((await handleCommand(deps, userAggregate, userStream(userId), { type: 'MarkEmailVerified', data: {} }, scoped)).position);
+  try {
+    positions.push((await handleCommand(deps, membershipAggregate, membershipStream(tenantId), { type: 'AddMember', data: { tenant_id: tenantId, user_id: userId, role } }, scoped)).position);
+  } catch (error) {
+    // Joined meanwhile by another path: the membership is there, which is what was asked.
+    if (!(error instanceof DomainError && error.code === 'already_member')) throw error;
+  }
+  await releaseReservation(deps, INVITATION_SCOPE, pendingSlot(tenantId, email), doc.id, scoped);
+  await deps.readYourWrites(Math.max(0, ...positions.map((position) => position ?? 0)));
+  const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(tenantId, userId));
+  if (!membership) throw new Error(`read models lag behind the membership of ${userId} in ${tenantId}`);
+  return startSession(deps, userId, membership, context);
+}
+
+/** The invited account proves itself with its own bearer token (any tenant) or its password. */
+async function proveAccount(deps: IdentityDependencies, userId: string, password: string | undefined, bearer: string | null, context: RequestContext): Promise<void> {
+  if (bearer) {
+    const principal = await authenticateTenantToken(deps, bearer).catch(() => null);
+    if (principal?.user_id === userId) return;
+  }
+  if (password === undefined) {
+    throw new DomainError('unauthorized', 'credentials_required', 'this email has an account: sign in as it (Authorization: Bearer) or send its password');
+  }
+  const { state } = await loadAggregate(deps, userAggregate, userStream(userId));
+  if (state.status === 'registered' && (await deps.passwords.verify(password, state.password_hash))) return;
+  if (state.status === 'registered') await handleCommand(deps, userAggregate, userStream(userId), { type: 'RecordLoginFailure', data: { reason: 'wrong_password' } }, context);
+  throw new DomainError('unauthorized', 'invalid_credentials', 'email or password is wrong');
+}
+
+/** A new session in another tenant the caller is an active member of; 403 otherwise. */
+export async function switchTenant(deps: IdentityDependencies, principal: Principal, tenantId: string, context: RequestContext): Promise<SessionResult> {
+  const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(tenantId, principal.user_id));
+  if (!membership || membership.status !== 'active') throw forbidden('not_a_member', 'you are not an active member of that organization');
+  return startSession(deps, principal.user_id, membership, context);
+}
+
+/** Every membership of the user, oldest first, with its tenant's name and slug. */
+export async function myTenants(deps: IdentityDependencies, userId: string): Promise<TenantMembershipView[]> {
+  const memberships = await deps.readStore
+    .collection<MembershipDocument>(MEMBERSHIPS)
+    .find({ where: { user_id: userId }, sort: { field: 'joined_at', direction: 'asc' }, limit: MAX_PAGE_SIZE });
+  const tenants = deps.readStore.collection<TenantDocument>(TENANTS);
+  const views = await Promise.all(
+    memberships.items.map(async (membership): Promise<TenantMembershipView | null> => {
+      const tenant = await tenants.get(membership.tenant_id);
+      return tenant ? { tenant_id: tenant.id, name: tenant.name, slug: tenant.slug, role: membership.role, status: membership.status } : null;
+    }),
+  );
+  return views.filter((view): view is TenantMembershipView => view !== null);
+}

@@ -1,0 +1,294 @@
+// Teams and workspace grants (spec 4.11): use cases over the team aggregate, and the queries
+// of teams and of workspaces with the teams granted to them.
+//
+// - Team names are unique per tenant, case-insensitively, through the reservation stream
+//   `team_name` / `<tenant_id>:<lowercased name>`, claimed before the team is created or
+//   renamed (and released if that fails); a rename and a deletion release the old name.
+// - Members and workspaces named in a request are checked against the write models (the
+//   tenant's membership roster, each workspace's stream) before anything is appended, so a
+//   bad request is a 400 naming the field and leaves nothing behind.
+// - The team owns its grants: setting the teams of a workspace is a GrantWorkspace or
+//   RevokeWorkspace on each team whose grant changes, each idempotent.
+// - Another tenant's team or workspace is 404 (never 403). Writes wait for read-your-writes.
+
+import { membershipStream } from '../../domain/membership/membership';
+import { DomainError, invalid, notFound } from '../../domain/shared/errors';
+import { type TeamCommand, TeamEvent, type TeamMember, type TeamState, normalizeTeamName, teamDecider, teamFieldsProblem, teamStream } from '../../domain/team/team';
+import { workspaceStream } from '../../domain/workspace/workspace';
+import { TEAMS, type TeamDocument, WORKSPACE_GRANTS, type WorkspaceGrantDocument } from '../../projections/teams';
+import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
+import { type Aggregate, type CommandResult, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { type IdentityDependencies, type Principal, membershipAggregate, workspaceAggregate } from '../identity/identity';
+import { MAX_PAGE_SIZE, type Page } from '../ports/read-store';
+import { claimReservation, releaseReservation } from '../reservation/reservations';
+import type { RequestContext } from '../shared/request-context';
+
+export const teamAggregate: Aggregate<TeamCommand, TeamEvent, TeamState> = { decider: teamDecider, events: TeamEvent };
+
+export const TEAM_NAME_SCOPE = 'team_name';
+
+/** The reserved value of a team name: unique per tenant, case-insensitively. */
+const teamNameKey = (tenantId: string, name: string): string => `${tenantId}:${normalizeTeamName(name).toLowerCase()}`;
+
+export interface TeamView {
+  id: string;
+  name: string;
+  description: string | null;
+  members: TeamMember[];
+  workspace_ids: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkspaceView {
+  id: string;
+  name: string;
+  is_default: boolean;
+  created_at: string;
+  /** The teams granted this workspace, by name. */
+  teams: Array<{ id: string; name: string }>;
+}
+
+const teamView = (team: TeamDocument): TeamView => ({
+  id: team.id,
+  name: team.name,
+  description: team.description,
+  members: team.members,
+  workspace_ids: team.workspace_ids,
+  created_at: team.created_at,
+  updated_at: team.updated_at,
+});
+
+const teamNotFound = (): DomainError => notFound('team_not_found', 'no such team');
+const workspaceNotFound = (): DomainError => notFound('workspace_not_found', 'no such workspace');
+
+function actingContext(principal: Principal, context: RequestContext): RequestContext {
+  return { ...context, tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } };
+}
+
+// ---------------------------------------------------------------------------------- queries
+
+export async function listTeams(deps: IdentityDependencies, tenantId: string, page: { limit?: number; cursor?: string }): Promise<Page<TeamView>> {
+  const found = await deps.readStore.collection<TeamDocument>(TEAMS).find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, ...page });
+  return { items: found.items.map(teamView), next_cursor: found.next_cursor };
+}
+
+/** The team of the caller's tenant, or 404. */
+export async function getTeam(deps: IdentityDependencies, tenantId: string, teamId: string): Promise<TeamView> {
+  const team = await deps.readStore.collection<TeamDocument>(TEAMS).get(teamId);
+  if (!team || team.tenant_id !== tenantId) throw teamNotFound();
+  return teamView(team);
+}
+
+/** Every grant of the given workspaces (all pages). */
+async function grantsOf(deps: IdentityDependencies, tenantId: string, workspaceIds: readonly string[]): Promise<WorkspaceGrantDocument[]> {
+  if (workspaceIds.length === 0) return [];
+  const grants: WorkspaceGrantDocument[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await deps.readStore
+      .collection<WorkspaceGrantDocument>(WORKSPACE_GRANTS)
+      .find({ where: { tenant_id: tenantId, workspace_id: { in: [...workspaceIds] } }, limit: MAX_PAGE_SIZE, cursor });
+    grants.push(...page.items);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return grants;
+}
+
+async function workspaceViews(deps: IdentityDependencies, tenantId: string, workspaces: readonly WorkspaceDocument[]): Promise<WorkspaceView[]> {
+  const grants = await grantsOf(
+    deps,
+    tenantId,
+    workspaces.map((workspace) => workspace.id),
+  );
+  return workspaces.map((workspace) => ({
+    id: workspace.id,
+    name: workspace.name,
+    is_default: workspace.is_default,
+    created_at: workspace.created_at,
+    teams: grants
+      .filter((grant) => grant.workspace_id === workspace.id)
+      .map((grant) => ({ id: grant.team_id, name: grant.team_name }))
+      .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id)),
+  }));
+}
+
+export async function listWorkspaces(deps: IdentityDependencies, tenantId: string, page: { limit?: number; cursor?: string }): Promise<Page<WorkspaceView>> {
+  const found = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, ...page });
+  return { items: await workspaceViews(deps, tenantId, found.items), next_cursor: found.next_cursor };
+}
+
+/** The workspace of the caller's tenant with its teams, or 404. */
+export async function getWorkspace(deps: IdentityDependencies, tenantId: string, workspaceId: string): Promise<WorkspaceView> {
+  const workspace = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).get(workspaceId);
+  if (!workspace || workspace.tenant_id !== tenantId) throw workspaceNotFound();
+  const [view] = await workspaceViews(deps, tenantId, [workspace]);
+  return view;
+}
+
+// ------------------------------------------------------------------------------- write checks
+
+/** The caller's live team from the write model, or 404. */
+async function loadTeam(deps: IdentityDependencies, tenantId: string, teamId: string): Promise<Extract<TeamState, { status: 'active' }>> {
+  const { state } = await loadAggregate(deps, teamAggregate, teamStream(teamId));
+  if (state.status !== 'active' || state.tenant_id !== tenantId) throw teamNotFound();
+  return state;
+}
+
+async function isTenantWorkspace(deps: IdentityDependencies, tenantId: string, workspaceId: string): Promise<boolean> {
+  const { state } = await loadAggregate(deps, workspaceAggregate, workspaceStream(workspaceId));
+  return state.status === 'active' && state.tenant_id === tenantId;
+}
+
+async function onTeam(deps: IdentityDependencies, principal: Principal, teamId: string, command: TeamCommand, context: RequestContext): Promise<CommandResult<TeamEvent>> {
+  return handleCommand(deps, teamAggregate, teamStream(teamId), command, actingContext(principal, context));
+}
+
+async function answered(deps: IdentityDependencies, principal: Principal, teamId: string, position: number | null): Promise<TeamView> {
+  await deps.readYourWrites(position);
+  return getTeam(deps, principal.tenant_id, teamId);
+}
+
+// -------------------------------------------------------------------------------- use cases
+
+export interface TeamInput {
+  name: string;
+  description?: string | null;
+}
+
+/** Creates a team with a name unique in the tenant (409 `team_name_taken`). */
+export async function createTeam(deps: IdentityDependencies, principal: Principal, input: TeamInput, context: RequestContext): Promise<TeamView> {
+  const problem = teamFieldsProblem(input);
+  if (problem) throw problem;
+  const teamId = deps.ids.newId();
+  const acting = actingContext(principal, context);
+  const nameKey = teamNameKey(principal.tenant_id, input.name);
+  await claimReservation(deps, TEAM_NAME_SCOPE, nameKey, teamId, acting);
+  let result: CommandResult<TeamEvent>;
+  try {
+    result = await onTeam(deps, principal, teamId, { type: 'CreateTeam', data: { tenant_id: principal.tenant_id, team_id: teamId, ...input } }, context);
+  } catch (error) {
+    await releaseReservation(deps, TEAM_NAME_SCOPE, nameKey, teamId, acting).catch(() => undefined);
+    throw error;
+  }
+  return answered(deps, principal, teamId, result.position);
+}
+
+/** Renames and/or redescribes a team; a new name is claimed first and the old one released after. */
+export async function updateTeam(deps: IdentityDependencies, principal: Principal, teamId: string, changes: Partial<TeamInput>, context: RequestContext): Promise<TeamView> {
+  const problem = teamFieldsProblem(changes);
+  if (problem) throw problem;
+  const team = await loadTeam(deps, principal.tenant_id, teamId);
+  const acting = actingContext(principal, context);
+  const newKey = changes.name === undefined ? null : teamNameKey(principal.tenant_id, changes.name);
+  const claimed = newKey !== null && newKey !== teamNameKey(principal.tenant_id, team.name);
+  if (claimed) await claimReservation(deps, TEAM_NAME_SCOPE, newKey, teamId, acting);
+  let result: CommandResult<TeamEvent>;
+  try {
+    result = await onTeam(deps, principal, teamId, { type: 'UpdateTeam', data: { tenant_id: principal.tenant_id, ...changes } }, context);
+  } catch (error) {
+    if (claimed) await releaseReservation(deps, TEAM_NAME_SCOPE, newKey, teamId, acting).catch(() => undefined);
+    throw error;
+  }
+  // The previous name comes from the event, so a rename that raced another one frees the right name.
+  for (const event of result.events) {
+    if (event.type !== 'TeamUpdated') continue;
+    const previousKey = teamNameKey(principal.tenant_id, event.data.previous_name);
+    if (previousKey !== teamNameKey(principal.tenant_id, event.data.name)) await releaseReservation(deps, TEAM_NAME_SCOPE, previousKey, teamId, acting);
+  }
+  return answered(deps, principal, teamId, result.position);
+}
+
+/** Deletes a team, which releases its name and its workspace grants. */
+export async function deleteTeam(deps: IdentityDependencies, principal: Principal, teamId: string, context: RequestContext): Promise<void> {
+  const result = await onTeam(deps, principal, teamId, { type: 'DeleteTeam', data: { tenant_id: principal.tenant_id } }, context);
+  for (const event of result.events) {
+    if (event.type === 'TeamDeleted') {
+      await releaseReservation(deps, TEAM_NAME_SCOPE, teamNameKey(principal.tenant_id, event.data.name), teamId, actingContext(principal, context));
+    }
+  }
+  await deps.readYourWrites(result.position);
+}
+
+/** Replaces the team's members; each must be a member of the tenant (400 `not_a_member`). */
+export async function setTeamMembers(
+  deps: IdentityDependencies,
+  principal: Principal,
+  teamId: string,
+  members: ReadonlyArray<{ user_id: string; can_write_documents?: boolean }>,
+  context: RequestContext,
+): Promise<TeamView> {
+  await loadTeam(deps, principal.tenant_id, teamId);
+  const { state: roster } = await loadAggregate(deps, membershipAggregate, membershipStream(principal.tenant_id));
+  for (const [index, member] of members.entries()) {
+    if (roster.status !== 'active' || !roster.members[member.user_id]) {
+      throw invalid('not_a_member', `${member.user_id} is not a member of this organization`, `members.${index}.user_id`);
+    }
+  }
+  const result = await onTeam(deps, principal, teamId, { type: 'SetTeamMembers', data: { tenant_id: principal.tenant_id, members } }, context);
+  return answered(deps, principal, teamId, result.position);
+}
+
+/** Sets one team member's document write flag (404 `team_member_not_found` if not in the team). */
+export async function setTeamMemberWriteFlag(
+  deps: IdentityDependencies,
+  principal: Principal,
+  teamId: string,
+  userId: string,
+  canWriteDocuments: boolean,
+  context: RequestContext,
+): Promise<TeamView> {
+  const result = await onTeam(
+    deps,
+    principal,
+    teamId,
+    { type: 'SetTeamMemberWriteFlag', data: { tenant_id: principal.tenant_id, user_id: userId, can_write_documents: canWriteDocuments } },
+    context,
+  );
+  return answered(deps, principal, teamId, result.position);
+}
+
+/** Replaces the workspaces granted to the team; each must be the tenant's (400 `unknown_workspace`). */
+export async function grantTeamWorkspaces(deps: IdentityDependencies, principal: Principal, teamId: string, workspaceIds: readonly string[], context: RequestContext): Promise<TeamView> {
+  await loadTeam(deps, principal.tenant_id, teamId);
+  for (const [index, workspaceId] of workspaceIds.entries()) {
+    if (!(await isTenantWorkspace(deps, principal.tenant_id, workspaceId))) {
+      throw invalid('unknown_workspace', `${workspaceId} is not a workspace of this organization`, `workspace_ids.${index}`);
+    }
+  }
+  const result = await onTeam(deps, principal, teamId, { type: 'SetGrantedWorkspaces', data: { tenant_id: principal.tenant_id, workspace_ids: workspaceIds } }, context);
+  return answered(deps, principal, teamId, result.position);
+}
+
+/**
+ * Makes `teamIds` exactly the teams granted the workspace: a grant on each listed team and a
+ * revocation on each team that has it and is not listed. Each command is idempotent, so a
+ * repeated or interrupted request converges when sent again.
+ */
+export async function setWorkspaceTeams(deps: IdentityDependencies, principal: Principal, workspaceId: string, teamIds: readonly string[], context: RequestContext): Promise<WorkspaceView> {
+  const tenantId = principal.tenant_id;
+  if (!(await isTenantWorkspace(deps, tenantId, workspaceId))) throw workspaceNotFound();
+  for (const [index, teamId] of teamIds.entries()) {
+    const { state } = await loadAggregate(deps, teamAggregate, teamStream(teamId));
+    if (state.status !== 'active' || state.tenant_id !== tenantId) throw invalid('unknown_team', `${teamId} is not a team of this organization`, `team_ids.${index}`);
+  }
+  const wanted = new Set(teamIds);
+  const holders = (await grantsOf(deps, tenantId, [workspaceId])).map((grant) => grant.team_id).filter((teamId) => !wanted.has(teamId));
+  let position: number | null = null;
+  const record = (result: CommandResult<TeamEvent>): void => {
+    if (result.position !== null) position = Math.max(position ?? 0, result.position);
+  };
+  for (const teamId of wanted) {
+    record(await onTeam(deps, principal, teamId, { type: 'GrantWorkspace', data: { tenant_id: tenantId, workspace_id: workspaceId } }, context));
+  }
+  for (const teamId of holders) {
+    try {
+      record(await onTeam(deps, principal, teamId, { type: 'RevokeWorkspace', data: { tenant_id: tenantId, workspace_id: workspaceId } }, context));
+    } catch (error) {
+      // A team deleted since the read model listed it no longer holds anything to revoke.
+      if (!(error instanceof DomainError && error.code === 'team_not_found')) throw error;
+    }
+  }
+  await deps.readYourWrites(position);
+  return getWorkspace(deps, tenantId, workspaceId);
+}

@@ -1,0 +1,115 @@
+// The invitation aggregate: an admin's offer to an email address to join a tenant with a
+// role, accepted once with the emailed token, or revoked. Stream `invitation-<id>`.
+// The token itself never enters an event: only its keyed digest does. Expiry needs no timer:
+// it is decided against `now` when someone tries to use the invitation, and read models
+// compute the `expired` status from `expires_at` at read time.
+
+import * as t from 'io-ts';
+import { type Either, left, right } from 'fp-ts/Either';
+import { eventCodec } from '../shared/codecs';
+import type { Decider } from '../shared/decider';
+import { type DomainError, conflict, forbidden, invalid, notFound, gone } from '../shared/errors';
+import { emailProblem, normalizeEmail } from '../user/user';
+
+/** How long an invitation can be accepted. */
+export const INVITATION_TTL_SECONDS = 7 * 24 * 60 * 60;
+
+/** Ownership moves only through a transfer, so nobody is invited as an owner. */
+export const InvitedRole = t.keyof({ admin: null, member: null });
+export type InvitedRole = t.TypeOf<typeof InvitedRole>;
+
+export const InvitationSent = eventCodec(
+  'InvitationSent',
+  t.type({ tenant_id: t.string, invitation_id: t.string, email: t.string, role: InvitedRole, token_digest: t.string, invited_by: t.string, expires_at: t.string }),
+);
+export const InvitationAccepted = eventCodec('InvitationAccepted', t.type({ invitation_id: t.string, user_id: t.string, accepted_at: t.string }));
+export const InvitationRevoked = eventCodec('InvitationRevoked', t.type({ invitation_id: t.string, by: t.string, revoked_at: t.string }));
+
+export const InvitationEvent = t.union([InvitationSent, InvitationAccepted, InvitationRevoked]);
+export type InvitationEvent = t.TypeOf<typeof InvitationEvent>;
+
+export type InvitationCommand =
+  | { type: 'SendInvitation'; data: { tenant_id: string; invitation_id: string; email: string; role: InvitedRole; token_digest: string; invited_by: string } }
+  /** `email` is the accepting user's: it must be the invited one. */
+  | { type: 'AcceptInvitation'; data: { user_id: string; email: string } }
+  /** `tenant_id` is the revoker's: another tenant's invitation does not exist for them. */
+  | { type: 'RevokeInvitation'; data: { tenant_id: string; by: string } };
+
+export type InvitationState =
+  | { status: 'absent' }
+  | { status: 'pending' | 'accepted' | 'revoked'; invitation_id: string; tenant_id: string; email: string; role: InvitedRole; expires_at: string };
+
+/** What a reader sees: a pending invitation past its expiry is `expired`. */
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
+
+export const invitationStream = (invitationId: string): string => `invitation-${invitationId}`;
+
+export const isExpired = (expiresAt: string, now: Date): boolean => Date.parse(expiresAt) <= now.getTime();
+
+export function invitationStatusAt(status: 'pending' | 'accepted' | 'revoked', expiresAt: string, now: Date): InvitationStatus {
+  return status === 'pending' && isExpired(expiresAt, now) ? 'expired' : status;
+}
+
+const notFoundError = (): DomainError => notFound('invitation_not_found', 'no such invitation');
+
+/**
+ * Why the invitation cannot be accepted now, or null. Shared by decide and by the use case,
+ * which checks before it creates anything for a new user.
+ */
+export function acceptanceProblem(state: InvitationState, now: Date): DomainError | null {
+  switch (state.status) {
+    case 'absent':
+      return notFoundError();
+    case 'accepted':
+      return conflict('invitation_already_accepted', 'this invitation has already been used');
+    case 'revoked':
+      return conflict('invitation_revoked', 'this invitation has been revoked');
+    case 'pending':
+      return isExpired(state.expires_at, now) ? gone('invitation_expired', 'this invitation has expired; ask for a new one') : null;
+  }
+}
+
+export const invitationDecider: Decider<InvitationCommand, InvitationEvent, InvitationState> = {
+  initialState: () => ({ status: 'absent' }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'InvitationSent': {
+        const { invitation_id, tenant_id, email, role, expires_at } = event.data;
+        return { status: 'pending', invitation_id, tenant_id, email, role, expires_at };
+      }
+      case 'InvitationAccepted':
+        return state.status === 'absent' ? state : { ...state, status: 'accepted' };
+      case 'InvitationRevoked':
+        return state.status === 'absent' ? state : { ...state, status: 'revoked' };
+    }
+  },
+
+  decide(command, state, { now }): Either<DomainError, InvitationEvent[]> {
+    switch (command.type) {
+      case 'SendInvitation': {
+        if (state.status !== 'absent') return left(conflict('invitation_exists', 'the invitation already exists'));
+        const email = normalizeEmail(command.data.email);
+        const problem = emailProblem(email);
+        if (problem) return left(problem);
+        if (!InvitedRole.is(command.data.role)) return left(invalid('invalid_role', 'role must be admin or member', 'role'));
+        const expiresAt = new Date(now.getTime() + INVITATION_TTL_SECONDS * 1000).toISOString();
+        return right([{ type: 'InvitationSent', data: { ...command.data, email, expires_at: expiresAt } }]);
+      }
+      case 'AcceptInvitation': {
+        const problem = acceptanceProblem(state, now);
+        if (problem) return left(problem);
+        if (state.status !== 'pending') return left(notFoundError());
+        if (normalizeEmail(command.data.email) !== state.email) return left(forbidden('invitation_email_mismatch', 'this invitation was sent to another email address'));
+        return right([{ type: 'InvitationAccepted', data: { invitation_id: state.invitation_id, user_id: command.data.user_id, accepted_at: now.toISOString() } }]);
+      }
+      case 'RevokeInvitation': {
+        if (state.status === 'absent' || state.tenant_id !== command.data.tenant_id) return left(notFoundError());
+        if (state.status !== 'pending' || isExpired(state.expires_at, now)) {
+          return left(conflict('invitation_not_pending', `only a pending invitation can be revoked; this one is ${invitationStatusAt(state.status, state.expires_at, now)}`));
+        }
+        return right([{ type: 'InvitationRevoked', data: { invitation_id: state.invitation_id, by: command.data.by, revoked_at: now.toISOString() } }]);
+      }
+    }
+  },
+};
