@@ -22,41 +22,15 @@ import http from 'node:http';
 import path from 'node:path';
 import { createConnector, PROTOCOL_VERSION, SDK_VERSION, signedHeaders } from '../adapters/connector-sdk';
 import { RESPONSE_HEADERS } from '../adapters/connector-sdk/responses';
+import { type LoadTarget, measureInRotation, option, printTable, requestsPerSecond } from './_load';
 
 const REQUIRED_RATIO = 0.7;
 const SECRET_ENV = 'BENCH_CONNECTOR_SECRET';
-
-/** The part of autocannon's result this bench reads. */
-interface LoadResult {
-  requests: { average: number; total: number };
-  latency: { p99: number; average: number };
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}
-
-interface LoadOptions {
-  url: string;
-  connections: number;
-  duration: number;
-  method: 'POST';
-  headers: Record<string, string>;
-  body: string;
-}
-
-// autocannon ships no type declarations; this is the one call the bench makes.
-const autocannon = require('autocannon') as (options: LoadOptions) => Promise<LoadResult>;
 
 interface ServerPorts {
   sdk: number;
   bare: number;
   bareHmac: number;
-}
-
-function option(args: string[], name: string, fallback: number): number {
-  const index = args.indexOf(`--${name}`);
-  const value = index === -1 ? undefined : Number(args[index + 1]);
-  return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
 /** Child process: both servers, on ephemeral ports of 127.0.0.1, until the parent disconnects. */
@@ -107,36 +81,6 @@ function startServers(secret: string): Promise<{ ports: ServerPorts; stop(): voi
   });
 }
 
-async function load(url: string, headers: Record<string, string>, body: string, connections: number, duration: number): Promise<LoadResult> {
-  const result = await autocannon({ url, connections, duration, method: 'POST', headers, body });
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the bench is not measuring pongs`);
-  }
-  return result;
-}
-
-/** Load results of one server over all its slices. */
-interface Measurement {
-  requests: number;
-  seconds: number;
-  p99s: number[];
-}
-
-function requestsPerSecond(measurement: Measurement): number {
-  return measurement.requests / measurement.seconds;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
-
-function row(name: string, measurement: Measurement): string {
-  const rate = Math.round(requestsPerSecond(measurement)).toString().padStart(8);
-  return `| ${name.padEnd(35)} | ${rate} | ${String(median(measurement.p99s)).padStart(7)} |`;
-}
-
 /** Runs the connector bench and prints req/s, p99 latency and the SDK-to-bare ratio. */
 export async function run(args: string[]): Promise<void> {
   if (args.includes('--serve')) return serve();
@@ -153,30 +97,16 @@ export async function run(args: string[]): Promise<void> {
     const bareUrl = `http://127.0.0.1:${servers.ports.bare}/svc`;
     const bareHmacUrl = `http://127.0.0.1:${servers.ports.bareHmac}/svc`;
     const sdkUrl = `http://127.0.0.1:${servers.ports.sdk}/svc`;
-    const sliceSeconds = duration / slices;
     console.log(
       `connector bench: ${connections} connections, ${warmup} s warm-up each, then ${duration} s per server in ${slices} rotating slices, Node ${process.version}`,
     );
-    for (const url of [bareUrl, bareHmacUrl, sdkUrl]) await load(url, headers, body, connections, warmup);
-    const bare: Measurement = { requests: 0, seconds: 0, p99s: [] };
-    const bareHmac: Measurement = { requests: 0, seconds: 0, p99s: [] };
-    const sdk: Measurement = { requests: 0, seconds: 0, p99s: [] };
-    for (let slice = 0; slice < slices; slice++) {
-      for (const [url, measurement] of [[bareUrl, bare], [sdkUrl, sdk], [bareHmacUrl, bareHmac]] as const) {
-        const result = await load(url, headers, body, connections, sliceSeconds);
-        measurement.requests += result.requests.total;
-        measurement.seconds += sliceSeconds;
-        measurement.p99s.push(result.latency.p99);
-      }
-    }
+    const ping = (name: string, url: string): LoadTarget => ({ name, url, method: 'POST', headers, body });
+    const [bare, sdk, bareHmac] = await measureInRotation(
+      [ping('bare node:http', bareUrl), ping('connector SDK listen()', sdkUrl), ping('bare node:http + HMAC check (ref.)', bareHmacUrl)],
+      { connections, duration, slices, warmup },
+    );
     const ratio = requestsPerSecond(sdk) / requestsPerSecond(bare);
-    console.log('');
-    console.log('| server                              |    req/s | p99 ms  |');
-    console.log('|-------------------------------------|---------:|--------:|');
-    console.log(row('bare node:http', bare));
-    console.log(row('bare node:http + HMAC check (ref.)', bareHmac));
-    console.log(row('connector SDK listen()', sdk));
-    console.log('');
+    printTable([bare, bareHmac, sdk]);
     console.log(`ratio SDK / bare: ${ratio.toFixed(2)} (required >= ${REQUIRED_RATIO})`);
     console.log(`ratio SDK / bare + HMAC check: ${(requestsPerSecond(sdk) / requestsPerSecond(bareHmac)).toFixed(2)}`);
     if (ratio < REQUIRED_RATIO) process.exitCode = 1;

@@ -243,11 +243,12 @@ async function rebuild(root: string, options: Options): Promise<Row> {
   const rawDb = freshDatabase(root, 'rebuild-raw');
   seed(rawDb, options);
   new SqliteReadStore(rawDb);
-  rawDb.exec('CREATE TABLE IF NOT EXISTS "rm_raw_counts" (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID');
-  rawDb.exec(`CREATE INDEX IF NOT EXISTS raw_counts_count ON "rm_raw_counts" (json_extract(doc, '$.count'))`);
+  // The read store's layout: the document, and its declared field as an indexed column.
+  rawDb.exec('CREATE TABLE IF NOT EXISTS "rm_raw_counts" (id TEXT PRIMARY KEY, doc TEXT NOT NULL, f_count) WITHOUT ROWID');
+  rawDb.exec('CREATE INDEX IF NOT EXISTS raw_counts_count ON "rm_raw_counts" (f_count)');
   const page = rawDb.prepare("SELECT * FROM events WHERE position > ? AND substr(stream, 1, 1) <> '$' ORDER BY position ASC LIMIT ?");
   const get = rawDb.prepare('SELECT doc FROM "rm_raw_counts" WHERE id = ?');
-  const put = rawDb.prepare('INSERT INTO "rm_raw_counts" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc');
+  const put = rawDb.prepare('INSERT INTO "rm_raw_counts" (id, doc, f_count) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, f_count = excluded.f_count');
   const checkpoint = rawDb.prepare('INSERT INTO _projections (name, state) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET state = excluded.state');
   const applyPage = rawDb.transaction((rows: EventRowLike[]) => {
     for (const row of rows) {
@@ -255,7 +256,7 @@ async function rebuild(root: string, options: Options): Promise<Row> {
       JSON.parse(row.metadata);
       const current = get.get(row.stream) as { doc: string } | undefined;
       const count = current ? (JSON.parse(current.doc) as { count: number }).count : 0;
-      put.run(row.stream, JSON.stringify({ id: row.stream, count: count + 1, position: row.position }));
+      put.run(row.stream, JSON.stringify({ id: row.stream, count: count + 1, position: row.position }), count + 1);
     }
     checkpoint.run('raw_counts', JSON.stringify({ checkpoint: rows[rows.length - 1].position }));
   });

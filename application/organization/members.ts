@@ -6,7 +6,7 @@ import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projec
 import { USERS, type UserDocument } from '../../projections/users';
 import { handleCommand } from '../command-handling/handle-command';
 import { type IdentityDependencies, type Principal, membershipAggregate } from '../identity/identity';
-import type { Page, Where } from '../ports/read-store';
+import { MAX_PAGE_SIZE, type Page, type Where } from '../ports/read-store';
 import type { RequestContext } from '../shared/request-context';
 
 export interface MemberView {
@@ -18,9 +18,12 @@ export interface MemberView {
   joined_at: string;
 }
 
-export async function memberView(deps: IdentityDependencies, membership: MembershipDocument): Promise<MemberView> {
-  const user = await deps.readStore.collection<UserDocument>(USERS).get(membership.user_id);
+function toView(membership: MembershipDocument, user: UserDocument | null): MemberView {
   return { user_id: membership.user_id, email: user?.email ?? null, name: user?.name ?? null, role: membership.role, status: membership.status, joined_at: membership.joined_at };
+}
+
+export async function memberView(deps: IdentityDependencies, membership: MembershipDocument): Promise<MemberView> {
+  return toView(membership, await deps.readStore.collection<UserDocument>(USERS).get(membership.user_id));
 }
 
 export async function listMembers(
@@ -31,7 +34,10 @@ export async function listMembers(
 ): Promise<Page<MemberView>> {
   const where: Where = { tenant_id: tenantId, ...filter };
   const found = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).find({ where, sort: { field: 'joined_at', direction: 'asc' }, ...page });
-  return { items: await Promise.all(found.items.map((membership) => memberView(deps, membership))), next_cursor: found.next_cursor };
+  // One query for the page's users, not one per member.
+  const users = await deps.readStore.collection<UserDocument>(USERS).find({ where: { id: { in: found.items.map((m) => m.user_id) } }, limit: MAX_PAGE_SIZE });
+  const byId = new Map(users.items.map((user) => [user.id, user]));
+  return { items: found.items.map((membership) => toView(membership, byId.get(membership.user_id) ?? null)), next_cursor: found.next_cursor };
 }
 
 /** The member of the caller's tenant, or 404 (another tenant's member is never visible). */

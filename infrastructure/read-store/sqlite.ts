@@ -1,6 +1,7 @@
-// The embedded read store: each collection is a table of JSON documents, each declared
-// field an expression index over json_extract. By default it lives in the same SQLite file
-// as the events, on the same connection.
+// The embedded read store: each collection is a table of JSON documents. Each declared
+// field is also a real column (`f_<field>`, dots as `__`), written with the document and
+// indexed, so filters and sorts never parse JSON. By default it lives in the same SQLite
+// file as the events, on the same connection.
 //
 // Index names carry a random suffix and are recorded in `_read_indexes`, so that a rebuilt
 // shadow table can take its live name (ALTER TABLE RENAME) while a later shadow of the
@@ -105,8 +106,15 @@ export class SqliteReadStore implements ReadStore {
     this.db
       .transaction(() => {
         this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`);
+        const columns = new Set(this.db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('rm_${spec.name}')`).all().map((c) => c.name));
         for (const index of spec.indexes ?? []) {
           if (!FIELD_PATH.test(index.field)) throw new Error(`invalid index field ${index.field}`);
+          const column = columnName(index.field);
+          if (!columns.has(column)) {
+            // A field declared after documents exist: add its column and fill it from them.
+            this.db.exec(`ALTER TABLE ${table} ADD COLUMN "${column}"`);
+            this.db.exec(`UPDATE ${table} SET "${column}" = json_extract(doc, '$.${index.field}')`);
+          }
           const known = this.fieldsOf(spec.name).get(index.field);
           if (known && Boolean(known.is_unique) === Boolean(index.unique)) continue;
           if (known) {
@@ -120,7 +128,7 @@ export class SqliteReadStore implements ReadStore {
             index_name: `ix_${spec.name}_${randomBytes(4).toString('hex')}`,
           };
           this.db.exec(
-            `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX "${row.index_name}" ON ${table} (${fieldSql(index.field)})`,
+            `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX "${row.index_name}" ON ${table} ("${column}")`,
           );
           this.db.prepare('INSERT INTO _read_indexes VALUES (@collection, @field, @is_unique, @index_name)').run(row);
           this.fieldsOf(spec.name).set(index.field, row);
@@ -156,8 +164,12 @@ export class SqliteReadStore implements ReadStore {
 
   putDoc(collection: string, doc: Document): void {
     if (typeof doc.id !== 'string' || doc.id === '') throw new Error(`${collection}: a document needs a string id`);
+    const fields = [...(this.declared.get(collection)?.keys() ?? [])];
+    const columns = fields.map((field) => `"${columnName(field)}"`);
+    const sql = `INSERT INTO ${tableName(collection)} (id, doc${columns.map((c) => `, ${c}`).join('')}) VALUES (?, ?${columns.map(() => ', ?').join('')})
+      ON CONFLICT (id) DO UPDATE SET doc = excluded.doc${columns.map((c) => `, ${c} = excluded.${c}`).join('')}`;
     try {
-      this.prepared(`INSERT INTO ${tableName(collection)} (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`).run(doc.id, JSON.stringify(doc));
+      this.prepared(sql).run(doc.id, JSON.stringify(doc), ...fields.map((field) => columnValue(fieldValue(doc, field))));
     } catch (error) {
       throw this.mapUniqueViolation(collection, error);
     }
@@ -221,7 +233,7 @@ export class SqliteReadStore implements ReadStore {
   private columnSql(collection: string, field: string): string {
     if (field === 'id') return 'id';
     if (!this.declared.get(collection)?.has(field)) throw new UndeclaredFieldError(collection, field);
-    return fieldSql(field);
+    return `"${columnName(field)}"`;
   }
 
   private whereSql(collection: string, where: Where | undefined): { clauses: string[]; params: SqlValue[] } {
@@ -259,7 +271,7 @@ export class SqliteReadStore implements ReadStore {
     const message = error instanceof Error ? error.message : '';
     if (!message.includes('UNIQUE constraint failed')) return error;
     for (const row of this.declared.get(collection)?.values() ?? []) {
-      if (message.includes(row.index_name)) return new UniqueConstraintError(collection, row.field);
+      if (message.includes(row.index_name) || message.includes(`.${columnName(row.field)}`)) return new UniqueConstraintError(collection, row.field);
     }
     return new UniqueConstraintError(collection, 'id');
   }
@@ -365,8 +377,16 @@ function tableName(collection: string): string {
   return `"rm_${collection}"`;
 }
 
-function fieldSql(field: string): string {
-  return `json_extract(doc, '$.${field}')`;
+function columnName(field: string): string {
+  return `f_${field.replace(/\./g, '__')}`;
+}
+
+/** What the column holds: as json_extract would give it (booleans 1/0, objects as JSON). */
+function columnValue(value: unknown): SqlValue {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'number' || typeof value === 'string') return value;
+  return JSON.stringify(value);
 }
 
 /** better-sqlite3 binds no booleans; json_extract reads JSON true/false as 1/0. */

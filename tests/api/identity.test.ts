@@ -73,6 +73,18 @@ describe('identity over GraphQL and /api/v1/me/sessions', () => {
       expect(responses.filter((response) => response.json.errors?.[0]?.extensions?.code === 'email_taken')).to.have.length(49);
     });
 
+    it('creates exactly one organization when 50 requests race for one slug', async () => {
+      const responses = await Promise.all(
+        Array.from({ length: 50 }, (_, index) =>
+          gql(server, REGISTER, { email: `slug-race-${index}@example.com`, password: PASSWORD, name: 'R', organization_name: `Slug Race ${index}`, slug: 'contested' }),
+        ),
+      );
+      expect(responses.filter((response) => !response.json.errors)).to.have.length(1);
+      expect(responses.filter((response) => response.json.errors?.[0]?.extensions?.code === 'slug_taken')).to.have.length(49);
+      const tenants = await server.platform.eventStore.readAll({ filter: { kind: 'event_type', types: ['TenantCreated'] } });
+      expect(tenants.filter((event) => (event.data as { slug: string }).slug === 'contested')).to.have.length(1);
+    });
+
     it('answers a request without a query with 400', async () => {
       const response = await server.request('POST', '/graphql', { body: { variables: {} } });
       expect(response.status).to.equal(400);

@@ -1,0 +1,78 @@
+// Load generation shared by the HTTP benches: autocannon against servers in a child process,
+// each server's load cut into slices taken in rotation so the drift of a shared machine's
+// CPU is spread over all of them instead of landing on whichever runs last.
+
+export interface LoadResult {
+  requests: { average: number; total: number };
+  latency: { p99: number; average: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+export interface LoadTarget {
+  name: string;
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+// autocannon ships no type declarations; this is the one call the benches make.
+const autocannon = require('autocannon') as (options: Omit<LoadTarget, 'name'> & { connections: number; duration: number }) => Promise<LoadResult>;
+
+export interface Measurement {
+  name: string;
+  requests: number;
+  seconds: number;
+  p99s: number[];
+}
+
+export function option(args: string[], name: string, fallback: number): number {
+  const index = args.indexOf(`--${name}`);
+  const value = index === -1 ? undefined : Number(args[index + 1]);
+  return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+async function load(target: LoadTarget, connections: number, duration: number): Promise<LoadResult> {
+  const { name: _name, ...request } = target;
+  const result = await autocannon({ ...request, connections, duration });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${target.name}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the bench is not measuring what it should`);
+  }
+  return result;
+}
+
+/** Warms every target up, then loads each for `duration` seconds in `slices` rotating slices. */
+export async function measureInRotation(targets: LoadTarget[], options: { connections: number; duration: number; slices: number; warmup: number }): Promise<Measurement[]> {
+  for (const target of targets) await load(target, options.connections, options.warmup);
+  const measurements = targets.map((target): Measurement => ({ name: target.name, requests: 0, seconds: 0, p99s: [] }));
+  const sliceSeconds = options.duration / options.slices;
+  for (let slice = 0; slice < options.slices; slice += 1) {
+    for (const [index, target] of targets.entries()) {
+      const result = await load(target, options.connections, sliceSeconds);
+      measurements[index].requests += result.requests.total;
+      measurements[index].seconds += sliceSeconds;
+      measurements[index].p99s.push(result.latency.p99);
+    }
+  }
+  return measurements;
+}
+
+export function requestsPerSecond(measurement: Measurement): number {
+  return measurement.requests / measurement.seconds;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+export function printTable(measurements: Measurement[]): void {
+  console.log('');
+  console.log('| server | req/s | p99 ms |');
+  console.log('|---|---:|---:|');
+  for (const measurement of measurements) console.log(`| ${measurement.name} | ${Math.round(requestsPerSecond(measurement))} | ${median(measurement.p99s)} |`);
+  console.log('');
+}

@@ -1,0 +1,122 @@
+// `npm run bench -- api [--duration 10] [--slices 5] [--connections 50] [--warmup 2]`
+//
+// Authenticated `GET /api/v1/org/members` on the embedded platform beside a bare Koa route
+// answering the same JSON, in the same run, with the same load generator (autocannon). Both
+// servers run in one child process so the load generator does not share their event loop.
+// The platform's route does the whole path of a real request: request id, access log,
+// metrics, PASETO verification, the session and membership reads, the members query, and
+// the user lookups of its three members. The platform must keep >= 0.5 of the bare route's
+// throughput; the exit code is 1 when it does not.
+
+import { fork } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import Koa from 'koa';
+import Router from '@koa/router';
+import { silentLogger } from '../application/ports/logger';
+import { handleCommand } from '../application/command-handling/handle-command';
+import { membershipAggregate, register, login, userAggregate } from '../application/identity/identity';
+import { systemContext } from '../application/shared/request-context';
+import { membershipStream } from '../domain/membership/membership';
+import { userStream } from '../domain/user/user';
+import { createPlatform, loadConfig } from '../infrastructure/composition-root';
+import { measureInRotation, option, printTable, requestsPerSecond } from './_load';
+
+const REQUIRED_RATIO = 0.5;
+const PASSWORD = 'bench password 123';
+
+interface Started {
+  platformPort: number;
+  barePort: number;
+  token: string;
+}
+
+/** Child process: the platform with an organization of three members, and a bare Koa app. */
+async function serve(): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-api-'));
+  const platform = await createPlatform(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SCRYPT_LOG_N: '12' }), { logger: silentLogger });
+  await platform.start();
+  const { identity } = platform;
+  const context = systemContext('bench');
+  const owner = await register(identity, { email: 'owner@bench.test', password: PASSWORD, name: 'Owner', organization_name: 'Bench Org', slug: 'bench-org' }, context);
+  // Verified without the emailed code: the bench measures reads, not sign-up.
+  await handleCommand(identity, userAggregate, userStream(owner.user_id), { type: 'IssueOtp', data: { purpose: 'email_verification', code_hash: 'bench', expires_at: '2999-01-01T00:00:00Z' } }, context);
+  await handleCommand(identity, userAggregate, userStream(owner.user_id), { type: 'VerifyOtp', data: { purpose: 'email_verification', code_hash: 'bench' } }, context);
+  for (const name of ['second', 'third']) {
+    const other = await register(identity, { email: `${name}@bench.test`, password: PASSWORD, name, organization_name: `${name} org`, slug: `${name}-org` }, context);
+    const joined = await handleCommand(identity, membershipAggregate, membershipStream(owner.tenant_id), { type: 'AddMember', data: { tenant_id: owner.tenant_id, user_id: other.user_id, role: 'member' } }, context);
+    await platform.readYourWrites(joined.position);
+  }
+  await platform.readYourWrites(await platform.eventStore.headPosition());
+  const { token } = await login(identity, 'owner@bench.test', PASSWORD, owner.tenant_id, context);
+
+  const platformServer = http.createServer(platform.httpApp().callback());
+  const members = await (await fetchMembers(platformServer, token)).text();
+  const bareApp = new Koa();
+  const bareRouter = new Router();
+  bareRouter.get('/api/v1/org/members', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = members;
+  });
+  bareApp.use(bareRouter.routes());
+  const bareServer = http.createServer(bareApp.callback());
+  await new Promise<void>((resolve) => bareServer.listen(0, '127.0.0.1', resolve));
+  const started: Started = {
+    platformPort: (platformServer.address() as { port: number }).port,
+    barePort: (bareServer.address() as { port: number }).port,
+    token,
+  };
+  process.send?.(started);
+  process.once('disconnect', () => {
+    platformServer.close();
+    bareServer.close();
+    void platform.close().finally(() => {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    });
+  });
+}
+
+async function fetchMembers(server: http.Server, token: string): Promise<Response> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const response = await fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}/api/v1/org/members`, { headers: { authorization: `Bearer ${token}` } });
+  if (response.status !== 200) throw new Error(`GET /api/v1/org/members answered ${response.status}`);
+  return response;
+}
+
+function startServers(): Promise<{ started: Started; stop(): void }> {
+  const child = fork(path.join(__dirname, 'main.js'), ['api', '--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+    child.once('message', (started) => resolve({ started: started as Started, stop: () => child.disconnect() }));
+  });
+}
+
+export async function run(args: string[]): Promise<void> {
+  if (args.includes('--serve')) return serve();
+  const duration = option(args, 'duration', 10);
+  const slices = Math.round(option(args, 'slices', 5));
+  const connections = option(args, 'connections', 50);
+  const warmup = option(args, 'warmup', 2);
+  const servers = await startServers();
+  try {
+    const { platformPort, barePort, token } = servers.started;
+    console.log(`api bench: ${connections} connections, ${warmup} s warm-up each, then ${duration} s per server in ${slices} rotating slices, Node ${process.version}`);
+    const [bare, platform] = await measureInRotation(
+      [
+        { name: 'bare Koa route, same JSON', url: `http://127.0.0.1:${barePort}/api/v1/org/members`, method: 'GET', headers: {} },
+        { name: 'platform GET /api/v1/org/members (authenticated)', url: `http://127.0.0.1:${platformPort}/api/v1/org/members`, method: 'GET', headers: { authorization: `Bearer ${token}` } },
+      ],
+      { connections, duration, slices, warmup },
+    );
+    printTable([bare, platform]);
+    const ratio = requestsPerSecond(platform) / requestsPerSecond(bare);
+    console.log(`ratio platform / bare: ${ratio.toFixed(2)} (required >= ${REQUIRED_RATIO})`);
+    if (ratio < REQUIRED_RATIO) process.exitCode = 1;
+  } finally {
+    servers.stop();
+  }
+}
