@@ -1,0 +1,95 @@
+// Every route that needs a user token answers 401 with no token, a malformed one, a widget
+// token, an admin token, a revoked session and an expired token.
+
+import { expect } from 'chai';
+import { type Account, LOGIN, PASSWORD, gql, registerOwner } from '../support/identity';
+import { type TestServer, startTestServer } from '../support/server';
+import { ManualClock } from '../support/stores';
+
+const USER_ROUTES: Array<[string, string]> = [
+  ['GET', '/api/v1/me/sessions'],
+  ['DELETE', '/api/v1/me/sessions/some-jti'],
+  ['GET', '/api/v1/org/roles'],
+  ['GET', '/api/v1/org/members'],
+  ['GET', '/api/v1/org/members/some-user'],
+  ['PUT', '/api/v1/org/members/some-user/role'],
+  ['PUT', '/api/v1/org/members/some-user/status'],
+  ['GET', '/api/v1/org/members/some-user/sessions'],
+  ['DELETE', '/api/v1/org/members/some-user/sessions/some-jti'],
+  ['POST', '/api/v1/org/transfer-ownership'],
+  ['GET', '/api/v1/org/teams'],
+  ['POST', '/api/v1/org/teams'],
+  ['GET', '/api/v1/org/teams/some-team'],
+  ['PATCH', '/api/v1/org/teams/some-team'],
+  ['DELETE', '/api/v1/org/teams/some-team'],
+  ['PUT', '/api/v1/org/teams/some-team/members'],
+  ['PUT', '/api/v1/org/teams/some-team/members/some-user/write'],
+  ['PUT', '/api/v1/org/teams/some-team/workspaces'],
+  ['GET', '/api/v1/org/workspaces'],
+  ['GET', '/api/v1/org/workspaces/some-workspace'],
+  ['PUT', '/api/v1/org/workspaces/some-workspace/teams'],
+  ['GET', '/api/v1/org/audit-logs'],
+  ['GET', '/api/v1/org/audit-logs/verify'],
+  ['GET', '/api/v1/org/audit-logs/export'],
+  ['GET', '/api/v1/team/members'],
+  ['DELETE', '/api/v1/team/members/some-user'],
+  ['POST', '/api/v1/team/invite'],
+  ['GET', '/api/v1/team/invitations'],
+  ['POST', '/api/v1/team/invitations/some-invitation/revoke'],
+  ['POST', '/api/v1/team/switch-tenant'],
+  ['GET', '/api/v1/team/my-tenants'],
+];
+
+describe('authentication on every user route', () => {
+  let server: TestServer;
+  let clock: ManualClock;
+  let owner: Account;
+  let revoked: string;
+  let admin: string;
+
+  before(async () => {
+    clock = new ManualClock(new Date());
+    server = await startTestServer(
+      { SCRYPT_LOG_N: '12', TOKEN_TTL_SECONDS: '600', SUPER_ADMIN_EMAIL: 'root@platform.test', SUPER_ADMIN_PASSWORD: 'root password 123' },
+      { clock },
+    );
+    owner = await registerOwner(server, 'matrix-co');
+    revoked = (await gql(server, LOGIN, { email: owner.email, password: PASSWORD })).json.data.login.token;
+    const sessions = await server.request('GET', '/api/v1/me/sessions', { headers: { authorization: `Bearer ${owner.token}` } });
+    const revokedJti = sessions.json.items.find((session: { current: boolean }) => !session.current).jti;
+    expect((await server.request('DELETE', `/api/v1/me/sessions/${revokedJti}`, { headers: { authorization: `Bearer ${owner.token}` } })).status).to.equal(204);
+    admin = (await server.request('POST', '/api/v1/admin/auth/login', { body: { email: 'root@platform.test', password: 'root password 123' } })).json.token;
+  });
+  after(() => server.close());
+
+  const refusals = (): Array<[string, Record<string, string>]> => [
+    ['no token', {}],
+    ['a malformed token', { authorization: 'Bearer not-a-token' }],
+    ['a non-bearer scheme', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
+    ['a widget token', { authorization: 'Bearer wt_publishable_key' }],
+    ['an admin token', { authorization: `Bearer ${admin}` }],
+    ['a revoked session', { authorization: `Bearer ${revoked}` }],
+  ];
+
+  it('answers 401 {code, message} to every refusal on every route', async () => {
+    for (const [method, path] of USER_ROUTES) {
+      for (const [what, headers] of refusals()) {
+        const response = await server.request(method, path, { headers, body: method === 'GET' || method === 'DELETE' ? undefined : {} });
+        expect(response.status, `${method} ${path} with ${what}`).to.equal(401);
+        expect(response.json.code, `${method} ${path} with ${what}`).to.be.a('string');
+        expect(response.json.message).to.be.a('string');
+      }
+    }
+  });
+
+  it('answers 401 on every route once the token has expired', async () => {
+    clock.advance(601 * 1000);
+    for (const [method, path] of USER_ROUTES) {
+      const response = await server.request(method, path, { headers: { authorization: `Bearer ${owner.token}` }, body: method === 'GET' || method === 'DELETE' ? undefined : {} });
+      expect(response.status, `${method} ${path}`).to.equal(401);
+      expect(response.json.code).to.equal('invalid_token');
+    }
+    const graph = await gql(server, '{ me { role } }', {}, owner.token);
+    expect(graph.json.errors[0].extensions).to.deep.include({ code: 'invalid_token', status: 401 });
+  });
+});
