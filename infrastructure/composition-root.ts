@@ -98,7 +98,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const openSqlite = (): SqliteDatabase => (sqlite ??= openSqliteDatabase(path.join(config.dataDir, SQLITE_FILE), { synchronous: config.sqliteSynchronous }));
 
   const rawEventStore: EventStore = config.eventStoreUrl ? connectEventStoreDb(config.eventStoreUrl) : new SqliteEventStore(openSqlite(), { now: () => clock.now() });
-  const readStore: ReadStore = config.mongoDbUrl ? await connectMongoReadStore(config.mongoDbUrl) : new SqliteReadStore(openSqlite());
+  const readStore: ReadStore = config.mongoDbUrl ? await connectMongoReadStore(config.mongoDbUrl) : new SqliteReadStore(openSqlite(), { cacheTtlMs: config.readCacheTtlMs });
 
   let projections: ProjectionRunner | null = null;
   const metrics = new PlatformMetrics(() => (projections ? projections.status() : Promise.resolve([])));

@@ -75,6 +75,7 @@ const variables = {
   SUPER_ADMIN_PASSWORD: { codec: fromString('AdminPassword', 'at least 12 characters', (raw) => (raw.length >= 12 ? raw : undefined)), default: undefined },
   SMTP_URL: { codec: urlWithScheme('smtp', 'smtps'), default: undefined },
   SMTP_FROM: { codec: nonEmpty, default: 'svc platform <no-reply@localhost>' },
+  READ_CACHE_TTL_MS: { codec: integerBetween(0, 60_000), default: '1000' },
 } as const;
 
 type Variables = typeof variables;
@@ -109,6 +110,7 @@ export interface Config {
   superAdminPassword: string | null;
   smtpUrl: string | null;
   smtpFrom: string;
+  readCacheTtlMs: number;
 }
 
 export class ConfigError extends Error {
@@ -174,5 +176,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     superAdminPassword: values.SUPER_ADMIN_PASSWORD as string | null,
     smtpUrl: values.SMTP_URL as string | null,
     smtpFrom: values.SMTP_FROM as string,
+    readCacheTtlMs: values.READ_CACHE_TTL_MS as number,
   };
 }

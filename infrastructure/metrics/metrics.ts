@@ -71,9 +71,18 @@ export class PlatformMetrics implements HttpMetrics {
     });
   }
 
+  /** Labelled children per (method, route, status): prom-client hashes label objects on every call otherwise. */
+  private readonly requestSeries = new Map<string, { count: { inc(): void }; duration: { observe(value: number): void } }>();
+
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    this.httpRequests.inc({ method, route, status: String(status) });
-    this.httpDuration.observe({ method, route }, seconds);
+    const key = `${method} ${status} ${route}`;
+    let series = this.requestSeries.get(key);
+    if (!series) {
+      series = { count: this.httpRequests.labels(method, route, String(status)), duration: this.httpDuration.labels(method, route) };
+      this.requestSeries.set(key, series);
+    }
+    series.count.inc();
+    series.duration.observe(seconds);
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

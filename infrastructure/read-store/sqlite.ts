@@ -34,6 +34,7 @@ import {
 } from '../../application/ports/read-store';
 import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from '../sqlite/database';
+import { ReadCache } from './read-cache';
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -69,7 +70,14 @@ export class SqliteReadStore implements ReadStore {
   /** Prepared statements by SQL; emptied whenever the schema changes. */
   private readonly statements = new Map<string, Statement>();
 
-  constructor(private readonly db: SqliteDatabase) {
+  private readonly cache: ReadCache;
+
+  /** `cacheTtlMs` 0 turns the read cache off (see read-cache.ts). */
+  constructor(
+    private readonly db: SqliteDatabase,
+    options: { cacheTtlMs?: number } = {},
+  ) {
+    this.cache = new ReadCache(options.cacheTtlMs ?? 0);
     db.exec(SCHEMA);
     this.loadIndexes();
   }
@@ -85,6 +93,7 @@ export class SqliteReadStore implements ReadStore {
 
   private loadIndexes(): void {
     this.statements.clear();
+    this.cache.invalidateAll();
     this.declared.clear();
     for (const row of this.db.prepare<[], IndexRow>('SELECT * FROM _read_indexes').all()) {
       this.fieldsOf(row.collection).set(row.field, row);
@@ -103,6 +112,7 @@ export class SqliteReadStore implements ReadStore {
   async ensureCollection(spec: CollectionSpec): Promise<void> {
     const table = tableName(spec.name);
     this.statements.clear();
+    this.cache.invalidate(spec.name);
     this.db
       .transaction(() => {
         this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`);
@@ -139,6 +149,7 @@ export class SqliteReadStore implements ReadStore {
 
   async dropCollection(name: string): Promise<void> {
     this.statements.clear();
+    this.cache.invalidate(name);
     this.db
       .transaction(() => {
         this.db.exec(`DROP TABLE IF EXISTS ${tableName(name)}`);
@@ -158,8 +169,11 @@ export class SqliteReadStore implements ReadStore {
   }
 
   getDoc(collection: string, id: string): Document | null {
-    const row = this.prepared(`SELECT doc FROM ${tableName(collection)} WHERE id = ?`).get(id) as { doc: string } | undefined;
-    return row ? (JSON.parse(row.doc) as Document) : null;
+    const text = this.cache.read(collection, `${collection}\u0000get\u0000${id}`, () => {
+      const row = this.prepared(`SELECT doc FROM ${tableName(collection)} WHERE id = ?`).get(id) as { doc: string } | undefined;
+      return row ? row.doc : null;
+    });
+    return text === null ? null : (JSON.parse(text) as Document);
   }
 
   putDoc(collection: string, doc: Document): void {
@@ -168,6 +182,7 @@ export class SqliteReadStore implements ReadStore {
     const columns = fields.map((field) => `"${columnName(field)}"`);
     const sql = `INSERT INTO ${tableName(collection)} (id, doc${columns.map((c) => `, ${c}`).join('')}) VALUES (?, ?${columns.map(() => ', ?').join('')})
       ON CONFLICT (id) DO UPDATE SET doc = excluded.doc${columns.map((c) => `, ${c} = excluded.${c}`).join('')}`;
+    this.cache.invalidate(collection);
     try {
       this.prepared(sql).run(doc.id, JSON.stringify(doc), ...fields.map((field) => columnValue(fieldValue(doc, field))));
     } catch (error) {
@@ -184,6 +199,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   deleteDoc(collection: string, id: string): boolean {
+    this.cache.invalidate(collection);
     return this.prepared(`DELETE FROM ${tableName(collection)} WHERE id = ?`).run(id).changes > 0;
   }
 
@@ -216,8 +232,10 @@ export class SqliteReadStore implements ReadStore {
     const order = sort.field === 'id' ? `id ${direction}` : `${sortSql} ${direction}, id ${direction}`;
     const sql = `SELECT doc FROM ${tableName(collection)} ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}
       ORDER BY ${order} LIMIT ?`;
-    const rows = this.prepared(sql).all(...params, limit + 1) as Array<{ doc: string }>;
-    const items = rows.slice(0, limit).map((row) => JSON.parse(row.doc) as Document);
+    const rows = this.cache.read(collection, `${collection}\u0000find\u0000${sql}\u0000${JSON.stringify(params)}\u0000${limit}`, () =>
+      (this.prepared(sql).all(...params, limit + 1) as Array<{ doc: string }>).map((row) => row.doc),
+    );
+    const items = rows.slice(0, limit).map((text) => JSON.parse(text) as Document);
     const last = items[items.length - 1];
     const next_cursor =
       rows.length > limit && last ? encodeCursor(queryKeyOf(collection, options), fieldValue(last, sort.field) ?? null, last.id) : null;

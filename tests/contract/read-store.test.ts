@@ -20,6 +20,22 @@ describe('ReadStore contract: SQLite', () => {
   });
 });
 
+describe('ReadStore contract: SQLite with the in-process read cache', () => {
+  readStoreContract(async () => {
+    const dir = temporaryDirectory();
+    const db = openSqliteDatabase(`${dir.path}/read.db`);
+    const store = new SqliteReadStore(db, { cacheTtlMs: 60_000 });
+    return {
+      store,
+      async dispose() {
+        await store.close();
+        db.close();
+        dir.remove();
+      },
+    };
+  });
+});
+
 describe('ReadStore contract: MongoDB', function () {
   const url = process.env.MONGODB_URL;
   if (!url) {

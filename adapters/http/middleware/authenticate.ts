@@ -16,7 +16,6 @@ export function authenticateUser(identity: IdentityDependencies): Middleware<Aut
     const token = bearerToken(ctx);
     if (!token) throw new DomainError('unauthorized', 'unauthenticated', 'send Authorization: Bearer <token>');
     ctx.state.principal = await authenticateTenantToken(identity, token);
-    ctx.state.logger = ctx.state.logger.child({ user_id: ctx.state.principal.user_id, tenant_id: ctx.state.principal.tenant_id });
     await next();
   };
 }

@@ -27,7 +27,11 @@ export function requestContext(logger: Logger, metrics: HttpMetrics): Middleware
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       metrics.observeRequest(ctx.method, String(route), ctx.status, seconds);
-      ctx.state.logger.info({ method: ctx.method, route, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, ip: ctx.ip }, 'request');
+      const principal = (ctx.state as { principal?: { user_id: string; tenant_id: string } }).principal;
+      ctx.state.logger.info(
+        { method: ctx.method, route, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10, ip: ctx.ip, user_id: principal?.user_id, tenant_id: principal?.tenant_id },
+        'request',
+      );
     }
   };
 }
