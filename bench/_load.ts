@@ -2,6 +2,22 @@
 // each server's load cut into slices taken in rotation so the drift of a shared machine's
 // CPU is spread over all of them instead of landing on whichever runs last.
 
+import { fork } from 'node:child_process';
+import path from 'node:path';
+
+/**
+ * Runs `npm run bench -- <bench> --serve` in a child process, which sends one message once
+ * its servers listen; resolves with that message and a stop function.
+ */
+export function forkServers<Message>(bench: string, env: NodeJS.ProcessEnv = {}): Promise<{ message: Message; stop(): void }> {
+  const child = fork(path.join(__dirname, 'main.js'), [bench, '--serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+    child.once('message', (message) => resolve({ message: message as Message, stop: () => child.disconnect() }));
+  });
+}
+
 export interface LoadResult {
   requests: { average: number; total: number };
   latency: { p99: number; average: number };

@@ -8,7 +8,6 @@
 // the user lookups of its three members. The platform must keep >= 0.5 of the bare route's
 // throughput; the exit code is 1 when it does not.
 
-import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -22,7 +21,7 @@ import { systemContext } from '../application/shared/request-context';
 import { membershipStream } from '../domain/membership/membership';
 import { userStream } from '../domain/user/user';
 import { createPlatform, loadConfig } from '../infrastructure/composition-root';
-import { measureInRotation, option, printTable, requestsPerSecond } from './_load';
+import { forkServers, measureInRotation, option, printTable, requestsPerSecond } from './_load';
 
 const REQUIRED_RATIO = 0.5;
 const PASSWORD = 'bench password 123';
@@ -86,24 +85,15 @@ async function fetchMembers(server: http.Server, token: string): Promise<Respons
   return response;
 }
 
-function startServers(): Promise<{ started: Started; stop(): void }> {
-  const child = fork(path.join(__dirname, 'main.js'), ['api', '--serve'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
-    child.once('message', (started) => resolve({ started: started as Started, stop: () => child.disconnect() }));
-  });
-}
-
 export async function run(args: string[]): Promise<void> {
   if (args.includes('--serve')) return serve();
   const duration = option(args, 'duration', 10);
   const slices = Math.round(option(args, 'slices', 5));
   const connections = option(args, 'connections', 50);
   const warmup = option(args, 'warmup', 2);
-  const servers = await startServers();
+  const servers = await forkServers<Started>('api');
   try {
-    const { platformPort, barePort, token } = servers.started;
+    const { platformPort, barePort, token } = servers.message;
     console.log(`api bench: ${connections} connections, ${warmup} s warm-up each, then ${duration} s per server in ${slices} rotating slices, Node ${process.version}`);
     const [bare, platform] = await measureInRotation(
       [

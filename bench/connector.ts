@@ -16,13 +16,11 @@
 // A third, reference server is a bare handler plus the one check no correct connector can
 // skip: an HMAC-SHA256 of the signed string with `createHmac`, compared with
 // `timingSafeEqual`. It shows how much of the gap is the protocol's own cryptography.
-import { fork } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
-import path from 'node:path';
 import { createConnector, PROTOCOL_VERSION, SDK_VERSION, signedHeaders } from '../adapters/connector-sdk';
 import { RESPONSE_HEADERS } from '../adapters/connector-sdk/responses';
-import { type LoadTarget, measureInRotation, option, printTable, requestsPerSecond } from './_load';
+import { type LoadTarget, forkServers, measureInRotation, option, printTable, requestsPerSecond } from './_load';
 
 const REQUIRED_RATIO = 0.7;
 const SECRET_ENV = 'BENCH_CONNECTOR_SECRET';
@@ -69,18 +67,6 @@ async function serve(): Promise<void> {
   process.once('disconnect', () => process.exit(0));
 }
 
-function startServers(secret: string): Promise<{ ports: ServerPorts; stop(): void }> {
-  const child = fork(path.join(__dirname, 'main.js'), ['connector', '--serve'], {
-    env: { ...process.env, [SECRET_ENV]: secret },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
-    child.once('message', (ports) => resolve({ ports: ports as ServerPorts, stop: () => child.disconnect() }));
-  });
-}
-
 /** Runs the connector bench and prints req/s, p99 latency and the SDK-to-bare ratio. */
 export async function run(args: string[]): Promise<void> {
   if (args.includes('--serve')) return serve();
@@ -92,11 +78,11 @@ export async function run(args: string[]): Promise<void> {
   const body = JSON.stringify({ protocol_version: PROTOCOL_VERSION, request_id: 'bench-ping', type: 'ping' });
   // Signed once: every request of the run reuses this body and these headers.
   const headers = signedHeaders(secret, body);
-  const servers = await startServers(secret);
+  const servers = await forkServers<ServerPorts>('connector', { [SECRET_ENV]: secret });
   try {
-    const bareUrl = `http://127.0.0.1:${servers.ports.bare}/svc`;
-    const bareHmacUrl = `http://127.0.0.1:${servers.ports.bareHmac}/svc`;
-    const sdkUrl = `http://127.0.0.1:${servers.ports.sdk}/svc`;
+    const bareUrl = `http://127.0.0.1:${servers.message.bare}/svc`;
+    const bareHmacUrl = `http://127.0.0.1:${servers.message.bareHmac}/svc`;
+    const sdkUrl = `http://127.0.0.1:${servers.message.sdk}/svc`;
     console.log(
       `connector bench: ${connections} connections, ${warmup} s warm-up each, then ${duration} s per server in ${slices} rotating slices, Node ${process.version}`,
     );

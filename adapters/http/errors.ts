@@ -16,7 +16,8 @@ export class HttpError extends Error {
   }
 }
 
-const STATUS_OF: Record<DomainErrorKind, number> = {
+/** The HTTP status of each kind of domain error (REST and GraphQL's `extensions.status`). */
+export const STATUS_OF_KIND: Record<DomainErrorKind, number> = {
   invalid: 400,
   unauthorized: 401,
   forbidden: 403,
@@ -48,7 +49,7 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof HttpError) return { status: error.status, body: { code: error.code, message: error.message }, headers: error.headers, unexpected: false };
   if (error instanceof DomainError) {
     const body = error.field ? { code: error.code, message: error.message, field: error.field } : { code: error.code, message: error.message };
-    return { status: STATUS_OF[error.kind], body, headers: {}, unexpected: false };
+    return { status: STATUS_OF_KIND[error.kind], body, headers: {}, unexpected: false };
   }
   if (error instanceof InvalidCursorError) return { status: 400, body: { code: 'invalid_cursor', message: error.message }, headers: {}, unexpected: false };
   const clientError = error as ClientError;

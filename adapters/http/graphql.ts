@@ -10,20 +10,10 @@ import type { RateLimiter } from '../../application/ports/rate-limiter';
 import { DomainError } from '../../domain/shared/errors';
 import type { GraphqlContext } from '../graphql/context';
 import { graphqlSchema } from '../graphql/schema';
-import { HttpError } from './errors';
+import { HttpError, STATUS_OF_KIND } from './errors';
 import type { RequestState } from './middleware/request-context';
 import { bearerToken, requestContextOf } from './request-context';
 
-const STATUS_OF_KIND: Record<DomainError['kind'], number> = {
-  invalid: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  gone: 410,
-  precondition_failed: 412,
-  rate_limited: 429,
-};
 
 function formatError(error: GraphQLError, log: (error: unknown) => void): GraphQLFormattedError {
   const original = error.originalError;

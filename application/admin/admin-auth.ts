@@ -3,12 +3,11 @@
 
 import { type AdminCommand, AdminEvent, type AdminState, adminDecider, adminStream } from '../../domain/admin/admin';
 import { reservationStream } from '../../domain/reservation/reservation';
-import { sessionStream } from '../../domain/session/session';
 import { DomainError } from '../../domain/shared/errors';
 import { normalizeEmail } from '../../domain/user/user';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import { type IdentityDependencies, sessionAggregate } from '../identity/identity';
+import { type IdentityDependencies, signSessionToken } from '../identity/identity';
 import { claimReservation } from '../reservation/reservations';
 import { type RequestContext, systemContext } from '../shared/request-context';
 
@@ -53,18 +52,11 @@ export async function adminLogin(deps: IdentityDependencies, email: string, pass
   const adminId = await adminIdByEmail(deps, email);
   const { state } = adminId ? await loadAggregate(deps, adminAggregate, adminStream(adminId)) : { state: { status: 'absent' } as AdminState };
   if (state.status !== 'active' || !(await deps.passwords.verify(password, state.password_hash))) throw rejected;
-  const jti = deps.ids.newId();
-  const now = deps.clock.now();
-  const expiresAt = new Date(now.getTime() + deps.settings.tokenTtlSeconds * 1000).toISOString();
-  const result = await handleCommand(
+  const token = await signSessionToken(
     deps,
-    sessionAggregate,
-    sessionStream(jti),
-    { type: 'StartSession', data: { jti, user_id: state.admin_id, tenant_id: null, audience: 'admin', issued_at: now.toISOString(), expires_at: expiresAt, ip: context.ip, user_agent: null } },
-    { ...context, tenant_id: null, actor: { kind: 'admin', id: state.admin_id } },
+    { user_id: state.admin_id, tenant_id: null, role: 'super_admin', audience: 'admin', actor: { kind: 'admin', id: state.admin_id } },
+    context,
   );
-  await deps.readYourWrites(result.position);
-  const token = await deps.tokens.sign({ user_id: state.admin_id, tenant_id: null, role: 'super_admin', jti, audience: 'admin', issued_at: now.toISOString(), expires_at: expiresAt });
   return { token, admin: { id: state.admin_id, email: state.email } };
 }
 

@@ -16,7 +16,7 @@ import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { USERS, type UserDocument } from '../../projections/users';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { queueEmail } from '../mail/outbox';
-import type { PasswordHasher, Secrets, TokenClaims, TokenService } from '../ports/identity';
+import type { PasswordHasher, Secrets, TokenAudience, TokenClaims, TokenService } from '../ports/identity';
 import type { Page, ReadStore } from '../ports/read-store';
 import { claimReservation, releaseReservation } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
@@ -194,8 +194,12 @@ export async function login(deps: IdentityDependencies, email: string, password:
   return startSession(deps, userId, membership, context);
 }
 
-/** Opens a session for a membership and signs its token. */
-export async function startSession(deps: IdentityDependencies, userId: string, membership: MembershipDocument, context: RequestContext): Promise<SessionResult> {
+/** Records a session (its jti is the token's) and signs the token: the one way tokens are made. */
+export async function signSessionToken(
+  deps: IdentityDependencies,
+  subject: { user_id: string; tenant_id: string | null; role: string; audience: TokenAudience; actor: RequestContext['actor'] },
+  context: RequestContext,
+): Promise<string> {
   const jti = deps.ids.newId();
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + deps.settings.tokenTtlSeconds * 1000).toISOString();
@@ -205,18 +209,28 @@ export async function startSession(deps: IdentityDependencies, userId: string, m
     sessionStream(jti),
     {
       type: 'StartSession',
-      data: { jti, user_id: userId, tenant_id: membership.tenant_id, audience: 'tenant', issued_at: now.toISOString(), expires_at: expiresAt, ip: context.ip, user_agent: null },
+      data: { jti, user_id: subject.user_id, tenant_id: subject.tenant_id, audience: subject.audience, issued_at: now.toISOString(), expires_at: expiresAt, ip: context.ip, user_agent: null },
     },
-    { ...context, tenant_id: membership.tenant_id, actor: { kind: 'user', id: userId } },
+    { ...context, tenant_id: subject.tenant_id, actor: subject.actor },
   );
   await deps.readYourWrites(result.position);
-  const claims: TokenClaims = { user_id: userId, tenant_id: membership.tenant_id, role: membership.role, jti, audience: 'tenant', issued_at: now.toISOString(), expires_at: expiresAt };
+  const claims: TokenClaims = { user_id: subject.user_id, tenant_id: subject.tenant_id, role: subject.role, jti, audience: subject.audience, issued_at: now.toISOString(), expires_at: expiresAt };
+  return deps.tokens.sign(claims);
+}
+
+/** Opens a session for a membership and signs its token. */
+export async function startSession(deps: IdentityDependencies, userId: string, membership: MembershipDocument, context: RequestContext): Promise<SessionResult> {
+  const token = await signSessionToken(
+    deps,
+    { user_id: userId, tenant_id: membership.tenant_id, role: membership.role, audience: 'tenant', actor: { kind: 'user', id: userId } },
+    context,
+  );
   const [user, tenant] = await Promise.all([
     deps.readStore.collection<UserDocument>(USERS).get(userId),
     deps.readStore.collection<TenantDocument>(TENANTS).get(membership.tenant_id),
   ]);
   if (!user || !tenant) throw new Error(`read models lag behind the session of ${userId}`);
-  return { token: await deps.tokens.sign(claims), user, tenant, role: membership.role };
+  return { token, user, tenant, role: membership.role };
 }
 
 /** Always answers the same, whether or not the email exists. */

@@ -1,23 +1,10 @@
 import { connectEventStoreDb } from '../../infrastructure/event-store/eventstoredb';
 import { SqliteEventStore } from '../../infrastructure/event-store/sqlite';
-import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
 import { eventStoreContract } from './event-store.contract';
-import { temporaryDirectory } from '../support/files';
+import { sqliteFixture } from '../support/files';
 
 describe('EventStore contract: SQLite', () => {
-  eventStoreContract(async () => {
-    const dir = temporaryDirectory();
-    const db = openSqliteDatabase(`${dir.path}/events.db`);
-    const store = new SqliteEventStore(db, { pollIntervalMs: 50 });
-    return {
-      store,
-      async dispose() {
-        await store.close();
-        db.close();
-        dir.remove();
-      },
-    };
-  });
+  eventStoreContract(async () => sqliteFixture((db) => new SqliteEventStore(db, { pollIntervalMs: 50 })));
 });
 
 describe('EventStore contract: EventStoreDB', function () {

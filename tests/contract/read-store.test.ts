@@ -1,39 +1,14 @@
 import { connectMongoReadStore } from '../../infrastructure/read-store/mongodb';
 import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
-import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
 import { readStoreContract } from './read-store.contract';
-import { temporaryDirectory } from '../support/files';
+import { sqliteFixture } from '../support/files';
 
 describe('ReadStore contract: SQLite', () => {
-  readStoreContract(async () => {
-    const dir = temporaryDirectory();
-    const db = openSqliteDatabase(`${dir.path}/read.db`);
-    const store = new SqliteReadStore(db);
-    return {
-      store,
-      async dispose() {
-        await store.close();
-        db.close();
-        dir.remove();
-      },
-    };
-  });
+  readStoreContract(async () => sqliteFixture((db) => new SqliteReadStore(db)));
 });
 
 describe('ReadStore contract: SQLite with the in-process read cache', () => {
-  readStoreContract(async () => {
-    const dir = temporaryDirectory();
-    const db = openSqliteDatabase(`${dir.path}/read.db`);
-    const store = new SqliteReadStore(db, { cacheTtlMs: 60_000 });
-    return {
-      store,
-      async dispose() {
-        await store.close();
-        db.close();
-        dir.remove();
-      },
-    };
-  });
+  readStoreContract(async () => sqliteFixture((db) => new SqliteReadStore(db, { cacheTtlMs: 60_000 })));
 });
 
 describe('ReadStore contract: MongoDB', function () {
