@@ -96,6 +96,15 @@ describe('identity over GraphQL and /api/v1/me/sessions', () => {
 
     it('keeps the playground off unless enabled', async () => {
       expect((await server.request('GET', '/graphql')).status).to.equal(404);
+      const withPlayground = await startTestServer({ ...FAST_HASHING, ENABLE_GRAPHQL_PLAYGROUND: 'true' });
+      try {
+        const page = await withPlayground.request('GET', '/graphql');
+        expect(page.status).to.equal(200);
+        expect(page.headers.get('content-type')).to.match(/^text\/html/);
+        expect(page.text).to.contain('GraphiQL');
+      } finally {
+        await withPlayground.close();
+      }
     });
   });
 
