@@ -5,6 +5,8 @@ export interface Logger {
   warn(fields: object, message?: string): void;
   error(fields: object, message?: string): void;
   child(bindings: object): Logger;
+  /** Whether a line at this level would be written: skip building fields that would not. */
+  isLevelEnabled(level: 'debug' | 'info' | 'warn' | 'error'): boolean;
 }
 
 export const silentLogger: Logger = {
@@ -13,4 +15,5 @@ export const silentLogger: Logger = {
   warn: () => undefined,
   error: () => undefined,
   child: () => silentLogger,
+  isLevelEnabled: () => false,
 };

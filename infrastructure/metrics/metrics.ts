@@ -17,17 +17,11 @@ import type {
 } from '../../application/ports/event-store';
 import { WrongExpectedRevisionError } from '../../application/ports/event-store';
 import type { ProjectionReport } from '../../projections/runner';
+import { HttpRequestMetrics } from './http-metrics';
 
 export class PlatformMetrics implements HttpMetrics {
   readonly registry = new Registry();
-  private readonly httpRequests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by method, route and status', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
-  private readonly httpDuration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request duration',
-    labelNames: ['method', 'route'],
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-    registers: [this.registry],
-  });
+  private readonly http = new HttpRequestMetrics();
   readonly appendedEvents = new Counter({ name: 'eventstore_appended_events_total', help: 'Events appended', registers: [this.registry] });
   readonly appendConflicts = new Counter({ name: 'eventstore_append_conflicts_total', help: 'Appends refused for a wrong expected revision', registers: [this.registry] });
   readonly appendDuration = new Histogram({
@@ -71,22 +65,12 @@ export class PlatformMetrics implements HttpMetrics {
     });
   }
 
-  /** Labelled children per (method, route, status): prom-client hashes label objects on every call otherwise. */
-  private readonly requestSeries = new Map<string, { count: { inc(): void }; duration: { observe(value: number): void } }>();
-
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const key = `${method} ${status} ${route}`;
-    let series = this.requestSeries.get(key);
-    if (!series) {
-      series = { count: this.httpRequests.labels(method, route, String(status)), duration: this.httpDuration.labels(method, route) };
-      this.requestSeries.set(key, series);
-    }
-    series.count.inc();
-    series.duration.observe(seconds);
+    this.http.observe(method, route, status, seconds);
   }
 
   async render(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    return { contentType: this.registry.contentType, body: `${await this.registry.metrics()}\n${this.http.render()}` };
   }
 }
 

@@ -9,6 +9,7 @@ function recordingLogger(lines: object[]): Logger {
     warn: () => undefined,
     error: () => undefined,
     child: () => logger,
+    isLevelEnabled: () => true,
   };
   return logger;
 }

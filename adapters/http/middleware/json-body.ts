@@ -29,5 +29,7 @@ export function jsonBody(limitBytes: number): Middleware[] {
     }
     await next();
   };
-  return [contentType, parse];
+  // Reads carry no body: they skip the parser altogether.
+  const parseWrites: Middleware = (ctx, next) => (METHODS_WITH_BODY.has(ctx.method) ? parse(ctx, next) : next());
+  return [contentType, parseWrites];
 }
