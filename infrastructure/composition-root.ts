@@ -27,6 +27,7 @@ import { operationsRouter } from '../adapters/http/operations';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import type { IdentityDependencies } from '../application/identity/identity';
 import { mailDeliverySaga } from '../application/mail/outbox';
+import { teamMembershipCleanupSaga } from '../application/organization/team-cleanup-saga';
 import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
 import { createHttpApp } from '../adapters/http/server';
@@ -122,7 +123,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds },
     readYourWrites: (position) => readYourWrites(position),
   };
-  const platformSagas = overrides.sagas ?? [...allSagas, mailDeliverySaga({ ...commands, secrets, mailer })];
+  const platformSagas = overrides.sagas ?? [...allSagas, mailDeliverySaga({ ...commands, secrets, mailer }), teamMembershipCleanupSaga({ ...commands, readStore })];
 
   const sagaDelivery: SagaDelivery =
     rawEventStore instanceof EventStoreDbEventStore
