@@ -50,6 +50,23 @@ export function option(args: string[], name: string, fallback: number): number {
   return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
+export interface RotationOptions {
+  connections: number;
+  duration: number;
+  slices: number;
+  warmup: number;
+}
+
+/** `--duration 10 --slices 5 --connections 50 --warmup 2`, the options of every HTTP bench. */
+export function rotationOptions(args: string[]): RotationOptions {
+  return {
+    duration: option(args, 'duration', 10),
+    slices: Math.round(option(args, 'slices', 5)),
+    connections: option(args, 'connections', 50),
+    warmup: option(args, 'warmup', 2),
+  };
+}
+
 async function load(target: LoadTarget, connections: number, duration: number): Promise<LoadResult> {
   const { name: _name, ...request } = target;
   const result = await autocannon({ ...request, connections, duration });
@@ -60,7 +77,7 @@ async function load(target: LoadTarget, connections: number, duration: number): 
 }
 
 /** Warms every target up, then loads each for `duration` seconds in `slices` rotating slices. */
-export async function measureInRotation(targets: LoadTarget[], options: { connections: number; duration: number; slices: number; warmup: number }): Promise<Measurement[]> {
+export async function measureInRotation(targets: LoadTarget[], options: RotationOptions): Promise<Measurement[]> {
   for (const target of targets) await load(target, options.connections, options.warmup);
   const measurements = targets.map((target): Measurement => ({ name: target.name, requests: 0, seconds: 0, p99s: [] }));
   const sliceSeconds = options.duration / options.slices;

@@ -21,7 +21,7 @@ import { systemContext } from '../application/shared/request-context';
 import { membershipStream } from '../domain/membership/membership';
 import { userStream } from '../domain/user/user';
 import { createPlatform, loadConfig } from '../infrastructure/composition-root';
-import { forkServers, measureInRotation, option, printTable, requestsPerSecond } from './_load';
+import { forkServers, measureInRotation, printTable, rotationOptions, requestsPerSecond } from './_load';
 
 const REQUIRED_RATIO = 0.5;
 const PASSWORD = 'bench password 123';
@@ -87,10 +87,8 @@ async function fetchMembers(server: http.Server, token: string): Promise<Respons
 
 export async function run(args: string[]): Promise<void> {
   if (args.includes('--serve')) return serve();
-  const duration = option(args, 'duration', 10);
-  const slices = Math.round(option(args, 'slices', 5));
-  const connections = option(args, 'connections', 50);
-  const warmup = option(args, 'warmup', 2);
+  const rotation = rotationOptions(args);
+  const { duration, slices, connections, warmup } = rotation;
   const servers = await forkServers<Started>('api');
   try {
     const { platformPort, barePort, token } = servers.message;
@@ -100,7 +98,7 @@ export async function run(args: string[]): Promise<void> {
         { name: 'bare Koa route, same JSON', url: `http://127.0.0.1:${barePort}/api/v1/org/members`, method: 'GET', headers: {} },
         { name: 'platform GET /api/v1/org/members (authenticated)', url: `http://127.0.0.1:${platformPort}/api/v1/org/members`, method: 'GET', headers: { authorization: `Bearer ${token}` } },
       ],
-      { connections, duration, slices, warmup },
+      rotation,
     );
     printTable([bare, platform]);
     const ratio = requestsPerSecond(platform) / requestsPerSecond(bare);

@@ -20,7 +20,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { createConnector, PROTOCOL_VERSION, SDK_VERSION, signedHeaders } from '../adapters/connector-sdk';
 import { RESPONSE_HEADERS } from '../adapters/connector-sdk/responses';
-import { type LoadTarget, forkServers, measureInRotation, option, printTable, requestsPerSecond } from './_load';
+import { type LoadTarget, forkServers, measureInRotation, printTable, rotationOptions, requestsPerSecond } from './_load';
 
 const REQUIRED_RATIO = 0.7;
 const SECRET_ENV = 'BENCH_CONNECTOR_SECRET';
@@ -70,10 +70,8 @@ async function serve(): Promise<void> {
 /** Runs the connector bench and prints req/s, p99 latency and the SDK-to-bare ratio. */
 export async function run(args: string[]): Promise<void> {
   if (args.includes('--serve')) return serve();
-  const duration = option(args, 'duration', 10);
-  const slices = Math.round(option(args, 'slices', 5));
-  const connections = option(args, 'connections', 50);
-  const warmup = option(args, 'warmup', 2);
+  const rotation = rotationOptions(args);
+  const { duration, slices, connections, warmup } = rotation;
   const secret = randomBytes(32).toString('hex');
   const body = JSON.stringify({ protocol_version: PROTOCOL_VERSION, request_id: 'bench-ping', type: 'ping' });
   // Signed once: every request of the run reuses this body and these headers.
@@ -89,7 +87,7 @@ export async function run(args: string[]): Promise<void> {
     const ping = (name: string, url: string): LoadTarget => ({ name, url, method: 'POST', headers, body });
     const [bare, sdk, bareHmac] = await measureInRotation(
       [ping('bare node:http', bareUrl), ping('connector SDK listen()', sdkUrl), ping('bare node:http + HMAC check (ref.)', bareHmacUrl)],
-      { connections, duration, slices, warmup },
+      rotation,
     );
     const ratio = requestsPerSecond(sdk) / requestsPerSecond(bare);
     printTable([bare, bareHmac, sdk]);
