@@ -1,7 +1,7 @@
-// The Koa application: small middleware composed in order, then one router per area.
+// The Koa application: small middleware composed in order, then the routes of every area.
 
 import Koa from 'koa';
-import type Router from '@koa/router';
+import Router from '@koa/router';
 import type { Logger } from '../../application/ports/logger';
 import type { HttpMetrics } from '../../application/ports/metrics';
 import { HttpError } from './errors';
@@ -25,15 +25,17 @@ export function createHttpApp(deps: HttpAppDependencies): Koa<RequestState> {
   app.use(requestContext(deps.logger, deps.metrics));
   app.use(errorResponses());
   for (const middleware of jsonBody(deps.bodyLimitBytes)) app.use(middleware);
-  for (const router of deps.routers) {
-    app.use(router.routes());
-    app.use(
-      router.allowedMethods({
-        throw: true,
-        methodNotAllowed: () => new HttpError(405, 'method_not_allowed', 'this route does not accept that method'),
-        notImplemented: () => new HttpError(501, 'not_implemented', 'this method is not implemented'),
-      }),
-    );
-  }
+  // One routing table: every area's routes are copied into a single router, so a request is
+  // matched once and 405 is answered the same way everywhere.
+  const root = new Router();
+  for (const router of deps.routers) root.use(router.routes());
+  app.use(root.routes());
+  app.use(
+    root.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new HttpError(405, 'method_not_allowed', 'this route does not accept that method'),
+      notImplemented: () => new HttpError(501, 'not_implemented', 'this method is not implemented'),
+    }),
+  );
   return app;
 }

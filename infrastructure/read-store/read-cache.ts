@@ -1,19 +1,21 @@
 // An in-process cache of read-model query results for the embedded store. Every write this
 // process makes to a collection invalidates that collection's entries at once (the version
 // bump), so a revoked session is refused on the very next request. Writes made by another
-// process (the operator CLI) become visible within `ttlMs`. Entries hold the documents' JSON
-// text, parsed on every read, so callers never share an object.
+// process (the operator CLI) become visible within `ttlMs`. The cache hands out the values
+// it keeps: the store copies documents before they leave it, so no caller shares an object.
+
+/** A loaded value and its approximate size in bytes. */
+export interface Loaded<V> {
+  value: V;
+  bytes: number;
+}
 
 interface Entry {
   version: number;
   storedAt: number;
-  value: string | null | string[];
-  /** Approximate size in bytes (UTF-16 characters x 2). */
-  size: number;
+  value: unknown;
+  bytes: number;
 }
-
-const sizeOf = (value: string | null | string[]): number =>
-  value === null ? 16 : typeof value === 'string' ? value.length * 2 : value.reduce((total, text) => total + text.length * 2, 16);
 
 export class ReadCache {
   private readonly versions = new Map<string, number>();
@@ -43,18 +45,17 @@ export class ReadCache {
   }
 
   /** The cached value of `key`, or `load()`'s, remembered for the collection's current version. */
-  read<V extends string | null | string[]>(collection: string, key: string, load: () => V): V {
-    if (!this.enabled) return load();
+  read<V>(collection: string, key: string, load: () => Loaded<V>): V {
+    if (!this.enabled) return load().value;
     const version = this.versions.get(collection) ?? 0;
     const now = this.now();
     const entry = this.entries.get(key);
     if (entry && entry.version === version && now - entry.storedAt < this.ttlMs) return entry.value as V;
-    const value = load();
+    const { value, bytes } = load();
     this.remove(key);
-    const size = sizeOf(value);
-    if (size > this.maxBytes / 16) return value; // too large to be worth keeping
-    this.entries.set(key, { version, storedAt: now, value, size });
-    this.bytes += size;
+    if (bytes > this.maxBytes / 16) return value; // too large to be worth keeping
+    this.entries.set(key, { version, storedAt: now, value, bytes });
+    this.bytes += bytes;
     while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes) this.remove(this.entries.keys().next().value as string);
     return value;
   }
@@ -62,7 +63,7 @@ export class ReadCache {
   private remove(key: string): void {
     const entry = this.entries.get(key);
     if (!entry) return;
-    this.bytes -= entry.size;
+    this.bytes -= entry.bytes;
     this.entries.delete(key);
   }
 }

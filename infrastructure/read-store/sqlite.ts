@@ -34,7 +34,7 @@ import {
 } from '../../application/ports/read-store';
 import type Database from 'better-sqlite3';
 import type { SqliteDatabase } from '../sqlite/database';
-import { ReadCache } from './read-cache';
+import { type Loaded, ReadCache } from './read-cache';
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -169,11 +169,11 @@ export class SqliteReadStore implements ReadStore {
   }
 
   getDoc(collection: string, id: string): Document | null {
-    const text = this.cache.read(collection, `${collection}\u0000get\u0000${id}`, () => {
+    const doc = this.cache.read(collection, `${collection}\u0000get\u0000${id}`, (): Loaded<Document | null> => {
       const row = this.prepared(`SELECT doc FROM ${tableName(collection)} WHERE id = ?`).get(id) as { doc: string } | undefined;
-      return row ? row.doc : null;
+      return row ? { value: JSON.parse(row.doc) as Document, bytes: row.doc.length * 2 } : { value: null, bytes: 16 };
     });
-    return text === null ? null : (JSON.parse(text) as Document);
+    return doc === null ? null : copyDocument(doc);
   }
 
   putDoc(collection: string, doc: Document): void {
@@ -218,6 +218,12 @@ export class SqliteReadStore implements ReadStore {
   }
 
   findDocs(collection: string, options: FindOptions): Page<Document> {
+    // Keyed by the options themselves, so a repeated query skips building its SQL too.
+    const page = this.cache.read(collection, `${collection}\u0000find\u0000${findOptionsKey(options)}`, () => this.queryPage(collection, options));
+    return { items: page.items.map(copyDocument), next_cursor: page.next_cursor };
+  }
+
+  private queryPage(collection: string, options: FindOptions): Loaded<Page<Document>> {
     const limit = Math.min(Math.max(options.limit ?? DEFAULT_PAGE_SIZE, 1), MAX_PAGE_SIZE);
     const sort = options.sort ?? { field: 'id', direction: 'asc' as const };
     const sortSql = this.columnSql(collection, sort.field);
@@ -232,14 +238,12 @@ export class SqliteReadStore implements ReadStore {
     const order = sort.field === 'id' ? `id ${direction}` : `${sortSql} ${direction}, id ${direction}`;
     const sql = `SELECT doc FROM ${tableName(collection)} ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}
       ORDER BY ${order} LIMIT ?`;
-    const rows = this.cache.read(collection, `${collection}\u0000find\u0000${sql}\u0000${JSON.stringify(params)}\u0000${limit}`, () =>
-      (this.prepared(sql).all(...params, limit + 1) as Array<{ doc: string }>).map((row) => row.doc),
-    );
-    const items = rows.slice(0, limit).map((text) => JSON.parse(text) as Document);
+    const rows = this.prepared(sql).all(...params, limit + 1) as Array<{ doc: string }>;
+    const items = rows.slice(0, limit).map((row) => JSON.parse(row.doc) as Document);
     const last = items[items.length - 1];
     const next_cursor =
       rows.length > limit && last ? encodeCursor(queryKeyOf(collection, options), fieldValue(last, sort.field) ?? null, last.id) : null;
-    return { items, next_cursor };
+    return { value: { items, next_cursor }, bytes: rows.reduce((total, row) => total + row.doc.length * 2, 64) };
   }
 
   countDocs(collection: string, where: Where | undefined): number {
@@ -262,12 +266,11 @@ export class SqliteReadStore implements ReadStore {
       for (const [operator, value] of conditionEntries(condition)) {
         if (operator === 'in') {
           const values = (value as readonly Scalar[]).map(toSqlValue);
-          if (values.length === 0) {
-            clauses.push('0');
-            continue;
-          }
-          clauses.push(`${column} IN (${values.map(() => '?').join(', ')})`);
-          params.push(...values);
+          const present = values.filter((item) => item !== null);
+          // As in MongoDB, a null in the list matches documents without a value.
+          const alternatives = [...(present.length > 0 ? [`${column} IN (${present.map(() => '?').join(', ')})`] : []), ...(present.length < values.length ? [`${column} IS NULL`] : [])];
+          clauses.push(alternatives.length === 0 ? '0' : alternatives.length === 1 ? alternatives[0] : `(${alternatives.join(' OR ')})`);
+          params.push(...present);
           continue;
         }
         const sqlValue = toSqlValue(value as Scalar);
@@ -414,6 +417,50 @@ function toSqlValue(value: Scalar): SqlValue {
 }
 
 type Operator = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in';
+
+/**
+ * A text that only equal find options share: JSON-like, with its own tokens for undefined
+ * and non-finite numbers (which JSON would drop or turn into null, making two different
+ * filters look alike).
+ */
+function findOptionsKey(options: FindOptions): string {
+  let where = '';
+  for (const field in options.where) where += `${JSON.stringify(field)}:${conditionKey(options.where[field])},`;
+  const sort = options.sort ? `${JSON.stringify(options.sort.field)}:${JSON.stringify(options.sort.direction)}` : '';
+  return `{${where}}${sort}|${valueKey(options.limit)}|${valueKey(options.cursor)}`;
+}
+
+function conditionKey(condition: FieldCondition | undefined): string {
+  if (condition === null || typeof condition !== 'object') return valueKey(condition);
+  let key = '{';
+  for (const operator in condition) {
+    const value = (condition as Record<string, unknown>)[operator];
+    key += `${JSON.stringify(operator)}:${Array.isArray(value) ? `[${value.map(valueKey).join(',')}]` : valueKey(value)},`;
+  }
+  return `${key}}`;
+}
+
+function valueKey(value: unknown): string {
+  if (value === undefined) return '#undefined';
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : `#${value}`;
+  return JSON.stringify(value);
+}
+
+/** A deep copy of a parsed document: a few times faster than parsing its JSON again. */
+function copyJson(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyJson);
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const field = copyJson((value as Record<string, unknown>)[key]);
+    // JSON.parse makes "__proto__" an own field; an assignment would set the prototype instead.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: field, enumerable: true, writable: true, configurable: true });
+    else copy[key] = field;
+  }
+  return copy;
+}
+
+const copyDocument = (doc: Document): Document => copyJson(doc) as Document;
 
 function conditionEntries(condition: FieldCondition): Array<[Operator, unknown]> {
   if (condition === null || typeof condition !== 'object') return [['eq', condition]];

@@ -97,6 +97,18 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       await people.put({ id: 'a', name: 'Ada L.', age: 36, team: 'red', active: true });
       expect(await people.get('a')).to.deep.equal({ id: 'a', name: 'Ada L.', age: 36, team: 'red', active: true });
     });
+
+    it('hands out copies: changing a returned document changes nothing stored', async () => {
+      await people.put({ id: 'a', name: 'Ada', age: 36, team: 'red', active: true, address: { city: 'Lyon' } });
+      const got = (await people.get('a')) as Person;
+      got.name = 'changed';
+      (got.address as { city: string }).city = 'changed';
+      const found = (await people.find({ where: { team: 'red' } })).items[0];
+      found.age = 99;
+      (found.address as { city: string }).city = 'changed too';
+      expect(await people.get('a')).to.deep.equal({ id: 'a', name: 'Ada', age: 36, team: 'red', active: true, address: { city: 'Lyon' } });
+      expect((await people.find({ where: { team: 'red' } })).items).to.deep.equal([{ id: 'a', name: 'Ada', age: 36, team: 'red', active: true, address: { city: 'Lyon' } }]);
+    });
   });
 
   describe('queries', () => {
@@ -109,6 +121,9 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       expect(await ids({ where: { age: { in: [21, 22] }, team: { ne: 'red' } } })).to.deep.equal(['p001', 'p009', 'p015']);
       expect((await ids({ where: { active: false } })).length).to.equal(7);
       expect(await ids({ where: { 'address.city': 'Lyon', team: 'red' } })).to.deep.equal(['p000', 'p004', 'p008', 'p012', 'p016']);
+      await people.put({ id: 'q000', name: 'No email', age: 20, team: 'red', active: true, email: null });
+      expect(await ids({ where: { email: { in: ['p1@example.com', null] } } })).to.deep.equal(['p001', 'q000']);
+      await people.delete('q000');
       expect(await people.count({ team: 'blue' })).to.equal(10);
       expect(await people.count()).to.equal(20);
     });

@@ -6,7 +6,7 @@ describe('read cache of the embedded store', () => {
   let loads = 0;
   const load = (value: string) => () => {
     loads += 1;
-    return value;
+    return { value, bytes: value.length * 2 };
   };
   beforeEach(() => {
     now = 0;

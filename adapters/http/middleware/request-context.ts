@@ -13,22 +13,51 @@ export interface RequestState {
   logger: Logger;
 }
 
+/** The request's child logger, made on first use: most requests never log beyond the access line. */
+class RequestLogger implements Logger {
+  private bound: Logger | null = null;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly requestId: string,
+  ) {}
+
+  private get logger(): Logger {
+    return (this.bound ??= this.parent.child({ request_id: this.requestId }));
+  }
+
+  debug(fields: object, message?: string): void {
+    this.logger.debug(fields, message);
+  }
+
+  info(fields: object, message?: string): void {
+    this.logger.info(fields, message);
+  }
+
+  warn(fields: object, message?: string): void {
+    this.logger.warn(fields, message);
+  }
+
+  error(fields: object, message?: string): void {
+    this.logger.error(fields, message);
+  }
+
+  child(bindings: object): Logger {
+    return this.logger.child(bindings);
+  }
+
+  isLevelEnabled(level: 'debug' | 'info' | 'warn' | 'error'): boolean {
+    return this.parent.isLevelEnabled(level);
+  }
+}
+
 export function requestContext(logger: Logger, metrics: HttpMetrics): Middleware<RequestState> {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const offered = ctx.get('x-request-id');
     const requestId = ACCEPTABLE_REQUEST_ID.test(offered) ? offered : randomUUID();
     ctx.state.requestId = requestId;
-    // Made on first use: most requests never log beyond the access line below.
-    let requestLogger: Logger | null = null;
-    Object.defineProperty(ctx.state, 'logger', {
-      configurable: true,
-      enumerable: true,
-      get: () => (requestLogger ??= logger.child({ request_id: requestId })),
-      set: (value: Logger) => {
-        requestLogger = value;
-      },
-    });
+    ctx.state.logger = new RequestLogger(logger, requestId);
     ctx.set('x-request-id', requestId);
     try {
       await next();

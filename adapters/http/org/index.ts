@@ -12,6 +12,6 @@ import { orgWorkspacesRouter } from './workspaces';
 export function orgRouter(identity: IdentityDependencies, areas: Array<Router<AuthenticatedState>> = []): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>({ prefix: '/api/v1/org' });
   router.use(authenticateUser(identity), recordForbidden(identity));
-  for (const area of [orgMembersRouter(identity), orgTeamsRouter(identity), orgWorkspacesRouter(identity), ...areas]) router.use(area.routes(), area.allowedMethods());
+  for (const area of [orgMembersRouter(identity), orgTeamsRouter(identity), orgWorkspacesRouter(identity), ...areas]) router.use(area.routes());
   return router;
 }

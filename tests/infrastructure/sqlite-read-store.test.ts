@@ -1,0 +1,51 @@
+// The embedded read store with its cache on: what the contract cannot see from outside.
+
+import { expect } from 'chai';
+import type { Document } from '../../application/ports/read-store';
+import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
+import { sqliteFixture } from '../support/files';
+
+interface Tagged extends Document {
+  tag: string | number | null;
+}
+
+describe('SQLite read store with the read cache on', () => {
+  let fixture: ReturnType<typeof sqliteFixture<SqliteReadStore>>;
+
+  beforeEach(async () => {
+    fixture = sqliteFixture((db) => new SqliteReadStore(db, { cacheTtlMs: 60_000 }));
+    await fixture.store.ensureCollection({ name: 'tagged', indexes: [{ field: 'tag' }] });
+    const tagged = fixture.store.collection<Tagged>('tagged');
+    await tagged.put({ id: 'a', tag: null });
+    await tagged.put({ id: 'b', tag: 'x' });
+    await tagged.put({ id: 'c', tag: 'null' });
+  });
+
+  afterEach(() => fixture.dispose());
+
+  it('never answers one filter with the cached result of another that JSON would write alike', async () => {
+    const tagged = fixture.store.collection<Tagged>('tagged');
+    const ids = async (where: Record<string, unknown>): Promise<string[]> =>
+      (await tagged.find({ where: where as never })).items.map((doc) => doc.id);
+    // Each pair below is the same JSON text; asked in this order, a cache keyed by JSON
+    // would answer the second from the first.
+    expect(await ids({})).to.deep.equal(['a', 'b', 'c']);
+    expect(await ids({ tag: undefined })).to.deep.equal(['a']);
+    expect(await ids({ tag: null })).to.deep.equal(['a']);
+    expect(await ids({ tag: Number.NaN })).to.deep.equal([]);
+    expect(await ids({ tag: 'null' })).to.deep.equal(['c']);
+    expect(await ids({ tag: { in: ['x', null] } })).to.deep.equal(['a', 'b']);
+    expect(await ids({ tag: { in: ['x', Number.NaN] } })).to.deep.equal(['b']);
+  });
+
+  it('keeps a "__proto__" field of a document as a field', async () => {
+    const tagged = fixture.store.collection<Tagged>('tagged');
+    await tagged.put(JSON.parse('{"id":"p","tag":"y","__proto__":{"polluted":true}}') as Tagged);
+    for (let read = 0; read < 2; read += 1) {
+      const doc = (await tagged.get('p')) as Record<string, unknown>;
+      expect(Object.getPrototypeOf(doc)).to.equal(Object.prototype);
+      expect(Object.keys(doc)).to.include('__proto__');
+      expect(doc.polluted).to.equal(undefined);
+    }
+  });
+});
