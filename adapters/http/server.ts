@@ -4,7 +4,6 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../../application/ports/logger';
 import type { HttpMetrics } from '../../application/ports/metrics';
-import { HttpError } from './errors';
 import { errorResponses } from './middleware/errors';
 import { jsonBody } from './middleware/json-body';
 import { type RequestState, requestContext } from './middleware/request-context';
@@ -30,12 +29,7 @@ export function createHttpApp(deps: HttpAppDependencies): Koa<RequestState> {
   const root = new Router();
   for (const router of deps.routers) root.use(router.routes());
   app.use(root.routes());
-  app.use(
-    root.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new HttpError(405, 'method_not_allowed', 'this route does not accept that method'),
-      notImplemented: () => new HttpError(501, 'not_implemented', 'this method is not implemented'),
-    }),
-  );
+  // 405 and 501 with their Allow header; errorResponses gives them a {code, message} body.
+  app.use(root.allowedMethods());
   return app;
 }

@@ -46,6 +46,13 @@ describe('organization members, roles and ownership (/api/v1/org)', () => {
     expect((await server.request('GET', '/api/v1/org/members?cursor=junk', { headers: as(member) })).status).to.equal(400);
   });
 
+  it('answers a method a route does not take with 405 {code, message} and its Allow header', async () => {
+    const response = await server.request('PATCH', '/api/v1/org/members', { headers: as(owner) });
+    expect(response.status).to.equal(405);
+    expect(response.json.code).to.equal('method_not_allowed');
+    expect(response.headers.get('allow')).to.include('GET');
+  });
+
   it('GET /members/{id} answers the member, and 404 for another tenant’s user', async () => {
     expect((await server.request('GET', `/api/v1/org/members/${admin.user_id}`, { headers: as(member) })).json).to.deep.include({ role: 'admin', status: 'active' });
     const foreign = await server.request('GET', `/api/v1/org/members/${outsider.user_id}`, { headers: as(owner) });
