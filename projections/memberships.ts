@@ -1,8 +1,14 @@
 // Read model `memberships`: one document per (tenant, user) with role and status, for member
 // lists, "my tenants", and the per-request check that a token's member is still active.
+//
+// Each document also carries the member's email and name, so a member list is one query.
+// The projection keeps its own copy of those (`member_profiles`, from UserRegistered, with
+// the user's memberships), so it never reads another projection's collections, whichever
+// of the two events comes first.
 
 import { MembershipEvent } from '../domain/membership/membership';
-import type { Projection } from './projection';
+import type { UserEvent } from '../domain/user/events';
+import type { Projection, ProjectionView } from './projection';
 
 export interface MembershipDocument {
   id: string;
@@ -11,19 +17,47 @@ export interface MembershipDocument {
   role: 'owner' | 'admin' | 'member';
   status: 'active' | 'disabled';
   joined_at: string;
+  email: string | null;
+  name: string | null;
   position: number;
   [field: string]: unknown;
 }
 
+/** Private to this projection. */
+interface MemberProfileDocument {
+  id: string;
+  email: string | null;
+  name: string | null;
+  membership_ids: string[];
+  [field: string]: unknown;
+}
+
 export const MEMBERSHIPS = 'memberships';
+const MEMBER_PROFILES = 'member_profiles';
 export const membershipId = (tenantId: string, userId: string): string => `${tenantId}:${userId}`;
+
+const emptyProfile = (userId: string): MemberProfileDocument => ({ id: userId, email: null, name: null, membership_ids: [] });
+
+async function profileOf(view: ProjectionView, userId: string): Promise<MemberProfileDocument> {
+  return (await view.get<MemberProfileDocument>(MEMBER_PROFILES, userId)) ?? emptyProfile(userId);
+}
 
 export const membershipsProjection: Projection = {
   name: 'memberships',
-  version: 1,
-  collections: [{ name: MEMBERSHIPS, indexes: [{ field: 'tenant_id' }, { field: 'user_id' }, { field: 'joined_at' }, { field: 'role' }, { field: 'status' }] }],
-  handles: MembershipEvent.types.map((codec) => codec.props.type.value),
+  version: 2,
+  collections: [
+    { name: MEMBERSHIPS, indexes: [{ field: 'tenant_id' }, { field: 'user_id' }, { field: 'joined_at' }, { field: 'role' }, { field: 'status' }] },
+    { name: MEMBER_PROFILES },
+  ],
+  handles: [...MembershipEvent.types.map((codec) => codec.props.type.value), 'UserRegistered'],
   async apply(recorded, view) {
+    if (recorded.type === 'UserRegistered') {
+      const { user_id, email, name } = (recorded as unknown as Extract<UserEvent, { type: 'UserRegistered' }>).data;
+      const profile = await profileOf(view, user_id);
+      view.put(MEMBER_PROFILES, { ...profile, email, name });
+      for (const id of profile.membership_ids) view.patch(MEMBERSHIPS, id, { email, name });
+      return;
+    }
     const event = { type: recorded.type, data: recorded.data } as MembershipEvent;
     const patchRole = async (userId: string, role: MembershipDocument['role']): Promise<void> => {
       const id = membershipId(event.data.tenant_id, userId);
@@ -31,6 +65,7 @@ export const membershipsProjection: Projection = {
     };
     switch (event.type) {
       case 'MemberJoined': {
+        const profile = await profileOf(view, event.data.user_id);
         const doc: MembershipDocument = {
           id: membershipId(event.data.tenant_id, event.data.user_id),
           tenant_id: event.data.tenant_id,
@@ -38,9 +73,12 @@ export const membershipsProjection: Projection = {
           role: event.data.role,
           status: 'active',
           joined_at: event.data.joined_at,
+          email: profile.email,
+          name: profile.name,
           position: recorded.position,
         };
         view.put(MEMBERSHIPS, doc);
+        if (!profile.membership_ids.includes(doc.id)) view.put(MEMBER_PROFILES, { ...profile, membership_ids: [...profile.membership_ids, doc.id] });
         return;
       }
       case 'MemberRoleChanged':
@@ -51,9 +89,13 @@ export const membershipsProjection: Projection = {
         if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { status: event.data.status, position: recorded.position });
         return;
       }
-      case 'MemberRemoved':
-        view.delete(MEMBERSHIPS, membershipId(event.data.tenant_id, event.data.user_id));
+      case 'MemberRemoved': {
+        const id = membershipId(event.data.tenant_id, event.data.user_id);
+        view.delete(MEMBERSHIPS, id);
+        const profile = await profileOf(view, event.data.user_id);
+        view.put(MEMBER_PROFILES, { ...profile, membership_ids: profile.membership_ids.filter((known) => known !== id) });
         return;
+      }
       case 'OwnershipTransferred':
         await patchRole(event.data.from_user_id, 'admin');
         await patchRole(event.data.to_user_id, 'owner');

@@ -3,10 +3,9 @@
 import { type MemberStatus, type MembershipCommand, type Role, membershipStream } from '../../domain/membership/membership';
 import { notFound } from '../../domain/shared/errors';
 import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
-import { USERS, type UserDocument } from '../../projections/users';
 import { handleCommand } from '../command-handling/handle-command';
 import { type IdentityDependencies, type Principal, membershipAggregate } from '../identity/identity';
-import { MAX_PAGE_SIZE, type Page, type Where } from '../ports/read-store';
+import type { Page, Where } from '../ports/read-store';
 import type { RequestContext } from '../shared/request-context';
 
 export interface MemberView {
@@ -18,12 +17,8 @@ export interface MemberView {
   joined_at: string;
 }
 
-function toView(membership: MembershipDocument, user: UserDocument | null): MemberView {
-  return { user_id: membership.user_id, email: user?.email ?? null, name: user?.name ?? null, role: membership.role, status: membership.status, joined_at: membership.joined_at };
-}
-
-export async function memberView(deps: IdentityDependencies, membership: MembershipDocument): Promise<MemberView> {
-  return toView(membership, await deps.readStore.collection<UserDocument>(USERS).get(membership.user_id));
+export function memberView(membership: MembershipDocument): MemberView {
+  return { user_id: membership.user_id, email: membership.email ?? null, name: membership.name ?? null, role: membership.role, status: membership.status, joined_at: membership.joined_at };
 }
 
 export async function listMembers(
@@ -34,17 +29,14 @@ export async function listMembers(
 ): Promise<Page<MemberView>> {
   const where: Where = { tenant_id: tenantId, ...filter };
   const found = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).find({ where, sort: { field: 'joined_at', direction: 'asc' }, ...page });
-  // One query for the page's users, not one per member.
-  const users = await deps.readStore.collection<UserDocument>(USERS).find({ where: { id: { in: found.items.map((m) => m.user_id) } }, limit: MAX_PAGE_SIZE });
-  const byId = new Map(users.items.map((user) => [user.id, user]));
-  return { items: found.items.map((membership) => toView(membership, byId.get(membership.user_id) ?? null)), next_cursor: found.next_cursor };
+  return { items: found.items.map(memberView), next_cursor: found.next_cursor };
 }
 
 /** The member of the caller's tenant, or 404 (another tenant's member is never visible). */
 export async function getMember(deps: IdentityDependencies, tenantId: string, userId: string): Promise<MemberView> {
   const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(tenantId, userId));
   if (!membership) throw notFound('member_not_found', 'no such member');
-  return memberView(deps, membership);
+  return memberView(membership);
 }
 
 function actingContext(principal: Principal, context: RequestContext): RequestContext {
