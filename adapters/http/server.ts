@@ -23,7 +23,7 @@ export function createHttpApp(deps: HttpAppDependencies): Koa<RequestState> {
   app.silent = true;
   app.use(requestContext(deps.logger, deps.metrics));
   app.use(errorResponses());
-  for (const middleware of jsonBody(deps.bodyLimitBytes)) app.use(middleware);
+  app.use(jsonBody(deps.bodyLimitBytes));
   // One routing table: every area's routes are copied into a single router, so a request is
   // matched once and 405 is answered the same way everywhere.
   const root = new Router();

@@ -2,7 +2,7 @@
 // neither is accepted where the other is expected.
 //
 // An Ed25519 verification costs more than the rest of a typical request, so verified tokens
-// are remembered (bounded, least recently used first out). That is safe: a token's signature
+// are remembered (bounded, oldest first out). That is safe: a token's signature
 // does not change, its expiry is checked on every use, and revocation is the session check
 // that runs on every request anyway.
 
@@ -25,13 +25,21 @@ interface Payload {
   exp: string;
 }
 
+interface Verified {
+  claims: TokenClaims;
+  expiresAtMs: number;
+}
+
 export class PasetoTokenService implements TokenService {
-  private readonly verified = new Map<string, TokenClaims>();
+  /** Per audience, keyed by the token itself. */
+  private readonly verified: Record<TokenAudience, Map<string, Verified>> = { tenant: new Map(), admin: new Map() };
+  private verifiedCount = 0;
 
   constructor(
     private readonly privateKey: KeyObject,
     private readonly publicKey: KeyObject,
     private readonly clock: Clock,
+    private readonly cacheSize = VERIFIED_CACHE_SIZE,
   ) {}
 
   async sign(claims: TokenClaims): Promise<string> {
@@ -49,19 +57,28 @@ export class PasetoTokenService implements TokenService {
 
   async verify(token: string, audience: TokenAudience): Promise<TokenClaims | null> {
     if (!token.startsWith('v4.public.')) return null;
-    const key = `${audience} ${token}`;
-    const known = this.verified.get(key);
+    const cache = this.verified[audience];
+    const known = cache.get(token);
     if (known) {
-      if (Date.parse(known.expires_at) > this.clock.now().getTime()) return known;
-      this.verified.delete(key);
+      if (known.expiresAtMs > this.clock.now().getTime()) return known.claims;
+      this.forget(cache, token);
       return null;
     }
     const claims = await this.verifySignature(token, audience);
     if (claims) {
-      this.verified.set(key, claims);
-      if (this.verified.size > VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string);
+      cache.set(token, { claims, expiresAtMs: Date.parse(claims.expires_at) });
+      this.verifiedCount += 1;
+      if (this.verifiedCount > this.cacheSize) {
+        // Out goes the oldest entry of the larger map.
+        const fuller = this.verified.tenant.size >= this.verified.admin.size ? this.verified.tenant : this.verified.admin;
+        this.forget(fuller, fuller.keys().next().value as string);
+      }
     }
     return claims;
+  }
+
+  private forget(cache: Map<string, Verified>, token: string): void {
+    if (cache.delete(token)) this.verifiedCount -= 1;
   }
 
   private async verifySignature(token: string, audience: TokenAudience): Promise<TokenClaims | null> {

@@ -7,7 +7,7 @@ import { HttpError } from '../errors';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-export function jsonBody(limitBytes: number): Middleware[] {
+export function jsonBody(limitBytes: number): Middleware {
   const parse = koaBody({
     json: true,
     multipart: false,
@@ -20,16 +20,15 @@ export function jsonBody(limitBytes: number): Middleware[] {
       throw error;
     },
   });
-  const contentType: Middleware = async (ctx, next) => {
-    const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
-    if (METHODS_WITH_BODY.has(ctx.method) && hasBody) {
+  // Reads carry no body: they skip the checks and the parser altogether.
+  const writesOnly: Middleware = (ctx, next) => {
+    if (!METHODS_WITH_BODY.has(ctx.method)) return next();
+    const declared = Number(ctx.get('content-length') || 0);
+    if (declared > 0 || ctx.get('transfer-encoding') !== '') {
       if (!ctx.is('application/json', 'application/*+json')) throw new HttpError(415, 'unsupported_media_type', 'send the body as application/json');
-      const declared = Number(ctx.get('content-length') || 0);
       if (declared > limitBytes) throw new HttpError(413, 'payload_too_large', `the request body is larger than ${limitBytes} bytes`);
     }
-    await next();
+    return parse(ctx, next);
   };
-  // Reads carry no body: they skip the parser altogether.
-  const parseWrites: Middleware = (ctx, next) => (METHODS_WITH_BODY.has(ctx.method) ? parse(ctx, next) : next());
-  return [contentType, parseWrites];
+  return writesOnly;
 }
