@@ -1,6 +1,6 @@
 // The Koa application: small middleware composed in order, then the routes of every area.
 
-import Koa from 'koa';
+import Koa, { type Middleware } from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../../application/ports/logger';
 import type { HttpMetrics } from '../../application/ports/metrics';
@@ -17,6 +17,32 @@ export interface HttpAppDependencies {
   trustProxy?: boolean;
 }
 
+/**
+ * Hands each request to the one area router whose prefix starts its path (the routers
+ * without a prefix share a last one), so a request is matched against its area's routes
+ * only. Each area answers 405 and 501 with its Allow header; errorResponses gives them a
+ * {code, message} body.
+ */
+function routeByPrefix(routers: Router[]): Middleware {
+  const dispatchOf = (router: Router): Middleware => {
+    // The router's middleware type adds the params it sets itself.
+    const routes = router.routes() as unknown as Middleware;
+    const allowedMethods = router.allowedMethods() as unknown as Middleware;
+    return (ctx, next) => routes(ctx, () => allowedMethods(ctx, next));
+  };
+  const areas = routers.filter((router) => router.opts.prefix).map((router) => ({ prefix: router.opts.prefix as string, dispatch: dispatchOf(router) }));
+  const rest = new Router();
+  for (const router of routers.filter((candidate) => !candidate.opts.prefix)) rest.use(router.routes());
+  const dispatchRest = dispatchOf(rest);
+  return (ctx, next) => {
+    const path = ctx.path;
+    for (const area of areas) {
+      if (path.startsWith(area.prefix) && (path.length === area.prefix.length || path[area.prefix.length] === '/')) return area.dispatch(ctx, next);
+    }
+    return dispatchRest(ctx, next);
+  };
+}
+
 export function createHttpApp(deps: HttpAppDependencies): Koa<RequestState> {
   const app = new Koa<RequestState>({ proxy: deps.trustProxy ?? false });
   // Errors are answered by errorResponses; Koa's own handler would only log them again.
@@ -24,12 +50,6 @@ export function createHttpApp(deps: HttpAppDependencies): Koa<RequestState> {
   app.use(requestContext(deps.logger, deps.metrics));
   app.use(errorResponses());
   app.use(jsonBody(deps.bodyLimitBytes));
-  // One routing table: every area's routes are copied into a single router, so a request is
-  // matched once and 405 is answered the same way everywhere.
-  const root = new Router();
-  for (const router of deps.routers) root.use(router.routes());
-  app.use(root.routes());
-  // 405 and 501 with their Allow header; errorResponses gives them a {code, message} body.
-  app.use(root.allowedMethods());
+  app.use(routeByPrefix(deps.routers));
   return app;
 }
