@@ -1,7 +1,7 @@
 // Tenant-user authentication for REST routes: a PASETO user token whose session is active and
 // whose membership is active. A widget token, an admin token or none at all is 401.
 
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { type IdentityDependencies, type Principal, authenticateTenantToken } from '../../../application/identity/identity';
 import { DomainError } from '../../../domain/shared/errors';
 import { bearerToken } from '../request-context';
@@ -11,11 +11,16 @@ export interface AuthenticatedState extends RequestState {
   principal: Principal;
 }
 
+/** The caller of a request with a user token, or 401. */
+export async function principalOf(identity: IdentityDependencies, ctx: Context): Promise<Principal> {
+  const token = bearerToken(ctx);
+  if (!token) throw new DomainError('unauthorized', 'unauthenticated', 'send Authorization: Bearer <token>');
+  return authenticateTenantToken(identity, token);
+}
+
 export function authenticateUser(identity: IdentityDependencies): Middleware<AuthenticatedState> {
   return async (ctx, next) => {
-    const token = bearerToken(ctx);
-    if (!token) throw new DomainError('unauthorized', 'unauthenticated', 'send Authorization: Bearer <token>');
-    ctx.state.principal = await authenticateTenantToken(identity, token);
+    ctx.state.principal = await principalOf(identity, ctx);
     await next();
   };
 }

@@ -7,7 +7,8 @@ import { AccessDenied, type AccessDenialCommand, type AccessDenialEvent, accessD
 import { ROLE_RANK, type Role } from '../../../domain/membership/membership';
 import { DomainError, forbidden } from '../../../domain/shared/errors';
 import { requestContextOf } from '../request-context';
-import type { AuthenticatedState } from './authenticate';
+import type { IdentityDependencies } from '../../../application/identity/identity';
+import { type AuthenticatedState, principalOf } from './authenticate';
 
 const accessDenialAggregate: Aggregate<AccessDenialCommand, AccessDenialEvent, null> = { decider: accessDenialDecider, events: AccessDenied };
 
@@ -34,13 +35,17 @@ export function requireRole(minimum: Role): Middleware<AuthenticatedState> {
   };
 }
 
-/** Records every 403 answered after authentication (role checks and domain rules alike). */
-export function recordForbidden(deps: CommandDependencies): Middleware<AuthenticatedState> {
+/**
+ * Authenticates the user (401 otherwise), then records every 403 answered after that, role
+ * checks and domain rules alike. One middleware rather than two: it runs on most requests.
+ */
+export function authenticateUserRecordingDenials(identity: IdentityDependencies): Middleware<AuthenticatedState> {
   return async (ctx, next) => {
+    ctx.state.principal = await principalOf(identity, ctx);
     try {
       await next();
     } catch (error) {
-      if (error instanceof DomainError && error.kind === 'forbidden' && ctx.state.principal) await recordDenial(deps, ctx, error.code);
+      if (error instanceof DomainError && error.kind === 'forbidden') await recordDenial(identity, ctx, error.code);
       throw error;
     }
   };

@@ -3,15 +3,15 @@
 
 import Router from '@koa/router';
 import type { IdentityDependencies } from '../../../application/identity/identity';
-import { type AuthenticatedState, authenticateUser } from '../middleware/authenticate';
-import { recordForbidden } from '../middleware/authorize';
+import type { AuthenticatedState } from '../middleware/authenticate';
+import { authenticateUserRecordingDenials } from '../middleware/authorize';
 import { orgMembersRouter } from './members';
 import { orgTeamsRouter } from './teams';
 import { orgWorkspacesRouter } from './workspaces';
 
 export function orgRouter(identity: IdentityDependencies, areas: Array<Router<AuthenticatedState>> = []): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>({ prefix: '/api/v1/org' });
-  router.use(authenticateUser(identity), recordForbidden(identity));
+  router.use(authenticateUserRecordingDenials(identity));
   for (const area of [orgMembersRouter(identity), orgTeamsRouter(identity), orgWorkspacesRouter(identity), ...areas]) router.use(area.routes());
   return router;
 }

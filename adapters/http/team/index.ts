@@ -12,8 +12,8 @@ import { InvitedRole } from '../../../domain/invitation/invitation';
 import { MemberStatus, Role } from '../../../domain/membership/membership';
 import { invalid } from '../../../domain/shared/errors';
 import { decodeBody } from '../decode';
-import { type AuthenticatedState, authenticateUser } from '../middleware/authenticate';
-import { recordForbidden, requireRole } from '../middleware/authorize';
+import type { AuthenticatedState } from '../middleware/authenticate';
+import { authenticateUserRecordingDenials, requireRole } from '../middleware/authorize';
 import { pageQuery } from '../pagination';
 import { bearerToken, requestContextOf } from '../request-context';
 
@@ -41,7 +41,7 @@ const sessionBody = (session: SessionResult) => ({
 
 export function teamRouter(identity: IdentityDependencies): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>({ prefix: '/api/v1/team' });
-  const user = [authenticateUser(identity), recordForbidden(identity)];
+  const user = [authenticateUserRecordingDenials(identity)];
   const admin = [...user, requireRole('admin')];
 
   router.get('/members', ...user, async (ctx) => {
