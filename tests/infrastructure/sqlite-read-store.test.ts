@@ -40,12 +40,15 @@ describe('SQLite read store with the read cache on', () => {
 
   it('keeps a "__proto__" field of a document as a field', async () => {
     const tagged = fixture.store.collection<Tagged>('tagged');
-    await tagged.put(JSON.parse('{"id":"p","tag":"y","__proto__":{"polluted":true}}') as Tagged);
+    await tagged.put(JSON.parse('{"id":"p","tag":"y","__proto__":{"polluted":true},"nested":{"__proto__":{"polluted":true}},"list":[{"__proto__":{"polluted":true}},"text",3]}') as Tagged);
     for (let read = 0; read < 2; read += 1) {
-      const doc = (await tagged.get('p')) as Record<string, unknown>;
-      expect(Object.getPrototypeOf(doc)).to.equal(Object.prototype);
-      expect(Object.keys(doc)).to.include('__proto__');
-      expect(doc.polluted).to.equal(undefined);
+      const doc = (await tagged.get('p')) as unknown as Record<string, unknown> & { nested: Record<string, unknown>; list: unknown[] };
+      for (const object of [doc, doc.nested, doc.list[0] as Record<string, unknown>]) {
+        expect(Object.getPrototypeOf(object)).to.equal(Object.prototype);
+        expect(Object.keys(object)).to.include('__proto__');
+        expect(object.polluted).to.equal(undefined);
+      }
+      expect(doc.list.slice(1)).to.deep.equal(['text', 3]);
     }
   });
 });
