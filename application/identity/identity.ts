@@ -304,7 +304,8 @@ export async function authenticateTenantToken(deps: IdentityDependencies, token:
   if (!claims || !claims.tenant_id) throw unauthorized('invalid_token', 'the token is invalid or has expired');
   const session = await deps.readStore.collection<SessionDocument>(SESSIONS).get(claims.jti);
   if (!session || session.status !== 'active') throw unauthorized('session_revoked', 'this session has been revoked; log in again');
-  if (Date.parse(session.expires_at) <= deps.clock.now().getTime()) throw unauthorized('invalid_token', 'the token is invalid or has expired');
+  // verify() checked the token's expiry, which is the session's unless the session changed.
+  if (session.expires_at !== claims.expires_at && Date.parse(session.expires_at) <= deps.clock.now().getTime()) throw unauthorized('invalid_token', 'the token is invalid or has expired');
   const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(claims.tenant_id, claims.user_id));
   if (!membership || membership.status !== 'active') throw unauthorized('membership_inactive', 'your membership of this organization is no longer active');
   return { kind: 'user', user_id: claims.user_id, tenant_id: claims.tenant_id, role: membership.role, jti: claims.jti };
