@@ -419,15 +419,15 @@ function toSqlValue(value: Scalar): SqlValue {
 type Operator = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in';
 
 /**
- * A text that only equal find options share: JSON-like, with its own tokens for undefined
- * and non-finite numbers (which JSON would drop or turn into null, making two different
- * filters look alike).
+ * A text that only equal find options share. Every value is written with its type and
+ * every string with its length, so no two different options (undefined and absent, NaN
+ * and null, "1" and 1) can be written alike.
  */
 function findOptionsKey(options: FindOptions): string {
   let where = '';
-  for (const field in options.where) where += `${JSON.stringify(field)}:${conditionKey(options.where[field])},`;
-  const sort = options.sort ? `${JSON.stringify(options.sort.field)}:${JSON.stringify(options.sort.direction)}` : '';
-  return `{${where}}${sort}|${valueKey(options.limit)}|${valueKey(options.cursor)}`;
+  for (const field in options.where) where += `${textKey(field)}${conditionKey(options.where[field])}`;
+  const sort = options.sort ? `${textKey(options.sort.field)}${textKey(options.sort.direction)}` : '-';
+  return `${where}|${sort}|${valueKey(options.limit)}|${valueKey(options.cursor)}`;
 }
 
 function conditionKey(condition: FieldCondition | undefined): string {
@@ -435,15 +435,26 @@ function conditionKey(condition: FieldCondition | undefined): string {
   let key = '{';
   for (const operator in condition) {
     const value = (condition as Record<string, unknown>)[operator];
-    key += `${JSON.stringify(operator)}:${Array.isArray(value) ? `[${value.map(valueKey).join(',')}]` : valueKey(value)},`;
+    key += `${textKey(operator)}${Array.isArray(value) ? `[${value.length}:${value.map(valueKey).join('')}` : valueKey(value)}`;
   }
   return `${key}}`;
 }
 
+const textKey = (text: string): string => `${text.length}:${text}`;
+
 function valueKey(value: unknown): string {
-  if (value === undefined) return '#undefined';
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : `#${value}`;
-  return JSON.stringify(value);
+  switch (typeof value) {
+    case 'string':
+      return `s${textKey(value)}`;
+    case 'number':
+      return `n${value};`;
+    case 'boolean':
+      return value ? 't' : 'f';
+    case 'undefined':
+      return 'u';
+    default:
+      return value === null ? 'z' : `j${textKey(JSON.stringify(value) ?? '')}`;
+  }
 }
 
 /** A deep copy of a parsed document: several times faster than parsing its JSON again. */
