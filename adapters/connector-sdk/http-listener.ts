@@ -40,20 +40,18 @@ interface PendingBody {
 
 type CollectingRequest = IncomingMessage & { [PENDING]?: PendingBody };
 
-/** An answer as written to the socket: encoded body and headers with its content-length. */
+/** An answer's headers with its content-length. */
 interface WireResponse {
   headers: Record<string, string | number>;
-  body: Buffer;
 }
 
-// Prebuilt answers (pong, the lists, refusals) are frozen and reused, so their encoded form
-// is computed once; the WeakMap lets an answer rebuilt after a registration drop its entry.
+// Prebuilt answers (pong, the lists, refusals) are frozen and reused, so their headers are
+// computed once; the WeakMap lets an answer rebuilt after a registration drop its entry.
 const wireCache = new WeakMap<ConnectorHttpResponse, WireResponse>();
 
 function toWire(answer: ConnectorHttpResponse): WireResponse {
-  const body = Buffer.from(answer.body, 'utf8');
   // An explicit content-length keeps Node from switching to chunked encoding.
-  return { headers: { ...answer.headers, 'content-length': body.length }, body };
+  return { headers: { ...answer.headers, 'content-length': Buffer.byteLength(answer.body, 'utf8') } };
 }
 
 function send(response: ServerResponse, answer: ConnectorHttpResponse): void {
@@ -64,7 +62,8 @@ function send(response: ServerResponse, answer: ConnectorHttpResponse): void {
     if (Object.isFrozen(answer)) wireCache.set(answer, wire);
   }
   response.writeHead(answer.status, wire.headers);
-  response.end(wire.body);
+  // A string body goes out in one write with the headers; a Buffer would be a second one.
+  response.end(answer.body, 'utf8');
 }
 
 function onData(this: CollectingRequest, chunk: Buffer): void {

@@ -650,6 +650,12 @@ function runConformance(entryPoint: 'handle' | 'listen'): void {
         const exchange = await httpExchange((server as ConnectorServer).port, sign(fixture, protocolBody('ping')));
         expect(exchange.headers['content-length']).to.equal(String(Buffer.byteLength(exchange.text)));
         expect(exchange.headers).to.not.have.property('transfer-encoding');
+        const accented = await httpExchange(
+          (server as ConnectorServer).port,
+          sign(fixture, protocolBody('tool.invoke', { tool: 'echo', parameters: { message: 'crème brûlée 🍮' } })),
+        );
+        expect(accented.headers['content-length']).to.equal(String(Buffer.byteLength(accented.text)));
+        expect(accented.text).to.include('crème brûlée 🍮');
       });
     });
   } else {
