@@ -297,8 +297,9 @@ export async function listSessions(deps: IdentityDependencies, userId: string, t
  * (a revoked one fails) and the membership (a disabled or removed member fails; the role is
  * the current one, not the one in the token).
  */
+const unauthorized = (code: string, message: string): DomainError => new DomainError('unauthorized', code, message);
+
 export async function authenticateTenantToken(deps: IdentityDependencies, token: string): Promise<Principal> {
-  const unauthorized = (code: string, message: string): DomainError => new DomainError('unauthorized', code, message);
   if (token.startsWith(WIDGET_TOKEN_PREFIX)) throw unauthorized('widget_token_not_allowed', 'a widget token is only valid on widget routes');
   const claims = await deps.tokens.verify(token, 'tenant');
   if (!claims || !claims.tenant_id) throw unauthorized('invalid_token', 'the token is invalid or has expired');
