@@ -1,8 +1,12 @@
 // An in-process cache of read-model query results for the embedded store. Every write this
-// process makes to a collection invalidates that collection's entries at once (the version
-// bump), so a revoked session is refused on the very next request. Writes made by another
-// process (the operator CLI) become visible within `ttlMs`. The cache hands out the values
-// it keeps: the store copies documents before they leave it, so no caller shares an object.
+// process makes to a collection drops that collection's entries at once, so a revoked
+// session is refused on the very next request. Writes made by another process (the
+// operator CLI) become visible within `ttlMs`. The cache hands out the values it keeps: the
+// store copies documents before they leave it, so no caller shares an object.
+//
+// Entries are kept per collection and per kind of read, keyed by the document id or the
+// query's key alone: a lookup then hashes a string the caller already has (often the very
+// same string object on every request) instead of a new concatenation.
 
 /** A loaded value and its approximate size in bytes. */
 export interface Loaded<V> {
@@ -10,19 +14,31 @@ export interface Loaded<V> {
   bytes: number;
 }
 
+export type ReadKind = 'get' | 'find';
+
 interface Entry {
-  version: number;
   storedAt: number;
   value: unknown;
   bytes: number;
 }
 
+/** One collection's entries. */
+class Shelf {
+  readonly get = new Map<string, Entry>();
+  readonly find = new Map<string, Entry>();
+  bytes = 0;
+
+  get size(): number {
+    return this.get.size + this.find.size;
+  }
+}
+
 export class ReadCache {
-  private readonly versions = new Map<string, number>();
-  private readonly entries = new Map<string, Entry>();
+  private readonly shelves = new Map<string, Shelf>();
+  private entries = 0;
   private bytes = 0;
 
-  /** Bounded by entry count and by total size, least recently stored first out. */
+  /** Bounded by entry count and by total size; a full cache lets go of old entries first. */
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries = 10_000,
@@ -35,35 +51,62 @@ export class ReadCache {
   }
 
   invalidate(collection: string): void {
-    this.versions.set(collection, (this.versions.get(collection) ?? 0) + 1);
+    const shelf = this.shelves.get(collection);
+    if (!shelf) return;
+    this.shelves.delete(collection);
+    this.entries -= shelf.size;
+    this.bytes -= shelf.bytes;
   }
 
   invalidateAll(): void {
-    for (const collection of this.versions.keys()) this.invalidate(collection);
-    this.entries.clear();
+    this.shelves.clear();
+    this.entries = 0;
     this.bytes = 0;
   }
 
-  /** The cached value of `key`, or `load()`'s, remembered for the collection's current version. */
-  read<V>(collection: string, key: string, load: () => Loaded<V>): V {
+  /** The cached value of `key`, or `load()`'s, remembered until the collection changes. */
+  read<V>(collection: string, kind: ReadKind, key: string, load: () => Loaded<V>): V {
     if (!this.enabled) return load().value;
-    const version = this.versions.get(collection) ?? 0;
     const now = this.now();
-    const entry = this.entries.get(key);
-    if (entry && entry.version === version && now - entry.storedAt < this.ttlMs) return entry.value as V;
+    let shelf = this.shelves.get(collection);
+    const entry = shelf?.[kind].get(key);
+    if (entry && now - entry.storedAt < this.ttlMs) return entry.value as V;
     const { value, bytes } = load();
-    this.remove(key);
+    if (!shelf) {
+      shelf = new Shelf();
+      this.shelves.set(collection, shelf);
+    }
+    this.remove(shelf, shelf[kind], key);
     if (bytes > this.maxBytes / 16) return value; // too large to be worth keeping
-    this.entries.set(key, { version, storedAt: now, value, bytes });
+    shelf[kind].set(key, { storedAt: now, value, bytes });
+    shelf.bytes += bytes;
+    this.entries += 1;
     this.bytes += bytes;
-    while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes) this.remove(this.entries.keys().next().value as string);
+    while ((this.entries > this.maxEntries || this.bytes > this.maxBytes) && this.evictOne());
     return value;
   }
 
-  private remove(key: string): void {
-    const entry = this.entries.get(key);
+  /** Lets go of the oldest entry of the collection cached longest ago (Maps keep insertion order). */
+  private evictOne(): boolean {
+    for (const [collection, shelf] of this.shelves) {
+      for (const entries of [shelf.get, shelf.find]) {
+        const oldest = entries.keys().next();
+        if (!oldest.done) {
+          this.remove(shelf, entries, oldest.value);
+          return true;
+        }
+      }
+      this.shelves.delete(collection);
+    }
+    return false;
+  }
+
+  private remove(shelf: Shelf, entries: Map<string, Entry>, key: string): void {
+    const entry = entries.get(key);
     if (!entry) return;
+    entries.delete(key);
+    shelf.bytes -= entry.bytes;
+    this.entries -= 1;
     this.bytes -= entry.bytes;
-    this.entries.delete(key);
   }
 }

@@ -165,11 +165,17 @@ export class SqliteReadStore implements ReadStore {
 
   /** Runs `work` in one transaction on the shared connection. */
   transaction<R>(work: () => R): R {
-    return this.db.transaction(work).immediate();
+    try {
+      return this.db.transaction(work).immediate();
+    } catch (error) {
+      // Reads inside the transaction may have cached what the rollback just undid.
+      this.cache.invalidateAll();
+      throw error;
+    }
   }
 
   getDoc(collection: string, id: string): Document | null {
-    const doc = this.cache.read(collection, `${collection}\u0000get\u0000${id}`, (): Loaded<Document | null> => {
+    const doc = this.cache.read(collection, 'get', id, (): Loaded<Document | null> => {
       const row = this.prepared(`SELECT doc FROM ${tableName(collection)} WHERE id = ?`).get(id) as { doc: string } | undefined;
       return row ? { value: JSON.parse(row.doc) as Document, bytes: row.doc.length * 2 } : { value: null, bytes: 16 };
     });
@@ -219,7 +225,7 @@ export class SqliteReadStore implements ReadStore {
 
   findDocs(collection: string, options: FindOptions): Page<Document> {
     // Keyed by the options themselves, so a repeated query skips building its SQL too.
-    const page = this.cache.read(collection, `${collection}\u0000find\u0000${findOptionsKey(options)}`, () => this.queryPage(collection, options));
+    const page = this.cache.read(collection, 'find', findOptionsKey(options), () => this.queryPage(collection, options));
     return { items: page.items.map(copyDocument), next_cursor: page.next_cursor };
   }
 

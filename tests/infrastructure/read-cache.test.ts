@@ -15,35 +15,52 @@ describe('read cache of the embedded store', () => {
 
   it('answers from memory until a write to the collection invalidates it', () => {
     const cache = new ReadCache(1000, 100, 1 << 20, () => now);
-    expect(cache.read('users', 'k', load('a'))).to.equal('a');
-    expect(cache.read('users', 'k', load('b'))).to.equal('a');
+    expect(cache.read('users', 'get', 'k', load('a'))).to.equal('a');
+    expect(cache.read('users', 'get', 'k', load('b'))).to.equal('a');
     cache.invalidate('sessions');
-    expect(cache.read('users', 'k', load('c'))).to.equal('a');
+    expect(cache.read('users', 'get', 'k', load('c'))).to.equal('a');
     cache.invalidate('users');
-    expect(cache.read('users', 'k', load('d'))).to.equal('d');
+    expect(cache.read('users', 'get', 'k', load('d'))).to.equal('d');
     expect(loads).to.equal(2);
   });
 
   it('reads again after the TTL, for writes made by other processes', () => {
     const cache = new ReadCache(1000, 100, 1 << 20, () => now);
-    cache.read('users', 'k', load('a'));
+    cache.read('users', 'get', 'k', load('a'));
     now = 999;
-    expect(cache.read('users', 'k', load('b'))).to.equal('a');
+    expect(cache.read('users', 'get', 'k', load('b'))).to.equal('a');
     now = 1000;
-    expect(cache.read('users', 'k', load('c'))).to.equal('c');
+    expect(cache.read('users', 'get', 'k', load('c'))).to.equal('c');
   });
 
   it('keeps within its entry and size bounds, and is off with a TTL of 0', () => {
     const byCount = new ReadCache(1000, 2, 1 << 20, () => now);
-    byCount.read('c', 'a', load('1'));
-    byCount.read('c', 'b', load('2'));
-    byCount.read('c', 'c', load('3'));
-    expect(byCount.read('c', 'a', load('again'))).to.equal('again');
+    byCount.read('c', 'get', 'a', load('1'));
+    byCount.read('c', 'get', 'b', load('2'));
+    byCount.read('c', 'get', 'c', load('3'));
+    expect(byCount.read('c', 'get', 'a', load('again'))).to.equal('again');
     const bySize = new ReadCache(1000, 100, 16 * 1024, () => now);
-    bySize.read('c', 'big', load('x'.repeat(2000)));
-    expect(bySize.read('c', 'big', load('fresh'))).to.equal('fresh');
+    bySize.read('c', 'get', 'big', load('x'.repeat(2000)));
+    expect(bySize.read('c', 'get', 'big', load('fresh'))).to.equal('fresh');
+    const acrossCollections = new ReadCache(1000, 2, 1 << 20, () => now);
+    acrossCollections.read('c1', 'get', 'a', load('1'));
+    acrossCollections.read('c2', 'get', 'b', load('2'));
+    acrossCollections.read('c3', 'find', 'c', load('3'));
+    expect(acrossCollections.read('c2', 'get', 'b', load('reloaded'))).to.equal('2');
+    expect(acrossCollections.read('c1', 'get', 'a', load('reloaded'))).to.equal('reloaded');
+    const byTotalSize = new ReadCache(1000, 100, 16 * 1024, () => now);
+    for (let index = 0; index < 20; index += 1) byTotalSize.read('c', 'get', `k${index}`, load('y'.repeat(500)));
+    expect(byTotalSize.read('c', 'get', 'k0', load('reloaded'))).to.equal('reloaded');
+    expect(byTotalSize.read('c', 'get', 'k19', load('reloaded'))).to.equal('y'.repeat(500));
+    byTotalSize.invalidate('c');
+    for (let index = 0; index < 16; index += 1) byTotalSize.read('d', 'get', `k${index}`, load('z'.repeat(500)));
+    expect(byTotalSize.read('d', 'get', 'k0', load('reloaded'))).to.equal('z'.repeat(500));
+    const mixed = new ReadCache(1000, 100, 1 << 20, () => now);
+    mixed.read('users', 'get', 'k', load('by id'));
+    expect(mixed.read('users', 'find', 'k', load('by query'))).to.equal('by query');
+    expect(mixed.read('users', 'get', 'k', load('again'))).to.equal('by id');
     const off = new ReadCache(0);
-    off.read('c', 'k', load('a'));
-    expect(off.read('c', 'k', load('b'))).to.equal('b');
+    off.read('c', 'get', 'k', load('a'));
+    expect(off.read('c', 'get', 'k', load('b'))).to.equal('b');
   });
 });

@@ -38,6 +38,29 @@ describe('SQLite read store with the read cache on', () => {
     expect(await ids({ tag: { in: ['x', Number.NaN] } })).to.deep.equal(['b']);
   });
 
+  it('forgets what it read inside a projection commit that rolled back', async () => {
+    const { store } = fixture;
+    await store.ensureCollection({ name: 'codes', indexes: [{ field: 'code', unique: true }] });
+    await store.collection('codes').put({ id: '1', code: 'same' });
+    const commit = store.commitProjection({
+      projection: 'test',
+      expectedCheckpoint: 0,
+      operations: [
+        { kind: 'delete', collection: 'tagged', id: 'a' },
+        // Reads 'a' inside the transaction, where it is already gone.
+        { kind: 'patch', collection: 'tagged', id: 'a', changes: { tag: 'q' } },
+        { kind: 'put', collection: 'codes', doc: { id: '2', code: 'same' } },
+      ],
+      state: { name: 'test', version: 1, checkpoint: 1, status: 'running', error: null, updated_at: new Date(0).toISOString() },
+    });
+    let failure: unknown = null;
+    await commit.catch((error: unknown) => {
+      failure = error;
+    });
+    expect(failure).to.not.equal(null);
+    expect(await store.collection<Tagged>('tagged').get('a')).to.deep.equal({ id: 'a', tag: null });
+  });
+
   it('keeps a "__proto__" field of a document as a field', async () => {
     const tagged = fixture.store.collection<Tagged>('tagged');
     await tagged.put(JSON.parse('{"id":"p","tag":"y","__proto__":{"polluted":true},"nested":{"__proto__":{"polluted":true}},"list":[{"__proto__":{"polluted":true}},"text",3]}') as Tagged);
