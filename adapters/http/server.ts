@@ -30,15 +30,27 @@ function routeByPrefix(routers: Router[]): Middleware {
     const allowedMethods = router.allowedMethods() as unknown as Middleware;
     return (ctx, next) => routes(ctx, () => allowedMethods(ctx, next));
   };
-  const areas = routers.filter((router) => router.opts.prefix).map((router) => ({ prefix: router.opts.prefix as string, dispatch: dispatchOf(router) }));
+  const prefixed = routers.filter((router) => router.opts.prefix);
+  const unprefixed = routers.filter((router) => !router.opts.prefix);
+  const startsArea = (path: string, prefix: string): boolean => path.startsWith(prefix) && (path.length === prefix.length || path[prefix.length] === '/');
+  // Longest prefix first, so a nested area would win over the one that contains it.
+  const areas = prefixed
+    .map((router) => ({ prefix: router.opts.prefix as string, dispatch: dispatchOf(router) }))
+    .sort((a, b) => b.prefix.length - a.prefix.length);
+  // A route another router could never reach is a wiring mistake: refuse to start with it.
+  for (const [index, area] of areas.entries()) {
+    if (areas.findIndex((other) => other.prefix === area.prefix) !== index) throw new Error(`two routers share the prefix ${area.prefix}`);
+    for (const router of unprefixed) {
+      const hidden = router.stack.find((layer) => typeof layer.path === 'string' && startsArea(layer.path, area.prefix));
+      if (hidden) throw new Error(`the route ${String(hidden.path)} lies under the prefix ${area.prefix} of another router`);
+    }
+  }
   const rest = new Router();
-  for (const router of routers.filter((candidate) => !candidate.opts.prefix)) rest.use(router.routes());
+  for (const router of unprefixed) rest.use(router.routes());
   const dispatchRest = dispatchOf(rest);
   return (ctx, next) => {
     const path = ctx.path;
-    for (const area of areas) {
-      if (path.startsWith(area.prefix) && (path.length === area.prefix.length || path[area.prefix.length] === '/')) return area.dispatch(ctx, next);
-    }
+    for (const area of areas) if (startsArea(path, area.prefix)) return area.dispatch(ctx, next);
     return dispatchRest(ctx, next);
   };
 }

@@ -292,13 +292,13 @@ export async function listSessions(deps: IdentityDependencies, userId: string, t
   });
 }
 
+const unauthorized = (code: string, message: string): DomainError => new DomainError('unauthorized', code, message);
+
 /**
  * Authenticates a tenant token: signature, audience and expiry, then the stored session
  * (a revoked one fails) and the membership (a disabled or removed member fails; the role is
  * the current one, not the one in the token).
  */
-const unauthorized = (code: string, message: string): DomainError => new DomainError('unauthorized', code, message);
-
 export async function authenticateTenantToken(deps: IdentityDependencies, token: string): Promise<Principal> {
   if (token.startsWith(WIDGET_TOKEN_PREFIX)) throw unauthorized('widget_token_not_allowed', 'a widget token is only valid on widget routes');
   const claims = await deps.tokens.verify(token, 'tenant');
