@@ -21,7 +21,7 @@ import { systemContext } from '../application/shared/request-context';
 import { membershipStream } from '../domain/membership/membership';
 import { userStream } from '../domain/user/user';
 import { createPlatform, loadConfig } from '../infrastructure/composition-root';
-import { forkServers, measureInRotation, printTable, rotationOptions, requestsPerSecond } from './_load';
+import { answerCpuTimeRequests, cpuPerRequest, forkServers, measureInRotation, printTable, rotationOptions, requestsPerSecond } from './_load';
 
 const REQUIRED_RATIO = 0.5;
 const PASSWORD = 'bench password 123';
@@ -67,6 +67,7 @@ async function serve(): Promise<void> {
     barePort: (bareServer.address() as { port: number }).port,
     token,
   };
+  answerCpuTimeRequests();
   process.send?.(started);
   process.once('disconnect', () => {
     platformServer.close();
@@ -99,10 +100,13 @@ export async function run(args: string[]): Promise<void> {
         { name: 'platform GET /api/v1/org/members (authenticated)', url: `http://127.0.0.1:${platformPort}/api/v1/org/members`, method: 'GET', headers: { authorization: `Bearer ${token}` } },
       ],
       rotation,
+      servers.cpuTime,
     );
     printTable([bare, platform]);
     const ratio = requestsPerSecond(platform) / requestsPerSecond(bare);
     console.log(`ratio platform / bare: ${ratio.toFixed(2)} (required >= ${REQUIRED_RATIO})`);
+    const extra = cpuPerRequest(platform).user - cpuPerRequest(bare).user;
+    console.log(`server user CPU the platform adds per request: ${extra.toFixed(1)} µs`);
     if (ratio < REQUIRED_RATIO) process.exitCode = 1;
   } finally {
     servers.stop();

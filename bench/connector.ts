@@ -20,7 +20,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { createConnector, PROTOCOL_VERSION, SDK_VERSION, signedHeaders } from '../adapters/connector-sdk';
 import { RESPONSE_HEADERS } from '../adapters/connector-sdk/responses';
-import { type LoadTarget, forkServers, measureInRotation, printTable, rotationOptions, requestsPerSecond } from './_load';
+import { type LoadTarget, answerCpuTimeRequests, cpuPerRequest, forkServers, measureInRotation, printTable, rotationOptions, requestsPerSecond } from './_load';
 
 const REQUIRED_RATIO = 0.7;
 const SECRET_ENV = 'BENCH_CONNECTOR_SECRET';
@@ -63,6 +63,7 @@ async function serve(): Promise<void> {
     bare: (bare.address() as { port: number }).port,
     bareHmac: (bareHmac.address() as { port: number }).port,
   };
+  answerCpuTimeRequests();
   process.send?.(ports);
   process.once('disconnect', () => process.exit(0));
 }
@@ -88,11 +89,16 @@ export async function run(args: string[]): Promise<void> {
     const [bare, sdk, bareHmac] = await measureInRotation(
       [ping('bare node:http', bareUrl), ping('connector SDK listen()', sdkUrl), ping('bare node:http + HMAC check (ref.)', bareHmacUrl)],
       rotation,
+      servers.cpuTime,
     );
     const ratio = requestsPerSecond(sdk) / requestsPerSecond(bare);
     printTable([bare, bareHmac, sdk]);
     console.log(`ratio SDK / bare: ${ratio.toFixed(2)} (required >= ${REQUIRED_RATIO})`);
     console.log(`ratio SDK / bare + HMAC check: ${(requestsPerSecond(sdk) / requestsPerSecond(bareHmac)).toFixed(2)}`);
+    const userCpu = (measurement: typeof bare) => cpuPerRequest(measurement).user;
+    console.log(
+      `server user CPU added per request: SDK ${(userCpu(sdk) - userCpu(bare)).toFixed(1)} µs, HMAC check alone ${(userCpu(bareHmac) - userCpu(bare)).toFixed(1)} µs`,
+    );
     if (ratio < REQUIRED_RATIO) process.exitCode = 1;
   } finally {
     servers.stop();

@@ -2,7 +2,8 @@
 // size-checks before buffering (steps 1 and 2 of the pipeline in connector.ts) and hands
 // the raw body to the connector. The hot path allocates no closures per request: body
 // chunks are collected by module-level listeners that find their request's state on the
-// request object itself.
+// request object itself, and answers are written together at the end of each event-loop
+// turn (see `send`).
 import { createServer, type IncomingMessage, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ConnectorErrorReporter } from './config';
@@ -54,7 +55,38 @@ function toWire(answer: ConnectorHttpResponse): WireResponse {
   return { headers: { ...answer.headers, 'content-length': Buffer.byteLength(answer.body, 'utf8') } };
 }
 
-function send(response: ServerResponse, answer: ConnectorHttpResponse): void {
+// Answers are written together at the end of the event-loop turn, the idea of Netty's flush
+// consolidation: the requests read in one turn are answered in one burst. Written one by one
+// as each is ready, every answer can wake the peer on its own; when the peer shares the
+// machine (a local proxy, a sidecar, a load generator) such a wake-up costs more than all of
+// the SDK's own work on a request. An answer waits at most for the rest of the current turn.
+interface PendingWrite {
+  response: ServerResponse;
+  answer: ConnectorHttpResponse;
+  onError: ConnectorErrorReporter;
+}
+
+let pendingWrites: PendingWrite[] = [];
+
+function send(response: ServerResponse, answer: ConnectorHttpResponse, onError: ConnectorErrorReporter): void {
+  if (pendingWrites.push({ response, answer, onError }) === 1) setImmediate(writePending);
+}
+
+function writePending(): void {
+  const batch = pendingWrites;
+  pendingWrites = [];
+  for (const { response, answer, onError } of batch) {
+    try {
+      write(response, answer);
+    } catch (error) {
+      // One answer that cannot be written must not keep the others of the batch waiting.
+      onError(error, {});
+      response.destroy();
+    }
+  }
+}
+
+function write(response: ServerResponse, answer: ConnectorHttpResponse): void {
   if (response.headersSent || response.destroyed) return;
   let wire = wireCache.get(answer);
   if (wire === undefined) {
@@ -75,7 +107,7 @@ function onData(this: CollectingRequest, chunk: Buffer): void {
     pending.chunks = [];
     // The rest of the body is read and dropped so the connection stays usable; answering
     // and closing mid-upload would make many clients lose the 413.
-    send(pending.response, pending.target.tooLarge);
+    send(pending.response, pending.target.tooLarge, pending.target.onError);
     return;
   }
   pending.chunks.push(chunk);
@@ -94,7 +126,7 @@ function onEnd(this: CollectingRequest): void {
     answer = INTERNAL_ERROR;
   }
   if (answer instanceof Promise) void sendWhenSettled(pending, answer);
-  else send(pending.response, answer);
+  else send(pending.response, answer, pending.target.onError);
 }
 
 async function sendWhenSettled(pending: PendingBody, answer: Promise<ConnectorHttpResponse>): Promise<void> {
@@ -105,7 +137,7 @@ async function sendWhenSettled(pending: PendingBody, answer: Promise<ConnectorHt
     pending.target.onError(error, {});
     response = INTERNAL_ERROR;
   }
-  send(pending.response, response);
+  send(pending.response, response, pending.target.onError);
 }
 
 function pathOf(url: string | undefined): string {
@@ -121,13 +153,13 @@ export function createRequestListener(target: ListenerTarget): (request: Incomin
   return (request, response) => {
     if (request.method !== 'POST' || pathOf(request.url) !== target.endpointPath) {
       request.resume();
-      send(response, NOT_FOUND);
+      send(response, NOT_FOUND, target.onError);
       return;
     }
     const declared = request.headers['content-length'];
     if (declared !== undefined && Number(declared) > target.maxBodyBytes) {
       request.resume();
-      send(response, target.tooLarge);
+      send(response, target.tooLarge, target.onError);
       return;
     }
     (request as CollectingRequest)[PENDING] = { target, response, chunks: [], size: 0, refused: false };

@@ -2,6 +2,8 @@
 // HTTP status of the listening path, run as one table over both entry points (the raw
 // `handle()` and real HTTP to `listen()`), with an injected clock so nothing sleeps.
 import { expect } from 'chai';
+import http from 'node:http';
+import net from 'node:net';
 import {
   ConnectorError,
   createConnector,
@@ -644,6 +646,53 @@ function runConformance(entryPoint: 'handle' | 'listen'): void {
         const big = sign(fixture, JSON.stringify(protocolBody('ping', { padding: 'x'.repeat(MAX_BODY_BYTES) })));
         expect((await httpExchange((server as ConnectorServer).port, big)).status).to.equal(413);
         expect((await httpExchange((server as ConnectorServer).port, sign(fixture, protocolBody('ping')))).status).to.equal(200);
+      });
+
+      it('answers many concurrent requests on kept-alive connections, each with its own answer', async () => {
+        const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+        try {
+          const answers = await Promise.all(
+            Array.from({ length: 60 }, (_, index) => {
+              const request = sign(fixture, protocolBody('tool.invoke', { tool: 'echo', parameters: { message: `concurrent-${index}` } }));
+              return new Promise<string>((resolve, reject) => {
+                const outgoing = http.request(
+                  { host: '127.0.0.1', port: (server as ConnectorServer).port, method: 'POST', path: '/svc', headers: request.headers, agent },
+                  (response) => {
+                    const chunks: Buffer[] = [];
+                    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+                    response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+                  },
+                );
+                outgoing.on('error', reject);
+                outgoing.end(request.body);
+              });
+            }),
+          );
+          answers.forEach((text, index) => expect(text).to.include(`"concurrent-${index}"`));
+        } finally {
+          agent.destroy();
+        }
+      });
+
+      it('answers pipelined requests on one connection in order', async () => {
+        const requests = [sign(fixture, protocolBody('ping')), sign(fixture, protocolBody('tool.invoke', { tool: 'echo', parameters: { message: 'pipelined-second' } }))];
+        const wire = requests
+          .map((request) => {
+            const body = Buffer.from(request.body as string, 'utf8');
+            const headers = Object.entries({ ...request.headers, host: '127.0.0.1', 'content-length': String(body.length) }).map(([name, value]) => `${name}: ${value}\r\n`);
+            return `POST /svc HTTP/1.1\r\n${headers.join('')}\r\n${body.toString('utf8')}`;
+          })
+          .join('');
+        const text = await new Promise<string>((resolve, reject) => {
+          const socket = net.connect((server as ConnectorServer).port, '127.0.0.1', () => socket.end(wire));
+          let received = '';
+          socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+          socket.on('end', () => resolve(received));
+          socket.on('error', reject);
+        });
+        expect(text.match(/HTTP\/1\.1 200 OK/g)).to.have.length(2);
+        expect(text.indexOf('"pong"')).to.be.greaterThan(-1);
+        expect(text.indexOf('"pong"')).to.be.lessThan(text.indexOf('pipelined-second'));
       });
 
       it('answers carry a content-length, not chunked encoding', async () => {
