@@ -51,7 +51,7 @@ async function serve(): Promise<void> {
   await platform.readYourWrites(await platform.eventStore.headPosition());
   const { token } = await login(identity, 'owner@bench.test', PASSWORD, owner.tenant_id, context);
 
-  const platformServer = http.createServer(platform.httpApp().callback());
+  const platformServer = platform.httpServer();
   const members = await (await fetchMembers(platformServer, token)).text();
   const bareApp = new Koa();
   const bareRouter = new Router();

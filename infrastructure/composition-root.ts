@@ -1,3 +1,4 @@
+import type http from 'node:http';
 // The composition root: wires one process from the config. With no EVENTSTORE_URL /
 // MONGODB_URL everything is embedded in one SQLite file under DATA_DIR; each URL swaps in
 // the real engine and nothing else changes.
@@ -30,6 +31,7 @@ import { mailDeliverySaga } from '../application/mail/outbox';
 import { teamMembershipCleanupSaga } from '../application/organization/team-cleanup-saga';
 import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
+import { createHttpServer } from '../adapters/http/http-server';
 import { createHttpApp } from '../adapters/http/server';
 import { allProjections } from '../projections/index';
 import type { Projection } from '../projections/projection';
@@ -76,6 +78,8 @@ export interface Platform {
   start(): Promise<void>;
   /** The HTTP application over this platform. */
   httpApp(): Koa;
+  /** A node:http server for `httpApp()`, finishing responses together at the end of each event-loop turn. */
+  httpServer(): http.Server;
   /** Stops sagas and projections (their checkpoints are committed per batch) and closes the stores. */
   close(): Promise<void>;
 }
@@ -151,6 +155,14 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   };
 
   let closed = false;
+  const httpApp = (): Koa =>
+    createHttpApp({
+      logger,
+      metrics,
+      bodyLimitBytes: config.bodyLimitBytes,
+      routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity), teamRouter(identity), adminRouter(identity, graphqlOptions)],
+    });
+
   return {
     config,
     logger,
@@ -172,14 +184,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await sagas.start();
       if (config.superAdminEmail && config.superAdminPassword) await bootstrapSuperAdmin(identity, config.superAdminEmail, config.superAdminPassword);
     },
-    httpApp() {
-      return createHttpApp({
-        logger,
-        metrics,
-        bodyLimitBytes: config.bodyLimitBytes,
-        routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity), teamRouter(identity), adminRouter(identity, graphqlOptions)],
-      });
-    },
+    httpApp,
+    httpServer: () => createHttpServer(httpApp()),
     async close() {
       if (closed) return;
       closed = true;

@@ -3,7 +3,6 @@
 // with every batch), close the stores.
 
 import 'reflect-metadata';
-import http from 'node:http';
 import { ConfigError, loadConfig } from './config/config';
 import { createPlatform } from './composition-root';
 
@@ -21,7 +20,7 @@ async function main(): Promise<void> {
   const platform = await createPlatform(config);
   const { logger } = platform;
   await platform.start();
-  const server = http.createServer(platform.httpApp().callback());
+  const server = platform.httpServer();
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const address = server.address();

@@ -1,6 +1,5 @@
 // The real platform and Koa server on an ephemeral port, embedded stores in a temp folder.
 
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../infrastructure/config/config';
 import { type Platform, type PlatformOverrides, createPlatform } from '../../infrastructure/composition-root';
@@ -35,7 +34,7 @@ export async function startTestServer(env: Record<string, string> = {}, override
   });
   const platform = await createPlatform(config, { logger: silentLogger, ...overrides });
   await platform.start();
-  const server = http.createServer(platform.httpApp().callback());
+  const server = platform.httpServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

@@ -1,0 +1,77 @@
+// The platform's HTTP server finishes responses together at the end of each event-loop turn;
+// every client must still get its own answer, in order, and a client that leaves early must
+// not disturb the others.
+
+import { expect } from 'chai';
+import http from 'node:http';
+import net from 'node:net';
+import { type TestServer, startTestServer } from '../support/server';
+
+describe('HTTP server (responses finished at the end of each turn)', () => {
+  let server: TestServer;
+  let port: number;
+
+  before(async () => {
+    server = await startTestServer();
+    port = Number(new URL(server.url).port);
+  });
+  after(() => server.close());
+
+  const rawExchange = (wire: string, endAfterWrite: boolean): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () => (endAfterWrite ? socket.end(wire) : socket.write(wire)));
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+      socket.on('end', () => resolve(received));
+      socket.on('error', reject);
+    });
+
+  it('gives each of many concurrent requests on kept-alive connections its own answer', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 6 });
+    try {
+      const ids = Array.from({ length: 60 }, (_, index) => `concurrent-request-${index}`);
+      const echoed = await Promise.all(
+        ids.map(
+          (id) =>
+            new Promise<string | undefined>((resolve, reject) => {
+              http
+                .get({ host: '127.0.0.1', port, path: '/health', agent, headers: { 'x-request-id': id } }, (response) => {
+                  response.resume();
+                  response.on('end', () => resolve(response.headers['x-request-id'] as string | undefined));
+                })
+                .on('error', reject);
+            }),
+        ),
+      );
+      expect(echoed).to.deep.equal(ids);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('answers pipelined requests on one connection in order', async () => {
+    // No half-close: the second request asks the server to close the connection after it.
+    const text = await rawExchange('GET /health HTTP/1.1\r\nhost: x\r\n\r\nGET /nope HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', false);
+    const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => match[1]);
+    expect(statuses).to.deep.equal(['200', '404']);
+  });
+
+  it('keeps serving when a client leaves before its answer is finished', async () => {
+    await Promise.all(
+      Array.from(
+        { length: 20 },
+        () =>
+          new Promise<void>((resolve) => {
+            const socket = net.connect(port, '127.0.0.1', () => {
+              socket.write('GET /health HTTP/1.1\r\nhost: x\r\n\r\n');
+              socket.destroy();
+              resolve();
+            });
+            socket.on('error', () => resolve());
+          }),
+      ),
+    );
+    const response = await server.request('GET', '/health');
+    expect(response.status).to.equal(200);
+  });
+});
