@@ -47,9 +47,10 @@ import { PasetoTokenService } from './crypto/tokens';
 import { createLogger } from './logging/logger';
 import { LogMailer } from './mail/log-mailer';
 import { SmtpMailer } from './mail/smtp-mailer';
+import { MongoRateLimiter } from './rate-limit/mongodb';
 import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
-import { connectMongoReadStore } from './read-store/mongodb';
+import { MongoReadStore, connectMongoReadStore } from './read-store/mongodb';
 import { SqliteReadStore } from './read-store/sqlite';
 import { type SqliteDatabase, openSqliteDatabase } from './sqlite/database';
 import { systemClock, uuidGenerator } from './system';
@@ -145,9 +146,11 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       readiness: () => checkReadiness({ eventStore, readStore, projectionStatus: () => runner.status(), maxProjectionLag: config.readyMaxProjectionLag }),
     });
 
+  // With MongoDB, rate limits are shared by every process on the database; embedded, they are per process.
+  const limiter = readStore instanceof MongoReadStore ? await MongoRateLimiter.create(readStore.db, clock) : new TokenBucketRateLimiter(clock);
   const graphqlOptions = {
     playground: config.enableGraphqlPlayground,
-    limiter: new TokenBucketRateLimiter(clock),
+    limiter,
     limits: {
       perIp: { limit: config.rateLimitPerIp, windowSeconds: config.rateLimitWindowSeconds },
       perEmail: { limit: config.rateLimitPerEmail, windowSeconds: config.rateLimitWindowSeconds },

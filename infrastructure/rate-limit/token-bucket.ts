@@ -1,6 +1,6 @@
 // The embedded rate limiter: a token bucket per key in memory (capacity `limit`, refilled
-// evenly over the window). Per process: several platform processes behind a balancer each
-// count on their own, so put sticky routing or a shared limiter in front of them.
+// evenly over the window). Per process: used with the embedded stores, which serve one
+// platform process; with MongoDB the shared limiter of mongodb.ts takes its place.
 
 import type { Clock } from '../../application/ports/clock';
 import type { RateDecision, RateLimit, RateLimiter } from '../../application/ports/rate-limiter';

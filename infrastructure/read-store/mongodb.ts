@@ -95,7 +95,8 @@ interface StoredProjectionState extends ProjectionState {
 }
 
 export class MongoReadStore implements ReadStore {
-  private readonly db: Db;
+  /** The database, shared with the rate limiter so both use one connection pool. */
+  readonly db: Db;
   /** Index fields per collection: declared in this process, or read from listIndexes. */
   private readonly declared = new Map<string, Set<string>>();
 
