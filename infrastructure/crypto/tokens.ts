@@ -33,7 +33,6 @@ interface Verified {
 export class PasetoTokenService implements TokenService {
   /** Per audience, keyed by the token itself. */
   private readonly verified: Record<TokenAudience, Map<string, Verified>> = { tenant: new Map(), admin: new Map() };
-  private verifiedCount = 0;
 
   constructor(
     private readonly privateKey: KeyObject,
@@ -61,24 +60,20 @@ export class PasetoTokenService implements TokenService {
     const known = cache.get(token);
     if (known) {
       if (known.expiresAtMs > this.clock.now().getTime()) return known.claims;
-      this.forget(cache, token);
+      cache.delete(token);
       return null;
     }
     const claims = await this.verifySignature(token, audience);
     if (claims) {
       cache.set(token, { claims, expiresAtMs: Date.parse(claims.expires_at) });
-      this.verifiedCount += 1;
-      if (this.verifiedCount > this.cacheSize) {
+      const { tenant, admin } = this.verified;
+      if (tenant.size + admin.size > this.cacheSize) {
         // Out goes the oldest entry of the larger map.
-        const fuller = this.verified.tenant.size >= this.verified.admin.size ? this.verified.tenant : this.verified.admin;
-        this.forget(fuller, fuller.keys().next().value as string);
+        const fuller = tenant.size >= admin.size ? tenant : admin;
+        fuller.delete(fuller.keys().next().value as string);
       }
     }
     return claims;
-  }
-
-  private forget(cache: Map<string, Verified>, token: string): void {
-    if (cache.delete(token)) this.verifiedCount -= 1;
   }
 
   private async verifySignature(token: string, audience: TokenAudience): Promise<TokenClaims | null> {

@@ -3,11 +3,10 @@ import { toErrorResponse } from '../errors';
 import type { RequestState } from './request-context';
 
 // Answered by the router without a body (405 and 501 come with their Allow header).
-const ROUTING_ERRORS: Record<number, string> = { 404: 'not_found', 405: 'method_not_allowed', 501: 'not_implemented' };
-const ROUTING_MESSAGES: Record<number, (method: string, path: string) => string> = {
-  404: (method, path) => `no route for ${method} ${path}`,
-  405: (method, path) => `${path} does not accept ${method}; see the Allow header`,
-  501: (method) => `the method ${method} is not implemented`,
+const ROUTING_ERRORS: Record<number, { code: string; message: (method: string, path: string) => string }> = {
+  404: { code: 'not_found', message: (method, path) => `no route for ${method} ${path}` },
+  405: { code: 'method_not_allowed', message: (method, path) => `${path} does not accept ${method}; see the Allow header` },
+  501: { code: 'not_implemented', message: (method) => `the method ${method} is not implemented` },
 };
 
 /** Turns whatever a later middleware throws into `{code, message}`; 404, 405 and 501 from routing too. */
@@ -17,7 +16,8 @@ export function errorResponses(): Middleware<RequestState> {
       await next();
       if (ctx.body === undefined && ctx.status in ROUTING_ERRORS) {
         const status = ctx.status;
-        ctx.body = { code: ROUTING_ERRORS[status], message: ROUTING_MESSAGES[status](ctx.method, ctx.path) };
+        const { code, message } = ROUTING_ERRORS[status];
+        ctx.body = { code, message: message(ctx.method, ctx.path) };
         ctx.status = status;
       }
     } catch (error) {
