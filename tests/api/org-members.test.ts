@@ -76,6 +76,7 @@ describe('organization members, roles and ownership (/api/v1/org)', () => {
       const toOwner = await server.request('PUT', `/api/v1/org/members/${member.user_id}/role`, { headers: as(owner), body: { role: 'owner' } });
       expect(toOwner.status).to.equal(400);
       expect(toOwner.json.code).to.equal('invalid_role');
+      for (const refused of [missing, wrong, toOwner]) expect(await refused.events()).to.deep.equal([]);
     });
 
     it('403 for a member, 403 for an admin demoting the owner, 409 for the last owner, 404 for a stranger', async () => {
@@ -88,6 +89,9 @@ describe('organization members, roles and ownership (/api/v1/org)', () => {
       const lastOwner = await server.request('PUT', `/api/v1/org/members/${owner.user_id}/role`, { headers: as(owner), body: { role: 'admin' } });
       expect(lastOwner.status).to.equal(409);
       expect(lastOwner.json.code).to.equal('last_owner');
+      expect(await lastOwner.events()).to.deep.equal([]);
+      // A 403 writes only the record of the denial.
+      expect(await ownerByAdmin.events()).to.deep.equal(['AccessDenied@access']);
       expect((await server.request('PUT', `/api/v1/org/members/${outsider.user_id}/role`, { headers: as(owner), body: { role: 'admin' } })).status).to.equal(404);
     });
 
@@ -95,6 +99,7 @@ describe('organization members, roles and ownership (/api/v1/org)', () => {
       const promoted = await server.request('PUT', `/api/v1/org/members/${member.user_id}/role`, { headers: as(admin), body: { role: 'admin' } });
       expect(promoted.status).to.equal(200);
       expect(promoted.json.role).to.equal('admin');
+      expect(await promoted.events()).to.deep.equal(['MemberRoleChanged@membership']);
       const back = await server.request('PUT', `/api/v1/org/members/${member.user_id}/role`, { headers: as(owner), body: { role: 'member' } });
       expect(back.json.role).to.equal('member');
       await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
@@ -108,6 +113,7 @@ describe('organization members, roles and ownership (/api/v1/org)', () => {
       const disabled = await server.request('PUT', `/api/v1/org/members/${member.user_id}/status`, { headers: as(admin), body: { status: 'disabled' } });
       expect(disabled.status).to.equal(200);
       expect(disabled.json.status).to.equal('disabled');
+      expect(await disabled.events()).to.deep.equal(['MemberStatusChanged@membership']);
       const refused = await server.request('GET', '/api/v1/org/roles', { headers: as(member) });
       expect(refused.status).to.equal(401);
       expect(refused.json.code).to.equal('membership_inactive');
@@ -136,7 +142,9 @@ describe('organization members, roles and ownership (/api/v1/org)', () => {
       const jti = listed.json.items.find((s: { status: string }) => s.status === 'active').jti;
       expect((await server.request('GET', `/api/v1/org/members/${admin.user_id}/sessions`, { headers: as(member) })).status).to.equal(403);
       expect((await server.request('DELETE', `/api/v1/org/members/${member.user_id}/sessions/unknown`, { headers: as(admin) })).status).to.equal(404);
-      expect((await server.request('DELETE', `/api/v1/org/members/${member.user_id}/sessions/${jti}`, { headers: as(admin) })).status).to.equal(204);
+      const revoked = await server.request('DELETE', `/api/v1/org/members/${member.user_id}/sessions/${jti}`, { headers: as(admin) });
+      expect(revoked.status).to.equal(204);
+      expect(await revoked.events()).to.deep.equal(['SessionRevoked@session']);
       expect((await server.request('GET', `/api/v1/org/members/${outsider.user_id}/sessions`, { headers: as(admin) })).status).to.equal(404);
     });
   });
@@ -149,6 +157,7 @@ describe('organization members, roles and ownership (/api/v1/org)', () => {
       const moved = await server.request('POST', '/api/v1/org/transfer-ownership', { headers: as(owner), body: { user_id: admin.user_id } });
       expect(moved.status).to.equal(200);
       expect(moved.json.owner).to.deep.include({ user_id: admin.user_id, role: 'owner' });
+      expect(await moved.events()).to.deep.equal(['OwnershipTransferred@membership']);
       expect((await server.request('GET', `/api/v1/org/members/${owner.user_id}`, { headers: as(owner) })).json.role).to.equal('admin');
     });
   });

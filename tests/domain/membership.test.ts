@@ -48,7 +48,7 @@ describe('membership decider (spec 4.11)', () => {
     });
 
     it('records nothing when the role is already the one asked', () => {
-      spec.given(organization).when({ type: 'ChangeMemberRole', data: { actor_user_id: 'olga', user_id: 'adam', role: 'admin' } }).then([]);
+      spec.given(organization).when({ type: 'ChangeMemberRole', data: { actor_user_id: 'olga', user_id: 'adam', role: 'admin' } }).thenNothingHappened();
     });
   });
 

@@ -11,12 +11,12 @@ describe('reservation decider', () => {
 
   it('refuses another owner and accepts the same owner again without events', () => {
     spec.given([claimed]).when({ type: 'ClaimReservation', data: { scope: 'tenant_slug', value: 'acme', owner_id: 't2' } }).thenThrows('conflict', 'tenant_slug_taken');
-    spec.given([claimed]).when({ type: 'ClaimReservation', data: { scope: 'tenant_slug', value: 'acme', owner_id: 't1' } }).then([]);
+    spec.given([claimed]).when({ type: 'ClaimReservation', data: { scope: 'tenant_slug', value: 'acme', owner_id: 't1' } }).thenNothingHappened();
   });
 
   it('releases for the owner only, after which another may claim', () => {
     const released = { type: 'ReservationReleased' as const, data: { scope: 'tenant_slug', value: 'acme', owner_id: 't1' } };
-    spec.given([claimed]).when({ type: 'ReleaseReservation', data: { owner_id: 't2' } }).then([]);
+    spec.given([claimed]).when({ type: 'ReleaseReservation', data: { owner_id: 't2' } }).thenNothingHappened();
     spec.given([claimed]).when({ type: 'ReleaseReservation', data: { owner_id: 't1' } }).then([released]);
     spec
       .given([claimed, released])

@@ -13,7 +13,7 @@ describe('session decider', () => {
     spec.given([started]).when({ type: 'StartSession', data: started.data }).thenThrows('conflict', 'session_exists');
     const revoked = { type: 'SessionRevoked' as const, data: { jti: 'j1', user_id: 'u1', reason: 'logout', revoked_at: FIXED_NOW.toISOString() } };
     spec.given([started]).when({ type: 'RevokeSession', data: { reason: 'logout' } }).then([revoked]);
-    spec.given([started, revoked]).when({ type: 'RevokeSession', data: { reason: 'again' } }).then([]);
+    spec.given([started, revoked]).when({ type: 'RevokeSession', data: { reason: 'again' } }).thenNothingHappened();
     spec.given([]).when({ type: 'RevokeSession', data: { reason: 'x' } }).thenThrows('not_found', 'session_not_found');
   });
 });

@@ -46,7 +46,7 @@ describe('tenant decider', () => {
     });
 
     it('records nothing when the name does not change', () => {
-      spec.given([created]).when({ type: 'RenameTenant', data: { name: 'Acme' } }).then([]);
+      spec.given([created]).when({ type: 'RenameTenant', data: { name: 'Acme' } }).thenNothingHappened();
     });
 
     it('is not found before creation', () => {

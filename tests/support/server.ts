@@ -18,6 +18,18 @@ export interface TestResponse {
   headers: Headers;
   text: string;
   json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** The events this request appended (tagged with its request id), oldest first, as `Type@stream`. */
+  events(): Promise<string[]>;
+}
+
+/** Events carry the request id the server answered with, so a test can see exactly what a request wrote. */
+async function eventsOfRequest(platform: Platform, requestId: string | null): Promise<string[]> {
+  if (!requestId) return [];
+  const recent = await platform.eventStore.readAll({ direction: 'backwards', maxCount: 2000 });
+  return recent
+    .filter((event) => event.metadata.request_id === requestId)
+    .reverse()
+    .map((event) => `${event.type}@${event.stream.slice(0, event.stream.indexOf('-'))}`);
 }
 
 export async function startTestServer(env: Record<string, string> = {}, overrides: PlatformOverrides = {}): Promise<TestServer> {
@@ -55,7 +67,8 @@ export async function startTestServer(env: Record<string, string> = {}, override
       } catch {
         json = undefined;
       }
-      return { status: response.status, headers: response.headers, text, json };
+      const requestId = response.headers.get('x-request-id');
+      return { status: response.status, headers: response.headers, text, json, events: () => eventsOfRequest(platform, requestId) };
     },
     async close() {
       server.closeAllConnections();
