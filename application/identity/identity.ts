@@ -17,7 +17,7 @@ import { USERS, type UserDocument } from '../../projections/users';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { queueEmail } from '../mail/outbox';
 import type { PasswordHasher, Secrets, TokenAudience, TokenClaims, TokenService } from '../ports/identity';
-import type { Page, ReadStore } from '../ports/read-store';
+import type { Page, ReadStore, Where } from '../ports/read-store';
 import { claimReservation, releaseReservation } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
 import { createTenant, rotateWidgetToken } from '../tenant/tenant-commands';
@@ -262,12 +262,14 @@ export async function resetPassword(deps: IdentityDependencies, email: string, c
   await revokeAllSessions(deps, userId, 'password_reset', actorContext);
 }
 
-export async function revokeAllSessions(deps: IdentityDependencies, userId: string, reason: string, context: RequestContext): Promise<number> {
+/** Revokes the user's active sessions: all of them, or those in one tenant. */
+export async function revokeAllSessions(deps: IdentityDependencies, userId: string, reason: string, context: RequestContext, scope: { tenantId?: string } = {}): Promise<number> {
   const sessions = deps.readStore.collection<SessionDocument>(SESSIONS);
+  const where: Where = scope.tenantId ? { user_id: userId, tenant_id: scope.tenantId, status: 'active' } : { user_id: userId, status: 'active' };
   let revoked = 0;
   let cursor: string | undefined;
   do {
-    const page = await sessions.find({ where: { user_id: userId, status: 'active' }, limit: 200, cursor });
+    const page = await sessions.find({ where, limit: 200, cursor });
     for (const session of page.items) {
       const result = await handleCommand(deps, sessionAggregate, sessionStream(session.id), { type: 'RevokeSession', data: { reason } }, { ...context, tenant_id: session.tenant_id });
       await deps.readYourWrites(result.position);

@@ -1,10 +1,11 @@
 // Organization membership use cases (spec 4.11): thin functions over the membership roster.
 
 import { type MemberStatus, type MembershipCommand, type Role, membershipStream } from '../../domain/membership/membership';
-import { notFound } from '../../domain/shared/errors';
+import { forbidden, notFound } from '../../domain/shared/errors';
 import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
+import { SESSIONS, type SessionDocument } from '../../projections/sessions';
 import { handleCommand } from '../command-handling/handle-command';
-import { type IdentityDependencies, type Principal, membershipAggregate } from '../identity/identity';
+import { type IdentityDependencies, type Principal, membershipAggregate, revokeAllSessions, revokeSession } from '../identity/identity';
 import type { Page, Where } from '../ports/read-store';
 import type { RequestContext } from '../shared/request-context';
 
@@ -51,8 +52,24 @@ async function onRoster(deps: IdentityDependencies, principal: Principal, comman
 export const changeMemberRole = (deps: IdentityDependencies, principal: Principal, userId: string, role: Role, context: RequestContext) =>
   onRoster(deps, principal, { type: 'ChangeMemberRole', data: { actor_user_id: principal.user_id, user_id: userId, role } }, context);
 
-export const changeMemberStatus = (deps: IdentityDependencies, principal: Principal, userId: string, status: MemberStatus, context: RequestContext) =>
-  onRoster(deps, principal, { type: 'ChangeMemberStatus', data: { actor_user_id: principal.user_id, user_id: userId, status } }, context);
+/**
+ * Disabling a member also ends every session they have in this organization, so enabling
+ * them again does not bring an old token back to life. (While disabled, authentication
+ * refuses them whatever their sessions say.)
+ */
+export async function changeMemberStatus(deps: IdentityDependencies, principal: Principal, userId: string, status: MemberStatus, context: RequestContext): Promise<void> {
+  await onRoster(deps, principal, { type: 'ChangeMemberStatus', data: { actor_user_id: principal.user_id, user_id: userId, status } }, context);
+  if (status === 'disabled') await revokeAllSessions(deps, userId, 'member_disabled', actingContext(principal, context), { tenantId: principal.tenant_id });
+}
+
+/** Ends one of a member's sessions; an owner's sessions are an owner's business only. */
+export async function revokeMemberSession(deps: IdentityDependencies, principal: Principal, userId: string, jti: string, context: RequestContext): Promise<void> {
+  const member = await getMember(deps, principal.tenant_id, userId);
+  if (member.role === 'owner' && principal.role !== 'owner') throw forbidden('owner_protected', 'only an owner can end an owner’s session');
+  const session = await deps.readStore.collection<SessionDocument>(SESSIONS).get(jti);
+  if (!session || session.user_id !== userId || session.tenant_id !== principal.tenant_id) throw notFound('session_not_found', 'no such session');
+  await revokeSession(deps, session.id, 'revoked_by_admin', actingContext(principal, context));
+}
 
 export const removeMember = (deps: IdentityDependencies, principal: Principal, userId: string, context: RequestContext) =>
   onRoster(deps, principal, { type: 'RemoveMember', data: { actor_user_id: principal.user_id, user_id: userId } }, context);

@@ -113,15 +113,17 @@ describe('organization members, roles and ownership (/api/v1/org)', () => {
       const disabled = await server.request('PUT', `/api/v1/org/members/${member.user_id}/status`, { headers: as(admin), body: { status: 'disabled' } });
       expect(disabled.status).to.equal(200);
       expect(disabled.json.status).to.equal('disabled');
-      expect(await disabled.events()).to.deep.equal(['MemberStatusChanged@membership']);
+      expect(await disabled.events()).to.deep.equal(['MemberStatusChanged@membership', 'SessionRevoked@session']);
       const refused = await server.request('GET', '/api/v1/org/roles', { headers: as(member) });
       expect(refused.status).to.equal(401);
-      expect(refused.json.code).to.equal('membership_inactive');
+      expect(refused.json.code).to.equal('session_revoked');
       const login = await gql(server, LOGIN, { email: member.email, password: PASSWORD, tenant_id: owner.tenant_id });
       expect(login.json.errors[0].extensions.code).to.equal('member_disabled');
       await server.request('PUT', `/api/v1/org/members/${member.user_id}/status`, { headers: as(admin), body: { status: 'active' } });
-      // The old token was revoked by nothing: it works again once the membership is active.
-      expect((await server.request('GET', '/api/v1/org/roles', { headers: as(member) })).status).to.equal(200);
+      // Disabling ended the member's sessions here: enabled again, the old token stays dead.
+      const stale = await server.request('GET', '/api/v1/org/roles', { headers: as(member) });
+      expect(stale.status).to.equal(401);
+      expect(stale.json.code).to.equal('session_revoked');
       const again = await gql(server, LOGIN, { email: member.email, password: PASSWORD, tenant_id: owner.tenant_id });
       member = { ...member, token: again.json.data.login.token };
       expect((await server.request('GET', '/api/v1/org/roles', { headers: as(member) })).status).to.equal(200);
@@ -135,6 +137,17 @@ describe('organization members, roles and ownership (/api/v1/org)', () => {
   });
 
   describe('member sessions (admin)', () => {
+    it('403 owner_protected when an admin ends an owner’s session; the owner stays logged in', async () => {
+      const sessions = await server.request('GET', `/api/v1/org/members/${owner.user_id}/sessions`, { headers: as(admin) });
+      const jti = sessions.json.items.find((s: { status: string }) => s.status === 'active').jti;
+      const refused = await server.request('DELETE', `/api/v1/org/members/${owner.user_id}/sessions/${jti}`, { headers: as(admin) });
+      expect(refused.status).to.equal(403);
+      expect(refused.json.code).to.equal('owner_protected');
+      expect(await refused.events()).to.deep.equal(['AccessDenied@access']);
+      expect((await server.request('GET', '/api/v1/org/roles', { headers: as(owner) })).status).to.equal(200);
+    });
+
+
     it('lists and revokes a member’s sessions; a member may not', async () => {
       const listed = await server.request('GET', `/api/v1/org/members/${member.user_id}/sessions`, { headers: as(admin) });
       expect(listed.status).to.equal(200);

@@ -3,11 +3,10 @@
 
 import Router from '@koa/router';
 import * as t from 'io-ts';
-import { type IdentityDependencies, listSessions, revokeSession } from '../../../application/identity/identity';
-import { changeMemberRole, changeMemberStatus, getMember, listMembers, transferOwnership } from '../../../application/organization/members';
+import { type IdentityDependencies, listSessions } from '../../../application/identity/identity';
+import { changeMemberRole, changeMemberStatus, getMember, listMembers, revokeMemberSession, transferOwnership } from '../../../application/organization/members';
 import { MemberStatus, Role } from '../../../domain/membership/membership';
-import { invalid, notFound } from '../../../domain/shared/errors';
-import { SESSIONS, type SessionDocument } from '../../../projections/sessions';
+import { invalid } from '../../../domain/shared/errors';
 import { decodeBody } from '../decode';
 import { sessionView } from '../me/sessions';
 import { type AuthenticatedState } from '../middleware/authenticate';
@@ -77,11 +76,7 @@ export function orgMembersRouter(identity: IdentityDependencies): Router<Authent
   });
 
   router.delete('/members/:id/sessions/:jti', requireRole('admin'), async (ctx) => {
-    const { principal } = ctx.state;
-    await getMember(identity, principal.tenant_id, ctx.params.id);
-    const session = await identity.readStore.collection<SessionDocument>(SESSIONS).get(ctx.params.jti);
-    if (!session || session.user_id !== ctx.params.id || session.tenant_id !== principal.tenant_id) throw notFound('session_not_found', 'no such session');
-    await revokeSession(identity, session.id, 'revoked_by_admin', { ...requestContextOf(ctx), tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } });
+    await revokeMemberSession(identity, ctx.state.principal, ctx.params.id, ctx.params.jti, requestContextOf(ctx));
     ctx.status = 204;
   });
 
