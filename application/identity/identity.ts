@@ -172,11 +172,26 @@ async function activeMemberships(deps: IdentityDependencies, userId: string): Pr
   return page.items;
 }
 
+const decoyHashes = new WeakMap<PasswordHasher, Promise<string>>();
+
+/**
+ * A hash made once per hasher, at the hasher's own cost, of a password nobody knows: checking
+ * a password against it costs exactly what checking a real account's does.
+ */
+function decoyPasswordHash(deps: Pick<IdentityDependencies, 'passwords' | 'secrets'>): Promise<string> {
+  let decoy = decoyHashes.get(deps.passwords);
+  if (!decoy) {
+    decoy = deps.passwords.hash(deps.secrets.randomToken(24));
+    decoyHashes.set(deps.passwords, decoy);
+  }
+  return decoy;
+}
+
 export async function login(deps: IdentityDependencies, email: string, password: string, tenantId: string | null, context: RequestContext): Promise<SessionResult> {
   const userId = await userIdByEmail(deps, email);
   if (!userId) {
-    // Spend the same time as a real check, so the answer does not tell which emails exist.
-    await deps.passwords.verify(password, 'scrypt$17$8$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+    // The same password work as a real account, so the answer's timing does not tell which emails exist.
+    await deps.passwords.verify(password, await decoyPasswordHash(deps));
     throw credentialsRejected();
   }
   const { state } = await loadAggregate(deps, userAggregate, userStream(userId));
