@@ -22,7 +22,21 @@ async function main(): Promise<void> {
   await platform.start();
   const server = platform.httpServer();
   server.keepAliveTimeout = 5000;
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await platform.close();
+    const problem = listenProblem(error, config.host, config.port);
+    if (!problem) throw error;
+    console.error(problem);
+    process.exit(2);
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   logger.info({ port, data_dir: config.dataDir, event_store: config.eventStoreUrl ? 'eventstoredb' : 'sqlite', read_store: config.mongoDbUrl ? 'mongodb' : 'sqlite' }, 'platform listening');
@@ -53,6 +67,15 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** A configuration mistake the operator can fix, said in one line; null for anything else. */
+function listenProblem(error: unknown, host: string, port: number): string | null {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EADDRINUSE') return `PORT: ${host}:${port} is already in use; stop what listens there or set PORT to another port`;
+  if (code === 'EACCES') return `PORT: no permission to listen on ${host}:${port}; choose a port above 1023 or run with the needed privilege`;
+  if (code === 'EADDRNOTAVAIL') return `HOST: ${host} is not an address of this machine`;
+  return null;
 }
 
 main().catch((error: unknown) => {

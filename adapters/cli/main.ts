@@ -181,6 +181,11 @@ function usageError(out: Output, message: string): number {
 }
 
 if (require.main === module) {
+  // `events tail | head`: when the reader goes away, end quietly as Unix tools do.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
   runCli(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`))
     .then((code) => process.exit(code))
     .catch((error: unknown) => {

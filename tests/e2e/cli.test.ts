@@ -1,7 +1,8 @@
 // The operator CLI as an operator runs it: a separate process on the data folder.
 
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { temporaryDirectory } from '../support/files';
@@ -94,5 +95,41 @@ describe('operator CLI', function () {
     );
     expect(code).to.equal(2);
     expect(stderr).to.contain('SQLITE_SYNCHRONOUS: expected one of full, normal, off, got "sometimes"');
+  });
+
+  it('ends quietly when the reader of `events tail` goes away (`| head`)', async () => {
+    const tail = spawn(process.execPath, [CLI, 'events', 'tail', '--from', '0'], { env: { ...process.env, DATA_DIR: dir.path, LOG_LEVEL: 'silent' } });
+    let stderr = '';
+    tail.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => tail.on('exit', (code) => resolve(code)));
+    await new Promise((resolve) => tail.stdout.once('data', resolve));
+    tail.stdout.destroy();
+    // The next event tail prints meets the closed pipe.
+    expect((await cli(dir.path, 'tenants', 'create', '--name', 'Piped', '--slug', 'piped-away')).code).to.equal(0);
+    expect(await exited).to.equal(0);
+    expect(stderr).to.equal('');
+  });
+});
+
+describe('npm start', function () {
+  this.timeout(30_000);
+  const MAIN = path.join(__dirname, '..', '..', 'infrastructure', 'main.js');
+
+  it('says in one line that the port is taken, and exits 2', async () => {
+    const dir = temporaryDirectory();
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as net.AddressInfo).port;
+    try {
+      const failed = await run(process.execPath, [MAIN], { env: { ...process.env, DATA_DIR: dir.path, LOG_LEVEL: 'silent', PORT: String(port), HOST: '127.0.0.1' } }).then(
+        () => ({ code: 0, stderr: '' }),
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failed.code).to.equal(2);
+      expect(failed.stderr.trim().split('\n')).to.deep.equal([`PORT: 127.0.0.1:${port} is already in use; stop what listens there or set PORT to another port`]);
+    } finally {
+      busy.close();
+      dir.remove();
+    }
   });
 });
