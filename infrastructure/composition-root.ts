@@ -7,7 +7,9 @@ import path from 'node:path';
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { CommandDependencies } from '../application/command-handling/handle-command';
+import { DecodingEventStore } from '../application/events/decoding-event-store';
 import { checkReadiness } from '../application/operations/readiness';
+import type { DomainEventStore } from '../application/ports/domain-event-store';
 import type { Clock, IdGenerator } from '../application/ports/clock';
 import type { EventStore } from '../application/ports/event-store';
 import type { Logger } from '../application/ports/logger';
@@ -15,7 +17,7 @@ import type { ReadStore } from '../application/ports/read-store';
 import type { SagaDelivery } from '../application/ports/saga-delivery';
 import { CheckpointedSagaDelivery } from '../application/sagas/checkpointed-delivery';
 import { allSagas } from '../application/sagas/index';
-import type { Saga } from '../application/sagas/saga';
+import type { AnySaga } from '../application/sagas/saga';
 import { SagaRunner } from '../application/sagas/saga-runner';
 import { graphqlRouter } from '../adapters/http/graphql';
 import { meSessionsRouter } from '../adapters/http/me/sessions';
@@ -60,7 +62,10 @@ export interface Platform {
   logger: Logger;
   clock: Clock;
   ids: IdGenerator;
-  eventStore: EventStore;
+  /** Every read decoded and upcast to the current event shapes. */
+  eventStore: DomainEventStore;
+  /** The log as stored, undecoded, for the operator (`events read`, `events tail`). */
+  storedEvents: EventStore;
   readStore: ReadStore;
   commands: CommandDependencies;
   identity: IdentityDependencies;
@@ -89,7 +94,7 @@ export interface PlatformOverrides {
   logger?: Logger;
   clock?: Clock;
   projections?: readonly Projection[];
-  sagas?: readonly Saga[];
+  sagas?: readonly AnySaga[];
   /** For tests: tighter polling. */
   sagaRetryPollMs?: number;
   mailer?: Mailer;
@@ -108,7 +113,9 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
 
   let projections: ProjectionRunner | null = null;
   const metrics = new PlatformMetrics(() => (projections ? projections.status() : Promise.resolve([])));
-  const eventStore = new InstrumentedEventStore(rawEventStore, metrics);
+  const storedEvents = new InstrumentedEventStore(rawEventStore, metrics);
+  // The one place events are decoded: the command handler, projections and sagas all read through it.
+  const eventStore = new DecodingEventStore(storedEvents);
   projections = new ProjectionRunner({ eventStore, readStore, clock, logger: logger.child({ component: 'projections' }) }, overrides.projections ?? allProjections);
   const runner = projections;
 
@@ -172,6 +179,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     clock,
     ids: uuidGenerator,
     eventStore,
+    storedEvents,
     readStore,
     commands,
     identity,

@@ -9,7 +9,8 @@
 
 import {
   INVITATION_TTL_SECONDS,
-  InvitationEvent,
+  type InvitationEvent,
+  invitationEvents,
   type InvitationCommand,
   type InvitationState,
   type InvitationStatus,
@@ -46,7 +47,7 @@ import { InvalidCursorError, MAX_PAGE_SIZE, type Page, type Where } from '../por
 import { claimReservation, releaseReservation } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
 
-export const invitationAggregate: Aggregate<InvitationCommand, InvitationEvent, InvitationState> = { decider: invitationDecider, events: InvitationEvent };
+export const invitationAggregate: Aggregate<InvitationCommand, InvitationEvent, InvitationState> = { decider: invitationDecider, events: invitationEvents };
 
 export const INVITATION_SCOPE = 'invitation';
 
@@ -118,7 +119,7 @@ async function claimPendingSlot(deps: IdentityDependencies, tenantId: string, em
     if (!(error instanceof DomainError && error.code === `${INVITATION_SCOPE}_taken`)) throw error;
   }
   const [last] = await deps.eventStore.readStream(reservationStream(INVITATION_SCOPE, slot), { direction: 'backwards', maxCount: 1 });
-  const holder = last?.type === 'ReservationClaimed' ? (last.data as { owner_id: string }).owner_id : null;
+  const holder = last?.type === 'ReservationClaimed' ? last.data.owner_id : null;
   if (!holder) throw pending();
   const { state } = await loadAggregate(deps, invitationAggregate, invitationStream(holder));
   if (state.status === 'pending' && !isExpired(state.expires_at, deps.clock.now())) throw pending();

@@ -1,12 +1,12 @@
 // Claims and releases of unique values (tenant slugs, user emails, connection names).
 
-import { ReservationEvent, reservationDecider, reservationStream } from '../../domain/reservation/reservation';
+import { type ReservationEvent, reservationDecider, reservationEvents, reservationStream } from '../../domain/reservation/reservation';
 import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import type { RequestContext } from '../shared/request-context';
 
 export const reservationAggregate: Aggregate<Parameters<typeof reservationDecider.decide>[0], ReservationEvent, ReturnType<typeof reservationDecider.initialState>> = {
   decider: reservationDecider,
-  events: ReservationEvent,
+  events: reservationEvents,
 };
 
 /** Claims `value` in `scope` for `ownerId`; a DomainError conflict `<scope>_taken` when held by another. */

@@ -1,7 +1,7 @@
 // Tenant use cases: thin functions over the tenant aggregate, shared by HTTP, GraphQL and CLI.
 
 import type { TenantCommand } from '../../domain/tenant/commands';
-import { type Branding, TenantEvent, type TenantSettings } from '../../domain/tenant/events';
+import { type Branding, type TenantEvent, type TenantSettings, tenantEvents } from '../../domain/tenant/events';
 import { type TenantState, tenantDecider, tenantStream } from '../../domain/tenant/tenant';
 import { type Aggregate, type CommandDependencies, type CommandResult, type HandleOptions, handleCommand } from '../command-handling/handle-command';
 import { claimReservation, releaseReservation } from '../reservation/reservations';
@@ -9,7 +9,7 @@ import type { RequestContext } from '../shared/request-context';
 
 export const tenantAggregate: Aggregate<TenantCommand, TenantEvent, TenantState> = {
   decider: tenantDecider,
-  events: TenantEvent,
+  events: tenantEvents,
 };
 
 export const TENANT_SLUG_SCOPE = 'tenant_slug';

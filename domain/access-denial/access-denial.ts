@@ -4,15 +4,16 @@
 
 import * as t from 'io-ts';
 import { type Either, right } from 'fp-ts/Either';
-import { eventCodec } from '../shared/codecs';
+import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import type { DomainError } from '../shared/errors';
 
-export const AccessDenied = eventCodec(
+export const AccessDenied = declareEvent(
   'AccessDenied',
   t.type({ tenant_id: t.string, user_id: t.string, method: t.string, path: t.string, code: t.string, denied_at: t.string }),
 );
-export type AccessDenialEvent = t.TypeOf<typeof AccessDenied>;
+export const accessDenialEvents = eventGroup('accessDenial', [AccessDenied]);
+export type AccessDenialEvent = GroupEvent<typeof accessDenialEvents>;
 
 export type AccessDenialCommand = { type: 'RecordAccessDenial'; data: Omit<AccessDenialEvent['data'], 'denied_at'> };
 

@@ -5,7 +5,7 @@
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
-import { eventCodec } from '../shared/codecs';
+import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, forbidden, invalid, notFound } from '../shared/errors';
 
@@ -16,14 +16,14 @@ export type MemberStatus = t.TypeOf<typeof MemberStatus>;
 
 export const ROLE_RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
 
-export const MemberJoined = eventCodec('MemberJoined', t.type({ tenant_id: t.string, user_id: t.string, role: Role, joined_at: t.string }));
-export const MemberRoleChanged = eventCodec('MemberRoleChanged', t.type({ tenant_id: t.string, user_id: t.string, role: Role, previous_role: Role }));
-export const MemberStatusChanged = eventCodec('MemberStatusChanged', t.type({ tenant_id: t.string, user_id: t.string, status: MemberStatus }));
-export const MemberRemoved = eventCodec('MemberRemoved', t.type({ tenant_id: t.string, user_id: t.string, reason: t.keyof({ removed: null, left: null }) }));
-export const OwnershipTransferred = eventCodec('OwnershipTransferred', t.type({ tenant_id: t.string, from_user_id: t.string, to_user_id: t.string }));
+export const MemberJoined = declareEvent('MemberJoined', t.type({ tenant_id: t.string, user_id: t.string, role: Role, joined_at: t.string }));
+export const MemberRoleChanged = declareEvent('MemberRoleChanged', t.type({ tenant_id: t.string, user_id: t.string, role: Role, previous_role: Role }));
+export const MemberStatusChanged = declareEvent('MemberStatusChanged', t.type({ tenant_id: t.string, user_id: t.string, status: MemberStatus }));
+export const MemberRemoved = declareEvent('MemberRemoved', t.type({ tenant_id: t.string, user_id: t.string, reason: t.keyof({ removed: null, left: null }) }));
+export const OwnershipTransferred = declareEvent('OwnershipTransferred', t.type({ tenant_id: t.string, from_user_id: t.string, to_user_id: t.string }));
 
-export const MembershipEvent = t.union([MemberJoined, MemberRoleChanged, MemberStatusChanged, MemberRemoved, OwnershipTransferred]);
-export type MembershipEvent = t.TypeOf<typeof MembershipEvent>;
+export const membershipEvents = eventGroup('membership', [MemberJoined, MemberRoleChanged, MemberStatusChanged, MemberRemoved, OwnershipTransferred]);
+export type MembershipEvent = GroupEvent<typeof membershipEvents>;
 
 export type MembershipCommand =
   | { type: 'AddMember'; data: { tenant_id: string; user_id: string; role: Role } }

@@ -3,14 +3,14 @@
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
-import { eventCodec } from '../shared/codecs';
+import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict } from '../shared/errors';
 
-export const ReservationClaimed = eventCodec('ReservationClaimed', t.type({ scope: t.string, value: t.string, owner_id: t.string }));
-export const ReservationReleased = eventCodec('ReservationReleased', t.type({ scope: t.string, value: t.string, owner_id: t.string }));
-export const ReservationEvent = t.union([ReservationClaimed, ReservationReleased]);
-export type ReservationEvent = t.TypeOf<typeof ReservationEvent>;
+export const ReservationClaimed = declareEvent('ReservationClaimed', t.type({ scope: t.string, value: t.string, owner_id: t.string }));
+export const ReservationReleased = declareEvent('ReservationReleased', t.type({ scope: t.string, value: t.string, owner_id: t.string }));
+export const reservationEvents = eventGroup('reservation', [ReservationClaimed, ReservationReleased]);
+export type ReservationEvent = GroupEvent<typeof reservationEvents>;
 
 export type ReservationCommand =
   | { type: 'ClaimReservation'; data: { scope: string; value: string; owner_id: string } }

@@ -1,6 +1,7 @@
 // Embedded stores in a temporary directory, as the platform uses them (one SQLite file).
 
 import type { CommandDependencies } from '../../application/command-handling/handle-command';
+import { DecodingEventStore } from '../../application/events/decoding-event-store';
 import type { Clock } from '../../application/ports/clock';
 import { SqliteEventStore } from '../../infrastructure/event-store/sqlite';
 import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
@@ -9,7 +10,10 @@ import { systemClock, uuidGenerator } from '../../infrastructure/system';
 import { temporaryDirectory } from './files';
 
 export interface EmbeddedStores {
+  /** The store as written: tests append events of any shape straight to it. */
   eventStore: SqliteEventStore;
+  /** The same log read as the platform reads it: decoded and upcast. */
+  events: DecodingEventStore;
   readStore: SqliteReadStore;
   commands: CommandDependencies;
   clock: Clock;
@@ -24,15 +28,17 @@ export function embeddedStores(clock: Clock = systemClock): EmbeddedStores {
     const db = openSqliteDatabase(`${dir.path}/platform.db`, { synchronous: 'normal' });
     const eventStore = new SqliteEventStore(db, { pollIntervalMs: 20, now: () => clock.now() });
     const readStore = new SqliteReadStore(db);
+    const events = new DecodingEventStore(eventStore);
     const close = async (): Promise<void> => {
       await eventStore.close();
       db.close();
     };
     return {
       eventStore,
+      events,
       readStore,
       clock,
-      commands: { eventStore, clock, ids: uuidGenerator },
+      commands: { eventStore: events, clock, ids: uuidGenerator },
       reopen() {
         void close();
         return open();
