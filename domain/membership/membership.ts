@@ -19,7 +19,15 @@ export const ROLE_RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 }
 export const MemberJoined = declareEvent('MemberJoined', t.type({ tenant_id: t.string, user_id: t.string, role: Role, joined_at: t.string }));
 export const MemberRoleChanged = declareEvent('MemberRoleChanged', t.type({ tenant_id: t.string, user_id: t.string, role: Role, previous_role: Role }));
 export const MemberStatusChanged = declareEvent('MemberStatusChanged', t.type({ tenant_id: t.string, user_id: t.string, status: MemberStatus }));
-export const MemberRemoved = declareEvent('MemberRemoved', t.type({ tenant_id: t.string, user_id: t.string, reason: t.keyof({ removed: null, left: null }) }));
+/**
+ * Version 2 records when the member left or was removed; a version-1 event did not say, and
+ * reads with `removed_at: null` (the audit log still has the time it was recorded).
+ */
+export const MemberRemoved = declareEvent(
+  'MemberRemoved',
+  t.type({ tenant_id: t.string, user_id: t.string, reason: t.keyof({ removed: null, left: null }), removed_at: t.union([t.string, t.null]) }),
+  { version: 2, upcasters: { 1: (v1) => ({ ...v1, removed_at: null }) } },
+);
 export const OwnershipTransferred = declareEvent('OwnershipTransferred', t.type({ tenant_id: t.string, from_user_id: t.string, to_user_id: t.string }));
 
 export const membershipEvents = eventGroup('membership', [MemberJoined, MemberRoleChanged, MemberStatusChanged, MemberRemoved, OwnershipTransferred]);
@@ -149,7 +157,7 @@ export const membershipDecider: Decider<MembershipCommand, MembershipEvent, Memb
         if (isLastActiveOwner(state, user_id) || (state.members[user_id].role === 'owner' && activeOwners(state).length <= 1)) {
           return left(conflict('last_owner', 'the last owner cannot leave; transfer ownership first'));
         }
-        return right([{ type: 'MemberRemoved', data: { tenant_id, user_id, reason: leaving ? 'left' : 'removed' } }]);
+        return right([{ type: 'MemberRemoved', data: { tenant_id, user_id, reason: leaving ? 'left' : 'removed', removed_at: now.toISOString() } }]);
       }
       case 'TransferOwnership': {
         const { actor_user_id, to_user_id } = command.data;

@@ -70,7 +70,11 @@ type DeclarationOf<Group> = Group extends EventGroup<infer Declaration> ? Declar
 /** Groups the declarations of one aggregate under its stream category (camelCase, no dash). */
 export function eventGroup<const Declarations extends readonly EventDeclaration[]>(category: string, declarations: Declarations): EventGroup<Declarations[number]> {
   const checked = streamCategory(category);
-  const byType = indexByType(declarations, () => category);
+  const byType = new Map<string, EventDeclaration>();
+  for (const declaration of declarations) {
+    if (byType.has(declaration.type)) throw new Error(`event type ${declaration.type} is declared twice in ${category}`);
+    byType.set(declaration.type, declaration);
+  }
   return {
     category: checked,
     declarations,
@@ -108,11 +112,16 @@ export function eventRegistry<const Groups extends readonly EventGroup[]>(groups
     if (categories.has(group.category)) throw new Error(`stream category ${group.category} is declared by two event groups`);
     categories.add(group.category);
   }
-  const owner = new Map<EventDeclaration, string>(groups.flatMap((group) => group.declarations.map((declaration) => [declaration, group.category] as const)));
-  const byType = indexByType(
-    groups.flatMap((group) => group.declarations),
-    (declaration) => owner.get(declaration) ?? '?',
-  );
+  const byType = new Map<string, EventDeclaration>();
+  const ownerOf = new Map<string, string>();
+  for (const group of groups) {
+    for (const declaration of group.declarations) {
+      const earlier = ownerOf.get(declaration.type);
+      if (earlier) throw new Error(`event type ${declaration.type} is declared twice (in ${earlier} and ${group.category})`);
+      byType.set(declaration.type, declaration);
+      ownerOf.set(declaration.type, group.category);
+    }
+  }
   return {
     groups,
     types: [...byType.keys()] as Declaration['type'][],
@@ -140,16 +149,6 @@ export function eventRegistry<const Groups extends readonly EventGroup[]>(groups
       return { ok: true, event: { type: declaration.type, data: decoded.right } as EventOf<Declaration> };
     },
   };
-}
-
-function indexByType<Declaration extends EventDeclaration>(declarations: readonly Declaration[], ownerOf: (declaration: Declaration) => string): Map<string, Declaration> {
-  const byType = new Map<string, Declaration>();
-  for (const declaration of declarations) {
-    const earlier = byType.get(declaration.type);
-    if (earlier) throw new Error(`event type ${declaration.type} is declared twice (in ${ownerOf(earlier)} and ${ownerOf(declaration)})`);
-    byType.set(declaration.type, declaration);
-  }
-  return byType;
 }
 
 function versionIn(byType: ReadonlyMap<string, EventDeclaration>, type: string): number {
