@@ -4,7 +4,7 @@
 
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config/config';
-import { createPlatform } from './composition-root';
+import { DataFolderError, createPlatform } from './composition-root';
 
 async function main(): Promise<void> {
   let config;
@@ -56,6 +56,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof DataFolderError) {
+    console.error(error.message);
+    process.exit(2);
+  }
   console.error(error);
   process.exit(1);
 });

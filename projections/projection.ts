@@ -38,11 +38,3 @@ export interface LogProjection extends ProjectionBase {
 }
 
 export type Projection = EventProjection | LogProjection;
-
-/** The stream category and id: `sdk-connection-42` -> `sdk-connection`, `42`. */
-export function streamParts(stream: string, categories: readonly string[] = []): { category: string; id: string } {
-  const known = categories.find((category) => stream.startsWith(`${category}-`));
-  if (known) return { category: known, id: stream.slice(known.length + 1) };
-  const dash = stream.indexOf('-');
-  return dash < 0 ? { category: stream, id: '' } : { category: stream.slice(0, dash), id: stream.slice(dash + 1) };
-}

@@ -3,7 +3,7 @@
 // compare-and-set on the checkpoint, so a rebuild here and the server's runner never interleave.
 
 import 'reflect-metadata';
-import { ConfigError, type Platform, createPlatform, loadConfig } from '../../infrastructure/composition-root';
+import { ConfigError, DataFolderError, type Platform, createPlatform, loadConfig } from '../../infrastructure/composition-root';
 import { silentLogger } from '../../application/ports/logger';
 import { systemContext } from '../../application/shared/request-context';
 import { createTenant, renameTenant, suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
@@ -185,7 +185,7 @@ if (require.main === module) {
   runCli(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`))
     .then((code) => process.exit(code))
     .catch((error: unknown) => {
-      if (error instanceof ConfigError) {
+      if (error instanceof ConfigError || error instanceof DataFolderError) {
         process.stderr.write(`${error.message}\n`);
         process.exit(2);
       }

@@ -3,7 +3,6 @@
 
 import type { MembershipCommand, MembershipEvent, MembershipState, Role } from '../../domain/membership/membership';
 import { membershipDecider, membershipEvents, membershipStream } from '../../domain/membership/membership';
-import { reservationStream } from '../../domain/reservation/reservation';
 import { type SessionCommand, type SessionEvent, type SessionState, sessionDecider, sessionEvents, sessionStream } from '../../domain/session/session';
 import { DomainError, invalid } from '../../domain/shared/errors';
 import { slugFromName } from '../../domain/tenant/slug';
@@ -18,7 +17,7 @@ import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate 
 import { queueEmail } from '../mail/outbox';
 import type { PasswordHasher, Secrets, TokenAudience, TokenClaims, TokenService } from '../ports/identity';
 import type { Page, ReadStore, Where } from '../ports/read-store';
-import { claimReservation, releaseReservation } from '../reservation/reservations';
+import { claimReservation, releaseReservation, reservationHolder } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
 import { createTenant, rotateWidgetToken } from '../tenant/tenant-commands';
 
@@ -72,9 +71,8 @@ export function passwordProblem(password: string, email: string): DomainError | 
 const credentialsRejected = (): DomainError => new DomainError('unauthorized', 'invalid_credentials', 'email or password is wrong');
 
 /** The user id an email belongs to, from its reservation stream (always current). */
-export async function userIdByEmail(deps: Pick<CommandDependencies, 'eventStore'>, email: string): Promise<string | null> {
-  const [last] = await deps.eventStore.readStream(reservationStream(USER_EMAIL_SCOPE, normalizeEmail(email)), { direction: 'backwards', maxCount: 1 });
-  return last && last.type === 'ReservationClaimed' ? last.data.owner_id : null;
+export function userIdByEmail(deps: Pick<IdentityDependencies, 'eventStore' | 'secrets'>, email: string): Promise<string | null> {
+  return reservationHolder(deps, USER_EMAIL_SCOPE, normalizeEmail(email));
 }
 
 async function issueOtp(deps: IdentityDependencies, userId: string, email: string, purpose: OtpPurpose, context: RequestContext): Promise<void> {

@@ -1,5 +1,5 @@
 // A refused request, recorded so that the audit log shows permission denials too. Each
-// denial is its own one-event stream `access-denial-<id>`: nothing ever reads them back as
+// denial is its own one-event stream `accessDenial-<id>`: nothing ever reads them back as
 // an aggregate, so one growing stream per tenant would only cost reads.
 
 import * as t from 'io-ts';
@@ -7,6 +7,7 @@ import { type Either, right } from 'fp-ts/Either';
 import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import type { DomainError } from '../shared/errors';
+import { toStreamName } from '../shared/stream-names';
 
 export const AccessDenied = declareEvent(
   'AccessDenied',
@@ -17,7 +18,7 @@ export type AccessDenialEvent = GroupEvent<typeof accessDenialEvents>;
 
 export type AccessDenialCommand = { type: 'RecordAccessDenial'; data: Omit<AccessDenialEvent['data'], 'denied_at'> };
 
-export const accessDenialStream = (id: string): string => `access-denial-${id}`;
+export const accessDenialStream = (id: string): string => toStreamName(accessDenialEvents.category, id);
 
 export const accessDenialDecider: Decider<AccessDenialCommand, AccessDenialEvent, null> = {
   initialState: () => null,

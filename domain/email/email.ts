@@ -7,6 +7,7 @@ import { type Either, left, right } from 'fp-ts/Either';
 import { type EventOf, declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, notFound } from '../shared/errors';
+import { toStreamName } from '../shared/stream-names';
 
 export const EmailQueued = declareEvent(
   'EmailQueued',
@@ -24,7 +25,7 @@ export type EmailCommand =
 
 export type EmailState = { status: 'absent' } | { status: 'queued' | 'sent'; email_id: string };
 
-export const emailStream = (emailId: string): string => `email-${emailId}`;
+export const emailStream = (emailId: string): string => toStreamName(emailEvents.category, emailId);
 
 export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
   initialState: () => ({ status: 'absent' }),

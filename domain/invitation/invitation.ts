@@ -10,6 +10,7 @@ import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, forbidden, invalid, notFound, gone } from '../shared/errors';
 import { emailProblem, normalizeEmail } from '../user/user';
+import { toStreamName } from '../shared/stream-names';
 
 /** How long an invitation can be accepted. */
 export const INVITATION_TTL_SECONDS = 7 * 24 * 60 * 60;
@@ -42,7 +43,7 @@ export type InvitationState =
 /** What a reader sees: a pending invitation past its expiry is `expired`. */
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
-export const invitationStream = (invitationId: string): string => `invitation-${invitationId}`;
+export const invitationStream = (invitationId: string): string => toStreamName(invitationEvents.category, invitationId);
 
 export const isExpired = (expiresAt: string, now: Date): boolean => Date.parse(expiresAt) <= now.getTime();
 

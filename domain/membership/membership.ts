@@ -8,6 +8,7 @@ import { type Either, left, right } from 'fp-ts/Either';
 import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, forbidden, invalid, notFound } from '../shared/errors';
+import { toStreamName } from '../shared/stream-names';
 
 export const Role = t.keyof({ owner: null, admin: null, member: null });
 export type Role = t.TypeOf<typeof Role>;
@@ -47,7 +48,7 @@ export interface Member {
 
 export type MembershipState = { status: 'absent' } | { status: 'active'; tenant_id: string; members: Readonly<Record<string, Member>> };
 
-export const membershipStream = (tenantId: string): string => `membership-${tenantId}`;
+export const membershipStream = (tenantId: string): string => toStreamName(membershipEvents.category, tenantId);
 
 type Roster = Extract<MembershipState, { status: 'active' }>;
 

@@ -6,6 +6,7 @@ import { type Either, left, right } from 'fp-ts/Either';
 import { type EventOf, declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, notFound } from '../shared/errors';
+import { toStreamName } from '../shared/stream-names';
 
 export const SessionAudience = t.keyof({ tenant: null, admin: null });
 export type SessionAudience = t.TypeOf<typeof SessionAudience>;
@@ -33,7 +34,7 @@ export type SessionCommand =
 
 export type SessionState = { status: 'absent' } | { status: 'active' | 'revoked'; jti: string; user_id: string; tenant_id: string | null };
 
-export const sessionStream = (jti: string): string => `session-${jti}`;
+export const sessionStream = (jti: string): string => toStreamName(sessionEvents.category, jti);
 
 export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState> = {
   initialState: () => ({ status: 'absent' }),

@@ -18,6 +18,7 @@ import { type Either, left, right } from 'fp-ts/Either';
 import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
+import { toStreamName } from '../shared/stream-names';
 
 export const TEAM_NAME_MAX_LENGTH = 100;
 export const TEAM_DESCRIPTION_MAX_LENGTH = 500;
@@ -79,7 +80,7 @@ export type TeamState =
 
 type ActiveTeam = Extract<TeamState, { status: 'active' }>;
 
-export const teamStream = (teamId: string): string => `team-${teamId}`;
+export const teamStream = (teamId: string): string => toStreamName(teamEvents.category, teamId);
 
 /** The name as stored: trimmed. */
 export const normalizeTeamName = (name: string): string => name.trim();

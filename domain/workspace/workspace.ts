@@ -6,6 +6,7 @@ import { type Either, left, right } from 'fp-ts/Either';
 import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
+import { toStreamName } from '../shared/stream-names';
 
 export const WorkspaceCreated = declareEvent(
   'WorkspaceCreated',
@@ -21,7 +22,7 @@ export type WorkspaceCommand =
 
 export type WorkspaceState = { status: 'absent' } | { status: 'active'; tenant_id: string; workspace_id: string; name: string };
 
-export const workspaceStream = (workspaceId: string): string => `workspace-${workspaceId}`;
+export const workspaceStream = (workspaceId: string): string => toStreamName(workspaceEvents.category, workspaceId);
 
 function workspaceNameProblem(name: string): DomainError | null {
   const trimmed = name.trim();

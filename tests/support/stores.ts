@@ -1,8 +1,10 @@
 // Embedded stores in a temporary directory, as the platform uses them (one SQLite file).
 
-import type { CommandDependencies } from '../../application/command-handling/handle-command';
+import { randomBytes } from 'node:crypto';
 import { DecodingEventStore } from '../../application/events/decoding-event-store';
 import type { Clock } from '../../application/ports/clock';
+import type { ReservationDependencies } from '../../application/reservation/reservations';
+import { AesGcmSecrets } from '../../infrastructure/crypto/secrets';
 import { SqliteEventStore } from '../../infrastructure/event-store/sqlite';
 import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
 import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
@@ -15,7 +17,8 @@ export interface EmbeddedStores {
   /** The same log read as the platform reads it: decoded and upcast. */
   events: DecodingEventStore;
   readStore: SqliteReadStore;
-  commands: CommandDependencies;
+  /** Command handling over `events`, with a keyed digest for reservation streams. */
+  commands: ReservationDependencies;
   clock: Clock;
   /** Closes the stores and reopens them on the same file, as a restarted process would. */
   reopen(): EmbeddedStores;
@@ -24,6 +27,7 @@ export interface EmbeddedStores {
 
 export function embeddedStores(clock: Clock = systemClock): EmbeddedStores {
   const dir = temporaryDirectory();
+  const secrets = new AesGcmSecrets(randomBytes(32));
   const open = (): EmbeddedStores => {
     const db = openSqliteDatabase(`${dir.path}/platform.db`, { synchronous: 'normal' });
     const eventStore = new SqliteEventStore(db, { pollIntervalMs: 20, now: () => clock.now() });
@@ -38,7 +42,7 @@ export function embeddedStores(clock: Clock = systemClock): EmbeddedStores {
       events,
       readStore,
       clock,
-      commands: { eventStore: events, clock, ids: uuidGenerator },
+      commands: { eventStore: events, clock, ids: uuidGenerator, secrets },
       reopen() {
         void close();
         return open();
