@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DecodingEventStore } from '../application/events/decoding-event-store';
 import type { EventMetadata, NewEvent } from '../application/ports/event-store';
 import { SqliteEventStore } from '../infrastructure/event-store/sqlite';
 import { SqliteReadStore } from '../infrastructure/read-store/sqlite';
@@ -230,7 +231,7 @@ async function rebuild(root: string, options: Options): Promise<Row> {
   seed(db, options);
   const eventStore = new SqliteEventStore(db);
   const readStore = new SqliteReadStore(db);
-  const runner = new ProjectionRunner({ eventStore, readStore, clock: systemClock }, [countsProjection]);
+  const runner = new ProjectionRunner({ eventStore: new DecodingEventStore(eventStore), readStore, clock: systemClock }, [countsProjection]);
   for (const spec of countsProjection.collections) await readStore.ensureCollection(spec);
   let rebuilt = 0;
   const ours = await timed(async () => {

@@ -6,8 +6,9 @@ import type http from 'node:http';
 import path from 'node:path';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { CommandDependencies } from '../application/command-handling/handle-command';
+import { DecodingEventStore } from '../application/events/decoding-event-store';
 import { checkReadiness } from '../application/operations/readiness';
+import type { DomainEventStore } from '../application/ports/domain-event-store';
 import type { Clock, IdGenerator } from '../application/ports/clock';
 import type { EventStore } from '../application/ports/event-store';
 import type { Logger } from '../application/ports/logger';
@@ -15,7 +16,7 @@ import type { ReadStore } from '../application/ports/read-store';
 import type { SagaDelivery } from '../application/ports/saga-delivery';
 import { CheckpointedSagaDelivery } from '../application/sagas/checkpointed-delivery';
 import { allSagas } from '../application/sagas/index';
-import type { Saga } from '../application/sagas/saga';
+import type { AnySaga } from '../application/sagas/saga';
 import { SagaRunner } from '../application/sagas/saga-runner';
 import { graphqlRouter } from '../adapters/http/graphql';
 import { meSessionsRouter } from '../adapters/http/me/sessions';
@@ -27,6 +28,7 @@ import { publicRouter } from '../adapters/http/public';
 import { operationsRouter } from '../adapters/http/operations';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import type { IdentityDependencies } from '../application/identity/identity';
+import type { ReservationDependencies } from '../application/reservation/reservations';
 import { mailDeliverySaga } from '../application/mail/outbox';
 import { teamMembershipCleanupSaga } from '../application/organization/team-cleanup-saga';
 import type { Secrets } from '../application/ports/identity';
@@ -52,6 +54,7 @@ import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
 import { MongoReadStore, connectMongoReadStore } from './read-store/mongodb';
 import { SqliteReadStore } from './read-store/sqlite';
+import { checkDataFormat } from './sqlite/data-format';
 import { type SqliteDatabase, openSqliteDatabase } from './sqlite/database';
 import { systemClock, uuidGenerator } from './system';
 
@@ -60,9 +63,13 @@ export interface Platform {
   logger: Logger;
   clock: Clock;
   ids: IdGenerator;
-  eventStore: EventStore;
+  /** Every read decoded and upcast to the current event shapes. */
+  eventStore: DomainEventStore;
+  /** The log as stored, undecoded, for the operator (`events read`, `events tail`). */
+  storedEvents: EventStore;
   readStore: ReadStore;
-  commands: CommandDependencies;
+  /** Command handling, with the keyed digest that names reservation streams. */
+  commands: ReservationDependencies;
   identity: IdentityDependencies;
   secrets: Secrets;
   mailer: Mailer;
@@ -89,7 +96,7 @@ export interface PlatformOverrides {
   logger?: Logger;
   clock?: Clock;
   projections?: readonly Projection[];
-  sagas?: readonly Saga[];
+  sagas?: readonly AnySaga[];
   /** For tests: tighter polling. */
   sagaRetryPollMs?: number;
   mailer?: Mailer;
@@ -97,24 +104,38 @@ export interface PlatformOverrides {
 
 export const SQLITE_FILE = 'platform.db';
 
+/** Opens the embedded file, refusing one written with another data format (DataFolderError). */
+function openChecked(file: string, config: Config): SqliteDatabase {
+  const db = openSqliteDatabase(file, { synchronous: config.sqliteSynchronous });
+  try {
+    checkDataFormat(db, file);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
 export async function createPlatform(config: Config, overrides: PlatformOverrides = {}): Promise<Platform> {
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const clock = overrides.clock ?? systemClock;
   let sqlite: SqliteDatabase | null = null;
-  const openSqlite = (): SqliteDatabase => (sqlite ??= openSqliteDatabase(path.join(config.dataDir, SQLITE_FILE), { synchronous: config.sqliteSynchronous }));
+  const openSqlite = (): SqliteDatabase => (sqlite ??= openChecked(path.join(config.dataDir, SQLITE_FILE), config));
 
   const rawEventStore: EventStore = config.eventStoreUrl ? connectEventStoreDb(config.eventStoreUrl) : new SqliteEventStore(openSqlite(), { now: () => clock.now() });
   const readStore: ReadStore = config.mongoDbUrl ? await connectMongoReadStore(config.mongoDbUrl) : new SqliteReadStore(openSqlite(), { cacheTtlMs: config.readCacheTtlMs });
 
   let projections: ProjectionRunner | null = null;
   const metrics = new PlatformMetrics(() => (projections ? projections.status() : Promise.resolve([])));
-  const eventStore = new InstrumentedEventStore(rawEventStore, metrics);
+  const storedEvents = new InstrumentedEventStore(rawEventStore, metrics);
+  // The one place events are decoded: the command handler, projections and sagas all read through it.
+  const eventStore = new DecodingEventStore(storedEvents);
   projections = new ProjectionRunner({ eventStore, readStore, clock, logger: logger.child({ component: 'projections' }) }, overrides.projections ?? allProjections);
   const runner = projections;
 
-  const commands: CommandDependencies = { eventStore, clock, ids: uuidGenerator };
   const keys = loadKeys({ dataDir: config.dataDir, tokenSecretKey: config.tokenSecretKey, dataEncryptionKey: config.dataEncryptionKey });
   const secrets = new AesGcmSecrets(keys.dataKey);
+  const commands: ReservationDependencies = { eventStore, clock, ids: uuidGenerator, secrets };
   const mailer =
     overrides.mailer ?? (config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : new LogMailer(logger.child({ component: 'mail' }), config.nodeEnv === 'development'));
   const readYourWrites = (position: number | null, names?: readonly string[]): Promise<boolean> =>
@@ -172,6 +193,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     clock,
     ids: uuidGenerator,
     eventStore,
+    storedEvents,
     readStore,
     commands,
     identity,
@@ -203,3 +225,4 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
 }
 
 export { ConfigError, loadConfig } from './config/config';
+export { DataFolderError } from './sqlite/data-format';

@@ -4,7 +4,7 @@
 
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config/config';
-import { createPlatform } from './composition-root';
+import { DataFolderError, createPlatform } from './composition-root';
 
 async function main(): Promise<void> {
   let config;
@@ -79,6 +79,10 @@ function listenProblem(error: unknown, host: string, port: number): string | nul
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof DataFolderError) {
+    console.error(error.message);
+    process.exit(2);
+  }
   console.error(error);
   process.exit(1);
 });

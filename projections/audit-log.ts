@@ -8,7 +8,7 @@
 
 import { createHash } from 'node:crypto';
 import type { Projection } from './projection';
-import { streamParts } from './projection';
+import { parseStreamName } from '../domain/shared/stream-names';
 
 export interface AuditLogEntry {
   id: string;
@@ -57,9 +57,6 @@ export function auditEntryHash(prevHash: string, entry: Pick<AuditLogEntry, (typ
   return createHash('sha256').update(prevHash).update('\n').update(canonical).digest('hex');
 }
 
-/** Categories whose names contain a dash, so the stream id is split at the right place. */
-const MULTI_WORD_CATEGORIES = ['sdk-connection', 'orchestration-event', 'access-denial'];
-
 export const auditLogProjection: Projection = {
   name: 'audit_log',
   version: 2,
@@ -84,7 +81,7 @@ export const auditLogProjection: Projection = {
     const tenantId = event.metadata.tenant_id;
     if (!tenantId) return;
     const head = await view.get<{ id: string; seq: number; hash: string }>(AUDIT_CHAIN_HEADS, tenantId);
-    const { category, id } = streamParts(event.stream, MULTI_WORD_CATEGORIES);
+    const { category, id } = parseStreamName(event.stream);
     const fields = {
       id: event.id,
       tenant_id: tenantId,

@@ -1,7 +1,7 @@
 // Read model `emails`: the outbox as the super admin lists it (never the sealed body).
 
-import { EmailEvent } from '../domain/email/email';
-import type { Projection } from './projection';
+import { type EmailEvent, emailEvents } from '../domain/email/email';
+import type { EventProjection } from './projection';
 
 export interface EmailDocument {
   id: string;
@@ -22,17 +22,16 @@ export interface EmailDocument {
 
 export const EMAILS = 'emails';
 
-export const emailsProjection: Projection = {
+export const emailsProjection: EventProjection<EmailEvent['type']> = {
   name: 'emails',
   version: 1,
   collections: [{ name: EMAILS, indexes: [{ field: 'queued_at' }, { field: 'status' }, { field: 'to' }, { field: 'tenant_id' }] }],
-  handles: EmailEvent.types.map((codec) => codec.props.type.value),
-  async apply(recorded, view) {
-    const event = { type: recorded.type, data: recorded.data } as EmailEvent;
+  handles: emailEvents.types,
+  async apply(event, view) {
     if (event.type === 'EmailQueued') {
       const doc: EmailDocument = {
         id: event.data.email_id,
-        tenant_id: recorded.metadata.tenant_id,
+        tenant_id: event.metadata.tenant_id,
         to: event.data.to,
         subject: event.data.subject,
         kind: event.data.kind,
@@ -43,7 +42,7 @@ export const emailsProjection: Projection = {
         last_error: null,
         attempts: 0,
         body_sealed: event.data.body_sealed,
-        position: recorded.position,
+        position: event.position,
       };
       view.put(EMAILS, doc);
       return;
@@ -51,9 +50,9 @@ export const emailsProjection: Projection = {
     const current = await view.get<EmailDocument>(EMAILS, event.data.email_id);
     if (!current) return;
     if (event.type === 'EmailSent') {
-      view.patch(EMAILS, current.id, { status: 'sent', sent_at: event.data.sent_at, provider: event.data.provider, attempts: current.attempts + 1, position: recorded.position });
+      view.patch(EMAILS, current.id, { status: 'sent', sent_at: event.data.sent_at, provider: event.data.provider, attempts: current.attempts + 1, position: event.position });
     } else {
-      view.patch(EMAILS, current.id, { status: 'failed', last_error: event.data.error, attempts: event.data.attempt, position: recorded.position });
+      view.patch(EMAILS, current.id, { status: 'failed', last_error: event.data.error, attempts: event.data.attempt, position: event.position });
     }
   },
 };

@@ -2,8 +2,8 @@
 // stored status, for the admins' list, the public preview and the lookup of an emailed token
 // by its keyed digest (unique). `expired` is not stored: readers compute it from `expires_at`.
 
-import { InvitationEvent, type InvitedRole } from '../domain/invitation/invitation';
-import type { Projection } from './projection';
+import { type InvitationEvent, type InvitedRole, invitationEvents } from '../domain/invitation/invitation';
+import type { EventProjection } from './projection';
 
 export interface InvitationDocument {
   id: string;
@@ -25,7 +25,7 @@ export interface InvitationDocument {
 
 export const INVITATIONS = 'invitations';
 
-export const invitationsProjection: Projection = {
+export const invitationsProjection: EventProjection<InvitationEvent['type']> = {
   name: 'invitations',
   version: 1,
   collections: [
@@ -41,9 +41,8 @@ export const invitationsProjection: Projection = {
       ],
     },
   ],
-  handles: InvitationEvent.types.map((codec) => codec.props.type.value),
-  async apply(recorded, view) {
-    const event = { type: recorded.type, data: recorded.data } as InvitationEvent;
+  handles: invitationEvents.types,
+  async apply(event, view) {
     if (event.type === 'InvitationSent') {
       const doc: InvitationDocument = {
         id: event.data.invitation_id,
@@ -54,24 +53,24 @@ export const invitationsProjection: Projection = {
         token_digest: event.data.token_digest,
         invited_by: event.data.invited_by,
         expires_at: event.data.expires_at,
-        created_at: recorded.metadata.occurred_at,
+        created_at: event.metadata.occurred_at,
         accepted_by: null,
         accepted_at: null,
         revoked_by: null,
         revoked_at: null,
-        position: recorded.position,
+        position: event.position,
       };
       view.put(INVITATIONS, doc);
       return;
     }
     const current = await view.get<InvitationDocument>(INVITATIONS, event.data.invitation_id);
-    if (!current || current.position >= recorded.position) return;
+    if (!current || current.position >= event.position) return;
     switch (event.type) {
       case 'InvitationAccepted':
-        view.patch(INVITATIONS, current.id, { status: 'accepted', accepted_by: event.data.user_id, accepted_at: event.data.accepted_at, position: recorded.position });
+        view.patch(INVITATIONS, current.id, { status: 'accepted', accepted_by: event.data.user_id, accepted_at: event.data.accepted_at, position: event.position });
         return;
       case 'InvitationRevoked':
-        view.patch(INVITATIONS, current.id, { status: 'revoked', revoked_by: event.data.by, revoked_at: event.data.revoked_at, position: recorded.position });
+        view.patch(INVITATIONS, current.id, { status: 'revoked', revoked_by: event.data.by, revoked_at: event.data.revoked_at, position: event.position });
         return;
     }
   },

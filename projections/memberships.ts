@@ -6,9 +6,8 @@
 // the user's memberships), so it never reads another projection's collections, whichever
 // of the two events comes first.
 
-import { MembershipEvent } from '../domain/membership/membership';
-import type { UserEvent } from '../domain/user/events';
-import type { Projection, ProjectionView } from './projection';
+import { type MembershipEvent, membershipEvents } from '../domain/membership/membership';
+import type { EventProjection, ProjectionView } from './projection';
 
 export interface MembershipDocument {
   id: string;
@@ -42,26 +41,25 @@ async function profileOf(view: ProjectionView, userId: string): Promise<MemberPr
   return (await view.get<MemberProfileDocument>(MEMBER_PROFILES, userId)) ?? emptyProfile(userId);
 }
 
-export const membershipsProjection: Projection = {
+export const membershipsProjection: EventProjection<MembershipEvent['type'] | 'UserRegistered'> = {
   name: 'memberships',
   version: 2,
   collections: [
     { name: MEMBERSHIPS, indexes: [{ field: 'tenant_id' }, { field: 'user_id' }, { field: 'joined_at' }, { field: 'role' }, { field: 'status' }] },
     { name: MEMBER_PROFILES },
   ],
-  handles: [...MembershipEvent.types.map((codec) => codec.props.type.value), 'UserRegistered'],
-  async apply(recorded, view) {
-    if (recorded.type === 'UserRegistered') {
-      const { user_id, email, name } = (recorded as unknown as Extract<UserEvent, { type: 'UserRegistered' }>).data;
+  handles: [...membershipEvents.types, 'UserRegistered'],
+  async apply(event, view) {
+    if (event.type === 'UserRegistered') {
+      const { user_id, email, name } = event.data;
       const profile = await profileOf(view, user_id);
       view.put(MEMBER_PROFILES, { ...profile, email, name });
       for (const id of profile.membership_ids) view.patch(MEMBERSHIPS, id, { email, name });
       return;
     }
-    const event = { type: recorded.type, data: recorded.data } as MembershipEvent;
     const patchRole = async (userId: string, role: MembershipDocument['role']): Promise<void> => {
       const id = membershipId(event.data.tenant_id, userId);
-      if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { role, position: recorded.position });
+      if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { role, position: event.position });
     };
     switch (event.type) {
       case 'MemberJoined': {
@@ -75,7 +73,7 @@ export const membershipsProjection: Projection = {
           joined_at: event.data.joined_at,
           email: profile.email,
           name: profile.name,
-          position: recorded.position,
+          position: event.position,
         };
         view.put(MEMBERSHIPS, doc);
         if (!profile.membership_ids.includes(doc.id)) view.put(MEMBER_PROFILES, { ...profile, membership_ids: [...profile.membership_ids, doc.id] });
@@ -86,7 +84,7 @@ export const membershipsProjection: Projection = {
         return;
       case 'MemberStatusChanged': {
         const id = membershipId(event.data.tenant_id, event.data.user_id);
-        if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { status: event.data.status, position: recorded.position });
+        if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { status: event.data.status, position: event.position });
         return;
       }
       case 'MemberRemoved': {

@@ -2,6 +2,8 @@
 // documents. Handlers write through a ProjectionView, which buffers the batch's writes so the
 // runner can commit them together with the checkpoint.
 
+import type { DomainEventType } from '../domain/events';
+import type { RecordedOf } from '../application/ports/domain-event-store';
 import type { RecordedEvent } from '../application/ports/event-store';
 import type { CollectionSpec, Document } from '../application/ports/read-store';
 
@@ -13,20 +15,26 @@ export interface ProjectionView {
   delete(collection: string, id: string): void;
 }
 
-export interface Projection {
+interface ProjectionBase {
   name: string;
   /** Bump to rebuild from the start of `$all` into shadow collections, then swap. */
   version: number;
   collections: readonly CollectionSpec[];
-  /** Event types handled, or 'all'. */
-  handles: readonly string[] | 'all';
+}
+
+/** A projection of some declared event types: it gets them decoded, `switch (event.type)` narrows the data. */
+export interface EventProjection<Type extends DomainEventType = DomainEventType> extends ProjectionBase {
+  handles: readonly Type[];
+  apply(event: RecordedOf<Type>, view: ProjectionView): Promise<void> | void;
+}
+
+/**
+ * A projection of the whole log (the audit log): every event, of any type, with its envelope;
+ * declared types are decoded, others come as stored.
+ */
+export interface LogProjection extends ProjectionBase {
+  handles: 'all';
   apply(event: RecordedEvent, view: ProjectionView): Promise<void> | void;
 }
 
-/** The stream category and id: `sdk-connection-42` -> `sdk-connection`, `42`. */
-export function streamParts(stream: string, categories: readonly string[] = []): { category: string; id: string } {
-  const known = categories.find((category) => stream.startsWith(`${category}-`));
-  if (known) return { category: known, id: stream.slice(known.length + 1) };
-  const dash = stream.indexOf('-');
-  return dash < 0 ? { category: stream, id: '' } : { category: stream.slice(0, dash), id: stream.slice(dash + 1) };
-}
+export type Projection = EventProjection | LogProjection;

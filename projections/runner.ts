@@ -10,7 +10,8 @@
 // - `waitFor(position)` gives read-your-writes: the HTTP layer waits, bounded, until the
 //   projections it reads from have passed the position its write returned.
 
-import type { AllFilter, EventStore, RecordedEvent, SubscriptionMessage } from '../application/ports/event-store';
+import { type DomainEventStore, type DomainRecordedEvent, EventDecodingError } from '../application/ports/domain-event-store';
+import type { EventSubscription, RecordedEvent, SubscriptionMessage } from '../application/ports/event-store';
 import type { Clock } from '../application/ports/clock';
 import { type Logger, silentLogger } from '../application/ports/logger';
 import {
@@ -43,7 +44,8 @@ export interface ProjectionReport {
 }
 
 export interface ProjectionRunnerDependencies {
-  eventStore: EventStore;
+  /** Decodes what it reads: projections see events in their current shape. */
+  eventStore: DomainEventStore;
   readStore: ReadStore;
   clock: Clock;
   logger?: Logger;
@@ -91,20 +93,42 @@ class BatchView implements ProjectionView {
   }
 }
 
-function filterOf(projection: Projection): AllFilter | undefined {
-  return projection.handles === 'all' ? undefined : { kind: 'event_type', types: projection.handles };
+/** How the runner reads a projection's events and hands them to it. */
+interface ProjectionFeed {
+  subscribe(fromPosition: number): EventSubscription;
+  read(fromPosition: number, maxCount: number): Promise<RecordedEvent[]>;
+  apply(event: RecordedEvent, view: ProjectionView): Promise<void> | void;
 }
 
-function handles(projection: Projection, event: RecordedEvent): boolean {
-  return projection.handles === 'all' || projection.handles.includes(event.type);
+/**
+ * A projection of declared types reads only those, decoded (an event it cannot read stops
+ * it); a projection of the whole log reads everything. Each feed hands a projection only
+ * what its own reads returned.
+ */
+function feedOf(projection: Projection, eventStore: DomainEventStore): ProjectionFeed {
+  if (projection.handles === 'all') {
+    const whole = projection;
+    return {
+      subscribe: (fromPosition) => eventStore.subscribeToAllIncludingUnknown({ fromPosition }),
+      read: (fromPosition, maxCount) => eventStore.readAllIncludingUnknown({ fromPosition, maxCount }),
+      apply: (event, view) => whole.apply(event, view),
+    };
+  }
+  const filter = { kind: 'event_type', types: projection.handles } as const;
+  const typed = projection;
+  return {
+    subscribe: (fromPosition) => eventStore.subscribeToAll({ fromPosition, filter }),
+    read: (fromPosition, maxCount) => eventStore.readAll({ fromPosition, maxCount, filter }),
+    apply(event: DomainRecordedEvent, view: ProjectionView) {
+      return typed.apply(event, view);
+    },
+  };
 }
 
 /** Applies events through the projection and returns the writes to commit. */
-async function project(projection: Projection, events: readonly RecordedEvent[], readStore: ReadStore, rename: (c: string) => string): Promise<WriteOperation[]> {
+async function project(feed: ProjectionFeed, events: readonly RecordedEvent[], readStore: ReadStore, rename: (c: string) => string): Promise<WriteOperation[]> {
   const view = new BatchView(readStore, rename);
-  for (const event of events) {
-    if (handles(projection, event)) await projection.apply(event, view);
-  }
+  for (const event of events) await feed.apply(event, view);
   return view.operations;
 }
 
@@ -121,6 +145,7 @@ class LiveProjection {
   private subscription: { stop(): Promise<void> } | null = null;
   private loop: Promise<void> | null = null;
   private wakeRetry: (() => void) | null = null;
+  readonly feed: ProjectionFeed;
 
   constructor(
     readonly projection: Projection,
@@ -129,6 +154,7 @@ class LiveProjection {
     private readonly onProgress: () => void,
   ) {
     this.servedVersion = projection.version;
+    this.feed = feedOf(projection, deps.eventStore);
   }
 
   start(): void {
@@ -146,7 +172,7 @@ class LiveProjection {
   }
 
   private async run(): Promise<void> {
-    const { readStore, eventStore, logger } = this.deps;
+    const { readStore, logger } = this.deps;
     while (!this.stopping) {
       try {
         const state = await readStore.getProjectionState(this.projection.name);
@@ -156,7 +182,7 @@ class LiveProjection {
         this.checkpoint = Math.max(this.checkpoint, this.stored);
         this.status = 'running';
         this.error = null;
-        const subscription = eventStore.subscribeToAll({ fromPosition: this.stored, filter: filterOf(this.projection) });
+        const subscription = this.feed.subscribe(this.stored);
         this.subscription = subscription;
         if (this.stopping) await subscription.stop();
         for await (const batch of new Batches<SubscriptionMessage>(subscription, this.options.batchSize)) {
@@ -173,6 +199,13 @@ class LiveProjection {
         }
         this.status = 'failed';
         this.error = error instanceof Error ? error.message : String(error);
+        if (error instanceof EventDecodingError) {
+          // Retrying cannot help: the event reads the same until a release declares its shape
+          // (an upcaster). Stop here, before it, rather than skip it and build a wrong model.
+          logger.error({ projection: this.projection.name, err: error }, 'projection stopped at an event it cannot read');
+          await this.persistFailure();
+          return;
+        }
         logger.error({ projection: this.projection.name, err: error }, 'projection failed; retrying');
         await this.persistFailure();
         await new Promise<void>((resolve) => {
@@ -204,7 +237,7 @@ class LiveProjection {
       // Skipped events move the checkpoint in memory at once, on disk now and then.
       if (reached > this.stored && now.getTime() - this.storedAt >= this.options.idleCheckpointMs) await this.commit([], reached, now);
     } else {
-      const operations = await project(this.projection, events, this.deps.readStore, (c) => c);
+      const operations = await project(this.feed, events, this.deps.readStore, (c) => c);
       await this.commit(operations, reached, now);
     }
     this.onProgress();
@@ -361,12 +394,12 @@ export class ProjectionRunner {
       const stateName = rebuildStateName(name);
       const now = this.deps.clock.now().toISOString();
       await readStore.putProjectionState({ name: stateName, version: projection.version, checkpoint: 0, status: 'rebuilding', error: null, updated_at: now });
-      let progress = await this.catchUpShadow(projection, { checkpoint: 0, events: 0 });
+      let progress = await this.catchUpShadow(live, { checkpoint: 0, events: 0 });
       const wasRunning = this.started;
       if (wasRunning) await live.stop();
       try {
         const head = await this.deps.eventStore.headPosition();
-        progress = await this.catchUpShadow(projection, progress);
+        progress = await this.catchUpShadow(live, progress);
         const checkpoint = Math.max(progress.checkpoint, head);
         await readStore.promoteShadow({
           projection: name,
@@ -387,14 +420,15 @@ export class ProjectionRunner {
   }
 
   /** Reads `$all` page by page into the shadow collections until a page comes back empty. */
-  private async catchUpShadow(projection: Projection, from: { checkpoint: number; events: number }): Promise<{ checkpoint: number; events: number }> {
-    const { eventStore, readStore } = this.deps;
+  private async catchUpShadow(live: LiveProjection, from: { checkpoint: number; events: number }): Promise<{ checkpoint: number; events: number }> {
+    const { readStore } = this.deps;
+    const { projection, feed } = live;
     const stateName = rebuildStateName(projection.name);
     let { checkpoint, events } = from;
     for (;;) {
-      const page = await eventStore.readAll({ fromPosition: checkpoint, maxCount: this.options.batchSize, filter: filterOf(projection) });
+      const page = await feed.read(checkpoint, this.options.batchSize);
       if (page.length === 0) return { checkpoint, events };
-      const operations = await project(projection, page, readStore, shadowName);
+      const operations = await project(feed, page, readStore, shadowName);
       const next = page[page.length - 1].position;
       await readStore.commitProjection({
         projection: stateName,

@@ -1,8 +1,8 @@
 // Read model `sessions`: every issued token's session, checked on each authenticated request
 // (a revoked or expired one answers 401) and listed per user.
 
-import { SessionEvent } from '../domain/session/session';
-import type { Projection } from './projection';
+import { type SessionEvent, sessionEvents } from '../domain/session/session';
+import type { EventProjection } from './projection';
 
 export interface SessionDocument {
   id: string;
@@ -22,13 +22,12 @@ export interface SessionDocument {
 
 export const SESSIONS = 'sessions';
 
-export const sessionsProjection: Projection = {
+export const sessionsProjection: EventProjection<SessionEvent['type']> = {
   name: 'sessions',
   version: 1,
   collections: [{ name: SESSIONS, indexes: [{ field: 'user_id' }, { field: 'tenant_id' }, { field: 'status' }, { field: 'issued_at' }] }],
-  handles: SessionEvent.types.map((codec) => codec.props.type.value),
-  async apply(recorded, view) {
-    const event = { type: recorded.type, data: recorded.data } as SessionEvent;
+  handles: sessionEvents.types,
+  async apply(event, view) {
     if (event.type === 'SessionStarted') {
       const doc: SessionDocument = {
         id: event.data.jti,
@@ -42,13 +41,13 @@ export const sessionsProjection: Projection = {
         revoked_reason: null,
         ip: event.data.ip,
         user_agent: event.data.user_agent,
-        position: recorded.position,
+        position: event.position,
       };
       view.put(SESSIONS, doc);
       return;
     }
     if (await view.get(SESSIONS, event.data.jti)) {
-      view.patch(SESSIONS, event.data.jti, { status: 'revoked', revoked_at: event.data.revoked_at, revoked_reason: event.data.reason, position: recorded.position });
+      view.patch(SESSIONS, event.data.jti, { status: 'revoked', revoked_at: event.data.revoked_at, revoked_reason: event.data.reason, position: event.position });
     }
   },
 };

@@ -8,8 +8,8 @@
 //   the same batch, so both collections share one checkpoint and never disagree.
 // Every document stores the position of the last event applied to it; older events are skipped.
 
-import { TeamEvent, type TeamMember } from '../domain/team/team';
-import type { Projection, ProjectionView } from './projection';
+import { type TeamEvent, type TeamMember, teamEvents } from '../domain/team/team';
+import type { EventProjection, ProjectionView } from './projection';
 
 export interface TeamDocument {
   id: string;
@@ -58,18 +58,17 @@ function regrant(view: ProjectionView, team: TeamDocument, workspaceIds: readonl
   }
 }
 
-export const teamsProjection: Projection = {
+export const teamsProjection: EventProjection<TeamEvent['type']> = {
   name: 'teams',
   version: 1,
   collections: [
     { name: TEAMS, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }] },
     { name: WORKSPACE_GRANTS, indexes: [{ field: 'tenant_id' }, { field: 'workspace_id' }, { field: 'team_id' }] },
   ],
-  handles: TeamEvent.types.map((codec) => codec.props.type.value),
-  async apply(recorded, view) {
-    const event = { type: recorded.type, data: recorded.data } as TeamEvent;
-    const { position } = recorded;
-    const at = recorded.metadata.occurred_at;
+  handles: teamEvents.types,
+  async apply(event, view) {
+    const { position } = event;
+    const at = event.metadata.occurred_at;
     if (event.type === 'TeamCreated') {
       if (await view.get(TEAMS, event.data.team_id)) return;
       const doc: TeamDocument = {

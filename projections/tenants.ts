@@ -1,8 +1,8 @@
 // Read model `tenants`: one document per tenant with its name, slug, status, branding and
 // settings, as the admin lists, the branding lookup and the slug check read them.
 
-import { TenantEvent } from '../domain/tenant/events';
-import type { Projection } from './projection';
+import { type TenantEvent, tenantEvents } from '../domain/tenant/events';
+import type { EventProjection } from './projection';
 
 export interface TenantDocument {
   id: string;
@@ -23,7 +23,7 @@ export interface TenantDocument {
 
 export const TENANTS = 'tenants';
 
-export const tenantsProjection: Projection = {
+export const tenantsProjection: EventProjection<TenantEvent['type']> = {
   name: 'tenants',
   version: 1,
   collections: [
@@ -32,11 +32,9 @@ export const tenantsProjection: Projection = {
       indexes: [{ field: 'slug', unique: true }, { field: 'status' }, { field: 'created_at' }, { field: 'name' }, { field: 'widget_token_hash', unique: true }],
     },
   ],
-  handles: TenantEvent.types.map((codec) => codec.props.type.value),
-  async apply(recorded, view) {
-    if (!TenantEvent.is({ type: recorded.type, data: recorded.data })) return;
-    const event = { type: recorded.type, data: recorded.data } as TenantEvent;
-    const at = recorded.metadata.occurred_at;
+  handles: tenantEvents.types,
+  async apply(event, view) {
+    const at = event.metadata.occurred_at;
     if (event.type === 'TenantCreated') {
       const doc: TenantDocument = {
         id: event.data.tenant_id,
@@ -50,14 +48,14 @@ export const tenantsProjection: Projection = {
         updated_at: at,
         widget_token_hash: null,
         widget_token_sealed: null,
-        position: recorded.position,
+        position: event.position,
       };
       view.put(TENANTS, doc);
       return;
     }
     const current = await view.get<TenantDocument>(TENANTS, event.data.tenant_id);
-    if (!current || current.position >= recorded.position) return;
-    const base = { updated_at: at, position: recorded.position };
+    if (!current || current.position >= event.position) return;
+    const base = { updated_at: at, position: event.position };
     switch (event.type) {
       case 'TenantRenamed':
         view.patch(TENANTS, current.id, { ...base, name: event.data.name });

@@ -1,7 +1,7 @@
 // Read model `users`: identity as members lists and logins show it (never the password hash).
 
-import { UserEvent } from '../domain/user/events';
-import type { Projection } from './projection';
+import { type UserEvent, userEvents } from '../domain/user/events';
+import type { EventProjection } from './projection';
 
 export interface UserDocument {
   id: string;
@@ -16,13 +16,12 @@ export interface UserDocument {
 
 export const USERS = 'users';
 
-export const usersProjection: Projection = {
+export const usersProjection: EventProjection<UserEvent['type']> = {
   name: 'users',
   version: 1,
   collections: [{ name: USERS, indexes: [{ field: 'email', unique: true }, { field: 'registered_at' }] }],
-  handles: UserEvent.types.map((codec) => codec.props.type.value),
-  async apply(recorded, view) {
-    const event = { type: recorded.type, data: recorded.data } as UserEvent;
+  handles: userEvents.types,
+  async apply(event, view) {
     if (event.type === 'UserRegistered') {
       const doc: UserDocument = {
         id: event.data.user_id,
@@ -31,23 +30,23 @@ export const usersProjection: Projection = {
         email_verified: false,
         registered_at: event.data.registered_at,
         last_failed_login_at: null,
-        position: recorded.position,
+        position: event.position,
       };
       view.put(USERS, doc);
       return;
     }
     const current = await view.get<UserDocument>(USERS, event.data.user_id);
-    if (!current || current.position >= recorded.position) return;
+    if (!current || current.position >= event.position) return;
     switch (event.type) {
       case 'EmailVerified':
       case 'PasswordReset':
-        view.patch(USERS, current.id, { email_verified: true, position: recorded.position });
+        view.patch(USERS, current.id, { email_verified: true, position: event.position });
         return;
       case 'LoginFailed':
-        view.patch(USERS, current.id, { last_failed_login_at: event.data.failed_at, position: recorded.position });
+        view.patch(USERS, current.id, { last_failed_login_at: event.data.failed_at, position: event.position });
         return;
       default:
-        view.patch(USERS, current.id, { position: recorded.position });
+        view.patch(USERS, current.id, { position: event.position });
     }
   },
 };

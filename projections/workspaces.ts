@@ -1,7 +1,7 @@
 // Read model `workspaces`: a tenant's workspaces.
 
-import { WorkspaceEvent } from '../domain/workspace/workspace';
-import type { Projection } from './projection';
+import { type WorkspaceEvent, workspaceEvents } from '../domain/workspace/workspace';
+import type { EventProjection } from './projection';
 
 export interface WorkspaceDocument {
   id: string;
@@ -15,13 +15,12 @@ export interface WorkspaceDocument {
 
 export const WORKSPACES = 'workspaces';
 
-export const workspacesProjection: Projection = {
+export const workspacesProjection: EventProjection<WorkspaceEvent['type']> = {
   name: 'workspaces',
   version: 1,
   collections: [{ name: WORKSPACES, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }] }],
-  handles: WorkspaceEvent.types.map((codec) => codec.props.type.value),
-  async apply(recorded, view) {
-    const event = { type: recorded.type, data: recorded.data } as WorkspaceEvent;
+  handles: workspaceEvents.types,
+  async apply(event, view) {
     if (event.type === 'WorkspaceCreated') {
       const doc: WorkspaceDocument = {
         id: event.data.workspace_id,
@@ -29,11 +28,11 @@ export const workspacesProjection: Projection = {
         name: event.data.name,
         is_default: event.data.is_default,
         created_at: event.data.created_at,
-        position: recorded.position,
+        position: event.position,
       };
       view.put(WORKSPACES, doc);
       return;
     }
-    if (await view.get(WORKSPACES, event.data.workspace_id)) view.patch(WORKSPACES, event.data.workspace_id, { name: event.data.name, position: recorded.position });
+    if (await view.get(WORKSPACES, event.data.workspace_id)) view.patch(WORKSPACES, event.data.workspace_id, { name: event.data.name, position: event.position });
   },
 };

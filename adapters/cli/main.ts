@@ -3,7 +3,7 @@
 // compare-and-set on the checkpoint, so a rebuild here and the server's runner never interleave.
 
 import 'reflect-metadata';
-import { ConfigError, type Platform, createPlatform, loadConfig } from '../../infrastructure/composition-root';
+import { ConfigError, DataFolderError, type Platform, createPlatform, loadConfig } from '../../infrastructure/composition-root';
 import { silentLogger } from '../../application/ports/logger';
 import { systemContext } from '../../application/shared/request-context';
 import { createTenant, renameTenant, suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
@@ -16,8 +16,8 @@ const USAGE = `usage: npm run cli -- <command>
 
   projections status                 checkpoint, head, lag and state of every projection
   projections rebuild NAME           rebuild NAME into shadow collections, then swap
-  events read STREAM [--backwards] [--from REVISION] [--limit N]
-  events tail [--from POSITION] [--limit N]   follow $all (from the end unless --from)
+  events read STREAM [--backwards] [--from REVISION] [--limit N]   events as stored (not upcast)
+  events tail [--from POSITION] [--limit N]   follow $all as stored (from the end unless --from)
   tenants list [--limit N]
   tenants create --name NAME --slug SLUG
   tenants rename ID NAME
@@ -87,7 +87,8 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
       const stream = positional[0];
       if (!stream) return usageError(out, 'events read needs a STREAM');
       return withPlatform(async (platform) => {
-        const events = await platform.eventStore.readStream(stream, {
+        // As stored (with metadata.schema_version), not decoded: what an operator needs to see an event a projection cannot read.
+        const events = await platform.storedEvents.readStream(stream, {
           direction: flags.backwards ? 'backwards' : 'forwards',
           fromRevision: flags.from !== undefined ? Number(flags.from) : undefined,
           maxCount: flags.limit !== undefined ? Number(flags.limit) : undefined,
@@ -101,7 +102,7 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
       return withPlatform(async (platform) => {
         const from = flags.from !== undefined ? Number(flags.from) : await platform.eventStore.headPosition();
         const limit = flags.limit !== undefined ? Number(flags.limit) : Infinity;
-        const subscription = platform.eventStore.subscribeToAll({ fromPosition: from });
+        const subscription = platform.storedEvents.subscribeToAll({ fromPosition: from });
         const stop = (): void => void subscription.stop();
         process.once('SIGINT', stop);
         stopSignal?.addEventListener('abort', stop);
@@ -189,7 +190,7 @@ if (require.main === module) {
   runCli(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`))
     .then((code) => process.exit(code))
     .catch((error: unknown) => {
-      if (error instanceof ConfigError) {
+      if (error instanceof ConfigError || error instanceof DataFolderError) {
         process.stderr.write(`${error.message}\n`);
         process.exit(2);
       }

@@ -1,17 +1,16 @@
 // Super-admin identity: bootstrapped from the environment, logged in with its own token
 // audience, so tenant tokens are refused by admin routes and admin tokens by tenant routes.
 
-import { type AdminCommand, AdminEvent, type AdminState, adminDecider, adminStream } from '../../domain/admin/admin';
-import { reservationStream } from '../../domain/reservation/reservation';
+import { type AdminCommand, type AdminEvent, type AdminState, adminDecider, adminEvents, adminStream } from '../../domain/admin/admin';
 import { DomainError } from '../../domain/shared/errors';
 import { normalizeEmail } from '../../domain/user/user';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { type IdentityDependencies, signSessionToken } from '../identity/identity';
-import { claimReservation } from '../reservation/reservations';
+import { claimReservation, reservationHolder } from '../reservation/reservations';
 import { type RequestContext, systemContext } from '../shared/request-context';
 
-export const adminAggregate: Aggregate<AdminCommand, AdminEvent, AdminState> = { decider: adminDecider, events: AdminEvent };
+export const adminAggregate: Aggregate<AdminCommand, AdminEvent, AdminState> = { decider: adminDecider, events: adminEvents };
 const ADMIN_EMAIL_SCOPE = 'admin_email';
 
 export interface AdminPrincipal {
@@ -21,9 +20,8 @@ export interface AdminPrincipal {
   jti: string;
 }
 
-async function adminIdByEmail(deps: IdentityDependencies, email: string): Promise<string | null> {
-  const [last] = await deps.eventStore.readStream(reservationStream(ADMIN_EMAIL_SCOPE, normalizeEmail(email)), { direction: 'backwards', maxCount: 1 });
-  return last && last.type === 'ReservationClaimed' ? (last.data as { owner_id: string }).owner_id : null;
+function adminIdByEmail(deps: IdentityDependencies, email: string): Promise<string | null> {
+  return reservationHolder(deps, ADMIN_EMAIL_SCOPE, normalizeEmail(email));
 }
 
 /**

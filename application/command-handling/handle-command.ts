@@ -4,25 +4,30 @@
 
 import { createHash } from 'node:crypto';
 import { isLeft } from 'fp-ts/Either';
-import type * as t from 'io-ts';
 import type { Decider, Message } from '../../domain/shared/decider';
 import { DomainError, RejectionWithEvents } from '../../domain/shared/errors';
 import type { Clock, IdGenerator } from '../ports/clock';
-import { type EventStore, type NewEvent, type RecordedEvent, WrongExpectedRevisionError } from '../ports/event-store';
+import { type DomainEventStore, type DomainRecordedEvent, EventDecodingError } from '../ports/domain-event-store';
+import { type NewEvent, WrongExpectedRevisionError } from '../ports/event-store';
 import { type RequestContext, eventMetadata } from '../shared/request-context';
 
 export interface CommandDependencies {
-  eventStore: EventStore;
+  /** Decodes and upcasts what it reads (application/events/decoding-event-store.ts). */
+  eventStore: DomainEventStore;
   clock: Clock;
   ids: IdGenerator;
 }
 
-/** An aggregate as the handler needs it: its decider and the codec its events decode with. */
+/** An aggregate as the handler needs it: its decider and the group its events are declared in. */
 export interface Aggregate<Command extends Message, Event extends Message, State> {
   decider: Decider<Command, Event, State>;
-  events: t.Decoder<unknown, Event>;
-  /** Maps an old event shape to the current one; history is never rewritten. */
-  upcast?(event: Message): Message;
+  events: AggregateEvents<Event>;
+}
+
+/** What the handler needs of the aggregate's event group (domain/shared/events.ts): which decoded events are its own, and their schema versions. */
+export interface AggregateEvents<Event extends Message> {
+  includes<M extends Message>(event: M): event is M & Event;
+  versionOf(type: Event['type']): number;
 }
 
 export interface HandleOptions {
@@ -68,7 +73,7 @@ export async function handleCommand<Command extends Message, Event extends Messa
     if (eventIds && recorded.some((event) => event.id === eventIds(0))) {
       return { stream, events: [], revision, position: null };
     }
-    const state = recorded.map((event) => decodeEvent(aggregate, event)).reduce(aggregate.decider.evolve, aggregate.decider.initialState());
+    const state = recorded.map((event) => ownEvent(aggregate, event)).reduce(aggregate.decider.evolve, aggregate.decider.initialState());
     const now = deps.clock.now();
     const decision = aggregate.decider.decide(command, state, { now });
     // A refusal may still have something to record (a failed attempt): append, then throw.
@@ -87,7 +92,7 @@ export async function handleCommand<Command extends Message, Event extends Messa
       id: eventIds ? eventIds(index) : deps.ids.newId(),
       type: event.type,
       data: event.data,
-      metadata,
+      metadata: { ...metadata, schema_version: aggregate.events.versionOf(event.type) },
     }));
     try {
       const result = await deps.eventStore.appendToStream(stream, toAppend, { expectedRevision: revision === -1 ? 'no_stream' : revision });
@@ -104,13 +109,10 @@ export async function handleCommand<Command extends Message, Event extends Messa
   }
 }
 
-function decodeEvent<Event extends Message>(aggregate: Aggregate<Message, Event, unknown>, recorded: RecordedEvent): Event {
-  const message = aggregate.upcast ? aggregate.upcast({ type: recorded.type, data: recorded.data }) : { type: recorded.type, data: recorded.data };
-  const decoded = aggregate.events.decode(message);
-  if (isLeft(decoded)) {
-    throw new Error(`${recorded.stream}@${recorded.revision}: event ${recorded.type} does not match its codec; add an upcaster`);
-  }
-  return decoded.right;
+/** The store decoded the event; it must also be one of this aggregate's (a stream holds one aggregate). */
+function ownEvent<Event extends Message>(aggregate: Aggregate<Message, Event, unknown>, recorded: DomainRecordedEvent): Event {
+  if (!aggregate.events.includes(recorded)) throw new EventDecodingError(recorded, 'unexpected_type', `${recorded.type} is not an event of the aggregate this stream holds`);
+  return recorded;
 }
 
 function preconditionFailed(stream: string, expected: number, actual: number | 'no_stream'): DomainError {
@@ -132,6 +134,6 @@ export async function loadAggregate<Command extends Message, Event extends Messa
   stream: string,
 ): Promise<{ state: State; revision: number }> {
   const recorded = await deps.eventStore.readStream(stream);
-  const state = recorded.map((event) => decodeEvent(aggregate, event)).reduce(aggregate.decider.evolve, aggregate.decider.initialState());
+  const state = recorded.map((event) => ownEvent(aggregate, event)).reduce(aggregate.decider.evolve, aggregate.decider.initialState());
   return { state, revision: recorded.length > 0 ? recorded[recorded.length - 1].revision : -1 };
 }

@@ -2,14 +2,13 @@
 // per-request authentication of tokens. GraphQL and REST are thin adapters over these.
 
 import type { MembershipCommand, MembershipEvent, MembershipState, Role } from '../../domain/membership/membership';
-import { MembershipEvent as MembershipEventCodec, membershipDecider, membershipStream } from '../../domain/membership/membership';
-import { reservationStream } from '../../domain/reservation/reservation';
-import { type SessionCommand, SessionEvent, type SessionState, sessionDecider, sessionStream } from '../../domain/session/session';
+import { membershipDecider, membershipEvents, membershipStream } from '../../domain/membership/membership';
+import { type SessionCommand, type SessionEvent, type SessionState, sessionDecider, sessionEvents, sessionStream } from '../../domain/session/session';
 import { DomainError, invalid } from '../../domain/shared/errors';
 import { slugFromName } from '../../domain/tenant/slug';
-import { type OtpPurpose, UserEvent } from '../../domain/user/events';
+import { type OtpPurpose, type UserEvent, userEvents } from '../../domain/user/events';
 import { type UserCommand, type UserState, emailProblem, normalizeEmail, userDecider, userStream } from '../../domain/user/user';
-import { type WorkspaceCommand, WorkspaceEvent, type WorkspaceState, workspaceDecider, workspaceStream } from '../../domain/workspace/workspace';
+import { type WorkspaceCommand, type WorkspaceEvent, type WorkspaceState, workspaceDecider, workspaceEvents, workspaceStream } from '../../domain/workspace/workspace';
 import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
@@ -18,14 +17,14 @@ import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate 
 import { queueEmail } from '../mail/outbox';
 import type { PasswordHasher, Secrets, TokenAudience, TokenClaims, TokenService } from '../ports/identity';
 import type { Page, ReadStore, Where } from '../ports/read-store';
-import { claimReservation, releaseReservation } from '../reservation/reservations';
+import { claimReservation, releaseReservation, reservationHolder } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
 import { createTenant, rotateWidgetToken } from '../tenant/tenant-commands';
 
-export const userAggregate: Aggregate<UserCommand, UserEvent, UserState> = { decider: userDecider, events: UserEvent };
-export const sessionAggregate: Aggregate<SessionCommand, SessionEvent, SessionState> = { decider: sessionDecider, events: SessionEvent };
-export const membershipAggregate: Aggregate<MembershipCommand, MembershipEvent, MembershipState> = { decider: membershipDecider, events: MembershipEventCodec };
-export const workspaceAggregate: Aggregate<WorkspaceCommand, WorkspaceEvent, WorkspaceState> = { decider: workspaceDecider, events: WorkspaceEvent };
+export const userAggregate: Aggregate<UserCommand, UserEvent, UserState> = { decider: userDecider, events: userEvents };
+export const sessionAggregate: Aggregate<SessionCommand, SessionEvent, SessionState> = { decider: sessionDecider, events: sessionEvents };
+export const membershipAggregate: Aggregate<MembershipCommand, MembershipEvent, MembershipState> = { decider: membershipDecider, events: membershipEvents };
+export const workspaceAggregate: Aggregate<WorkspaceCommand, WorkspaceEvent, WorkspaceState> = { decider: workspaceDecider, events: workspaceEvents };
 
 export const USER_EMAIL_SCOPE = 'user_email';
 export const WIDGET_TOKEN_PREFIX = 'wt_';
@@ -72,9 +71,8 @@ export function passwordProblem(password: string, email: string): DomainError | 
 const credentialsRejected = (): DomainError => new DomainError('unauthorized', 'invalid_credentials', 'email or password is wrong');
 
 /** The user id an email belongs to, from its reservation stream (always current). */
-export async function userIdByEmail(deps: Pick<CommandDependencies, 'eventStore'>, email: string): Promise<string | null> {
-  const [last] = await deps.eventStore.readStream(reservationStream(USER_EMAIL_SCOPE, normalizeEmail(email)), { direction: 'backwards', maxCount: 1 });
-  return last && last.type === 'ReservationClaimed' ? (last.data as { owner_id: string }).owner_id : null;
+export function userIdByEmail(deps: Pick<IdentityDependencies, 'eventStore' | 'secrets'>, email: string): Promise<string | null> {
+  return reservationHolder(deps, USER_EMAIL_SCOPE, normalizeEmail(email));
 }
 
 async function issueOtp(deps: IdentityDependencies, userId: string, email: string, purpose: OtpPurpose, context: RequestContext): Promise<void> {

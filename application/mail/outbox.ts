@@ -1,6 +1,6 @@
 // Queueing email (the outbox) and the saga that delivers it.
 
-import { EmailEvent, type EmailState, emailDecider, emailStream } from '../../domain/email/email';
+import { type EmailEvent, type EmailState, emailDecider, emailEvents, emailStream } from '../../domain/email/email';
 import type { EmailCommand } from '../../domain/email/email';
 import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import type { Secrets } from '../ports/identity';
@@ -9,7 +9,7 @@ import type { RequestContext } from '../shared/request-context';
 import { systemContext } from '../shared/request-context';
 import type { Saga } from '../sagas/saga';
 
-export const emailAggregate: Aggregate<EmailCommand, EmailEvent, EmailState> = { decider: emailDecider, events: EmailEvent };
+export const emailAggregate: Aggregate<EmailCommand, EmailEvent, EmailState> = { decider: emailDecider, events: emailEvents };
 
 export interface QueuedEmail {
   to: string;
@@ -31,13 +31,13 @@ export async function queueEmail(deps: CommandDependencies & { secrets: Secrets 
 }
 
 /** Delivers each queued email once (the mailer gets a stable idempotency key) and records the outcome. */
-export function mailDeliverySaga(deps: CommandDependencies & { secrets: Secrets; mailer: Mailer }): Saga {
+export function mailDeliverySaga(deps: CommandDependencies & { secrets: Secrets; mailer: Mailer }): Saga<'EmailQueued'> {
   return {
     name: 'mail_delivery',
     version: 1,
     filter: { kind: 'event_type', types: ['EmailQueued'] },
     async handle(event, context) {
-      const data = event.data as { email_id: string; to: string; subject: string; body_sealed: string };
+      const { data } = event;
       const causation = { ...systemContext(event.metadata.correlation_id, 'mail_delivery', event.id), tenant_id: event.metadata.tenant_id };
       try {
         const { messageId } = await deps.mailer.send({ to: data.to, subject: data.subject, text: deps.secrets.open(data.body_sealed) }, context.idempotencyKey);

@@ -7,6 +7,8 @@ export interface ProjectionHealth {
   name: string;
   status: string;
   lag: number;
+  /** Why a failed projection stopped (it names the event it could not read). */
+  error?: string | null;
 }
 
 export interface ReadinessReport {
@@ -31,7 +33,7 @@ export async function checkReadiness(deps: {
   const readStore = (await deps.readStore.ping()) ? ('ok' as const) : ('unreachable' as const);
   const projections =
     eventStore === 'ok' && readStore === 'ok'
-      ? (await deps.projectionStatus()).map((p) => ({ name: p.name, status: p.status, lag: p.lag, ok: p.status === 'running' && p.lag <= deps.maxProjectionLag }))
+      ? (await deps.projectionStatus()).map((p) => ({ name: p.name, status: p.status, lag: p.lag, ...(p.error ? { error: p.error } : {}), ok: p.status === 'running' && p.lag <= deps.maxProjectionLag }))
       : [];
   return {
     ready: eventStore === 'ok' && readStore === 'ok' && projections.every((p) => p.ok),

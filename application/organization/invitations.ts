@@ -9,7 +9,8 @@
 
 import {
   INVITATION_TTL_SECONDS,
-  InvitationEvent,
+  type InvitationEvent,
+  invitationEvents,
   type InvitationCommand,
   type InvitationState,
   type InvitationStatus,
@@ -21,7 +22,6 @@ import {
   isExpired,
 } from '../../domain/invitation/invitation';
 import { type MemberStatus, type Role, membershipStream } from '../../domain/membership/membership';
-import { reservationStream } from '../../domain/reservation/reservation';
 import { DomainError, conflict, forbidden, invalid, notFound } from '../../domain/shared/errors';
 import { emailProblem, nameProblem, normalizeEmail, userStream } from '../../domain/user/user';
 import { INVITATIONS, type InvitationDocument } from '../../projections/invitations';
@@ -43,10 +43,10 @@ import {
 } from '../identity/identity';
 import { queueEmail } from '../mail/outbox';
 import { InvalidCursorError, MAX_PAGE_SIZE, type Page, type Where } from '../ports/read-store';
-import { claimReservation, releaseReservation } from '../reservation/reservations';
+import { claimReservation, releaseReservation, reservationHolder } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
 
-export const invitationAggregate: Aggregate<InvitationCommand, InvitationEvent, InvitationState> = { decider: invitationDecider, events: InvitationEvent };
+export const invitationAggregate: Aggregate<InvitationCommand, InvitationEvent, InvitationState> = { decider: invitationDecider, events: invitationEvents };
 
 export const INVITATION_SCOPE = 'invitation';
 
@@ -117,8 +117,7 @@ async function claimPendingSlot(deps: IdentityDependencies, tenantId: string, em
   } catch (error) {
     if (!(error instanceof DomainError && error.code === `${INVITATION_SCOPE}_taken`)) throw error;
   }
-  const [last] = await deps.eventStore.readStream(reservationStream(INVITATION_SCOPE, slot), { direction: 'backwards', maxCount: 1 });
-  const holder = last?.type === 'ReservationClaimed' ? (last.data as { owner_id: string }).owner_id : null;
+  const holder = await reservationHolder(deps, INVITATION_SCOPE, slot);
   if (!holder) throw pending();
   const { state } = await loadAggregate(deps, invitationAggregate, invitationStream(holder));
   if (state.status === 'pending' && !isExpired(state.expires_at, deps.clock.now())) throw pending();

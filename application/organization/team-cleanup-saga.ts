@@ -3,7 +3,6 @@
 // or workspace access through a team. Each team is checked on its own stream (the truth),
 // and the commands carry the triggering event's idempotency key.
 
-import type { MembershipEvent } from '../../domain/membership/membership';
 import { teamStream } from '../../domain/team/team';
 import { TEAMS, type TeamDocument } from '../../projections/teams';
 import { type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
@@ -12,13 +11,13 @@ import type { Saga } from '../sagas/saga';
 import { systemContext } from '../shared/request-context';
 import { teamAggregate } from './teams';
 
-export function teamMembershipCleanupSaga(deps: CommandDependencies & { readStore: ReadStore }): Saga {
+export function teamMembershipCleanupSaga(deps: CommandDependencies & { readStore: ReadStore }): Saga<'MemberRemoved'> {
   return {
     name: 'team_membership_cleanup',
     version: 1,
     filter: { kind: 'event_type', types: ['MemberRemoved'] },
     async handle(event, context) {
-      const { tenant_id, user_id } = (event as unknown as Extract<MembershipEvent, { type: 'MemberRemoved' }>).data;
+      const { tenant_id, user_id } = event.data;
       const causation = { ...systemContext(event.metadata.correlation_id, 'team_membership_cleanup', event.id), tenant_id };
       const teams = deps.readStore.collection<TeamDocument>(TEAMS);
       let cursor: string | undefined;

@@ -13,7 +13,7 @@
 
 import { membershipStream } from '../../domain/membership/membership';
 import { DomainError, invalid, notFound } from '../../domain/shared/errors';
-import { type TeamCommand, TeamEvent, type TeamMember, type TeamState, normalizeTeamName, teamDecider, teamFieldsProblem, teamStream } from '../../domain/team/team';
+import { type TeamCommand, type TeamEvent, type TeamMember, teamEvents, type TeamState, normalizeTeamName, teamDecider, teamFieldsProblem, teamStream } from '../../domain/team/team';
 import { workspaceStream } from '../../domain/workspace/workspace';
 import { TEAMS, type TeamDocument, WORKSPACE_GRANTS, type WorkspaceGrantDocument } from '../../projections/teams';
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
@@ -23,7 +23,7 @@ import { MAX_PAGE_SIZE, type Page } from '../ports/read-store';
 import { claimReservation, releaseReservation } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
 
-export const teamAggregate: Aggregate<TeamCommand, TeamEvent, TeamState> = { decider: teamDecider, events: TeamEvent };
+export const teamAggregate: Aggregate<TeamCommand, TeamEvent, TeamState> = { decider: teamDecider, events: teamEvents };
 
 export const TEAM_NAME_SCOPE = 'team_name';
 

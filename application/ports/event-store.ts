@@ -18,6 +18,8 @@ export interface EventMetadata {
   ip: string | null;
   /** Set on events appended by a replay; references the original. */
   replay_of?: string;
+  /** The schema version of `data` when the event was written (domain/shared/events.ts); absent means 1. */
+  schema_version?: number;
 }
 
 /** An event to append. `id` makes appends idempotent: the same ids twice append once. */

@@ -3,12 +3,19 @@
 // (application/sagas/checkpointed-delivery.ts). EventStoreDB: persistent subscriptions to
 // `$all`, whose competing consumers let several platform processes share the work.
 
-import type { AllFilter, RecordedEvent } from './event-store';
+import type { DomainEventType } from '../../domain/events';
+import type { DomainRecordedEvent } from './domain-event-store';
+
+/** A saga reacts to declared event types, which it receives decoded. */
+export interface EventTypeFilter<Type extends DomainEventType = DomainEventType> {
+  kind: 'event_type';
+  types: readonly Type[];
+}
 
 export interface SagaSubscriptionOptions {
   /** Consumer group: one per saga (and version), shared by every process running it. */
   group: string;
-  filter: AllFilter;
+  filter: EventTypeFilter;
   /** Attempts before an event is dead-lettered (parked). */
   maxAttempts: number;
   /** Delay before attempt n+1 (n starts at 1), in ms. */
@@ -26,8 +33,12 @@ export interface DeliveryFailure {
   status: 'retrying' | 'dead_lettered';
 }
 
-/** The saga's handler: resolves when the event is fully handled; throws to have it retried. */
-export type DeliverEvent = (event: RecordedEvent, attempt: number) => Promise<void>;
+/**
+ * The saga's handler: resolves when the event is fully handled; throws to have it retried.
+ * The event is decoded and upcast (application/events/decoding-event-store.ts); one that
+ * cannot be decoded is dead-lettered at once, naming it, since every attempt would fail.
+ */
+export type DeliverEvent = (event: DomainRecordedEvent, attempt: number) => Promise<void>;
 
 export interface SagaSubscription {
   stop(): Promise<void>;

@@ -1,25 +1,44 @@
-// Claims and releases of unique values (tenant slugs, user emails, connection names).
+// Claims and releases of unique values (tenant slugs, user emails, team names, pending
+// invitations). A reservation's stream is `reservation-<key>`, the key a keyed digest
+// (HMAC under the data key) of the scope and the lowercased value: the same value always
+// finds the same stream, and neither its name nor its events hold the value itself.
 
-import { ReservationEvent, reservationDecider, reservationStream } from '../../domain/reservation/reservation';
+import { type ReservationCommand, type ReservationState, reservationDecider, type ReservationEvent, reservationEvents, reservationStream } from '../../domain/reservation/reservation';
 import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
+import type { Secrets } from '../ports/identity';
 import type { RequestContext } from '../shared/request-context';
 
-export const reservationAggregate: Aggregate<Parameters<typeof reservationDecider.decide>[0], ReservationEvent, ReturnType<typeof reservationDecider.initialState>> = {
+export const reservationAggregate: Aggregate<ReservationCommand, ReservationEvent, ReservationState> = {
   decider: reservationDecider,
-  events: ReservationEvent,
+  events: reservationEvents,
 };
 
+/** Command handling plus the keyed digest that names reservation streams. */
+export interface ReservationDependencies extends CommandDependencies {
+  secrets: Pick<Secrets, 'digest'>;
+}
+
+/** The reservation stream of `value` in `scope`; values compare case-insensitively (emails, slugs, names). */
+function streamOf(deps: Pick<ReservationDependencies, 'secrets'>, scope: string, value: string): string {
+  return reservationStream(deps.secrets.digest(`reservation\u0000${scope}\u0000${value.toLowerCase()}`));
+}
+
 /** Claims `value` in `scope` for `ownerId`; a DomainError conflict `<scope>_taken` when held by another. */
-export async function claimReservation(deps: CommandDependencies, scope: string, value: string, ownerId: string, context: RequestContext): Promise<void> {
-  await handleCommand(deps, reservationAggregate, reservationStream(scope, value), { type: 'ClaimReservation', data: { scope, value, owner_id: ownerId } }, context);
+export async function claimReservation(deps: ReservationDependencies, scope: string, value: string, ownerId: string, context: RequestContext): Promise<void> {
+  await handleCommand(deps, reservationAggregate, streamOf(deps, scope, value), { type: 'ClaimReservation', data: { scope, owner_id: ownerId } }, context);
 }
 
-export async function releaseReservation(deps: CommandDependencies, scope: string, value: string, ownerId: string, context: RequestContext): Promise<void> {
-  await handleCommand(deps, reservationAggregate, reservationStream(scope, value), { type: 'ReleaseReservation', data: { owner_id: ownerId } }, context);
+export async function releaseReservation(deps: ReservationDependencies, scope: string, value: string, ownerId: string, context: RequestContext): Promise<void> {
+  await handleCommand(deps, reservationAggregate, streamOf(deps, scope, value), { type: 'ReleaseReservation', data: { owner_id: ownerId } }, context);
 }
 
-/** Whether `value` is free in `scope`, read from the reservation stream itself. */
-export async function isReservationFree(deps: Pick<CommandDependencies, 'eventStore'>, scope: string, value: string): Promise<boolean> {
-  const events = await deps.eventStore.readStream(reservationStream(scope, value), { direction: 'backwards', maxCount: 1 });
-  return events.length === 0 || events[0].type === 'ReservationReleased';
+/** Who holds `value` in `scope`, read from the reservation stream itself (always current); null when free. */
+export async function reservationHolder(deps: Pick<ReservationDependencies, 'eventStore' | 'secrets'>, scope: string, value: string): Promise<string | null> {
+  const [last] = await deps.eventStore.readStream(streamOf(deps, scope, value), { direction: 'backwards', maxCount: 1 });
+  return last?.type === 'ReservationClaimed' ? last.data.owner_id : null;
+}
+
+/** Whether `value` is free in `scope`. */
+export async function isReservationFree(deps: Pick<ReservationDependencies, 'eventStore' | 'secrets'>, scope: string, value: string): Promise<boolean> {
+  return (await reservationHolder(deps, scope, value)) === null;
 }

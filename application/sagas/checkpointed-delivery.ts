@@ -5,7 +5,8 @@
 // Retried events may arrive after later ones: sagas must not rely on order across events.
 
 import type { Clock } from '../ports/clock';
-import type { AllFilter, EventStore, RecordedEvent } from '../ports/event-store';
+import { type DomainEventStore, type DomainRecordedEvent, EventDecodingError } from '../ports/domain-event-store';
+import type { RecordedEvent } from '../ports/event-store';
 import { type Logger, silentLogger } from '../ports/logger';
 import type { ReadStore } from '../ports/read-store';
 import type { DeliverEvent, DeliveryFailure, SagaDelivery, SagaSubscription, SagaSubscriptionOptions } from '../ports/saga-delivery';
@@ -32,7 +33,7 @@ export class CheckpointedSagaDelivery implements SagaDelivery {
   private ready: Promise<void> | null = null;
 
   constructor(
-    private readonly deps: { eventStore: EventStore; readStore: ReadStore; clock: Clock; logger?: Logger },
+    private readonly deps: { eventStore: DomainEventStore; readStore: ReadStore; clock: Clock; logger?: Logger },
     private readonly options: CheckpointedDeliveryOptions = {},
   ) {}
 
@@ -81,7 +82,7 @@ class GroupDelivery {
   private readonly logger: Logger;
 
   constructor(
-    private readonly deps: { eventStore: EventStore; readStore: ReadStore; clock: Clock; logger?: Logger },
+    private readonly deps: { eventStore: DomainEventStore; readStore: ReadStore; clock: Clock; logger?: Logger },
     private readonly options: SagaSubscriptionOptions,
     private readonly deliver: DeliverEvent,
     private readonly timing: { retryPollMs: number; idleCheckpointMs: number },
@@ -109,7 +110,7 @@ class GroupDelivery {
       try {
         const state = await this.deps.readStore.getProjectionState(stateName(this.options.group));
         this.checkpoint = state?.checkpoint ?? 0;
-        const subscription = this.deps.eventStore.subscribeToAll({ fromPosition: this.checkpoint, filter: this.options.filter as AllFilter });
+        const subscription = this.deps.eventStore.subscribeToAll({ fromPosition: this.checkpoint, filter: this.options.filter });
         this.subscription = subscription;
         if (this.stopping) await subscription.stop();
         for await (const message of subscription) {
@@ -121,13 +122,24 @@ class GroupDelivery {
         }
       } catch (error) {
         if (this.stopping) return;
+        if (error instanceof EventDecodingError) {
+          await this.deadLetterUnreadable(error);
+          continue;
+        }
         this.logger.error({ err: error }, 'saga subscription failed; resubscribing');
         await this.sleep(this.timing.retryPollMs);
       }
     }
   }
 
-  private async handleNew(event: RecordedEvent): Promise<void> {
+  /** An event that cannot be decoded would fail every attempt: dead-letter it at once, naming it, and go on. */
+  private async deadLetterUnreadable(error: EventDecodingError): Promise<void> {
+    this.logger.error({ err: error }, 'saga cannot read an event; dead-lettered');
+    const event = { id: error.eventId, type: error.type, stream: error.stream, revision: error.revision, position: error.position };
+    await this.moveCheckpoint(error.position, [this.failureAfter(event, this.options.maxAttempts, error)]);
+  }
+
+  private async handleNew(event: DomainRecordedEvent): Promise<void> {
     try {
       await this.deliver(event, 1);
       await this.moveCheckpoint(event.position, []);
@@ -138,7 +150,7 @@ class GroupDelivery {
     }
   }
 
-  private failureAfter(event: RecordedEvent, attempts: number, error: unknown): FailureDocument {
+  private failureAfter(event: Pick<RecordedEvent, 'id' | 'type' | 'stream' | 'revision' | 'position'>, attempts: number, error: unknown): FailureDocument {
     const deadLettered = attempts >= this.options.maxAttempts;
     const next = new Date(this.deps.clock.now().getTime() + this.options.backoffMs(attempts)).toISOString();
     return {
@@ -191,7 +203,14 @@ class GroupDelivery {
     });
     for (const failure of due.items) {
       if (this.stopping) return;
-      const [event] = await this.deps.eventStore.readStream(failure.stream, { fromRevision: failure.revision, maxCount: 1 });
+      let event: DomainRecordedEvent | undefined;
+      try {
+        [event] = await this.deps.eventStore.readStream(failure.stream, { fromRevision: failure.revision, maxCount: 1 });
+      } catch (error) {
+        if (!(error instanceof EventDecodingError)) throw error;
+        await this.failures.patch(failure.id, { status: 'dead_lettered', next_attempt_at: null, last_error: error.message });
+        continue;
+      }
       if (!event || event.id !== failure.event_id) {
         await this.failures.patch(failure.id, { status: 'dead_lettered', next_attempt_at: null, last_error: 'the event is no longer readable' });
         continue;

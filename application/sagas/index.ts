@@ -1,5 +1,5 @@
 // Every saga the platform runs. Later features (connector calls, orchestration dispatch,
 // mail) add theirs here.
-import type { Saga } from './saga';
+import type { AnySaga } from './saga';
 
-export const allSagas: readonly Saga[] = [];
+export const allSagas: readonly AnySaga[] = [];

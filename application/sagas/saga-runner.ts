@@ -2,7 +2,7 @@
 
 import type { Logger } from '../ports/logger';
 import type { SagaDelivery, SagaSubscription } from '../ports/saga-delivery';
-import { type Saga, exponentialBackoff } from './saga';
+import { type AnySaga, exponentialBackoff } from './saga';
 
 export interface SagaRunnerOptions {
   maxAttempts: number;
@@ -14,13 +14,13 @@ export class SagaRunner {
 
   constructor(
     private readonly delivery: SagaDelivery,
-    private readonly sagas: readonly Saga[],
+    private readonly sagas: readonly AnySaga[],
     private readonly logger: Logger,
     private readonly options: SagaRunnerOptions,
   ) {}
 
   /** The consumer group of a saga; a new version starts from the beginning of `$all`. */
-  static groupOf(saga: Pick<Saga, 'name' | 'version'>): string {
+  static groupOf(saga: Pick<AnySaga, 'name' | 'version'>): string {
     return `${saga.name}-v${saga.version}`;
   }
 

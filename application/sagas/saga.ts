@@ -1,8 +1,10 @@
 // What a saga (process manager) is: a name, a version, the events it reacts to, and a handler
 // that calls the outside world and records the outcome as new events.
 
-import type { AllFilter, RecordedEvent } from '../ports/event-store';
+import type { DomainEventType } from '../../domain/events';
+import type { DomainRecordedEvent, RecordedOf } from '../ports/domain-event-store';
 import type { Logger } from '../ports/logger';
+import type { EventTypeFilter } from '../ports/saga-delivery';
 
 export interface SagaContext {
   /**
@@ -14,11 +16,20 @@ export interface SagaContext {
   logger: Logger;
 }
 
-export interface Saga {
+export interface Saga<Type extends DomainEventType = DomainEventType> {
   name: string;
   version: number;
-  filter: AllFilter;
-  handle(event: RecordedEvent, context: SagaContext): Promise<void>;
+  /** The declared event types it reacts to; it receives them decoded and upcast. */
+  filter: EventTypeFilter<Type>;
+  handle(event: RecordedOf<Type>, context: SagaContext): Promise<void>;
+}
+
+/** Any saga, whatever types it reacts to, as the runner holds it: delivery gives it only what its filter lets through. */
+export interface AnySaga {
+  name: string;
+  version: number;
+  filter: EventTypeFilter;
+  handle(event: DomainRecordedEvent, context: SagaContext): Promise<void>;
 }
 
 /** Exponential back-off with a ceiling: 1 s, 2 s, 4 s ... up to 5 min. */

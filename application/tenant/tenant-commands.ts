@@ -1,15 +1,15 @@
 // Tenant use cases: thin functions over the tenant aggregate, shared by HTTP, GraphQL and CLI.
 
 import type { TenantCommand } from '../../domain/tenant/commands';
-import { type Branding, TenantEvent, type TenantSettings } from '../../domain/tenant/events';
+import { type Branding, type TenantEvent, type TenantSettings, tenantEvents } from '../../domain/tenant/events';
 import { type TenantState, tenantDecider, tenantStream } from '../../domain/tenant/tenant';
 import { type Aggregate, type CommandDependencies, type CommandResult, type HandleOptions, handleCommand } from '../command-handling/handle-command';
-import { claimReservation, releaseReservation } from '../reservation/reservations';
+import { type ReservationDependencies, claimReservation, releaseReservation } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
 
 export const tenantAggregate: Aggregate<TenantCommand, TenantEvent, TenantState> = {
   decider: tenantDecider,
-  events: TenantEvent,
+  events: tenantEvents,
 };
 
 export const TENANT_SLUG_SCOPE = 'tenant_slug';
@@ -25,7 +25,7 @@ export interface CreateTenantInput {
  * Reserves the slug, then creates the tenant. If creation fails after the claim, the claim
  * is released so that the slug does not stay taken by a tenant that does not exist.
  */
-export async function createTenant(deps: CommandDependencies, input: CreateTenantInput, context: RequestContext): Promise<CommandResult<TenantEvent> & { tenant_id: string }> {
+export async function createTenant(deps: ReservationDependencies, input: CreateTenantInput, context: RequestContext): Promise<CommandResult<TenantEvent> & { tenant_id: string }> {
   const tenantId = deps.ids.newId();
   const command: TenantCommand = { type: 'CreateTenant', data: { tenant_id: tenantId, ...input } };
   // Validate before claiming, so a bad request leaves no reservation behind.

@@ -3,14 +3,15 @@
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
-import { eventCodec } from '../shared/codecs';
+import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, notFound } from '../shared/errors';
+import { toStreamName } from '../shared/stream-names';
 
-export const AdminCreated = eventCodec('AdminCreated', t.type({ admin_id: t.string, email: t.string, password_hash: t.string, created_at: t.string }));
-export const AdminPasswordChanged = eventCodec('AdminPasswordChanged', t.type({ admin_id: t.string, password_hash: t.string, changed_at: t.string }));
-export const AdminEvent = t.union([AdminCreated, AdminPasswordChanged]);
-export type AdminEvent = t.TypeOf<typeof AdminEvent>;
+export const AdminCreated = declareEvent('AdminCreated', t.type({ admin_id: t.string, email: t.string, password_hash: t.string, created_at: t.string }));
+export const AdminPasswordChanged = declareEvent('AdminPasswordChanged', t.type({ admin_id: t.string, password_hash: t.string, changed_at: t.string }));
+export const adminEvents = eventGroup('admin', [AdminCreated, AdminPasswordChanged]);
+export type AdminEvent = GroupEvent<typeof adminEvents>;
 
 export type AdminCommand =
   | { type: 'CreateAdmin'; data: { admin_id: string; email: string; password_hash: string } }
@@ -18,7 +19,7 @@ export type AdminCommand =
 
 export type AdminState = { status: 'absent' } | { status: 'active'; admin_id: string; email: string; password_hash: string };
 
-export const adminStream = (adminId: string): string => `admin-${adminId}`;
+export const adminStream = (adminId: string): string => toStreamName(adminEvents.category, adminId);
 
 export const adminDecider: Decider<AdminCommand, AdminEvent, AdminState> = {
   initialState: () => ({ status: 'absent' }),

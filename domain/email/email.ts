@@ -4,27 +4,28 @@
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
-import { eventCodec } from '../shared/codecs';
+import { type EventOf, declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, notFound } from '../shared/errors';
+import { toStreamName } from '../shared/stream-names';
 
-export const EmailQueued = eventCodec(
+export const EmailQueued = declareEvent(
   'EmailQueued',
   t.type({ email_id: t.string, to: t.string, subject: t.string, body_sealed: t.string, kind: t.string, queued_at: t.string }),
 );
-export const EmailSent = eventCodec('EmailSent', t.type({ email_id: t.string, provider: t.string, provider_message_id: t.union([t.string, t.null]), sent_at: t.string }));
-export const EmailFailed = eventCodec('EmailFailed', t.type({ email_id: t.string, error: t.string, attempt: t.number, failed_at: t.string }));
-export const EmailEvent = t.union([EmailQueued, EmailSent, EmailFailed]);
-export type EmailEvent = t.TypeOf<typeof EmailEvent>;
+export const EmailSent = declareEvent('EmailSent', t.type({ email_id: t.string, provider: t.string, provider_message_id: t.union([t.string, t.null]), sent_at: t.string }));
+export const EmailFailed = declareEvent('EmailFailed', t.type({ email_id: t.string, error: t.string, attempt: t.number, failed_at: t.string }));
+export const emailEvents = eventGroup('email', [EmailQueued, EmailSent, EmailFailed]);
+export type EmailEvent = GroupEvent<typeof emailEvents>;
 
 export type EmailCommand =
-  | { type: 'QueueEmail'; data: Omit<t.TypeOf<typeof EmailQueued>['data'], 'queued_at'> }
+  | { type: 'QueueEmail'; data: Omit<EventOf<typeof EmailQueued>['data'], 'queued_at'> }
   | { type: 'RecordEmailSent'; data: { provider: string; provider_message_id: string | null } }
   | { type: 'RecordEmailFailure'; data: { error: string; attempt: number } };
 
 export type EmailState = { status: 'absent' } | { status: 'queued' | 'sent'; email_id: string };
 
-export const emailStream = (emailId: string): string => `email-${emailId}`;
+export const emailStream = (emailId: string): string => toStreamName(emailEvents.category, emailId);
 
 export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
   initialState: () => ({ status: 'absent' }),

@@ -6,10 +6,11 @@
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
-import { eventCodec } from '../shared/codecs';
+import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, forbidden, invalid, notFound, gone } from '../shared/errors';
 import { emailProblem, normalizeEmail } from '../user/user';
+import { toStreamName } from '../shared/stream-names';
 
 /** How long an invitation can be accepted. */
 export const INVITATION_TTL_SECONDS = 7 * 24 * 60 * 60;
@@ -18,15 +19,15 @@ export const INVITATION_TTL_SECONDS = 7 * 24 * 60 * 60;
 export const InvitedRole = t.keyof({ admin: null, member: null });
 export type InvitedRole = t.TypeOf<typeof InvitedRole>;
 
-export const InvitationSent = eventCodec(
+export const InvitationSent = declareEvent(
   'InvitationSent',
   t.type({ tenant_id: t.string, invitation_id: t.string, email: t.string, role: InvitedRole, token_digest: t.string, invited_by: t.string, expires_at: t.string }),
 );
-export const InvitationAccepted = eventCodec('InvitationAccepted', t.type({ invitation_id: t.string, user_id: t.string, accepted_at: t.string }));
-export const InvitationRevoked = eventCodec('InvitationRevoked', t.type({ invitation_id: t.string, by: t.string, revoked_at: t.string }));
+export const InvitationAccepted = declareEvent('InvitationAccepted', t.type({ invitation_id: t.string, user_id: t.string, accepted_at: t.string }));
+export const InvitationRevoked = declareEvent('InvitationRevoked', t.type({ invitation_id: t.string, by: t.string, revoked_at: t.string }));
 
-export const InvitationEvent = t.union([InvitationSent, InvitationAccepted, InvitationRevoked]);
-export type InvitationEvent = t.TypeOf<typeof InvitationEvent>;
+export const invitationEvents = eventGroup('invitation', [InvitationSent, InvitationAccepted, InvitationRevoked]);
+export type InvitationEvent = GroupEvent<typeof invitationEvents>;
 
 export type InvitationCommand =
   | { type: 'SendInvitation'; data: { tenant_id: string; invitation_id: string; email: string; role: InvitedRole; token_digest: string; invited_by: string } }
@@ -42,7 +43,7 @@ export type InvitationState =
 /** What a reader sees: a pending invitation past its expiry is `expired`. */
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
-export const invitationStream = (invitationId: string): string => `invitation-${invitationId}`;
+export const invitationStream = (invitationId: string): string => toStreamName(invitationEvents.category, invitationId);
 
 export const isExpired = (expiresAt: string, now: Date): boolean => Date.parse(expiresAt) <= now.getTime();
 

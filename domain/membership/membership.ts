@@ -5,9 +5,10 @@
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
-import { eventCodec } from '../shared/codecs';
+import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, forbidden, invalid, notFound } from '../shared/errors';
+import { toStreamName } from '../shared/stream-names';
 
 export const Role = t.keyof({ owner: null, admin: null, member: null });
 export type Role = t.TypeOf<typeof Role>;
@@ -16,14 +17,22 @@ export type MemberStatus = t.TypeOf<typeof MemberStatus>;
 
 export const ROLE_RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
 
-export const MemberJoined = eventCodec('MemberJoined', t.type({ tenant_id: t.string, user_id: t.string, role: Role, joined_at: t.string }));
-export const MemberRoleChanged = eventCodec('MemberRoleChanged', t.type({ tenant_id: t.string, user_id: t.string, role: Role, previous_role: Role }));
-export const MemberStatusChanged = eventCodec('MemberStatusChanged', t.type({ tenant_id: t.string, user_id: t.string, status: MemberStatus }));
-export const MemberRemoved = eventCodec('MemberRemoved', t.type({ tenant_id: t.string, user_id: t.string, reason: t.keyof({ removed: null, left: null }) }));
-export const OwnershipTransferred = eventCodec('OwnershipTransferred', t.type({ tenant_id: t.string, from_user_id: t.string, to_user_id: t.string }));
+export const MemberJoined = declareEvent('MemberJoined', t.type({ tenant_id: t.string, user_id: t.string, role: Role, joined_at: t.string }));
+export const MemberRoleChanged = declareEvent('MemberRoleChanged', t.type({ tenant_id: t.string, user_id: t.string, role: Role, previous_role: Role }));
+export const MemberStatusChanged = declareEvent('MemberStatusChanged', t.type({ tenant_id: t.string, user_id: t.string, status: MemberStatus }));
+/**
+ * Version 2 records when the member left or was removed; a version-1 event did not say, and
+ * reads with `removed_at: null` (the audit log still has the time it was recorded).
+ */
+export const MemberRemoved = declareEvent(
+  'MemberRemoved',
+  t.type({ tenant_id: t.string, user_id: t.string, reason: t.keyof({ removed: null, left: null }), removed_at: t.union([t.string, t.null]) }),
+  { version: 2, upcasters: { 1: (v1) => ({ ...v1, removed_at: null }) } },
+);
+export const OwnershipTransferred = declareEvent('OwnershipTransferred', t.type({ tenant_id: t.string, from_user_id: t.string, to_user_id: t.string }));
 
-export const MembershipEvent = t.union([MemberJoined, MemberRoleChanged, MemberStatusChanged, MemberRemoved, OwnershipTransferred]);
-export type MembershipEvent = t.TypeOf<typeof MembershipEvent>;
+export const membershipEvents = eventGroup('membership', [MemberJoined, MemberRoleChanged, MemberStatusChanged, MemberRemoved, OwnershipTransferred]);
+export type MembershipEvent = GroupEvent<typeof membershipEvents>;
 
 export type MembershipCommand =
   | { type: 'AddMember'; data: { tenant_id: string; user_id: string; role: Role } }
@@ -39,7 +48,7 @@ export interface Member {
 
 export type MembershipState = { status: 'absent' } | { status: 'active'; tenant_id: string; members: Readonly<Record<string, Member>> };
 
-export const membershipStream = (tenantId: string): string => `membership-${tenantId}`;
+export const membershipStream = (tenantId: string): string => toStreamName(membershipEvents.category, tenantId);
 
 type Roster = Extract<MembershipState, { status: 'active' }>;
 
@@ -149,7 +158,7 @@ export const membershipDecider: Decider<MembershipCommand, MembershipEvent, Memb
         if (isLastActiveOwner(state, user_id) || (state.members[user_id].role === 'owner' && activeOwners(state).length <= 1)) {
           return left(conflict('last_owner', 'the last owner cannot leave; transfer ownership first'));
         }
-        return right([{ type: 'MemberRemoved', data: { tenant_id, user_id, reason: leaving ? 'left' : 'removed' } }]);
+        return right([{ type: 'MemberRemoved', data: { tenant_id, user_id, reason: leaving ? 'left' : 'removed', removed_at: now.toISOString() } }]);
       }
       case 'TransferOwnership': {
         const { actor_user_id, to_user_id } = command.data;

@@ -3,14 +3,15 @@
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
-import { eventCodec } from '../shared/codecs';
+import { type EventOf, declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, notFound } from '../shared/errors';
+import { toStreamName } from '../shared/stream-names';
 
 export const SessionAudience = t.keyof({ tenant: null, admin: null });
 export type SessionAudience = t.TypeOf<typeof SessionAudience>;
 
-export const SessionStarted = eventCodec(
+export const SessionStarted = declareEvent(
   'SessionStarted',
   t.type({
     jti: t.string,
@@ -23,17 +24,17 @@ export const SessionStarted = eventCodec(
     user_agent: t.union([t.string, t.null]),
   }),
 );
-export const SessionRevoked = eventCodec('SessionRevoked', t.type({ jti: t.string, user_id: t.string, reason: t.string, revoked_at: t.string }));
-export const SessionEvent = t.union([SessionStarted, SessionRevoked]);
-export type SessionEvent = t.TypeOf<typeof SessionEvent>;
+export const SessionRevoked = declareEvent('SessionRevoked', t.type({ jti: t.string, user_id: t.string, reason: t.string, revoked_at: t.string }));
+export const sessionEvents = eventGroup('session', [SessionStarted, SessionRevoked]);
+export type SessionEvent = GroupEvent<typeof sessionEvents>;
 
 export type SessionCommand =
-  | { type: 'StartSession'; data: t.TypeOf<typeof SessionStarted>['data'] }
+  | { type: 'StartSession'; data: EventOf<typeof SessionStarted>['data'] }
   | { type: 'RevokeSession'; data: { reason: string } };
 
 export type SessionState = { status: 'absent' } | { status: 'active' | 'revoked'; jti: string; user_id: string; tenant_id: string | null };
 
-export const sessionStream = (jti: string): string => `session-${jti}`;
+export const sessionStream = (jti: string): string => toStreamName(sessionEvents.category, jti);
 
 export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState> = {
   initialState: () => ({ status: 'absent' }),

@@ -15,7 +15,3 @@ export const NonEmptyTrimmed = t.brand(
 
 export const IsoDateTime = t.refinement(t.string, (value) => !Number.isNaN(Date.parse(value)), 'IsoDateTime');
 
-/** Turns a codec of a tagged event union's data into a `{type, data}` codec. */
-export function eventCodec<Type extends string, Data extends t.Mixed>(type: Type, data: Data) {
-  return t.type({ type: t.literal(type), data }, type);
-}

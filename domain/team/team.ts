@@ -15,9 +15,10 @@
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
-import { eventCodec } from '../shared/codecs';
+import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
+import { toStreamName } from '../shared/stream-names';
 
 export const TEAM_NAME_MAX_LENGTH = 100;
 export const TEAM_DESCRIPTION_MAX_LENGTH = 500;
@@ -37,19 +38,19 @@ export type TeamMember = t.TypeOf<typeof TeamMember>;
 
 const Description = t.union([t.string, t.null]);
 
-export const TeamCreated = eventCodec('TeamCreated', t.type({ tenant_id: t.string, team_id: t.string, name: t.string, description: Description, created_at: t.string }));
-export const TeamUpdated = eventCodec('TeamUpdated', t.type({ tenant_id: t.string, team_id: t.string, name: t.string, description: Description, previous_name: t.string }));
-export const TeamDeleted = eventCodec('TeamDeleted', t.type({ tenant_id: t.string, team_id: t.string, name: t.string }));
-export const TeamMembersSet = eventCodec('TeamMembersSet', t.type({ tenant_id: t.string, team_id: t.string, members: t.array(TeamMember) }));
-export const TeamMemberWriteFlagSet = eventCodec(
+export const TeamCreated = declareEvent('TeamCreated', t.type({ tenant_id: t.string, team_id: t.string, name: t.string, description: Description, created_at: t.string }));
+export const TeamUpdated = declareEvent('TeamUpdated', t.type({ tenant_id: t.string, team_id: t.string, name: t.string, description: Description, previous_name: t.string }));
+export const TeamDeleted = declareEvent('TeamDeleted', t.type({ tenant_id: t.string, team_id: t.string, name: t.string }));
+export const TeamMembersSet = declareEvent('TeamMembersSet', t.type({ tenant_id: t.string, team_id: t.string, members: t.array(TeamMember) }));
+export const TeamMemberWriteFlagSet = declareEvent(
   'TeamMemberWriteFlagSet',
   t.type({ tenant_id: t.string, team_id: t.string, user_id: t.string, can_write_documents: t.boolean }),
 );
 /** The whole set of workspaces the team is granted after the change. */
-export const TeamWorkspacesGranted = eventCodec('TeamWorkspacesGranted', t.type({ tenant_id: t.string, team_id: t.string, workspace_ids: t.array(t.string) }));
+export const TeamWorkspacesGranted = declareEvent('TeamWorkspacesGranted', t.type({ tenant_id: t.string, team_id: t.string, workspace_ids: t.array(t.string) }));
 
-export const TeamEvent = t.union([TeamCreated, TeamUpdated, TeamDeleted, TeamMembersSet, TeamMemberWriteFlagSet, TeamWorkspacesGranted]);
-export type TeamEvent = t.TypeOf<typeof TeamEvent>;
+export const teamEvents = eventGroup('team', [TeamCreated, TeamUpdated, TeamDeleted, TeamMembersSet, TeamMemberWriteFlagSet, TeamWorkspacesGranted]);
+export type TeamEvent = GroupEvent<typeof teamEvents>;
 
 export type TeamCommand =
   | { type: 'CreateTeam'; data: { tenant_id: string; team_id: string; name: string; description?: string | null } }
@@ -79,7 +80,7 @@ export type TeamState =
 
 type ActiveTeam = Extract<TeamState, { status: 'active' }>;
 
-export const teamStream = (teamId: string): string => `team-${teamId}`;
+export const teamStream = (teamId: string): string => toStreamName(teamEvents.category, teamId);
 
 /** The name as stored: trimmed. */
 export const normalizeTeamName = (name: string): string => name.trim();

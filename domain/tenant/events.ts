@@ -1,7 +1,7 @@
 // Tenant events: declared once as io-ts codecs; the TypeScript types derive from them.
 
 import * as t from 'io-ts';
-import { eventCodec } from '../shared/codecs';
+import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 
 export const Branding = t.partial({
   display_name: t.string,
@@ -21,20 +21,20 @@ export const TenantSettings = t.partial({
 });
 export type TenantSettings = t.TypeOf<typeof TenantSettings>;
 
-export const TenantCreated = eventCodec(
+export const TenantCreated = declareEvent(
   'TenantCreated',
   t.type({ tenant_id: t.string, name: t.string, slug: t.string, branding: Branding, settings: TenantSettings, created_at: t.string }),
 );
-export const TenantRenamed = eventCodec('TenantRenamed', t.type({ tenant_id: t.string, name: t.string, previous_name: t.string }));
-export const TenantBrandingChanged = eventCodec('TenantBrandingChanged', t.type({ tenant_id: t.string, changes: Branding }));
-export const TenantSettingsChanged = eventCodec('TenantSettingsChanged', t.type({ tenant_id: t.string, changes: TenantSettings }));
-export const TenantSuspended = eventCodec('TenantSuspended', t.type({ tenant_id: t.string, reason: t.string, suspended_at: t.string }));
-export const TenantUnsuspended = eventCodec('TenantUnsuspended', t.type({ tenant_id: t.string, unsuspended_at: t.string }));
+export const TenantRenamed = declareEvent('TenantRenamed', t.type({ tenant_id: t.string, name: t.string, previous_name: t.string }));
+export const TenantBrandingChanged = declareEvent('TenantBrandingChanged', t.type({ tenant_id: t.string, changes: Branding }));
+export const TenantSettingsChanged = declareEvent('TenantSettingsChanged', t.type({ tenant_id: t.string, changes: TenantSettings }));
+export const TenantSuspended = declareEvent('TenantSuspended', t.type({ tenant_id: t.string, reason: t.string, suspended_at: t.string }));
+export const TenantUnsuspended = declareEvent('TenantUnsuspended', t.type({ tenant_id: t.string, unsuspended_at: t.string }));
 
 /** The widget token is publishable, yet kept sealed; its keyed hash serves lookups. */
-export const WidgetTokenRotated = eventCodec('WidgetTokenRotated', t.type({ tenant_id: t.string, token_hash: t.string, token_sealed: t.string, rotated_at: t.string }));
+export const WidgetTokenRotated = declareEvent('WidgetTokenRotated', t.type({ tenant_id: t.string, token_hash: t.string, token_sealed: t.string, rotated_at: t.string }));
 
-export const TenantEvent = t.union([
+export const tenantEvents = eventGroup('tenant', [
   TenantCreated,
   TenantRenamed,
   TenantBrandingChanged,
@@ -43,14 +43,4 @@ export const TenantEvent = t.union([
   TenantUnsuspended,
   WidgetTokenRotated,
 ]);
-export type TenantEvent = t.TypeOf<typeof TenantEvent>;
-
-export const TENANT_EVENT_TYPES = [
-  'TenantCreated',
-  'TenantRenamed',
-  'TenantBrandingChanged',
-  'TenantSettingsChanged',
-  'TenantSuspended',
-  'TenantUnsuspended',
-  'WidgetTokenRotated',
-] as const satisfies ReadonlyArray<TenantEvent['type']>;
+export type TenantEvent = GroupEvent<typeof tenantEvents>;

@@ -5,14 +5,15 @@ import { type Either, left, right } from 'fp-ts/Either';
 import type { Decider } from '../shared/decider';
 import { DomainError, conflict, invalid, notFound } from '../shared/errors';
 import type { TenantCommand } from './commands';
-import type { Branding, TenantEvent, TenantSettings } from './events';
+import { type Branding, type TenantEvent, type TenantSettings, tenantEvents } from './events';
 import { slugProblem } from './slug';
+import { toStreamName } from '../shared/stream-names';
 
 export type TenantState =
   | { status: 'absent' }
   | { status: 'active' | 'suspended'; id: string; name: string; slug: string; branding: Branding; settings: TenantSettings };
 
-export const tenantStream = (tenantId: string): string => `tenant-${tenantId}`;
+export const tenantStream = (tenantId: string): string => toStreamName(tenantEvents.category, tenantId);
 
 export const DEFAULT_TENANT_SETTINGS: TenantSettings = {
   default_language: 'en',

@@ -5,7 +5,8 @@
 import { type Either, left, right } from 'fp-ts/Either';
 import type { Decider } from '../shared/decider';
 import { DomainError, RejectionWithEvents, conflict, invalid, notFound } from '../shared/errors';
-import type { OtpPurpose, UserEvent } from './events';
+import { type OtpPurpose, type UserEvent, userEvents } from './events';
+import { toStreamName } from '../shared/stream-names';
 
 export const OTP_MAX_ATTEMPTS = 5;
 
@@ -36,7 +37,7 @@ export type UserState =
       otps: Partial<Record<OtpPurpose, PendingOtp>>;
     };
 
-export const userStream = (userId: string): string => `user-${userId}`;
+export const userStream = (userId: string): string => toStreamName(userEvents.category, userId);
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 

@@ -3,17 +3,18 @@
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
-import { eventCodec } from '../shared/codecs';
+import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
+import { toStreamName } from '../shared/stream-names';
 
-export const WorkspaceCreated = eventCodec(
+export const WorkspaceCreated = declareEvent(
   'WorkspaceCreated',
   t.type({ tenant_id: t.string, workspace_id: t.string, name: t.string, is_default: t.boolean, created_at: t.string }),
 );
-export const WorkspaceRenamed = eventCodec('WorkspaceRenamed', t.type({ tenant_id: t.string, workspace_id: t.string, name: t.string }));
-export const WorkspaceEvent = t.union([WorkspaceCreated, WorkspaceRenamed]);
-export type WorkspaceEvent = t.TypeOf<typeof WorkspaceEvent>;
+export const WorkspaceRenamed = declareEvent('WorkspaceRenamed', t.type({ tenant_id: t.string, workspace_id: t.string, name: t.string }));
+export const workspaceEvents = eventGroup('workspace', [WorkspaceCreated, WorkspaceRenamed]);
+export type WorkspaceEvent = GroupEvent<typeof workspaceEvents>;
 
 export type WorkspaceCommand =
   | { type: 'CreateWorkspace'; data: { tenant_id: string; workspace_id: string; name: string; is_default: boolean } }
@@ -21,7 +22,7 @@ export type WorkspaceCommand =
 
 export type WorkspaceState = { status: 'absent' } | { status: 'active'; tenant_id: string; workspace_id: string; name: string };
 
-export const workspaceStream = (workspaceId: string): string => `workspace-${workspaceId}`;
+export const workspaceStream = (workspaceId: string): string => toStreamName(workspaceEvents.category, workspaceId);
 
 function workspaceNameProblem(name: string): DomainError | null {
   const trimmed = name.trim();

@@ -20,7 +20,9 @@
 // - Failures are kept in the ReadStore collection `saga_failures` (id
 //   `${group}:${event_id}`, the fields of DeliveryFailure) for listFailures. Every
 //   success deletes the document, which also covers parked events replayed by an operator.
-// - System events and events outside the filter are acknowledged without delivery.
+// - System events and events outside the filter are acknowledged without delivery. Events
+//   are decoded and upcast with `decodeRecordedEvent`, like every other read; one that
+//   cannot be decoded is parked at once, naming it.
 // - When the subscription drops (server restart, leader change), it is resubscribed with
 //   capped exponential back-off, and the group is recreated if it is missing. Events in
 //   flight at that moment are redelivered: delivery is at least once.
@@ -35,6 +37,8 @@ import {
   persistentSubscriptionToAllSettingsFromDefaults,
 } from '@eventstore/db-client';
 import type { PersistentSubscriptionToAll, PersistentSubscriptionToAllResolvedEvent } from '@eventstore/db-client';
+import { decodeRecordedEvent } from '../../application/events/decoding-event-store';
+import type { DomainRecordedEvent } from '../../application/ports/domain-event-store';
 import { filterMatches, type RecordedEvent } from '../../application/ports/event-store';
 import type { Collection, Document, ReadStore } from '../../application/ports/read-store';
 import type {
@@ -191,9 +195,10 @@ class PersistentSagaSubscription implements SagaSubscription {
       return;
     }
     const attempt = resolved.retryCount + 1;
-    let event: RecordedEvent;
+    let event: DomainRecordedEvent;
     try {
-      event = toRecordedEvent(raw, resolved.commitPosition);
+      // Decoded and upcast by the same function as every other read (a bad event throws EventDecodingError).
+      event = decodeRecordedEvent(toRecordedEvent(raw, resolved.commitPosition));
     } catch (error) {
       // An event we cannot even read would fail every attempt: dead-letter it at once.
       const unreadable = { id: raw.id, type: raw.type, position: 0 };

@@ -51,7 +51,7 @@ describe('audit log (/api/v1/org/audit-logs)', () => {
   it('filters by actor, action, resource and time, and pages with a cursor', async () => {
     const byAction = await server.request('GET', '/api/v1/org/audit-logs?action=AccessDenied', { headers: as(owner) });
     expect(byAction.json.items).to.have.length(1);
-    expect(byAction.json.items[0]).to.deep.include({ actor_id: member.user_id, resource_type: 'access-denial' });
+    expect(byAction.json.items[0]).to.deep.include({ actor_id: member.user_id, resource_type: 'accessDenial' });
     const byActor = await server.request('GET', `/api/v1/org/audit-logs?actor_id=${member.user_id}&limit=1000`, { headers: as(owner) });
     expect(byActor.json.items.every((entry: { actor_id: string }) => entry.actor_id === member.user_id)).to.equal(true);
     const byResource = await server.request('GET', `/api/v1/org/audit-logs?resource_type=tenant&resource_id=${owner.tenant_id}`, { headers: as(owner) });

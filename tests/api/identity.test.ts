@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { ManualClock } from '../support/stores';
+import { domainEvents } from '../../domain/events';
+import { parseStreamName } from '../../domain/shared/stream-names';
 import { AUDIT_LOG, type AuditLogEntry } from '../../projections/audit-log';
 import { LOGIN, PASSWORD, REGISTER, VERIFY, gql, lastEmailedCode, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
@@ -27,6 +29,21 @@ describe('identity over GraphQL and /api/v1/me/sessions', () => {
       expect(verified.json.data.verify_otp.tenant.slug).to.equal('acme-shoes');
       expect(verified.json.data.verify_otp.user.email_verified).to.equal(true);
       expect(verified.json.data.verify_otp.token).to.match(/^v4\.public\./);
+    });
+
+    it('names every stream <category>-<id> with a declared category, and keeps the email out of stream names and reservations', async () => {
+      const { user_id, tenant_id } = await registerOwner(server, 'stream-names', 'Grace.Hopper@Example.com');
+      const events = await server.platform.storedEvents.readAll({ maxCount: 100_000 });
+      for (const event of events) expect(domainEvents.categories, event.stream).to.include(parseStreamName(event.stream).category);
+      expect(events.filter((event) => event.stream.toLowerCase().includes('grace'))).to.deep.equal([]);
+      const reservations = events.filter((event) => event.type === 'ReservationClaimed');
+      const mine = reservations.filter((event) => [user_id, tenant_id].includes((event.data as { owner_id: string }).owner_id)).map((event) => event.data);
+      expect(mine).to.have.deep.members([
+        { scope: 'user_email', owner_id: user_id },
+        { scope: 'tenant_slug', owner_id: tenant_id },
+      ]);
+      expect(JSON.stringify(reservations)).to.not.match(/grace/i);
+      for (const event of reservations) expect(event.stream).to.match(/^reservation-[0-9a-f]{64}$/);
     });
 
     it('refuses a wrong code with invalid_code naming the field', async () => {

@@ -105,12 +105,12 @@ describe('operations routes', () => {
     });
     after(() => server.close());
 
-    it('GET /ready answers 503 naming the projection', async () => {
+    it('GET /ready answers 503 naming the projection and why it failed', async () => {
       await server.platform.eventStore.appendToStream('thing-1', [newEvent('Poison')]);
       await eventually(async () => (await server.request('GET', '/ready')).status === 503, 5000, 'not ready');
       const response = await server.request('GET', '/ready');
       expect(response.json.status).to.equal('not_ready');
-      expect(response.json.projections).to.deep.equal([{ name: 'counters', status: 'failed', lag: response.json.projections[0].lag, ok: false }]);
+      expect(response.json.projections).to.deep.equal([{ name: 'counters', status: 'failed', lag: response.json.projections[0].lag, error: 'cannot project Poison', ok: false }]);
     });
   });
 });

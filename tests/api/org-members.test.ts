@@ -91,7 +91,7 @@ describe('organization members, roles and ownership (/api/v1/org)', () => {
       expect(lastOwner.json.code).to.equal('last_owner');
       expect(await lastOwner.events()).to.deep.equal([]);
       // A 403 writes only the record of the denial.
-      expect(await ownerByAdmin.events()).to.deep.equal(['AccessDenied@access']);
+      expect(await ownerByAdmin.events()).to.deep.equal(['AccessDenied@accessDenial']);
       expect((await server.request('PUT', `/api/v1/org/members/${outsider.user_id}/role`, { headers: as(owner), body: { role: 'admin' } })).status).to.equal(404);
     });
 
@@ -143,7 +143,7 @@ describe('organization members, roles and ownership (/api/v1/org)', () => {
       const refused = await server.request('DELETE', `/api/v1/org/members/${owner.user_id}/sessions/${jti}`, { headers: as(admin) });
       expect(refused.status).to.equal(403);
       expect(refused.json.code).to.equal('owner_protected');
-      expect(await refused.events()).to.deep.equal(['AccessDenied@access']);
+      expect(await refused.events()).to.deep.equal(['AccessDenied@accessDenial']);
       expect((await server.request('GET', '/api/v1/org/roles', { headers: as(owner) })).status).to.equal(200);
     });
 

@@ -7,6 +7,9 @@ import { silentLogger } from '../../application/ports/logger';
 import { newEvent } from '../support/events';
 import { type EmbeddedStores, ManualClock, embeddedStores, eventually } from '../support/stores';
 
+/** A declared event the recording saga reacts to. */
+const ordered = () => newEvent('WorkspaceRenamed', { tenant_id: 't1', workspace_id: 'w1', name: 'Orders' });
+
 describe('saga delivery (embedded, checkpointed)', () => {
   let stores: EmbeddedStores;
   let clock: ManualClock;
@@ -23,7 +26,7 @@ describe('saga delivery (embedded, checkpointed)', () => {
   });
 
   function start(saga: Saga, maxAttempts = 3): { delivery: CheckpointedSagaDelivery; runner: SagaRunner } {
-    const delivery = new CheckpointedSagaDelivery({ eventStore: stores.eventStore, readStore: stores.readStore, clock }, { retryPollMs: 10, idleCheckpointMs: 0 });
+    const delivery = new CheckpointedSagaDelivery({ eventStore: stores.events, readStore: stores.readStore, clock }, { retryPollMs: 10, idleCheckpointMs: 0 });
     runner = new SagaRunner(delivery, [saga], silentLogger, { maxAttempts, backoffMs: (attempt) => attempt * 1000 });
     return { delivery, runner };
   }
@@ -33,7 +36,7 @@ describe('saga delivery (embedded, checkpointed)', () => {
     const saga: Saga = {
       name: 'recorder',
       version: 1,
-      filter: { kind: 'event_type', types: ['Ordered'] },
+      filter: { kind: 'event_type', types: ['WorkspaceRenamed'] },
       async handle(event, context) {
         calls.push({ type: event.type, key: context.idempotencyKey, attempt: context.attempt });
         behaviour(event, context.attempt);
@@ -46,22 +49,22 @@ describe('saga delivery (embedded, checkpointed)', () => {
     const { saga, calls } = recordingSaga();
     const started = start(saga);
     await started.runner.start();
-    const ordered = newEvent('Ordered');
-    await stores.eventStore.appendToStream('order-1', [ordered, newEvent('Ignored')]);
+    const event = ordered();
+    await stores.eventStore.appendToStream('order-1', [event, newEvent('Ignored')]);
     await eventually(() => calls.length === 1, 5000, 'delivery');
-    expect(calls).to.deep.equal([{ type: 'Ordered', key: `recorder:${ordered.id}`, attempt: 1 }]);
+    expect(calls).to.deep.equal([{ type: 'WorkspaceRenamed', key: `recorder:${event.id}`, attempt: 1 }]);
   });
 
   it('does not deliver again after a restart', async () => {
     const { saga, calls } = recordingSaga();
     let started = start(saga);
     await started.runner.start();
-    await stores.eventStore.appendToStream('order-1', [newEvent('Ordered')]);
+    await stores.eventStore.appendToStream('order-1', [ordered()]);
     await eventually(() => calls.length === 1, 5000, 'first delivery');
     await started.runner.stop();
     started = start(saga);
     await started.runner.start();
-    await stores.eventStore.appendToStream('order-2', [newEvent('Ordered')]);
+    await stores.eventStore.appendToStream('order-2', [ordered()]);
     await eventually(() => calls.length === 2, 5000, 'second delivery');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(calls).to.have.length(2);
@@ -73,7 +76,7 @@ describe('saga delivery (embedded, checkpointed)', () => {
     });
     const { delivery, runner: started } = start(saga);
     await started.start();
-    await stores.eventStore.appendToStream('order-1', [newEvent('Ordered')]);
+    await stores.eventStore.appendToStream('order-1', [ordered()]);
     await eventually(async () => (await delivery.listFailures()).length === 1, 5000, 'failure recorded');
     const [failure] = await delivery.listFailures();
     expect(failure).to.deep.include({ group: 'recorder-v1', attempts: 1, status: 'retrying', last_error: 'connector unreachable' });
@@ -90,13 +93,13 @@ describe('saga delivery (embedded, checkpointed)', () => {
     });
     const { delivery, runner: started } = start(saga, 2);
     await started.start();
-    const ordered = newEvent('Ordered');
-    await stores.eventStore.appendToStream('order-1', [ordered]);
+    const event = ordered();
+    await stores.eventStore.appendToStream('order-1', [event]);
     await eventually(async () => (await delivery.listFailures()).length === 1, 5000, 'failure recorded');
     clock.advance(1000);
     await eventually(async () => (await delivery.listFailures())[0]?.status === 'dead_lettered', 5000, 'dead letter');
     expect(calls).to.have.length(2);
-    expect(await delivery.retryDeadLetter('recorder-v1', ordered.id)).to.equal(true);
+    expect(await delivery.retryDeadLetter('recorder-v1', event.id)).to.equal(true);
     await eventually(() => calls.length === 3, 5000, 'operator retry');
   });
 });

@@ -63,10 +63,10 @@ describe('membership decider (spec 4.11)', () => {
 
     it('lets a member leave and an admin remove a member, but the last owner cannot leave', () => {
       spec.given(organization).when({ type: 'RemoveMember', data: { actor_user_id: 'mia', user_id: 'mia' } }).then([
-        { type: 'MemberRemoved', data: { tenant_id: T, user_id: 'mia', reason: 'left' } },
+        { type: 'MemberRemoved', data: { tenant_id: T, user_id: 'mia', reason: 'left', removed_at: FIXED_NOW.toISOString() } },
       ]);
       spec.given(organization).when({ type: 'RemoveMember', data: { actor_user_id: 'adam', user_id: 'max' } }).then([
-        { type: 'MemberRemoved', data: { tenant_id: T, user_id: 'max', reason: 'removed' } },
+        { type: 'MemberRemoved', data: { tenant_id: T, user_id: 'max', reason: 'removed', removed_at: FIXED_NOW.toISOString() } },
       ]);
       spec.given(organization).when({ type: 'RemoveMember', data: { actor_user_id: 'olga', user_id: 'olga' } }).thenThrows('conflict', 'last_owner');
       spec.given(organization).when({ type: 'RemoveMember', data: { actor_user_id: 'mia', user_id: 'max' } }).thenThrows('forbidden', 'insufficient_role');

@@ -25,7 +25,7 @@ describe('memberships projection', () => {
 
   beforeEach(async () => {
     stores = embeddedStores();
-    runner = new ProjectionRunner({ eventStore: stores.eventStore, readStore: stores.readStore, clock: stores.clock }, [membershipsProjection], { retryDelayMs: 20, idleCheckpointMs: 0 });
+    runner = new ProjectionRunner({ eventStore: stores.events, readStore: stores.readStore, clock: stores.clock }, [membershipsProjection], { retryDelayMs: 20, idleCheckpointMs: 0 });
     await runner.start();
   });
   afterEach(async () => {

@@ -13,7 +13,7 @@ describe('projection runner', () => {
   let runners: ProjectionRunner[];
 
   const runner = (projections = [tenantsProjection, auditLogProjection], options = {}): ProjectionRunner => {
-    const created = new ProjectionRunner({ eventStore: stores.eventStore, readStore: stores.readStore, clock: stores.clock }, projections, {
+    const created = new ProjectionRunner({ eventStore: stores.events, readStore: stores.readStore, clock: stores.clock }, projections, {
       retryDelayMs: 20,
       idleCheckpointMs: 0,
       ...options,
@@ -65,9 +65,10 @@ describe('projection runner', () => {
   });
 
   it('reports checkpoint, head, lag and status, and moves past events it does not handle', async () => {
-    const projections = runner([countingProjection({ handles: ['Counted'] })]);
+    const projections = runner([countingProjection({ handles: ['WorkspaceRenamed'] })]);
     await projections.start();
-    await stores.eventStore.appendToStream('thing-1', [newEvent('Counted'), newEvent('Ignored'), newEvent('Ignored')]);
+    const counted = newEvent('WorkspaceRenamed', { tenant_id: 't1', workspace_id: 'w1', name: 'Counted' });
+    await stores.eventStore.appendToStream('thing-1', [counted, newEvent('Ignored'), newEvent('Ignored')]);
     const head = await stores.eventStore.headPosition();
     expect(await projections.waitFor(head)).to.equal(true);
     const [report] = await projections.status();

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../infrastructure/config/config';
 import { type Platform, type PlatformOverrides, createPlatform } from '../../infrastructure/composition-root';
 import { silentLogger } from '../../application/ports/logger';
+import { parseStreamName } from '../../domain/shared/stream-names';
 import { temporaryDirectory } from './files';
 
 export interface TestServer {
@@ -25,11 +26,11 @@ export interface TestResponse {
 /** Events carry the request id the server answered with, so a test can see exactly what a request wrote. */
 async function eventsOfRequest(platform: Platform, requestId: string | null): Promise<string[]> {
   if (!requestId) return [];
-  const recent = await platform.eventStore.readAll({ direction: 'backwards', maxCount: 2000 });
+  const recent = await platform.storedEvents.readAll({ direction: 'backwards', maxCount: 2000 });
   return recent
     .filter((event) => event.metadata.request_id === requestId)
     .reverse()
-    .map((event) => `${event.type}@${event.stream.slice(0, event.stream.indexOf('-'))}`);
+    .map((event) => `${event.type}@${parseStreamName(event.stream).category}`);
 }
 
 export async function startTestServer(env: Record<string, string> = {}, overrides: PlatformOverrides = {}): Promise<TestServer> {

@@ -1,7 +1,10 @@
 // Embedded stores in a temporary directory, as the platform uses them (one SQLite file).
 
-import type { CommandDependencies } from '../../application/command-handling/handle-command';
+import { randomBytes } from 'node:crypto';
+import { DecodingEventStore } from '../../application/events/decoding-event-store';
 import type { Clock } from '../../application/ports/clock';
+import type { ReservationDependencies } from '../../application/reservation/reservations';
+import { AesGcmSecrets } from '../../infrastructure/crypto/secrets';
 import { SqliteEventStore } from '../../infrastructure/event-store/sqlite';
 import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
 import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
@@ -9,9 +12,13 @@ import { systemClock, uuidGenerator } from '../../infrastructure/system';
 import { temporaryDirectory } from './files';
 
 export interface EmbeddedStores {
+  /** The store as written: tests append events of any shape straight to it. */
   eventStore: SqliteEventStore;
+  /** The same log read as the platform reads it: decoded and upcast. */
+  events: DecodingEventStore;
   readStore: SqliteReadStore;
-  commands: CommandDependencies;
+  /** Command handling over `events`, with a keyed digest for reservation streams. */
+  commands: ReservationDependencies;
   clock: Clock;
   /** Closes the stores and reopens them on the same file, as a restarted process would. */
   reopen(): EmbeddedStores;
@@ -20,19 +27,22 @@ export interface EmbeddedStores {
 
 export function embeddedStores(clock: Clock = systemClock): EmbeddedStores {
   const dir = temporaryDirectory();
+  const secrets = new AesGcmSecrets(randomBytes(32));
   const open = (): EmbeddedStores => {
     const db = openSqliteDatabase(`${dir.path}/platform.db`, { synchronous: 'normal' });
     const eventStore = new SqliteEventStore(db, { pollIntervalMs: 20, now: () => clock.now() });
     const readStore = new SqliteReadStore(db);
+    const events = new DecodingEventStore(eventStore);
     const close = async (): Promise<void> => {
       await eventStore.close();
       db.close();
     };
     return {
       eventStore,
+      events,
       readStore,
       clock,
-      commands: { eventStore, clock, ids: uuidGenerator },
+      commands: { eventStore: events, clock, ids: uuidGenerator, secrets },
       reopen() {
         void close();
         return open();

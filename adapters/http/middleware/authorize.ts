@@ -3,14 +3,14 @@
 
 import type { Middleware } from 'koa';
 import { type Aggregate, type CommandDependencies, handleCommand } from '../../../application/command-handling/handle-command';
-import { AccessDenied, type AccessDenialCommand, type AccessDenialEvent, accessDenialDecider, accessDenialStream } from '../../../domain/access-denial/access-denial';
+import { type AccessDenialCommand, type AccessDenialEvent, accessDenialDecider, accessDenialEvents, accessDenialStream } from '../../../domain/access-denial/access-denial';
 import { ROLE_RANK, type Role } from '../../../domain/membership/membership';
 import { DomainError, forbidden } from '../../../domain/shared/errors';
 import { requestContextOf } from '../request-context';
 import type { IdentityDependencies } from '../../../application/identity/identity';
 import { type AuthenticatedState, principalOf } from './authenticate';
 
-const accessDenialAggregate: Aggregate<AccessDenialCommand, AccessDenialEvent, null> = { decider: accessDenialDecider, events: AccessDenied };
+const accessDenialAggregate: Aggregate<AccessDenialCommand, AccessDenialEvent, null> = { decider: accessDenialDecider, events: accessDenialEvents };
 
 type DeniableContext = Parameters<Middleware<AuthenticatedState>>[0];
 

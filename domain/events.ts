@@ -1,0 +1,37 @@
+// The registry of every event the platform declares, derived from the aggregates' groups.
+// Building it checks that no event type and no stream category is declared twice, so a
+// duplicate stops the process at start. The categories here are the list of stream
+// categories: a new aggregate adds its group, and with it its category.
+
+import { accessDenialEvents } from './access-denial/access-denial';
+import { adminEvents } from './admin/admin';
+import { emailEvents } from './email/email';
+import { invitationEvents } from './invitation/invitation';
+import { membershipEvents } from './membership/membership';
+import { reservationEvents } from './reservation/reservation';
+import { sessionEvents } from './session/session';
+import { type RegistryEvent, eventRegistry } from './shared/events';
+import { teamEvents } from './team/team';
+import { tenantEvents } from './tenant/events';
+import { userEvents } from './user/events';
+import { workspaceEvents } from './workspace/workspace';
+
+export const domainEvents = eventRegistry([
+  tenantEvents,
+  userEvents,
+  membershipEvents,
+  sessionEvents,
+  workspaceEvents,
+  teamEvents,
+  invitationEvents,
+  emailEvents,
+  reservationEvents,
+  adminEvents,
+  accessDenialEvents,
+]);
+
+/** Every event of the platform, in its current shape: a `{type, data}` union. */
+export type DomainEvent = RegistryEvent<typeof domainEvents>;
+export type DomainEventType = DomainEvent['type'];
+/** The current data shape of one event type. */
+export type DomainEventData<Type extends DomainEventType> = Extract<DomainEvent, { type: Type }>['data'];

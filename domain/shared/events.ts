@@ -1,0 +1,178 @@
+// Event declarations (castore's declare-once, Emmett's upcasting in one place). Each event
+// type is declared once, next to its aggregate: its name, the io-ts codec of its data, the
+// schema version it is written with today, and an upcaster from every older version. The
+// aggregate's group (its stream category, list of types and TypeScript union) and the
+// registry of every event (domain/events.ts) are derived from the declarations; nothing
+// restates them. Decoding a stored event is a pure function of the registry: upcast from the
+// version it was written with, then decode with the current codec.
+
+import { isLeft } from 'fp-ts/Either';
+import type * as t from 'io-ts';
+import type { Message } from './decider';
+import { type StreamCategory, streamCategory } from './stream-names';
+
+/** Maps the data of version n to the shape of version n + 1; history itself is never rewritten. */
+export type Upcaster = (data: Readonly<Record<string, unknown>>) => unknown;
+
+export interface EventSchema {
+  /** The version events of this type are written with today. */
+  version: number;
+  /** One per older version n (1 .. version - 1), mapping it to n + 1. */
+  upcasters: Readonly<Record<number, Upcaster>>;
+}
+
+export interface EventDeclaration<Type extends string = string, Data = unknown> {
+  readonly type: Type;
+  readonly data: t.Decoder<unknown, Data>;
+  readonly version: number;
+  readonly upcasters: Readonly<Record<number, Upcaster>>;
+}
+
+/** The `{type, data}` message of a declaration (or of a union of them), in its current shape. */
+export type EventOf<Declaration> = Declaration extends EventDeclaration<infer Type, infer Data> ? { type: Type; data: Data } : never;
+
+const TYPE_NAME = /^[A-Z][A-Za-z0-9]*$/;
+
+/** Declares an event type. Without a schema it is at version 1 and needs no upcaster. */
+export function declareEvent<Type extends string, Data extends t.Mixed>(
+  type: Type,
+  data: Data,
+  schema: EventSchema = { version: 1, upcasters: {} },
+): EventDeclaration<Type, t.TypeOf<Data>> {
+  if (!TYPE_NAME.test(type)) throw new Error(`event type "${type}" must be PascalCase, past tense (for example "TenantCreated")`);
+  if (!Number.isInteger(schema.version) || schema.version < 1) throw new Error(`event ${type}: the schema version must be an integer from 1`);
+  const needed = Array.from({ length: schema.version - 1 }, (_, index) => index + 1);
+  const given = Object.keys(schema.upcasters)
+    .map(Number)
+    .sort((a, b) => a - b);
+  if (given.join(',') !== needed.join(',')) {
+    throw new Error(`event ${type} is at version ${schema.version}: it needs exactly one upcaster from each older version (${needed.join(', ') || 'none'}), got ${given.join(', ') || 'none'}`);
+  }
+  return { type, data, version: schema.version, upcasters: schema.upcasters };
+}
+
+/** An aggregate's events: its stream category and the declarations of its event types. */
+export interface EventGroup<Declaration extends EventDeclaration = EventDeclaration> {
+  readonly category: StreamCategory;
+  readonly declarations: readonly Declaration[];
+  readonly types: readonly Declaration['type'][];
+  /** Whether an event the registry decoded is one of this group's (its data then has the declared shape). */
+  includes<M extends Message>(event: M): event is M & EventOf<Declaration>;
+  /** The schema version events of this type are written with. */
+  versionOf(type: Declaration['type']): number;
+}
+
+/** The TypeScript union of a group's events. */
+export type GroupEvent<Group> = Group extends EventGroup<infer Declaration> ? EventOf<Declaration> : never;
+
+type DeclarationOf<Group> = Group extends EventGroup<infer Declaration> ? Declaration : never;
+
+/** Groups the declarations of one aggregate under its stream category (camelCase, no dash). */
+export function eventGroup<const Declarations extends readonly EventDeclaration[]>(category: string, declarations: Declarations): EventGroup<Declarations[number]> {
+  const checked = streamCategory(category);
+  const byType = new Map<string, EventDeclaration>();
+  for (const declaration of declarations) {
+    if (byType.has(declaration.type)) throw new Error(`event type ${declaration.type} is declared twice in ${category}`);
+    byType.set(declaration.type, declaration);
+  }
+  return {
+    category: checked,
+    declarations,
+    types: declarations.map((declaration) => declaration.type),
+    includes: <M extends Message>(event: M): event is M & EventOf<Declarations[number]> => byType.has(event.type),
+    versionOf: (type) => versionIn(byType, type),
+  };
+}
+
+/** Why a stored event could not be read in its current shape. */
+export type DecodeFailure = { reason: 'unknown_type' | 'unknown_version' | 'mismatch'; message: string };
+
+export type DecodeResult<Event> = { ok: true; event: Event } | ({ ok: false } & DecodeFailure);
+
+/** Every declared event of the platform: one per type, across all aggregates. */
+export interface EventRegistry<Declaration extends EventDeclaration = EventDeclaration> {
+  readonly groups: readonly EventGroup[];
+  readonly types: readonly Declaration['type'][];
+  /** The stream categories, one per aggregate. */
+  readonly categories: readonly StreamCategory[];
+  has(type: string): type is Declaration['type'];
+  versionOf(type: Declaration['type']): number;
+  /** Upcasts data written with schema version `writtenWith` (1 when the metadata has none) and decodes it. */
+  decode(type: string, data: unknown, writtenWith: number): DecodeResult<EventOf<Declaration>>;
+}
+
+/** The TypeScript union of a registry's events. */
+export type RegistryEvent<Registry> = Registry extends EventRegistry<infer Declaration> ? EventOf<Declaration> : never;
+
+/** Builds the registry; a type or a category declared twice is an error at start. */
+export function eventRegistry<const Groups extends readonly EventGroup[]>(groups: Groups): EventRegistry<DeclarationOf<Groups[number]>> {
+  type Declaration = DeclarationOf<Groups[number]>;
+  const categories = new Set<string>();
+  for (const group of groups) {
+    if (categories.has(group.category)) throw new Error(`stream category ${group.category} is declared by two event groups`);
+    categories.add(group.category);
+  }
+  const byType = new Map<string, EventDeclaration>();
+  const ownerOf = new Map<string, string>();
+  for (const group of groups) {
+    for (const declaration of group.declarations) {
+      const earlier = ownerOf.get(declaration.type);
+      if (earlier) throw new Error(`event type ${declaration.type} is declared twice (in ${earlier} and ${group.category})`);
+      byType.set(declaration.type, declaration);
+      ownerOf.set(declaration.type, group.category);
+    }
+  }
+  return {
+    groups,
+    types: [...byType.keys()] as Declaration['type'][],
+    categories: groups.map((group) => group.category),
+    has: (type): type is Declaration['type'] => byType.has(type),
+    versionOf: (type) => versionIn(byType, type),
+    decode(type, data, writtenWith) {
+      const declaration = byType.get(type);
+      if (!declaration) return { ok: false, reason: 'unknown_type', message: `no event type ${type} is declared` };
+      if (!Number.isInteger(writtenWith) || writtenWith < 1 || writtenWith > declaration.version) {
+        return { ok: false, reason: 'unknown_version', message: `schema version ${String(writtenWith)} is not one of 1..${declaration.version} (written by a newer release?)` };
+      }
+      let current = data;
+      for (let version = writtenWith; version < declaration.version; version += 1) {
+        if (!isRecord(current)) return { ok: false, reason: 'mismatch', message: `the data of version ${version} is not an object` };
+        try {
+          current = declaration.upcasters[version](current);
+        } catch (error) {
+          return { ok: false, reason: 'mismatch', message: `the upcaster from version ${version} failed: ${error instanceof Error ? error.message : String(error)}` };
+        }
+      }
+      const decoded = declaration.data.decode(current);
+      if (isLeft(decoded)) return { ok: false, reason: 'mismatch', message: describeErrors(decoded.left, writtenWith, declaration.version) };
+      // The declaration was looked up by `type`, so its decoded data belongs to that member of the union.
+      return { ok: true, event: { type: declaration.type, data: decoded.right } as EventOf<Declaration> };
+    },
+  };
+}
+
+function versionIn(byType: ReadonlyMap<string, EventDeclaration>, type: string): number {
+  const declaration = byType.get(type);
+  if (!declaration) throw new Error(`no event type ${type} is declared`);
+  return declaration.version;
+}
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** "data.name: expected string, got undefined"; values are not shown, they may be secret. */
+function describeErrors(errors: t.Errors, writtenWith: number, current: number): string {
+  const shown = errors.slice(0, 3).map((error) => {
+    const path = error.context
+      .map((entry) => entry.key)
+      .filter((key) => key !== '')
+      .join('.');
+    const expected = error.context[error.context.length - 1]?.type.name ?? 'a value';
+    const actual = error.value === null ? 'null' : Array.isArray(error.value) ? 'array' : typeof error.value;
+    return `${path ? `data.${path}` : 'data'}: expected ${expected}, got ${actual}`;
+  });
+  const more = errors.length > shown.length ? ` (and ${errors.length - shown.length} more)` : '';
+  const upcast = writtenWith < current ? ` after upcasting from version ${writtenWith} to ${current}` : '';
+  return `${shown.join('; ')}${more}${upcast}`;
+}
