@@ -15,6 +15,7 @@ import type { ReadStore } from '../application/ports/read-store';
 import type { SagaDelivery } from '../application/ports/saga-delivery';
 import { CheckpointedSagaDelivery } from '../application/sagas/checkpointed-delivery';
 import { allSagas } from '../application/sagas/index';
+import { processHolderId } from '../application/shared/lease';
 import type { Saga } from '../application/sagas/saga';
 import { SagaRunner } from '../application/sagas/saga-runner';
 import { graphqlRouter } from '../adapters/http/graphql';
@@ -109,7 +110,12 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   let projections: ProjectionRunner | null = null;
   const metrics = new PlatformMetrics(() => (projections ? projections.status() : Promise.resolve([])));
   const eventStore = new InstrumentedEventStore(rawEventStore, metrics);
-  projections = new ProjectionRunner({ eventStore, readStore, clock, logger: logger.child({ component: 'projections' }) }, overrides.projections ?? allProjections);
+  // One holder id per platform (a process runs one): its projections and saga groups share it.
+  const lease = { holder: config.leaseHolderId ?? processHolderId(), ttlMs: config.leaseTtlMs };
+  projections = new ProjectionRunner({ eventStore, readStore, clock, logger: logger.child({ component: 'projections' }) }, overrides.projections ?? allProjections, {
+    leaseHolder: lease.holder,
+    leaseTtlMs: lease.ttlMs,
+  });
   const runner = projections;
 
   const commands: CommandDependencies = { eventStore, clock, ids: uuidGenerator };
@@ -133,7 +139,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const sagaDelivery: SagaDelivery =
     rawEventStore instanceof EventStoreDbEventStore
       ? new EventStoreDbSagaDelivery(rawEventStore.client, readStore)
-      : new CheckpointedSagaDelivery({ eventStore, readStore, clock, logger }, { retryPollMs: overrides.sagaRetryPollMs });
+      : new CheckpointedSagaDelivery({ eventStore, readStore, clock, logger }, { retryPollMs: overrides.sagaRetryPollMs, lease });
   const sagas = new SagaRunner(sagaDelivery, platformSagas, logger.child({ component: 'sagas' }), { maxAttempts: config.sagaMaxAttempts });
   const startedAt = clock.now();
 
