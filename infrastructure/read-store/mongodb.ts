@@ -155,11 +155,12 @@ export class MongoReadStore implements ReadStore {
       await session.withTransaction(
         async () => {
           const stored = await this.states().findOne({ _id: commit.projection }, { session });
+          // The lease first: a process that lost it stands by rather than reloading to try again.
+          checkHolder(commit.projection, stored, commit.holder);
           const actual = stored?.checkpoint ?? 0;
           if (actual !== commit.expectedCheckpoint) {
             throw new CheckpointConflictError(commit.projection, commit.expectedCheckpoint, actual);
           }
-          checkHolder(commit.projection, stored, commit.holder);
           for (const run of runsByCollection(commit.operations)) {
             const models = run.operations.map((operation) => toWriteModel(operation, commit.state.checkpoint));
             try {

@@ -312,11 +312,12 @@ export class SqliteReadStore implements ReadStore {
   async commitProjection(commit: ProjectionCommit): Promise<void> {
     this.transaction(() => {
       const stored = this.readState(commit.projection);
+      // The lease first: a process that lost it stands by rather than reloading to try again.
+      checkHolder(commit.projection, stored, commit.holder);
       const actual = stored?.checkpoint ?? 0;
       if (actual !== commit.expectedCheckpoint) {
         throw new CheckpointConflictError(commit.projection, commit.expectedCheckpoint, actual);
       }
-      checkHolder(commit.projection, stored, commit.holder);
       for (const operation of commit.operations) this.applyOperation(operation);
       this.writeState(commit.state, stored);
     });

@@ -315,6 +315,8 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       );
       expect(error).to.be.instanceOf(LeaseLostError);
       expect(error).to.deep.include({ projection, holder: 'a', actual: 'b' });
+      // The lease is checked before the checkpoint: the loser stands by instead of reloading.
+      expect(await rejection(store.commitProjection({ projection, holder: 'a', expectedCheckpoint: 3, state: state(projection, 5), operations: [] }))).to.be.instanceOf(LeaseLostError);
       expect(await people.get('late')).to.equal(null);
       expect(await store.getProjectionState(projection)).to.deep.include({ checkpoint: 0 });
       expect(await rejection(store.putProjectionState(state(projection, 5, { status: 'failed' }), { holder: 'a' }))).to.be.instanceOf(LeaseLostError);
