@@ -17,6 +17,7 @@ import type { SagaDelivery } from '../application/ports/saga-delivery';
 import { CheckpointedSagaDelivery } from '../application/sagas/checkpointed-delivery';
 import { allSagas } from '../application/sagas/index';
 import type { AnySaga } from '../application/sagas/saga';
+import { processHolderId } from '../application/shared/lease';
 import { SagaRunner } from '../application/sagas/saga-runner';
 import { graphqlRouter } from '../adapters/http/graphql';
 import { meSessionsRouter } from '../adapters/http/me/sessions';
@@ -130,7 +131,12 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const storedEvents = new InstrumentedEventStore(rawEventStore, metrics);
   // The one place events are decoded: the command handler, projections and sagas all read through it.
   const eventStore = new DecodingEventStore(storedEvents);
-  projections = new ProjectionRunner({ eventStore, readStore, clock, logger: logger.child({ component: 'projections' }) }, overrides.projections ?? allProjections);
+  // One holder id per platform (a process runs one): its projections and saga groups share it.
+  const lease = { holder: config.leaseHolderId ?? processHolderId(), ttlMs: config.leaseTtlMs };
+  projections = new ProjectionRunner({ eventStore, readStore, clock, logger: logger.child({ component: 'projections' }) }, overrides.projections ?? allProjections, {
+    leaseHolder: lease.holder,
+    leaseTtlMs: lease.ttlMs,
+  });
   const runner = projections;
 
   const keys = loadKeys({ dataDir: config.dataDir, tokenSecretKey: config.tokenSecretKey, dataEncryptionKey: config.dataEncryptionKey });
@@ -154,7 +160,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const sagaDelivery: SagaDelivery =
     rawEventStore instanceof EventStoreDbEventStore
       ? new EventStoreDbSagaDelivery(rawEventStore.client, readStore)
-      : new CheckpointedSagaDelivery({ eventStore, readStore, clock, logger }, { retryPollMs: overrides.sagaRetryPollMs });
+      : new CheckpointedSagaDelivery({ eventStore, readStore, clock, logger }, { retryPollMs: overrides.sagaRetryPollMs, lease });
   const sagas = new SagaRunner(sagaDelivery, platformSagas, logger.child({ component: 'sagas' }), { maxAttempts: config.sagaMaxAttempts });
   const startedAt = clock.now();
 

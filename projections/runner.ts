@@ -3,12 +3,17 @@
 // - Each projection follows a catch-up subscription from its checkpoint, applies events in
 //   batches, and commits the batch's writes together with the new checkpoint; a crash
 //   between batches loses nothing and applies nothing twice.
-// - The commit checks the stored checkpoint (compare-and-set), so a second runner (another
-//   process, or the operator's rebuild) never interleaves with this one: the loser reloads.
+// - One process at a time follows a projection: the holder of its lease (see
+//   application/shared/lease.ts). The others stand by, trying to take the lease as it lapses;
+//   the holder's commits name it, so a holder that lost its lease cannot write.
+// - The commit checks the stored checkpoint (compare-and-set), so a second writer (the
+//   operator's rebuild in the CLI) never interleaves with the holder: the loser reloads.
 // - Rebuild: a new version, or an operator's command, builds into shadow collections from
-//   position 0 while the live ones keep serving, then swaps them in.
+//   position 0 while the live ones keep serving, then swaps them in. A new version is
+//   rebuilt by the lease holder only, so N processes rebuild it once.
 // - `waitFor(position)` gives read-your-writes: the HTTP layer waits, bounded, until the
-//   projections it reads from have passed the position its write returned.
+//   projections it reads from have passed the position its write returned. For a projection
+//   another process holds, that is its stored checkpoint, polled while someone waits.
 
 import { type DomainEventStore, type DomainRecordedEvent, EventDecodingError } from '../application/ports/domain-event-store';
 import type { EventSubscription, RecordedEvent, SubscriptionMessage } from '../application/ports/event-store';
@@ -17,12 +22,15 @@ import { type Logger, silentLogger } from '../application/ports/logger';
 import {
   CheckpointConflictError,
   type Document,
+  LeaseLostError,
   type ProjectionState,
   type ProjectionStatus,
   type ReadStore,
   type WriteOperation,
+  leaseIsLive,
 } from '../application/ports/read-store';
 import { Batches } from '../application/shared/batches';
+import { DEFAULT_LEASE_TTL_MS, Lease, pause, processHolderId } from '../application/shared/lease';
 import type { Projection, ProjectionView } from './projection';
 
 export interface ProjectionRunnerOptions {
@@ -31,7 +39,16 @@ export interface ProjectionRunnerOptions {
   idleCheckpointMs?: number;
   /** Delay before a failed projection tries its batch again. */
   retryDelayMs?: number;
+  /** This process's id as a lease holder; default `hostname:pid:random`, new per runner. */
+  leaseHolder?: string;
+  /** How long a lease lasts without renewal; it is renewed every third of it. */
+  leaseTtlMs?: number;
+  /** How often a read-your-writes wait reads the checkpoints of projections held elsewhere. */
+  standbyPollMs?: number;
 }
+
+/** `standby`: another process holds the projection's lease; this one is ready to take over. */
+export type ProjectionRunState = ProjectionStatus | 'standby';
 
 export interface ProjectionReport {
   name: string;
@@ -39,8 +56,10 @@ export interface ProjectionReport {
   checkpoint: number;
   head: number;
   lag: number;
-  status: ProjectionStatus;
+  status: ProjectionRunState;
   error: string | null;
+  /** The process holding the lease (null when nobody does, or it lapsed). */
+  holder: string | null;
 }
 
 export interface ProjectionRunnerDependencies {
@@ -132,62 +151,84 @@ async function project(feed: ProjectionFeed, events: readonly RecordedEvent[], r
   return view.operations;
 }
 
-/** One projection kept live: subscription, batches, commits, failures and retries. */
+/** One projection kept live: lease, subscription, batches, commits, failures and retries. */
 class LiveProjection {
   checkpoint = 0;
-  status: ProjectionStatus = 'stopped';
+  status: ProjectionRunState = 'stopped';
   error: string | null = null;
+  readonly lease: Lease;
   private stored = 0;
   private storedAt = 0;
   /** The version of the documents being served: the stored one until a rebuild swaps. */
   private servedVersion: number;
-  private stopping = false;
+  private running = new AbortController();
   private subscription: { stop(): Promise<void> } | null = null;
   private loop: Promise<void> | null = null;
-  private wakeRetry: (() => void) | null = null;
   readonly feed: ProjectionFeed;
+  private newerVersionLogged = false;
 
   constructor(
     readonly projection: Projection,
     private readonly deps: Required<ProjectionRunnerDependencies>,
     private readonly options: Required<ProjectionRunnerOptions>,
     private readonly onProgress: () => void,
+    /** The stored version is older than the code's: the runner rebuilds (once). */
+    private readonly onStaleVersion: () => void,
   ) {
     this.servedVersion = projection.version;
     this.feed = feedOf(projection, deps.eventStore);
+    this.lease = new Lease(
+      { readStore: deps.readStore, clock: deps.clock, logger: deps.logger },
+      projection.name,
+      projection.version,
+      { holder: options.leaseHolder, ttlMs: options.leaseTtlMs },
+      () => void this.subscription?.stop(),
+    );
   }
 
   start(): void {
-    this.stopping = false;
-    this.loop = this.run();
+    this.running = new AbortController();
+    this.loop = this.run(this.running.signal);
   }
 
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.wakeRetry?.();
+  /** Stops following; gives the lease up unless `keepLease` (a rebuild pausing its follower). */
+  async stop(options: { keepLease?: boolean } = {}): Promise<void> {
+    this.running.abort();
     await this.subscription?.stop();
     await this.loop;
     this.loop = null;
     this.status = 'stopped';
+    if (!options.keepLease) await this.lease.release();
   }
 
-  private async run(): Promise<void> {
+  private async run(signal: AbortSignal): Promise<void> {
     const { readStore, logger } = this.deps;
-    while (!this.stopping) {
+    while (!signal.aborted) {
+      if (!this.lease.held) {
+        this.status = 'standby';
+        this.error = null;
+        if (!(await this.takeLease(signal))) break;
+      }
       try {
         const state = await readStore.getProjectionState(this.projection.name);
         this.stored = state?.checkpoint ?? 0;
         this.servedVersion = state?.version ?? this.projection.version;
         this.storedAt = this.deps.clock.now().getTime();
         this.checkpoint = Math.max(this.checkpoint, this.stored);
+        if (this.servedVersion > this.projection.version) {
+          // A newer version took its place meanwhile: leave it to the processes running that.
+          await this.lease.release();
+          continue;
+        }
         this.status = 'running';
         this.error = null;
+        if (this.servedVersion < this.projection.version) this.onStaleVersion();
         const subscription = this.feed.subscribe(this.stored);
         this.subscription = subscription;
-        if (this.stopping) await subscription.stop();
+        if (signal.aborted || !this.lease.held) await subscription.stop();
         for await (const batch of new Batches<SubscriptionMessage>(subscription, this.options.batchSize)) {
           await this.applyBatch(batch);
-          if (this.stopping) break;
+          if (signal.aborted || !this.lease.held) break;
         }
         await subscription.stop();
       } catch (error) {
@@ -195,6 +236,10 @@ class LiveProjection {
         if (error instanceof CheckpointConflictError) {
           logger.info({ projection: this.projection.name }, 'checkpoint moved elsewhere; reloading');
           this.checkpoint = 0;
+          continue;
+        }
+        if (error instanceof LeaseLostError) {
+          this.lease.lost(error.actual);
           continue;
         }
         this.status = 'failed';
@@ -208,16 +253,35 @@ class LiveProjection {
         }
         logger.error({ projection: this.projection.name, err: error }, 'projection failed; retrying');
         await this.persistFailure();
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.options.retryDelayMs);
-          this.wakeRetry = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wakeRetry = null;
+        await pause(this.options.retryDelayMs, signal);
       }
     }
+  }
+
+  /**
+   * Stands by until this process holds the lease (true) or stops (false). A process whose
+   * code is older than the stored version does not take it: versions move forward by
+   * themselves only, so two versions running side by side (a rolling deploy) never rebuild
+   * each other's read models back and forth. Going back is an operator's rebuild.
+   */
+  private async takeLease(signal: AbortSignal): Promise<boolean> {
+    while (!signal.aborted) {
+      try {
+        const stored = await this.deps.readStore.getProjectionState(this.projection.name);
+        if (stored && stored.version > this.projection.version) {
+          if (!this.newerVersionLogged) {
+            this.deps.logger.warn({ projection: this.projection.name, stored: stored.version, code: this.projection.version }, 'stored version is newer than this code; standing by');
+            this.newerVersionLogged = true;
+          }
+        } else if (await this.lease.tryAcquire()) {
+          return true;
+        }
+      } catch (error) {
+        this.deps.logger.warn({ projection: this.projection.name, err: error }, 'could not try the lease');
+      }
+      await pause(Math.max(1, Math.floor(this.options.leaseTtlMs / 3)), signal);
+    }
+    return false;
   }
 
   private async applyBatch(batch: readonly SubscriptionMessage[]): Promise<void> {
@@ -249,6 +313,7 @@ class LiveProjection {
       expectedCheckpoint: this.stored,
       operations,
       state: this.stateAt(checkpoint, now),
+      holder: this.lease.holder,
     });
     this.stored = checkpoint;
     this.storedAt = now.getTime();
@@ -268,13 +333,16 @@ class LiveProjection {
 
   private async persistFailure(): Promise<void> {
     try {
-      await this.deps.readStore.putProjectionState({
-        ...this.stateAt(this.stored, this.deps.clock.now()),
-        status: 'failed',
-        error: this.error,
-      });
+      await this.deps.readStore.putProjectionState(
+        {
+          ...this.stateAt(this.stored, this.deps.clock.now()),
+          status: 'failed',
+          error: this.error,
+        },
+        { holder: this.lease.holder },
+      );
     } catch {
-      // The store itself may be what failed; the in-memory status still reports it.
+      // The store itself may be what failed, or the lease moved on; the in-memory status still reports it.
     }
   }
 }
@@ -282,10 +350,12 @@ class LiveProjection {
 export class ProjectionRunner {
   private readonly live = new Map<string, LiveProjection>();
   private readonly rebuilding = new Set<string>();
-  private readonly waiters = new Set<() => void>();
+  /** Each read-your-writes wait: its check, and what it waits for. */
+  private readonly waiters = new Map<() => void, { position: number; names: readonly string[] }>();
   private readonly deps: Required<ProjectionRunnerDependencies>;
   private readonly options: Required<ProjectionRunnerOptions>;
   private started = false;
+  private polling: Promise<void> | null = null;
 
   constructor(
     deps: ProjectionRunnerDependencies,
@@ -293,33 +363,55 @@ export class ProjectionRunner {
     options: ProjectionRunnerOptions = {},
   ) {
     this.deps = { logger: silentLogger, ...deps };
-    this.options = { batchSize: 500, idleCheckpointMs: 1000, retryDelayMs: 1000, ...options };
+    this.options = {
+      batchSize: 500,
+      idleCheckpointMs: 1000,
+      retryDelayMs: 1000,
+      leaseHolder: processHolderId(),
+      leaseTtlMs: DEFAULT_LEASE_TTL_MS,
+      standbyPollMs: 20,
+      ...options,
+    };
     const names = new Set<string>();
     for (const projection of projections) {
       if (names.has(projection.name)) throw new Error(`two projections are named ${projection.name}`);
       names.add(projection.name);
-      this.live.set(projection.name, new LiveProjection(projection, this.deps, this.options, () => this.notify()));
+      this.live.set(
+        projection.name,
+        new LiveProjection(projection, this.deps, this.options, () => this.notify(), () => this.rebuildNewVersion(projection.name)),
+      );
     }
   }
 
-  /** Creates collections, resumes every projection, and rebuilds those whose version changed. */
+  /** This process's id as a lease holder. */
+  get holder(): string {
+    return this.options.leaseHolder;
+  }
+
+  /**
+   * Creates collections and follows every projection whose lease this process can take,
+   * standing by for the others. The holder of a projection whose version changed rebuilds it.
+   */
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
     for (const projection of this.projections) {
       for (const spec of projection.collections) await this.deps.readStore.ensureCollection(spec);
-      const state = await this.deps.readStore.getProjectionState(projection.name);
       this.projectionOf(projection.name).start();
-      if (state && state.version !== projection.version) {
-        this.deps.logger.info({ projection: projection.name, from: state.version, to: projection.version }, 'projection version changed; rebuilding');
-        void this.rebuild(projection.name).catch((error) => this.deps.logger.error({ projection: projection.name, err: error }, 'rebuild failed'));
-      }
     }
   }
 
+  private rebuildNewVersion(name: string): void {
+    if (this.rebuilding.has(name)) return;
+    const projection = this.projectionOf(name).projection;
+    this.deps.logger.info({ projection: name, to: projection.version }, 'projection version changed; rebuilding');
+    void this.rebuild(name).catch((error) => this.deps.logger.error({ projection: name, err: error }, 'rebuild failed'));
+  }
+
+  /** Stops every follower and gives their leases up, so a standing-by process takes over at once. */
   async stop(): Promise<void> {
-    await Promise.all([...this.live.values()].map((projection) => projection.stop()));
     this.started = false;
+    await Promise.all([...this.live.values()].map((projection) => projection.stop()));
     this.notify();
   }
 
@@ -329,15 +421,20 @@ export class ProjectionRunner {
     return projection;
   }
 
-  /** Checkpoint, head, lag and state of every projection. */
+  /**
+   * Checkpoint, head, lag, state and lease holder of every projection. A projection that
+   * another process holds is `standby` here, with the checkpoint and error that process stored.
+   */
   async status(): Promise<ProjectionReport[]> {
     const head = await this.deps.eventStore.headPosition();
     const stored = new Map((await this.deps.readStore.listProjectionStates()).map((state) => [state.name, state]));
+    const now = this.deps.clock.now();
     return this.projections.map((projection) => {
       const live = this.projectionOf(projection.name);
       const state = stored.get(projection.name);
-      const checkpoint = this.started ? live.checkpoint : (state?.checkpoint ?? 0);
-      const status: ProjectionStatus = this.rebuilding.has(projection.name) ? 'rebuilding' : this.started ? live.status : (state?.status ?? 'stopped');
+      const runsHere = this.started && live.status !== 'standby';
+      const checkpoint = runsHere ? live.checkpoint : (state?.checkpoint ?? 0);
+      const status: ProjectionRunState = this.rebuilding.has(projection.name) ? 'rebuilding' : this.started ? live.status : (state?.status ?? 'stopped');
       return {
         name: projection.name,
         version: projection.version,
@@ -345,7 +442,8 @@ export class ProjectionRunner {
         head,
         lag: Math.max(0, head - checkpoint),
         status,
-        error: this.started ? live.error : (state?.error ?? null),
+        error: runsHere ? live.error : (state?.error ?? null),
+        holder: leaseIsLive(state?.lease, now) ? state.lease.holder : null,
       };
     });
   }
@@ -367,12 +465,57 @@ export class ProjectionRunner {
         resolve(result);
       };
       const timer = setTimeout(() => finish(reached()), options.timeoutMs ?? 5000);
-      this.waiters.add(check);
+      this.waiters.set(check, { position, names });
+      this.pollStoredCheckpoints();
     });
   }
 
   private notify(): void {
-    for (const waiter of [...this.waiters]) waiter();
+    for (const waiter of [...this.waiters.keys()]) waiter();
+  }
+
+  /**
+   * While someone waits, a projection this process stands by for advances only in the store
+   * (its holder is another process). Its position there is its stored checkpoint, or more:
+   * the holder stores a checkpoint that moved past events it does not handle only now and
+   * then, so when no event it handles lies between its stored checkpoint and the head, its
+   * read model already is as of the head.
+   */
+  private pollStoredCheckpoints(): void {
+    if (this.polling) return;
+    this.polling = (async () => {
+      while (this.waiters.size > 0 && this.started) {
+        const behind = this.standbyBehind();
+        if (behind.length > 0) {
+          try {
+            const head = await this.deps.eventStore.headPosition();
+            const stored = new Map((await this.deps.readStore.listProjectionStates()).map((state) => [state.name, state.checkpoint]));
+            for (const live of behind) {
+              const checkpoint = stored.get(live.projection.name) ?? 0;
+              const [next] = await live.feed.read(checkpoint, 1);
+              live.checkpoint = Math.max(live.checkpoint, checkpoint, next ? next.position - 1 : head);
+            }
+            this.notify();
+          } catch (error) {
+            // The wait's own timeout bounds it.
+            this.deps.logger.warn({ err: error }, 'could not read the stored checkpoints');
+          }
+        }
+        await pause(this.options.standbyPollMs);
+      }
+    })().finally(() => (this.polling = null));
+  }
+
+  /** Projections held elsewhere that someone waits for and that are not known to have passed it. */
+  private standbyBehind(): LiveProjection[] {
+    const wanted = new Map<string, number>();
+    for (const { position, names } of this.waiters.values()) {
+      for (const name of names) wanted.set(name, Math.max(wanted.get(name) ?? 0, position));
+    }
+    return [...wanted]
+      .map(([name, position]) => ({ live: this.live.get(name), position }))
+      .filter(({ live, position }) => live !== undefined && !live.lease.held && live.checkpoint < position)
+      .map(({ live }) => live!);
   }
 
   /**
@@ -384,6 +527,13 @@ export class ProjectionRunner {
     const live = this.projectionOf(name);
     if (this.rebuilding.has(name)) throw new Error(`projection ${name} is already rebuilding`);
     this.rebuilding.add(name);
+    // Started by the lease holder (a new version), the rebuild is fenced by the lease: if it
+    // moves to another process, that one rebuilds and this one stops. An operator's rebuild
+    // in a process without the lease is fenced by the checkpoint instead.
+    const holder = live.lease.held ? live.lease.holder : undefined;
+    const fence = (): void => {
+      if (holder !== undefined && !live.lease.held) throw new LeaseLostError(name, holder, null);
+    };
     try {
       const projection = live.projection;
       const { readStore } = this.deps;
@@ -394,24 +544,26 @@ export class ProjectionRunner {
       const stateName = rebuildStateName(name);
       const now = this.deps.clock.now().toISOString();
       await readStore.putProjectionState({ name: stateName, version: projection.version, checkpoint: 0, status: 'rebuilding', error: null, updated_at: now });
-      let progress = await this.catchUpShadow(live, { checkpoint: 0, events: 0 });
+      let progress = await this.catchUpShadow(live, { checkpoint: 0, events: 0 }, fence);
       const wasRunning = this.started;
-      if (wasRunning) await live.stop();
+      if (wasRunning) await live.stop({ keepLease: true });
       try {
         const head = await this.deps.eventStore.headPosition();
-        progress = await this.catchUpShadow(live, progress);
+        progress = await this.catchUpShadow(live, progress, fence);
         const checkpoint = Math.max(progress.checkpoint, head);
         await readStore.promoteShadow({
           projection: name,
           collections: projection.collections.map((spec) => ({ shadow: shadowName(spec.name), live: spec.name })),
           state: { name, version: projection.version, checkpoint, status: 'running', error: null, updated_at: this.deps.clock.now().toISOString() },
+          holder,
         });
         await readStore.putProjectionState({ name: stateName, version: projection.version, checkpoint, status: 'stopped', error: null, updated_at: now });
         live.checkpoint = checkpoint;
         this.deps.logger.info({ projection: name, events: progress.events, checkpoint }, 'projection rebuilt');
         return { events: progress.events, checkpoint };
       } finally {
-        if (wasRunning) live.start();
+        // Not when the runner stopped meanwhile (its stop released the lease).
+        if (wasRunning && this.started) live.start();
       }
     } finally {
       this.rebuilding.delete(name);
@@ -420,12 +572,13 @@ export class ProjectionRunner {
   }
 
   /** Reads `$all` page by page into the shadow collections until a page comes back empty. */
-  private async catchUpShadow(live: LiveProjection, from: { checkpoint: number; events: number }): Promise<{ checkpoint: number; events: number }> {
+  private async catchUpShadow(live: LiveProjection, from: { checkpoint: number; events: number }, fence: () => void): Promise<{ checkpoint: number; events: number }> {
     const { readStore } = this.deps;
     const { projection, feed } = live;
     const stateName = rebuildStateName(projection.name);
     let { checkpoint, events } = from;
     for (;;) {
+      fence();
       const page = await feed.read(checkpoint, this.options.batchSize);
       if (page.length === 0) return { checkpoint, events };
       const operations = await project(feed, page, readStore, shadowName);

@@ -1,6 +1,8 @@
 // The operator CLI: `npm run cli -- <command>`. It opens the same stores as the server
-// (DATA_DIR, or EVENTSTORE_URL / MONGODB_URL) and may run beside it: projection commits are
-// compare-and-set on the checkpoint, so a rebuild here and the server's runner never interleave.
+// (DATA_DIR, or EVENTSTORE_URL / MONGODB_URL) and may run beside it: it runs only the
+// projections no server holds a lease on (waiting for the others' stored checkpoints), and
+// projection commits are compare-and-set on the checkpoint, so a rebuild here and the
+// server's runner never interleave.
 
 import 'reflect-metadata';
 import { ConfigError, DataFolderError, type Platform, createPlatform, loadConfig } from '../../infrastructure/composition-root';
@@ -8,13 +10,14 @@ import { silentLogger } from '../../application/ports/logger';
 import { systemContext } from '../../application/shared/request-context';
 import { createTenant, renameTenant, suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
 import type { RecordedEvent } from '../../application/ports/event-store';
+import { leaseIsLive } from '../../application/ports/read-store';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { runConnectorDoctor } from './connector-doctor';
 import { parseArguments, printTable } from './format';
 
 const USAGE = `usage: npm run cli -- <command>
 
-  projections status                 checkpoint, head, lag and state of every projection
+  projections status                 checkpoint, head, lag, state and lease holder of every projection
   projections rebuild NAME           rebuild NAME into shadow collections, then swap
   events read STREAM [--backwards] [--from REVISION] [--limit N]   events as stored (not upcast)
   events tail [--from POSITION] [--limit N]   follow $all as stored (from the end unless --from)
@@ -66,9 +69,11 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
       return withPlatform(async (platform) => {
         const reports = await platform.projections.status();
         const sagas = (await platform.readStore.listProjectionStates()).filter((state) => state.name.startsWith('saga:'));
-        printTable(out, ['projection', 'version', 'checkpoint', 'head', 'lag', 'status', 'error'], [
-          ...reports.map((r) => [r.name, r.version, r.checkpoint, r.head, r.lag, r.status, r.error ?? '']),
-          ...sagas.map((s) => [s.name, s.version, s.checkpoint, reports[0]?.head ?? '', '', s.status, s.error ?? '']),
+        const now = platform.clock.now();
+        // holder: the process whose lease runs it now ('-' when none does: no server, or its lease lapsed).
+        printTable(out, ['projection', 'version', 'checkpoint', 'head', 'lag', 'status', 'holder', 'error'], [
+          ...reports.map((r) => [r.name, r.version, r.checkpoint, r.head, r.lag, r.status, r.holder ?? '-', r.error ?? '']),
+          ...sagas.map((s) => [s.name, s.version, s.checkpoint, reports[0]?.head ?? '', '', s.status, leaseIsLive(s.lease, now) ? s.lease.holder : '-', s.error ?? '']),
         ]);
         return 0;
       });

@@ -69,6 +69,13 @@ export type WriteOperation =
 
 export type ProjectionStatus = 'running' | 'rebuilding' | 'stopped' | 'failed';
 
+/** The one process allowed to run a projection (or saga group), until `expires_at`. */
+export interface ProjectionLease {
+  holder: string;
+  /** ISO-8601, by the clock of the process that took or renewed the lease. */
+  expires_at: string;
+}
+
 /** What the runner keeps per projection, next to its read models. */
 export interface ProjectionState {
   name: string;
@@ -78,6 +85,11 @@ export interface ProjectionState {
   status: ProjectionStatus;
   error: string | null;
   updated_at: string;
+  /**
+   * Changed only by the lease operations: writing a state keeps the stored lease, whatever
+   * this field says. Reads give it (null when nobody ever held one or it was released).
+   */
+  lease?: ProjectionLease | null;
 }
 
 /** One batch of a projection: its writes and its new checkpoint, committed together. */
@@ -87,6 +99,8 @@ export interface ProjectionCommit {
   expectedCheckpoint: number;
   state: ProjectionState;
   operations: readonly WriteOperation[];
+  /** When set, the commit applies only while this holder holds the lease; else LeaseLostError. */
+  holder?: string;
 }
 
 /** Moves rebuilt shadow collections into place, with the rebuilt projection's state. */
@@ -95,6 +109,17 @@ export interface ShadowPromotion {
   /** shadow name -> live name */
   collections: ReadonlyArray<{ shadow: string; live: string }>;
   state: ProjectionState;
+  /** When set, the promotion happens only while this holder holds the lease; else LeaseLostError. */
+  holder?: string;
+}
+
+/** A lease operation by `holder`, at `now` by its clock. */
+export interface LeaseRequest {
+  projection: string;
+  holder: string;
+  now: Date;
+  /** The lease lasts until `now + ttlMs` unless renewed. */
+  ttlMs: number;
 }
 
 export interface ReadStore {
@@ -102,12 +127,27 @@ export interface ReadStore {
   ensureCollection(spec: CollectionSpec): Promise<void>;
   dropCollection(name: string): Promise<void>;
   collection<T extends Document = Document>(name: string): Collection<T>;
-  /** Applies the operations and stores the checkpoint atomically; throws CheckpointConflictError. */
+  /** Applies the operations and stores the checkpoint atomically; throws CheckpointConflictError or LeaseLostError. */
   commitProjection(commit: ProjectionCommit): Promise<void>;
   getProjectionState(projection: string): Promise<ProjectionState | null>;
-  putProjectionState(state: ProjectionState): Promise<void>;
+  /** Stores the state (keeping its lease); with `holder`, only while that holder holds the lease. */
+  putProjectionState(state: ProjectionState, options?: { holder?: string }): Promise<void>;
   listProjectionStates(): Promise<ProjectionState[]>;
   promoteShadow(promotion: ShadowPromotion): Promise<void>;
+  /**
+   * Takes the lease when nobody holds it, it lapsed, or the holder already has it, in one
+   * atomic step; a projection without a state gets one (checkpoint 0, `version`, stopped).
+   * Returns the lease as it stands afterwards: the caller's when taken, another's when not
+   * (null only if it was released meanwhile, so that a next attempt takes it).
+   */
+  acquireLease(request: LeaseRequest & { version: number }): Promise<ProjectionLease | null>;
+  /**
+   * Extends the lease while the holder still has it (even lapsed: nobody took it over).
+   * Returns the lease as it stands afterwards (another's, or null, when it was lost).
+   */
+  renewLease(request: LeaseRequest): Promise<ProjectionLease | null>;
+  /** Gives the lease up if `holder` has it, so another process takes over at once. */
+  releaseLease(projection: string, holder: string): Promise<void>;
   /** True when the backing database answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -119,6 +159,20 @@ export class CheckpointConflictError extends Error {
     super(`projection ${projection}: expected checkpoint ${expected}, found ${actual}`);
     this.name = 'CheckpointConflictError';
   }
+}
+
+/** The writer no longer holds the projection's lease: another process runs it now. */
+export class LeaseLostError extends Error {
+  readonly code = 'lease_lost';
+  constructor(readonly projection: string, readonly holder: string, readonly actual: string | null) {
+    super(`projection ${projection}: lease of ${holder} is lost${actual ? ` to ${actual}` : ''}`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+/** True while `lease` is held by someone at `now`. */
+export function leaseIsLive(lease: ProjectionLease | null | undefined, now: Date): lease is ProjectionLease {
+  return lease !== null && lease !== undefined && lease.expires_at > now.toISOString();
 }
 
 export class UniqueConstraintError extends Error {

@@ -3,12 +3,15 @@
 // in the same commit that moves the checkpoint past it, so it is never lost; the retry loop
 // delivers it again with back-off and dead-letters it after the last attempt.
 // Retried events may arrive after later ones: sagas must not rely on order across events.
+// One process at a time delivers a group: the holder of its lease, stored with the group's
+// checkpoint (application/shared/lease.ts); the others stand by.
 
 import type { Clock } from '../ports/clock';
 import { type DomainEventStore, type DomainRecordedEvent, EventDecodingError } from '../ports/domain-event-store';
 import type { RecordedEvent } from '../ports/event-store';
 import { type Logger, silentLogger } from '../ports/logger';
-import type { ReadStore } from '../ports/read-store';
+import { LeaseLostError, type ReadStore } from '../ports/read-store';
+import { Lease, type LeaseSettings, defaultLeaseSettings } from '../shared/lease';
 import type { DeliverEvent, DeliveryFailure, SagaDelivery, SagaSubscription, SagaSubscriptionOptions } from '../ports/saga-delivery';
 
 export const SAGA_FAILURES = 'saga_failures';
@@ -27,15 +30,20 @@ export interface CheckpointedDeliveryOptions {
   retryPollMs?: number;
   /** How often a checkpoint that moved only past skipped events is stored. */
   idleCheckpointMs?: number;
+  /** This process's lease holder id and the lease's time to live. */
+  lease?: LeaseSettings;
 }
 
 export class CheckpointedSagaDelivery implements SagaDelivery {
   private ready: Promise<void> | null = null;
+  private readonly lease: LeaseSettings;
 
   constructor(
     private readonly deps: { eventStore: DomainEventStore; readStore: ReadStore; clock: Clock; logger?: Logger },
     private readonly options: CheckpointedDeliveryOptions = {},
-  ) {}
+  ) {
+    this.lease = options.lease ?? defaultLeaseSettings();
+  }
 
   private ensureCollection(): Promise<void> {
     this.ready ??= this.deps.readStore.ensureCollection({
@@ -50,6 +58,7 @@ export class CheckpointedSagaDelivery implements SagaDelivery {
     const group = new GroupDelivery(this.deps, options, deliver, {
       retryPollMs: this.options.retryPollMs ?? 1000,
       idleCheckpointMs: this.options.idleCheckpointMs ?? 5000,
+      lease: this.lease,
     });
     group.start();
     return { stop: () => group.stop() };
@@ -80,14 +89,17 @@ class GroupDelivery {
   private loops: Promise<void>[] = [];
   private wake: (() => void) | null = null;
   private readonly logger: Logger;
+  private readonly lease: Lease;
+  private readonly running = new AbortController();
 
   constructor(
     private readonly deps: { eventStore: DomainEventStore; readStore: ReadStore; clock: Clock; logger?: Logger },
     private readonly options: SagaSubscriptionOptions,
     private readonly deliver: DeliverEvent,
-    private readonly timing: { retryPollMs: number; idleCheckpointMs: number },
+    private readonly timing: { retryPollMs: number; idleCheckpointMs: number; lease: LeaseSettings },
   ) {
     this.logger = (deps.logger ?? silentLogger).child({ saga_group: options.group });
+    this.lease = new Lease({ readStore: deps.readStore, clock: deps.clock, logger: this.logger }, stateName(options.group), 1, timing.lease, () => void this.subscription?.stop());
   }
 
   start(): void {
@@ -96,9 +108,11 @@ class GroupDelivery {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.running.abort();
     this.wake?.();
     await this.subscription?.stop();
     await Promise.all(this.loops);
+    await this.lease.release();
   }
 
   private get failures() {
@@ -107,6 +121,7 @@ class GroupDelivery {
 
   private async follow(): Promise<void> {
     while (!this.stopping) {
+      if (!(await this.lease.whenHeld(this.running.signal))) return;
       try {
         const state = await this.deps.readStore.getProjectionState(stateName(this.options.group));
         this.checkpoint = state?.checkpoint ?? 0;
@@ -118,12 +133,16 @@ class GroupDelivery {
           else if (message.position > this.checkpoint && this.deps.clock.now().getTime() - this.storedAt >= this.timing.idleCheckpointMs) {
             await this.moveCheckpoint(message.position, []);
           }
-          if (this.stopping) break;
+          if (this.stopping || !this.lease.held) break;
         }
       } catch (error) {
         if (this.stopping) return;
         if (error instanceof EventDecodingError) {
           await this.deadLetterUnreadable(error);
+          continue;
+        }
+        if (error instanceof LeaseLostError) {
+          this.lease.lost(error.actual);
           continue;
         }
         this.logger.error({ err: error }, 'saga subscription failed; resubscribing');
@@ -176,6 +195,7 @@ class GroupDelivery {
       expectedCheckpoint: this.checkpoint,
       operations: failures.map((doc) => ({ kind: 'put' as const, collection: SAGA_FAILURES, doc })),
       state: { name: stateName(this.options.group), version: 1, checkpoint: position, status: 'running', error: null, updated_at: now.toISOString() },
+      holder: this.lease.holder,
     });
     this.checkpoint = position;
     this.storedAt = now.getTime();
@@ -185,6 +205,7 @@ class GroupDelivery {
     while (!this.stopping) {
       await this.sleep(this.timing.retryPollMs);
       if (this.stopping) return;
+      if (!this.lease.held) continue;
       try {
         await this.retryDue();
       } catch (error) {

@@ -76,6 +76,8 @@ const variables = {
   SMTP_URL: { codec: urlWithScheme('smtp', 'smtps'), default: undefined },
   SMTP_FROM: { codec: nonEmpty, default: 'svc platform <no-reply@localhost>' },
   READ_CACHE_TTL_MS: { codec: integerBetween(0, 60_000), default: '1000' },
+  LEASE_TTL_MS: { codec: integerBetween(100, 600_000), default: '15000' },
+  LEASE_HOLDER_ID: { codec: fromString('HolderId', '1 to 200 printable characters', (raw) => (/^[\x21-\x7e]{1,200}$/.test(raw) ? raw : undefined)), default: undefined },
 } as const;
 
 type Variables = typeof variables;
@@ -111,6 +113,9 @@ export interface Config {
   smtpUrl: string | null;
   smtpFrom: string;
   readCacheTtlMs: number;
+  leaseTtlMs: number;
+  /** Null: `hostname:pid:random`, chosen when the platform is created. */
+  leaseHolderId: string | null;
 }
 
 export class ConfigError extends Error {
@@ -177,5 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: values.SMTP_URL as string | null,
     smtpFrom: values.SMTP_FROM as string,
     readCacheTtlMs: values.READ_CACHE_TTL_MS as number,
+    leaseTtlMs: values.LEASE_TTL_MS as number,
+    leaseHolderId: values.LEASE_HOLDER_ID as string | null,
   };
 }

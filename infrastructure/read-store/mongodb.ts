@@ -30,7 +30,17 @@
 //   operations on the same collection, then the new state in `_projections`
 //   (`_id` = projection name). Two concurrent commits of one projection collide on that
 //   state document. The driver retries the loser, whose check then fails with
-//   CheckpointConflictError.
+//   CheckpointConflictError. A commit with a `holder` also finds that holder in the stored
+//   lease, or throws LeaseLostError.
+// - Leases live in the state document's `lease` field ({holder, expires_at}, an ISO string
+//   compared as text). Writing a state `$set`s its other fields and never touches `lease`.
+//   acquireLease is one findOneAndUpdate with upsert whose filter matches only a free,
+//   lapsed or own lease: when another process holds it, the upsert's insert collides on
+//   `_id` (duplicate key) and the current lease is read back. renewLease and releaseLease
+//   are updates filtered on `lease.holder`. A renewal during a commit's transaction is a
+//   write conflict on the state document, which the driver's transaction retry absorbs.
+// - promoteShadow with a `holder` checks the lease before renaming and writes the state
+//   only while the holder still has it (the renames themselves cannot be fenced).
 // - promoteShadow renames each shadow over its live collection (renameCollection with
 //   dropTarget, which is atomic per collection, not across several). The state is
 //   written last. If the process crashes between renames, the state still says
@@ -53,6 +63,7 @@ import {
 import {
   CheckpointConflictError,
   DEFAULT_PAGE_SIZE,
+  LeaseLostError,
   MAX_PAGE_SIZE,
   UndeclaredFieldError,
   UniqueConstraintError,
@@ -65,8 +76,10 @@ import {
   type Document,
   type FieldCondition,
   type FindOptions,
+  type LeaseRequest,
   type Page,
   type ProjectionCommit,
+  type ProjectionLease,
   type ProjectionState,
   type ReadStore,
   type ShadowPromotion,
@@ -142,6 +155,8 @@ export class MongoReadStore implements ReadStore {
       await session.withTransaction(
         async () => {
           const stored = await this.states().findOne({ _id: commit.projection }, { session });
+          // The lease first: a process that lost it stands by rather than reloading to try again.
+          checkHolder(commit.projection, stored, commit.holder);
           const actual = stored?.checkpoint ?? 0;
           if (actual !== commit.expectedCheckpoint) {
             throw new CheckpointConflictError(commit.projection, commit.expectedCheckpoint, actual);
@@ -155,7 +170,7 @@ export class MongoReadStore implements ReadStore {
               throw mapDuplicateKey(error, run.collection);
             }
           }
-          await this.states().replaceOne({ _id: commit.projection }, stateBody(commit.state), { session, upsert: true });
+          await this.states().updateOne({ _id: commit.projection }, { $set: stateBody(commit.state) }, { session, upsert: true });
         },
         { readConcern: { level: 'snapshot' }, writeConcern: { w: 'majority' }, readPreference: 'primary' },
       );
@@ -169,8 +184,13 @@ export class MongoReadStore implements ReadStore {
     return stored ? toProjectionState(stored) : null;
   }
 
-  async putProjectionState(state: ProjectionState): Promise<void> {
-    await this.states().replaceOne({ _id: state.name }, stateBody(state), { upsert: true });
+  async putProjectionState(state: ProjectionState, options: { holder?: string } = {}): Promise<void> {
+    if (options.holder === undefined) {
+      await this.states().updateOne({ _id: state.name }, { $set: stateBody(state) }, { upsert: true });
+      return;
+    }
+    const updated = await this.states().updateOne({ _id: state.name, 'lease.holder': options.holder }, { $set: stateBody(state) });
+    if (updated.matchedCount === 0) throw new LeaseLostError(state.name, options.holder, (await this.currentLease(state.name))?.holder ?? null);
   }
 
   async listProjectionStates(): Promise<ProjectionState[]> {
@@ -179,6 +199,10 @@ export class MongoReadStore implements ReadStore {
   }
 
   async promoteShadow(promotion: ShadowPromotion): Promise<void> {
+    if (promotion.holder !== undefined) {
+      const current = await this.currentLease(promotion.projection);
+      if (current?.holder !== promotion.holder) throw new LeaseLostError(promotion.projection, promotion.holder, current?.holder ?? null);
+    }
     for (const { shadow, live } of promotion.collections) {
       try {
         await this.db.renameCollection(shadow, live, { dropTarget: true });
@@ -190,7 +214,47 @@ export class MongoReadStore implements ReadStore {
       else this.declared.delete(live);
       this.declared.delete(shadow);
     }
-    await this.putProjectionState(promotion.state);
+    await this.putProjectionState(promotion.state, { holder: promotion.holder });
+  }
+
+  async acquireLease(request: LeaseRequest & { version: number }): Promise<ProjectionLease | null> {
+    const lease = leaseUntil(request);
+    const takeable: Filter<StoredProjectionState> = {
+      _id: request.projection,
+      $or: [{ lease: null }, { 'lease.expires_at': { $lte: request.now.toISOString() } }, { 'lease.holder': request.holder }],
+    };
+    try {
+      const taken = await this.states().findOneAndUpdate(
+        takeable,
+        {
+          $set: { lease },
+          $setOnInsert: { name: request.projection, version: request.version, checkpoint: 0, status: 'stopped', error: null, updated_at: request.now.toISOString() },
+        },
+        { upsert: true, returnDocument: 'after' },
+      );
+      if (taken?.lease?.holder === request.holder) return taken.lease;
+    } catch (error) {
+      // The filter missed an existing document (someone else's live lease), so the upsert
+      // tried to insert a second one with the same _id.
+      if (!hasCode(error, DUPLICATE_KEY)) throw error;
+    }
+    // Null when it was released between the two steps: the next attempt takes it.
+    return this.currentLease(request.projection);
+  }
+
+  async renewLease(request: LeaseRequest): Promise<ProjectionLease | null> {
+    const lease = leaseUntil(request);
+    const renewed = await this.states().findOneAndUpdate({ _id: request.projection, 'lease.holder': request.holder }, { $set: { lease } }, { returnDocument: 'after' });
+    return renewed ? lease : this.currentLease(request.projection);
+  }
+
+  async releaseLease(projection: string, holder: string): Promise<void> {
+    await this.states().updateOne({ _id: projection, 'lease.holder': holder }, { $set: { lease: null } });
+  }
+
+  private async currentLease(projection: string): Promise<ProjectionLease | null> {
+    const stored = await this.states().findOne({ _id: projection }, { projection: { lease: 1 } });
+    return stored?.lease ?? null;
   }
 
   async ping(): Promise<boolean> {
@@ -470,7 +534,18 @@ function stateBody(state: ProjectionState): ProjectionState {
 
 function toProjectionState(stored: StoredProjectionState): ProjectionState {
   const { _id, ...state } = stored;
-  return stateBody({ ...state, name: state.name ?? _id });
+  return { ...stateBody({ ...state, name: state.name ?? _id }), lease: state.lease ?? null };
+}
+
+function leaseUntil(request: LeaseRequest): ProjectionLease {
+  return { holder: request.holder, expires_at: new Date(request.now.getTime() + request.ttlMs).toISOString() };
+}
+
+/** A write fenced by `holder` goes through only while that holder has the lease. */
+function checkHolder(projection: string, stored: ProjectionState | null, holder: string | undefined): void {
+  if (holder === undefined) return;
+  const actual = stored?.lease?.holder ?? null;
+  if (actual !== holder) throw new LeaseLostError(projection, holder, actual);
 }
 
 /** The one place MongoDB's duplicate-key error becomes ours. */

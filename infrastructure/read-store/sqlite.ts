@@ -15,10 +15,13 @@ import {
   DEFAULT_PAGE_SIZE,
   type Document,
   type FieldCondition,
+  LeaseLostError,
+  type LeaseRequest,
   type FindOptions,
   MAX_PAGE_SIZE,
   type Page,
   type ProjectionCommit,
+  type ProjectionLease,
   type ProjectionState,
   type ReadStore,
   type Scalar,
@@ -28,6 +31,7 @@ import {
   type Where,
   type WriteOperation,
   decodeCursor,
+  leaseIsLive,
   encodeCursor,
   fieldValue,
   queryKeyOf,
@@ -71,6 +75,8 @@ export class SqliteReadStore implements ReadStore {
   private readonly statements = new Map<string, Statement>();
 
   private readonly cache: ReadCache;
+  /** SQLite's count of other connections' commits, as of the last read of projection states. */
+  private dataVersion = -1;
 
   /** `cacheTtlMs` 0 turns the read cache off (see read-cache.ts). */
   constructor(
@@ -115,6 +121,9 @@ export class SqliteReadStore implements ReadStore {
     this.cache.invalidate(spec.name);
     this.db
       .transaction(() => {
+        // Another process may have declared indexes since this one opened the file: read them
+        // again now that this transaction holds the write lock.
+        this.loadIndexes();
         this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`);
         const columns = new Set(this.db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('rm_${spec.name}')`).all().map((c) => c.name));
         for (const index of spec.indexes ?? []) {
@@ -306,50 +315,116 @@ export class SqliteReadStore implements ReadStore {
   async commitProjection(commit: ProjectionCommit): Promise<void> {
     this.transaction(() => {
       const stored = this.readState(commit.projection);
+      // The lease first: a process that lost it stands by rather than reloading to try again.
+      checkHolder(commit.projection, stored, commit.holder);
       const actual = stored?.checkpoint ?? 0;
       if (actual !== commit.expectedCheckpoint) {
         throw new CheckpointConflictError(commit.projection, commit.expectedCheckpoint, actual);
       }
       for (const operation of commit.operations) this.applyOperation(operation);
-      this.writeState(commit.state);
+      this.writeState(commit.state, stored);
     });
   }
 
   private readState(projection: string): ProjectionState | null {
     const row = this.prepared('SELECT state FROM _projections WHERE name = ?').get(projection) as { state: string } | undefined;
-    return row ? (JSON.parse(row.state) as ProjectionState) : null;
+    return row ? parseState(row.state) : null;
   }
 
-  private writeState(state: ProjectionState): void {
-    this.prepared('INSERT INTO _projections (name, state) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET state = excluded.state').run(state.name, JSON.stringify(state));
+  /** Writes `state` with the lease of `stored` (the row as read in the same transaction). */
+  private writeState(state: ProjectionState, stored: ProjectionState | null, lease: ProjectionLease | null = stored?.lease ?? null): void {
+    const { lease: _ignored, ...fields } = state;
+    this.prepared('INSERT INTO _projections (name, state) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET state = excluded.state').run(
+      state.name,
+      JSON.stringify({ ...fields, lease }),
+    );
+  }
+
+  /**
+   * Another process on the same file (a lease holder, the CLI) changes read models behind
+   * this process's read cache. Every read of projection states asks SQLite whether any
+   * other connection committed since the last one, and if so empties the cache: a process
+   * that waited for another's checkpoint, or that takes a projection over, then reads
+   * documents as they are stored.
+   */
+  private noticeOtherWriters(): void {
+    const version = this.prepared('PRAGMA data_version').pluck().get() as number;
+    if (version !== this.dataVersion) this.cache.invalidateAll();
+    this.dataVersion = version;
   }
 
   async getProjectionState(projection: string): Promise<ProjectionState | null> {
+    this.noticeOtherWriters();
     return this.readState(projection);
   }
 
-  async putProjectionState(state: ProjectionState): Promise<void> {
-    this.writeState(state);
+  async putProjectionState(state: ProjectionState, options: { holder?: string } = {}): Promise<void> {
+    this.transaction(() => {
+      const stored = this.readState(state.name);
+      checkHolder(state.name, stored, options.holder);
+      this.writeState(state, stored);
+    });
   }
 
   async listProjectionStates(): Promise<ProjectionState[]> {
+    this.noticeOtherWriters();
     return this.db
       .prepare<[], { state: string }>('SELECT state FROM _projections ORDER BY name')
       .all()
-      .map((row) => JSON.parse(row.state) as ProjectionState);
+      .map((row) => parseState(row.state));
   }
 
   async promoteShadow(promotion: ShadowPromotion): Promise<void> {
     this.transaction(() => {
+      const stored = this.readState(promotion.projection);
+      checkHolder(promotion.projection, stored, promotion.holder);
       for (const { shadow, live } of promotion.collections) {
         this.db.exec(`DROP TABLE IF EXISTS ${tableName(live)}`);
         this.db.prepare('DELETE FROM _read_indexes WHERE collection = ?').run(live);
         this.db.exec(`ALTER TABLE ${tableName(shadow)} RENAME TO ${tableName(live)}`);
         this.db.prepare('UPDATE _read_indexes SET collection = ? WHERE collection = ?').run(live, shadow);
       }
-      this.writeState(promotion.state);
+      this.writeState(promotion.state, stored);
     });
     this.loadIndexes();
+  }
+
+  async acquireLease(request: LeaseRequest & { version: number }): Promise<ProjectionLease | null> {
+    // An immediate transaction holds SQLite's write lock from the read on: no other process
+    // can take the lease between the check and the write.
+    return this.transaction(() => {
+      const stored = this.readState(request.projection);
+      const current = stored?.lease ?? null;
+      if (leaseIsLive(current, request.now) && current.holder !== request.holder) return current;
+      const lease = leaseUntil(request);
+      const state: ProjectionState = stored ?? {
+        name: request.projection,
+        version: request.version,
+        checkpoint: 0,
+        status: 'stopped',
+        error: null,
+        updated_at: request.now.toISOString(),
+      };
+      this.writeState(state, stored, lease);
+      return lease;
+    });
+  }
+
+  async renewLease(request: LeaseRequest): Promise<ProjectionLease | null> {
+    return this.transaction(() => {
+      const stored = this.readState(request.projection);
+      if (!stored || stored.lease?.holder !== request.holder) return stored?.lease ?? null;
+      const lease = leaseUntil(request);
+      this.writeState(stored, stored, lease);
+      return lease;
+    });
+  }
+
+  async releaseLease(projection: string, holder: string): Promise<void> {
+    this.transaction(() => {
+      const stored = this.readState(projection);
+      if (stored && stored.lease?.holder === holder) this.writeState(stored, stored, null);
+    });
   }
 
   async ping(): Promise<boolean> {
@@ -397,6 +472,22 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   async count(where?: Where): Promise<number> {
     return this.store.countDocs(this.name, where);
   }
+}
+
+function parseState(text: string): ProjectionState {
+  const state = JSON.parse(text) as ProjectionState;
+  return { ...state, lease: state.lease ?? null };
+}
+
+function leaseUntil(request: LeaseRequest): ProjectionLease {
+  return { holder: request.holder, expires_at: new Date(request.now.getTime() + request.ttlMs).toISOString() };
+}
+
+/** A write fenced by `holder` goes through only while that holder has the lease. */
+function checkHolder(projection: string, stored: ProjectionState | null, holder: string | undefined): void {
+  if (holder === undefined) return;
+  const actual = stored?.lease?.holder ?? null;
+  if (actual !== holder) throw new LeaseLostError(projection, holder, actual);
 }
 
 function tableName(collection: string): string {

@@ -110,7 +110,7 @@ describe('operations routes', () => {
       await eventually(async () => (await server.request('GET', '/ready')).status === 503, 5000, 'not ready');
       const response = await server.request('GET', '/ready');
       expect(response.json.status).to.equal('not_ready');
-      expect(response.json.projections).to.deep.equal([{ name: 'counters', status: 'failed', lag: response.json.projections[0].lag, error: 'cannot project Poison', ok: false }]);
+      expect(response.json.projections).to.deep.equal([{ name: 'counters', status: 'failed', lag: response.json.projections[0].lag, holder: server.platform.projections.holder, error: 'cannot project Poison', ok: false }]);
     });
   });
 });

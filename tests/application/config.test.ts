@@ -32,6 +32,13 @@ describe('configuration from the environment', () => {
     }
   });
 
+  it('reads the lease settings: a TTL in range and a printable holder id', () => {
+    expect(loadConfig({})).to.deep.include({ leaseTtlMs: 15_000, leaseHolderId: null });
+    expect(loadConfig({ LEASE_TTL_MS: '2000', LEASE_HOLDER_ID: 'web-1' })).to.deep.include({ leaseTtlMs: 2000, leaseHolderId: 'web-1' });
+    expect(() => loadConfig({ LEASE_TTL_MS: '10' })).to.throw(ConfigError, /LEASE_TTL_MS: expected an integer from 100 to 600000/);
+    expect(() => loadConfig({ LEASE_HOLDER_ID: 'web 1' })).to.throw(ConfigError, /LEASE_HOLDER_ID: expected 1 to 200 printable characters/);
+  });
+
   it('wants a metrics token in production unless metrics are public', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(ConfigError, /METRICS_AUTH_TOKEN/);
     expect(loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true' }).metricsPublic).to.equal(true);

@@ -102,4 +102,38 @@ describe('saga delivery (embedded, checkpointed)', () => {
     expect(await delivery.retryDeadLetter('recorder-v1', event.id)).to.equal(true);
     await eventually(() => calls.length === 3, 5000, 'operator retry');
   });
+
+  it('delivers a group in one process at a time; another takes over when it stops', async () => {
+    const deliveredBy = { one: [] as string[], two: [] as string[] };
+    const saga = (who: 'one' | 'two'): Saga => ({
+      name: 'recorder',
+      version: 1,
+      filter: { kind: 'event_type', types: ['WorkspaceRenamed'] },
+      async handle(event) {
+        deliveredBy[who].push(event.id);
+      },
+    });
+    const delivery = (holder: string): CheckpointedSagaDelivery =>
+      new CheckpointedSagaDelivery({ eventStore: stores.events, readStore: stores.readStore, clock }, { retryPollMs: 10, idleCheckpointMs: 0, lease: { holder, ttlMs: 300 } });
+    const one = new SagaRunner(delivery('one'), [saga('one')], silentLogger, { maxAttempts: 3 });
+    const two = new SagaRunner(delivery('two'), [saga('two')], silentLogger, { maxAttempts: 3 });
+    runner = two;
+    try {
+      await one.start();
+      await eventually(async () => (await stores.readStore.getProjectionState('saga:recorder-v1'))?.lease?.holder === 'one', 5000, 'first holds the group');
+      await two.start();
+      const first = [ordered(), ordered(), ordered()];
+      await stores.eventStore.appendToStream('order-1', first);
+      await eventually(() => deliveredBy.one.length === 3, 5000, 'deliveries by the holder');
+      await one.stop();
+      const second = [ordered(), ordered()];
+      await stores.eventStore.appendToStream('order-2', second);
+      await eventually(() => deliveredBy.two.length === 2, 5000, 'deliveries after the take-over');
+      expect(deliveredBy.one).to.deep.equal(first.map((event) => event.id));
+      expect(deliveredBy.two).to.deep.equal(second.map((event) => event.id));
+      expect((await stores.readStore.getProjectionState('saga:recorder-v1'))?.lease?.holder).to.equal('two');
+    } finally {
+      await one.stop();
+    }
+  });
 });

@@ -8,6 +8,7 @@ import {
   type Collection,
   type Document,
   InvalidCursorError,
+  LeaseLostError,
   type ProjectionState,
   type ReadStore,
   UndeclaredFieldError,
@@ -276,6 +277,106 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       await store.ensureCollection({ name: shadow, indexes: [{ field: 'team' }] });
       expect(await store.collection(shadow).count({ team: 'blue' })).to.equal(0);
       await store.dropCollection(shadow);
+    });
+  });
+
+  describe('leases', () => {
+    const at = (seconds: number): Date => new Date(Date.UTC(2026, 10, 22, 10, 0, seconds));
+    const ttlMs = 10_000;
+    let projection: string;
+    beforeEach(() => {
+      projection = uniqueName('leased');
+    });
+
+    it('gives a free lease to the first holder, with a state to hold it in', async () => {
+      const lease = await store.acquireLease({ projection, holder: 'a', version: 3, now: at(0), ttlMs });
+      expect(lease).to.deep.equal({ holder: 'a', expires_at: at(10).toISOString() });
+      expect(await store.getProjectionState(projection)).to.deep.include({ name: projection, version: 3, checkpoint: 0, status: 'stopped', lease });
+    });
+
+    it('refuses a live lease to another holder and names the holder; gives it again to its own', async () => {
+      await store.acquireLease({ projection, holder: 'a', version: 1, now: at(0), ttlMs });
+      expect(await store.acquireLease({ projection, holder: 'b', version: 1, now: at(9), ttlMs })).to.deep.equal({ holder: 'a', expires_at: at(10).toISOString() });
+      expect(await store.acquireLease({ projection, holder: 'a', version: 1, now: at(5), ttlMs })).to.deep.equal({ holder: 'a', expires_at: at(15).toISOString() });
+    });
+
+    it('hands a lapsed lease to another holder, who then fences the old one off', async () => {
+      await store.acquireLease({ projection, holder: 'a', version: 1, now: at(0), ttlMs });
+      expect(await store.acquireLease({ projection, holder: 'b', version: 1, now: at(10), ttlMs })).to.deep.equal({ holder: 'b', expires_at: at(20).toISOString() });
+      expect(await store.renewLease({ projection, holder: 'a', now: at(11), ttlMs })).to.deep.equal({ holder: 'b', expires_at: at(20).toISOString() });
+      const error = await rejection(
+        store.commitProjection({
+          projection,
+          holder: 'a',
+          expectedCheckpoint: 0,
+          state: state(projection, 5),
+          operations: [{ kind: 'put', collection: name, doc: { id: 'late', name: 'Late', age: 1, team: 'red', active: true } }],
+        }),
+      );
+      expect(error).to.be.instanceOf(LeaseLostError);
+      expect(error).to.deep.include({ projection, holder: 'a', actual: 'b' });
+      // The lease is checked before the checkpoint: the loser stands by instead of reloading.
+      expect(await rejection(store.commitProjection({ projection, holder: 'a', expectedCheckpoint: 3, state: state(projection, 5), operations: [] }))).to.be.instanceOf(LeaseLostError);
+      expect(await people.get('late')).to.equal(null);
+      expect(await store.getProjectionState(projection)).to.deep.include({ checkpoint: 0 });
+      expect(await rejection(store.putProjectionState(state(projection, 5, { status: 'failed' }), { holder: 'a' }))).to.be.instanceOf(LeaseLostError);
+      expect(await store.getProjectionState(projection)).to.deep.include({ checkpoint: 0, status: 'stopped' });
+    });
+
+    it('renews only its holder\'s lease, even lapsed while nobody took it', async () => {
+      await store.acquireLease({ projection, holder: 'a', version: 1, now: at(0), ttlMs });
+      expect(await store.renewLease({ projection, holder: 'a', now: at(12), ttlMs })).to.deep.equal({ holder: 'a', expires_at: at(22).toISOString() });
+      expect(await store.renewLease({ projection, holder: 'b', now: at(13), ttlMs })).to.deep.equal({ holder: 'a', expires_at: at(22).toISOString() });
+      expect(await store.renewLease({ projection: uniqueName('unknown'), holder: 'a', now: at(13), ttlMs })).to.equal(null);
+    });
+
+    it('lets the holder commit batches, and keeps the lease through commits and state writes', async () => {
+      const lease = await store.acquireLease({ projection, holder: 'a', version: 1, now: at(0), ttlMs });
+      await store.commitProjection({
+        projection,
+        holder: 'a',
+        expectedCheckpoint: 0,
+        state: state(projection, 7),
+        operations: [{ kind: 'put', collection: name, doc: { id: 'p', name: 'P', age: 1, team: 'red', active: true } }],
+      });
+      await store.putProjectionState(state(projection, 7, { status: 'failed', error: 'boom', lease: null }), { holder: 'a' });
+      expect(await people.get('p')).to.deep.include({ name: 'P' });
+      expect(await store.getProjectionState(projection)).to.deep.include({ checkpoint: 7, status: 'failed', error: 'boom', lease });
+      expect((await store.listProjectionStates()).find((listed) => listed.name === projection)).to.deep.include({ lease });
+    });
+
+    it('releases only its holder\'s lease, so another takes it at once', async () => {
+      await store.acquireLease({ projection, holder: 'a', version: 1, now: at(0), ttlMs });
+      await store.releaseLease(projection, 'b');
+      expect((await store.getProjectionState(projection))?.lease).to.deep.include({ holder: 'a' });
+      await store.releaseLease(projection, 'a');
+      expect((await store.getProjectionState(projection))?.lease).to.equal(null);
+      expect(await store.acquireLease({ projection, holder: 'b', version: 1, now: at(1), ttlMs })).to.deep.include({ holder: 'b' });
+    });
+
+    it('gives the lease to exactly one of many holders trying at once', async () => {
+      const holders = Array.from({ length: 8 }, (_, index) => `h${index}`);
+      const leases = await Promise.all(holders.map((holder) => store.acquireLease({ projection, holder, version: 1, now: at(0), ttlMs })));
+      const winners = new Set(leases.map((lease) => lease?.holder));
+      expect(winners.size, JSON.stringify(leases)).to.equal(1);
+      expect(holders).to.include([...winners][0]);
+    });
+
+    it('fences a shadow promotion by the holder', async () => {
+      const shadow = `${name}_shadow`;
+      await store.ensureCollection({ name: shadow, indexes: [{ field: 'team' }] });
+      await store.acquireLease({ projection, holder: 'a', version: 1, now: at(0), ttlMs });
+      await store.acquireLease({ projection, holder: 'b', version: 1, now: at(20), ttlMs });
+      const error = await rejection(store.promoteShadow({ projection, collections: [{ shadow, live: name }], state: state(projection, 9, { version: 2 }), holder: 'a' }));
+      expect(error).to.be.instanceOf(LeaseLostError);
+      expect(await store.getProjectionState(projection)).to.deep.include({ version: 1, checkpoint: 0 });
+      await store.promoteShadow({ projection, collections: [{ shadow, live: name }], state: state(projection, 9, { version: 2 }), holder: 'b' });
+      expect(await store.getProjectionState(projection)).to.deep.include({ version: 2, checkpoint: 9, lease: { holder: 'b', expires_at: at(30).toISOString() } });
+    });
+
+    it('reads no lease on a state that never had one', async () => {
+      await store.putProjectionState(state(projection, 1));
+      expect((await store.getProjectionState(projection))?.lease).to.equal(null);
     });
   });
 

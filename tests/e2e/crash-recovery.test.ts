@@ -47,7 +47,7 @@ describe('crash recovery (child process killed with SIGKILL)', function () {
       const acks = await runWriterUntil(dir.path, 400);
       expect(acks.length).to.be.at.least(400);
 
-      const config = loadConfig({ DATA_DIR: dir.path, LOG_LEVEL: 'silent' });
+      const config = loadConfig({ DATA_DIR: dir.path, LOG_LEVEL: 'silent', LEASE_TTL_MS: '1000' });
       const platform = await createPlatform(config, { logger: silentLogger, projections: [...allProjections, countingProjection()] });
       try {
         for (const ack of acks) {

@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import type { Document } from '../../application/ports/read-store';
 import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
+import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
 import { sqliteFixture } from '../support/files';
 
 interface Tagged extends Document {
@@ -73,5 +74,26 @@ describe('SQLite read store with the read cache on', () => {
       }
       expect(doc.list.slice(1)).to.deep.equal(['text', 3]);
     }
+  });
+
+  it('reads what another process committed once it reads the projection states (as a standby does)', async () => {
+    const tagged = fixture.store.collection<Tagged>('tagged');
+    expect(await tagged.get('b')).to.deep.equal({ id: 'b', tag: 'x' });
+    expect((await tagged.find({ where: { tag: 'x' } })).items).to.have.length(1);
+    // Another process: its own connection to the same file.
+    const other = openSqliteDatabase(fixture.path);
+    try {
+      await new SqliteReadStore(other).commitProjection({
+        projection: 'tags',
+        expectedCheckpoint: 0,
+        operations: [{ kind: 'put', collection: 'tagged', doc: { id: 'b', tag: 'y' } }],
+        state: { name: 'tags', version: 1, checkpoint: 7, status: 'running', error: null, updated_at: new Date(0).toISOString() },
+      });
+    } finally {
+      other.close();
+    }
+    expect(await fixture.store.getProjectionState('tags')).to.deep.include({ checkpoint: 7 });
+    expect(await tagged.get('b')).to.deep.equal({ id: 'b', tag: 'y' });
+    expect((await tagged.find({ where: { tag: 'x' } })).items).to.deep.equal([]);
   });
 });

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { type Logger, silentLogger } from '../../application/ports/logger';
+import type { RecordedEvent } from '../../application/ports/event-store';
+import type { LogProjection, Projection, ProjectionView } from '../../projections/projection';
 import { createTenant, renameTenant, suspendTenant } from '../../application/tenant/tenant-commands';
 import { AUDIT_LOG, type AuditLogEntry, auditLogProjection } from '../../projections/audit-log';
 import { ProjectionRunner } from '../../projections/runner';
@@ -72,7 +75,7 @@ describe('projection runner', () => {
     const head = await stores.eventStore.headPosition();
     expect(await projections.waitFor(head)).to.equal(true);
     const [report] = await projections.status();
-    expect(report).to.deep.equal({ name: 'counters', version: 1, checkpoint: head, head, lag: 0, status: 'running', error: null });
+    expect(report).to.deep.equal({ name: 'counters', version: 1, checkpoint: head, head, lag: 0, status: 'running', error: null, holder: projections.holder });
   });
 
   it('answers false when a position is not reached in time', async () => {
@@ -117,8 +120,10 @@ describe('projection runner', () => {
   });
 
   it('gives way when another runner moved the checkpoint, and applies nothing twice', async () => {
-    const one = runner([countingProjection()]);
-    const two = runner([countingProjection()]);
+    // One holder id for both, so the lease does not keep them apart: the checkpoint's
+    // compare-and-set does (as between the server and an operator's rebuild).
+    const one = runner([countingProjection()], { leaseHolder: 'shared' });
+    const two = runner([countingProjection()], { leaseHolder: 'shared' });
     await one.start();
     await two.start();
     for (let index = 0; index < 40; index += 1) await stores.eventStore.appendToStream('thing-1', [newEvent('Happened')]);
@@ -126,4 +131,116 @@ describe('projection runner', () => {
     await eventually(async () => (await stores.readStore.getProjectionState('counters'))?.checkpoint === head, 5000, 'checkpoint at head');
     expect(await stores.readStore.collection<CounterDocument>('counters').get('thing-1')).to.deep.include({ count: 40 });
   });
+
+  describe('with several runners (processes) on one store', () => {
+    /** A counting projection that also counts, per runner, the events it applied. */
+    const tallied = (applied: number[], options: Parameters<typeof countingProjection>[0] = {}): Projection => {
+      const projection = countingProjection(options) as LogProjection;
+      return {
+        ...projection,
+        apply(event: RecordedEvent, view: ProjectionView) {
+          applied.push(event.position);
+          return projection.apply(event, view);
+        },
+      };
+    };
+    const lease = { leaseTtlMs: 300, standbyPollMs: 10 };
+    const stored = () => stores.readStore.getProjectionState('counters');
+    const append = async (count: number): Promise<number> => {
+      for (let index = 0; index < count; index += 1) await stores.eventStore.appendToStream(`thing-${index % 3}`, [newEvent('Happened')]);
+      return stores.eventStore.headPosition();
+    };
+    const total = async (): Promise<number> => {
+      const page = await stores.readStore.collection<CounterDocument>('counters').find();
+      return page.items.reduce((sum, counter) => sum + counter.count, 0);
+    };
+
+    it('runs a projection in the lease holder only; the other stands by and still waits for the holder\'s progress', async () => {
+      const byOne: number[] = [];
+      const byTwo: number[] = [];
+      const one = runner([tallied(byOne)], lease);
+      const two = runner([tallied(byTwo)], lease);
+      await one.start();
+      await eventually(async () => (await stored())?.lease?.holder === one.holder, 5000, 'first runner holds the lease');
+      await two.start();
+      const head = await append(30);
+      expect(await two.waitFor(head, { timeoutMs: 5000 }), 'standby waitFor').to.equal(true);
+      expect(await total()).to.equal(30);
+      expect(byOne).to.have.length(30);
+      expect(byTwo).to.deep.equal([]);
+      const [report] = await two.status();
+      expect(report).to.deep.include({ status: 'standby', holder: one.holder, checkpoint: head, lag: 0, error: null });
+    });
+
+    it('takes over from the checkpoint when the holder stops, applying nothing twice', async () => {
+      const byOne: number[] = [];
+      const byTwo: number[] = [];
+      const one = runner([tallied(byOne)], lease);
+      const two = runner([tallied(byTwo)], lease);
+      await one.start();
+      await eventually(async () => (await stored())?.lease?.holder === one.holder, 5000, 'first runner holds the lease');
+      await two.start();
+      expect(await one.waitFor(await append(10))).to.equal(true);
+      await one.stop();
+      const head = await append(10);
+      await eventually(async () => (await stored())?.checkpoint === head, 5000, 'second runner at the head');
+      expect((await stored())?.lease?.holder).to.equal(two.holder);
+      expect(await total()).to.equal(20);
+      expect(byOne).to.have.length(10);
+      expect(byTwo).to.have.length(10);
+      expect(Math.min(...byTwo)).to.be.greaterThan(Math.max(...byOne));
+    });
+
+    it('stops applying once another process took its lease, and resumes when it gets it back', async () => {
+      const applied: number[] = [];
+      const one = runner([tallied(applied)], lease);
+      await one.start();
+      expect(await one.waitFor(await append(5))).to.equal(true);
+      // Another process takes the lease as if this one had been paused past its expiry.
+      const later = new Date(Date.now() + 60_000);
+      expect(await stores.readStore.acquireLease({ projection: 'counters', holder: 'other', version: 1, now: later, ttlMs: 60_000 })).to.deep.include({ holder: 'other' });
+      await eventually(async () => (await one.status())[0].status === 'standby', 5000, 'the runner standing by');
+      expect((await one.status())[0].holder).to.equal('other');
+      const head = await append(5);
+      await stores.readStore.releaseLease('counters', 'other');
+      expect(await one.waitFor(head, { timeoutMs: 5000 })).to.equal(true);
+      expect(await total()).to.equal(10);
+      expect(applied).to.have.length(10);
+    });
+
+    it('rebuilds a new version once, in the lease holder', async () => {
+      const v1 = runner([countingProjection({ version: 1 })], lease);
+      await v1.start();
+      const head = await append(12);
+      expect(await v1.waitFor(head)).to.equal(true);
+      await v1.stop();
+      const byOne: number[] = [];
+      const byTwo: number[] = [];
+      const one = runner([tallied(byOne, { version: 2 })], lease);
+      const two = runner([tallied(byTwo, { version: 2 })], lease);
+      await Promise.all([one.start(), two.start()]);
+      await eventually(async () => (await stored())?.version === 2, 5000, 'version 2 in place');
+      expect(await total()).to.equal(12);
+      const rebuiltBy = (await stored())?.lease?.holder;
+      expect([one.holder, two.holder]).to.include(rebuiltBy);
+      expect(byOne.length + byTwo.length, 'events applied in all').to.equal(12);
+      expect(rebuiltBy === one.holder ? byTwo : byOne).to.deep.equal([]);
+    });
+
+    it('leaves a projection stored by a newer version to the processes running that version', async () => {
+      const v2 = runner([countingProjection({ version: 2 })], lease);
+      await v2.start();
+      expect(await v2.waitFor(await append(3))).to.equal(true);
+      await v2.stop();
+      const warnings: string[] = [];
+      const logger: Logger = { ...silentLogger, warn: (_fields, message) => void warnings.push(message ?? '') };
+      const v1 = new ProjectionRunner({ eventStore: stores.events, readStore: stores.readStore, clock: stores.clock, logger }, [countingProjection({ version: 1 })], lease);
+      runners.push(v1);
+      await v1.start();
+      await eventually(() => warnings.includes('stored version is newer than this code; standing by'), 5000, 'the warning');
+      expect((await v1.status())[0]).to.deep.include({ status: 'standby', holder: null });
+      expect(await stored()).to.deep.include({ version: 2, lease: null });
+    });
+  });
 });
+

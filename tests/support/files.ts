@@ -10,12 +10,13 @@ export function temporaryDirectory(prefix = 'svc-test-'): { path: string; remove
 }
 
 /** A store on a fresh SQLite file, disposed of with its folder: the fixture of the contract suites. */
-export function sqliteFixture<Store extends { close(): Promise<void> }>(open: (db: SqliteDatabase) => Store): { store: Store; dispose(): Promise<void> } {
+export function sqliteFixture<Store extends { close(): Promise<void> }>(open: (db: SqliteDatabase) => Store): { store: Store; path: string; dispose(): Promise<void> } {
   const dir = temporaryDirectory();
   const db = openSqliteDatabase(`${dir.path}/store.db`);
   const store = open(db);
   return {
     store,
+    path: `${dir.path}/store.db`,
     async dispose() {
       await store.close();
       db.close();
