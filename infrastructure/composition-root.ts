@@ -90,7 +90,7 @@ export interface PlatformOverrides {
   clock?: Clock;
   projections?: readonly Projection[];
   sagas?: readonly Saga[];
-  /** For tests: tighter polling. */
+  /** For tests: tighter polling of the saga retry list and due passes. */
   sagaRetryPollMs?: number;
   mailer?: Mailer;
 }
@@ -134,7 +134,11 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     rawEventStore instanceof EventStoreDbEventStore
       ? new EventStoreDbSagaDelivery(rawEventStore.client, readStore)
       : new CheckpointedSagaDelivery({ eventStore, readStore, clock, logger }, { retryPollMs: overrides.sagaRetryPollMs });
-  const sagas = new SagaRunner(sagaDelivery, platformSagas, logger.child({ component: 'sagas' }), { maxAttempts: config.sagaMaxAttempts });
+  const sagas = new SagaRunner(sagaDelivery, platformSagas, logger.child({ component: 'sagas' }), {
+    maxAttempts: config.sagaMaxAttempts,
+    concurrency: config.sagaConcurrency,
+    duePollMs: overrides.sagaRetryPollMs,
+  });
   const startedAt = clock.now();
 
   const operations = (): Router =>
