@@ -15,7 +15,7 @@ import type { ReadStore } from '../application/ports/read-store';
 import type { SagaDelivery } from '../application/ports/saga-delivery';
 import { CheckpointedSagaDelivery } from '../application/sagas/checkpointed-delivery';
 import { allSagas } from '../application/sagas/index';
-import type { Saga } from '../application/sagas/saga';
+import { type Saga, exponentialBackoff } from '../application/sagas/saga';
 import { SagaRunner } from '../application/sagas/saga-runner';
 import { graphqlRouter } from '../adapters/http/graphql';
 import { meSessionsRouter } from '../adapters/http/me/sessions';
@@ -27,7 +27,7 @@ import { publicRouter } from '../adapters/http/public';
 import { operationsRouter } from '../adapters/http/operations';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import type { IdentityDependencies } from '../application/identity/identity';
-import { mailDeliverySaga } from '../application/mail/outbox';
+import { DEFAULT_OUTCOME_TIMEOUT_MS, mailDeliverySaga } from '../application/mail/mail-delivery';
 import { teamMembershipCleanupSaga } from '../application/organization/team-cleanup-saga';
 import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
@@ -128,7 +128,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds },
     readYourWrites: (position) => readYourWrites(position),
   };
-  const platformSagas = overrides.sagas ?? [...allSagas, mailDeliverySaga({ ...commands, secrets, mailer }), teamMembershipCleanupSaga({ ...commands, readStore })];
+  const mailPolicy = { maxAttempts: config.sagaMaxAttempts, backoffMs: exponentialBackoff(), outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS, concurrency: config.sagaConcurrency };
+  const platformSagas = overrides.sagas ?? [...allSagas, mailDeliverySaga({ ...commands, secrets, mailer, readStore }, mailPolicy), teamMembershipCleanupSaga({ ...commands, readStore })];
 
   const sagaDelivery: SagaDelivery =
     rawEventStore instanceof EventStoreDbEventStore
