@@ -12,7 +12,9 @@
 //   events of one stream go to one process while it stays connected. Within a process,
 //   events of different streams are handled concurrently, at most `concurrency` at once,
 //   and the events of one stream one after the other in the order they arrived. Pinning
-//   is best effort (a reconnect moves streams), which the sagas' state checks absorb.
+//   is best effort (a reconnect moves streams), which the sagas' state checks absorb. An
+//   event waiting behind its stream's earlier ones spends the same messageTimeout; past
+//   it the server sends it again, which queues behind the first copy and changes nothing.
 // - Attempt = retryCount + 1. The server's maxRetryCount is set to maxAttempts, so the
 //   server never parks before we do.
 // - A failed attempt (an unexpected error: expected failures are events the saga records
