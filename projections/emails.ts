@@ -86,13 +86,18 @@ export const emailsProjection: Projection = {
         });
         return;
       case 'EmailSendFailed':
-        view.patch(EMAILS, current.id, { status: 'retrying', last_error: event.data.error, attempts: event.data.attempt, next_attempt_at: event.data.next_attempt_at, position });
+        view.patch(EMAILS, current.id, {
+          status: 'retrying',
+          last_error: event.data.error,
+          attempts: Math.max(current.attempts, event.data.attempt),
+          next_attempt_at: event.data.next_attempt_at,
+          position,
+        });
         return;
       case 'EmailAbandoned':
         view.patch(EMAILS, current.id, { status: 'abandoned', last_error: event.data.error, attempts: event.data.attempts, next_attempt_at: null, abandoned_at: event.data.abandoned_at, position });
         return;
       case 'EmailFailed':
-        if (current.status === 'sent') return;
         view.patch(EMAILS, current.id, {
           status: 'retrying',
           last_error: event.data.error,

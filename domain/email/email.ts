@@ -25,8 +25,8 @@ export const EmailSendFailed = eventCodec(
 export const EmailAbandoned = eventCodec('EmailAbandoned', t.type({ email_id: t.string, attempts: t.number, error: t.string, abandoned_at: t.string }));
 /**
  * Recorded before retries were events (infrastructure redelivery retried the email). Read
- * as a failed attempt whose retry is due at once, so such an email is finished under the
- * current rules.
+ * as EmailSendFailed with `next_attempt_at = failed_at` (a retry due at once), so such an
+ * email is finished under the current rules; with the event registry, an upcaster.
  */
 export const EmailFailed = eventCodec('EmailFailed', t.type({ email_id: t.string, error: t.string, attempt: t.number, failed_at: t.string }));
 export const EmailEvent = t.union([EmailQueued, EmailSendStarted, EmailSent, EmailSendFailed, EmailAbandoned, EmailFailed]);
@@ -74,13 +74,12 @@ export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
       case 'EmailSent':
         return { ...outbox, status: 'sent' };
       case 'EmailSendFailed':
-        return { ...outbox, status: 'retrying', last_error: event.data.error, next_attempt_at: event.data.next_attempt_at };
+        return { ...outbox, status: 'retrying', attempts: Math.max(outbox.attempts, event.data.attempt), last_error: event.data.error, next_attempt_at: event.data.next_attempt_at };
       case 'EmailAbandoned':
         return { ...outbox, status: 'abandoned', last_error: event.data.error };
       case 'EmailFailed':
-        return state.status === 'sent'
-          ? state
-          : { ...outbox, status: 'retrying', attempts: Math.max(outbox.attempts, event.data.attempt), last_error: event.data.error, next_attempt_at: event.data.failed_at };
+        // Exactly an EmailSendFailed due at once (the old decider recorded nothing after EmailSent).
+        return { ...outbox, status: 'retrying', attempts: Math.max(outbox.attempts, event.data.attempt), last_error: event.data.error, next_attempt_at: event.data.failed_at };
     }
   },
   decide(command, state, { now }): Either<DomainError, EmailEvent[]> {
