@@ -16,7 +16,7 @@ import type { ReadStore } from '../application/ports/read-store';
 import type { SagaDelivery } from '../application/ports/saga-delivery';
 import { CheckpointedSagaDelivery } from '../application/sagas/checkpointed-delivery';
 import { allSagas } from '../application/sagas/index';
-import type { AnySaga } from '../application/sagas/saga';
+import { type AnySaga, exponentialBackoff } from '../application/sagas/saga';
 import { processHolderId } from '../application/shared/lease';
 import { SagaRunner } from '../application/sagas/saga-runner';
 import { graphqlRouter } from '../adapters/http/graphql';
@@ -30,7 +30,7 @@ import { operationsRouter } from '../adapters/http/operations';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import type { IdentityDependencies } from '../application/identity/identity';
 import type { ReservationDependencies } from '../application/reservation/reservations';
-import { mailDeliverySaga } from '../application/mail/outbox';
+import { DEFAULT_OUTCOME_TIMEOUT_MS, mailDeliverySaga } from '../application/mail/mail-delivery';
 import { teamMembershipCleanupSaga } from '../application/organization/team-cleanup-saga';
 import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
@@ -98,7 +98,7 @@ export interface PlatformOverrides {
   clock?: Clock;
   projections?: readonly Projection[];
   sagas?: readonly AnySaga[];
-  /** For tests: tighter polling. */
+  /** For tests: tighter polling of the saga retry list and due passes. */
   sagaRetryPollMs?: number;
   mailer?: Mailer;
 }
@@ -155,13 +155,18 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds },
     readYourWrites: (position) => readYourWrites(position),
   };
-  const platformSagas = overrides.sagas ?? [...allSagas, mailDeliverySaga({ ...commands, secrets, mailer }), teamMembershipCleanupSaga({ ...commands, readStore })];
+  const mailPolicy = { maxAttempts: config.sagaMaxAttempts, backoffMs: exponentialBackoff(), outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS, concurrency: config.sagaConcurrency };
+  const platformSagas = overrides.sagas ?? [...allSagas, mailDeliverySaga({ ...commands, secrets, mailer, readStore }, mailPolicy), teamMembershipCleanupSaga({ ...commands, readStore })];
 
   const sagaDelivery: SagaDelivery =
     rawEventStore instanceof EventStoreDbEventStore
       ? new EventStoreDbSagaDelivery(rawEventStore.client, readStore)
       : new CheckpointedSagaDelivery({ eventStore, readStore, clock, logger }, { retryPollMs: overrides.sagaRetryPollMs, lease });
-  const sagas = new SagaRunner(sagaDelivery, platformSagas, logger.child({ component: 'sagas' }), { maxAttempts: config.sagaMaxAttempts });
+  const sagas = new SagaRunner(sagaDelivery, platformSagas, logger.child({ component: 'sagas' }), {
+    maxAttempts: config.sagaMaxAttempts,
+    concurrency: config.sagaConcurrency,
+    duePollMs: overrides.sagaRetryPollMs,
+  });
   const startedAt = clock.now();
 
   const operations = (): Router =>

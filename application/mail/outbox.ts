@@ -1,13 +1,10 @@
-// Queueing email (the outbox) and the saga that delivers it.
+// Queueing email (the outbox); application/mail/mail-delivery.ts sends it.
 
 import { type EmailEvent, type EmailState, emailDecider, emailEvents, emailStream } from '../../domain/email/email';
 import type { EmailCommand } from '../../domain/email/email';
 import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import type { Secrets } from '../ports/identity';
-import type { Mailer } from '../ports/mailer';
 import type { RequestContext } from '../shared/request-context';
-import { systemContext } from '../shared/request-context';
-import type { Saga } from '../sagas/saga';
 
 export const emailAggregate: Aggregate<EmailCommand, EmailEvent, EmailState> = { decider: emailDecider, events: emailEvents };
 
@@ -28,33 +25,4 @@ export async function queueEmail(deps: CommandDependencies & { secrets: Secrets 
     context,
   );
   return emailId;
-}
-
-/** Delivers each queued email once (the mailer gets a stable idempotency key) and records the outcome. */
-export function mailDeliverySaga(deps: CommandDependencies & { secrets: Secrets; mailer: Mailer }): Saga<'EmailQueued'> {
-  return {
-    name: 'mail_delivery',
-    version: 1,
-    filter: { kind: 'event_type', types: ['EmailQueued'] },
-    async handle(event, context) {
-      const { data } = event;
-      const causation = { ...systemContext(event.metadata.correlation_id, 'mail_delivery', event.id), tenant_id: event.metadata.tenant_id };
-      try {
-        const { messageId } = await deps.mailer.send({ to: data.to, subject: data.subject, text: deps.secrets.open(data.body_sealed) }, context.idempotencyKey);
-        await handleCommand(deps, emailAggregate, emailStream(data.email_id), { type: 'RecordEmailSent', data: { provider: deps.mailer.provider, provider_message_id: messageId } }, causation, {
-          idempotencyKey: `${context.idempotencyKey}:sent`,
-        });
-      } catch (error) {
-        await handleCommand(
-          deps,
-          emailAggregate,
-          emailStream(data.email_id),
-          { type: 'RecordEmailFailure', data: { error: error instanceof Error ? error.message : String(error), attempt: context.attempt } },
-          causation,
-          { idempotencyKey: `${context.idempotencyKey}:failed:${context.attempt}` },
-        );
-        throw error;
-      }
-    },
-  };
 }

@@ -1,4 +1,6 @@
 // How sagas receive events: at least once, per consumer group, with failures retried.
+// Redelivery is for crashes and unexpected errors: expected failures (a mailer refusing)
+// are outcomes the saga records as events on its aggregate, with their own retry schedule.
 // Embedded: a checkpointed catch-up subscription plus a durable retry list
 // (application/sagas/checkpointed-delivery.ts). EventStoreDB: persistent subscriptions to
 // `$all`, whose competing consumers let several platform processes share the work.
@@ -12,10 +14,20 @@ export interface EventTypeFilter<Type extends DomainEventType = DomainEventType>
   types: readonly Type[];
 }
 
+/** Where a consumer group starts when it is first created: the head of `$all`, or its beginning. */
+export type SagaStart = 'head' | 'history';
+
 export interface SagaSubscriptionOptions {
   /** Consumer group: one per saga (and version), shared by every process running it. */
   group: string;
   filter: EventTypeFilter;
+  /** Used only when the group does not exist yet; an existing group resumes where it was. */
+  startFrom: SagaStart;
+  /**
+   * Events handled at once per process. Events of different streams run side by side; the
+   * events of one stream are handled one after the other, in order.
+   */
+  concurrency: number;
   /** Attempts before an event is dead-lettered (parked). */
   maxAttempts: number;
   /** Delay before attempt n+1 (n starts at 1), in ms. */
@@ -45,7 +57,11 @@ export interface SagaSubscription {
 }
 
 export interface SagaDelivery {
-  /** Starts delivering matching events from the group's last acknowledged one. */
+  /**
+   * Starts delivering matching events from the group's last acknowledged one. A group that
+   * does not exist yet starts where `startFrom` says, fixed before this resolves: every
+   * event appended after it is delivered.
+   */
   subscribe(options: SagaSubscriptionOptions, deliver: DeliverEvent): Promise<SagaSubscription>;
   /** Failures still retrying or dead-lettered, for operators. */
   listFailures(group?: string): Promise<DeliveryFailure[]>;

@@ -1,8 +1,13 @@
 // The embedded SagaDelivery: a catch-up subscription per consumer group, its checkpoint in
-// the read store, and a durable retry list. A failing event is written to `saga_failures`
-// in the same commit that moves the checkpoint past it, so it is never lost; the retry loop
-// delivers it again with back-off and dead-letters it after the last attempt.
-// Retried events may arrive after later ones: sagas must not rely on order across events.
+// the read store, and a durable retry list. A new group starts at the head of `$all`
+// unless the saga wants history. Events of different streams are handled concurrently (at
+// most `concurrency` at once), each stream's in order; the checkpoint only passes an event
+// once it and every event before it are done. A failing event (a crash of the handler, an
+// unexpected error: expected failures are events the saga records) is written to
+// `saga_failures` in the same commit that moves the checkpoint past it, so it is never
+// lost; the retry loop delivers it again with back-off and dead-letters it after the last
+// attempt. Retried events may arrive after later ones: sagas must not rely on order across
+// a failure.
 // One process at a time delivers a group: the holder of its lease, stored with the group's
 // checkpoint (application/shared/lease.ts); the others stand by.
 
@@ -10,7 +15,7 @@ import type { Clock } from '../ports/clock';
 import { type DomainEventStore, type DomainRecordedEvent, EventDecodingError } from '../ports/domain-event-store';
 import type { RecordedEvent } from '../ports/event-store';
 import { type Logger, silentLogger } from '../ports/logger';
-import { LeaseLostError, type ReadStore } from '../ports/read-store';
+import { CheckpointConflictError, LeaseLostError, type ProjectionState, type ReadStore } from '../ports/read-store';
 import { Lease, type LeaseSettings, defaultLeaseSettings } from '../shared/lease';
 import type { DeliverEvent, DeliveryFailure, SagaDelivery, SagaSubscription, SagaSubscriptionOptions } from '../ports/saga-delivery';
 
@@ -60,7 +65,7 @@ export class CheckpointedSagaDelivery implements SagaDelivery {
       idleCheckpointMs: this.options.idleCheckpointMs ?? 5000,
       lease: this.lease,
     });
-    group.start();
+    await group.start();
     return { stop: () => group.stop() };
   }
 
@@ -81,16 +86,37 @@ export class CheckpointedSagaDelivery implements SagaDelivery {
   }
 }
 
+/** An event taken from the subscription that the checkpoint has not passed yet. */
+interface PendingEvent {
+  position: number;
+  done: boolean;
+  failure: FailureDocument | null;
+}
+
+/** Events taken ahead of the checkpoint per handler slot: room for one slow stream's backlog. */
+const WINDOW_PER_SLOT = 32;
+
 class GroupDelivery {
   private stopping = false;
   private checkpoint = 0;
   private storedAt = 0;
+  /** Highest position of `$all` the subscription has passed, skipped events included. */
+  private scanned = 0;
+  /** Events taken and not yet behind the checkpoint, in position order. */
+  private pending: PendingEvent[] = [];
+  /** The last handling queued per stream: the stream's next event starts after it. */
+  private readonly lanes = new Map<string, Promise<void>>();
+  private running = 0;
+  private readonly slotWaiters: Array<() => void> = [];
+  private readonly windowWaiters: Array<() => void> = [];
+  private committing: Promise<void> = Promise.resolve();
   private subscription: { stop(): Promise<void> } | null = null;
   private loops: Promise<void>[] = [];
   private wake: (() => void) | null = null;
   private readonly logger: Logger;
+  private readonly concurrency: number;
   private readonly lease: Lease;
-  private readonly running = new AbortController();
+  private readonly active = new AbortController();
 
   constructor(
     private readonly deps: { eventStore: DomainEventStore; readStore: ReadStore; clock: Clock; logger?: Logger },
@@ -99,16 +125,19 @@ class GroupDelivery {
     private readonly timing: { retryPollMs: number; idleCheckpointMs: number; lease: LeaseSettings },
   ) {
     this.logger = (deps.logger ?? silentLogger).child({ saga_group: options.group });
+    this.concurrency = Math.max(1, Math.floor(options.concurrency));
     this.lease = new Lease({ readStore: deps.readStore, clock: deps.clock, logger: this.logger }, stateName(options.group), 1, timing.lease, () => void this.subscription?.stop());
   }
 
-  start(): void {
+  /** Resolves once the group's starting position is stored: events appended after it are delivered. */
+  async start(): Promise<void> {
+    await this.startingCheckpoint();
     this.loops = [this.follow(), this.retry()];
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    this.running.abort();
+    this.active.abort();
     this.wake?.();
     await this.subscription?.stop();
     await Promise.all(this.loops);
@@ -121,33 +150,39 @@ class GroupDelivery {
 
   private async follow(): Promise<void> {
     while (!this.stopping) {
-      if (!(await this.lease.whenHeld(this.running.signal))) return;
+      if (!(await this.lease.whenHeld(this.active.signal))) return;
+      let failed = false;
+      let unreadable: EventDecodingError | null = null;
       try {
-        const state = await this.deps.readStore.getProjectionState(stateName(this.options.group));
-        this.checkpoint = state?.checkpoint ?? 0;
+        this.checkpoint = await this.startingCheckpoint();
+        this.scanned = this.checkpoint;
         const subscription = this.deps.eventStore.subscribeToAll({ fromPosition: this.checkpoint, filter: this.options.filter });
         this.subscription = subscription;
         if (this.stopping) await subscription.stop();
         for await (const message of subscription) {
-          if (message.kind === 'event') await this.handleNew(message.event);
-          else if (message.position > this.checkpoint && this.deps.clock.now().getTime() - this.storedAt >= this.timing.idleCheckpointMs) {
-            await this.moveCheckpoint(message.position, []);
+          if (message.kind === 'event') {
+            await this.admit(message.event);
+          } else {
+            this.scanned = Math.max(this.scanned, message.position);
+            if (this.pending.length === 0 && message.position > this.checkpoint && this.deps.clock.now().getTime() - this.storedAt >= this.timing.idleCheckpointMs) {
+              await this.advance();
+            }
           }
           if (this.stopping || !this.lease.held) break;
         }
       } catch (error) {
-        if (this.stopping) return;
-        if (error instanceof EventDecodingError) {
-          await this.deadLetterUnreadable(error);
-          continue;
+        if (error instanceof EventDecodingError) unreadable = error;
+        else if (error instanceof LeaseLostError) this.lease.lost(error.actual);
+        else if (!this.stopping) {
+          this.logger.error({ err: error }, 'saga subscription failed; resubscribing');
+          failed = true;
         }
-        if (error instanceof LeaseLostError) {
-          this.lease.lost(error.actual);
-          continue;
-        }
-        this.logger.error({ err: error }, 'saga subscription failed; resubscribing');
-        await this.sleep(this.timing.retryPollMs);
       }
+      // The events in hand finish and are checkpointed before the subscription starts again
+      // (or stops), so an event is never handled twice at the same time.
+      await this.drain();
+      if (unreadable && !this.stopping) await this.deadLetterUnreadable(unreadable).catch((error: unknown) => this.logger.error({ err: error }, 'could not dead-letter an unreadable event'));
+      if (failed && !this.stopping) await this.sleep(this.timing.retryPollMs);
     }
   }
 
@@ -158,15 +193,98 @@ class GroupDelivery {
     await this.moveCheckpoint(error.position, [this.failureAfter(event, this.options.maxAttempts, error)]);
   }
 
-  private async handleNew(event: DomainRecordedEvent): Promise<void> {
+  /**
+   * Where the group resumes. A group seen for the first time starts at the head of `$all`
+   * (a new saga, or a new version of one, does not act on the past) unless the saga asked
+   * for history; that start is stored at once, so a restart does not move it.
+   */
+  private async startingCheckpoint(): Promise<number> {
+    const name = stateName(this.options.group);
+    const stored = await this.deps.readStore.getProjectionState(name);
+    if (stored) return stored.checkpoint;
+    const start = this.options.startFrom === 'history' ? 0 : await this.deps.eventStore.headPosition();
+    try {
+      await this.deps.readStore.commitProjection({ projection: name, expectedCheckpoint: 0, operations: [], state: this.stateAt(start, this.deps.clock.now()) });
+    } catch (error) {
+      if (!(error instanceof CheckpointConflictError)) throw error;
+      // Another process created the group first: resume where it starts.
+      return (await this.deps.readStore.getProjectionState(name))?.checkpoint ?? start;
+    }
+    return start;
+  }
+
+  /** Queues the event behind its stream's earlier ones; waits while the window is full. */
+  private async admit(event: DomainRecordedEvent): Promise<void> {
+    while (this.pending.length >= this.concurrency * WINDOW_PER_SLOT) {
+      await new Promise<void>((resolve) => this.windowWaiters.push(resolve));
+    }
+    const entry: PendingEvent = { position: event.position, done: false, failure: null };
+    this.pending.push(entry);
+    this.scanned = Math.max(this.scanned, event.position);
+    const lane = (this.lanes.get(event.stream) ?? Promise.resolve()).then(() => this.handle(event, entry));
+    this.lanes.set(event.stream, lane);
+    void lane.then(() => {
+      if (this.lanes.get(event.stream) === lane) this.lanes.delete(event.stream);
+    });
+  }
+
+  /** Never rejects: a failure becomes a retry-list entry, stored when the checkpoint passes the event. */
+  private async handle(event: DomainRecordedEvent, entry: PendingEvent): Promise<void> {
+    while (this.running >= this.concurrency) await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    this.running += 1;
     try {
       await this.deliver(event, 1);
-      await this.moveCheckpoint(event.position, []);
     } catch (error) {
-      const failure = this.failureAfter(event, 1, error);
-      this.logger.warn({ event_id: event.id, event_type: event.type, attempt: 1, next_attempt_at: failure.next_attempt_at, err: error }, 'saga delivery failed');
-      await this.moveCheckpoint(event.position, [failure]);
+      entry.failure = this.failureAfter(event, 1, error);
+      this.logger.warn({ event_id: event.id, event_type: event.type, attempt: 1, next_attempt_at: entry.failure.next_attempt_at, err: error }, 'saga delivery failed');
+    } finally {
+      this.running -= 1;
+      this.slotWaiters.shift()?.();
     }
+    entry.done = true;
+    void this.advance();
+  }
+
+  /** Waits for every event in hand, stores the checkpoint past them, and forgets what could not be stored. */
+  private async drain(): Promise<void> {
+    while (this.lanes.size > 0) await Promise.all([...this.lanes.values()]);
+    await this.advance();
+    // A checkpoint that could not be stored leaves these events to the next subscription.
+    this.pending = [];
+    for (const resume of this.windowWaiters.splice(0)) resume();
+  }
+
+  /** Moves the checkpoint as far as the events are done; commits run one at a time. */
+  private advance(): Promise<void> {
+    this.committing = this.committing
+      .then(() => this.commitPassed())
+      .catch((error: unknown) => {
+        this.logger.error({ err: error }, 'saga checkpoint could not be stored; resubscribing');
+        void this.subscription?.stop();
+      });
+    return this.committing;
+  }
+
+  /**
+   * The checkpoint passes an event only when it and every event before it are done: it
+   * stops just before the lowest unfinished one, so a crash redelivers that event and the
+   * ones after it, never skips it.
+   */
+  private async commitPassed(): Promise<void> {
+    let passed = 0;
+    let position = this.checkpoint;
+    const failures: FailureDocument[] = [];
+    while (passed < this.pending.length && this.pending[passed].done) {
+      const entry = this.pending[passed];
+      position = entry.position;
+      if (entry.failure) failures.push(entry.failure);
+      passed += 1;
+    }
+    if (passed === this.pending.length) position = Math.max(position, this.scanned);
+    if (position <= this.checkpoint && failures.length === 0) return;
+    await this.moveCheckpoint(Math.max(position, this.checkpoint), failures);
+    this.pending.splice(0, passed);
+    for (const resume of this.windowWaiters.splice(0)) resume();
   }
 
   private failureAfter(event: Pick<RecordedEvent, 'id' | 'type' | 'stream' | 'revision' | 'position'>, attempts: number, error: unknown): FailureDocument {
@@ -194,11 +312,15 @@ class GroupDelivery {
       projection: stateName(this.options.group),
       expectedCheckpoint: this.checkpoint,
       operations: failures.map((doc) => ({ kind: 'put' as const, collection: SAGA_FAILURES, doc })),
-      state: { name: stateName(this.options.group), version: 1, checkpoint: position, status: 'running', error: null, updated_at: now.toISOString() },
+      state: this.stateAt(position, now),
       holder: this.lease.holder,
     });
     this.checkpoint = position;
     this.storedAt = now.getTime();
+  }
+
+  private stateAt(checkpoint: number, now: Date): ProjectionState {
+    return { name: stateName(this.options.group), version: 1, checkpoint, status: 'running', error: null, updated_at: now.toISOString() };
   }
 
   private async retry(): Promise<void> {

@@ -1,6 +1,7 @@
 // The email aggregate: the outbox. Every email the platform sends is an event first, its
-// body sealed (it may carry a one-time code); the mail saga delivers it and records the
-// outcome. Stream `email-<id>`.
+// body sealed (it may carry a one-time code); the mail delivery saga sends it and records
+// every attempt here, so the stream alone says whether an email went out, is being sent,
+// waits for a scheduled retry, or was given up. Stream `email-<id>`.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -13,30 +14,73 @@ export const EmailQueued = declareEvent(
   'EmailQueued',
   t.type({ email_id: t.string, to: t.string, subject: t.string, body_sealed: t.string, kind: t.string, queued_at: t.string }),
 );
+/** An attempt is claimed before the mailer is called: of two deliveries racing, one sends. */
+export const EmailSendStarted = declareEvent('EmailSendStarted', t.type({ email_id: t.string, attempt: t.number, started_at: t.string }));
 export const EmailSent = declareEvent('EmailSent', t.type({ email_id: t.string, provider: t.string, provider_message_id: t.union([t.string, t.null]), sent_at: t.string }));
+/** An attempt failed; the next one is due at `next_attempt_at`. */
+export const EmailSendFailed = declareEvent(
+  'EmailSendFailed',
+  t.type({ email_id: t.string, attempt: t.number, error: t.string, failed_at: t.string, next_attempt_at: t.string }),
+);
+/** The last attempt failed: no more attempts. */
+export const EmailAbandoned = declareEvent('EmailAbandoned', t.type({ email_id: t.string, attempts: t.number, error: t.string, abandoned_at: t.string }));
+/**
+ * Recorded before retries were events (infrastructure redelivery retried the email). Read
+ * as EmailSendFailed with `next_attempt_at = failed_at` (a retry due at once), so such an
+ * email is finished under the current rules; with the event registry, an upcaster.
+ */
 export const EmailFailed = declareEvent('EmailFailed', t.type({ email_id: t.string, error: t.string, attempt: t.number, failed_at: t.string }));
-export const emailEvents = eventGroup('email', [EmailQueued, EmailSent, EmailFailed]);
+export const emailEvents = eventGroup('email', [EmailQueued, EmailSendStarted, EmailSent, EmailSendFailed, EmailAbandoned, EmailFailed]);
 export type EmailEvent = GroupEvent<typeof emailEvents>;
+export type EmailQueuedEvent = EventOf<typeof EmailQueued>;
 
 export type EmailCommand =
   | { type: 'QueueEmail'; data: Omit<EventOf<typeof EmailQueued>['data'], 'queued_at'> }
+  | { type: 'StartEmailAttempt'; data: { attempt: number } }
   | { type: 'RecordEmailSent'; data: { provider: string; provider_message_id: string | null } }
-  | { type: 'RecordEmailFailure'; data: { error: string; attempt: number } };
+  | { type: 'RecordEmailFailure'; data: { attempt: number; error: string; next_attempt_at: string } }
+  | { type: 'AbandonEmail'; data: { attempt: number; error: string } };
 
-export type EmailState = { status: 'absent' } | { status: 'queued' | 'sent'; email_id: string };
+interface Outbox {
+  email_id: string;
+  queued_at: string;
+  /** Attempts started so far. */
+  attempts: number;
+  last_error: string | null;
+}
+
+export type EmailState =
+  | { status: 'absent' }
+  | ({ status: 'queued' } & Outbox)
+  | ({ status: 'sending'; started_at: string } & Outbox)
+  | ({ status: 'retrying'; next_attempt_at: string } & Outbox)
+  | ({ status: 'sent' } & Outbox)
+  | ({ status: 'abandoned' } & Outbox);
+
+export type EmailStatus = EmailState['status'];
 
 export const emailStream = (emailId: string): string => toStreamName(emailEvents.category, emailId);
+
+const outboxOf = ({ email_id, queued_at, attempts, last_error }: Outbox): Outbox => ({ email_id, queued_at, attempts, last_error });
 
 export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
   initialState: () => ({ status: 'absent' }),
   evolve(state, event) {
+    if (event.type === 'EmailQueued') return { status: 'queued', email_id: event.data.email_id, queued_at: event.data.queued_at, attempts: 0, last_error: null };
+    if (state.status === 'absent') return state;
+    const outbox = outboxOf(state);
     switch (event.type) {
-      case 'EmailQueued':
-        return { status: 'queued', email_id: event.data.email_id };
+      case 'EmailSendStarted':
+        return { ...outbox, status: 'sending', attempts: event.data.attempt, started_at: event.data.started_at };
       case 'EmailSent':
-        return state.status === 'absent' ? state : { ...state, status: 'sent' };
+        return { ...outbox, status: 'sent' };
+      case 'EmailSendFailed':
+        return { ...outbox, status: 'retrying', attempts: Math.max(outbox.attempts, event.data.attempt), last_error: event.data.error, next_attempt_at: event.data.next_attempt_at };
+      case 'EmailAbandoned':
+        return { ...outbox, status: 'abandoned', last_error: event.data.error };
       case 'EmailFailed':
-        return state;
+        // Exactly an EmailSendFailed due at once (the old decider recorded nothing after EmailSent).
+        return { ...outbox, status: 'retrying', attempts: Math.max(outbox.attempts, event.data.attempt), last_error: event.data.error, next_attempt_at: event.data.failed_at };
     }
   },
   decide(command, state, { now }): Either<DomainError, EmailEvent[]> {
@@ -45,12 +89,23 @@ export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
       return right([{ type: 'EmailQueued', data: { ...command.data, queued_at: now.toISOString() } }]);
     }
     if (state.status === 'absent') return left(notFound('email_not_found', 'no such email'));
-    if (state.status === 'sent') return right([]);
+    const { email_id } = state;
+    // Outcomes and claims that no longer fit the state (another delivery settled the attempt
+    // first) record nothing: the stream already says what happened.
     switch (command.type) {
+      case 'StartEmailAttempt': {
+        const next = state.status === 'queued' || state.status === 'retrying' ? state.attempts + 1 : null;
+        return right(command.data.attempt === next ? [{ type: 'EmailSendStarted', data: { email_id, attempt: next, started_at: now.toISOString() } }] : []);
+      }
       case 'RecordEmailSent':
-        return right([{ type: 'EmailSent', data: { email_id: state.email_id, ...command.data, sent_at: now.toISOString() } }]);
+        // A late success is still the truth, whatever was decided meanwhile.
+        return right(state.status === 'sent' ? [] : [{ type: 'EmailSent', data: { email_id, ...command.data, sent_at: now.toISOString() } }]);
       case 'RecordEmailFailure':
-        return right([{ type: 'EmailFailed', data: { email_id: state.email_id, ...command.data, failed_at: now.toISOString() } }]);
+        if (state.status !== 'sending' || state.attempts !== command.data.attempt) return right([]);
+        return right([{ type: 'EmailSendFailed', data: { email_id, ...command.data, failed_at: now.toISOString() } }]);
+      case 'AbandonEmail':
+        if (state.status !== 'sending' || state.attempts !== command.data.attempt) return right([]);
+        return right([{ type: 'EmailAbandoned', data: { email_id, attempts: command.data.attempt, error: command.data.error, abandoned_at: now.toISOString() } }]);
     }
   },
 };

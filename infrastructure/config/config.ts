@@ -59,6 +59,7 @@ const variables = {
   READY_MAX_PROJECTION_LAG: { codec: integerBetween(0, Number.MAX_SAFE_INTEGER), default: '1000' },
   SHUTDOWN_TIMEOUT_MS: { codec: integerBetween(0, 600_000), default: '10000' },
   SAGA_MAX_ATTEMPTS: { codec: integerBetween(1, 1000), default: '8' },
+  SAGA_CONCURRENCY: { codec: integerBetween(1, 1000), default: '16' },
   TOKEN_TTL_SECONDS: { codec: integerBetween(60, 30 * 24 * 3600), default: String(12 * 3600) },
   OTP_TTL_SECONDS: { codec: integerBetween(60, 24 * 3600), default: '600' },
   TOKEN_SECRET_KEY: { codec: fromString('PaserkSecret', 'a PASERK k4.secret key', (raw) => (raw.startsWith('k4.secret.') ? raw : undefined)), default: undefined },
@@ -99,6 +100,8 @@ export interface Config {
   readyMaxProjectionLag: number;
   shutdownTimeoutMs: number;
   sagaMaxAttempts: number;
+  /** Events each saga handles at once per process; one stream's events stay in order. */
+  sagaConcurrency: number;
   tokenTtlSeconds: number;
   otpTtlSeconds: number;
   tokenSecretKey: string | null;
@@ -168,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readyMaxProjectionLag: values.READY_MAX_PROJECTION_LAG as number,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS as number,
     sagaMaxAttempts: values.SAGA_MAX_ATTEMPTS as number,
+    sagaConcurrency: values.SAGA_CONCURRENCY as number,
     tokenTtlSeconds: values.TOKEN_TTL_SECONDS as number,
     otpTtlSeconds: values.OTP_TTL_SECONDS as number,
     tokenSecretKey: values.TOKEN_SECRET_KEY as string | null,

@@ -2,16 +2,25 @@
 // one persistent-subscription group, so several platform processes compete for its events.
 //
 // Mapping choices:
-// - The group is created on first subscribe. It starts from the beginning of `$all`,
-//   filters on the server with the saga's filter, and uses round-robin consumers. A
-//   group that already exists is used as it is: its settings are not updated, so a saga
-//   whose filter or attempts change should change its group name (name plus version).
+// - The group is created on first subscribe. It starts at the end of `$all` at that
+//   moment (a new saga, or a new version of one, does not act on the past), or at its
+//   beginning when the saga asks for history; it filters on the server with the saga's
+//   filter. A group that already exists is used as it is: its settings are not updated,
+//   so a saga whose filter or attempts change should change its group name (name plus
+//   version).
+// - Consumers are pinned (the server hashes the event's stream to a consumer), so the
+//   events of one stream go to one process while it stays connected. Within a process,
+//   events of different streams are handled concurrently, at most `concurrency` at once,
+//   and the events of one stream one after the other in the order they arrived. Pinning
+//   is best effort (a reconnect moves streams), which the sagas' state checks absorb. An
+//   event waiting behind its stream's earlier ones spends the same messageTimeout; past
+//   it the server sends it again, which queues behind the first copy and changes nothing.
 // - Attempt = retryCount + 1. The server's maxRetryCount is set to maxAttempts, so the
 //   server never parks before we do.
-// - A failed attempt n < maxAttempts is nacked with 'retry' only after backoffMs(n). The
-//   event stays in flight meanwhile, and the server redelivers it after the nack. Other
-//   events keep flowing during that wait: delivery is sequential in the happy path, but a
-//   waiting retry does not hold up the line. At maxAttempts the event is nacked with
+// - A failed attempt (an unexpected error: expected failures are events the saga records
+//   itself) n < maxAttempts is nacked with 'retry' only after backoffMs(n). The event
+//   stays in flight meanwhile, and the server redelivers it after the nack. Other events,
+//   of its stream too, keep flowing during that wait. At maxAttempts the event is nacked with
 //   'park': the server's dead letter (`$persistentsubscription-...-parked`), which an
 //   operator can replay.
 // - messageTimeout (how long the server waits before it redelivers an unacknowledged
@@ -26,12 +35,15 @@
 // - When the subscription drops (server restart, leader change), it is resubscribed with
 //   capped exponential back-off, and the group is recreated if it is missing. Events in
 //   flight at that moment are redelivered: delivery is at least once.
-// - stop() waits for the handler in progress to finish, so that its ack goes out, then
-//   unsubscribes. Events waiting for a delayed retry are redelivered by the server.
+// - stop() waits for the handlers in progress (and those queued behind them) to finish,
+//   so that their acks go out, then unsubscribes. Events waiting for a delayed retry are
+//   redelivered by the server.
 
 import {
   ErrorType,
+  END,
   EventStoreDBClient,
+  PINNED,
   START,
   isCommandError,
   persistentSubscriptionToAllSettingsFromDefaults,
@@ -55,8 +67,9 @@ const FAILURES = 'saga_failures';
 const HANDLER_BUDGET_MS = 60_000;
 /** messageTimeout travels as a signed 32-bit number of milliseconds. */
 const MAX_MESSAGE_TIMEOUT_MS = 2_147_483_647;
-/** Events the server sends this consumer before it has to acknowledge some. */
-const BUFFER_SIZE = 10;
+/** Events the server sends this consumer before it has to acknowledge some, per handler slot. */
+const BUFFER_PER_SLOT = 4;
+const MIN_BUFFER_SIZE = 10;
 const RECONNECT_MIN_MS = 500;
 const RECONNECT_MAX_MS = 30_000;
 /** Nack reasons are stored with parked events; keep them short. */
@@ -81,6 +94,9 @@ export class EventStoreDbSagaDelivery implements SagaDelivery {
   async subscribe(options: SagaSubscriptionOptions, deliver: DeliverEvent): Promise<SagaSubscription> {
     if (!Number.isInteger(options.maxAttempts) || options.maxAttempts < 1) {
       throw new RangeError(`saga group ${options.group}: maxAttempts must be a positive integer`);
+    }
+    if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
+      throw new RangeError(`saga group ${options.group}: concurrency must be a positive integer`);
     }
     await this.ensureFailures();
     await this.ensureGroup(options);
@@ -122,7 +138,8 @@ export class EventStoreDbSagaDelivery implements SagaDelivery {
   /** Creates the persistent subscription group if it is missing. */
   private async ensureGroup(options: SagaSubscriptionOptions): Promise<void> {
     const settings = persistentSubscriptionToAllSettingsFromDefaults({
-      startFrom: START,
+      startFrom: options.startFrom === 'history' ? START : END,
+      consumerStrategyName: PINNED,
       resolveLinkTos: false,
       maxRetryCount: options.maxAttempts,
       messageTimeout: messageTimeoutFor(options),
@@ -143,7 +160,10 @@ export class EventStoreDbSagaDelivery implements SagaDelivery {
 /** One consumer of a group; reconnects until stopped. */
 class PersistentSagaSubscription implements SagaSubscription {
   private source: PersistentSubscriptionToAll | null = null;
-  private chain: Promise<void> = Promise.resolve();
+  /** The last handling queued per stream: the stream's next event starts after it. */
+  private readonly lanes = new Map<string, Promise<void>>();
+  private running = 0;
+  private readonly slotWaiters: Array<() => void> = [];
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private reconnectTimer: NodeJS.Timeout | null = null;
   private reconnectDelay = RECONNECT_MIN_MS;
@@ -160,15 +180,21 @@ class PersistentSagaSubscription implements SagaSubscription {
 
   connect(): void {
     if (this.stopped) return;
-    const source = this.client.subscribeToPersistentSubscriptionToAll(this.options.group, { bufferSize: BUFFER_SIZE });
+    const bufferSize = Math.max(MIN_BUFFER_SIZE, this.options.concurrency * BUFFER_PER_SLOT);
+    const source = this.client.subscribeToPersistentSubscriptionToAll(this.options.group, { bufferSize });
     this.source = source;
     source.on('confirmation', () => {
       this.reconnectDelay = RECONNECT_MIN_MS;
     });
     source.on('data', (resolved: PersistentSubscriptionToAllResolvedEvent) => {
-      this.chain = this.chain
-        .then(() => this.handle(source, resolved))
+      const stream = resolved.event?.streamId ?? '';
+      const lane = (this.lanes.get(stream) ?? Promise.resolve())
+        .then(() => this.inSlot(() => this.handle(source, resolved)))
         .catch((error: unknown) => this.report(error, `saga ${this.options.group}: handling an event`));
+      this.lanes.set(stream, lane);
+      void lane.then(() => {
+        if (this.lanes.get(stream) === lane) this.lanes.delete(stream);
+      });
     });
     source.on('error', (error: Error) => this.dropped(source, error));
     source.on('close', () => this.dropped(source, null));
@@ -180,10 +206,22 @@ class PersistentSagaSubscription implements SagaSubscription {
     this.reconnectTimer = null;
     for (const timer of this.retryTimers) clearTimeout(timer);
     this.retryTimers.clear();
-    await this.chain;
+    while (this.lanes.size > 0) await Promise.all([...this.lanes.values()]);
     const source = this.source;
     this.source = null;
     if (source) await source.unsubscribe();
+  }
+
+  /** Runs `work` when fewer than `concurrency` handlers are running. */
+  private async inSlot(work: () => Promise<void>): Promise<void> {
+    while (this.running >= this.options.concurrency) await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    this.running += 1;
+    try {
+      await work();
+    } finally {
+      this.running -= 1;
+      this.slotWaiters.shift()?.();
+    }
   }
 
   private async handle(source: PersistentSubscriptionToAll, resolved: PersistentSubscriptionToAllResolvedEvent): Promise<void> {

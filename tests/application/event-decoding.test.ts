@@ -85,6 +85,8 @@ describe('reading events: decoded and upcast at one place', () => {
     const recordingSaga: Saga<'MemberRemoved'> = {
       name: 'removal_recorder',
       version: 1,
+      // The events are appended before the group exists.
+      startFrom: 'history',
       filter: { kind: 'event_type', types: ['MemberRemoved'] },
       async handle(event) {
         seenBySaga.push(event.data);
@@ -140,6 +142,8 @@ describe('reading events: decoded and upcast at one place', () => {
     const saga: Saga<'MemberRemoved'> = {
       name: 'removal_recorder',
       version: 1,
+      // The events are appended before the group exists.
+      startFrom: 'history',
       filter: { kind: 'event_type', types: ['MemberRemoved'] },
       async handle(event) {
         seen.push(event.data.user_id);

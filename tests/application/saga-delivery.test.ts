@@ -70,6 +70,68 @@ describe('saga delivery (embedded, checkpointed)', () => {
     expect(calls).to.have.length(2);
   });
 
+  it('starts a new group at the head: a new saga, or a new version, does not act on earlier events', async () => {
+    await stores.eventStore.appendToStream('order-old', [ordered()]);
+    const { saga, calls } = recordingSaga();
+    const first = start(saga);
+    await first.runner.start();
+    const sentinel = ordered();
+    await stores.eventStore.appendToStream('order-new', [sentinel]);
+    await eventually(() => calls.length > 0, 5000, 'the event after the start');
+    await first.runner.stop();
+    expect(calls.map((call) => call.key)).to.deep.equal([`recorder:${sentinel.id}`]);
+
+    const next = recordingSaga();
+    const second = start({ ...next.saga, version: 2 });
+    await second.runner.start();
+    const later = ordered();
+    await stores.eventStore.appendToStream('order-later', [later]);
+    await eventually(() => next.calls.length > 0, 5000, 'the event after version 2 started');
+    await second.runner.stop();
+    expect(next.calls.map((call) => call.key)).to.deep.equal([`recorder:${later.id}`]);
+  });
+
+  it('starts at the beginning of $all a saga that declares it needs history', async () => {
+    const old = ordered();
+    await stores.eventStore.appendToStream('order-old', [old]);
+    const { saga, calls } = recordingSaga();
+    const started = start({ ...saga, startFrom: 'history' });
+    await started.runner.start();
+    await eventually(() => calls.length === 1, 5000, 'the earlier event');
+    expect(calls[0].key).to.equal(`recorder:${old.id}`);
+  });
+
+  it('keeps the checkpoint before an unfinished event while later ones finish, then passes them all', async () => {
+    let release!: () => void;
+    const slowCall = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const handled: string[] = [];
+    const saga: Saga = {
+      name: 'recorder',
+      version: 1,
+      filter: { kind: 'event_type', types: ['WorkspaceRenamed'] },
+      async handle(event) {
+        if (event.stream === 'order-slow') await slowCall;
+        handled.push(event.stream);
+      },
+    };
+    const started = start(saga);
+    await started.runner.start();
+    try {
+      const slow = await stores.eventStore.appendToStream('order-slow', [ordered()]);
+      const quick = await stores.eventStore.appendToStream('order-quick', [ordered(), ordered()]);
+      await eventually(() => handled.length === 2, 5000, 'the quick stream');
+      const checkpoint = async (): Promise<number> => (await stores.readStore.getProjectionState('saga:recorder-v1'))!.checkpoint;
+      // A crash now must hand the slow event to the next process.
+      expect(await checkpoint()).to.be.lessThan(slow.position);
+      release();
+      await eventually(async () => (await checkpoint()) >= quick.position, 5000, 'the checkpoint past every event');
+    } finally {
+      release();
+    }
+  });
+
   it('records a failure, retries it with back-off, and forgets it after success', async () => {
     const { saga, calls } = recordingSaga((_event, attempt) => {
       if (attempt < 2) throw new Error('connector unreachable');
