@@ -8,6 +8,8 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { CommandDependencies } from '../application/command-handling/handle-command';
 import { checkReadiness } from '../application/operations/readiness';
+import { AuditAnchoring } from '../application/organization/audit-anchoring';
+import type { AuditSigner } from '../application/ports/audit-signer';
 import type { Clock, IdGenerator } from '../application/ports/clock';
 import type { EventStore } from '../application/ports/event-store';
 import type { Logger } from '../application/ports/logger';
@@ -40,6 +42,7 @@ import type { Config } from './config/config';
 import { EventStoreDbSagaDelivery } from './event-store/eventstoredb-saga-delivery';
 import { EventStoreDbEventStore, connectEventStoreDb } from './event-store/eventstoredb';
 import { SqliteEventStore } from './event-store/sqlite';
+import { Ed25519AuditSigner } from './crypto/audit-signer';
 import { loadKeys } from './crypto/keys';
 import { ScryptPasswordHasher } from './crypto/passwords';
 import { AesGcmSecrets } from './crypto/secrets';
@@ -69,13 +72,17 @@ export interface Platform {
   projections: ProjectionRunner;
   sagaDelivery: SagaDelivery;
   sagas: SagaRunner;
+  /** Signs audit checkpoints with the platform's key. */
+  auditSigner: AuditSigner;
+  /** Records the signed audit checkpoints (runs in the background once started). */
+  auditAnchoring: AuditAnchoring;
   metrics: PlatformMetrics;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
    */
   readYourWrites(position: number | null, projections?: readonly string[]): Promise<boolean>;
-  /** Starts projections and sagas. */
+  /** Starts projections, sagas and the audit anchoring. */
   start(): Promise<void>;
   /** The HTTP application over this platform. */
   httpApp(): Koa;
@@ -93,6 +100,8 @@ export interface PlatformOverrides {
   /** For tests: tighter polling. */
   sagaRetryPollMs?: number;
   mailer?: Mailer;
+  /** For tests: how often the audit anchoring reads the log. */
+  auditAnchoringPollMs?: number;
 }
 
 export const SQLITE_FILE = 'platform.db';
@@ -128,6 +137,11 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds },
     readYourWrites: (position) => readYourWrites(position),
   };
+  const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
+  const auditAnchoring = new AuditAnchoring(
+    { ...commands, readStore, signer: auditSigner, logger: logger.child({ component: 'audit_anchoring' }) },
+    { entriesPerCheckpoint: config.auditCheckpointEntries, intervalMs: config.auditCheckpointIntervalSeconds * 1000, pollMs: overrides.auditAnchoringPollMs ?? 1000 },
+  );
   const platformSagas = overrides.sagas ?? [...allSagas, mailDeliverySaga({ ...commands, secrets, mailer }), teamMembershipCleanupSaga({ ...commands, readStore })];
 
   const sagaDelivery: SagaDelivery =
@@ -163,7 +177,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       logger,
       metrics,
       bodyLimitBytes: config.bodyLimitBytes,
-      routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity), teamRouter(identity), adminRouter(identity, graphqlOptions)],
+      routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner })]), publicRouter(identity), teamRouter(identity), adminRouter(identity, graphqlOptions)],
     });
 
   return {
@@ -180,11 +194,14 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     projections: runner,
     sagaDelivery,
     sagas,
+    auditSigner,
+    auditAnchoring,
     metrics,
     readYourWrites,
     async start() {
       await runner.start();
       await sagas.start();
+      auditAnchoring.start();
       if (config.superAdminEmail && config.superAdminPassword) await bootstrapSuperAdmin(identity, config.superAdminEmail, config.superAdminPassword);
     },
     httpApp,
@@ -192,6 +209,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     async close() {
       if (closed) return;
       closed = true;
+      await auditAnchoring.stop();
       await sagas.stop();
       await runner.stop();
       await eventStore.close();

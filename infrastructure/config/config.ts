@@ -76,6 +76,8 @@ const variables = {
   SMTP_URL: { codec: urlWithScheme('smtp', 'smtps'), default: undefined },
   SMTP_FROM: { codec: nonEmpty, default: 'svc platform <no-reply@localhost>' },
   READ_CACHE_TTL_MS: { codec: integerBetween(0, 60_000), default: '1000' },
+  AUDIT_CHECKPOINT_ENTRIES: { codec: integerBetween(1, 1_000_000), default: '100' },
+  AUDIT_CHECKPOINT_INTERVAL_SECONDS: { codec: integerBetween(1, 7 * 24 * 3600), default: '300' },
 } as const;
 
 type Variables = typeof variables;
@@ -111,6 +113,8 @@ export interface Config {
   smtpUrl: string | null;
   smtpFrom: string;
   readCacheTtlMs: number;
+  auditCheckpointEntries: number;
+  auditCheckpointIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -177,5 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: values.SMTP_URL as string | null,
     smtpFrom: values.SMTP_FROM as string,
     readCacheTtlMs: values.READ_CACHE_TTL_MS as number,
+    auditCheckpointEntries: values.AUDIT_CHECKPOINT_ENTRIES as number,
+    auditCheckpointIntervalSeconds: values.AUDIT_CHECKPOINT_INTERVAL_SECONDS as number,
   };
 }
