@@ -6,6 +6,7 @@ import type http from 'node:http';
 import path from 'node:path';
 import type Router from '@koa/router';
 import type Koa from 'koa';
+import { AccessDenialRecorder } from '../application/access-denial/access-denials';
 import type { CommandDependencies } from '../application/command-handling/handle-command';
 import { checkReadiness } from '../application/operations/readiness';
 import { AuditAnchoring } from '../application/organization/audit-anchoring';
@@ -76,13 +77,15 @@ export interface Platform {
   auditSigner: AuditSigner;
   /** Records the signed audit checkpoints (runs in the background once started). */
   auditAnchoring: AuditAnchoring;
+  /** Records refused requests, bounded per principal and minute. */
+  accessDenials: AccessDenialRecorder;
   metrics: PlatformMetrics;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
    */
   readYourWrites(position: number | null, projections?: readonly string[]): Promise<boolean>;
-  /** Starts projections, sagas and the audit anchoring. */
+  /** Starts projections, sagas, the audit anchoring and the access-denial sweep. */
   start(): Promise<void>;
   /** The HTTP application over this platform. */
   httpApp(): Koa;
@@ -142,6 +145,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     { ...commands, readStore, signer: auditSigner, logger: logger.child({ component: 'audit_anchoring' }) },
     { entriesPerCheckpoint: config.auditCheckpointEntries, intervalMs: config.auditCheckpointIntervalSeconds * 1000, pollMs: overrides.auditAnchoringPollMs ?? 1000 },
   );
+  const accessDenials = new AccessDenialRecorder({ ...commands, logger: logger.child({ component: 'access_denials' }) }, { perMinute: config.accessDenialsPerMinute });
   const platformSagas = overrides.sagas ?? [...allSagas, mailDeliverySaga({ ...commands, secrets, mailer }), teamMembershipCleanupSaga({ ...commands, readStore })];
 
   const sagaDelivery: SagaDelivery =
@@ -177,7 +181,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       logger,
       metrics,
       bodyLimitBytes: config.bodyLimitBytes,
-      routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner })]), publicRouter(identity), teamRouter(identity), adminRouter(identity, graphqlOptions)],
+      routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner })]), publicRouter(identity), teamRouter(identity, accessDenials), adminRouter(identity, graphqlOptions)],
     });
 
   return {
@@ -196,12 +200,14 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     sagas,
     auditSigner,
     auditAnchoring,
+    accessDenials,
     metrics,
     readYourWrites,
     async start() {
       await runner.start();
       await sagas.start();
       auditAnchoring.start();
+      accessDenials.start();
       if (config.superAdminEmail && config.superAdminPassword) await bootstrapSuperAdmin(identity, config.superAdminEmail, config.superAdminPassword);
     },
     httpApp,
@@ -209,6 +215,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     async close() {
       if (closed) return;
       closed = true;
+      await accessDenials.stop();
       await auditAnchoring.stop();
       await sagas.stop();
       await runner.stop();

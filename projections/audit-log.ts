@@ -117,6 +117,7 @@ export function chainedFieldsOf(event: RecordedEvent & { metadata: { tenant_id: 
 /** Data fields an entry shows, per event type: only what is neither secret nor personal. */
 const SHOWN_DATA: Readonly<Record<string, readonly string[]>> = {
   AccessDenied: ['method', 'path', 'code'],
+  AccessDenialsSuppressed: ['count', 'window_start', 'window_end'],
 };
 
 function detailsOf(event: RecordedEvent): Record<string, unknown> | null {

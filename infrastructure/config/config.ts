@@ -78,6 +78,7 @@ const variables = {
   READ_CACHE_TTL_MS: { codec: integerBetween(0, 60_000), default: '1000' },
   AUDIT_CHECKPOINT_ENTRIES: { codec: integerBetween(1, 1_000_000), default: '100' },
   AUDIT_CHECKPOINT_INTERVAL_SECONDS: { codec: integerBetween(1, 7 * 24 * 3600), default: '300' },
+  ACCESS_DENIALS_PER_MINUTE: { codec: integerBetween(1, 1_000_000), default: '30' },
 } as const;
 
 type Variables = typeof variables;
@@ -115,6 +116,7 @@ export interface Config {
   readCacheTtlMs: number;
   auditCheckpointEntries: number;
   auditCheckpointIntervalSeconds: number;
+  accessDenialsPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -183,5 +185,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readCacheTtlMs: values.READ_CACHE_TTL_MS as number,
     auditCheckpointEntries: values.AUDIT_CHECKPOINT_ENTRIES as number,
     auditCheckpointIntervalSeconds: values.AUDIT_CHECKPOINT_INTERVAL_SECONDS as number,
+    accessDenialsPerMinute: values.ACCESS_DENIALS_PER_MINUTE as number,
   };
 }
