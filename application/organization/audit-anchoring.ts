@@ -126,17 +126,20 @@ export class AuditAnchoring {
         this.deps.logger.error({ err: error }, 'audit anchoring pass failed; trying again');
       }
       if (this.stopping) return;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, this.settings.pollMs);
-        const self = this;
-        function done(): void {
-          clearTimeout(timer);
-          self.wake = null;
-          resolve();
-        }
-        this.wake = done;
-      });
+      await this.sleep(this.settings.pollMs);
     }
+  }
+
+  /** Waits `ms`, or less when stopped. */
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
   }
 
   private async pass(): Promise<void> {

@@ -229,6 +229,22 @@ describe('audit log anchored in the event log (signed checkpoints)', () => {
     });
   });
 
+  it('reports anchored entries that the audit log no longer has', async () => {
+    const trimmed = await registerOwner(server, 'trimmed');
+    await caughtUp();
+    const anchored = (await checkpointsOf(trimmed.tenant_id)).map((event) => ({ id: event.id, seq: (event.data as AuditCheckpointStatement).seq }));
+    expect(anchored.length).to.be.at.least(2);
+    const entries = server.platform.readStore.collection<AuditLogEntry>(AUDIT_LOG);
+    for (const entry of (await entries.find({ where: { tenant_id: trimmed.tenant_id, seq: { gt: EVERY } }, limit: 1000 })).items) await entries.delete(entry.id);
+    expect(await verifyAs(trimmed)).to.deep.equal({
+      ok: false,
+      entries_checked: EVERY,
+      checkpoints_checked: 2,
+      anchored_through_seq: EVERY,
+      first_break: { id: anchored[1].id, seq: anchored[1].seq, reason: 'checkpoint_beyond_log', checkpoint_id: anchored[1].id },
+    });
+  });
+
   it('finds an event rewritten in the store after it was anchored, even once the audit log is rebuilt from it', async () => {
     const before = await verifyAs(owner);
     const entries = server.platform.readStore.collection<AuditLogEntry>(AUDIT_LOG);
