@@ -5,6 +5,7 @@
 
 import { accessDenialEvents } from './access-denial/access-denial';
 import { adminEvents } from './admin/admin';
+import { auditCheckpointEvents } from './audit-checkpoint/audit-checkpoint';
 import { emailEvents } from './email/email';
 import { invitationEvents } from './invitation/invitation';
 import { membershipEvents } from './membership/membership';
@@ -28,6 +29,7 @@ export const domainEvents = eventRegistry([
   reservationEvents,
   adminEvents,
   accessDenialEvents,
+  auditCheckpointEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

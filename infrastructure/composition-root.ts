@@ -9,6 +9,9 @@ import type Koa from 'koa';
 import { DecodingEventStore } from '../application/events/decoding-event-store';
 import { checkReadiness } from '../application/operations/readiness';
 import type { DomainEventStore } from '../application/ports/domain-event-store';
+import { AccessDenialRecorder } from '../application/access-denial/access-denials';
+import { AuditAnchoring } from '../application/organization/audit-anchoring';
+import type { AuditSigner } from '../application/ports/audit-signer';
 import type { Clock, IdGenerator } from '../application/ports/clock';
 import type { EventStore } from '../application/ports/event-store';
 import type { Logger } from '../application/ports/logger';
@@ -43,6 +46,7 @@ import type { Config } from './config/config';
 import { EventStoreDbSagaDelivery } from './event-store/eventstoredb-saga-delivery';
 import { EventStoreDbEventStore, connectEventStoreDb } from './event-store/eventstoredb';
 import { SqliteEventStore } from './event-store/sqlite';
+import { Ed25519AuditSigner } from './crypto/audit-signer';
 import { loadKeys } from './crypto/keys';
 import { ScryptPasswordHasher } from './crypto/passwords';
 import { AesGcmSecrets } from './crypto/secrets';
@@ -77,13 +81,19 @@ export interface Platform {
   projections: ProjectionRunner;
   sagaDelivery: SagaDelivery;
   sagas: SagaRunner;
+  /** Signs audit checkpoints with the platform's key. */
+  auditSigner: AuditSigner;
+  /** Records the signed audit checkpoints (runs in the background once started). */
+  auditAnchoring: AuditAnchoring;
+  /** Records refused requests, bounded per principal and minute. */
+  accessDenials: AccessDenialRecorder;
   metrics: PlatformMetrics;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
    */
   readYourWrites(position: number | null, projections?: readonly string[]): Promise<boolean>;
-  /** Starts projections and sagas. */
+  /** Starts projections, sagas, the audit anchoring and the access-denial sweep. */
   start(): Promise<void>;
   /** The HTTP application over this platform. */
   httpApp(): Koa;
@@ -101,6 +111,8 @@ export interface PlatformOverrides {
   /** For tests: tighter polling of the saga retry list and due passes. */
   sagaRetryPollMs?: number;
   mailer?: Mailer;
+  /** For tests: how often the audit anchoring reads the log. */
+  auditAnchoringPollMs?: number;
 }
 
 export const SQLITE_FILE = 'platform.db';
@@ -155,6 +167,12 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds },
     readYourWrites: (position) => readYourWrites(position),
   };
+  const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
+  const auditAnchoring = new AuditAnchoring(
+    { ...commands, readStore, signer: auditSigner, logger: logger.child({ component: 'audit_anchoring' }) },
+    { entriesPerCheckpoint: config.auditCheckpointEntries, intervalMs: config.auditCheckpointIntervalSeconds * 1000, pollMs: overrides.auditAnchoringPollMs ?? 1000 },
+  );
+  const accessDenials = new AccessDenialRecorder({ ...commands, logger: logger.child({ component: 'access_denials' }) }, { perMinute: config.accessDenialsPerMinute });
   const mailPolicy = { maxAttempts: config.sagaMaxAttempts, backoffMs: exponentialBackoff(), outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS, concurrency: config.sagaConcurrency };
   const platformSagas = overrides.sagas ?? [...allSagas, mailDeliverySaga({ ...commands, secrets, mailer, readStore }, mailPolicy), teamMembershipCleanupSaga({ ...commands, readStore })];
 
@@ -195,7 +213,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       logger,
       metrics,
       bodyLimitBytes: config.bodyLimitBytes,
-      routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity), teamRouter(identity), adminRouter(identity, graphqlOptions)],
+      routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner })]), publicRouter(identity), teamRouter(identity, accessDenials), adminRouter(identity, graphqlOptions)],
     });
 
   return {
@@ -213,11 +231,16 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     projections: runner,
     sagaDelivery,
     sagas,
+    auditSigner,
+    auditAnchoring,
+    accessDenials,
     metrics,
     readYourWrites,
     async start() {
       await runner.start();
       await sagas.start();
+      auditAnchoring.start();
+      accessDenials.start();
       if (config.superAdminEmail && config.superAdminPassword) await bootstrapSuperAdmin(identity, config.superAdminEmail, config.superAdminPassword);
     },
     httpApp,
@@ -225,6 +248,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     async close() {
       if (closed) return;
       closed = true;
+      await accessDenials.stop();
+      await auditAnchoring.stop();
       await sagas.stop();
       await runner.stop();
       await eventStore.close();

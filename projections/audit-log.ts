@@ -3,10 +3,16 @@
 // write is an event carrying this metadata (refusals too: failed logins, access denials).
 //
 // Each entry is chained to the previous entry of its tenant: `hash` is SHA-256 over the
-// previous hash and the entry's canonical fields, so an altered, removed or reordered entry
-// breaks the chain from there on (`verifyAuditChain`).
+// previous hash and the entry's canonical fields, a digest of the event's data among them,
+// so an altered, removed or reordered entry breaks the chain from there on
+// (`verifyAuditChain`). The chain is a pure function of the event log (`chainedFieldsOf`),
+// which lets the audit anchoring recompute it from the events themselves and sign its head
+// into the log (domain/audit-checkpoint): a rebuilt read model must agree with those
+// signatures. Checkpoint events are not entries of the chain they anchor.
 
 import { createHash } from 'node:crypto';
+import type { RecordedEvent } from '../application/ports/event-store';
+import { AUDIT_CHECKPOINT_CATEGORY } from '../domain/audit-checkpoint/audit-checkpoint';
 import type { Projection } from './projection';
 import { parseStreamName } from '../domain/shared/stream-names';
 
@@ -23,10 +29,14 @@ export interface AuditLogEntry {
   request_id: string | null;
   correlation_id: string;
   position: number;
+  /** SHA-256 of the event's data as recorded, in canonical JSON (`canonicalJson`). */
+  data_hash: string;
   /** 1, 2, 3 ... per tenant. */
   seq: number;
   prev_hash: string;
   hash: string;
+  /** What a reader needs beyond the action, for the few events that have it (not chained: `data_hash` covers the data). */
+  details: Record<string, unknown> | null;
   [field: string]: unknown;
 }
 
@@ -49,17 +59,74 @@ const CHAINED_FIELDS = [
   'request_id',
   'correlation_id',
   'position',
+  'data_hash',
 ] as const;
 
+export type ChainedFields = Pick<AuditLogEntry, (typeof CHAINED_FIELDS)[number]>;
+
 /** The hash of an entry given the previous one's: fixed field order, so it is reproducible. */
-export function auditEntryHash(prevHash: string, entry: Pick<AuditLogEntry, (typeof CHAINED_FIELDS)[number]>): string {
+export function auditEntryHash(prevHash: string, entry: ChainedFields): string {
   const canonical = JSON.stringify(CHAINED_FIELDS.map((field) => entry[field]));
   return createHash('sha256').update(prevHash).update('\n').update(canonical).digest('hex');
 }
 
+/** JSON with object keys sorted at every level: the same value always gives the same text, whichever store kept it. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record)
+    .filter((key) => record[key] !== undefined)
+    .sort();
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
+}
+
+/** Whether an event is an entry of its tenant's chain: it belongs to a tenant and is not a checkpoint of the chain. */
+export function isChainedEvent(event: RecordedEvent): event is RecordedEvent & { metadata: { tenant_id: string } } {
+  return event.metadata.tenant_id !== null && parseStreamName(event.stream).category !== AUDIT_CHECKPOINT_CATEGORY;
+}
+
+/**
+ * The chained fields of the entry an event becomes at `seq` in its tenant's chain. The data
+ * is hashed as recorded (never upcast), so the chain does not move when code learns to read
+ * old events differently.
+ */
+export function chainedFieldsOf(event: RecordedEvent & { metadata: { tenant_id: string } }, seq: number): ChainedFields {
+  const { category, id } = parseStreamName(event.stream);
+  return {
+    id: event.id,
+    tenant_id: event.metadata.tenant_id,
+    actor_kind: event.metadata.actor.kind,
+    actor_id: event.metadata.actor.id,
+    action: event.type,
+    resource_type: category,
+    resource_id: id,
+    occurred_at: event.metadata.occurred_at,
+    ip: event.metadata.ip,
+    request_id: event.metadata.request_id,
+    correlation_id: event.metadata.correlation_id,
+    position: event.position,
+    data_hash: createHash('sha256').update(canonicalJson(event.data)).digest('hex'),
+    seq,
+  };
+}
+
+/** Data fields an entry shows, per event type: only what is neither secret nor personal. */
+const SHOWN_DATA: Readonly<Record<string, readonly string[]>> = {
+  AccessDenied: ['method', 'path', 'code'],
+  AccessDenialsSuppressed: ['count', 'window_start', 'window_end'],
+};
+
+function detailsOf(event: RecordedEvent): Record<string, unknown> | null {
+  const shown = SHOWN_DATA[event.type];
+  if (!shown || typeof event.data !== 'object' || event.data === null) return null;
+  const data = event.data as Record<string, unknown>;
+  return Object.fromEntries(shown.filter((field) => field in data).map((field) => [field, data[field]]));
+}
+
 export const auditLogProjection: Projection = {
   name: 'audit_log',
-  version: 2,
+  version: 3,
   collections: [
     { name: AUDIT_CHAIN_HEADS },
     {
@@ -78,27 +145,12 @@ export const auditLogProjection: Projection = {
   ],
   handles: 'all',
   async apply(event, view) {
+    if (!isChainedEvent(event)) return;
     const tenantId = event.metadata.tenant_id;
-    if (!tenantId) return;
     const head = await view.get<{ id: string; seq: number; hash: string }>(AUDIT_CHAIN_HEADS, tenantId);
-    const { category, id } = parseStreamName(event.stream);
-    const fields = {
-      id: event.id,
-      tenant_id: tenantId,
-      actor_kind: event.metadata.actor.kind,
-      actor_id: event.metadata.actor.id,
-      action: event.type,
-      resource_type: category,
-      resource_id: id,
-      occurred_at: event.metadata.occurred_at,
-      ip: event.metadata.ip,
-      request_id: event.metadata.request_id,
-      correlation_id: event.metadata.correlation_id,
-      position: event.position,
-      seq: (head?.seq ?? 0) + 1,
-    };
+    const fields = chainedFieldsOf(event, (head?.seq ?? 0) + 1);
     const prevHash = head?.hash ?? GENESIS_HASH;
-    const entry: AuditLogEntry = { ...fields, prev_hash: prevHash, hash: auditEntryHash(prevHash, fields) };
+    const entry: AuditLogEntry = { ...fields, prev_hash: prevHash, hash: auditEntryHash(prevHash, fields), details: detailsOf(event) };
     view.put(AUDIT_LOG, entry);
     view.put(AUDIT_CHAIN_HEADS, { id: tenantId, seq: entry.seq, hash: entry.hash });
   },

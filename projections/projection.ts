@@ -29,8 +29,8 @@ export interface EventProjection<Type extends DomainEventType = DomainEventType>
 }
 
 /**
- * A projection of the whole log (the audit log): every event, of any type, with its envelope;
- * declared types are decoded, others come as stored.
+ * A projection of the whole log (the audit log): every event, of any type, with its envelope,
+ * exactly as stored (not decoded).
  */
 export interface LogProjection extends ProjectionBase {
   handles: 'all';

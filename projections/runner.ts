@@ -128,8 +128,8 @@ function feedOf(projection: Projection, eventStore: DomainEventStore): Projectio
   if (projection.handles === 'all') {
     const whole = projection;
     return {
-      subscribe: (fromPosition) => eventStore.subscribeToAllIncludingUnknown({ fromPosition }),
-      read: (fromPosition, maxCount) => eventStore.readAllIncludingUnknown({ fromPosition, maxCount }),
+      subscribe: (fromPosition) => eventStore.subscribeToAllAsStored({ fromPosition }),
+      read: (fromPosition, maxCount) => eventStore.readAllAsStored({ fromPosition, maxCount }),
       apply: (event, view) => whole.apply(event, view),
     };
   }

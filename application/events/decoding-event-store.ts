@@ -37,11 +37,6 @@ export function decodeRecordedEvent(recorded: RecordedEvent): DomainRecordedEven
   return { ...recorded, ...result.event };
 }
 
-/** Like decodeRecordedEvent, but passes an event of an undeclared type through as stored. */
-export function decodeRecordedEventIfDeclared(recorded: RecordedEvent): RecordedEvent {
-  return domainEvents.has(recorded.type) ? decodeRecordedEvent(recorded) : recorded;
-}
-
 function decodedSubscription<Event extends RecordedEvent>(
   inner: EventSubscription,
   decode: (event: RecordedEvent) => Event,
@@ -73,12 +68,16 @@ export class DecodingEventStore implements DomainEventStore {
     return decodedSubscription(this.inner.subscribeToAll(options), decodeRecordedEvent);
   }
 
-  async readAllIncludingUnknown(options?: ReadAllOptions): Promise<RecordedEvent[]> {
-    return (await this.inner.readAll(options)).map(decodeRecordedEventIfDeclared);
+  readStreamAsStored(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    return this.inner.readStream(stream, options);
   }
 
-  subscribeToAllIncludingUnknown(options: SubscribeToAllOptions): EventSubscription {
-    return decodedSubscription(this.inner.subscribeToAll(options), decodeRecordedEventIfDeclared);
+  readAllAsStored(options?: ReadAllOptions): Promise<RecordedEvent[]> {
+    return this.inner.readAll(options);
+  }
+
+  subscribeToAllAsStored(options: SubscribeToAllOptions): EventSubscription {
+    return this.inner.subscribeToAll(options);
   }
 
   headPosition(): Promise<number> {

@@ -31,10 +31,16 @@ export interface DomainEventStore extends EventStore {
   readStream(stream: string, options?: ReadStreamOptions): Promise<DomainRecordedEvent[]>;
   readAll(options?: ReadAllOptions): Promise<DomainRecordedEvent[]>;
   subscribeToAll(options: SubscribeToAllOptions): DomainEventSubscription;
-  /** For readers of the whole log (the audit log): declared types decoded, others passed through as stored. */
-  readAllIncludingUnknown(options?: ReadAllOptions): Promise<RecordedEvent[]>;
-  /** For readers of the whole log: declared types decoded, others passed through as stored. */
-  subscribeToAllIncludingUnknown(options: SubscribeToAllOptions): EventSubscription;
+  /**
+   * For readers of the whole log (the audit log): every event exactly as recorded, none
+   * decoded, so what they derive (the audit chain hashes the data) does not move when an
+   * upcaster is added.
+   */
+  readAllAsStored(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** The same, as a subscription. */
+  subscribeToAllAsStored(options: SubscribeToAllOptions): EventSubscription;
+  /** A stream exactly as recorded, for a reader that judges what it finds itself (the audit verifier: a checkpoint that does not decode is a finding). */
+  readStreamAsStored(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
 }
 
 export type EventDecodingReason = 'unknown_type' | 'unknown_version' | 'mismatch' | 'unexpected_type';

@@ -79,6 +79,9 @@ const variables = {
   READ_CACHE_TTL_MS: { codec: integerBetween(0, 60_000), default: '1000' },
   LEASE_TTL_MS: { codec: integerBetween(100, 600_000), default: '15000' },
   LEASE_HOLDER_ID: { codec: fromString('HolderId', '1 to 200 printable characters', (raw) => (/^[\x21-\x7e]{1,200}$/.test(raw) ? raw : undefined)), default: undefined },
+  AUDIT_CHECKPOINT_ENTRIES: { codec: integerBetween(1, 1_000_000), default: '100' },
+  AUDIT_CHECKPOINT_INTERVAL_SECONDS: { codec: integerBetween(1, 7 * 24 * 3600), default: '300' },
+  ACCESS_DENIALS_PER_MINUTE: { codec: integerBetween(1, 1_000_000), default: '30' },
 } as const;
 
 type Variables = typeof variables;
@@ -119,6 +122,9 @@ export interface Config {
   leaseTtlMs: number;
   /** Null: `hostname:pid:random`, chosen when the platform is created. */
   leaseHolderId: string | null;
+  auditCheckpointEntries: number;
+  auditCheckpointIntervalSeconds: number;
+  accessDenialsPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -188,5 +194,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readCacheTtlMs: values.READ_CACHE_TTL_MS as number,
     leaseTtlMs: values.LEASE_TTL_MS as number,
     leaseHolderId: values.LEASE_HOLDER_ID as string | null,
+    auditCheckpointEntries: values.AUDIT_CHECKPOINT_ENTRIES as number,
+    auditCheckpointIntervalSeconds: values.AUDIT_CHECKPOINT_INTERVAL_SECONDS as number,
+    accessDenialsPerMinute: values.ACCESS_DENIALS_PER_MINUTE as number,
   };
 }

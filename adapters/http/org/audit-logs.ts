@@ -1,10 +1,10 @@
 // GET /api/v1/org/audit-logs (filters, cursor pages, newest first), /audit-logs/verify (the
-// hash chain) and /audit-logs/export (NDJSON, oldest first). Admin and Owner.
+// hash chain against the signed checkpoints) and /audit-logs/export (NDJSON: entries oldest
+// first, then the checkpoints and the signing key). Admin and Owner.
 
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
-import type { IdentityDependencies } from '../../../application/identity/identity';
-import { type AuditLogFilter, exportAuditLog, listAuditLog, verifyAuditChain } from '../../../application/organization/audit-log';
+import { type AuditLogDependencies, type AuditLogFilter, exportAuditLog, listAuditLog, verifyAuditChain } from '../../../application/organization/audit-log';
 import { invalid } from '../../../domain/shared/errors';
 import type { AuthenticatedState } from '../middleware/authenticate';
 import { requireRole } from '../middleware/authorize';
@@ -30,22 +30,22 @@ function filterOf(query: Record<string, string | string[] | undefined>): AuditLo
   return filter;
 }
 
-export function orgAuditLogsRouter(identity: IdentityDependencies): Router<AuthenticatedState> {
+export function orgAuditLogsRouter(audit: AuditLogDependencies): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>();
   router.use('/audit-logs', requireRole('admin'));
   router.get('/audit-logs', async (ctx) => {
-    ctx.body = await listAuditLog(identity.readStore, ctx.state.principal.tenant_id, filterOf(ctx.query), pageQuery(ctx.query));
+    ctx.body = await listAuditLog(audit.readStore, ctx.state.principal.tenant_id, filterOf(ctx.query), pageQuery(ctx.query));
   });
   router.get('/audit-logs/verify', async (ctx) => {
-    ctx.body = await verifyAuditChain(identity.readStore, ctx.state.principal.tenant_id);
+    ctx.body = await verifyAuditChain(audit, ctx.state.principal.tenant_id);
   });
   router.get('/audit-logs/export', async (ctx) => {
     const filter = filterOf(ctx.query);
-    const entries = exportAuditLog(identity.readStore, ctx.state.principal.tenant_id, filter);
+    const records = exportAuditLog(audit, ctx.state.principal.tenant_id, filter);
     ctx.type = 'application/x-ndjson';
     ctx.set('content-disposition', 'attachment; filename="audit-log.ndjson"');
     ctx.body = Readable.from((async function* () {
-      for await (const entry of entries) yield `${JSON.stringify(entry)}\n`;
+      for await (const record of records) yield `${JSON.stringify(record)}\n`;
     })());
   });
   return router;

@@ -2,6 +2,7 @@
 // recorded for the audit log, then one router per area.
 
 import Router from '@koa/router';
+import type { AccessDenialRecorder } from '../../../application/access-denial/access-denials';
 import type { IdentityDependencies } from '../../../application/identity/identity';
 import type { AuthenticatedState } from '../middleware/authenticate';
 import { authenticateUserRecordingDenials } from '../middleware/authorize';
@@ -9,9 +10,9 @@ import { orgMembersRouter } from './members';
 import { orgTeamsRouter } from './teams';
 import { orgWorkspacesRouter } from './workspaces';
 
-export function orgRouter(identity: IdentityDependencies, areas: Array<Router<AuthenticatedState>> = []): Router<AuthenticatedState> {
+export function orgRouter(identity: IdentityDependencies, denials: AccessDenialRecorder, areas: Array<Router<AuthenticatedState>> = []): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>({ prefix: '/api/v1/org' });
-  router.use(authenticateUserRecordingDenials(identity));
+  router.use(authenticateUserRecordingDenials(identity, denials));
   for (const area of [orgMembersRouter(identity), orgTeamsRouter(identity), orgWorkspacesRouter(identity), ...areas]) router.use(area.routes());
   return router;
 }

@@ -4,6 +4,7 @@
 
 import Router from '@koa/router';
 import * as t from 'io-ts';
+import type { AccessDenialRecorder } from '../../../application/access-denial/access-denials';
 import type { IdentityDependencies, SessionResult } from '../../../application/identity/identity';
 import { acceptInvitation, inviteMember, listInvitations, myTenants, previewInvitation, revokeInvitation, switchTenant } from '../../../application/organization/invitations';
 import { getMember, listMembers, removeMember } from '../../../application/organization/members';
@@ -39,9 +40,9 @@ const sessionBody = (session: SessionResult) => ({
   role: session.role,
 });
 
-export function teamRouter(identity: IdentityDependencies): Router<AuthenticatedState> {
+export function teamRouter(identity: IdentityDependencies, denials: AccessDenialRecorder): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>({ prefix: '/api/v1/team' });
-  const user = [authenticateUserRecordingDenials(identity)];
+  const user = [authenticateUserRecordingDenials(identity, denials)];
   const admin = [...user, requireRole('admin')];
 
   router.get('/members', ...user, async (ctx) => {
