@@ -695,6 +695,30 @@ function runConformance(entryPoint: 'handle' | 'listen'): void {
         expect(text.indexOf('"pong"')).to.be.lessThan(text.indexOf('pipelined-second'));
       });
 
+      it('keeps answering when clients leave before their answers are sent', async () => {
+        const port = (server as ConnectorServer).port;
+        const request = sign(fixture, protocolBody('ping'));
+        const body = Buffer.from(request.body as string, 'utf8');
+        const headers = Object.entries({ ...request.headers, host: '127.0.0.1', 'content-length': String(body.length) }).map(([name, value]) => `${name}: ${value}\r\n`);
+        const wire = `POST /svc HTTP/1.1\r\n${headers.join('')}\r\n${body.toString('utf8')}`;
+        await Promise.all(
+          Array.from(
+            { length: 20 },
+            () =>
+              new Promise<void>((resolve) => {
+                const socket = net.connect(port, '127.0.0.1', () => {
+                  socket.write(wire);
+                  socket.destroy();
+                  resolve();
+                });
+                socket.on('error', () => resolve());
+              }),
+          ),
+        );
+        const exchange = await httpExchange(port, sign(fixture, protocolBody('ping')));
+        expect(exchange.json).to.have.property('type', 'pong');
+      });
+
       it('answers carry a content-length, not chunked encoding', async () => {
         const exchange = await httpExchange((server as ConnectorServer).port, sign(fixture, protocolBody('ping')));
         expect(exchange.headers['content-length']).to.equal(String(Buffer.byteLength(exchange.text)));
