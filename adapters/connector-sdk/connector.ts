@@ -36,7 +36,7 @@ import {
 } from './responses';
 import { InProcessResumeTokenLedger, ResumeTokenSealer } from './resume-tokens';
 import { checkSchema, validateAgainstSchema, type InputSchema } from './schema-validation';
-import { HmacSha256, verifySignature } from './signing';
+import { verifySignature } from './signing';
 import {
   RequestToolContext,
   isToolChallenge,
@@ -126,7 +126,6 @@ export class Connector {
     schedules: [],
     marketing: [],
   };
-  private readonly signingKeys: readonly HmacSha256[];
   private readonly resumeTokens: ResumeTokenSealer;
   private readonly usedResumeTokens: InProcessResumeTokenLedger;
   private readonly pong: ConnectorHttpResponse;
@@ -137,7 +136,6 @@ export class Connector {
 
   constructor(options: ConnectorOptions = {}) {
     this.config = resolveConnectorConfig(options);
-    this.signingKeys = this.config.signingSecrets.map((secret) => new HmacSha256(secret));
     this.resumeTokens = new ResumeTokenSealer(this.config.signingSecrets, this.config.resumeTokenTtlSeconds * 1000, this.config.now);
     this.usedResumeTokens = new InProcessResumeTokenLedger(this.config.now);
     this.pong = Object.freeze(jsonResponse(200, { type: 'pong', protocol_version: PROTOCOL_VERSION, sdk_version: SDK_VERSION }));
@@ -237,7 +235,7 @@ export class Connector {
    */
   private handleRoutedRequest(headers: RawHeaders, rawBody: Buffer, lowercased: boolean): ConnectorHttpResponse | Promise<ConnectorHttpResponse> {
     const check = verifySignature({
-      secrets: this.signingKeys,
+      secrets: this.config.signingSecrets,
       signature: readHeader(headers, SIGNATURE_HEADER, lowercased),
       timestamp: readHeader(headers, TIMESTAMP_HEADER, lowercased),
       rawBody,
