@@ -49,11 +49,15 @@ function buildConnector(clock: TestClock, secrets: string[], reported: unknown[]
     resumeTokenTtlSeconds: 600,
     onError: (error) => reported.push(error),
   });
-  connector.tool<{ message: string; count?: number }>('echo', {
+  connector.tool<{ message: string; count?: number; reply_to?: string }>('echo', {
     description: 'Echoes its input and the context it received',
     input_schema: {
       type: 'object',
-      properties: { message: { type: 'string', minLength: 1 }, count: { type: 'integer', minimum: 1, maximum: 3 } },
+      properties: {
+        message: { type: 'string', minLength: 1 },
+        count: { type: 'integer', minimum: 1, maximum: 3 },
+        reply_to: { type: 'string', format: 'email' },
+      },
       required: ['message'],
       additionalProperties: false,
     },
@@ -453,6 +457,14 @@ const ROWS: Row[] = [
     name: 'parameters out of range are 200 invalid_request naming the field',
     request: (f) => sign(f, protocolBody('tool.invoke', { tool: 'echo', parameters: { message: 'hi', count: 4 } })),
     expect: (x) => expect(x.json).to.have.property('message', 'parameters.count must be at most 3'),
+  },
+  {
+    name: 'parameters breaking a format the tool advertises are 200 invalid_request naming the field',
+    request: (f) => sign(f, protocolBody('tool.invoke', { tool: 'echo', parameters: { message: 'hi', reply_to: 'not an address' } })),
+    expect: (x) => {
+      expectProtocolError(x, 200, 'invalid_request');
+      expect(x.json).to.have.property('message', 'parameters.reply_to must be a valid email');
+    },
   },
   {
     name: 'undeclared parameters are 200 invalid_request when additionalProperties is false',
