@@ -1,12 +1,14 @@
 // `npm run bench -- api [--duration 10] [--slices 5] [--connections 50] [--warmup 2]`
 //
 // Authenticated `GET /api/v1/org/members` on the embedded platform beside a bare Koa route
-// answering the same JSON, in the same run, with the same load generator (autocannon). Both
-// servers run in one child process so the load generator does not share their event loop.
-// The platform's route does the whole path of a real request: request id, access log,
-// metrics, PASETO verification, the session and membership reads, the members query, and
-// the user lookups of its three members. The platform must keep >= 0.5 of the bare route's
-// throughput; the exit code is 1 when it does not.
+// (one @koa/router route) answering the same JSON, in the same run, with the same load
+// generator (autocannon). Both are Node's own http server, answering each request as soon
+// as it is ready: the platform through `platform.httpServer()`, as `npm start` serves it.
+// Both servers run in one child process so the load generator does not share their event
+// loop. The platform's route does the whole path of a real request: request id, access
+// log, metrics, PASETO verification, the session and membership reads, the members query.
+// The platform must keep >= 0.5 of the bare route's throughput; the exit code is 1 when it
+// does not.
 
 import fs from 'node:fs';
 import http from 'node:http';

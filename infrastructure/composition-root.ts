@@ -97,7 +97,7 @@ export interface Platform {
   start(): Promise<void>;
   /** The HTTP application over this platform. */
   httpApp(): Koa;
-  /** A node:http server for `httpApp()`, finishing responses together at the end of each event-loop turn. */
+  /** A node:http server for `httpApp()`. */
   httpServer(): http.Server;
   /** Stops sagas and projections (their checkpoints are committed per batch) and closes the stores. */
   close(): Promise<void>;

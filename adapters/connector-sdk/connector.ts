@@ -35,8 +35,8 @@ import {
   type ConnectorHttpResponse,
 } from './responses';
 import { InProcessResumeTokenLedger, ResumeTokenSealer } from './resume-tokens';
-import { checkSchema, validateAgainstSchema, type InputSchema } from './schema-validation';
-import { HmacSha256, verifySignature } from './signing';
+import { compileInputSchema, type InputSchema, type InputValidator } from './schema-validation';
+import { verifySignature } from './signing';
 import {
   RequestToolContext,
   isToolChallenge,
@@ -69,7 +69,8 @@ export interface RawConnectorRequest {
 interface RegisteredTool {
   name: string;
   descriptor: ToolDescriptor;
-  schema: InputSchema;
+  /** The tool's input_schema, compiled once at registration. */
+  validate: InputValidator;
   handler: ToolHandler;
   resume: ToolResumeHandler | undefined;
 }
@@ -126,7 +127,6 @@ export class Connector {
     schedules: [],
     marketing: [],
   };
-  private readonly signingKeys: readonly HmacSha256[];
   private readonly resumeTokens: ResumeTokenSealer;
   private readonly usedResumeTokens: InProcessResumeTokenLedger;
   private readonly pong: ConnectorHttpResponse;
@@ -137,7 +137,6 @@ export class Connector {
 
   constructor(options: ConnectorOptions = {}) {
     this.config = resolveConnectorConfig(options);
-    this.signingKeys = this.config.signingSecrets.map((secret) => new HmacSha256(secret));
     this.resumeTokens = new ResumeTokenSealer(this.config.signingSecrets, this.config.resumeTokenTtlSeconds * 1000, this.config.now);
     this.usedResumeTokens = new InProcessResumeTokenLedger(this.config.now);
     this.pong = Object.freeze(jsonResponse(200, { type: 'pong', protocol_version: PROTOCOL_VERSION, sdk_version: SDK_VERSION }));
@@ -158,8 +157,8 @@ export class Connector {
       throw new ConnectorConfigurationError(`Tool '${name}': resume must be a function`);
     }
     const schema: InputSchema = definition.input_schema ?? { type: 'object', properties: {} };
-    const problem = checkSchema(schema);
-    if (problem !== undefined) throw new ConnectorConfigurationError(`Tool '${name}': ${problem}`);
+    const compiled = compileInputSchema(schema);
+    if (!compiled.valid) throw new ConnectorConfigurationError(`Tool '${name}': ${compiled.problem}`);
     if (schema.type !== 'object') throw new ConnectorConfigurationError(`Tool '${name}': input_schema.type must be 'object'`);
     this.tools.set(name, {
       name,
@@ -170,7 +169,7 @@ export class Connector {
         chat: definition.chat ?? true,
         input_schema: schema,
       },
-      schema,
+      validate: compiled.validate,
       // The handler's parameter type P is the author's promise about `parameters`, which
       // the connector keeps by validating them against the same tool's input_schema.
       handler: definition.handler as ToolHandler,
@@ -237,7 +236,7 @@ export class Connector {
    */
   private handleRoutedRequest(headers: RawHeaders, rawBody: Buffer, lowercased: boolean): ConnectorHttpResponse | Promise<ConnectorHttpResponse> {
     const check = verifySignature({
-      secrets: this.signingKeys,
+      secrets: this.config.signingSecrets,
       signature: readHeader(headers, SIGNATURE_HEADER, lowercased),
       timestamp: readHeader(headers, TIMESTAMP_HEADER, lowercased),
       rawBody,
@@ -306,7 +305,7 @@ export class Connector {
     const tool = this.tools.get(name);
     if (tool === undefined) return errorResponse('not_found', `Unknown tool '${name}'`);
     const parameters = request.parameters ?? EMPTY_PARAMETERS;
-    const problem = validateAgainstSchema(tool.schema, parameters, 'parameters');
+    const problem = tool.validate(parameters, 'parameters');
     if (problem !== undefined) return errorResponse('invalid_request', problem);
     const context = new RequestToolContext(request, parameters, traceId, this.config.installationStorage);
     return this.run(tool, request, context, undefined);

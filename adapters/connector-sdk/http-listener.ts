@@ -2,8 +2,7 @@
 // size-checks before buffering (steps 1 and 2 of the pipeline in connector.ts) and hands
 // the raw body to the connector. The hot path allocates no closures per request: body
 // chunks are collected by module-level listeners that find their request's state on the
-// request object itself, and answers are written together at the end of each event-loop
-// turn (see `send`).
+// request object itself. Each answer is written as soon as it is ready.
 import { createServer, type IncomingMessage, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ConnectorErrorReporter } from './config';
@@ -55,34 +54,13 @@ function toWire(answer: ConnectorHttpResponse): WireResponse {
   return { headers: { ...answer.headers, 'content-length': Buffer.byteLength(answer.body, 'utf8') } };
 }
 
-// Answers are written together at the end of the event-loop turn, the idea of Netty's flush
-// consolidation: the requests read in one turn are answered in one burst. Written one by one
-// as each is ready, every answer can wake the peer on its own; when the peer shares the
-// machine (a local proxy, a sidecar, a load generator) such a wake-up costs more than all of
-// the SDK's own work on a request. An answer waits at most for the rest of the current turn.
-interface PendingWrite {
-  response: ServerResponse;
-  answer: ConnectorHttpResponse;
-  onError: ConnectorErrorReporter;
-}
-
-let pendingWrites: PendingWrite[] = [];
-
+/** Writes an answer at once; one that cannot be written is reported and its connection closed. */
 function send(response: ServerResponse, answer: ConnectorHttpResponse, onError: ConnectorErrorReporter): void {
-  if (pendingWrites.push({ response, answer, onError }) === 1) setImmediate(writePending);
-}
-
-function writePending(): void {
-  const batch = pendingWrites;
-  pendingWrites = [];
-  for (const { response, answer, onError } of batch) {
-    try {
-      write(response, answer);
-    } catch (error) {
-      // One answer that cannot be written must not keep the others of the batch waiting.
-      onError(error, {});
-      response.destroy();
-    }
+  try {
+    write(response, answer);
+  } catch (error) {
+    onError(error, {});
+    response.destroy();
   }
 }
 

@@ -1,146 +1,228 @@
-// A small JSON-Schema subset for tool `input_schema` (spec 2.4), checked before a handler
-// runs so handlers can trust their parameters. Supported keywords: type (object, string,
-// number, integer, boolean, array, null), properties, required, enum, items, minLength,
-// maxLength, minimum, maximum, additionalProperties (false only). Other keywords
-// (description, title, default, format, ...) are advertised to the platform but not checked.
+// Tool `input_schema` (spec 2.4) is JSON Schema (draft 2020-12), checked with ajv before a
+// handler runs so handlers can trust their parameters: every keyword the tool advertises
+// is enforced (`pattern`, `format`, `oneOf`, `minItems`, ...), since the platform and the
+// connector's author both read the schema as a promise. A schema is compiled once, when
+// its tool is registered; a keyword or format ajv does not know is refused there rather
+// than silently ignored. A failing request is answered with the field it is about
+// (`parameters.sku is required`).
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 
-/** The JSON Schema subset a tool's `input_schema` is written in. */
+/** A tool's `input_schema`: a JSON Schema (draft 2020-12) object. The common keywords are typed; any other is allowed. */
 export interface InputSchema {
-  type?: InputSchemaType;
+  type?: InputSchemaType | readonly InputSchemaType[];
   description?: string;
-  properties?: Record<string, InputSchema>;
+  properties?: Record<string, InputSchema | boolean>;
   required?: readonly string[];
   enum?: readonly unknown[];
-  items?: InputSchema;
+  const?: unknown;
+  items?: InputSchema | boolean;
+  minItems?: number;
+  maxItems?: number;
+  uniqueItems?: boolean;
   minLength?: number;
   maxLength?: number;
+  pattern?: string;
+  format?: string;
   minimum?: number;
   maximum?: number;
-  additionalProperties?: boolean;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  multipleOf?: number;
+  additionalProperties?: InputSchema | boolean;
+  oneOf?: readonly (InputSchema | boolean)[];
+  anyOf?: readonly (InputSchema | boolean)[];
+  allOf?: readonly (InputSchema | boolean)[];
+  not?: InputSchema | boolean;
   [keyword: string]: unknown;
 }
 
-/** JSON types the validator knows. */
+/** JSON types a schema's `type` names. */
 export type InputSchemaType = 'object' | 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'null';
 
-const TYPES: ReadonlySet<string> = new Set<InputSchemaType>(['object', 'string', 'number', 'integer', 'boolean', 'array', 'null']);
+/** Checks a value; returns the first problem naming the field under `path` (e.g. `parameters.sku is required`), or undefined. */
+export type InputValidator = (value: unknown, path: string) => string | undefined;
+
+/** A compiled schema, or why the schema cannot be used. */
+export type CompiledInputSchema = { valid: true; validate: InputValidator } | { valid: false; problem: string };
+
+// One ajv for the process: it also caches compiled schemas by their content.
+const ajv = new Ajv2020({
+  // The first problem is enough to answer, and cheaper to find.
+  allErrors: false,
+  // Unknown keywords and formats are refused at registration...
+  strictSchema: true,
+  strictNumbers: true,
+  // ...but the usual ways of writing schemas (a `required` naming a property declared in
+  // another branch, `properties` without `type: 'object'`) are fine.
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+  // `required: ['constructor']` must not be satisfied by Object.prototype.
+  ownProperties: true,
+  logger: false,
+});
+addFormats(ajv);
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function hasType(value: unknown, type: InputSchemaType): boolean {
-  switch (type) {
-    case 'object':
-      return isPlainObject(value);
-    case 'array':
-      return Array.isArray(value);
-    case 'string':
-      return typeof value === 'string';
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'integer':
-      return typeof value === 'number' && Number.isInteger(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'null':
-      return value === null;
-  }
+/** `path.name`, or `path["odd name"]` when the name is not an identifier. */
+function childPath(path: string, name: string): string {
+  return IDENTIFIER.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`;
 }
 
-// Enum members are JSON values; comparing their serializations is exact for JSON and
-// avoids a deep-equality routine for a rarely used case (object members).
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  return typeof a === 'object' && typeof b === 'object' && JSON.stringify(a) === JSON.stringify(b);
+/** The JSON pointer `pointer` into `value`, written the way a developer names a field: `parameters.tags[1]`. */
+function fieldPath(root: string, pointer: string, value: unknown): string {
+  if (pointer === '') return root;
+  let path = root;
+  let current = value;
+  for (const escaped of pointer.slice(1).split('/')) {
+    const segment = escaped.replace(/~1/g, '/').replace(/~0/g, '~');
+    path = Array.isArray(current) ? `${path}[${segment}]` : childPath(path, segment);
+    current = typeof current === 'object' && current !== null ? (current as Record<string, unknown>)[segment] : undefined;
+  }
+  return path;
 }
 
 function article(type: string): string {
+  if (type === 'null') return 'null';
   return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
-function describeEnum(members: readonly unknown[]): string {
-  return members.map((member) => JSON.stringify(member)).join(', ');
+function counted(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
 }
 
-/** Checks a value against a schema; returns the first problem naming the field (e.g. `parameters.sku is required`), or undefined. */
+function listOf(values: readonly unknown[]): string {
+  return values.map((member) => JSON.stringify(member)).join(', ');
+}
+
+/** One ajv error in the SDK's words, naming the field. */
+function describe(error: ErrorObject, root: string, value: unknown): string {
+  const path = fieldPath(root, error.instancePath, value);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'type': {
+      const types = Array.isArray(params.type) ? (params.type as string[]) : String(params.type).split(',');
+      return `${path} must be ${types.map(article).join(' or ')}`;
+    }
+    case 'required':
+      return `${childPath(path, String(params.missingProperty))} is required`;
+    case 'dependentRequired':
+    case 'dependencies':
+      return `${childPath(path, String(params.missingProperty))} is required when ${childPath(path, String(params.property))} is present`;
+    case 'additionalProperties':
+      return `${childPath(path, String(params.additionalProperty))} is not allowed`;
+    case 'unevaluatedProperties':
+      return `${childPath(path, String(params.unevaluatedProperty))} is not allowed`;
+    case 'false schema':
+      return `${path} is not allowed`;
+    case 'enum':
+      return `${path} must be one of: ${listOf(params.allowedValues as unknown[])}`;
+    case 'const':
+      return `${path} must be ${JSON.stringify(params.allowedValue)}`;
+    case 'minLength':
+      return `${path} must be at least ${params.limit} characters long`;
+    case 'maxLength':
+      return `${path} must be at most ${params.limit} characters long`;
+    case 'pattern':
+      return `${path} must match the pattern ${String(params.pattern)}`;
+    case 'format':
+      return `${path} must be a valid ${String(params.format)}`;
+    case 'minimum':
+      return `${path} must be at least ${params.limit}`;
+    case 'maximum':
+      return `${path} must be at most ${params.limit}`;
+    case 'exclusiveMinimum':
+      return `${path} must be greater than ${params.limit}`;
+    case 'exclusiveMaximum':
+      return `${path} must be less than ${params.limit}`;
+    case 'multipleOf':
+      return `${path} must be a multiple of ${params.multipleOf}`;
+    case 'minItems':
+      return `${path} must have at least ${counted(Number(params.limit), 'item', 'items')}`;
+    case 'maxItems':
+      return `${path} must have at most ${counted(Number(params.limit), 'item', 'items')}`;
+    case 'uniqueItems': {
+      const [first, second] = [Number(params.i), Number(params.j)].sort((a, b) => a - b);
+      return `${path} must not repeat an item (${path}[${first}] and ${path}[${second}] are equal)`;
+    }
+    case 'minProperties':
+      return `${path} must have at least ${counted(Number(params.limit), 'property', 'properties')}`;
+    case 'maxProperties':
+      return `${path} must have at most ${counted(Number(params.limit), 'property', 'properties')}`;
+    case 'oneOf':
+      return params.passingSchemas === null
+        ? `${path} must match exactly one of the allowed schemas (it matches none)`
+        : `${path} must match exactly one of the allowed schemas (it matches several)`;
+    case 'anyOf':
+      return `${path} must match at least one of the allowed schemas`;
+    case 'not':
+      return `${path} must not match the excluded schema`;
+    case 'propertyNames':
+      return `${path} has a property name that is not allowed: ${JSON.stringify(params.propertyName)}`;
+    default:
+      return `${path} ${error.message ?? 'is invalid'}`;
+  }
+}
+
+/**
+ * The problem to report from ajv's errors. Without `allErrors`, ajv stops at the first
+ * failing keyword, but a combinator (`oneOf`, `anyOf`) lists its branches' errors before
+ * its own; its own is the one that holds, so the last error is reported.
+ */
+function firstProblem(errors: readonly ErrorObject[], root: string, value: unknown): string {
+  let index = errors.length - 1;
+  while (index > 0 && errors[index].keyword === 'if') index -= 1;
+  return describe(errors[index], root, value);
+}
+
+function validatorOf(validate: ValidateFunction): InputValidator {
+  return (value, path) => (validate(value) ? undefined : firstProblem(validate.errors ?? [], path, value));
+}
+
+/** Compiles a tool's `input_schema`, or says what is wrong with it (naming the keyword, e.g. `input_schema.properties.sku.minLength`). */
+export function compileInputSchema(schema: unknown, root = 'input_schema'): CompiledInputSchema {
+  if (!isPlainObject(schema)) return { valid: false, problem: `${root} must be an object` };
+  if (!ajv.validateSchema(schema)) {
+    // Against the meta-schema the first error is the precise one (e.g. the allowed values
+    // of `type`); the combinators after it only repeat that it failed.
+    const [error] = ajv.errors ?? [];
+    return { valid: false, problem: error === undefined ? `${root} is not a valid JSON Schema` : describe(error, root, schema) };
+  }
+  try {
+    return { valid: true, validate: validatorOf(ajv.compile(schema)) };
+  } catch (error) {
+    // Unknown keywords and formats, unresolvable references.
+    const message = error instanceof Error ? error.message.replace(/^strict mode: /, '') : String(error);
+    return { valid: false, problem: `${root}: ${message}` };
+  }
+}
+
+/** Checks that a schema can be used; returns the problem, or undefined. Run at tool registration. */
+export function checkSchema(schema: unknown, root = 'input_schema'): string | undefined {
+  const compiled = compileInputSchema(schema, root);
+  return compiled.valid ? undefined : compiled.problem;
+}
+
+// For callers of `validateAgainstSchema`: each schema object is compiled once.
+const compiledSchemas = new WeakMap<object, InputValidator>();
+
+/**
+ * Checks a value against a schema; returns the first problem naming the field (e.g.
+ * `parameters.sku is required`), or undefined. Throws when the schema itself cannot be used.
+ */
 export function validateAgainstSchema(schema: InputSchema, value: unknown, path: string): string | undefined {
-  if (schema.type !== undefined && !hasType(value, schema.type)) return `${path} must be ${article(schema.type)}`;
-  if (schema.enum !== undefined && !schema.enum.some((member) => sameJson(member, value))) {
-    return `${path} must be one of: ${describeEnum(schema.enum)}`;
+  let validate = compiledSchemas.get(schema);
+  if (validate === undefined) {
+    const compiled = compileInputSchema(schema);
+    if (!compiled.valid) throw new TypeError(compiled.problem);
+    validate = compiled.validate;
+    compiledSchemas.set(schema, validate);
   }
-  if (typeof value === 'string') {
-    // JSON Schema counts code points, not UTF-16 units; only pay for that when asked.
-    if (schema.minLength !== undefined || schema.maxLength !== undefined) {
-      const length = [...value].length;
-      if (schema.minLength !== undefined && length < schema.minLength) {
-        return `${path} must be at least ${schema.minLength} characters long`;
-      }
-      if (schema.maxLength !== undefined && length > schema.maxLength) {
-        return `${path} must be at most ${schema.maxLength} characters long`;
-      }
-    }
-  } else if (typeof value === 'number') {
-    if (schema.minimum !== undefined && value < schema.minimum) return `${path} must be at least ${schema.minimum}`;
-    if (schema.maximum !== undefined && value > schema.maximum) return `${path} must be at most ${schema.maximum}`;
-  } else if (Array.isArray(value)) {
-    if (schema.items !== undefined) {
-      for (let index = 0; index < value.length; index++) {
-        const problem = validateAgainstSchema(schema.items, value[index], `${path}[${index}]`);
-        if (problem !== undefined) return problem;
-      }
-    }
-  } else if (isPlainObject(value)) {
-    return validateObject(schema, value, path);
-  }
-  return undefined;
-}
-
-function validateObject(schema: InputSchema, value: Record<string, unknown>, path: string): string | undefined {
-  const properties = schema.properties ?? {};
-  for (const name of schema.required ?? []) {
-    if (value[name] === undefined) return `${path}.${name} is required`;
-  }
-  for (const name of Object.keys(value)) {
-    const property = Object.prototype.hasOwnProperty.call(properties, name) ? properties[name] : undefined;
-    if (property === undefined) {
-      if (schema.additionalProperties === false) return `${path}.${name} is not allowed`;
-      continue;
-    }
-    const problem = validateAgainstSchema(property, value[name], `${path}.${name}`);
-    if (problem !== undefined) return problem;
-  }
-  return undefined;
-}
-
-/** Checks that a schema only uses the supported subset correctly; returns the first problem, or undefined. Run at tool registration. */
-export function checkSchema(schema: unknown, path = 'input_schema'): string | undefined {
-  if (!isPlainObject(schema)) return `${path} must be an object`;
-  if (schema.type !== undefined && (typeof schema.type !== 'string' || !TYPES.has(schema.type))) {
-    return `${path}.type must be one of ${[...TYPES].join(', ')}`;
-  }
-  for (const keyword of ['minLength', 'maxLength', 'minimum', 'maximum'] as const) {
-    if (schema[keyword] !== undefined && typeof schema[keyword] !== 'number') return `${path}.${keyword} must be a number`;
-  }
-  if (schema.required !== undefined) {
-    if (!Array.isArray(schema.required) || !schema.required.every((name) => typeof name === 'string')) {
-      return `${path}.required must be an array of property names`;
-    }
-  }
-  if (schema.enum !== undefined && !Array.isArray(schema.enum)) return `${path}.enum must be an array`;
-  if (schema.additionalProperties !== undefined && typeof schema.additionalProperties !== 'boolean') {
-    return `${path}.additionalProperties must be a boolean (schemas are not supported there)`;
-  }
-  if (schema.items !== undefined) {
-    const problem = checkSchema(schema.items, `${path}.items`);
-    if (problem !== undefined) return problem;
-  }
-  if (schema.properties !== undefined) {
-    if (!isPlainObject(schema.properties)) return `${path}.properties must be an object`;
-    for (const [name, property] of Object.entries(schema.properties)) {
-      const problem = checkSchema(property, `${path}.properties.${name}`);
-      if (problem !== undefined) return problem;
-    }
-  }
-  return undefined;
+  return validate(value, path);
 }

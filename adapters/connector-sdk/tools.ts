@@ -79,7 +79,7 @@ export interface ToolDefinition<P extends ToolParameters = ToolParameters> {
   auth?: ToolAuth;
   /** false keeps the tool off customer chat (manager and approval tools). Default true. */
   chat?: boolean;
-  /** JSON-Schema subset the parameters are checked against. Default: an object with no declared properties. */
+  /** JSON Schema (2020-12) the parameters are checked against. Default: an object with no declared properties. */
   input_schema?: InputSchema;
   handler: ToolHandler<P>;
   /** Required when the handler can return a challenge. */

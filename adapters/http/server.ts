@@ -18,41 +18,23 @@ export interface HttpAppDependencies {
 }
 
 /**
- * Hands each request to the one area router whose prefix starts its path (the routers
- * without a prefix share a last one), so a request is matched against its area's routes
- * only. Each area answers 405 and 501 with its Allow header; errorResponses gives them a
- * {code, message} body.
+ * The area routers nested in one root router. The root answers 405 and 501 with the Allow
+ * header of the path's routes; errorResponses gives them a {code, message} body.
  */
-function routeByPrefix(routers: Router[]): Middleware {
-  const dispatchOf = (router: Router): Middleware => {
-    // The router's middleware type adds the params it sets itself.
-    const routes = router.routes() as unknown as Middleware;
-    const allowedMethods = router.allowedMethods() as unknown as Middleware;
-    return (ctx, next) => routes(ctx, () => allowedMethods(ctx, next));
-  };
-  const prefixed = routers.filter((router) => router.opts.prefix);
-  const unprefixed = routers.filter((router) => !router.opts.prefix);
-  const startsArea = (path: string, prefix: string): boolean => path.startsWith(prefix) && (path.length === prefix.length || path[prefix.length] === '/');
-  // Longest prefix first, so a nested area would win over the one that contains it.
-  const areas = prefixed
-    .map((router) => ({ prefix: router.opts.prefix as string, dispatch: dispatchOf(router) }))
-    .sort((a, b) => b.prefix.length - a.prefix.length);
-  // A route another router could never reach is a wiring mistake: refuse to start with it.
-  for (const [index, area] of areas.entries()) {
-    if (areas.findIndex((other) => other.prefix === area.prefix) !== index) throw new Error(`two routers share the prefix ${area.prefix}`);
-    for (const router of unprefixed) {
-      const hidden = router.stack.find((layer) => typeof layer.path === 'string' && startsArea(layer.path, area.prefix));
-      if (hidden) throw new Error(`the route ${String(hidden.path)} lies under the prefix ${area.prefix} of another router`);
+function rootRouter(routers: Router[]): Router {
+  const root = new Router();
+  for (const router of routers) root.use(router.routes());
+  // A second route for the same method and path could never answer: a wiring mistake.
+  const seen = new Set<string>();
+  for (const layer of root.stack) {
+    if (typeof layer.path !== 'string') continue;
+    for (const method of layer.methods) {
+      const route = `${method} ${layer.path}`;
+      if (seen.has(route)) throw new Error(`two routes answer ${route}`);
+      seen.add(route);
     }
   }
-  const rest = new Router();
-  for (const router of unprefixed) rest.use(router.routes());
-  const dispatchRest = dispatchOf(rest);
-  return (ctx, next) => {
-    const path = ctx.path;
-    for (const area of areas) if (startsArea(path, area.prefix)) return area.dispatch(ctx, next);
-    return dispatchRest(ctx, next);
-  };
+  return root;
 }
 
 export function createHttpApp(deps: HttpAppDependencies): Koa<RequestState> {
@@ -62,6 +44,9 @@ export function createHttpApp(deps: HttpAppDependencies): Koa<RequestState> {
   app.use(requestContext(deps.logger, deps.metrics));
   app.use(errorResponses());
   app.use(jsonBody(deps.bodyLimitBytes));
-  app.use(routeByPrefix(deps.routers));
+  const root = rootRouter(deps.routers);
+  // The router's middleware type adds the params it sets itself.
+  app.use(root.routes() as unknown as Middleware<RequestState>);
+  app.use(root.allowedMethods() as unknown as Middleware<RequestState>);
   return app;
 }

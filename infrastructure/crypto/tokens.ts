@@ -2,11 +2,12 @@
 // neither is accepted where the other is expected.
 //
 // An Ed25519 verification costs more than the rest of a typical request, so verified tokens
-// are remembered (bounded, oldest first out). That is safe: a token's signature
-// does not change, its expiry is checked on every use, and revocation is the session check
-// that runs on every request anyway.
+// are remembered (an LRU cache, bounded, each entry dropped when its token expires). That is
+// safe: a token's signature does not change, its expiry is checked on every use, and
+// revocation is the session check that runs on every request anyway.
 
 import type { KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { V4 } from 'paseto';
 import type { TokenAudience, TokenClaims, TokenService } from '../../application/ports/identity';
 import type { Clock } from '../../application/ports/clock';
@@ -31,15 +32,18 @@ interface Verified {
 }
 
 export class PasetoTokenService implements TokenService {
-  /** Per audience, keyed by the token itself. */
-  private readonly verified: Record<TokenAudience, Map<string, Verified>> = { tenant: new Map(), admin: new Map() };
+  /** Keyed by the token itself; the claims say which audience it was verified for. */
+  private readonly verified: LRUCache<string, Verified>;
 
   constructor(
     private readonly privateKey: KeyObject,
     private readonly publicKey: KeyObject,
     private readonly clock: Clock,
-    private readonly cacheSize = VERIFIED_CACHE_SIZE,
-  ) {}
+    cacheSize = VERIFIED_CACHE_SIZE,
+  ) {
+    // The platform's clock, read on every check, so an entry ends exactly with its token.
+    this.verified = new LRUCache({ max: cacheSize, perf: { now: () => clock.now().getTime() }, ttlResolution: 0 });
+  }
 
   async sign(claims: TokenClaims): Promise<string> {
     const payload: Payload = {
@@ -56,22 +60,19 @@ export class PasetoTokenService implements TokenService {
 
   async verify(token: string, audience: TokenAudience): Promise<TokenClaims | null> {
     if (!token.startsWith('v4.public.')) return null;
-    const cache = this.verified[audience];
-    const known = cache.get(token);
+    const known = this.verified.get(token);
     if (known) {
-      if (known.expiresAtMs > this.clock.now().getTime()) return known.claims;
-      cache.delete(token);
-      return null;
+      // A token carries one audience: verified for the other, it would be refused.
+      if (known.claims.audience !== audience) return null;
+      // The cache's TTL keeps an entry up to and including its last millisecond; the
+      // token is valid only before its expiry.
+      return known.expiresAtMs > this.clock.now().getTime() ? known.claims : null;
     }
     const claims = await this.verifySignature(token, audience);
     if (claims) {
-      cache.set(token, { claims, expiresAtMs: Date.parse(claims.expires_at) });
-      const { tenant, admin } = this.verified;
-      if (tenant.size + admin.size > this.cacheSize) {
-        // Out goes the oldest entry of the larger map.
-        const fuller = tenant.size >= admin.size ? tenant : admin;
-        fuller.delete(fuller.keys().next().value as string);
-      }
+      const expiresAtMs = Date.parse(claims.expires_at);
+      const ttl = expiresAtMs - this.clock.now().getTime();
+      if (ttl > 0) this.verified.set(token, { claims, expiresAtMs }, { ttl });
     }
     return claims;
   }

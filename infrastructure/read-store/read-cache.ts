@@ -1,12 +1,15 @@
 // An in-process cache of read-model query results for the embedded store. Every write this
-// process makes to a collection drops that collection's entries at once, so a revoked
+// process makes to a collection invalidates that collection's entries at once, so a revoked
 // session is refused on the very next request. Writes made by another process (the
 // operator CLI) become visible within `ttlMs`. The cache hands out the values it keeps: the
 // store copies documents before they leave it, so no caller shares an object.
 //
-// Entries are kept per collection and per kind of read, keyed by the document id or the
-// query's key alone: a lookup then hashes a string the caller already has (often the very
-// same string object on every request) instead of a new concatenation.
+// One LRU cache (lru-cache) bounded by entry count and by total size holds every
+// collection. Invalidating a collection moves it to a new generation instead of looking
+// for its entries: an entry of an older generation is never served, and falls out of the
+// cache as newer entries push it out (or is replaced on the next read of its key).
+
+import { LRUCache } from 'lru-cache';
 
 /** A loaded value and its approximate size in bytes. */
 export interface Loaded<V> {
@@ -17,96 +20,65 @@ export interface Loaded<V> {
 export type ReadKind = 'get' | 'find';
 
 interface Entry {
-  storedAt: number;
+  generation: number;
   value: unknown;
-  bytes: number;
-}
-
-/** One collection's entries. */
-class Shelf {
-  readonly get = new Map<string, Entry>();
-  readonly find = new Map<string, Entry>();
-  bytes = 0;
-
-  get size(): number {
-    return this.get.size + this.find.size;
-  }
 }
 
 export class ReadCache {
-  private readonly shelves = new Map<string, Shelf>();
-  private entries = 0;
-  private bytes = 0;
+  private readonly entries: LRUCache<string, Entry> | undefined;
+  /** Per collection, the generation its current entries carry; bumped by every write. */
+  private readonly generations = new Map<string, number>();
 
-  /** Bounded by entry count and by total size; a full cache lets go of old entries first. */
+  /** Bounded by entry count and by total size; a full cache lets go of the least recently used entries first. */
   constructor(
-    private readonly ttlMs: number,
-    private readonly maxEntries = 10_000,
-    private readonly maxBytes = 64 * 1024 * 1024,
-    private readonly now: () => number = Date.now,
-  ) {}
+    ttlMs: number,
+    maxEntries = 10_000,
+    maxBytes = 64 * 1024 * 1024,
+    now: () => number = Date.now,
+  ) {
+    this.entries =
+      ttlMs > 0
+        ? new LRUCache<string, Entry>({
+            max: maxEntries,
+            maxSize: maxBytes,
+            // A value too large to be worth keeping is loaded and handed out, not kept.
+            maxEntrySize: Math.floor(maxBytes / 16),
+            ttl: ttlMs,
+            // The store's clock, read on every check, so the TTL is exact.
+            perf: { now },
+            ttlResolution: 0,
+          })
+        : undefined;
+  }
 
   get enabled(): boolean {
-    return this.ttlMs > 0;
+    return this.entries !== undefined;
   }
 
   invalidate(collection: string): void {
-    const shelf = this.shelves.get(collection);
-    if (!shelf) return;
-    this.shelves.delete(collection);
-    this.entries -= shelf.size;
-    this.bytes -= shelf.bytes;
+    if (this.entries === undefined) return;
+    const generation = this.generations.get(collection);
+    if (generation !== undefined) this.generations.set(collection, generation + 1);
   }
 
   invalidateAll(): void {
-    this.shelves.clear();
-    this.entries = 0;
-    this.bytes = 0;
+    this.entries?.clear();
   }
 
   /** The cached value of `key`, or `load()`'s, remembered until the collection changes. */
   read<V>(collection: string, kind: ReadKind, key: string, load: () => Loaded<V>): V {
-    if (!this.enabled) return load().value;
-    const now = this.now();
-    let shelf = this.shelves.get(collection);
-    const entry = shelf?.[kind].get(key);
-    if (entry && now - entry.storedAt < this.ttlMs) return entry.value as V;
+    if (this.entries === undefined) return load().value;
+    let generation = this.generations.get(collection);
+    if (generation === undefined) {
+      generation = 0;
+      this.generations.set(collection, generation);
+    }
+    // Collection names carry no NUL, so no two (collection, kind, key) share a cache key.
+    const cacheKey = `${kind}\u0000${collection}\u0000${key}`;
+    const entry = this.entries.get(cacheKey);
+    if (entry !== undefined && entry.generation === generation) return entry.value as V;
     const { value, bytes } = load();
-    if (!shelf) {
-      shelf = new Shelf();
-      this.shelves.set(collection, shelf);
-    }
-    this.remove(shelf, shelf[kind], key);
-    if (bytes > this.maxBytes / 16) return value; // too large to be worth keeping
-    shelf[kind].set(key, { storedAt: now, value, bytes });
-    shelf.bytes += bytes;
-    this.entries += 1;
-    this.bytes += bytes;
-    while ((this.entries > this.maxEntries || this.bytes > this.maxBytes) && this.evictOne());
+    this.entries.set(cacheKey, { generation, value }, { size: Math.max(1, Math.ceil(bytes)) });
     return value;
-  }
-
-  /** Lets go of the oldest entry of the collection cached longest ago (Maps keep insertion order). */
-  private evictOne(): boolean {
-    for (const [collection, shelf] of this.shelves) {
-      for (const entries of [shelf.get, shelf.find]) {
-        const oldest = entries.keys().next();
-        if (!oldest.done) {
-          this.remove(shelf, entries, oldest.value);
-          return true;
-        }
-      }
-      this.shelves.delete(collection);
-    }
-    return false;
-  }
-
-  private remove(shelf: Shelf, entries: Map<string, Entry>, key: string): void {
-    const entry = entries.get(key);
-    if (!entry) return;
-    entries.delete(key);
-    shelf.bytes -= entry.bytes;
-    this.entries -= 1;
-    this.bytes -= entry.bytes;
   }
 }

@@ -1,5 +1,7 @@
-// The HTTP app hands each request to the router whose prefix starts its path, and refuses
-// to start with routes that could never be reached.
+// The HTTP app nests every area router in one root router: each path reaches its route, an
+// area's own middleware runs for its paths only, a known path with another method is 405
+// with its Allow header, an unknown method 501, and two routes for one method and path
+// refuse to start.
 
 import Router from '@koa/router';
 import { expect } from 'chai';
@@ -22,40 +24,85 @@ function answering(prefix: string | undefined, path: string, name: string): Rout
   return router;
 }
 
-describe('HTTP routing by area prefix', () => {
+describe('HTTP routing', () => {
   let server: http.Server;
   let base: string;
 
   before(async () => {
-    const nested = answering('/api/v1/org/special', '/thing', 'nested area');
+    // The org area has middleware of its own (as authentication is in the real one).
+    const org = new Router({ prefix: '/api/v1/org' });
+    org.use((ctx, next) => {
+      ctx.set('x-area', 'org');
+      return next();
+    });
+    org.get('/thing', (ctx) => {
+      ctx.body = { name: 'org area' };
+    });
+    org.delete('/thing', (ctx) => {
+      ctx.status = 204;
+    });
     server = http.createServer(
-      app([answering(undefined, '/health', 'unprefixed'), answering('/api/v1/org', '/thing', 'org area'), nested, answering('/api/v1/organization', '/thing', 'look-alike area')]).callback(),
+      app([
+        answering(undefined, '/health', 'unprefixed'),
+        org,
+        answering('/api/v1/org/special', '/thing', 'nested area'),
+        answering('/api/v1/organization', '/thing', 'look-alike area'),
+      ]).callback(),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const nameAt = async (path: string) => {
-    const response = await fetch(`${base}${path}`);
-    return { status: response.status, body: (await response.json()) as { name?: string; code?: string } };
+  const call = async (path: string, method = 'GET') => {
+    const response = await fetch(`${base}${path}`, { method });
+    const text = await response.text();
+    return {
+      status: response.status,
+      allow: response.headers.get('allow'),
+      area: response.headers.get('x-area'),
+      body: (text ? JSON.parse(text) : undefined) as { name?: string; code?: string; message?: string } | undefined,
+    };
   };
 
-  it('sends each path to the area whose prefix starts it, the longest prefix first', async () => {
-    expect(await nameAt('/health')).to.deep.equal({ status: 200, body: { name: 'unprefixed' } });
-    expect(await nameAt('/api/v1/org/thing')).to.deep.equal({ status: 200, body: { name: 'org area' } });
-    expect(await nameAt('/api/v1/org/special/thing')).to.deep.equal({ status: 200, body: { name: 'nested area' } });
-    expect(await nameAt('/api/v1/organization/thing')).to.deep.equal({ status: 200, body: { name: 'look-alike area' } });
+  it('sends each path to its route, in whichever area router it is declared', async () => {
+    expect((await call('/health')).body?.name).to.equal('unprefixed');
+    expect((await call('/api/v1/org/thing')).body?.name).to.equal('org area');
+    expect((await call('/api/v1/org/special/thing')).body?.name).to.equal('nested area');
+    expect((await call('/api/v1/organization/thing')).body?.name).to.equal('look-alike area');
   });
 
-  it('answers 404 {code, message} for a path of an area that has no such route', async () => {
-    const missing = await nameAt('/api/v1/org/nothing');
+  it("runs an area's middleware for that area's paths only", async () => {
+    expect((await call('/api/v1/org/thing')).area).to.equal('org');
+    expect((await call('/api/v1/organization/thing')).area).to.equal(null);
+    expect((await call('/health')).area).to.equal(null);
+  });
+
+  it('answers 404 {code, message} for a path no route has', async () => {
+    const missing = await call('/api/v1/org/nothing');
     expect(missing.status).to.equal(404);
-    expect(missing.body.code).to.equal('not_found');
+    expect(missing.body?.code).to.equal('not_found');
   });
 
-  it('refuses to start with two routers on one prefix, or a route hidden under another prefix', () => {
-    expect(() => app([answering('/api/v1/org', '/a', 'one'), answering('/api/v1/org', '/b', 'two')])).to.throw('two routers share the prefix /api/v1/org');
-    expect(() => app([answering('/api/v1/org', '/a', 'one'), answering(undefined, '/api/v1/org/b', 'hidden')])).to.throw('lies under the prefix /api/v1/org');
+  it('answers 405 {code, message} with the Allow header for a known path and another method', async () => {
+    const refused = await call('/api/v1/org/thing', 'PUT');
+    expect(refused.status).to.equal(405);
+    expect(refused.body?.code).to.equal('method_not_allowed');
+    expect(refused.allow?.split(', ').sort()).to.deep.equal(['DELETE', 'GET', 'HEAD']);
+    const unprefixed = await call('/health', 'POST');
+    expect(unprefixed.status).to.equal(405);
+    expect(unprefixed.allow?.split(', ').sort()).to.deep.equal(['GET', 'HEAD']);
+  });
+
+  it('answers 501 {code, message} for a method no route knows', async () => {
+    const unknown = await call('/api/v1/org/thing', 'PROPFIND');
+    expect(unknown.status).to.equal(501);
+    expect(unknown.body?.code).to.equal('not_implemented');
+  });
+
+  it('refuses to start with two routes for one method and path', () => {
+    expect(() => app([answering('/api/v1/org', '/a', 'one'), answering('/api/v1/org', '/a', 'two')])).to.throw(/two routes answer (GET|HEAD) \/api\/v1\/org\/a$/);
+    expect(() => app([answering('/api/v1/org', '/a', 'one'), answering(undefined, '/api/v1/org/a', 'again')])).to.throw(/two routes answer (GET|HEAD) \/api\/v1\/org\/a$/);
+    expect(() => app([answering('/api/v1/org', '/a', 'one'), answering('/api/v1/org', '/b', 'two')])).to.not.throw();
   });
 });

@@ -100,6 +100,10 @@ describe('connector configuration', () => {
       expect(() => c.tool('d', { description: 'd', input_schema: { type: 'object', properties: { x: { type: 'date' as 'string' } } }, handler: () => ({ output: {} }) })).to.throw(
         /input_schema\.properties\.x\.type/,
       );
+      // A keyword the validator would not enforce is refused, not silently ignored.
+      expect(() => c.tool('e', { description: 'e', input_schema: { type: 'object', properties: { x: { type: 'string', minlength: 3 } } }, handler: () => ({ output: {} }) })).to.throw(
+        /unknown keyword: "minlength"/,
+      );
     });
 
     it('advertises defaults: auth none, chat true, an empty object schema', async () => {

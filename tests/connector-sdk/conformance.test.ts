@@ -49,11 +49,15 @@ function buildConnector(clock: TestClock, secrets: string[], reported: unknown[]
     resumeTokenTtlSeconds: 600,
     onError: (error) => reported.push(error),
   });
-  connector.tool<{ message: string; count?: number }>('echo', {
+  connector.tool<{ message: string; count?: number; reply_to?: string }>('echo', {
     description: 'Echoes its input and the context it received',
     input_schema: {
       type: 'object',
-      properties: { message: { type: 'string', minLength: 1 }, count: { type: 'integer', minimum: 1, maximum: 3 } },
+      properties: {
+        message: { type: 'string', minLength: 1 },
+        count: { type: 'integer', minimum: 1, maximum: 3 },
+        reply_to: { type: 'string', format: 'email' },
+      },
       required: ['message'],
       additionalProperties: false,
     },
@@ -455,6 +459,14 @@ const ROWS: Row[] = [
     expect: (x) => expect(x.json).to.have.property('message', 'parameters.count must be at most 3'),
   },
   {
+    name: 'parameters breaking a format the tool advertises are 200 invalid_request naming the field',
+    request: (f) => sign(f, protocolBody('tool.invoke', { tool: 'echo', parameters: { message: 'hi', reply_to: 'not an address' } })),
+    expect: (x) => {
+      expectProtocolError(x, 200, 'invalid_request');
+      expect(x.json).to.have.property('message', 'parameters.reply_to must be a valid email');
+    },
+  },
+  {
     name: 'undeclared parameters are 200 invalid_request when additionalProperties is false',
     request: (f) => sign(f, protocolBody('tool.invoke', { tool: 'echo', parameters: { message: 'hi', admin: true } })),
     expect: (x) => {
@@ -693,6 +705,30 @@ function runConformance(entryPoint: 'handle' | 'listen'): void {
         expect(text.match(/HTTP\/1\.1 200 OK/g)).to.have.length(2);
         expect(text.indexOf('"pong"')).to.be.greaterThan(-1);
         expect(text.indexOf('"pong"')).to.be.lessThan(text.indexOf('pipelined-second'));
+      });
+
+      it('keeps answering when clients leave before their answers are sent', async () => {
+        const port = (server as ConnectorServer).port;
+        const request = sign(fixture, protocolBody('ping'));
+        const body = Buffer.from(request.body as string, 'utf8');
+        const headers = Object.entries({ ...request.headers, host: '127.0.0.1', 'content-length': String(body.length) }).map(([name, value]) => `${name}: ${value}\r\n`);
+        const wire = `POST /svc HTTP/1.1\r\n${headers.join('')}\r\n${body.toString('utf8')}`;
+        await Promise.all(
+          Array.from(
+            { length: 20 },
+            () =>
+              new Promise<void>((resolve) => {
+                const socket = net.connect(port, '127.0.0.1', () => {
+                  socket.write(wire);
+                  socket.destroy();
+                  resolve();
+                });
+                socket.on('error', () => resolve());
+              }),
+          ),
+        );
+        const exchange = await httpExchange(port, sign(fixture, protocolBody('ping')));
+        expect(exchange.json).to.have.property('type', 'pong');
       });
 
       it('answers carry a content-length, not chunked encoding', async () => {

@@ -2,14 +2,16 @@ import { expect } from 'chai';
 import { ReadCache } from '../../infrastructure/read-store/read-cache';
 
 describe('read cache of the embedded store', () => {
-  let now = 0;
+  // A real clock's time: lru-cache reads an entry stored at time 0 as one without a TTL.
+  const START = 1_700_000_000_000;
+  let now = START;
   let loads = 0;
   const load = (value: string) => () => {
     loads += 1;
     return { value, bytes: value.length * 2 };
   };
   beforeEach(() => {
-    now = 0;
+    now = START;
     loads = 0;
   });
 
@@ -27,10 +29,25 @@ describe('read cache of the embedded store', () => {
   it('reads again after the TTL, for writes made by other processes', () => {
     const cache = new ReadCache(1000, 100, 1 << 20, () => now);
     cache.read('users', 'get', 'k', load('a'));
-    now = 999;
+    now = START + 1000;
     expect(cache.read('users', 'get', 'k', load('b'))).to.equal('a');
-    now = 1000;
+    now = START + 1001;
     expect(cache.read('users', 'get', 'k', load('c'))).to.equal('c');
+  });
+
+  it('forgets everything at once, and a collection again after each write to it', () => {
+    const cache = new ReadCache(1000, 100, 1 << 20, () => now);
+    cache.read('users', 'get', 'k', load('a'));
+    cache.read('sessions', 'find', 'q', load('b'));
+    cache.invalidateAll();
+    expect(cache.read('users', 'get', 'k', load('c'))).to.equal('c');
+    expect(cache.read('sessions', 'find', 'q', load('d'))).to.equal('d');
+    cache.invalidate('users');
+    expect(cache.read('users', 'get', 'k', load('e'))).to.equal('e');
+    cache.invalidate('users');
+    expect(cache.read('users', 'get', 'k', load('f'))).to.equal('f');
+    expect(cache.read('users', 'get', 'k', load('g'))).to.equal('f');
+    expect(cache.read('sessions', 'find', 'q', load('h'))).to.equal('d');
   });
 
   it('keeps within its entry and size bounds, and is off with a TTL of 0', () => {
