@@ -77,6 +77,8 @@ export interface Platform {
   readYourWrites(position: number | null, projections?: readonly string[]): Promise<boolean>;
   /** Starts projections and sagas. */
   start(): Promise<void>;
+  /** The routers of `httpApp()`, built anew (tests walk their routes). */
+  httpRouters(): Router[];
   /** The HTTP application over this platform. */
   httpApp(): Koa;
   /** A node:http server for `httpApp()`, finishing responses together at the end of each event-loop turn. */
@@ -158,13 +160,16 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   };
 
   let closed = false;
-  const httpApp = (): Koa =>
-    createHttpApp({
-      logger,
-      metrics,
-      bodyLimitBytes: config.bodyLimitBytes,
-      routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity), teamRouter(identity), adminRouter(identity, graphqlOptions)],
-    });
+  const httpRouters = (): Router[] => [
+    operations(),
+    graphqlRouter(identity, graphqlOptions),
+    meSessionsRouter(identity),
+    orgRouter(identity, [orgAuditLogsRouter(identity)]),
+    publicRouter(identity),
+    teamRouter(identity),
+    adminRouter(identity, graphqlOptions),
+  ];
+  const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 
   return {
     config,
@@ -187,6 +192,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await sagas.start();
       if (config.superAdminEmail && config.superAdminPassword) await bootstrapSuperAdmin(identity, config.superAdminEmail, config.superAdminPassword);
     },
+    httpRouters,
     httpApp,
     httpServer: () => createHttpServer(httpApp()),
     async close() {
