@@ -17,6 +17,7 @@ import { CheckpointedSagaDelivery } from '../application/sagas/checkpointed-deli
 import { allSagas } from '../application/sagas/index';
 import type { Saga } from '../application/sagas/saga';
 import { SagaRunner } from '../application/sagas/saga-runner';
+import { apiDescriptionRouter } from '../adapters/http/api-description';
 import { graphqlRouter } from '../adapters/http/graphql';
 import { meSessionsRouter } from '../adapters/http/me/sessions';
 import { adminRouter } from '../adapters/http/admin/index';
@@ -162,6 +163,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   let closed = false;
   const httpRouters = (): Router[] => [
     operations(),
+    apiDescriptionRouter(),
     graphqlRouter(identity, graphqlOptions),
     meSessionsRouter(identity),
     orgRouter(identity, [orgAuditLogsRouter(identity)]),
