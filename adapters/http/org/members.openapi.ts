@@ -47,7 +47,7 @@ export const orgMembersApi: ApiArea = {
     '/api/v1/org/members/{id}/status': {
       put: {
         summary: 'Enable or disable a member',
-        description: 'A disabled member\'s tokens stop working at once. Nobody changes their own status; the last owner cannot be disabled (409 `last_owner`).',
+        description: "Disabling ends the member's sessions: their tokens stop working at once. Nobody changes their own status; the last owner cannot be disabled (409 `last_owner`).",
         access: 'user',
         role: 'admin',
         body: { json: schemaOfCodec(StatusBody) },
@@ -77,7 +77,14 @@ export const orgMembersApi: ApiArea = {
       },
     },
     '/api/v1/org/members/{id}/sessions/{jti}': {
-      delete: { summary: "Revoke a member's session", access: 'user', role: 'admin', success: { status: 204, description: 'revoked' }, errors: [404] },
+      delete: {
+        summary: "Revoke a member's session",
+        description: "Only an owner ends an owner's session (403 `owner_protected`).",
+        access: 'user',
+        role: 'admin',
+        success: { status: 204, description: 'revoked' },
+        errors: [404],
+      },
     },
   },
 };
