@@ -22,6 +22,7 @@ import { allSagas } from '../application/sagas/index';
 import { type AnySaga, exponentialBackoff } from '../application/sagas/saga';
 import { processHolderId } from '../application/shared/lease';
 import { SagaRunner } from '../application/sagas/saga-runner';
+import { apiDescriptionRouter } from '../adapters/http/api-description';
 import { graphqlRouter } from '../adapters/http/graphql';
 import { meSessionsRouter } from '../adapters/http/me/sessions';
 import { adminRouter } from '../adapters/http/admin/index';
@@ -95,6 +96,8 @@ export interface Platform {
   readYourWrites(position: number | null, projections?: readonly string[]): Promise<boolean>;
   /** Starts projections, sagas, the audit anchoring and the access-denial sweep. */
   start(): Promise<void>;
+  /** The routers of `httpApp()`, built anew (tests walk their routes). */
+  httpRouters(): Router[];
   /** The HTTP application over this platform. */
   httpApp(): Koa;
   /** A node:http server for `httpApp()`. */
@@ -208,13 +211,17 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   };
 
   let closed = false;
-  const httpApp = (): Koa =>
-    createHttpApp({
-      logger,
-      metrics,
-      bodyLimitBytes: config.bodyLimitBytes,
-      routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner })]), publicRouter(identity), teamRouter(identity, accessDenials), adminRouter(identity, graphqlOptions)],
-    });
+  const httpRouters = (): Router[] => [
+    operations(),
+    apiDescriptionRouter(),
+    graphqlRouter(identity, graphqlOptions),
+    meSessionsRouter(identity),
+    orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner })]),
+    publicRouter(identity),
+    teamRouter(identity, accessDenials),
+    adminRouter(identity, graphqlOptions),
+  ];
+  const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 
   return {
     config,
@@ -243,6 +250,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       accessDenials.start();
       if (config.superAdminEmail && config.superAdminPassword) await bootstrapSuperAdmin(identity, config.superAdminEmail, config.superAdminPassword);
     },
+    httpRouters,
     httpApp,
     httpServer: () => createHttpServer(httpApp()),
     async close() {

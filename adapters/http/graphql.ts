@@ -1,9 +1,10 @@
 // POST /graphql executes the console schema; GET /graphql serves a playground only when
-// ENABLE_GRAPHQL_PLAYGROUND=true. Errors carry `extensions.code` (and `field` for bad input);
-// an unexpected failure says nothing more than `internal_error`.
+// ENABLE_GRAPHQL_PLAYGROUND=true; GET /graphql/schema.graphql serves the schema as SDL.
+// Errors carry `extensions.code` (and `field` for bad input); an unexpected failure says
+// nothing more than `internal_error`.
 
 import Router from '@koa/router';
-import { GraphQLError, type GraphQLFormattedError, graphql } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError, graphql, printSchema } from 'graphql';
 import { type AbuseLimits, RateLimitedError, guardAttempt } from '../../application/identity/abuse-controls';
 import { type IdentityDependencies, type Principal, authenticateTenantToken } from '../../application/identity/identity';
 import type { RateLimiter } from '../../application/ports/rate-limiter';
@@ -97,6 +98,13 @@ export function graphqlRouter(identity: IdentityDependencies, options: GraphqlOp
       ctx.status = result.data === undefined && errors?.some((error) => error.extensions?.code === 'invalid_request') ? 400 : 200;
     }
     ctx.body = errors ? { data: result.data ?? null, errors } : { data: result.data };
+  });
+  // The SDL documents the console API as the OpenAPI document does the REST one: public.
+  let sdl: string | null = null;
+  router.get('/graphql/schema.graphql', (ctx) => {
+    sdl ??= `${printSchema(graphqlSchema())}\n`;
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = sdl;
   });
   router.get('/graphql', (ctx) => {
     if (!options.playground) throw new HttpError(404, 'not_found', 'the GraphQL playground is disabled (ENABLE_GRAPHQL_PLAYGROUND=true enables it)');

@@ -4,8 +4,8 @@ import Koa, { type Middleware } from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../../application/ports/logger';
 import type { HttpMetrics } from '../../application/ports/metrics';
+import { jsonBodies } from './bodies/json';
 import { errorResponses } from './middleware/errors';
-import { jsonBody } from './middleware/json-body';
 import { type RequestState, requestContext } from './middleware/request-context';
 
 export interface HttpAppDependencies {
@@ -43,7 +43,8 @@ export function createHttpApp(deps: HttpAppDependencies): Koa<RequestState> {
   app.silent = true;
   app.use(requestContext(deps.logger, deps.metrics));
   app.use(errorResponses());
-  app.use(jsonBody(deps.bodyLimitBytes));
+  // JSON unless the route declares another body kind (bodies/kinds.ts).
+  app.use(jsonBodies(deps.routers, deps.bodyLimitBytes));
   const root = rootRouter(deps.routers);
   // The router's middleware type adds the params it sets itself.
   app.use(root.routes() as unknown as Middleware<RequestState>);

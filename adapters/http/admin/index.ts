@@ -20,7 +20,7 @@ interface AdminState extends RequestState {
   admin: AdminPrincipal;
 }
 
-const LoginBody = t.type({ email: t.string, password: t.string }, 'AdminLogin');
+export const LoginBody = t.type({ email: t.string, password: t.string }, 'AdminLogin');
 
 const emailView = ({ body_sealed: _sealed, position: _position, ...email }: EmailDocument) => email;
 

@@ -20,9 +20,9 @@ const ROLES = [
   { role: 'member', description: 'uses the workspaces their teams are granted' },
 ];
 
-const RoleBody = t.type({ role: Role }, 'RoleBody');
-const StatusBody = t.type({ status: MemberStatus }, 'StatusBody');
-const TransferBody = t.type({ user_id: t.string }, 'TransferBody');
+export const RoleBody = t.type({ role: Role }, 'RoleBody');
+export const StatusBody = t.type({ status: MemberStatus }, 'StatusBody');
+export const TransferBody = t.type({ user_id: t.string }, 'TransferBody');
 
 function optionalEnum<A extends string>(value: unknown, codec: t.Type<A>, field: string): A | undefined {
   if (value === undefined) return undefined;

@@ -26,14 +26,14 @@ export const boundedArray = <C extends t.Mixed>(item: C, max: number) =>
   t.refinement(t.array(item), (items) => items.length <= max, `array of at most ${max} items`);
 
 const Description = t.union([TeamDescription, t.null, t.undefined]);
-const CreateTeamBody = t.type({ name: TeamName, description: Description }, 'CreateTeamBody');
-const UpdateTeamBody = t.type({ name: t.union([TeamName, t.undefined]), description: Description }, 'UpdateTeamBody');
-const TeamMembersBody = t.type(
+export const CreateTeamBody = t.type({ name: TeamName, description: Description }, 'CreateTeamBody');
+export const UpdateTeamBody = t.type({ name: t.union([TeamName, t.undefined]), description: Description }, 'UpdateTeamBody');
+export const TeamMembersBody = t.type(
   { members: boundedArray(t.type({ user_id: t.string, can_write_documents: t.union([t.boolean, t.undefined]) }, 'TeamMemberEntry'), MAX_TEAM_MEMBERS) },
   'TeamMembersBody',
 );
-const WriteFlagBody = t.type({ can_write_documents: t.boolean }, 'WriteFlagBody');
-const TeamWorkspacesBody = t.type({ workspace_ids: boundedArray(t.string, MAX_TEAM_WORKSPACES) }, 'TeamWorkspacesBody');
+export const WriteFlagBody = t.type({ can_write_documents: t.boolean }, 'WriteFlagBody');
+export const TeamWorkspacesBody = t.type({ workspace_ids: boundedArray(t.string, MAX_TEAM_WORKSPACES) }, 'TeamWorkspacesBody');
 
 export function orgTeamsRouter(identity: IdentityDependencies): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>();

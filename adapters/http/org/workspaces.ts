@@ -15,7 +15,7 @@ import { boundedArray } from './teams';
 
 /** A bound on one request's list, not on the tenant's teams. */
 const MAX_TEAMS_PER_REQUEST = 1000;
-const WorkspaceTeamsBody = t.type({ team_ids: boundedArray(t.string, MAX_TEAMS_PER_REQUEST) }, 'WorkspaceTeamsBody');
+export const WorkspaceTeamsBody = t.type({ team_ids: boundedArray(t.string, MAX_TEAMS_PER_REQUEST) }, 'WorkspaceTeamsBody');
 
 export function orgWorkspacesRouter(identity: IdentityDependencies): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>();

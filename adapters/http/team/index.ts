@@ -18,12 +18,12 @@ import { authenticateUserRecordingDenials, requireRole } from '../middleware/aut
 import { pageQuery } from '../pagination';
 import { bearerToken, requestContextOf } from '../request-context';
 
-const InviteBody = t.type({ email: t.string, role: InvitedRole }, 'InviteBody');
-const AcceptBody = t.type(
+export const InviteBody = t.type({ email: t.string, role: InvitedRole }, 'InviteBody');
+export const AcceptBody = t.type(
   { token: NonEmptyTrimmed, name: t.union([t.string, t.undefined]), password: t.union([t.string, t.undefined]) },
   'AcceptInviteBody',
 );
-const SwitchBody = t.type({ tenant_id: NonEmptyTrimmed }, 'SwitchTenantBody');
+export const SwitchBody = t.type({ tenant_id: NonEmptyTrimmed }, 'SwitchTenantBody');
 const InvitationStatusFilter = t.keyof({ pending: null, accepted: null, revoked: null, expired: null }, 'InvitationStatus');
 
 function optionalEnum<A extends string>(value: unknown, codec: t.Type<A>, field: string): A | undefined {

@@ -1,0 +1,201 @@
+// The OpenAPI 3.1 document of the REST API, built from the description each router area keeps
+// next to its router (`*.openapi.ts`). tests/api/openapi.test.ts validates it and checks that
+// every registered route is described and every described route exists: an area that adds a
+// route adds its description in the same change.
+
+import { adminApi } from '../admin/admin.openapi';
+import { apiDescriptionApi } from '../api-description.openapi';
+import { graphqlApi } from '../graphql.openapi';
+import { meSessionsApi } from '../me/sessions.openapi';
+import { operationsApi } from '../operations.openapi';
+import { orgAuditLogsApi } from '../org/audit-logs.openapi';
+import { orgMembersApi } from '../org/members.openapi';
+import { orgTeamsApi } from '../org/teams.openapi';
+import { orgWorkspacesApi } from '../org/workspaces.openapi';
+import { publicApi } from '../public.openapi';
+import { teamApi } from '../team/team.openapi';
+import type { Access, ApiArea, ErrorStatus, Method, RouteDescription, Schema } from './describe';
+
+/** Every area, in the order the document lists them. */
+const AREAS: readonly ApiArea[] = [
+  operationsApi,
+  apiDescriptionApi,
+  graphqlApi,
+  publicApi,
+  meSessionsApi,
+  orgMembersApi,
+  orgTeamsApi,
+  orgWorkspacesApi,
+  orgAuditLogsApi,
+  teamApi,
+  adminApi,
+];
+
+const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
+  400: { name: 'BadRequest', description: 'the request is invalid: a bad body, query or field (`field` names it), or malformed JSON' },
+  401: { name: 'Unauthorized', description: 'the credential is missing, invalid, expired, revoked, or of the wrong kind' },
+  403: { name: 'Forbidden', description: "the caller's role or a rule of the organization does not allow this" },
+  404: { name: 'NotFound', description: 'no such resource (or not in the caller\'s organization)' },
+  409: { name: 'Conflict', description: 'the change conflicts with the current state (a name taken, the last owner, ...)' },
+  410: { name: 'Gone', description: 'the resource has expired' },
+  412: { name: 'PreconditionFailed', description: 'the resource changed since it was read (`If-Match`)' },
+  413: { name: 'PayloadTooLarge', description: 'the body is larger than the limit' },
+  415: { name: 'UnsupportedMediaType', description: 'the body is not of a media type this route accepts' },
+  422: { name: 'UnprocessableContent', description: 'the request cannot be processed as sent' },
+  429: { name: 'TooManyRequests', description: 'a rate limit was hit; `Retry-After` says when to try again' },
+};
+
+const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
+  public: [],
+  user: [{ userToken: [] }],
+  admin_token: [{ adminToken: [] }],
+  metrics_token: [{ metricsToken: [] }],
+  optional_user: [{}, { userToken: [] }],
+};
+
+const PATH_PARAMETER = /\{([^}]+)\}/g;
+
+/** `get /api/v1/org/teams/{id}` -> `getOrgTeamsId`, unique because method and path are. */
+function operationId(method: Method, path: string): string {
+  const words = path
+    .replace(/^\/api\/v1/, '')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  return method + words.map((word) => word[0].toUpperCase() + word.slice(1)).join('');
+}
+
+function requestBodyOf(method: Method, route: RouteDescription): Schema | undefined {
+  const body = route.body;
+  if (!body) return undefined;
+  const description = body.description ? { description: body.description } : {};
+  if ('json' in body) {
+    const content: Schema = { 'application/json': { schema: body.json } };
+    // Any JSON is parsed (bodies/json.ts); on a partial update it reads as a merge patch.
+    if (method === 'patch') content['application/merge-patch+json'] = { schema: body.json };
+    return { required: true, ...description, content };
+  }
+  if ('multipart' in body) return { required: true, ...description, content: { 'multipart/form-data': { schema: body.multipart } } };
+  return { required: true, ...description, content: Object.fromEntries(body.raw.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])) };
+}
+
+function errorStatusesOf(route: RouteDescription): ErrorStatus[] {
+  const statuses = new Set<ErrorStatus>(route.errors ?? []);
+  if (route.access === 'user' || route.access === 'admin_token' || route.access === 'metrics_token') statuses.add(401);
+  if (route.role && route.role !== 'member') statuses.add(403);
+  if (route.query?.length) statuses.add(400);
+  if (route.body) {
+    if (!('raw' in route.body)) statuses.add(400);
+    statuses.add(413);
+    statuses.add(415);
+  }
+  return [...statuses].sort((a, b) => a - b);
+}
+
+function operationOf(area: ApiArea, path: string, method: Method, route: RouteDescription): Schema {
+  const parameters = [
+    ...[...path.matchAll(PATH_PARAMETER)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+    ...(route.query ?? []).map((query) => ({ name: query.name, in: 'query', required: query.required ?? false, description: query.description, schema: query.schema })),
+  ];
+  const description = [route.description, route.role && route.role !== 'member' ? `Needs the ${route.role} role${route.role === 'owner' ? '' : ' or higher'}.` : undefined]
+    .filter(Boolean)
+    .join(' ');
+  const { success } = route;
+  const successContent = success.json ? { 'application/json': { schema: success.json } } : success.content ? { [success.content.type]: { schema: success.content.schema } } : undefined;
+  const responses: Schema = {
+    [String(success.status)]: { description: success.description, ...(success.headers ? { headers: success.headers } : {}), ...(successContent ? { content: successContent } : {}) },
+  };
+  for (const status of errorStatusesOf(route)) responses[String(status)] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
+  for (const [status, answer] of Object.entries(route.otherAnswers ?? {})) {
+    const content = answer.json ? { 'application/json': { schema: answer.json } } : answer.content ? { [answer.content.type]: { schema: answer.content.schema } } : undefined;
+    responses[status] = { description: answer.description, ...(content ? { content } : {}) };
+  }
+  const requestBody = requestBodyOf(method, route);
+  return {
+    operationId: operationId(method, path),
+    tags: [area.tag],
+    summary: route.summary,
+    ...(description ? { description } : {}),
+    security: SECURITY[route.access],
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+  };
+}
+
+function components(schemas: Record<string, Schema>): Schema {
+  const responses = Object.fromEntries(
+    Object.entries(ERROR_RESPONSES).map(([status, { name, description }]) => [
+      name,
+      {
+        description,
+        ...(status === '429' ? { headers: { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } } } } : {}),
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      },
+    ]),
+  );
+  return {
+    securitySchemes: {
+      userToken: { type: 'http', scheme: 'bearer', bearerFormat: 'PASETO v4.public', description: 'a user token from the GraphQL `login` or `verify_otp` mutation (or accept-invite, switch-tenant), scoped to one organization' },
+      adminToken: { type: 'http', scheme: 'bearer', bearerFormat: 'PASETO v4.public', description: 'a super-admin token from `POST /api/v1/admin/auth/login`' },
+      metricsToken: { type: 'http', scheme: 'bearer', description: 'the `METRICS_AUTH_TOKEN` of the deployment' },
+    },
+    schemas: {
+      Error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: {
+          code: { type: 'string', description: 'stable, machine-readable: `invalid_request`, `team_not_found`, `insufficient_role`, ...' },
+          message: { type: 'string', description: 'for people; may change' },
+          field: { type: 'string', description: 'the input field at fault, for a bad input (`members.2.user_id`)' },
+        },
+      },
+      ...schemas,
+    },
+    responses,
+  };
+}
+
+/** Builds the document from `areas`; throws on a route or schema described twice. */
+export function buildOpenApiDocument(areas: readonly ApiArea[] = AREAS): Schema {
+  const paths: Record<string, Record<string, Schema>> = {};
+  const operationIds = new Set<string>();
+  const schemas: Record<string, Schema> = {};
+  const tags: Array<{ name: string; description?: string }> = [];
+  for (const area of areas) {
+    if (!tags.some((tag) => tag.name === area.tag)) tags.push({ name: area.tag, ...(area.description ? { description: area.description } : {}) });
+    for (const [name, schema] of Object.entries(area.schemas ?? {})) {
+      if (name in schemas || name === 'Error') throw new Error(`the schema ${name} is described twice`);
+      schemas[name] = schema;
+    }
+    for (const [path, methods] of Object.entries(area.routes)) {
+      for (const [method, route] of Object.entries(methods) as Array<[Method, RouteDescription]>) {
+        paths[path] ??= {};
+        if (paths[path][method]) throw new Error(`${method.toUpperCase()} ${path} is described twice`);
+        const operation = operationOf(area, path, method, route);
+        if (operationIds.has(operation.operationId as string)) throw new Error(`two routes have the operationId ${String(operation.operationId)}; rename one`);
+        operationIds.add(operation.operationId as string);
+        paths[path][method] = operation;
+      }
+    }
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'svc platform REST API',
+      version: 'v1',
+      description:
+        'The REST routes of the platform (spec section 4). Bodies are JSON in snake_case unless a route says otherwise; errors are `{code, message}` with `field` for a bad input. The console API is GraphQL (`POST /graphql`, schema at `GET /graphql/schema.graphql`).',
+    },
+    tags,
+    paths,
+    components: components(schemas),
+  };
+}
+
+let document: Schema | null = null;
+
+/** The platform's document, built once per process. */
+export function openApiDocument(): Schema {
+  document ??= buildOpenApiDocument();
+  return document;
+}

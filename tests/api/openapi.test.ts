@@ -1,0 +1,304 @@
+// The OpenAPI document at GET /api/v1/openapi.json is valid OpenAPI 3.1, describes every route
+// the app registers and nothing else, states request bodies as the routers decode them, and
+// the API answers as it says: responses of a walk through the routes match the documented
+// schemas. The GraphQL SDL is served at GET /graphql/schema.graphql.
+
+import { Validator } from '@seriousme/openapi-schema-validator';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { expect } from 'chai';
+import { printSchema } from 'graphql';
+import * as t from 'io-ts';
+import { graphqlSchema } from '../../adapters/graphql/schema';
+import { bodyKindOf } from '../../adapters/http/bodies/kinds';
+import { type ApiArea, schemaOfCodec } from '../../adapters/http/openapi/describe';
+import { buildOpenApiDocument } from '../../adapters/http/openapi/document';
+import { type Account, joinAs, registerOwner } from '../support/identity';
+import { type TestResponse, type TestServer, startTestServer } from '../support/server';
+
+const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+/** `/api/v1/org/teams/:id` (a router's path) as OpenAPI writes it: `/api/v1/org/teams/{id}`. */
+function openApiPath(routerPath: string): string {
+  return routerPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+/** Every method and path the app's routers register (HEAD comes with GET by itself). */
+function registeredRoutes(server: TestServer): Map<string, ReturnType<typeof bodyKindOf>> {
+  const routes = new Map<string, ReturnType<typeof bodyKindOf>>();
+  for (const router of server.platform.httpRouters()) {
+    for (const layer of router.stack) {
+      if (layer.methods.length === 0) continue;
+      if (typeof layer.path !== 'string') throw new Error(`a route with a RegExp path cannot be described: ${String(layer.path)}`);
+      for (const method of layer.methods) if (method !== 'HEAD') routes.set(`${method} ${openApiPath(layer.path)}`, bodyKindOf(layer));
+    }
+  }
+  return routes;
+}
+
+function describedRoutes(document: Json): Set<string> {
+  const routes = new Set<string>();
+  for (const [path, item] of Object.entries<Json>(document.paths)) {
+    for (const method of METHODS) if (item[method]) routes.add(`${method.toUpperCase()} ${path}`);
+  }
+  return routes;
+}
+
+describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
+  let server: TestServer;
+  let document: Json;
+
+  before(async () => {
+    server = await startTestServer({ SCRYPT_LOG_N: '12', SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password });
+    const response = await server.request('GET', '/api/v1/openapi.json');
+    expect(response.status).to.equal(200);
+    document = response.json;
+  });
+  after(() => server.close());
+
+  it('is served without a credential, as valid OpenAPI 3.1', async () => {
+    expect(document.openapi).to.equal('3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    expect(result.errors, JSON.stringify(result.errors, null, 2)).to.equal(undefined);
+    expect(result.valid).to.equal(true);
+  });
+
+  it('describes every route the app registers, and no route that does not exist', () => {
+    const registered = registeredRoutes(server);
+    const described = describedRoutes(document);
+    const undescribed = [...registered.keys()].filter((route) => !described.has(route));
+    const unregistered = [...described].filter((route) => !registered.has(route));
+    expect(undescribed, `registered but not in the OpenAPI document (describe them in the area's *.openapi.ts): ${undescribed.join(', ')}`).to.deep.equal([]);
+    expect(unregistered, `in the OpenAPI document but not registered: ${unregistered.join(', ')}`).to.deep.equal([]);
+    expect(registered.size).to.be.greaterThan(40);
+  });
+
+  it("describes each route's request body in the body kind the route declares", () => {
+    const mismatches: string[] = [];
+    for (const [route, kind] of registeredRoutes(server)) {
+      const [method, path] = route.split(' ');
+      const body = document.paths[path][method.toLowerCase()].requestBody;
+      if (!body) continue;
+      const types = Object.keys(body.content);
+      const expected = kind.kind === 'json' ? ['application/json'] : kind.kind === 'multipart' ? ['multipart/form-data'] : [...kind.types];
+      if (!expected.every((type) => types.includes(type))) mismatches.push(`${route} reads ${kind.kind} but is described as ${types.join(', ')}`);
+    }
+    expect(mismatches).to.deep.equal([]);
+  });
+
+  it('states request bodies as the routers decode them (required fields, enums, null)', () => {
+    const role = document.paths['/api/v1/org/members/{id}/role'].put.requestBody.content['application/json'].schema;
+    expect(role).to.deep.equal({ type: 'object', properties: { role: { type: 'string', enum: ['owner', 'admin', 'member'] } }, required: ['role'] });
+    const update = document.paths['/api/v1/org/teams/{id}'].patch.requestBody.content;
+    expect(Object.keys(update)).to.deep.equal(['application/json', 'application/merge-patch+json']);
+    expect(update['application/json'].schema.required).to.equal(undefined);
+    expect(update['application/json'].schema.properties.description.anyOf[1]).to.deep.equal({ type: 'null' });
+    const accept = document.paths['/api/v1/team/accept-invite'].post.requestBody.content['application/json'].schema;
+    expect(accept.required).to.deep.equal(['token']);
+    expect(accept.properties.token).to.include({ type: 'string', minLength: 1 });
+  });
+
+  it('lists the error statuses of a route with their {code, message, field?} body', () => {
+    const responses = document.paths['/api/v1/org/teams'].post.responses;
+    expect(Object.keys(responses)).to.deep.equal(['201', '400', '401', '403', '409', '413', '415']);
+    expect(responses['403']).to.deep.equal({ $ref: '#/components/responses/Forbidden' });
+    expect(document.components.schemas.Error.required).to.deep.equal(['code', 'message']);
+    expect(document.paths['/api/v1/org/teams'].post.security).to.deep.equal([{ userToken: [] }]);
+    expect(document.paths['/api/v1/admin/emails'].get.security).to.deep.equal([{ adminToken: [] }]);
+    expect(document.paths['/api/v1/public/tenant-branding'].get.security).to.deep.equal([]);
+    expect(document.paths['/api/v1/org/members'].get.parameters.map((parameter: Json) => parameter.name)).to.deep.equal(['role', 'status', 'limit', 'cursor']);
+  });
+
+  it('refuses to build with a route or a schema described twice', () => {
+    const area = (tag: string, schema: string): ApiArea => ({
+      tag,
+      schemas: { [schema]: { type: 'string' } },
+      routes: { '/x': { get: { summary: 'x', access: 'public', success: { status: 204, description: 'nothing' } } } },
+    });
+    expect(() => buildOpenApiDocument([area('a', 'A'), area('b', 'B')])).to.throw('GET /x is described twice');
+    expect(() => buildOpenApiDocument([area('a', 'A'), { ...area('b', 'A'), routes: {} }])).to.throw('the schema A is described twice');
+  });
+
+  it('turns every kind of request codec into JSON Schema, and names one it cannot', () => {
+    const codec = t.type({ a: t.union([t.string, t.undefined]), b: t.union([t.number, t.null]), c: t.array(t.literal('x')), d: t.partial({ e: t.boolean }) });
+    expect(schemaOfCodec(codec)).to.deep.equal({
+      type: 'object',
+      properties: { a: { type: 'string' }, b: { type: ['number', 'null'] }, c: { type: 'array', items: { const: 'x' } }, d: { type: 'object', properties: { e: { type: 'boolean' } } } },
+      required: ['b', 'c', 'd'],
+    });
+    expect(() => schemaOfCodec(t.tuple([t.string]))).to.throw('no JSON Schema for the codec [string]');
+  });
+
+  describe('the API answers as it says', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addFormat('binary', true);
+    let compiled = false;
+    const answered = new Set<string>();
+
+    /** The documented operation of a request path: `/api/v1/org/teams/abc` matches `/api/v1/org/teams/{id}`. */
+    function operationFor(method: string, requestPath: string): { path: string; operation: Json } {
+      const pathOnly = requestPath.split('?')[0];
+      for (const [path, item] of Object.entries<Json>(document.paths)) {
+        const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+        if (pattern.test(pathOnly) && item[method.toLowerCase()]) return { path, operation: item[method.toLowerCase()] };
+      }
+      throw new Error(`${method} ${pathOnly} is not described`);
+    }
+
+    /** Checks the answer's status and body against the document, and returns it. */
+    async function call(method: string, requestPath: string, options: Parameters<TestServer['request']>[2] = {}): Promise<TestResponse> {
+      if (!compiled) {
+        ajv.addSchema(document, 'openapi.json');
+        compiled = true;
+      }
+      const response = await server.request(method, requestPath, options);
+      const { path, operation } = operationFor(method, requestPath);
+      const where = `${method} ${requestPath} answered ${response.status} ${response.text.slice(0, 300)}`;
+      let documented: Json = operation.responses[String(response.status)];
+      expect(documented, `${where}: status not documented`).to.not.equal(undefined);
+      if (documented.$ref) documented = ajv.getSchema(`openapi.json${documented.$ref}`)?.schema;
+      const mediaType = (response.headers.get('content-type') ?? '').split(';')[0];
+      if (!documented.content) {
+        expect(response.text, `${where}: documented without a body`).to.equal('');
+        answered.add(`${method} ${path}`);
+        return response;
+      }
+      expect(Object.keys(documented.content), `${where}: media type`).to.include(mediaType);
+      const pointer = documented === operation.responses[String(response.status)] ? `#/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method.toLowerCase()}/responses/${response.status}` : null;
+      const schema = pointer
+        ? ajv.getSchema(`openapi.json${pointer}/content/${mediaType.replace(/\//g, '~1')}/schema`)
+        : ajv.compile({ $ref: `openapi.json#/components/schemas/Error` });
+      const bodies = mediaType === 'application/x-ndjson' ? response.text.trim().split('\n').map((line) => JSON.parse(line)) : [mediaType.endsWith('json') ? response.json : response.text];
+      for (const body of bodies) expect(schema!(body), `${where}: ${JSON.stringify(schema!.errors)}`).to.equal(true);
+      answered.add(`${method} ${path}`);
+      return response;
+    }
+
+    let owner: Account;
+    let admin: Account;
+    let member: Account;
+    const as = (account: Account | string) => ({ authorization: `Bearer ${typeof account === 'string' ? account : account.token}` });
+
+    async function invitationToken(email: string): Promise<string> {
+      const queued = await server.platform.eventStore.readAll({ direction: 'backwards', filter: { kind: 'event_type', types: ['EmailQueued'] }, maxCount: 500 });
+      const mine = queued.find((event) => (event.data as { to: string; kind: string }).to === email && (event.data as { kind: string }).kind === 'invitation');
+      const text = server.platform.secrets.open((mine!.data as { body_sealed: string }).body_sealed);
+      return /invitation token is ([A-Za-z0-9_-]+)/.exec(text)![1];
+    }
+
+    before(async () => {
+      owner = await registerOwner(server, 'openapi-org');
+      admin = await joinAs(server, await registerOwner(server, 'openapi-adm-home', 'openapi-adm@example.com'), owner.tenant_id, 'admin');
+      member = await joinAs(server, await registerOwner(server, 'openapi-mem-home', 'openapi-mem@example.com'), owner.tenant_id, 'member');
+    });
+
+    it('operations, the description itself, GraphQL and the public helpers', async () => {
+      await call('GET', '/health');
+      await call('GET', '/ready');
+      await call('GET', '/metrics');
+      await call('GET', '/api/v1/openapi.json');
+      await call('GET', '/graphql/schema.graphql');
+      await call('GET', '/graphql');
+      await call('POST', '/graphql', { body: { query: '{ me { user { id } } }' }, headers: as(owner) });
+      await call('POST', '/graphql', { body: { query: '{ nope }' } });
+      await call('POST', '/graphql', { body: { variables: {} } });
+      await call('GET', '/api/v1/public/tenant-branding?slug=openapi-org');
+      await call('GET', '/api/v1/public/tenant-branding?slug=no-such-org');
+      await call('GET', '/api/v1/public/tenant-slug-available?slug=openapi-org');
+      await call('GET', '/api/v1/public/tenant-slug-available?slug=x');
+    });
+
+    it('sessions and members', async () => {
+      const sessions = await call('GET', '/api/v1/me/sessions', { headers: as(member) });
+      await call('DELETE', `/api/v1/me/sessions/${sessions.json.items[0].jti}-nope`, { headers: as(member) });
+      await call('GET', '/api/v1/me/sessions');
+      await call('GET', '/api/v1/org/roles', { headers: as(member) });
+      await call('GET', '/api/v1/org/members?role=member&limit=10', { headers: as(member) });
+      await call('GET', '/api/v1/org/members?limit=0', { headers: as(member) });
+      await call('GET', `/api/v1/org/members/${member.user_id}`, { headers: as(member) });
+      await call('PUT', `/api/v1/org/members/${member.user_id}/role`, { headers: as(member), body: { role: 'admin' } });
+      await call('PUT', `/api/v1/org/members/${member.user_id}/role`, { headers: as(admin), body: { role: 'superuser' } });
+      await call('PUT', `/api/v1/org/members/${member.user_id}/status`, { headers: as(owner), rawBody: 'status=disabled' });
+      const memberSessions = await call('GET', `/api/v1/org/members/${member.user_id}/sessions`, { headers: as(admin) });
+      expect(memberSessions.json.items).to.have.length.greaterThan(0);
+      await call('DELETE', `/api/v1/org/members/${member.user_id}/sessions/none`, { headers: as(admin) });
+      await call('POST', '/api/v1/org/transfer-ownership', { headers: as(owner), body: { user_id: owner.user_id } });
+    });
+
+    it('teams and workspaces', async () => {
+      const workspaces = await call('GET', '/api/v1/org/workspaces', { headers: as(member) });
+      const workspaceId = workspaces.json.items[0].id;
+      const team = await call('POST', '/api/v1/org/teams', { headers: as(admin), body: { name: 'Docs', description: 'the docs team' } });
+      await call('POST', '/api/v1/org/teams', { headers: as(admin), body: { name: 'docs' } });
+      await call('GET', '/api/v1/org/teams', { headers: as(admin) });
+      await call('GET', `/api/v1/org/teams/${team.json.id}`, { headers: as(admin) });
+      await call('PATCH', `/api/v1/org/teams/${team.json.id}`, { headers: { ...as(admin), 'content-type': 'application/merge-patch+json' }, rawBody: '{"description": null}' });
+      await call('PUT', `/api/v1/org/teams/${team.json.id}/members`, { headers: as(admin), body: { members: [{ user_id: member.user_id }] } });
+      await call('PUT', `/api/v1/org/teams/${team.json.id}/members/${member.user_id}/write`, { headers: as(admin), body: { can_write_documents: true } });
+      await call('PUT', `/api/v1/org/teams/${team.json.id}/workspaces`, { headers: as(admin), body: { workspace_ids: [workspaceId] } });
+      await call('GET', `/api/v1/org/workspaces/${workspaceId}`, { headers: as(member) });
+      await call('PUT', `/api/v1/org/workspaces/${workspaceId}/teams`, { headers: as(admin), body: { team_ids: [] } });
+      await call('PUT', `/api/v1/org/workspaces/${workspaceId}/teams`, { headers: as(member), body: { team_ids: [] } });
+      await call('DELETE', `/api/v1/org/teams/${team.json.id}`, { headers: as(admin) });
+      await call('GET', `/api/v1/org/teams/${team.json.id}`, { headers: as(admin) });
+    });
+
+    it('the audit log', async () => {
+      await call('GET', '/api/v1/org/audit-logs?action=TeamCreated', { headers: as(admin) });
+      await call('GET', '/api/v1/org/audit-logs?from=yesterday', { headers: as(admin) });
+      await call('GET', '/api/v1/org/audit-logs/verify', { headers: as(admin) });
+      await call('GET', '/api/v1/org/audit-logs/export', { headers: as(admin) });
+    });
+
+    it('invitations and membership', async () => {
+      await call('GET', '/api/v1/team/members', { headers: as(member) });
+      const invitation = await call('POST', '/api/v1/team/invite', { headers: as(admin), body: { email: 'openapi-new@example.com', role: 'member' } });
+      await call('POST', '/api/v1/team/invite', { headers: as(admin), body: { email: 'openapi-new@example.com', role: 'member' } });
+      const token = await invitationToken('openapi-new@example.com');
+      await call('GET', `/api/v1/team/invite-preview?token=${token}`);
+      await call('GET', '/api/v1/team/invitations?status=pending', { headers: as(admin) });
+      const accepted = await call('POST', '/api/v1/team/accept-invite', { body: { token, name: 'New Person', password: 'a long enough password' } });
+      await call('POST', `/api/v1/team/invitations/${invitation.json.id}/revoke`, { headers: as(admin) });
+      await call('GET', '/api/v1/team/my-tenants', { headers: as(admin) });
+      await call('POST', '/api/v1/team/switch-tenant', { headers: as(admin), body: { tenant_id: owner.tenant_id } });
+      await call('DELETE', `/api/v1/team/members/${accepted.json.user.id}`, { headers: as(member) });
+      await call('DELETE', `/api/v1/team/members/${accepted.json.user.id}`, { headers: as(admin) });
+    });
+
+    it('the super admin', async () => {
+      await call('POST', '/api/v1/admin/auth/login', { body: { email: ADMIN.email, password: 'wrong password 123' } });
+      const login = await call('POST', '/api/v1/admin/auth/login', { body: ADMIN });
+      const emails = await call('GET', '/api/v1/admin/emails?status=queued', { headers: as(login.json.token) });
+      await call('GET', '/api/v1/admin/emails', { headers: as(owner) });
+      await call('GET', `/api/v1/admin/emails/${emails.json.items[0]?.id ?? 'none'}`, { headers: as(login.json.token) });
+      await call('GET', '/api/v1/admin/emails/none', { headers: as(login.json.token) });
+    });
+
+    it('every described route was answered above', () => {
+      const unanswered = [...describedRoutes(document)].filter((route) => !answered.has(route));
+      expect(unanswered, `add a call for: ${unanswered.join(', ')}`).to.deep.equal([]);
+    });
+  });
+});
+
+describe('GraphQL SDL (GET /graphql/schema.graphql)', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  it('serves the schema the server executes, as text', async () => {
+    const response = await server.request('GET', '/graphql/schema.graphql');
+    expect(response.status).to.equal(200);
+    expect(response.headers.get('content-type')).to.equal('text/plain; charset=utf-8');
+    expect(response.text).to.equal(`${printSchema(graphqlSchema())}\n`);
+    expect(response.text).to.match(/type Mutation \{[^}]*\brotate_widget_token\b/s);
+  });
+});
