@@ -6,9 +6,11 @@ import { MembershipEvent as MembershipEventCodec, membershipDecider, membershipS
 import { reservationStream } from '../../domain/reservation/reservation';
 import { type SessionCommand, SessionEvent, type SessionState, sessionDecider, sessionStream } from '../../domain/session/session';
 import { DomainError, invalid } from '../../domain/shared/errors';
+import { normalizeText } from '../../domain/shared/text';
 import { slugFromName } from '../../domain/tenant/slug';
+import { tenantNameProblem } from '../../domain/tenant/tenant';
 import { type OtpPurpose, UserEvent } from '../../domain/user/events';
-import { type UserCommand, type UserState, emailProblem, normalizeEmail, userDecider, userStream } from '../../domain/user/user';
+import { type UserCommand, type UserState, emailProblem, nameProblem, normalizeEmail, userDecider, userStream } from '../../domain/user/user';
 import { type WorkspaceCommand, WorkspaceEvent, type WorkspaceState, workspaceDecider, workspaceStream } from '../../domain/workspace/workspace';
 import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
@@ -104,11 +106,10 @@ export interface RegisterInput {
  */
 export async function register(deps: IdentityDependencies, input: RegisterInput, context: RequestContext): Promise<{ user_id: string; tenant_id: string }> {
   const email = normalizeEmail(input.email);
-  const problem = emailProblem(email) ?? passwordProblem(input.password, email);
+  const problem =
+    emailProblem(email) ?? passwordProblem(input.password, email) ?? nameProblem(input.name) ?? tenantNameProblem(input.organization_name, 'organization_name');
   if (problem) throw problem;
-  if (input.name.trim().length === 0 || input.name.trim().length > 100) throw invalid('invalid_name', 'name must be 1 to 100 characters', 'name');
-  const organizationName = input.organization_name.trim();
-  if (organizationName.length === 0 || organizationName.length > 100) throw invalid('invalid_name', 'organization_name must be 1 to 100 characters', 'organization_name');
+  const organizationName = normalizeText(input.organization_name);
   const slug = input.slug ?? slugFromName(organizationName);
 
   const userId = deps.ids.newId();
