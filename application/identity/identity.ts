@@ -312,15 +312,25 @@ export async function listSessions(deps: IdentityDependencies, userId: string, t
 
 const unauthorized = (code: string, message: string): DomainError => new DomainError('unauthorized', code, message);
 
+/** Whether `token` is a tenant's current widget token, looked up by its keyed digest in the tenants read model. */
+async function isWidgetToken(deps: IdentityDependencies, token: string): Promise<boolean> {
+  const found = await deps.readStore.collection<TenantDocument>(TENANTS).find({ where: { widget_token_hash: deps.secrets.digest(token) }, limit: 1 });
+  return found.items.length > 0;
+}
+
 /**
  * Authenticates a tenant token: signature, audience and expiry, then the stored session
  * (a revoked one fails) and the membership (a disabled or removed member fails; the role is
- * the current one, not the one in the token).
+ * the current one, not the one in the token). A token that is not a user token is told
+ * apart only on that failing path, by looking it up: a tenant's widget token is
+ * `widget_token_not_allowed`, anything else (whatever it looks like) `invalid_token`.
  */
 export async function authenticateTenantToken(deps: IdentityDependencies, token: string): Promise<Principal> {
-  if (token.startsWith(WIDGET_TOKEN_PREFIX)) throw unauthorized('widget_token_not_allowed', 'a widget token is only valid on widget routes');
   const claims = await deps.tokens.verify(token, 'tenant');
-  if (!claims || !claims.tenant_id) throw unauthorized('invalid_token', 'the token is invalid or has expired');
+  if (!claims || !claims.tenant_id) {
+    if (await isWidgetToken(deps, token)) throw unauthorized('widget_token_not_allowed', 'a widget token is only valid on widget routes');
+    throw unauthorized('invalid_token', 'the token is invalid or has expired');
+  }
   const session = await deps.readStore.collection<SessionDocument>(SESSIONS).get(claims.jti);
   if (!session || session.status !== 'active') throw unauthorized('session_revoked', 'this session has been revoked; log in again');
   // verify() checked the token's expiry, which is the session's unless the session changed.

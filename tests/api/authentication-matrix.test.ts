@@ -2,7 +2,7 @@
 // token, an admin token, a revoked session and an expired token.
 
 import { expect } from 'chai';
-import { type Account, LOGIN, PASSWORD, gql, registerOwner } from '../support/identity';
+import { type Account, LOGIN, PASSWORD, gql, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
 
@@ -46,6 +46,7 @@ describe('authentication on every user route', () => {
   let owner: Account;
   let revoked: string;
   let admin: string;
+  let widget: string;
 
   before(async () => {
     clock = new ManualClock(new Date());
@@ -59,6 +60,7 @@ describe('authentication on every user route', () => {
     const revokedJti = sessions.json.items.find((session: { current: boolean }) => !session.current).jti;
     expect((await server.request('DELETE', `/api/v1/me/sessions/${revokedJti}`, { headers: { authorization: `Bearer ${owner.token}` } })).status).to.equal(204);
     admin = (await server.request('POST', '/api/v1/admin/auth/login', { body: { email: 'root@platform.test', password: 'root password 123' } })).json.token;
+    widget = await widgetTokenOf(server, owner);
   });
   after(() => server.close());
 
@@ -66,7 +68,8 @@ describe('authentication on every user route', () => {
     ['no token', {}],
     ['a malformed token', { authorization: 'Bearer not-a-token' }],
     ['a non-bearer scheme', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
-    ['a widget token', { authorization: 'Bearer wt_publishable_key' }],
+    ['a widget token', { authorization: `Bearer ${widget}` }],
+    ['a made-up widget-looking token', { authorization: 'Bearer wt_publishable_key' }],
     ['an admin token', { authorization: `Bearer ${admin}` }],
     ['a revoked session', { authorization: `Bearer ${revoked}` }],
   ];
