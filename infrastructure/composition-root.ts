@@ -155,6 +155,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       perIp: { limit: config.rateLimitPerIp, windowSeconds: config.rateLimitWindowSeconds },
       perEmail: { limit: config.rateLimitPerEmail, windowSeconds: config.rateLimitWindowSeconds },
     },
+    queryLimits: { maxDepth: config.graphqlMaxDepth, maxFields: config.graphqlMaxFields, maxCost: config.graphqlMaxCost },
+    introspection: config.graphqlIntrospection,
   };
 
   let closed = false;
