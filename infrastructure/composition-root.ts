@@ -165,7 +165,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       logger,
       metrics,
       bodyLimitBytes: config.bodyLimitBytes,
-      routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity), teamRouter(identity), adminRouter(identity, graphqlOptions)],
+      routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity), teamRouter(identity), adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer })],
     });
 
   return {

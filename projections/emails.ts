@@ -48,6 +48,8 @@ export const emailsProjection: Projection = {
       view.put(EMAILS, doc);
       return;
     }
+    // A read of the body changes nothing the outbox lists; it lives in the event log and the audit log.
+    if (event.type === 'EmailBodyRead') return;
     const current = await view.get<EmailDocument>(EMAILS, event.data.email_id);
     if (!current) return;
     if (event.type === 'EmailSent') {
