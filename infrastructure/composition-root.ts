@@ -208,6 +208,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       perIp: { limit: config.rateLimitPerIp, windowSeconds: config.rateLimitWindowSeconds },
       perEmail: { limit: config.rateLimitPerEmail, windowSeconds: config.rateLimitWindowSeconds },
     },
+    queryLimits: { maxDepth: config.graphqlMaxDepth, maxFields: config.graphqlMaxFields, maxCost: config.graphqlMaxCost },
+    introspection: config.graphqlIntrospection,
   };
 
   let closed = false;
@@ -219,7 +221,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner })]),
     publicRouter(identity),
     teamRouter(identity, accessDenials),
-    adminRouter(identity, graphqlOptions),
+    adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 

@@ -66,6 +66,8 @@ export const emailsProjection: EventProjection<EmailEvent['type']> = {
       view.put(EMAILS, doc);
       return;
     }
+    // A read of the body changes nothing the outbox lists; it lives in the event log and the audit log.
+    if (event.type === 'EmailBodyRead') return;
     const current = await view.get<EmailDocument>(EMAILS, event.data.email_id);
     if (!current || current.position >= event.position) return;
     const position = event.position;

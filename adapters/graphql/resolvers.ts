@@ -12,10 +12,11 @@ import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { USERS, type UserDocument } from '../../projections/users';
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
 import type { GraphqlContext } from './context';
+import { COST } from './limits';
 import { AuthPayload, MePayload, RegisterPayload, SettingsType, WidgetTokenPayload, WorkspaceType } from './types';
 
 function principalOf(ctx: GraphqlContext, minimum: Role = 'member'): identity.Principal {
-  if (!ctx.principal) throw ctx.authError ?? new DomainError('unauthorized', 'unauthenticated', 'send a bearer token');
+  if (!ctx.principal) throw ctx.authError ?? new DomainError('unauthorized', 'unauthenticated', 'send Authorization: Bearer <token>');
   if (ROLE_RANK[ctx.principal.role] < ROLE_RANK[minimum]) throw forbidden('insufficient_role', `this needs the ${minimum} role or higher`);
   return ctx.principal;
 }
@@ -45,7 +46,7 @@ const defined = <T extends object>(value: T): Partial<T> =>
 
 @Resolver()
 export class AuthResolver {
-  @Mutation(() => RegisterPayload, { description: 'creates a user, an organization and its owner membership; emails a verification code' })
+  @Mutation(() => RegisterPayload, { description: 'creates a user, an organization and its owner membership; emails a verification code', complexity: COST.passwordWork })
   async register(
     @Arg('email', () => String) email: string,
     @Arg('password', () => String) password: string,
@@ -59,20 +60,20 @@ export class AuthResolver {
     return { ...result, email: email.trim().toLowerCase(), verification_sent: true };
   }
 
-  @Mutation(() => AuthPayload)
+  @Mutation(() => AuthPayload, { complexity: COST.write })
   async verify_otp(@Arg('email', () => String) email: string, @Arg('code', () => String) code: string, @Ctx() ctx: GraphqlContext): Promise<AuthPayload> {
     await ctx.guard('verify_otp', email);
     return identity.verifyOtp(ctx.identity, email, code, ctx.request);
   }
 
-  @Mutation(() => Boolean, { description: 'sends a new verification code; answers true whether or not the email exists' })
+  @Mutation(() => Boolean, { description: 'sends a new verification code; answers true whether or not the email exists', complexity: COST.write })
   async resend_verification(@Arg('email', () => String) email: string, @Ctx() ctx: GraphqlContext): Promise<boolean> {
     await ctx.guard('resend_verification', email);
     await identity.resendVerification(ctx.identity, email, ctx.request);
     return true;
   }
 
-  @Mutation(() => AuthPayload)
+  @Mutation(() => AuthPayload, { complexity: COST.passwordWork })
   async login(
     @Arg('email', () => String) email: string,
     @Arg('password', () => String) password: string,
@@ -83,14 +84,14 @@ export class AuthResolver {
     return identity.login(ctx.identity, email, password, tenant_id, ctx.request);
   }
 
-  @Mutation(() => Boolean, { description: 'answers true whether or not the email exists' })
+  @Mutation(() => Boolean, { description: 'answers true whether or not the email exists', complexity: COST.write })
   async request_password_reset(@Arg('email', () => String) email: string, @Ctx() ctx: GraphqlContext): Promise<boolean> {
     await ctx.guard('request_password_reset', email);
     await identity.requestPasswordReset(ctx.identity, email, ctx.request);
     return true;
   }
 
-  @Mutation(() => Boolean, { description: 'sets a new password and revokes every session' })
+  @Mutation(() => Boolean, { description: 'sets a new password and revokes every session', complexity: COST.passwordWork })
   async reset_password(
     @Arg('email', () => String) email: string,
     @Arg('code', () => String) code: string,
@@ -116,7 +117,7 @@ export class ConsoleResolver {
     return { user, tenant, role: principal.role };
   }
 
-  @Query(() => [WorkspaceType])
+  @Query(() => [WorkspaceType], { complexity: COST.list })
   async workspaces(@Ctx() ctx: GraphqlContext): Promise<WorkspaceType[]> {
     const principal = principalOf(ctx);
     const page = await ctx.identity.readStore
@@ -125,7 +126,7 @@ export class ConsoleResolver {
     return page.items.map(toWorkspace);
   }
 
-  @Mutation(() => WorkspaceType)
+  @Mutation(() => WorkspaceType, { complexity: COST.write })
   async create_workspace(@Arg('name', () => String) name: string, @Ctx() ctx: GraphqlContext): Promise<WorkspaceType> {
     const principal = principalOf(ctx, 'admin');
     const workspaceId = ctx.identity.ids.newId();
@@ -142,7 +143,7 @@ export class ConsoleResolver {
     return toWorkspace(doc);
   }
 
-  @Mutation(() => WorkspaceType)
+  @Mutation(() => WorkspaceType, { complexity: COST.write })
   async rename_workspace(@Arg('id', () => ID) id: string, @Arg('name', () => String) name: string, @Ctx() ctx: GraphqlContext): Promise<WorkspaceType> {
     const principal = principalOf(ctx, 'admin');
     const workspaces = ctx.identity.readStore.collection<WorkspaceDocument>(WORKSPACES);
@@ -166,7 +167,7 @@ export class ConsoleResolver {
     } as SettingsType;
   }
 
-  @Mutation(() => SettingsType)
+  @Mutation(() => SettingsType, { complexity: COST.write })
   async update_settings(@Arg('input', () => UpdateSettingsInput) input: UpdateSettingsInput, @Ctx() ctx: GraphqlContext): Promise<SettingsType> {
     const principal = principalOf(ctx, 'admin');
     const { display_name, primary_color, logo_url, welcome_message, ...settings } = defined({ ...input });
@@ -178,7 +179,7 @@ export class ConsoleResolver {
     return this.settings(ctx);
   }
 
-  @Mutation(() => WidgetTokenPayload, { description: 'a new widget token; the old one stops working' })
+  @Mutation(() => WidgetTokenPayload, { description: 'a new widget token; the old one stops working', complexity: COST.write })
   async rotate_widget_token(@Ctx() ctx: GraphqlContext): Promise<WidgetTokenPayload> {
     const principal = principalOf(ctx, 'admin');
     return { widget_token: await identity.rotateTenantWidgetToken(ctx.identity, principal.tenant_id, scoped(ctx, principal)) };

@@ -5,9 +5,11 @@ import type { MembershipCommand, MembershipEvent, MembershipState, Role } from '
 import { membershipDecider, membershipEvents, membershipStream } from '../../domain/membership/membership';
 import { type SessionCommand, type SessionEvent, type SessionState, sessionDecider, sessionEvents, sessionStream } from '../../domain/session/session';
 import { DomainError, invalid } from '../../domain/shared/errors';
+import { normalizeText } from '../../domain/shared/text';
 import { slugFromName } from '../../domain/tenant/slug';
+import { tenantNameProblem } from '../../domain/tenant/tenant';
 import { type OtpPurpose, type UserEvent, userEvents } from '../../domain/user/events';
-import { type UserCommand, type UserState, emailProblem, normalizeEmail, userDecider, userStream } from '../../domain/user/user';
+import { type UserCommand, type UserState, emailProblem, nameProblem, normalizeEmail, userDecider, userStream } from '../../domain/user/user';
 import { type WorkspaceCommand, type WorkspaceEvent, type WorkspaceState, workspaceDecider, workspaceEvents, workspaceStream } from '../../domain/workspace/workspace';
 import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
@@ -102,11 +104,10 @@ export interface RegisterInput {
  */
 export async function register(deps: IdentityDependencies, input: RegisterInput, context: RequestContext): Promise<{ user_id: string; tenant_id: string }> {
   const email = normalizeEmail(input.email);
-  const problem = emailProblem(email) ?? passwordProblem(input.password, email);
+  const problem =
+    emailProblem(email) ?? passwordProblem(input.password, email) ?? nameProblem(input.name) ?? tenantNameProblem(input.organization_name, 'organization_name');
   if (problem) throw problem;
-  if (input.name.trim().length === 0 || input.name.trim().length > 100) throw invalid('invalid_name', 'name must be 1 to 100 characters', 'name');
-  const organizationName = input.organization_name.trim();
-  if (organizationName.length === 0 || organizationName.length > 100) throw invalid('invalid_name', 'organization_name must be 1 to 100 characters', 'organization_name');
+  const organizationName = normalizeText(input.organization_name);
   const slug = input.slug ?? slugFromName(organizationName);
 
   const userId = deps.ids.newId();
@@ -309,15 +310,25 @@ export async function listSessions(deps: IdentityDependencies, userId: string, t
 
 const unauthorized = (code: string, message: string): DomainError => new DomainError('unauthorized', code, message);
 
+/** Whether `token` is a tenant's current widget token, looked up by its keyed digest in the tenants read model. */
+async function isWidgetToken(deps: IdentityDependencies, token: string): Promise<boolean> {
+  const found = await deps.readStore.collection<TenantDocument>(TENANTS).find({ where: { widget_token_hash: deps.secrets.digest(token) }, limit: 1 });
+  return found.items.length > 0;
+}
+
 /**
  * Authenticates a tenant token: signature, audience and expiry, then the stored session
  * (a revoked one fails) and the membership (a disabled or removed member fails; the role is
- * the current one, not the one in the token).
+ * the current one, not the one in the token). A token that is not a user token is told
+ * apart only on that failing path, by looking it up: a tenant's widget token is
+ * `widget_token_not_allowed`, anything else (whatever it looks like) `invalid_token`.
  */
 export async function authenticateTenantToken(deps: IdentityDependencies, token: string): Promise<Principal> {
-  if (token.startsWith(WIDGET_TOKEN_PREFIX)) throw unauthorized('widget_token_not_allowed', 'a widget token is only valid on widget routes');
   const claims = await deps.tokens.verify(token, 'tenant');
-  if (!claims || !claims.tenant_id) throw unauthorized('invalid_token', 'the token is invalid or has expired');
+  if (!claims || !claims.tenant_id) {
+    if (await isWidgetToken(deps, token)) throw unauthorized('widget_token_not_allowed', 'a widget token is only valid on widget routes');
+    throw unauthorized('invalid_token', 'the token is invalid or has expired');
+  }
   const session = await deps.readStore.collection<SessionDocument>(SESSIONS).get(claims.jti);
   if (!session || session.status !== 'active') throw unauthorized('session_revoked', 'this session has been revoked; log in again');
   // verify() checked the token's expiry, which is the session's unless the session changed.

@@ -1,7 +1,8 @@
 // The email aggregate: the outbox. Every email the platform sends is an event first, its
 // body sealed (it may carry a one-time code); the mail delivery saga sends it and records
 // every attempt here, so the stream alone says whether an email went out, is being sent,
-// waits for a scheduled retry, or was given up. Stream `email-<id>`.
+// waits for a scheduled retry, or was given up. A super admin reading the body is recorded
+// too, so no operator reads a code silently. Stream `email-<id>`.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -30,7 +31,9 @@ export const EmailAbandoned = declareEvent('EmailAbandoned', t.type({ email_id: 
  * email is finished under the current rules; with the event registry, an upcaster.
  */
 export const EmailFailed = declareEvent('EmailFailed', t.type({ email_id: t.string, error: t.string, attempt: t.number, failed_at: t.string }));
-export const emailEvents = eventGroup('email', [EmailQueued, EmailSendStarted, EmailSent, EmailSendFailed, EmailAbandoned, EmailFailed]);
+/** A super admin opened the body; `codes_shown` says whether its one-time codes were left in. */
+export const EmailBodyRead = declareEvent('EmailBodyRead', t.type({ email_id: t.string, admin_id: t.string, codes_shown: t.boolean, read_at: t.string }));
+export const emailEvents = eventGroup('email', [EmailQueued, EmailSendStarted, EmailSent, EmailSendFailed, EmailAbandoned, EmailFailed, EmailBodyRead]);
 export type EmailEvent = GroupEvent<typeof emailEvents>;
 export type EmailQueuedEvent = EventOf<typeof EmailQueued>;
 
@@ -39,7 +42,8 @@ export type EmailCommand =
   | { type: 'StartEmailAttempt'; data: { attempt: number } }
   | { type: 'RecordEmailSent'; data: { provider: string; provider_message_id: string | null } }
   | { type: 'RecordEmailFailure'; data: { attempt: number; error: string; next_attempt_at: string } }
-  | { type: 'AbandonEmail'; data: { attempt: number; error: string } };
+  | { type: 'AbandonEmail'; data: { attempt: number; error: string } }
+  | { type: 'RecordEmailBodyRead'; data: { admin_id: string; codes_shown: boolean } };
 
 interface Outbox {
   email_id: string;
@@ -81,6 +85,8 @@ export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
       case 'EmailFailed':
         // Exactly an EmailSendFailed due at once (the old decider recorded nothing after EmailSent).
         return { ...outbox, status: 'retrying', attempts: Math.max(outbox.attempts, event.data.attempt), last_error: event.data.error, next_attempt_at: event.data.failed_at };
+      case 'EmailBodyRead':
+        return state;
     }
   },
   decide(command, state, { now }): Either<DomainError, EmailEvent[]> {
@@ -90,6 +96,10 @@ export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
     }
     if (state.status === 'absent') return left(notFound('email_not_found', 'no such email'));
     const { email_id } = state;
+    // Every read of the body is recorded, whatever the delivery's state.
+    if (command.type === 'RecordEmailBodyRead') {
+      return right([{ type: 'EmailBodyRead', data: { email_id, ...command.data, read_at: now.toISOString() } }]);
+    }
     // Outcomes and claims that no longer fit the state (another delivery settled the attempt
     // first) record nothing: the stream already says what happened.
     switch (command.type) {

@@ -19,19 +19,23 @@ import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
 import { toStreamName } from '../shared/stream-names';
+import { type TextRules, normalizeText, textProblem } from '../shared/text';
 
 export const TEAM_NAME_MAX_LENGTH = 100;
 export const TEAM_DESCRIPTION_MAX_LENGTH = 500;
 export const MAX_TEAM_MEMBERS = 1000;
 export const MAX_TEAM_WORKSPACES = 1000;
 
-const isTeamName = (value: string): boolean => value.trim().length >= 1 && value.trim().length <= TEAM_NAME_MAX_LENGTH;
-const isTeamDescription = (value: string): boolean => value.trim().length <= TEAM_DESCRIPTION_MAX_LENGTH;
+const TEAM_NAME_RULES: TextRules = { max: TEAM_NAME_MAX_LENGTH };
+const TEAM_DESCRIPTION_RULES: TextRules = { min: 0, max: TEAM_DESCRIPTION_MAX_LENGTH, multiline: true };
 
-/** A team name as a request may send it: 1 to 100 characters once trimmed. */
-export const TeamName = t.refinement(t.string, isTeamName, `string of 1 to ${TEAM_NAME_MAX_LENGTH} characters`);
-/** A team description as a request may send it: at most 500 characters once trimmed. */
-export const TeamDescription = t.refinement(t.string, isTeamDescription, `string of at most ${TEAM_DESCRIPTION_MAX_LENGTH} characters`);
+/**
+ * A team name as a request may send it: any string here, so that the text rule of
+ * `teamFieldsProblem` (domain/shared/text.ts) answers with what exactly is wrong.
+ */
+export const TeamName = t.string;
+/** A team description as a request may send it; checked like the name. */
+export const TeamDescription = t.string;
 
 export const TeamMember = t.type({ user_id: t.string, can_write_documents: t.boolean }, 'TeamMember');
 export type TeamMember = t.TypeOf<typeof TeamMember>;
@@ -82,21 +86,22 @@ type ActiveTeam = Extract<TeamState, { status: 'active' }>;
 
 export const teamStream = (teamId: string): string => toStreamName(teamEvents.category, teamId);
 
-/** The name as stored: trimmed. */
-export const normalizeTeamName = (name: string): string => name.trim();
+/** The name as stored: NFC, trimmed (domain/shared/text.ts). */
+export const normalizeTeamName = (name: string): string => normalizeText(name);
 
-/** Description as stored: trimmed, and null when empty. */
+/** Description as stored: NFC, trimmed, and null when empty. */
 export const normalizeTeamDescription = (description: string | null | undefined): string | null => {
-  const trimmed = description?.trim() ?? '';
-  return trimmed.length === 0 ? null : trimmed;
+  const normalized = normalizeText(description ?? '');
+  return normalized.length === 0 ? null : normalized;
 };
 
 /** The first problem with a name or description, naming the field; null when both are fine. */
 export function teamFieldsProblem(fields: { name?: string; description?: string | null }): DomainError | null {
-  if (fields.name !== undefined && !isTeamName(fields.name)) return invalid('invalid_request', `name must be 1 to ${TEAM_NAME_MAX_LENGTH} characters`, 'name');
-  if (typeof fields.description === 'string' && !isTeamDescription(fields.description)) {
-    return invalid('invalid_request', `description must be at most ${TEAM_DESCRIPTION_MAX_LENGTH} characters`, 'description');
+  if (fields.name !== undefined) {
+    const problem = textProblem('name', fields.name, TEAM_NAME_RULES);
+    if (problem) return problem;
   }
+  if (typeof fields.description === 'string') return textProblem('description', fields.description, TEAM_DESCRIPTION_RULES);
   return null;
 }
 

@@ -3,7 +3,8 @@
 
 import { type Either, left, right } from 'fp-ts/Either';
 import type { Decider } from '../shared/decider';
-import { DomainError, conflict, invalid, notFound } from '../shared/errors';
+import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
+import { type TextRules, checkText, textProblem } from '../shared/text';
 import type { TenantCommand } from './commands';
 import { type Branding, type TenantEvent, type TenantSettings, tenantEvents } from './events';
 import { slugProblem } from './slug';
@@ -26,34 +27,52 @@ export const DEFAULT_TENANT_SETTINGS: TenantSettings = {
 const MAX_NAME_LENGTH = 100;
 const HEX_COLOR = /^#[0-9a-fA-F]{6}$/;
 
-function nameProblem(name: string): DomainError | null {
-  const trimmed = name.trim();
-  if (trimmed.length === 0) return invalid('invalid_name', 'name must not be empty', 'name');
-  if (trimmed.length > MAX_NAME_LENGTH) return invalid('invalid_name', `name must be at most ${MAX_NAME_LENGTH} characters`, 'name');
-  return null;
+// Every text a person gives the tenant passes the one text rule (domain/shared/text.ts); what is
+// stored is its normal form.
+const TENANT_NAME_RULES: TextRules = { max: MAX_NAME_LENGTH, code: 'invalid_name' };
+const tenantName = (name: string): Either<DomainError, string> => checkText('name', name, TENANT_NAME_RULES);
+
+/** Why an organization name is refused, or null; `field` names it in the request (registration's `organization_name`). */
+export const tenantNameProblem = (name: string, field = 'name'): DomainError | null => textProblem(field, name, TENANT_NAME_RULES);
+
+const BRANDING_TEXTS: Partial<Record<keyof Branding, TextRules>> = {
+  display_name: { min: 0, max: MAX_NAME_LENGTH, code: 'invalid_branding' },
+  welcome_message: { min: 0, max: 500, multiline: true, code: 'invalid_branding' },
+};
+
+const SETTINGS_TEXTS: Partial<Record<keyof TenantSettings, TextRules>> = {
+  assistant_name: { min: 0, max: MAX_NAME_LENGTH, code: 'invalid_settings' },
+  assistant_instructions: { min: 0, max: 10_000, multiline: true, code: 'invalid_settings' },
+};
+
+/** The changes with each text field in its stored form, or the first problem naming its field. */
+function normalizedTexts<T extends Record<string, unknown>>(changes: T, rules: Partial<Record<keyof T, TextRules>>): Either<DomainError, T> {
+  const normalized: Record<string, unknown> = { ...changes };
+  for (const [field, rule] of Object.entries(rules) as Array<[string, TextRules]>) {
+    const value = changes[field];
+    if (typeof value !== 'string') continue;
+    const checked = checkText(field, value, rule);
+    if (checked._tag === 'Left') return checked;
+    normalized[field] = checked.right;
+  }
+  return right(normalized as T);
 }
 
-function brandingProblem(branding: Branding): DomainError | null {
+function normalizedBranding(branding: Branding): Either<DomainError, Branding> {
   if (branding.primary_color !== undefined && !HEX_COLOR.test(branding.primary_color)) {
-    return invalid('invalid_branding', 'primary_color must be a #rrggbb colour', 'primary_color');
+    return left(invalid('invalid_branding', 'primary_color must be a #rrggbb colour', 'primary_color'));
   }
   if (branding.logo_url !== undefined && !/^https:\/\/\S+$/.test(branding.logo_url)) {
-    return invalid('invalid_branding', 'logo_url must be an https URL', 'logo_url');
+    return left(invalid('invalid_branding', 'logo_url must be an https URL', 'logo_url'));
   }
-  if (branding.welcome_message !== undefined && branding.welcome_message.length > 500) {
-    return invalid('invalid_branding', 'welcome_message must be at most 500 characters', 'welcome_message');
-  }
-  return null;
+  return normalizedTexts(branding, BRANDING_TEXTS);
 }
 
-function settingsProblem(settings: TenantSettings): DomainError | null {
+function normalizedSettings(settings: TenantSettings): Either<DomainError, TenantSettings> {
   if (settings.default_language !== undefined && !/^[a-z]{2}(-[A-Z]{2})?$/.test(settings.default_language)) {
-    return invalid('invalid_settings', 'default_language must be a language tag such as "en" or "pt-BR"', 'default_language');
+    return left(invalid('invalid_settings', 'default_language must be a language tag such as "en" or "pt-BR"', 'default_language'));
   }
-  if (settings.assistant_instructions !== undefined && settings.assistant_instructions.length > 10_000) {
-    return invalid('invalid_settings', 'assistant_instructions must be at most 10000 characters', 'assistant_instructions');
-  }
-  return null;
+  return normalizedTexts(settings, SETTINGS_TEXTS);
 }
 
 /** Only the fields whose value differs from the current one. */
@@ -93,9 +112,13 @@ export const tenantDecider: Decider<TenantCommand, TenantEvent, TenantState> = {
   decide(command, state, { now }): Either<DomainError, TenantEvent[]> {
     if (command.type === 'CreateTenant') {
       if (state.status !== 'absent') return left(conflict('tenant_exists', 'the tenant already exists'));
-      const { tenant_id, name, slug } = command.data;
-      const problem = nameProblem(name) ?? brandingProblem(command.data.branding ?? {}) ?? settingsProblem(command.data.settings ?? {});
-      if (problem) return left(problem);
+      const { tenant_id, slug } = command.data;
+      const name = tenantName(command.data.name);
+      if (name._tag === 'Left') return name;
+      const branding = normalizedBranding(command.data.branding ?? {});
+      if (branding._tag === 'Left') return branding;
+      const settings = normalizedSettings(command.data.settings ?? {});
+      if (settings._tag === 'Left') return settings;
       const slugIssue = slugProblem(slug);
       if (slugIssue) return left(invalid('invalid_slug', slugIssue, 'slug'));
       return right([
@@ -103,10 +126,10 @@ export const tenantDecider: Decider<TenantCommand, TenantEvent, TenantState> = {
           type: 'TenantCreated',
           data: {
             tenant_id,
-            name: name.trim(),
+            name: name.right,
             slug,
-            branding: command.data.branding ?? {},
-            settings: { ...DEFAULT_TENANT_SETTINGS, ...command.data.settings },
+            branding: branding.right,
+            settings: { ...DEFAULT_TENANT_SETTINGS, ...settings.right },
             created_at: now.toISOString(),
           },
         },
@@ -115,22 +138,22 @@ export const tenantDecider: Decider<TenantCommand, TenantEvent, TenantState> = {
     if (state.status === 'absent') return left(notFound('tenant_not_found', 'no such tenant'));
     switch (command.type) {
       case 'RenameTenant': {
-        const problem = nameProblem(command.data.name);
-        if (problem) return left(problem);
-        const name = command.data.name.trim();
+        const checked = tenantName(command.data.name);
+        if (checked._tag === 'Left') return checked;
+        const name = checked.right;
         if (name === state.name) return right([]);
         return right([{ type: 'TenantRenamed', data: { tenant_id: state.id, name, previous_name: state.name } }]);
       }
       case 'ChangeTenantBranding': {
-        const problem = brandingProblem(command.data.changes);
-        if (problem) return left(problem);
-        const changes = changedFields(state.branding, command.data.changes);
+        const normalized = normalizedBranding(command.data.changes);
+        if (normalized._tag === 'Left') return normalized;
+        const changes = changedFields(state.branding, normalized.right);
         return right(Object.keys(changes).length === 0 ? [] : [{ type: 'TenantBrandingChanged', data: { tenant_id: state.id, changes } }]);
       }
       case 'ChangeTenantSettings': {
-        const problem = settingsProblem(command.data.changes);
-        if (problem) return left(problem);
-        const changes = changedFields(state.settings, command.data.changes);
+        const normalized = normalizedSettings(command.data.changes);
+        if (normalized._tag === 'Left') return normalized;
+        const changes = changedFields(state.settings, normalized.right);
         return right(Object.keys(changes).length === 0 ? [] : [{ type: 'TenantSettingsChanged', data: { tenant_id: state.id, changes } }]);
       }
       case 'SuspendTenant':

@@ -7,6 +7,7 @@ import type { Decider } from '../shared/decider';
 import { DomainError, RejectionWithEvents, conflict, invalid, notFound } from '../shared/errors';
 import { type OtpPurpose, type UserEvent, userEvents } from './events';
 import { toStreamName } from '../shared/stream-names';
+import { type TextRules, normalizeText, textProblem } from '../shared/text';
 
 export const OTP_MAX_ATTEMPTS = 5;
 
@@ -48,10 +49,11 @@ export function emailProblem(email: string): DomainError | null {
   return EMAIL.test(email) && email.length <= 254 ? null : invalid('invalid_email', 'email must be a valid address', 'email');
 }
 
-export function nameProblem(name: string): DomainError | null {
-  const trimmed = name.trim();
-  if (trimmed.length === 0 || trimmed.length > 100) return invalid('invalid_name', 'name must be 1 to 100 characters', 'name');
-  return null;
+const USER_NAME_RULES: TextRules = { max: 100, code: 'invalid_name' };
+
+/** Why a person's name is refused (domain/shared/text.ts), or null; `field` names it in the request. */
+export function nameProblem(name: string, field = 'name'): DomainError | null {
+  return textProblem(field, name, USER_NAME_RULES);
 }
 
 /** Checks a code against the pending one: the outcome is events, or an error to answer. */
@@ -110,7 +112,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
       return right([
         {
           type: 'UserRegistered',
-          data: { ...command.data, email: normalizeEmail(command.data.email), name: command.data.name.trim(), registered_at: now.toISOString() },
+          data: { ...command.data, email: normalizeEmail(command.data.email), name: normalizeText(command.data.name), registered_at: now.toISOString() },
         },
       ]);
     }

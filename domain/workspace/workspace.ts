@@ -5,8 +5,9 @@ import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
 import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import type { Decider } from '../shared/decider';
-import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
+import { type DomainError, conflict, notFound } from '../shared/errors';
 import { toStreamName } from '../shared/stream-names';
+import { checkText } from '../shared/text';
 
 export const WorkspaceCreated = declareEvent(
   'WorkspaceCreated',
@@ -24,10 +25,8 @@ export type WorkspaceState = { status: 'absent' } | { status: 'active'; tenant_i
 
 export const workspaceStream = (workspaceId: string): string => toStreamName(workspaceEvents.category, workspaceId);
 
-function workspaceNameProblem(name: string): DomainError | null {
-  const trimmed = name.trim();
-  return trimmed.length === 0 || trimmed.length > 100 ? invalid('invalid_name', 'name must be 1 to 100 characters', 'name') : null;
-}
+/** The stored name (NFC, trimmed), or `invalid_name` (domain/shared/text.ts). */
+const workspaceName = (name: string): Either<DomainError, string> => checkText('name', name, { max: 100, code: 'invalid_name' });
 
 export const workspaceDecider: Decider<WorkspaceCommand, WorkspaceEvent, WorkspaceState> = {
   initialState: () => ({ status: 'absent' }),
@@ -43,15 +42,15 @@ export const workspaceDecider: Decider<WorkspaceCommand, WorkspaceEvent, Workspa
     switch (command.type) {
       case 'CreateWorkspace': {
         if (state.status !== 'absent') return left(conflict('workspace_exists', 'the workspace already exists'));
-        const problem = workspaceNameProblem(command.data.name);
-        if (problem) return left(problem);
-        return right([{ type: 'WorkspaceCreated', data: { ...command.data, name: command.data.name.trim(), created_at: now.toISOString() } }]);
+        const name = workspaceName(command.data.name);
+        if (name._tag === 'Left') return name;
+        return right([{ type: 'WorkspaceCreated', data: { ...command.data, name: name.right, created_at: now.toISOString() } }]);
       }
       case 'RenameWorkspace': {
         if (state.status === 'absent') return left(notFound('workspace_not_found', 'no such workspace'));
-        const problem = workspaceNameProblem(command.data.name);
-        if (problem) return left(problem);
-        const name = command.data.name.trim();
+        const checked = workspaceName(command.data.name);
+        if (checked._tag === 'Left') return checked;
+        const name = checked.right;
         if (name === state.name) return right([]);
         return right([{ type: 'WorkspaceRenamed', data: { tenant_id: state.tenant_id, workspace_id: state.workspace_id, name } }]);
       }

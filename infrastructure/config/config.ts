@@ -69,6 +69,10 @@ const variables = {
   },
   SCRYPT_LOG_N: { codec: integerBetween(10, 20), default: '17' },
   ENABLE_GRAPHQL_PLAYGROUND: { codec: booleanString, default: 'false' },
+  GRAPHQL_INTROSPECTION: { codec: booleanString, default: undefined },
+  GRAPHQL_MAX_DEPTH: { codec: integerBetween(1, 1000), default: '15' },
+  GRAPHQL_MAX_FIELDS: { codec: integerBetween(1, 100_000), default: '300' },
+  GRAPHQL_MAX_COST: { codec: integerBetween(1, 10_000_000), default: '1000' },
   RATE_LIMIT_WINDOW_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '900' },
   RATE_LIMIT_PER_IP: { codec: integerBetween(1, 1_000_000), default: '100' },
   RATE_LIMIT_PER_EMAIL: { codec: integerBetween(1, 1_000_000), default: '10' },
@@ -111,6 +115,11 @@ export interface Config {
   dataEncryptionKey: string | null;
   scryptLogN: number;
   enableGraphqlPlayground: boolean;
+  /** Whether GraphQL answers introspection; unset, on except in production. */
+  graphqlIntrospection: boolean;
+  graphqlMaxDepth: number;
+  graphqlMaxFields: number;
+  graphqlMaxCost: number;
   rateLimitWindowSeconds: number;
   rateLimitPerIp: number;
   rateLimitPerEmail: number;
@@ -184,6 +193,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataEncryptionKey: values.DATA_ENCRYPTION_KEY as string | null,
     scryptLogN: values.SCRYPT_LOG_N as number,
     enableGraphqlPlayground: values.ENABLE_GRAPHQL_PLAYGROUND as boolean,
+    graphqlIntrospection: (values.GRAPHQL_INTROSPECTION as boolean | null) ?? values.NODE_ENV !== 'production',
+    graphqlMaxDepth: values.GRAPHQL_MAX_DEPTH as number,
+    graphqlMaxFields: values.GRAPHQL_MAX_FIELDS as number,
+    graphqlMaxCost: values.GRAPHQL_MAX_COST as number,
     rateLimitWindowSeconds: values.RATE_LIMIT_WINDOW_SECONDS as number,
     rateLimitPerIp: values.RATE_LIMIT_PER_IP as number,
     rateLimitPerEmail: values.RATE_LIMIT_PER_EMAIL as number,

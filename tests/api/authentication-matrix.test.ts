@@ -1,8 +1,9 @@
 // Every route that needs a user token answers 401 with no token, a malformed one, a widget
-// token, an admin token, a revoked session and an expired token.
+// token, an admin token, a revoked session and an expired token; GraphQL answers the same
+// status and code as REST for each of them.
 
 import { expect } from 'chai';
-import { type Account, LOGIN, PASSWORD, gql, registerOwner } from '../support/identity';
+import { type Account, LOGIN, PASSWORD, gql, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
 
@@ -46,6 +47,7 @@ describe('authentication on every user route', () => {
   let owner: Account;
   let revoked: string;
   let admin: string;
+  let widget: string;
 
   before(async () => {
     clock = new ManualClock(new Date());
@@ -59,6 +61,7 @@ describe('authentication on every user route', () => {
     const revokedJti = sessions.json.items.find((session: { current: boolean }) => !session.current).jti;
     expect((await server.request('DELETE', `/api/v1/me/sessions/${revokedJti}`, { headers: { authorization: `Bearer ${owner.token}` } })).status).to.equal(204);
     admin = (await server.request('POST', '/api/v1/admin/auth/login', { body: { email: 'root@platform.test', password: 'root password 123' } })).json.token;
+    widget = await widgetTokenOf(server, owner);
   });
   after(() => server.close());
 
@@ -66,7 +69,8 @@ describe('authentication on every user route', () => {
     ['no token', {}],
     ['a malformed token', { authorization: 'Bearer not-a-token' }],
     ['a non-bearer scheme', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
-    ['a widget token', { authorization: 'Bearer wt_publishable_key' }],
+    ['a widget token', { authorization: `Bearer ${widget}` }],
+    ['a made-up widget-looking token', { authorization: 'Bearer wt_publishable_key' }],
     ['an admin token', { authorization: `Bearer ${admin}` }],
     ['a revoked session', { authorization: `Bearer ${revoked}` }],
   ];
@@ -82,6 +86,37 @@ describe('authentication on every user route', () => {
     }
   });
 
+  it('answers GraphQL with HTTP 401 and the code REST gives, for every refusal', async () => {
+    const expected: Record<string, string> = {
+      'no token': 'unauthenticated',
+      'a malformed token': 'invalid_token',
+      'a non-bearer scheme': 'unauthenticated',
+      'a widget token': 'widget_token_not_allowed',
+      'a made-up widget-looking token': 'invalid_token',
+      'an admin token': 'invalid_token',
+      'a revoked session': 'session_revoked',
+    };
+    for (const [what, headers] of refusals()) {
+      const rest = await server.request('GET', '/api/v1/me/sessions', { headers });
+      const graph = await server.request('POST', '/graphql', { headers, body: { query: '{ me { role } }' } });
+      expect({ rest: rest.status, graphql: graph.status }, what).to.deep.equal({ rest: 401, graphql: 401 });
+      expect(rest.json.code, what).to.equal(expected[what]);
+      expect(graph.json.data, what).to.equal(null);
+      expect(graph.json.errors, what).to.have.length(1);
+      expect(graph.json.errors[0].message, what).to.equal(rest.json.message);
+      expect(graph.json.errors[0].extensions, what).to.deep.equal({ code: expected[what], status: 401 });
+    }
+  });
+
+  it('still serves public GraphQL mutations to a caller whose stale token is refused', async () => {
+    const login = await server.request('POST', '/graphql', {
+      headers: { authorization: `Bearer ${revoked}` },
+      body: { query: LOGIN, variables: { email: owner.email, password: PASSWORD } },
+    });
+    expect(login.status).to.equal(200);
+    expect(login.json.data.login.token).to.match(/^v4\.public\./);
+  });
+
   it('answers 401 on every route once the token has expired', async () => {
     clock.advance(601 * 1000);
     for (const [method, path] of USER_ROUTES) {
@@ -90,6 +125,7 @@ describe('authentication on every user route', () => {
       expect(response.json.code).to.equal('invalid_token');
     }
     const graph = await gql(server, '{ me { role } }', {}, owner.token);
+    expect(graph.status).to.equal(401);
     expect(graph.json.errors[0].extensions).to.deep.include({ code: 'invalid_token', status: 401 });
   });
 });

@@ -3,7 +3,7 @@ import { ManualClock } from '../support/stores';
 import { domainEvents } from '../../domain/events';
 import { parseStreamName } from '../../domain/shared/stream-names';
 import { AUDIT_LOG, type AuditLogEntry } from '../../projections/audit-log';
-import { LOGIN, PASSWORD, REGISTER, VERIFY, gql, lastEmailedCode, registerOwner } from '../support/identity';
+import { LOGIN, PASSWORD, REGISTER, VERIFY, gql, lastEmailedCode, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 
 const FAST_HASHING = { SCRYPT_LOG_N: '12' };
@@ -183,8 +183,10 @@ describe('identity over GraphQL and /api/v1/me/sessions', () => {
     it('answers 401 without a token, with a bad one, with a widget token and after expiry', async () => {
       expect((await server.request('GET', '/api/v1/me/sessions')).json).to.deep.equal({ code: 'unauthenticated', message: 'send Authorization: Bearer <token>' });
       expect((await server.request('GET', '/api/v1/me/sessions', { headers: { authorization: 'Bearer v4.public.garbage' } })).json.code).to.equal('invalid_token');
-      expect((await server.request('GET', '/api/v1/me/sessions', { headers: { authorization: 'Bearer wt_abc' } })).json.code).to.equal('widget_token_not_allowed');
       const owner = await registerOwner(server, 'gina-co', 'gina@example.com');
+      const widget = await widgetTokenOf(server, owner);
+      expect((await server.request('GET', '/api/v1/me/sessions', { headers: { authorization: `Bearer ${widget}` } })).json.code).to.equal('widget_token_not_allowed');
+      expect((await server.request('GET', '/api/v1/me/sessions', { headers: { authorization: 'Bearer wt_abc' } })).json.code).to.equal('invalid_token');
       clock.advance(3601 * 1000);
       const expired = await server.request('GET', '/api/v1/me/sessions', { headers: { authorization: `Bearer ${owner.token}` } });
       expect(expired.status).to.equal(401);
@@ -217,6 +219,10 @@ describe('identity over GraphQL and /api/v1/me/sessions', () => {
       expect(badColour.json.errors[0].extensions).to.deep.equal({ code: 'invalid_branding', status: 400, field: 'primary_color' });
       const rotated = await gql(server, 'mutation { rotate_widget_token { widget_token } }', {}, owner.token);
       expect(rotated.json.data.rotate_widget_token.widget_token).to.match(/^wt_/).and.not.equal(firstWidgetToken);
+      // A widget token is recognised by looking it up: the rotated-out one is just an invalid token.
+      const on = (token: string) => server.request('GET', '/api/v1/me/sessions', { headers: { authorization: `Bearer ${token}` } });
+      expect((await on(rotated.json.data.rotate_widget_token.widget_token)).json.code).to.equal('widget_token_not_allowed');
+      expect((await on(firstWidgetToken)).json.code).to.equal('invalid_token');
       const created = await gql(server, 'mutation { create_workspace(name: "Support") { id name is_default } }', {}, owner.token);
       expect(created.json.data.create_workspace).to.deep.include({ name: 'Support', is_default: false });
       const renamed = await gql(server, 'mutation ($id: ID!) { rename_workspace(id: $id, name: "Help desk") { name } }', { id: created.json.data.create_workspace.id }, owner.token);

@@ -97,7 +97,7 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
     const update = document.paths['/api/v1/org/teams/{id}'].patch.requestBody.content;
     expect(Object.keys(update)).to.deep.equal(['application/json', 'application/merge-patch+json']);
     expect(update['application/json'].schema.required).to.equal(undefined);
-    expect(update['application/json'].schema.properties.description.anyOf[1]).to.deep.equal({ type: 'null' });
+    expect(update['application/json'].schema.properties.description).to.deep.equal({ type: ['string', 'null'] });
     const accept = document.paths['/api/v1/team/accept-invite'].post.requestBody.content['application/json'].schema;
     expect(accept.required).to.deep.equal(['token']);
     expect(accept.properties.token).to.include({ type: 'string', minLength: 1 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { AUDIT_LOG, type AuditLogEntry } from '../../projections/audit-log';
-import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner } from '../support/identity';
+import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 
 describe('organization members, roles and ownership (/api/v1/org)', () => {
@@ -61,7 +61,8 @@ describe('organization members, roles and ownership (/api/v1/org)', () => {
   });
 
   it('rejects a widget token, a missing token and a bad token with 401', async () => {
-    expect((await server.request('GET', '/api/v1/org/members', { headers: { authorization: 'Bearer wt_publishable' } })).json.code).to.equal('widget_token_not_allowed');
+    const widget = await widgetTokenOf(server, owner);
+    expect((await server.request('GET', '/api/v1/org/members', { headers: { authorization: `Bearer ${widget}` } })).json.code).to.equal('widget_token_not_allowed');
     expect((await server.request('GET', '/api/v1/org/members')).status).to.equal(401);
     expect((await server.request('GET', '/api/v1/org/members', { headers: { authorization: 'Bearer nonsense' } })).status).to.equal(401);
   });

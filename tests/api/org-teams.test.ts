@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type Account, joinAs, registerOwner } from '../support/identity';
+import { type Account, joinAs, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 
 describe('organization teams (/api/v1/org/teams)', () => {
@@ -328,11 +328,12 @@ describe('organization teams (/api/v1/org/teams)', () => {
 
     it('401 without a token and with a widget token on every route', async () => {
       const team = await createTeam(admin, { name: 'Locked' });
+      const widgetToken = await widgetTokenOf(server, owner);
       for (const [method, path, body] of routes(team.id, member.user_id)) {
         const anonymous = await server.request(method, path, { body });
         expect(anonymous.status, `${method} ${path}`).to.equal(401);
         expect(anonymous.json.code).to.equal('unauthenticated');
-        const widget = await server.request(method, path, { body, headers: { authorization: 'Bearer wt_x' } });
+        const widget = await server.request(method, path, { body, headers: { authorization: `Bearer ${widgetToken}` } });
         expect(widget.status, `${method} ${path}`).to.equal(401);
         expect(widget.json.code).to.equal('widget_token_not_allowed');
       }

@@ -4,7 +4,7 @@ import { handleCommand } from '../../application/command-handling/handle-command
 import { workspaceAggregate } from '../../application/identity/identity';
 import { workspaceStream } from '../../domain/workspace/workspace';
 import { userContext } from '../support/context';
-import { type Account, joinAs, registerOwner } from '../support/identity';
+import { type Account, joinAs, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 
 interface WorkspaceBody {
@@ -190,11 +190,12 @@ describe('organization workspaces (/api/v1/org/workspaces)', () => {
       ['GET', `/api/v1/org/workspaces/${docsWorkspaceId}`, undefined],
       ['PUT', `/api/v1/org/workspaces/${docsWorkspaceId}/teams`, { team_ids: [] }],
     ];
+    const widgetToken = await widgetTokenOf(server, owner);
     for (const [method, path, body] of routes) {
       const anonymous = await server.request(method, path, { body });
       expect(anonymous.status, `${method} ${path}`).to.equal(401);
       expect(anonymous.json.code).to.equal('unauthenticated');
-      const widget = await server.request(method, path, { body, headers: { authorization: 'Bearer wt_x' } });
+      const widget = await server.request(method, path, { body, headers: { authorization: `Bearer ${widgetToken}` } });
       expect(widget.status, `${method} ${path}`).to.equal(401);
       expect(widget.json.code).to.equal('widget_token_not_allowed');
     }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { INVITATION_TTL_SECONDS } from '../../domain/invitation/invitation';
 import { USERS } from '../../projections/users';
-import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner } from '../support/identity';
+import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
 
@@ -71,6 +71,7 @@ describe('team invitations and memberships (/api/v1/team, spec 4.10)', () => {
     ];
 
     it('answers 401 without a token, with a bad token and with a widget token on every user route', async () => {
+      const widgetToken = await widgetTokenOf(server, owner);
       for (const [method, path, body] of userRoutes) {
         const none = await server.request(method, path, { body });
         expect(none.status, `${method} ${path}`).to.equal(401);
@@ -78,7 +79,7 @@ describe('team invitations and memberships (/api/v1/team, spec 4.10)', () => {
         const bad = await server.request(method, path, { body, headers: as('v4.public.garbage') });
         expect(bad.status, `${method} ${path}`).to.equal(401);
         expect(bad.json.code).to.equal('invalid_token');
-        const widget = await server.request(method, path, { body, headers: as('wt_x') });
+        const widget = await server.request(method, path, { body, headers: as(widgetToken) });
         expect(widget.status, `${method} ${path}`).to.equal(401);
         expect(widget.json.code).to.equal('widget_token_not_allowed');
       }
@@ -361,7 +362,7 @@ describe('team invitations and memberships (/api/v1/team, spec 4.10)', () => {
       expect(wrongPassword.json.code).to.equal('invalid_credentials');
       const someoneElse = await accept({ token: invitation.token }, as(member));
       expect(someoneElse.status).to.equal(401);
-      const widget = await accept({ token: invitation.token }, as('wt_x'));
+      const widget = await accept({ token: invitation.token }, as(await widgetTokenOf(server, owner)));
       expect(widget.status).to.equal(401);
       // None of those used the invitation.
       expect((await server.request('GET', `/api/v1/team/invite-preview?token=${invitation.token}`)).status).to.equal(200);

@@ -44,3 +44,20 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true' }).metricsPublic).to.equal(true);
   });
 });
+
+describe('GraphQL configuration', () => {
+  it('limits depth, fields and cost by default, and takes each from the environment', () => {
+    expect(loadConfig({})).to.deep.include({ graphqlMaxDepth: 15, graphqlMaxFields: 300, graphqlMaxCost: 1000 });
+    expect(loadConfig({ GRAPHQL_MAX_DEPTH: '8', GRAPHQL_MAX_FIELDS: '50', GRAPHQL_MAX_COST: '400' })).to.deep.include({ graphqlMaxDepth: 8, graphqlMaxFields: 50, graphqlMaxCost: 400 });
+    expect(() => loadConfig({ GRAPHQL_MAX_DEPTH: '0' })).to.throw(ConfigError, /GRAPHQL_MAX_DEPTH/);
+  });
+
+  it('answers introspection outside production, and in production only when GRAPHQL_INTROSPECTION=true', () => {
+    expect(loadConfig({ NODE_ENV: 'development' }).graphqlIntrospection).to.equal(true);
+    expect(loadConfig({ NODE_ENV: 'test' }).graphqlIntrospection).to.equal(true);
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true' }).graphqlIntrospection).to.equal(false);
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true', GRAPHQL_INTROSPECTION: 'true' }).graphqlIntrospection).to.equal(true);
+    expect(loadConfig({ NODE_ENV: 'development', GRAPHQL_INTROSPECTION: 'false' }).graphqlIntrospection).to.equal(false);
+    expect(() => loadConfig({ GRAPHQL_INTROSPECTION: 'on' })).to.throw(ConfigError, /GRAPHQL_INTROSPECTION: expected "true" or "false"/);
+  });
+});

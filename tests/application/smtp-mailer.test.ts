@@ -2,38 +2,11 @@
 // the mail delivery saga of a running platform.
 
 import { expect } from 'chai';
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { SmtpMailer } from '../../infrastructure/mail/smtp-mailer';
 import { REGISTER, PASSWORD, gql } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
+import { startSmtpServer } from '../support/smtp';
 import { eventually } from '../support/stores';
-
-interface Received {
-  from: string;
-  to: string[];
-  raw: string;
-}
-
-async function startSmtpServer(): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
-  const received: Received[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      let raw = '';
-      stream.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
-      stream.on('end', () => {
-        received.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return { url: `smtp://127.0.0.1:${port}`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
 
 describe('SMTP mailer', () => {
   let smtp: Awaited<ReturnType<typeof startSmtpServer>>;

@@ -59,4 +59,29 @@ describe('email decider (the outbox)', () => {
       spec.given([queued, started(1), { type: 'EmailAbandoned', data: { email_id: 'e1', attempts: 1, error: 'x', abandoned_at: at } }]).when(command).then([sent]);
     });
   });
+
+  const sentBySmtp: EmailEvent = { type: 'EmailSent', data: { email_id: 'e1', provider: 'smtp', provider_message_id: null, sent_at: at } };
+
+  describe('an admin reading the body', () => {
+    it('is recorded whether the email is queued or already sent, with whether codes were shown', () => {
+      spec.given([queued]).when({ type: 'RecordEmailBodyRead', data: { admin_id: 'a1', codes_shown: true } }).then([
+        { type: 'EmailBodyRead', data: { email_id: 'e1', admin_id: 'a1', codes_shown: true, read_at: at } },
+      ]);
+      spec.given([queued, sentBySmtp]).when({ type: 'RecordEmailBodyRead', data: { admin_id: 'a1', codes_shown: false } }).then([
+        { type: 'EmailBodyRead', data: { email_id: 'e1', admin_id: 'a1', codes_shown: false, read_at: at } },
+      ]);
+    });
+
+    it('is recorded again on every read, and does not change delivery', () => {
+      const read: EmailEvent = { type: 'EmailBodyRead', data: { email_id: 'e1', admin_id: 'a1', codes_shown: true, read_at: at } };
+      spec.given([queued, read]).when({ type: 'RecordEmailBodyRead', data: { admin_id: 'a2', codes_shown: true } }).then([
+        { type: 'EmailBodyRead', data: { email_id: 'e1', admin_id: 'a2', codes_shown: true, read_at: at } },
+      ]);
+      spec.given([queued, read]).when({ type: 'RecordEmailSent', data: { provider: 'smtp', provider_message_id: null } }).then([sentBySmtp]);
+    });
+
+    it('refuses an email that does not exist', () => {
+      spec.given([]).when({ type: 'RecordEmailBodyRead', data: { admin_id: 'a1', codes_shown: true } }).thenThrows('not_found', 'email_not_found');
+    });
+  });
 });

@@ -61,3 +61,11 @@ export async function joinAs(server: TestServer, account: Account, tenantId: str
   if (login.json.errors) throw new Error(JSON.stringify(login.json.errors));
   return { ...account, tenant_id: tenantId, token: login.json.data.login.token };
 }
+
+/** The tenant's current widget token, as its owner or an admin reads it in the console settings. */
+export async function widgetTokenOf(server: TestServer, account: Account): Promise<string> {
+  const settings = await gql(server, '{ settings { widget_token } }', {}, account.token);
+  const token = settings.json.data?.settings?.widget_token;
+  if (typeof token !== 'string') throw new Error(`no widget token: ${JSON.stringify(settings.json)}`);
+  return token;
+}
