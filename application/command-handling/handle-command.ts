@@ -2,7 +2,6 @@
 // revision that was read, and retry a bounded number of times when another writer got
 // there first. Every write in the platform goes through here.
 
-import { createHash } from 'node:crypto';
 import { isLeft } from 'fp-ts/Either';
 import type * as t from 'io-ts';
 import type { Decider, Message } from '../../domain/shared/decider';
@@ -64,7 +63,8 @@ export async function handleCommand<Command extends Message, Event extends Messa
     if (options.expectedRevision !== undefined && options.expectedRevision !== revision) {
       throw preconditionFailed(stream, options.expectedRevision, revision);
     }
-    const eventIds = options.idempotencyKey ? derivedIds(options.idempotencyKey) : null;
+    const key = options.idempotencyKey;
+    const eventIds = key ? (index: number): string => deps.ids.fromKey(`${key}#${index}`) : null;
     if (eventIds && recorded.some((event) => event.id === eventIds(0))) {
       return { stream, events: [], revision, position: null };
     }
@@ -115,14 +115,6 @@ function decodeEvent<Event extends Message>(aggregate: Aggregate<Message, Event,
 
 function preconditionFailed(stream: string, expected: number, actual: number | 'no_stream'): DomainError {
   return new DomainError('precondition_failed', 'revision_mismatch', `${stream} is at revision ${String(actual)}, not ${expected}`);
-}
-
-/** UUID-shaped ids derived from a key: the same key gives the same ids. */
-function derivedIds(key: string): (index: number) => string {
-  return (index) => {
-    const hex = createHash('sha256').update(`${key}#${index}`).digest('hex');
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-  };
 }
 
 /** Folds a stream into its aggregate's state, for reads that need the write model's truth. */
