@@ -79,6 +79,8 @@ export interface Platform {
   start(): Promise<void>;
   /** The HTTP application over this platform. */
   httpApp(): Koa;
+  /** The routers `httpApp()` serves, for tests that take inventory of the routes. */
+  httpRouters(): Router[];
   /** A node:http server for `httpApp()`, finishing responses together at the end of each event-loop turn. */
   httpServer(): http.Server;
   /** Stops sagas and projections (their checkpoints are committed per batch) and closes the stores. */
@@ -125,7 +127,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     secrets,
     passwords: new ScryptPasswordHasher(config.scryptLogN),
     tokens: new PasetoTokenService(keys.tokenPrivateKey, keys.tokenPublicKey, clock),
-    settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds },
+    settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds, idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds },
     readYourWrites: (position) => readYourWrites(position),
   };
   const platformSagas = overrides.sagas ?? [...allSagas, mailDeliverySaga({ ...commands, secrets, mailer }), teamMembershipCleanupSaga({ ...commands, readStore })];
@@ -158,13 +160,16 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   };
 
   let closed = false;
-  const httpApp = (): Koa =>
-    createHttpApp({
-      logger,
-      metrics,
-      bodyLimitBytes: config.bodyLimitBytes,
-      routers: [operations(), graphqlRouter(identity, graphqlOptions), meSessionsRouter(identity), orgRouter(identity, [orgAuditLogsRouter(identity)]), publicRouter(identity), teamRouter(identity), adminRouter(identity, graphqlOptions)],
-    });
+  const httpRouters = (): Router[] => [
+    operations(),
+    graphqlRouter(identity, graphqlOptions),
+    meSessionsRouter(identity),
+    orgRouter(identity, [orgAuditLogsRouter(identity)]),
+    publicRouter(identity),
+    teamRouter(identity),
+    adminRouter(identity, graphqlOptions),
+  ];
+  const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 
   return {
     config,
@@ -188,6 +193,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       if (config.superAdminEmail && config.superAdminPassword) await bootstrapSuperAdmin(identity, config.superAdminEmail, config.superAdminPassword);
     },
     httpApp,
+    httpRouters,
     httpServer: () => createHttpServer(httpApp()),
     async close() {
       if (closed) return;

@@ -20,6 +20,8 @@ export interface InvitationDocument {
   revoked_by: string | null;
   revoked_at: string | null;
   position: number;
+  /** Revision of the invitation's stream at the last event applied: its version (ETag). */
+  revision: number;
   [field: string]: unknown;
 }
 
@@ -27,7 +29,7 @@ export const INVITATIONS = 'invitations';
 
 export const invitationsProjection: Projection = {
   name: 'invitations',
-  version: 1,
+  version: 2,
   collections: [
     {
       name: INVITATIONS,
@@ -60,6 +62,7 @@ export const invitationsProjection: Projection = {
         revoked_by: null,
         revoked_at: null,
         position: recorded.position,
+        revision: recorded.revision,
       };
       view.put(INVITATIONS, doc);
       return;
@@ -68,10 +71,10 @@ export const invitationsProjection: Projection = {
     if (!current || current.position >= recorded.position) return;
     switch (event.type) {
       case 'InvitationAccepted':
-        view.patch(INVITATIONS, current.id, { status: 'accepted', accepted_by: event.data.user_id, accepted_at: event.data.accepted_at, position: recorded.position });
+        view.patch(INVITATIONS, current.id, { status: 'accepted', accepted_by: event.data.user_id, accepted_at: event.data.accepted_at, position: recorded.position, revision: recorded.revision });
         return;
       case 'InvitationRevoked':
-        view.patch(INVITATIONS, current.id, { status: 'revoked', revoked_by: event.data.by, revoked_at: event.data.revoked_at, position: recorded.position });
+        view.patch(INVITATIONS, current.id, { status: 'revoked', revoked_by: event.data.by, revoked_at: event.data.revoked_at, position: recorded.position, revision: recorded.revision });
         return;
     }
   },

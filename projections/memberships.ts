@@ -20,6 +20,12 @@ export interface MembershipDocument {
   email: string | null;
   name: string | null;
   position: number;
+  /**
+   * Revision of the tenant's membership stream at the last event that changed this member:
+   * the member's version (ETag). The stream is the whole roster, so other members' changes
+   * leave it alone.
+   */
+  revision: number;
   [field: string]: unknown;
 }
 
@@ -44,7 +50,7 @@ async function profileOf(view: ProjectionView, userId: string): Promise<MemberPr
 
 export const membershipsProjection: Projection = {
   name: 'memberships',
-  version: 2,
+  version: 3,
   collections: [
     { name: MEMBERSHIPS, indexes: [{ field: 'tenant_id' }, { field: 'user_id' }, { field: 'joined_at' }, { field: 'role' }, { field: 'status' }] },
     { name: MEMBER_PROFILES },
@@ -61,7 +67,7 @@ export const membershipsProjection: Projection = {
     const event = { type: recorded.type, data: recorded.data } as MembershipEvent;
     const patchRole = async (userId: string, role: MembershipDocument['role']): Promise<void> => {
       const id = membershipId(event.data.tenant_id, userId);
-      if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { role, position: recorded.position });
+      if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { role, position: recorded.position, revision: recorded.revision });
     };
     switch (event.type) {
       case 'MemberJoined': {
@@ -76,6 +82,7 @@ export const membershipsProjection: Projection = {
           email: profile.email,
           name: profile.name,
           position: recorded.position,
+          revision: recorded.revision,
         };
         view.put(MEMBERSHIPS, doc);
         if (!profile.membership_ids.includes(doc.id)) view.put(MEMBER_PROFILES, { ...profile, membership_ids: [...profile.membership_ids, doc.id] });
@@ -86,7 +93,7 @@ export const membershipsProjection: Projection = {
         return;
       case 'MemberStatusChanged': {
         const id = membershipId(event.data.tenant_id, event.data.user_id);
-        if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { status: event.data.status, position: recorded.position });
+        if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { status: event.data.status, position: recorded.position, revision: recorded.revision });
         return;
       }
       case 'MemberRemoved': {

@@ -21,6 +21,8 @@ export interface TeamDocument {
   created_at: string;
   updated_at: string;
   position: number;
+  /** Revision of the team's stream at the last event applied: the team's version (ETag). */
+  revision: number;
   [field: string]: unknown;
 }
 
@@ -60,7 +62,7 @@ function regrant(view: ProjectionView, team: TeamDocument, workspaceIds: readonl
 
 export const teamsProjection: Projection = {
   name: 'teams',
-  version: 1,
+  version: 2,
   collections: [
     { name: TEAMS, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }] },
     { name: WORKSPACE_GRANTS, indexes: [{ field: 'tenant_id' }, { field: 'workspace_id' }, { field: 'team_id' }] },
@@ -68,7 +70,7 @@ export const teamsProjection: Projection = {
   handles: TeamEvent.types.map((codec) => codec.props.type.value),
   async apply(recorded, view) {
     const event = { type: recorded.type, data: recorded.data } as TeamEvent;
-    const { position } = recorded;
+    const { position, revision } = recorded;
     const at = recorded.metadata.occurred_at;
     if (event.type === 'TeamCreated') {
       if (await view.get(TEAMS, event.data.team_id)) return;
@@ -82,6 +84,7 @@ export const teamsProjection: Projection = {
         created_at: event.data.created_at,
         updated_at: event.data.created_at,
         position,
+        revision,
       };
       view.put(TEAMS, doc);
       return;
@@ -90,7 +93,7 @@ export const teamsProjection: Projection = {
     if (!team || team.position >= position) return;
     switch (event.type) {
       case 'TeamUpdated':
-        view.patch(TEAMS, team.id, { name: event.data.name, description: event.data.description, updated_at: at, position });
+        view.patch(TEAMS, team.id, { name: event.data.name, description: event.data.description, updated_at: at, position, revision });
         if (event.data.name !== team.name) {
           for (const workspaceId of team.workspace_ids) view.patch(WORKSPACE_GRANTS, workspaceGrantId(workspaceId, team.id), { team_name: event.data.name, position });
         }
@@ -100,16 +103,16 @@ export const teamsProjection: Projection = {
         view.delete(TEAMS, team.id);
         return;
       case 'TeamMembersSet':
-        view.patch(TEAMS, team.id, { members: event.data.members, updated_at: at, position });
+        view.patch(TEAMS, team.id, { members: event.data.members, updated_at: at, position, revision });
         return;
       case 'TeamMemberWriteFlagSet': {
         const members = team.members.map((member) => (member.user_id === event.data.user_id ? { ...member, can_write_documents: event.data.can_write_documents } : member));
-        view.patch(TEAMS, team.id, { members, updated_at: at, position });
+        view.patch(TEAMS, team.id, { members, updated_at: at, position, revision });
         return;
       }
       case 'TeamWorkspacesGranted':
         regrant(view, team, event.data.workspace_ids, at, position);
-        view.patch(TEAMS, team.id, { workspace_ids: event.data.workspace_ids, updated_at: at, position });
+        view.patch(TEAMS, team.id, { workspace_ids: event.data.workspace_ids, updated_at: at, position, revision });
         return;
     }
   },

@@ -76,6 +76,7 @@ const variables = {
   SMTP_URL: { codec: urlWithScheme('smtp', 'smtps'), default: undefined },
   SMTP_FROM: { codec: nonEmpty, default: 'svc platform <no-reply@localhost>' },
   READ_CACHE_TTL_MS: { codec: integerBetween(0, 60_000), default: '1000' },
+  IDEMPOTENCY_KEY_TTL_SECONDS: { codec: integerBetween(60, 30 * 24 * 3600), default: String(24 * 3600) },
 } as const;
 
 type Variables = typeof variables;
@@ -111,6 +112,7 @@ export interface Config {
   smtpUrl: string | null;
   smtpFrom: string;
   readCacheTtlMs: number;
+  idempotencyKeyTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -177,5 +179,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: values.SMTP_URL as string | null,
     smtpFrom: values.SMTP_FROM as string,
     readCacheTtlMs: values.READ_CACHE_TTL_MS as number,
+    idempotencyKeyTtlSeconds: values.IDEMPOTENCY_KEY_TTL_SECONDS as number,
   };
 }
