@@ -7,6 +7,7 @@ import { accessDenialEvents } from './access-denial/access-denial';
 import { adminEvents } from './admin/admin';
 import { auditCheckpointEvents } from './audit-checkpoint/audit-checkpoint';
 import { emailEvents } from './email/email';
+import { idempotencyKeyEvents } from './idempotency-key/idempotency-key';
 import { invitationEvents } from './invitation/invitation';
 import { membershipEvents } from './membership/membership';
 import { reservationEvents } from './reservation/reservation';
@@ -30,6 +31,7 @@ export const domainEvents = eventRegistry([
   adminEvents,
   accessDenialEvents,
   auditCheckpointEvents,
+  idempotencyKeyEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

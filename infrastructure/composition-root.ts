@@ -167,7 +167,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     secrets,
     passwords: new ScryptPasswordHasher(config.scryptLogN),
     tokens: new PasetoTokenService(keys.tokenPrivateKey, keys.tokenPublicKey, clock),
-    settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds },
+    settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds, idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds },
     readYourWrites: (position) => readYourWrites(position),
   };
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);

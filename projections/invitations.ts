@@ -20,6 +20,8 @@ export interface InvitationDocument {
   revoked_by: string | null;
   revoked_at: string | null;
   position: number;
+  /** Revision of the invitation's stream at the last event applied: its version (ETag). */
+  revision: number;
   [field: string]: unknown;
 }
 
@@ -27,7 +29,7 @@ export const INVITATIONS = 'invitations';
 
 export const invitationsProjection: EventProjection<InvitationEvent['type']> = {
   name: 'invitations',
-  version: 1,
+  version: 2,
   collections: [
     {
       name: INVITATIONS,
@@ -59,6 +61,7 @@ export const invitationsProjection: EventProjection<InvitationEvent['type']> = {
         revoked_by: null,
         revoked_at: null,
         position: event.position,
+        revision: event.revision,
       };
       view.put(INVITATIONS, doc);
       return;
@@ -67,10 +70,10 @@ export const invitationsProjection: EventProjection<InvitationEvent['type']> = {
     if (!current || current.position >= event.position) return;
     switch (event.type) {
       case 'InvitationAccepted':
-        view.patch(INVITATIONS, current.id, { status: 'accepted', accepted_by: event.data.user_id, accepted_at: event.data.accepted_at, position: event.position });
+        view.patch(INVITATIONS, current.id, { status: 'accepted', accepted_by: event.data.user_id, accepted_at: event.data.accepted_at, position: event.position, revision: event.revision });
         return;
       case 'InvitationRevoked':
-        view.patch(INVITATIONS, current.id, { status: 'revoked', revoked_by: event.data.by, revoked_at: event.data.revoked_at, position: event.position });
+        view.patch(INVITATIONS, current.id, { status: 'revoked', revoked_by: event.data.by, revoked_at: event.data.revoked_at, position: event.position, revision: event.revision });
         return;
     }
   },

@@ -19,6 +19,12 @@ export interface MembershipDocument {
   email: string | null;
   name: string | null;
   position: number;
+  /**
+   * Revision of the tenant's membership stream at the last event that changed this member:
+   * the member's version (ETag). The stream is the whole roster, so other members' changes
+   * leave it alone.
+   */
+  revision: number;
   [field: string]: unknown;
 }
 
@@ -43,7 +49,7 @@ async function profileOf(view: ProjectionView, userId: string): Promise<MemberPr
 
 export const membershipsProjection: EventProjection<MembershipEvent['type'] | 'UserRegistered'> = {
   name: 'memberships',
-  version: 2,
+  version: 3,
   collections: [
     { name: MEMBERSHIPS, indexes: [{ field: 'tenant_id' }, { field: 'user_id' }, { field: 'joined_at' }, { field: 'role' }, { field: 'status' }] },
     { name: MEMBER_PROFILES },
@@ -59,7 +65,7 @@ export const membershipsProjection: EventProjection<MembershipEvent['type'] | 'U
     }
     const patchRole = async (userId: string, role: MembershipDocument['role']): Promise<void> => {
       const id = membershipId(event.data.tenant_id, userId);
-      if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { role, position: event.position });
+      if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { role, position: event.position, revision: event.revision });
     };
     switch (event.type) {
       case 'MemberJoined': {
@@ -74,6 +80,7 @@ export const membershipsProjection: EventProjection<MembershipEvent['type'] | 'U
           email: profile.email,
           name: profile.name,
           position: event.position,
+          revision: event.revision,
         };
         view.put(MEMBERSHIPS, doc);
         if (!profile.membership_ids.includes(doc.id)) view.put(MEMBER_PROFILES, { ...profile, membership_ids: [...profile.membership_ids, doc.id] });
@@ -84,7 +91,7 @@ export const membershipsProjection: EventProjection<MembershipEvent['type'] | 'U
         return;
       case 'MemberStatusChanged': {
         const id = membershipId(event.data.tenant_id, event.data.user_id);
-        if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { status: event.data.status, position: event.position });
+        if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { status: event.data.status, position: event.position, revision: event.revision });
         return;
       }
       case 'MemberRemoved': {

@@ -21,6 +21,8 @@ export interface TeamDocument {
   created_at: string;
   updated_at: string;
   position: number;
+  /** Revision of the team's stream at the last event applied: the team's version (ETag). */
+  revision: number;
   [field: string]: unknown;
 }
 
@@ -60,14 +62,14 @@ function regrant(view: ProjectionView, team: TeamDocument, workspaceIds: readonl
 
 export const teamsProjection: EventProjection<TeamEvent['type']> = {
   name: 'teams',
-  version: 1,
+  version: 2,
   collections: [
     { name: TEAMS, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }] },
     { name: WORKSPACE_GRANTS, indexes: [{ field: 'tenant_id' }, { field: 'workspace_id' }, { field: 'team_id' }] },
   ],
   handles: teamEvents.types,
   async apply(event, view) {
-    const { position } = event;
+    const { position, revision } = event;
     const at = event.metadata.occurred_at;
     if (event.type === 'TeamCreated') {
       if (await view.get(TEAMS, event.data.team_id)) return;
@@ -81,6 +83,7 @@ export const teamsProjection: EventProjection<TeamEvent['type']> = {
         created_at: event.data.created_at,
         updated_at: event.data.created_at,
         position,
+        revision,
       };
       view.put(TEAMS, doc);
       return;
@@ -89,7 +92,7 @@ export const teamsProjection: EventProjection<TeamEvent['type']> = {
     if (!team || team.position >= position) return;
     switch (event.type) {
       case 'TeamUpdated':
-        view.patch(TEAMS, team.id, { name: event.data.name, description: event.data.description, updated_at: at, position });
+        view.patch(TEAMS, team.id, { name: event.data.name, description: event.data.description, updated_at: at, position, revision });
         if (event.data.name !== team.name) {
           for (const workspaceId of team.workspace_ids) view.patch(WORKSPACE_GRANTS, workspaceGrantId(workspaceId, team.id), { team_name: event.data.name, position });
         }
@@ -99,16 +102,16 @@ export const teamsProjection: EventProjection<TeamEvent['type']> = {
         view.delete(TEAMS, team.id);
         return;
       case 'TeamMembersSet':
-        view.patch(TEAMS, team.id, { members: event.data.members, updated_at: at, position });
+        view.patch(TEAMS, team.id, { members: event.data.members, updated_at: at, position, revision });
         return;
       case 'TeamMemberWriteFlagSet': {
         const members = team.members.map((member) => (member.user_id === event.data.user_id ? { ...member, can_write_documents: event.data.can_write_documents } : member));
-        view.patch(TEAMS, team.id, { members, updated_at: at, position });
+        view.patch(TEAMS, team.id, { members, updated_at: at, position, revision });
         return;
       }
       case 'TeamWorkspacesGranted':
         regrant(view, team, event.data.workspace_ids, at, position);
-        view.patch(TEAMS, team.id, { workspace_ids: event.data.workspace_ids, updated_at: at, position });
+        view.patch(TEAMS, team.id, { workspace_ids: event.data.workspace_ids, updated_at: at, position, revision });
         return;
     }
   },

@@ -10,6 +10,8 @@ export interface WorkspaceDocument {
   is_default: boolean;
   created_at: string;
   position: number;
+  /** Revision of the workspace's stream at the last event applied (part of its ETag). */
+  revision: number;
   [field: string]: unknown;
 }
 
@@ -17,7 +19,7 @@ export const WORKSPACES = 'workspaces';
 
 export const workspacesProjection: EventProjection<WorkspaceEvent['type']> = {
   name: 'workspaces',
-  version: 1,
+  version: 2,
   collections: [{ name: WORKSPACES, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }] }],
   handles: workspaceEvents.types,
   async apply(event, view) {
@@ -29,10 +31,11 @@ export const workspacesProjection: EventProjection<WorkspaceEvent['type']> = {
         is_default: event.data.is_default,
         created_at: event.data.created_at,
         position: event.position,
+        revision: event.revision,
       };
       view.put(WORKSPACES, doc);
       return;
     }
-    if (await view.get(WORKSPACES, event.data.workspace_id)) view.patch(WORKSPACES, event.data.workspace_id, { name: event.data.name, position: event.position });
+    if (await view.get(WORKSPACES, event.data.workspace_id)) view.patch(WORKSPACES, event.data.workspace_id, { name: event.data.name, position: event.position, revision: event.revision });
   },
 };

@@ -25,6 +25,7 @@ export const STATUS_OF_KIND: Record<DomainErrorKind, number> = {
   conflict: 409,
   gone: 410,
   precondition_failed: 412,
+  unprocessable: 422,
   rate_limited: 429,
 };
 

@@ -2,7 +2,6 @@
 // revision that was read, and retry a bounded number of times when another writer got
 // there first. Every write in the platform goes through here.
 
-import { createHash } from 'node:crypto';
 import { isLeft } from 'fp-ts/Either';
 import type { Decider, Message } from '../../domain/shared/decider';
 import { DomainError, RejectionWithEvents } from '../../domain/shared/errors';
@@ -69,7 +68,8 @@ export async function handleCommand<Command extends Message, Event extends Messa
     if (options.expectedRevision !== undefined && options.expectedRevision !== revision) {
       throw preconditionFailed(stream, options.expectedRevision, revision);
     }
-    const eventIds = options.idempotencyKey ? derivedIds(options.idempotencyKey) : null;
+    const key = options.idempotencyKey;
+    const eventIds = key ? (index: number): string => deps.ids.fromKey(`${key}#${index}`) : null;
     if (eventIds && recorded.some((event) => event.id === eventIds(0))) {
       return { stream, events: [], revision, position: null };
     }
@@ -117,14 +117,6 @@ function ownEvent<Event extends Message>(aggregate: Aggregate<Message, Event, un
 
 function preconditionFailed(stream: string, expected: number, actual: number | 'no_stream'): DomainError {
   return new DomainError('precondition_failed', 'revision_mismatch', `${stream} is at revision ${String(actual)}, not ${expected}`);
-}
-
-/** UUID-shaped ids derived from a key: the same key gives the same ids. */
-function derivedIds(key: string): (index: number) => string {
-  return (index) => {
-    const hex = createHash('sha256').update(`${key}#${index}`).digest('hex');
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-  };
 }
 
 /** Folds a stream into its aggregate's state, for reads that need the write model's truth. */

@@ -34,6 +34,8 @@ export const WIDGET_TOKEN_PREFIX = 'wt_';
 export interface IdentitySettings {
   tokenTtlSeconds: number;
   otpTtlSeconds: number;
+  /** How long an Idempotency-Key's answer is kept for retries (IDEMPOTENCY_KEY_TTL_SECONDS). */
+  idempotencyKeyTtlSeconds: number;
 }
 
 export interface IdentityDependencies extends CommandDependencies {

@@ -15,14 +15,21 @@ export interface QueuedEmail {
   kind: string;
 }
 
-export async function queueEmail(deps: CommandDependencies & { secrets: Secrets }, email: QueuedEmail, context: RequestContext): Promise<string> {
-  const emailId = deps.ids.newId();
+/** Queues an email; under an idempotency key its id comes from the key, so queueing it again queues nothing. */
+export async function queueEmail(
+  deps: CommandDependencies & { secrets: Secrets },
+  email: QueuedEmail,
+  context: RequestContext,
+  options: { idempotencyKey?: string } = {},
+): Promise<string> {
+  const emailId = options.idempotencyKey === undefined ? deps.ids.newId() : deps.ids.fromKey(options.idempotencyKey);
   await handleCommand(
     deps,
     emailAggregate,
     emailStream(emailId),
     { type: 'QueueEmail', data: { email_id: emailId, to: email.to, subject: email.subject, body_sealed: deps.secrets.seal(email.text), kind: email.kind } },
     context,
+    { idempotencyKey: options.idempotencyKey },
   );
   return emailId;
 }

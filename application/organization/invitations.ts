@@ -6,6 +6,11 @@
 // released when the invitation is accepted or revoked, and taken over lazily once it expires
 // (no timer). The token exists only in the sealed email: events and read models hold its
 // keyed digest, which is also how a token is looked up.
+//
+// An invitation's version (ETag) is its stream's revision. One sent under an idempotency key
+// takes its id, its token (a keyed digest of the key: unguessable without the platform's key)
+// and its email's id from the key, so running it again after a crash that cut it short
+// finishes the same invitation and queues the same email once.
 
 import {
   INVITATION_TTL_SECONDS,
@@ -45,6 +50,7 @@ import { queueEmail } from '../mail/outbox';
 import { InvalidCursorError, MAX_PAGE_SIZE, type Page, type Where } from '../ports/read-store';
 import { claimReservation, releaseReservation, reservationHolder } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
+import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 
 export const invitationAggregate: Aggregate<InvitationCommand, InvitationEvent, InvitationState> = { decider: invitationDecider, events: invitationEvents };
 
@@ -133,7 +139,13 @@ export interface InviteInput {
 }
 
 /** Records the invitation and emails its token; 409 for a member or a pending invitation. */
-export async function inviteMember(deps: IdentityDependencies, principal: Principal, input: InviteInput, context: RequestContext): Promise<InvitationView> {
+export async function inviteMember(
+  deps: IdentityDependencies,
+  principal: Principal,
+  input: InviteInput,
+  context: RequestContext,
+  options: { idempotencyKey?: string } = {},
+): Promise<Versioned<InvitationView>> {
   const email = normalizeEmail(input.email);
   const emailInvalid = emailProblem(email);
   if (emailInvalid) throw emailInvalid;
@@ -141,8 +153,9 @@ export async function inviteMember(deps: IdentityDependencies, principal: Princi
   if (invitee && (await isMember(deps, principal.tenant_id, invitee))) throw conflict('already_member', 'this email belongs to a member of this organization');
 
   const scoped = actingAs(context, principal.tenant_id, principal.user_id);
-  const invitationId = deps.ids.newId();
-  const token = deps.secrets.randomToken(32);
+  const key = options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:invitation`;
+  const invitationId = key === undefined ? deps.ids.newId() : deps.ids.fromKey(key);
+  const token = key === undefined ? deps.secrets.randomToken(32) : deps.secrets.digest(`${key}:token`);
   const command: InvitationCommand = {
     type: 'SendInvitation',
     data: { tenant_id: principal.tenant_id, invitation_id: invitationId, email, role: input.role, token_digest: deps.secrets.digest(token), invited_by: principal.user_id },
@@ -154,7 +167,7 @@ export async function inviteMember(deps: IdentityDependencies, principal: Princi
   await claimPendingSlot(deps, principal.tenant_id, email, invitationId, scoped);
   let position: number | null;
   try {
-    position = (await handleCommand(deps, invitationAggregate, invitationStream(invitationId), command, scoped)).position;
+    position = (await handleCommand(deps, invitationAggregate, invitationStream(invitationId), command, scoped, { idempotencyKey: key })).position;
   } catch (error) {
     await releaseReservation(deps, INVITATION_SCOPE, pendingSlot(principal.tenant_id, email), invitationId, scoped).catch(() => undefined);
     throw error;
@@ -174,10 +187,13 @@ export async function inviteMember(deps: IdentityDependencies, principal: Princi
       kind: 'invitation',
     },
     scoped,
+    { idempotencyKey: key === undefined ? undefined : `${key}:email` },
   );
   await deps.readYourWrites(position);
-  return invitationView(await readInvitation(deps, invitationId), deps.clock.now());
+  return versionedInvitation(await readInvitation(deps, invitationId), deps.clock.now());
 }
+
+const versionedInvitation = (doc: InvitationDocument, now: Date): Versioned<InvitationView> => ({ value: invitationView(doc, now), version: versionOfRevision(doc.revision) });
 
 async function readInvitation(deps: IdentityDependencies, invitationId: string): Promise<InvitationDocument> {
   const doc = await deps.readStore.collection<InvitationDocument>(INVITATIONS).get(invitationId);
@@ -218,19 +234,33 @@ export async function listInvitations(
 }
 
 /** Revokes a pending invitation of the caller's tenant and frees its email for a new one. */
-export async function revokeInvitation(deps: IdentityDependencies, principal: Principal, invitationId: string, context: RequestContext): Promise<InvitationView> {
+export async function revokeInvitation(
+  deps: IdentityDependencies,
+  principal: Principal,
+  invitationId: string,
+  context: RequestContext,
+  preconditions: WritePreconditions = {},
+): Promise<Versioned<InvitationView>> {
   const scoped = actingAs(context, principal.tenant_id, principal.user_id);
+  let expectedRevision: number | undefined;
+  if (preconditions.expectedVersion !== undefined) {
+    // Another tenant's invitation is 404 before its version is compared.
+    const { state, revision } = await loadAggregate(deps, invitationAggregate, invitationStream(invitationId));
+    if (state.status === 'absent' || state.tenant_id !== principal.tenant_id) throw invitationNotFound();
+    expectedRevision = expectedRevisionOf('invitation', preconditions.expectedVersion, revision);
+  }
   const result = await handleCommand(
     deps,
     invitationAggregate,
     invitationStream(invitationId),
     { type: 'RevokeInvitation', data: { tenant_id: principal.tenant_id, by: principal.user_id } },
     scoped,
+    { expectedRevision },
   );
   const { state } = await loadAggregate(deps, invitationAggregate, invitationStream(invitationId));
   if (state.status !== 'absent') await releaseReservation(deps, INVITATION_SCOPE, pendingSlot(state.tenant_id, state.email), invitationId, scoped);
   await deps.readYourWrites(result.position);
-  return invitationView(await readInvitation(deps, invitationId), deps.clock.now());
+  return versionedInvitation(await readInvitation(deps, invitationId), deps.clock.now());
 }
 
 async function invitationByToken(deps: IdentityDependencies, token: string): Promise<InvitationDocument> {

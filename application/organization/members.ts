@@ -1,13 +1,19 @@
 // Organization membership use cases (spec 4.11): thin functions over the membership roster.
+//
+// A member's version (ETag) is the roster revision of the last event that changed them. The
+// roster is one stream for the tenant, so a write given the version the client saw checks
+// that no later event changed this member, then appends at the revision it checked: another
+// member's change in between makes it check again rather than fail.
 
-import { type MemberStatus, type MembershipCommand, type Role, membershipStream } from '../../domain/membership/membership';
-import { forbidden, notFound } from '../../domain/shared/errors';
+import { type MemberStatus, type MembershipCommand, type MembershipEvent, type Role, membershipEvents, membershipStream } from '../../domain/membership/membership';
+import { DomainError, conflict, forbidden, notFound } from '../../domain/shared/errors';
 import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
-import { handleCommand } from '../command-handling/handle-command';
+import { type CommandResult, handleCommand } from '../command-handling/handle-command';
 import { type IdentityDependencies, type Principal, membershipAggregate, revokeAllSessions, revokeSession } from '../identity/identity';
 import type { Page, Where } from '../ports/read-store';
 import type { RequestContext } from '../shared/request-context';
+import { type Versioned, type WritePreconditions, versionMismatch, versionOfRevision } from '../shared/versions';
 
 export interface MemberView {
   user_id: string;
@@ -33,46 +39,101 @@ export async function listMembers(
   return { items: found.items.map(memberView), next_cursor: found.next_cursor };
 }
 
-/** The member of the caller's tenant, or 404 (another tenant's member is never visible). */
-export async function getMember(deps: IdentityDependencies, tenantId: string, userId: string): Promise<MemberView> {
+/** The member of the caller's tenant with their version, or 404 (another tenant's member is never visible). */
+export async function getMember(deps: IdentityDependencies, tenantId: string, userId: string): Promise<Versioned<MemberView>> {
   const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(tenantId, userId));
   if (!membership) throw notFound('member_not_found', 'no such member');
-  return memberView(membership);
+  return { value: memberView(membership), version: versionOfRevision(membership.revision) };
 }
 
 function actingContext(principal: Principal, context: RequestContext): RequestContext {
   return { ...context, tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } };
 }
 
-async function onRoster(deps: IdentityDependencies, principal: Principal, command: MembershipCommand, context: RequestContext): Promise<void> {
-  const result = await handleCommand(deps, membershipAggregate, membershipStream(principal.tenant_id), command, actingContext(principal, context));
+/** The members an event of the roster changes. */
+function membersChangedBy(event: MembershipEvent): string[] {
+  return event.type === 'OwnershipTransferred' ? [event.data.from_user_id, event.data.to_user_id] : [event.data.user_id];
+}
+
+/** Bounds the re-checks when other members keep changing while a conditional write runs. */
+const MAX_CONDITIONAL_ATTEMPTS = 5;
+
+/** A roster command on `userId` that runs only if the member is still at `expectedVersion`. */
+async function onMemberAtVersion(
+  deps: IdentityDependencies,
+  principal: Principal,
+  userId: string,
+  expectedVersion: string,
+  command: MembershipCommand,
+  context: RequestContext,
+): Promise<CommandResult<MembershipEvent>> {
+  const stream = membershipStream(principal.tenant_id);
+  for (let attempt = 1; attempt <= MAX_CONDITIONAL_ATTEMPTS; attempt += 1) {
+    const recorded = await deps.eventStore.readStream(stream);
+    const head = recorded.length > 0 ? recorded[recorded.length - 1].revision : -1;
+    let changedAt = -1;
+    for (const event of recorded) {
+      if (!membershipEvents.includes(event)) throw new Error(`${stream}@${event.revision}: event ${event.type} is not a membership event`);
+      if (membersChangedBy(event).includes(userId)) changedAt = event.revision;
+    }
+    const actual = versionOfRevision(changedAt);
+    if (actual !== expectedVersion) throw versionMismatch('member', expectedVersion, actual);
+    try {
+      return await handleCommand(deps, membershipAggregate, stream, command, actingContext(principal, context), { expectedRevision: head });
+    } catch (error) {
+      // Another member changed meanwhile: check this one again at the new head.
+      if (!(error instanceof DomainError && error.kind === 'precondition_failed')) throw error;
+    }
+  }
+  throw conflict('concurrent_modification', `${stream} kept changing while the command ran; try again`);
+}
+
+async function onRoster(
+  deps: IdentityDependencies,
+  principal: Principal,
+  userId: string,
+  command: MembershipCommand,
+  context: RequestContext,
+  preconditions: WritePreconditions,
+): Promise<void> {
+  const result =
+    preconditions.expectedVersion === undefined
+      ? await handleCommand(deps, membershipAggregate, membershipStream(principal.tenant_id), command, actingContext(principal, context))
+      : await onMemberAtVersion(deps, principal, userId, preconditions.expectedVersion, command, context);
   await deps.readYourWrites(result.position);
 }
 
-export const changeMemberRole = (deps: IdentityDependencies, principal: Principal, userId: string, role: Role, context: RequestContext) =>
-  onRoster(deps, principal, { type: 'ChangeMemberRole', data: { actor_user_id: principal.user_id, user_id: userId, role } }, context);
+export const changeMemberRole = (deps: IdentityDependencies, principal: Principal, userId: string, role: Role, context: RequestContext, preconditions: WritePreconditions = {}) =>
+  onRoster(deps, principal, userId, { type: 'ChangeMemberRole', data: { actor_user_id: principal.user_id, user_id: userId, role } }, context, preconditions);
 
 /**
  * Disabling a member also ends every session they have in this organization, so enabling
  * them again does not bring an old token back to life. (While disabled, authentication
  * refuses them whatever their sessions say.)
  */
-export async function changeMemberStatus(deps: IdentityDependencies, principal: Principal, userId: string, status: MemberStatus, context: RequestContext): Promise<void> {
-  await onRoster(deps, principal, { type: 'ChangeMemberStatus', data: { actor_user_id: principal.user_id, user_id: userId, status } }, context);
+export async function changeMemberStatus(
+  deps: IdentityDependencies,
+  principal: Principal,
+  userId: string,
+  status: MemberStatus,
+  context: RequestContext,
+  preconditions: WritePreconditions = {},
+): Promise<void> {
+  await onRoster(deps, principal, userId, { type: 'ChangeMemberStatus', data: { actor_user_id: principal.user_id, user_id: userId, status } }, context, preconditions);
   if (status === 'disabled') await revokeAllSessions(deps, userId, 'member_disabled', actingContext(principal, context), { tenantId: principal.tenant_id });
 }
 
 /** Ends one of a member's sessions; an owner's sessions are an owner's business only. */
 export async function revokeMemberSession(deps: IdentityDependencies, principal: Principal, userId: string, jti: string, context: RequestContext): Promise<void> {
-  const member = await getMember(deps, principal.tenant_id, userId);
+  const { value: member } = await getMember(deps, principal.tenant_id, userId);
   if (member.role === 'owner' && principal.role !== 'owner') throw forbidden('owner_protected', 'only an owner can end an owner’s session');
   const session = await deps.readStore.collection<SessionDocument>(SESSIONS).get(jti);
   if (!session || session.user_id !== userId || session.tenant_id !== principal.tenant_id) throw notFound('session_not_found', 'no such session');
   await revokeSession(deps, session.id, 'revoked_by_admin', actingContext(principal, context));
 }
 
-export const removeMember = (deps: IdentityDependencies, principal: Principal, userId: string, context: RequestContext) =>
-  onRoster(deps, principal, { type: 'RemoveMember', data: { actor_user_id: principal.user_id, user_id: userId } }, context);
+export const removeMember = (deps: IdentityDependencies, principal: Principal, userId: string, context: RequestContext, preconditions: WritePreconditions = {}) =>
+  onRoster(deps, principal, userId, { type: 'RemoveMember', data: { actor_user_id: principal.user_id, user_id: userId } }, context, preconditions);
 
 export const transferOwnership = (deps: IdentityDependencies, principal: Principal, toUserId: string, context: RequestContext) =>
-  onRoster(deps, principal, { type: 'TransferOwnership', data: { actor_user_id: principal.user_id, to_user_id: toUserId } }, context);
+  onRoster(deps, principal, toUserId, { type: 'TransferOwnership', data: { actor_user_id: principal.user_id, to_user_id: toUserId } }, context, {});

@@ -10,18 +10,24 @@
 // - The team owns its grants: setting the teams of a workspace is a GrantWorkspace or
 //   RevokeWorkspace on each team whose grant changes, each idempotent.
 // - Another tenant's team or workspace is 404 (never 403). Writes wait for read-your-writes.
+// - A team's version (its ETag) is its stream's revision; a write given the version the client
+//   saw (If-Match) appends only at that revision (412 otherwise). A workspace's version also
+//   covers the grants that name it, which live on the teams' streams (see setWorkspaceTeams).
+// - A team created under an idempotency key takes its id and event ids from the key.
 
+import { createHash } from 'node:crypto';
 import { membershipStream } from '../../domain/membership/membership';
 import { DomainError, invalid, notFound } from '../../domain/shared/errors';
 import { type TeamCommand, type TeamEvent, type TeamMember, teamEvents, type TeamState, normalizeTeamName, teamDecider, teamFieldsProblem, teamStream } from '../../domain/team/team';
 import { workspaceStream } from '../../domain/workspace/workspace';
 import { TEAMS, type TeamDocument, WORKSPACE_GRANTS, type WorkspaceGrantDocument } from '../../projections/teams';
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
-import { type Aggregate, type CommandResult, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { type Aggregate, type CommandResult, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { type IdentityDependencies, type Principal, membershipAggregate, workspaceAggregate } from '../identity/identity';
 import { MAX_PAGE_SIZE, type Page } from '../ports/read-store';
 import { claimReservation, releaseReservation } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
+import { type Versioned, type WritePreconditions, expectedRevisionOf, versionMismatch, versionOfRevision } from '../shared/versions';
 
 export const teamAggregate: Aggregate<TeamCommand, TeamEvent, TeamState> = { decider: teamDecider, events: teamEvents };
 
@@ -73,11 +79,11 @@ export async function listTeams(deps: IdentityDependencies, tenantId: string, pa
   return { items: found.items.map(teamView), next_cursor: found.next_cursor };
 }
 
-/** The team of the caller's tenant, or 404. */
-export async function getTeam(deps: IdentityDependencies, tenantId: string, teamId: string): Promise<TeamView> {
+/** The team of the caller's tenant with its version, or 404. */
+export async function getTeam(deps: IdentityDependencies, tenantId: string, teamId: string): Promise<Versioned<TeamView>> {
   const team = await deps.readStore.collection<TeamDocument>(TEAMS).get(teamId);
   if (!team || team.tenant_id !== tenantId) throw teamNotFound();
-  return teamView(team);
+  return { value: teamView(team), version: versionOfRevision(team.revision) };
 }
 
 /** Every grant of the given workspaces (all pages). */
@@ -95,31 +101,42 @@ async function grantsOf(deps: IdentityDependencies, tenantId: string, workspaceI
   return grants;
 }
 
-async function workspaceViews(deps: IdentityDependencies, tenantId: string, workspaces: readonly WorkspaceDocument[]): Promise<WorkspaceView[]> {
+/**
+ * A workspace's version: its stream's revision, then a digest of the grants that name it
+ * (each grant's team and last position), so granting, revoking or renaming a granted team
+ * changes it too.
+ */
+function workspaceVersion(workspace: WorkspaceDocument, grants: readonly WorkspaceGrantDocument[]): string {
+  const parts = grants.map((grant) => `${grant.team_id}@${grant.position}`).sort();
+  return `${workspace.revision}-${createHash('sha256').update(parts.join(',')).digest('hex').slice(0, 16)}`;
+}
+
+async function workspaceViews(deps: IdentityDependencies, tenantId: string, workspaces: readonly WorkspaceDocument[]): Promise<Array<Versioned<WorkspaceView>>> {
   const grants = await grantsOf(
     deps,
     tenantId,
     workspaces.map((workspace) => workspace.id),
   );
-  return workspaces.map((workspace) => ({
-    id: workspace.id,
-    name: workspace.name,
-    is_default: workspace.is_default,
-    created_at: workspace.created_at,
-    teams: grants
-      .filter((grant) => grant.workspace_id === workspace.id)
-      .map((grant) => ({ id: grant.team_id, name: grant.team_name }))
-      .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id)),
-  }));
+  return workspaces.map((workspace) => {
+    const granted = grants.filter((grant) => grant.workspace_id === workspace.id);
+    const value: WorkspaceView = {
+      id: workspace.id,
+      name: workspace.name,
+      is_default: workspace.is_default,
+      created_at: workspace.created_at,
+      teams: granted.map((grant) => ({ id: grant.team_id, name: grant.team_name })).sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id)),
+    };
+    return { value, version: workspaceVersion(workspace, granted) };
+  });
 }
 
 export async function listWorkspaces(deps: IdentityDependencies, tenantId: string, page: { limit?: number; cursor?: string }): Promise<Page<WorkspaceView>> {
   const found = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, ...page });
-  return { items: await workspaceViews(deps, tenantId, found.items), next_cursor: found.next_cursor };
+  return { items: (await workspaceViews(deps, tenantId, found.items)).map((view) => view.value), next_cursor: found.next_cursor };
 }
 
-/** The workspace of the caller's tenant with its teams, or 404. */
-export async function getWorkspace(deps: IdentityDependencies, tenantId: string, workspaceId: string): Promise<WorkspaceView> {
+/** The workspace of the caller's tenant with its teams and its version, or 404. */
+export async function getWorkspace(deps: IdentityDependencies, tenantId: string, workspaceId: string): Promise<Versioned<WorkspaceView>> {
   const workspace = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).get(workspaceId);
   if (!workspace || workspace.tenant_id !== tenantId) throw workspaceNotFound();
   const [view] = await workspaceViews(deps, tenantId, [workspace]);
@@ -128,11 +145,19 @@ export async function getWorkspace(deps: IdentityDependencies, tenantId: string,
 
 // ------------------------------------------------------------------------------- write checks
 
-/** The caller's live team from the write model, or 404. */
-async function loadTeam(deps: IdentityDependencies, tenantId: string, teamId: string): Promise<Extract<TeamState, { status: 'active' }>> {
-  const { state } = await loadAggregate(deps, teamAggregate, teamStream(teamId));
+/**
+ * The caller's live team from the write model (404 otherwise), and the revision the write
+ * must append at when the client named the version it saw (412 when it moved on since).
+ */
+async function loadTeam(
+  deps: IdentityDependencies,
+  tenantId: string,
+  teamId: string,
+  preconditions: WritePreconditions = {},
+): Promise<{ team: Extract<TeamState, { status: 'active' }>; options: HandleOptions }> {
+  const { state, revision } = await loadAggregate(deps, teamAggregate, teamStream(teamId));
   if (state.status !== 'active' || state.tenant_id !== tenantId) throw teamNotFound();
-  return state;
+  return { team: state, options: { expectedRevision: expectedRevisionOf('team', preconditions.expectedVersion, revision) } };
 }
 
 async function isTenantWorkspace(deps: IdentityDependencies, tenantId: string, workspaceId: string): Promise<boolean> {
@@ -140,11 +165,18 @@ async function isTenantWorkspace(deps: IdentityDependencies, tenantId: string, w
   return state.status === 'active' && state.tenant_id === tenantId;
 }
 
-async function onTeam(deps: IdentityDependencies, principal: Principal, teamId: string, command: TeamCommand, context: RequestContext): Promise<CommandResult<TeamEvent>> {
-  return handleCommand(deps, teamAggregate, teamStream(teamId), command, actingContext(principal, context));
+async function onTeam(
+  deps: IdentityDependencies,
+  principal: Principal,
+  teamId: string,
+  command: TeamCommand,
+  context: RequestContext,
+  options: HandleOptions = {},
+): Promise<CommandResult<TeamEvent>> {
+  return handleCommand(deps, teamAggregate, teamStream(teamId), command, actingContext(principal, context), options);
 }
 
-async function answered(deps: IdentityDependencies, principal: Principal, teamId: string, position: number | null): Promise<TeamView> {
+async function answered(deps: IdentityDependencies, principal: Principal, teamId: string, position: number | null): Promise<Versioned<TeamView>> {
   await deps.readYourWrites(position);
   return getTeam(deps, principal.tenant_id, teamId);
 }
@@ -156,17 +188,28 @@ export interface TeamInput {
   description?: string | null;
 }
 
-/** Creates a team with a name unique in the tenant (409 `team_name_taken`). */
-export async function createTeam(deps: IdentityDependencies, principal: Principal, input: TeamInput, context: RequestContext): Promise<TeamView> {
+/**
+ * Creates a team with a name unique in the tenant (409 `team_name_taken`). Under an
+ * idempotency key the team's id and events come from the key, so running it again (a retry
+ * that took over a crashed request) finds the team it made instead of making another.
+ */
+export async function createTeam(
+  deps: IdentityDependencies,
+  principal: Principal,
+  input: TeamInput,
+  context: RequestContext,
+  options: { idempotencyKey?: string } = {},
+): Promise<Versioned<TeamView>> {
   const problem = teamFieldsProblem(input);
   if (problem) throw problem;
-  const teamId = deps.ids.newId();
+  const key = options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:team`;
+  const teamId = key === undefined ? deps.ids.newId() : deps.ids.fromKey(key);
   const acting = actingContext(principal, context);
   const nameKey = teamNameKey(principal.tenant_id, input.name);
   await claimReservation(deps, TEAM_NAME_SCOPE, nameKey, teamId, acting);
   let result: CommandResult<TeamEvent>;
   try {
-    result = await onTeam(deps, principal, teamId, { type: 'CreateTeam', data: { tenant_id: principal.tenant_id, team_id: teamId, ...input } }, context);
+    result = await onTeam(deps, principal, teamId, { type: 'CreateTeam', data: { tenant_id: principal.tenant_id, team_id: teamId, ...input } }, context, { idempotencyKey: key });
   } catch (error) {
     await releaseReservation(deps, TEAM_NAME_SCOPE, nameKey, teamId, acting).catch(() => undefined);
     throw error;
@@ -175,17 +218,24 @@ export async function createTeam(deps: IdentityDependencies, principal: Principa
 }
 
 /** Renames and/or redescribes a team; a new name is claimed first and the old one released after. */
-export async function updateTeam(deps: IdentityDependencies, principal: Principal, teamId: string, changes: Partial<TeamInput>, context: RequestContext): Promise<TeamView> {
+export async function updateTeam(
+  deps: IdentityDependencies,
+  principal: Principal,
+  teamId: string,
+  changes: Partial<TeamInput>,
+  context: RequestContext,
+  preconditions: WritePreconditions = {},
+): Promise<Versioned<TeamView>> {
   const problem = teamFieldsProblem(changes);
   if (problem) throw problem;
-  const team = await loadTeam(deps, principal.tenant_id, teamId);
+  const { team, options } = await loadTeam(deps, principal.tenant_id, teamId, preconditions);
   const acting = actingContext(principal, context);
   const newKey = changes.name === undefined ? null : teamNameKey(principal.tenant_id, changes.name);
   const claimed = newKey !== null && newKey !== teamNameKey(principal.tenant_id, team.name);
   if (claimed) await claimReservation(deps, TEAM_NAME_SCOPE, newKey, teamId, acting);
   let result: CommandResult<TeamEvent>;
   try {
-    result = await onTeam(deps, principal, teamId, { type: 'UpdateTeam', data: { tenant_id: principal.tenant_id, ...changes } }, context);
+    result = await onTeam(deps, principal, teamId, { type: 'UpdateTeam', data: { tenant_id: principal.tenant_id, ...changes } }, context, options);
   } catch (error) {
     if (claimed) await releaseReservation(deps, TEAM_NAME_SCOPE, newKey, teamId, acting).catch(() => undefined);
     throw error;
@@ -200,8 +250,9 @@ export async function updateTeam(deps: IdentityDependencies, principal: Principa
 }
 
 /** Deletes a team, which releases its name and its workspace grants. */
-export async function deleteTeam(deps: IdentityDependencies, principal: Principal, teamId: string, context: RequestContext): Promise<void> {
-  const result = await onTeam(deps, principal, teamId, { type: 'DeleteTeam', data: { tenant_id: principal.tenant_id } }, context);
+export async function deleteTeam(deps: IdentityDependencies, principal: Principal, teamId: string, context: RequestContext, preconditions: WritePreconditions = {}): Promise<void> {
+  const options = preconditions.expectedVersion === undefined ? {} : (await loadTeam(deps, principal.tenant_id, teamId, preconditions)).options;
+  const result = await onTeam(deps, principal, teamId, { type: 'DeleteTeam', data: { tenant_id: principal.tenant_id } }, context, options);
   for (const event of result.events) {
     if (event.type === 'TeamDeleted') {
       await releaseReservation(deps, TEAM_NAME_SCOPE, teamNameKey(principal.tenant_id, event.data.name), teamId, actingContext(principal, context));
@@ -217,15 +268,16 @@ export async function setTeamMembers(
   teamId: string,
   members: ReadonlyArray<{ user_id: string; can_write_documents?: boolean }>,
   context: RequestContext,
-): Promise<TeamView> {
-  await loadTeam(deps, principal.tenant_id, teamId);
+  preconditions: WritePreconditions = {},
+): Promise<Versioned<TeamView>> {
+  const { options } = await loadTeam(deps, principal.tenant_id, teamId, preconditions);
   const { state: roster } = await loadAggregate(deps, membershipAggregate, membershipStream(principal.tenant_id));
   for (const [index, member] of members.entries()) {
     if (roster.status !== 'active' || !roster.members[member.user_id]) {
       throw invalid('not_a_member', `${member.user_id} is not a member of this organization`, `members.${index}.user_id`);
     }
   }
-  const result = await onTeam(deps, principal, teamId, { type: 'SetTeamMembers', data: { tenant_id: principal.tenant_id, members } }, context);
+  const result = await onTeam(deps, principal, teamId, { type: 'SetTeamMembers', data: { tenant_id: principal.tenant_id, members } }, context, options);
   return answered(deps, principal, teamId, result.position);
 }
 
@@ -237,26 +289,36 @@ export async function setTeamMemberWriteFlag(
   userId: string,
   canWriteDocuments: boolean,
   context: RequestContext,
-): Promise<TeamView> {
+  preconditions: WritePreconditions = {},
+): Promise<Versioned<TeamView>> {
+  const options = preconditions.expectedVersion === undefined ? {} : (await loadTeam(deps, principal.tenant_id, teamId, preconditions)).options;
   const result = await onTeam(
     deps,
     principal,
     teamId,
     { type: 'SetTeamMemberWriteFlag', data: { tenant_id: principal.tenant_id, user_id: userId, can_write_documents: canWriteDocuments } },
     context,
+    options,
   );
   return answered(deps, principal, teamId, result.position);
 }
 
 /** Replaces the workspaces granted to the team; each must be the tenant's (400 `unknown_workspace`). */
-export async function grantTeamWorkspaces(deps: IdentityDependencies, principal: Principal, teamId: string, workspaceIds: readonly string[], context: RequestContext): Promise<TeamView> {
-  await loadTeam(deps, principal.tenant_id, teamId);
+export async function grantTeamWorkspaces(
+  deps: IdentityDependencies,
+  principal: Principal,
+  teamId: string,
+  workspaceIds: readonly string[],
+  context: RequestContext,
+  preconditions: WritePreconditions = {},
+): Promise<Versioned<TeamView>> {
+  const { options } = await loadTeam(deps, principal.tenant_id, teamId, preconditions);
   for (const [index, workspaceId] of workspaceIds.entries()) {
     if (!(await isTenantWorkspace(deps, principal.tenant_id, workspaceId))) {
       throw invalid('unknown_workspace', `${workspaceId} is not a workspace of this organization`, `workspace_ids.${index}`);
     }
   }
-  const result = await onTeam(deps, principal, teamId, { type: 'SetGrantedWorkspaces', data: { tenant_id: principal.tenant_id, workspace_ids: workspaceIds } }, context);
+  const result = await onTeam(deps, principal, teamId, { type: 'SetGrantedWorkspaces', data: { tenant_id: principal.tenant_id, workspace_ids: workspaceIds } }, context, options);
   return answered(deps, principal, teamId, result.position);
 }
 
@@ -264,10 +326,27 @@ export async function grantTeamWorkspaces(deps: IdentityDependencies, principal:
  * Makes `teamIds` exactly the teams granted the workspace: a grant on each listed team and a
  * revocation on each team that has it and is not listed. Each command is idempotent, so a
  * repeated or interrupted request converges when sent again.
+ *
+ * The grants live on many team streams, so an expected version cannot be one append's
+ * expected revision: it is compared with the workspace as read once the read models have
+ * passed every event written before this request. That refuses an update based on a stale
+ * read (412); two conditional writers racing within the same moment are not serialized.
  */
-export async function setWorkspaceTeams(deps: IdentityDependencies, principal: Principal, workspaceId: string, teamIds: readonly string[], context: RequestContext): Promise<WorkspaceView> {
+export async function setWorkspaceTeams(
+  deps: IdentityDependencies,
+  principal: Principal,
+  workspaceId: string,
+  teamIds: readonly string[],
+  context: RequestContext,
+  preconditions: WritePreconditions = {},
+): Promise<Versioned<WorkspaceView>> {
   const tenantId = principal.tenant_id;
   if (!(await isTenantWorkspace(deps, tenantId, workspaceId))) throw workspaceNotFound();
+  if (preconditions.expectedVersion !== undefined) {
+    await deps.readYourWrites(await deps.eventStore.headPosition());
+    const { version } = await getWorkspace(deps, tenantId, workspaceId);
+    if (version !== preconditions.expectedVersion) throw versionMismatch('workspace', preconditions.expectedVersion, version);
+  }
   for (const [index, teamId] of teamIds.entries()) {
     const { state } = await loadAggregate(deps, teamAggregate, teamStream(teamId));
     if (state.status !== 'active' || state.tenant_id !== tenantId) throw invalid('unknown_team', `${teamId} is not a team of this organization`, `team_ids.${index}`);

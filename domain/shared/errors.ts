@@ -1,8 +1,9 @@
 // The one error hierarchy of the domain. The HTTP and GraphQL edges map `kind` to a status
 // (invalid 400, unauthorized 401, forbidden 403, not_found 404, conflict 409, gone 410,
-// precondition_failed 412, rate_limited 429); `code` is the stable machine-readable part.
+// precondition_failed 412, unprocessable 422, rate_limited 429); `code` is the stable
+// machine-readable part.
 
-export type DomainErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'gone' | 'precondition_failed' | 'rate_limited';
+export type DomainErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'gone' | 'precondition_failed' | 'unprocessable' | 'rate_limited';
 
 export class DomainError extends Error {
   constructor(

@@ -86,6 +86,7 @@ const variables = {
   AUDIT_CHECKPOINT_ENTRIES: { codec: integerBetween(1, 1_000_000), default: '100' },
   AUDIT_CHECKPOINT_INTERVAL_SECONDS: { codec: integerBetween(1, 7 * 24 * 3600), default: '300' },
   ACCESS_DENIALS_PER_MINUTE: { codec: integerBetween(1, 1_000_000), default: '30' },
+  IDEMPOTENCY_KEY_TTL_SECONDS: { codec: integerBetween(60, 30 * 24 * 3600), default: String(24 * 3600) },
 } as const;
 
 type Variables = typeof variables;
@@ -134,6 +135,7 @@ export interface Config {
   auditCheckpointEntries: number;
   auditCheckpointIntervalSeconds: number;
   accessDenialsPerMinute: number;
+  idempotencyKeyTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -210,5 +212,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditCheckpointEntries: values.AUDIT_CHECKPOINT_ENTRIES as number,
     auditCheckpointIntervalSeconds: values.AUDIT_CHECKPOINT_INTERVAL_SECONDS as number,
     accessDenialsPerMinute: values.ACCESS_DENIALS_PER_MINUTE as number,
+    idempotencyKeyTtlSeconds: values.IDEMPOTENCY_KEY_TTL_SECONDS as number,
   };
 }

@@ -1,5 +1,6 @@
 // Organization RBAC routes of spec 4.11 for members, roles, ownership and member sessions.
-// Everything under /api/v1/org needs a user token (a widget token is 401).
+// Everything under /api/v1/org needs a user token (a widget token is 401). A member carries
+// their ETag; changing their role or status honours If-Match.
 
 import Router from '@koa/router';
 import * as t from 'io-ts';
@@ -8,6 +9,7 @@ import { changeMemberRole, changeMemberStatus, getMember, listMembers, revokeMem
 import { MemberStatus, Role } from '../../../domain/membership/membership';
 import { invalid } from '../../../domain/shared/errors';
 import { decodeBody } from '../decode';
+import { answerVersioned, preconditionsOf } from '../entity-tags';
 import { sessionView } from '../me/sessions';
 import { type AuthenticatedState } from '../middleware/authenticate';
 import { requireRole } from '../middleware/authorize';
@@ -45,28 +47,30 @@ export function orgMembersRouter(identity: IdentityDependencies): Router<Authent
   });
 
   router.get('/members/:id', async (ctx) => {
-    ctx.body = await getMember(identity, ctx.state.principal.tenant_id, ctx.params.id);
+    answerVersioned(ctx, await getMember(identity, ctx.state.principal.tenant_id, ctx.params.id));
   });
 
   router.put('/members/:id/role', requireRole('admin'), async (ctx) => {
+    const preconditions = preconditionsOf(ctx);
     const { role } = decodeBody(RoleBody, ctx.request.body);
     await getMember(identity, ctx.state.principal.tenant_id, ctx.params.id);
-    await changeMemberRole(identity, ctx.state.principal, ctx.params.id, role, requestContextOf(ctx));
-    ctx.body = await getMember(identity, ctx.state.principal.tenant_id, ctx.params.id);
+    await changeMemberRole(identity, ctx.state.principal, ctx.params.id, role, requestContextOf(ctx), preconditions);
+    answerVersioned(ctx, await getMember(identity, ctx.state.principal.tenant_id, ctx.params.id));
   });
 
   router.put('/members/:id/status', requireRole('admin'), async (ctx) => {
+    const preconditions = preconditionsOf(ctx);
     const { status } = decodeBody(StatusBody, ctx.request.body);
     await getMember(identity, ctx.state.principal.tenant_id, ctx.params.id);
-    await changeMemberStatus(identity, ctx.state.principal, ctx.params.id, status, requestContextOf(ctx));
-    ctx.body = await getMember(identity, ctx.state.principal.tenant_id, ctx.params.id);
+    await changeMemberStatus(identity, ctx.state.principal, ctx.params.id, status, requestContextOf(ctx), preconditions);
+    answerVersioned(ctx, await getMember(identity, ctx.state.principal.tenant_id, ctx.params.id));
   });
 
   router.post('/transfer-ownership', requireRole('owner'), async (ctx) => {
     const { user_id } = decodeBody(TransferBody, ctx.request.body);
     await getMember(identity, ctx.state.principal.tenant_id, user_id);
     await transferOwnership(identity, ctx.state.principal, user_id, requestContextOf(ctx));
-    ctx.body = { owner: await getMember(identity, ctx.state.principal.tenant_id, user_id) };
+    ctx.body = { owner: (await getMember(identity, ctx.state.principal.tenant_id, user_id)).value };
   });
 
   router.get('/members/:id/sessions', requireRole('admin'), async (ctx) => {

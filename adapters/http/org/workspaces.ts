@@ -1,12 +1,14 @@
 // Workspace routes of spec 4.11: any member lists and reads the tenant's workspaces, each with
 // the teams granted to it; an Admin or Owner sets which teams have a workspace. Mounted under
-// /api/v1/org after authentication.
+// /api/v1/org after authentication. A workspace carries its ETag; setting its teams honours
+// If-Match.
 
 import Router from '@koa/router';
 import * as t from 'io-ts';
 import type { IdentityDependencies } from '../../../application/identity/identity';
 import { getWorkspace, listWorkspaces, setWorkspaceTeams } from '../../../application/organization/teams';
 import { decodeBody } from '../decode';
+import { answerVersioned, preconditionsOf } from '../entity-tags';
 import type { AuthenticatedState } from '../middleware/authenticate';
 import { requireRole } from '../middleware/authorize';
 import { pageQuery } from '../pagination';
@@ -25,12 +27,13 @@ export function orgWorkspacesRouter(identity: IdentityDependencies): Router<Auth
   });
 
   router.get('/workspaces/:id', async (ctx) => {
-    ctx.body = await getWorkspace(identity, ctx.state.principal.tenant_id, ctx.params.id);
+    answerVersioned(ctx, await getWorkspace(identity, ctx.state.principal.tenant_id, ctx.params.id));
   });
 
   router.put('/workspaces/:id/teams', requireRole('admin'), async (ctx) => {
+    const preconditions = preconditionsOf(ctx);
     const { team_ids } = decodeBody(WorkspaceTeamsBody, ctx.request.body);
-    ctx.body = await setWorkspaceTeams(identity, ctx.state.principal, ctx.params.id, team_ids, requestContextOf(ctx));
+    answerVersioned(ctx, await setWorkspaceTeams(identity, ctx.state.principal, ctx.params.id, team_ids, requestContextOf(ctx), preconditions));
   });
 
   return router;

@@ -1,6 +1,8 @@
 // Team invitations and membership routes of spec 4.10 under /api/v1/team. Authentication is
 // per route: invite-preview and accept-invite are public (the emailed token is the credential),
 // everything else needs a user token (a widget token is 401), admin routes the admin role.
+// Inviting honours Idempotency-Key; an invitation's answers carry its ETag, revoking honours
+// If-Match, and so does removing a member.
 
 import Router from '@koa/router';
 import * as t from 'io-ts';
@@ -13,7 +15,9 @@ import { InvitedRole } from '../../../domain/invitation/invitation';
 import { MemberStatus, Role } from '../../../domain/membership/membership';
 import { invalid } from '../../../domain/shared/errors';
 import { decodeBody } from '../decode';
+import { answerVersioned, preconditionsOf } from '../entity-tags';
 import type { AuthenticatedState } from '../middleware/authenticate';
+import { idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
 import { authenticateUserRecordingDenials, requireRole } from '../middleware/authorize';
 import { pageQuery } from '../pagination';
 import { bearerToken, requestContextOf } from '../request-context';
@@ -51,14 +55,15 @@ export function teamRouter(identity: IdentityDependencies, denials: AccessDenial
   });
 
   router.delete('/members/:id', ...user, async (ctx) => {
+    const preconditions = preconditionsOf(ctx);
     await getMember(identity, ctx.state.principal.tenant_id, ctx.params.id);
-    await removeMember(identity, ctx.state.principal, ctx.params.id, requestContextOf(ctx));
+    await removeMember(identity, ctx.state.principal, ctx.params.id, requestContextOf(ctx), preconditions);
     ctx.status = 204;
   });
 
-  router.post('/invite', ...admin, async (ctx) => {
+  router.post('/invite', ...admin, idempotentCreation(identity), async (ctx) => {
     const body = decodeBody(InviteBody, ctx.request.body);
-    ctx.body = await inviteMember(identity, ctx.state.principal, body, requestContextOf(ctx));
+    answerVersioned(ctx, await inviteMember(identity, ctx.state.principal, body, requestContextOf(ctx), { idempotencyKey: idempotencySeedOf(ctx) }));
     ctx.status = 201;
   });
 
@@ -68,7 +73,7 @@ export function teamRouter(identity: IdentityDependencies, denials: AccessDenial
   });
 
   router.post('/invitations/:id/revoke', ...admin, async (ctx) => {
-    ctx.body = await revokeInvitation(identity, ctx.state.principal, ctx.params.id, requestContextOf(ctx));
+    answerVersioned(ctx, await revokeInvitation(identity, ctx.state.principal, ctx.params.id, requestContextOf(ctx), preconditionsOf(ctx)));
   });
 
   router.post('/accept-invite', async (ctx) => {

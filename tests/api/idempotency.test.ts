@@ -1,0 +1,276 @@
+// Idempotency-Key on creating routes, over HTTP against the real server: a retry with the same
+// key and request gets the first answer and creates nothing; another request with the key is
+// 422; concurrent duplicates create one resource; a crashed request is taken over after its
+// hold and finishes what it started; the answer survives a restart.
+
+import { expect } from 'chai';
+import { startIdempotentRequest } from '../../application/idempotency-key/idempotent-requests';
+import { createTeam } from '../../application/organization/teams';
+import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotency';
+import { userContext } from '../support/context';
+import { temporaryDirectory } from '../support/files';
+import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner } from '../support/identity';
+import { type TestServer, startTestServer } from '../support/server';
+import { ManualClock } from '../support/stores';
+
+describe('Idempotency-Key on creating routes', () => {
+  let server: TestServer;
+  let clock: ManualClock;
+  let owner: Account;
+  let admin: Account;
+
+  const as = (account: Account, key?: string, extra: Record<string, string> = {}) => ({
+    authorization: `Bearer ${account.token}`,
+    ...(key === undefined ? {} : { 'idempotency-key': key }),
+    ...extra,
+  });
+  const postTeam = (account: Account, key: string | undefined, body: unknown) => server.request('POST', '/api/v1/org/teams', { headers: as(account, key), body });
+
+  /** Every recorded event of these types whose data matches `where`. */
+  async function recorded(types: string[], where: (data: Record<string, unknown>) => boolean): Promise<Array<{ stream: string; id: string }>> {
+    const events = await server.platform.eventStore.readAll({ filter: { kind: 'event_type', types }, maxCount: 100_000 });
+    return events.filter((event) => where(event.data as Record<string, unknown>)).map((event) => ({ stream: event.stream, id: event.id }));
+  }
+  const teamsCreatedNamed = (name: string) => recorded(['TeamCreated'], (data) => data.name === name);
+
+  before(async () => {
+    clock = new ManualClock(new Date());
+    server = await startTestServer({ SCRYPT_LOG_N: '12', TOKEN_TTL_SECONDS: String(30 * 24 * 3600) }, { clock });
+    owner = await registerOwner(server, 'idem-org');
+    admin = await joinAs(server, await registerOwner(server, 'idem-adm-home', 'idem-adm@example.com'), owner.tenant_id, 'admin');
+  });
+  after(() => server.close());
+
+  describe('POST /api/v1/org/teams', () => {
+    it('answers a retry with the first answer, marked replayed, and appends nothing', async () => {
+      const first = await postTeam(owner, 'team-key-1', { name: 'Replayed', description: 'once' });
+      expect(first.status).to.equal(201);
+      expect(first.headers.get('idempotent-replayed')).to.equal(null);
+      expect(await first.events()).to.deep.equal([
+        'IdempotencyKeyClaimed@idempotencyKey',
+        'ReservationClaimed@reservation',
+        'TeamCreated@team',
+        'IdempotentAnswerRecorded@idempotencyKey',
+      ]);
+
+      const again = await postTeam(owner, 'team-key-1', { description: 'once', name: 'Replayed' });
+      expect(again.status).to.equal(201);
+      expect(again.headers.get('idempotent-replayed')).to.equal('true');
+      expect(again.json).to.deep.equal(first.json);
+      expect(again.headers.get('location')).to.equal(`/api/v1/org/teams/${first.json.id}`);
+      expect(again.headers.get('etag')).to.equal(first.headers.get('etag'));
+      expect(await again.events()).to.deep.equal([]);
+      expect(await server.platform.eventStore.readStream(`team-${first.json.id}`)).to.have.length(1);
+      expect(await teamsCreatedNamed('Replayed')).to.have.length(1);
+    });
+
+    it('refuses the same key with another body (422) and creates nothing', async () => {
+      await postTeam(owner, 'team-key-2', { name: 'Original' });
+      const other = await postTeam(owner, 'team-key-2', { name: 'Impostor' });
+      expect(other.status).to.equal(422);
+      expect(other.json).to.deep.equal({
+        code: 'idempotency_key_reused',
+        message: 'this Idempotency-Key was sent with another request; use a new key for a new request',
+        field: 'Idempotency-Key',
+      });
+      expect(await other.events()).to.deep.equal([]);
+      expect(await teamsCreatedNamed('Impostor')).to.deep.equal([]);
+    });
+
+    it('creates one team for concurrent duplicates; the others are 409 in use or replays', async () => {
+      const responses = await Promise.all(Array.from({ length: 6 }, () => postTeam(owner, 'team-key-race', { name: 'Raced' })));
+      const created = responses.filter((response) => response.status === 201);
+      expect(created.length).to.be.greaterThan(0);
+      expect(new Set(created.map((response) => response.json.id)).size).to.equal(1);
+      for (const response of responses.filter((r) => r.status !== 201)) {
+        expect(response.status).to.equal(409);
+        expect(response.json.code).to.equal('idempotency_key_in_use');
+        expect(response.headers.get('retry-after')).to.equal('1');
+      }
+      expect(await teamsCreatedNamed('Raced')).to.have.length(1);
+      const later = await postTeam(owner, 'team-key-race', { name: 'Raced' });
+      expect(later.status).to.equal(201);
+      expect(later.json.id).to.equal(created[0].json.id);
+    });
+
+    it('refuses a malformed key with 400 naming the header, before anything runs', async () => {
+      for (const key of ['', 'k'.repeat(256), 'caf\u00e9']) {
+        const response = await postTeam(owner, key, { name: `Malformed ${key.length}` });
+        expect(response.status, JSON.stringify(key)).to.equal(400);
+        expect(response.json).to.include({ code: 'invalid_request', field: 'Idempotency-Key' });
+        expect(await response.events()).to.deep.equal([]);
+      }
+      const longest = await postTeam(owner, `${'k'.repeat(253)} ~`, { name: 'Longest key' });
+      expect(longest.status).to.equal(201);
+    });
+
+    it('keeps no answer that was not 2xx: the key is free for the corrected request', async () => {
+      const bad = await postTeam(owner, 'team-key-3', { name: '' });
+      expect(bad.status).to.equal(400);
+      const taken = await postTeam(owner, 'team-key-3', { name: 'Replayed' });
+      expect(taken.status).to.equal(409);
+      expect(taken.json.code).to.equal('team_name_taken');
+      const fixed = await postTeam(owner, 'team-key-3', { name: 'Corrected' });
+      expect(fixed.status).to.equal(201);
+      expect(fixed.headers.get('idempotent-replayed')).to.equal(null);
+    });
+
+    it('scopes a key to its caller: another admin with the same key makes their own request', async () => {
+      const mine = await postTeam(owner, 'shared-key', { name: 'Owner team' });
+      const theirs = await postTeam(admin, 'shared-key', { name: 'Admin team' });
+      expect([mine.status, theirs.status]).to.deep.equal([201, 201]);
+      expect(theirs.json.id).to.not.equal(mine.json.id);
+      expect(theirs.headers.get('idempotent-replayed')).to.equal(null);
+    });
+
+    it('binds a key for IDEMPOTENCY_KEY_TTL_SECONDS: after that the same key is a new request', async () => {
+      const first = await postTeam(owner, 'team-key-ttl', { name: 'Short lived' });
+      clock.advance(24 * 3600 * 1000 - 1000);
+      expect((await postTeam(owner, 'team-key-ttl', { name: 'Short lived' })).headers.get('idempotent-replayed')).to.equal('true');
+      clock.advance(2000);
+      const expired = await postTeam(owner, 'team-key-ttl', { name: 'Short lived' });
+      expect(expired.status).to.equal(409);
+      expect(expired.json.code).to.equal('team_name_taken');
+      const renamed = await postTeam(owner, 'team-key-ttl', { name: 'Next life' });
+      expect(renamed.status).to.equal(201);
+      expect(renamed.json.id).to.not.equal(first.json.id);
+    });
+
+    it('takes over a request that crashed after creating the team, once its hold lapsed, and finds that team', async () => {
+      // The first request claimed the key and created its team, then the process died before answering.
+      const body = { name: 'Survivor' };
+      const principal = { kind: 'user' as const, user_id: owner.user_id, tenant_id: owner.tenant_id, role: 'owner' as const, jti: 'crashed' };
+      const start = await startIdempotentRequest(
+        server.platform.identity,
+        { scope: [owner.tenant_id, owner.user_id, 'POST', '/api/v1/org/teams'], key: 'team-key-crash', request: { path: '/api/v1/org/teams', query: '', body } },
+        userContext({ tenant_id: owner.tenant_id }),
+      );
+      if (start.kind !== 'run') throw new Error('expected to run');
+      const made = await createTeam(server.platform.identity, principal, body, userContext({ tenant_id: owner.tenant_id }), { idempotencyKey: start.seed });
+
+      const held = await postTeam(owner, 'team-key-crash', body);
+      expect(held.status).to.equal(409);
+      expect(held.json.code).to.equal('idempotency_key_in_use');
+
+      clock.advance(31_000);
+      const retried = await postTeam(owner, 'team-key-crash', body);
+      expect(retried.status).to.equal(201);
+      expect(retried.json.id).to.equal(made.value.id);
+      expect(await retried.events()).to.deep.equal(['IdempotencyKeyClaimed@idempotencyKey', 'IdempotentAnswerRecorded@idempotencyKey']);
+      expect(await teamsCreatedNamed('Survivor')).to.have.length(1);
+    });
+  });
+
+  describe('POST /api/v1/team/invite', () => {
+    const invite = (key: string, body: unknown) => server.request('POST', '/api/v1/team/invite', { headers: as(owner, key), body });
+
+    it('sends one invitation and one email for a retried request, and answers it again', async () => {
+      const first = await invite('invite-key-1', { email: 'invitee-once@example.com', role: 'member' });
+      expect(first.status).to.equal(201);
+      expect(first.headers.get('etag')).to.equal('"0"');
+      const again = await invite('invite-key-1', { email: 'invitee-once@example.com', role: 'member' });
+      expect(again.status).to.equal(201);
+      expect(again.headers.get('idempotent-replayed')).to.equal('true');
+      expect(again.json).to.deep.equal(first.json);
+      expect(again.headers.get('etag')).to.equal('"0"');
+      expect(await recorded(['InvitationSent'], (data) => data.email === 'invitee-once@example.com')).to.have.length(1);
+      expect(await recorded(['EmailQueued'], (data) => data.to === 'invitee-once@example.com')).to.have.length(1);
+
+      const other = await invite('invite-key-1', { email: 'invitee-once@example.com', role: 'admin' });
+      expect(other.status).to.equal(422);
+      expect(other.json.code).to.equal('idempotency_key_reused');
+    });
+  });
+
+  describe('every creating route', () => {
+    // POST routes that act on something rather than create it; a new POST route must be added
+    // here or honour Idempotency-Key (and get a sample below).
+    const ACTIONS: Record<string, string> = {
+      'POST /graphql': 'GraphQL mutations are not REST resources',
+      'POST /api/v1/admin/auth/login': 'opens a session',
+      'POST /api/v1/org/transfer-ownership': 'moves ownership; repeating it changes nothing',
+      'POST /api/v1/team/invitations/:id/revoke': 'an action on an invitation (If-Match guards it)',
+      'POST /api/v1/team/accept-invite': 'a public action; the emailed token makes it once-only',
+      'POST /api/v1/team/switch-tenant': 'opens a session',
+    };
+    /** A valid request of each creating route, and another one for the same route. */
+    const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown }> = {
+      'POST /api/v1/org/teams': (n) => ({ path: '/api/v1/org/teams', body: { name: `Sampled ${n}` }, other: { name: `Other ${n}` } }),
+      'POST /api/v1/team/invite': (n) => ({
+        path: '/api/v1/team/invite',
+        body: { email: `sampled-${n}@example.com`, role: 'member' },
+        other: { email: `other-${n}@example.com`, role: 'member' },
+      }),
+    };
+
+    function postRoutes(): Array<{ route: string; honours: boolean }> {
+      const routes = new Map<string, boolean>();
+      for (const router of server.platform.httpRouters()) {
+        for (const layer of router.stack) {
+          if (!layer.methods.includes('POST')) continue;
+          const route = `POST ${String(layer.path)}`;
+          routes.set(route, (routes.get(route) ?? false) || layer.stack.some(honoursIdempotencyKey));
+        }
+      }
+      return [...routes].map(([route, honours]) => ({ route, honours }));
+    }
+
+    it('is either an action listed here or honours Idempotency-Key with a sample request', () => {
+      const routes = postRoutes();
+      expect(routes.filter((route) => route.honours).map((route) => route.route)).to.have.members(Object.keys(SAMPLES));
+      expect(routes.filter((route) => !route.honours).map((route) => route.route)).to.have.members(Object.keys(ACTIONS));
+    });
+
+    it('replays, refuses another body with 422 and a malformed key with 400', async () => {
+      let n = 0;
+      for (const { route, honours } of postRoutes()) {
+        if (!honours) continue;
+        n += 1;
+        const sample = SAMPLES[route](n);
+        const send = (key: string, body: unknown) => server.request('POST', sample.path, { headers: as(owner, key), body });
+        const first = await send(`generic-${n}`, sample.body);
+        expect(first.status, route).to.equal(201);
+        const again = await send(`generic-${n}`, sample.body);
+        expect([again.status, again.headers.get('idempotent-replayed')], route).to.deep.equal([first.status, 'true']);
+        expect(again.json, route).to.deep.equal(first.json);
+        expect(await again.events(), route).to.deep.equal([]);
+        expect((await send(`generic-${n}`, sample.other)).status, route).to.equal(422);
+        expect((await send('', sample.other)).status, route).to.equal(400);
+      }
+      expect(n).to.equal(Object.keys(SAMPLES).length);
+    });
+  });
+});
+
+describe('Idempotency-Key answers across a restart', () => {
+  it('replays the first answer from a new process on the same data', async () => {
+    const data = temporaryDirectory();
+    try {
+      const env = { SCRYPT_LOG_N: '12', DATA_DIR: data.path };
+      const before = await startTestServer(env);
+      let first;
+      let email: string;
+      try {
+        const owner = await registerOwner(before, 'idem-restart');
+        email = owner.email;
+        first = await before.request('POST', '/api/v1/org/teams', { headers: { authorization: `Bearer ${owner.token}`, 'idempotency-key': 'restart-key' }, body: { name: 'Durable' } });
+        expect(first.status).to.equal(201);
+      } finally {
+        await before.close();
+      }
+      const after = await startTestServer(env);
+      try {
+        const login = await gql(after, LOGIN, { email, password: PASSWORD });
+        const token = login.json.data.login.token as string;
+        const again = await after.request('POST', '/api/v1/org/teams', { headers: { authorization: `Bearer ${token}`, 'idempotency-key': 'restart-key' }, body: { name: 'Durable' } });
+        expect(again.status).to.equal(201);
+        expect(again.headers.get('idempotent-replayed')).to.equal('true');
+        expect(again.json).to.deep.equal(first.json);
+      } finally {
+        await after.close();
+      }
+    } finally {
+      data.remove();
+    }
+  });
+});
