@@ -11,6 +11,7 @@ import { printSchema } from 'graphql';
 import * as t from 'io-ts';
 import { graphqlSchema } from '../../adapters/graphql/schema';
 import { bodyKindOf } from '../../adapters/http/bodies/kinds';
+import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotency';
 import { type ApiArea, schemaOfCodec } from '../../adapters/http/openapi/describe';
 import { buildOpenApiDocument } from '../../adapters/http/openapi/document';
 import { type Account, joinAs, registerOwner } from '../support/identity';
@@ -91,6 +92,39 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
     expect(mismatches).to.deep.equal([]);
   });
 
+  it('describes Idempotency-Key on exactly the routes that honour it, with its statuses and headers', () => {
+    const honouring = new Set<string>();
+    for (const router of server.platform.httpRouters()) {
+      for (const layer of router.stack) {
+        if (typeof layer.path !== 'string' || !layer.stack.some(honoursIdempotencyKey)) continue;
+        for (const method of layer.methods) if (method !== 'HEAD') honouring.add(`${method} ${openApiPath(layer.path)}`);
+      }
+    }
+    const described = new Set<string>();
+    for (const [path, item] of Object.entries<Json>(document.paths)) {
+      for (const method of METHODS) {
+        const operation = item[method];
+        if (!operation?.parameters?.some((parameter: Json) => parameter.in === 'header' && parameter.name === 'Idempotency-Key')) continue;
+        described.add(`${method.toUpperCase()} ${path}`);
+        expect(Object.keys(operation.responses), `${method} ${path}`).to.include.members(['409', '422']);
+        const success = Object.entries<Json>(operation.responses).find(([status]) => status.startsWith('2'))![1];
+        expect(Object.keys(success.headers ?? {}), `${method} ${path}`).to.include('Idempotent-Replayed');
+      }
+    }
+    expect([...honouring].sort()).to.not.be.empty;
+    expect([...described].sort()).to.deep.equal([...honouring].sort());
+  });
+
+  it('describes If-Match (and 412) on conditional updates, and the ETag they and single reads answer', () => {
+    const team = document.paths['/api/v1/org/teams/{id}'];
+    expect(team.get.responses['200'].headers).to.have.property('ETag');
+    expect(team.patch.parameters.map((parameter: Json) => parameter.name)).to.include('If-Match');
+    expect(team.patch.responses).to.have.property('412');
+    expect(team.patch.responses['200'].headers).to.have.property('ETag');
+    expect(team.delete.responses).to.have.property('412');
+    expect(team.delete.responses['204'].headers).to.equal(undefined);
+  });
+
   it('states request bodies as the routers decode them (required fields, enums, null)', () => {
     const role = document.paths['/api/v1/org/members/{id}/role'].put.requestBody.content['application/json'].schema;
     expect(role).to.deep.equal({ type: 'object', properties: { role: { type: 'string', enum: ['owner', 'admin', 'member'] } }, required: ['role'] });
@@ -105,7 +139,7 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
 
   it('lists the error statuses of a route with their {code, message, field?} body', () => {
     const responses = document.paths['/api/v1/org/teams'].post.responses;
-    expect(Object.keys(responses)).to.deep.equal(['201', '400', '401', '403', '409', '413', '415']);
+    expect(Object.keys(responses)).to.deep.equal(['201', '400', '401', '403', '409', '413', '415', '422']);
     expect(responses['403']).to.deep.equal({ $ref: '#/components/responses/Forbidden' });
     expect(document.components.schemas.Error.required).to.deep.equal(['code', 'message']);
     expect(document.paths['/api/v1/org/teams'].post.security).to.deep.equal([{ userToken: [] }]);

@@ -54,6 +54,13 @@ export interface RouteDescription {
   success: SuccessAnswer;
   /** Further statuses this route answers (those of `access` and `body` are added). */
   errors?: readonly ErrorStatus[];
+  /** A creating route that honours `Idempotency-Key` (middleware/idempotency.ts); adds the header, 409 and 422. */
+  idempotent?: boolean;
+  /**
+   * The resource's version travels as an `ETag` (entity-tags.ts): `read` answers it;
+   * `conditional` also takes `If-Match` (412 when another write came first).
+   */
+  versioned?: 'read' | 'conditional';
   /** Other answers that are not `{code, message}` (a GraphQL error body, a 503 readiness). */
   otherAnswers?: Record<string, { description: string; json?: Schema; content?: { type: string; schema: Schema } }>;
 }

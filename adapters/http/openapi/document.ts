@@ -88,21 +88,48 @@ function errorStatusesOf(route: RouteDescription): ErrorStatus[] {
     statuses.add(413);
     statuses.add(415);
   }
+  if (route.idempotent) for (const status of [400, 409, 422] as const) statuses.add(status);
+  if (route.versioned === 'conditional') for (const status of [400, 412] as const) statuses.add(status);
   return [...statuses].sort((a, b) => a - b);
 }
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'makes a retry safe: the same key with the same request gives the first answer again and creates nothing new (for IDEMPOTENCY_KEY_TTL_SECONDS); the same key with another request is 422 idempotency_key_reused; while the first still runs, 409 idempotency_key_in_use with Retry-After',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+};
+const IF_MATCH_PARAMETER = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description: 'the ETag the client last saw: the write happens only if the resource is still at that version (412 revision_mismatch otherwise); without it the last writer wins',
+  schema: { type: 'string' },
+};
+const ETAG_HEADER = { description: "the resource's version, for If-Match", schema: { type: 'string' } };
+const REPLAYED_HEADER = { description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } };
 
 function operationOf(area: ApiArea, path: string, method: Method, route: RouteDescription): Schema {
   const parameters = [
     ...[...path.matchAll(PATH_PARAMETER)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
     ...(route.query ?? []).map((query) => ({ name: query.name, in: 'query', required: query.required ?? false, description: query.description, schema: query.schema })),
+    ...(route.idempotent ? [IDEMPOTENCY_KEY_PARAMETER] : []),
+    ...(route.versioned === 'conditional' ? [IF_MATCH_PARAMETER] : []),
   ];
   const description = [route.description, route.role && route.role !== 'member' ? `Needs the ${route.role} role${route.role === 'owner' ? '' : ' or higher'}.` : undefined]
     .filter(Boolean)
     .join(' ');
   const { success } = route;
   const successContent = success.json ? { 'application/json': { schema: success.json } } : success.content ? { [success.content.type]: { schema: success.content.schema } } : undefined;
+  const headers = {
+    ...success.headers,
+    ...(route.versioned && success.status !== 204 ? { ETag: ETAG_HEADER } : {}),
+    ...(route.idempotent ? { 'Idempotent-Replayed': REPLAYED_HEADER } : {}),
+  };
   const responses: Schema = {
-    [String(success.status)]: { description: success.description, ...(success.headers ? { headers: success.headers } : {}), ...(successContent ? { content: successContent } : {}) },
+    [String(success.status)]: { description: success.description, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(successContent ? { content: successContent } : {}) },
   };
   for (const status of errorStatusesOf(route)) responses[String(status)] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
   for (const [status, answer] of Object.entries(route.otherAnswers ?? {})) {

@@ -31,10 +31,11 @@ export const orgMembersApi: ApiArea = {
       },
     },
     '/api/v1/org/members/{id}': {
-      get: { summary: 'One member', access: 'user', success: { status: 200, description: 'the member', json: ref('Member') }, errors: [404] },
+      get: { versioned: 'read', summary: 'One member', access: 'user', success: { status: 200, description: 'the member', json: ref('Member') }, errors: [404] },
     },
     '/api/v1/org/members/{id}/role': {
       put: {
+        versioned: 'conditional',
         summary: "Change a member's role",
         description: 'Only an owner changes an owner; ownership itself moves only through transfer-ownership; the last owner cannot be demoted (409 `last_owner`).',
         access: 'user',
@@ -46,6 +47,7 @@ export const orgMembersApi: ApiArea = {
     },
     '/api/v1/org/members/{id}/status': {
       put: {
+        versioned: 'conditional',
         summary: 'Enable or disable a member',
         description: "Disabling ends the member's sessions: their tokens stop working at once. Nobody changes their own status; the last owner cannot be disabled (409 `last_owner`).",
         access: 'user',

@@ -26,6 +26,8 @@ export const orgTeamsApi: ApiArea = {
         success: { status: 200, description: 'a page of teams', json: page(ref('Team')) },
       },
       post: {
+        idempotent: true,
+        versioned: 'read',
         summary: 'Create a team',
         access: 'user',
         role: 'admin',
@@ -40,8 +42,9 @@ export const orgTeamsApi: ApiArea = {
       },
     },
     '/api/v1/org/teams/{id}': {
-      get: { summary: 'One team', access: 'user', role: 'admin', success: { status: 200, description: 'the team', json: ref('Team') }, errors: [404] },
+      get: { versioned: 'read', summary: 'One team', access: 'user', role: 'admin', success: { status: 200, description: 'the team', json: ref('Team') }, errors: [404] },
       patch: {
+        versioned: 'conditional',
         summary: 'Rename a team or change its description',
         description: 'A field left out stays as it is; `description: null` clears it (a JSON merge patch: `application/merge-patch+json` is accepted as well).',
         access: 'user',
@@ -50,10 +53,11 @@ export const orgTeamsApi: ApiArea = {
         success: { status: 200, description: 'the team after the change', json: ref('Team') },
         errors: [404, 409],
       },
-      delete: { summary: 'Delete a team', access: 'user', role: 'admin', success: { status: 204, description: 'deleted' }, errors: [404] },
+      delete: { versioned: 'conditional', summary: 'Delete a team', access: 'user', role: 'admin', success: { status: 204, description: 'deleted' }, errors: [404] },
     },
     '/api/v1/org/teams/{id}/members': {
       put: {
+        versioned: 'conditional',
         summary: "Set a team's members",
         description: 'Replaces the whole list; each user must be a member of the organization, listed once.',
         access: 'user',
@@ -65,6 +69,7 @@ export const orgTeamsApi: ApiArea = {
     },
     '/api/v1/org/teams/{id}/members/{user_id}/write': {
       put: {
+        versioned: 'conditional',
         summary: "Set a team member's document write flag",
         access: 'user',
         role: 'admin',
@@ -75,6 +80,7 @@ export const orgTeamsApi: ApiArea = {
     },
     '/api/v1/org/teams/{id}/workspaces': {
       put: {
+        versioned: 'conditional',
         summary: 'Grant a team workspaces',
         description: 'Replaces the whole list; each must be a workspace of the organization.',
         access: 'user',

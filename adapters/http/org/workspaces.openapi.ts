@@ -19,10 +19,11 @@ export const orgWorkspacesApi: ApiArea = {
       get: { summary: 'List workspaces', access: 'user', query: PAGE_PARAMETERS, success: { status: 200, description: 'a page of workspaces', json: page(ref('Workspace')) } },
     },
     '/api/v1/org/workspaces/{id}': {
-      get: { summary: 'One workspace', access: 'user', success: { status: 200, description: 'the workspace', json: ref('Workspace') }, errors: [404] },
+      get: { versioned: 'read', summary: 'One workspace', access: 'user', success: { status: 200, description: 'the workspace', json: ref('Workspace') }, errors: [404] },
     },
     '/api/v1/org/workspaces/{id}/teams': {
       put: {
+        versioned: 'conditional',
         summary: 'Set the teams that have a workspace',
         description: 'Grants the workspace to the listed teams and revokes it from the others; each must be a team of the organization.',
         access: 'user',

@@ -47,6 +47,7 @@ export const teamApi: ApiArea = {
     },
     '/api/v1/team/members/{id}': {
       delete: {
+        versioned: 'conditional',
         summary: 'Remove a member, or leave',
         description: 'Removing someone else needs the admin role (an owner only by an owner); anyone may remove themselves, except the last owner (409 `last_owner`).',
         access: 'user',
@@ -56,6 +57,8 @@ export const teamApi: ApiArea = {
     },
     '/api/v1/team/invite': {
       post: {
+        idempotent: true,
+        versioned: 'read',
         summary: 'Invite someone by email',
         access: 'user',
         role: 'admin',
@@ -75,6 +78,7 @@ export const teamApi: ApiArea = {
     },
     '/api/v1/team/invitations/{id}/revoke': {
       post: {
+        versioned: 'conditional',
         summary: 'Revoke a pending invitation',
         access: 'user',
         role: 'admin',
