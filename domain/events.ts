@@ -10,6 +10,7 @@ import { emailEvents } from './email/email';
 import { idempotencyKeyEvents } from './idempotency-key/idempotency-key';
 import { invitationEvents } from './invitation/invitation';
 import { membershipEvents } from './membership/membership';
+import { registrationEvents } from './registration/registration';
 import { reservationEvents } from './reservation/reservation';
 import { sessionEvents } from './session/session';
 import { type RegistryEvent, eventRegistry } from './shared/events';
@@ -32,6 +33,7 @@ export const domainEvents = eventRegistry([
   accessDenialEvents,
   auditCheckpointEvents,
   idempotencyKeyEvents,
+  registrationEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

@@ -36,6 +36,7 @@ import type { IdentityDependencies } from '../application/identity/identity';
 import type { ReservationDependencies } from '../application/reservation/reservations';
 import { DEFAULT_OUTCOME_TIMEOUT_MS, mailDeliverySaga } from '../application/mail/mail-delivery';
 import { teamMembershipCleanupSaga } from '../application/organization/team-cleanup-saga';
+import { registrationSaga } from '../application/registration/registration-process';
 import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
 import { createHttpServer } from '../adapters/http/http-server';
@@ -167,7 +168,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     secrets,
     passwords: new ScryptPasswordHasher(config.scryptLogN),
     tokens: new PasetoTokenService(keys.tokenPrivateKey, keys.tokenPublicKey, clock),
-    settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds, idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds },
+    settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds, idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds, registrationTimeoutSeconds: config.registrationTimeoutSeconds },
     readYourWrites: (position) => readYourWrites(position),
   };
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
@@ -177,7 +178,12 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   );
   const accessDenials = new AccessDenialRecorder({ ...commands, logger: logger.child({ component: 'access_denials' }) }, { perMinute: config.accessDenialsPerMinute });
   const mailPolicy = { maxAttempts: config.sagaMaxAttempts, backoffMs: exponentialBackoff(), outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS, concurrency: config.sagaConcurrency };
-  const platformSagas = overrides.sagas ?? [...allSagas, mailDeliverySaga({ ...commands, secrets, mailer, readStore }, mailPolicy), teamMembershipCleanupSaga({ ...commands, readStore })];
+  const platformSagas = overrides.sagas ?? [
+    ...allSagas,
+    mailDeliverySaga({ ...commands, secrets, mailer, readStore }, mailPolicy),
+    teamMembershipCleanupSaga({ ...commands, readStore }),
+    registrationSaga(identity, { concurrency: config.sagaConcurrency }),
+  ];
 
   const sagaDelivery: SagaDelivery =
     rawEventStore instanceof EventStoreDbEventStore

@@ -4,6 +4,7 @@ import { emailsProjection } from './emails';
 import { invitationsProjection } from './invitations';
 import { membershipsProjection } from './memberships';
 import type { Projection } from './projection';
+import { registrationsProjection } from './registrations';
 import { sessionsProjection } from './sessions';
 import { teamsProjection } from './teams';
 import { tenantsProjection } from './tenants';
@@ -20,4 +21,5 @@ export const allProjections: readonly Projection[] = [
   emailsProjection,
   teamsProjection,
   invitationsProjection,
+  registrationsProjection,
 ];

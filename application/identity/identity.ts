@@ -4,10 +4,20 @@
 import type { MembershipCommand, MembershipEvent, MembershipState, Role } from '../../domain/membership/membership';
 import { membershipDecider, membershipEvents, membershipStream } from '../../domain/membership/membership';
 import { type SessionCommand, type SessionEvent, type SessionState, sessionDecider, sessionEvents, sessionStream } from '../../domain/session/session';
+import {
+  type RegistrationCommand,
+  type RegistrationEvent,
+  type RegistrationPlan,
+  type RegistrationState,
+  registrationDecider,
+  registrationEvents,
+  registrationStream,
+} from '../../domain/registration/registration';
 import { DomainError, invalid } from '../../domain/shared/errors';
 import { normalizeText } from '../../domain/shared/text';
 import { slugFromName } from '../../domain/tenant/slug';
-import { tenantNameProblem } from '../../domain/tenant/tenant';
+import type { TenantCommand } from '../../domain/tenant/commands';
+import { tenantDecider, tenantNameProblem, tenantStream } from '../../domain/tenant/tenant';
 import { type OtpPurpose, type UserEvent, userEvents } from '../../domain/user/events';
 import { type UserCommand, type UserState, emailProblem, nameProblem, normalizeEmail, userDecider, userStream } from '../../domain/user/user';
 import { type WorkspaceCommand, type WorkspaceEvent, type WorkspaceState, workspaceDecider, workspaceEvents, workspaceStream } from '../../domain/workspace/workspace';
@@ -19,14 +29,15 @@ import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate 
 import { queueEmail } from '../mail/outbox';
 import type { PasswordHasher, Secrets, TokenAudience, TokenClaims, TokenService } from '../ports/identity';
 import type { Page, ReadStore, Where } from '../ports/read-store';
-import { claimReservation, releaseReservation, reservationHolder } from '../reservation/reservations';
+import { claimReservation, releaseReservation, reservationHolder, reservationKey } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
-import { createTenant, rotateWidgetToken } from '../tenant/tenant-commands';
+import { TENANT_SLUG_SCOPE, rotateWidgetToken, tenantAggregate } from '../tenant/tenant-commands';
 
 export const userAggregate: Aggregate<UserCommand, UserEvent, UserState> = { decider: userDecider, events: userEvents };
 export const sessionAggregate: Aggregate<SessionCommand, SessionEvent, SessionState> = { decider: sessionDecider, events: sessionEvents };
 export const membershipAggregate: Aggregate<MembershipCommand, MembershipEvent, MembershipState> = { decider: membershipDecider, events: membershipEvents };
 export const workspaceAggregate: Aggregate<WorkspaceCommand, WorkspaceEvent, WorkspaceState> = { decider: workspaceDecider, events: workspaceEvents };
+export const registrationAggregate: Aggregate<RegistrationCommand, RegistrationEvent, RegistrationState> = { decider: registrationDecider, events: registrationEvents };
 
 export const USER_EMAIL_SCOPE = 'user_email';
 export const WIDGET_TOKEN_PREFIX = 'wt_';
@@ -36,6 +47,8 @@ export interface IdentitySettings {
   otpTtlSeconds: number;
   /** How long an Idempotency-Key's answer is kept for retries (IDEMPOTENCY_KEY_TTL_SECONDS). */
   idempotencyKeyTtlSeconds: number;
+  /** How long a sign-up may take before it is finished or released (REGISTRATION_TIMEOUT_SECONDS). */
+  registrationTimeoutSeconds: number;
 }
 
 export interface IdentityDependencies extends CommandDependencies {
@@ -99,10 +112,19 @@ export interface RegisterInput {
   slug?: string | null;
 }
 
+/** The slug chosen for a sign-up: the one asked for, or one made from the organization's name. */
+const slugOf = (input: RegisterInput, organizationName: string): string => input.slug ?? slugFromName(organizationName);
+
 /**
- * Creates the user, the tenant (with its default workspace and widget token) and the owner
- * membership, then sends the email OTP. Inputs are validated before anything is claimed, and
- * the email reservation is released if the tenant cannot be created (a taken slug).
+ * Signs a person up: the user, the tenant (with its default workspace and widget token), the
+ * owner membership, then the email OTP. Inputs are validated before anything is written.
+ *
+ * A registration (domain/registration) is recorded first, holding every id the steps use and
+ * a deadline (REGISTRATION_TIMEOUT_SECONDS), and `RegistrationCompleted` last. Each step is
+ * idempotent (its event ids derive from the registration's id and the step), so a resumed
+ * step appends nothing twice. A sign-up that stops half-way holds its email and slug only
+ * tentatively: past the deadline the registration process manager finishes it (once the
+ * user exists) or releases them (application/registration/registration-process.ts).
  */
 export async function register(deps: IdentityDependencies, input: RegisterInput, context: RequestContext): Promise<{ user_id: string; tenant_id: string }> {
   const email = normalizeEmail(input.email);
@@ -110,29 +132,93 @@ export async function register(deps: IdentityDependencies, input: RegisterInput,
     emailProblem(email) ?? passwordProblem(input.password, email) ?? nameProblem(input.name) ?? tenantNameProblem(input.organization_name, 'organization_name');
   if (problem) throw problem;
   const organizationName = normalizeText(input.organization_name);
-  const slug = input.slug ?? slugFromName(organizationName);
+  const slug = slugOf(input, organizationName);
 
-  const userId = deps.ids.newId();
-  await claimReservation(deps, USER_EMAIL_SCOPE, email, userId, context).catch((error: unknown) => {
-    throw error instanceof DomainError && error.code === `${USER_EMAIL_SCOPE}_taken` ? new DomainError('conflict', 'email_taken', 'an account with this email already exists') : error;
-  });
-  let tenantId: string;
+  const registrationId = deps.ids.newId();
+  const step = (name: string): string => `registration:${registrationId}:${name}`;
+  const plan: RegistrationPlan = {
+    registration_id: registrationId,
+    user_id: deps.ids.fromKey(step('user')),
+    tenant_id: deps.ids.fromKey(step('tenant')),
+    workspace_id: deps.ids.fromKey(step('workspace')),
+    email_reservation: reservationKey(deps, USER_EMAIL_SCOPE, email),
+    slug_reservation: reservationKey(deps, TENANT_SLUG_SCOPE, slug),
+  };
+  const { user_id: userId, tenant_id: tenantId } = plan;
+  const createTenant: TenantCommand = { type: 'CreateTenant', data: { tenant_id: tenantId, name: organizationName, slug } };
+  // Validate the tenant before anything is written, so a bad request leaves nothing behind.
+  const dryRun = tenantDecider.decide(createTenant, tenantDecider.initialState(), { now: deps.clock.now() });
+  if (dryRun._tag === 'Left') throw dryRun.left;
+
+  const asUser: RequestContext = { ...context, actor: { kind: 'user', id: userId } };
+  const scoped: RequestContext = { ...asUser, tenant_id: tenantId };
+  const onRegistration = (command: RegistrationCommand) => handleCommand(deps, registrationAggregate, registrationStream(registrationId), command, scoped, { tenantId });
+  await onRegistration({ type: 'StartRegistration', data: { ...plan, timeout_seconds: deps.settings.registrationTimeoutSeconds } });
+  const refuse = async (reason: string, error: DomainError): Promise<never> => {
+    await onRegistration({ type: 'AbandonRegistration', data: { reason } });
+    throw error;
+  };
+
   try {
-    tenantId = (await createTenant(deps, { name: organizationName, slug }, { ...context, actor: { kind: 'user', id: userId } })).tenant_id;
+    await claimReservation(deps, USER_EMAIL_SCOPE, email, userId, scoped);
   } catch (error) {
-    await releaseReservation(deps, USER_EMAIL_SCOPE, email, userId, context).catch(() => undefined);
-    if (error instanceof DomainError && error.code === 'tenant_slug_taken') throw new DomainError('conflict', 'slug_taken', `the slug ${slug} is taken`, 'slug');
+    if (error instanceof DomainError && error.code === `${USER_EMAIL_SCOPE}_taken`) return refuse('email_taken', new DomainError('conflict', 'email_taken', 'an account with this email already exists'));
     throw error;
   }
-  const scoped: RequestContext = { ...context, tenant_id: tenantId, actor: { kind: 'user', id: userId } };
+  try {
+    await claimReservation(deps, TENANT_SLUG_SCOPE, slug, tenantId, scoped);
+  } catch (error) {
+    if (error instanceof DomainError && error.code === `${TENANT_SLUG_SCOPE}_taken`) {
+      await releaseReservation(deps, USER_EMAIL_SCOPE, email, userId, scoped);
+      return refuse('slug_taken', new DomainError('conflict', 'slug_taken', `the slug ${slug} is taken`, 'slug'));
+    }
+    throw error;
+  }
+  await handleCommand(deps, tenantAggregate, tenantStream(tenantId), createTenant, scoped, { tenantId, idempotencyKey: step('tenant') });
   const passwordHash = await deps.passwords.hash(input.password);
-  await handleCommand(deps, userAggregate, userStream(userId), { type: 'RegisterUser', data: { user_id: userId, email, name: input.name, password_hash: passwordHash } }, scoped);
-  await handleCommand(deps, membershipAggregate, membershipStream(tenantId), { type: 'AddMember', data: { tenant_id: tenantId, user_id: userId, role: 'owner' } }, scoped);
-  const workspaceId = deps.ids.newId();
-  await handleCommand(deps, workspaceAggregate, workspaceStream(workspaceId), { type: 'CreateWorkspace', data: { tenant_id: tenantId, workspace_id: workspaceId, name: 'Default', is_default: true } }, scoped);
-  await rotateTenantWidgetToken(deps, tenantId, scoped);
-  await issueOtp(deps, userId, email, 'email_verification', scoped);
+  await handleCommand(deps, userAggregate, userStream(userId), { type: 'RegisterUser', data: { user_id: userId, email, name: input.name, password_hash: passwordHash } }, scoped, {
+    idempotencyKey: step('user'),
+  });
+  await finishRegistration(deps, plan, scoped);
   return { user_id: userId, tenant_id: tenantId };
+}
+
+/**
+ * The steps of a registration once its tenant and user exist: owner membership, default
+ * workspace, widget token, verification code, and `RegistrationCompleted`. Run by
+ * `register`, and by the registration process manager for a sign-up that stopped half-way.
+ * Every step but the code is keyed on the registration, so a repeat appends nothing; the code
+ * is issued anew on a resume (the earlier one may never have been sent; a new one replaces it).
+ */
+export async function finishRegistration(deps: IdentityDependencies, plan: RegistrationPlan, context: RequestContext): Promise<void> {
+  const { registration_id: registrationId, user_id: userId, tenant_id: tenantId, workspace_id: workspaceId } = plan;
+  const step = (name: string): string => `registration:${registrationId}:${name}`;
+  const scoped: RequestContext = { ...context, tenant_id: tenantId };
+  const { state: user } = await loadAggregate(deps, userAggregate, userStream(userId));
+  if (user.status !== 'registered') throw new Error(`registration ${registrationId}: its user ${userId} is not registered`);
+  await handleCommand(deps, membershipAggregate, membershipStream(tenantId), { type: 'AddMember', data: { tenant_id: tenantId, user_id: userId, role: 'owner' } }, scoped, {
+    idempotencyKey: step('membership'),
+  });
+  await handleCommand(
+    deps,
+    workspaceAggregate,
+    workspaceStream(workspaceId),
+    { type: 'CreateWorkspace', data: { tenant_id: tenantId, workspace_id: workspaceId, name: 'Default', is_default: true } },
+    scoped,
+    { idempotencyKey: step('workspace') },
+  );
+  const token = `${WIDGET_TOKEN_PREFIX}${deps.secrets.randomToken(24)}`;
+  const rotated = await handleCommand(
+    deps,
+    tenantAggregate,
+    tenantStream(tenantId),
+    { type: 'RotateWidgetToken', data: { token_hash: deps.secrets.digest(token), token_sealed: deps.secrets.seal(token) } },
+    scoped,
+    { tenantId, idempotencyKey: step('widget-token') },
+  );
+  await deps.readYourWrites(rotated.position);
+  if (!user.email_verified) await issueOtp(deps, userId, user.email, 'email_verification', scoped);
+  await handleCommand(deps, registrationAggregate, registrationStream(registrationId), { type: 'CompleteRegistration', data: {} }, scoped, { tenantId });
 }
 
 /** A new publishable widget token for the tenant; the old one stops working. */

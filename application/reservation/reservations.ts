@@ -18,9 +18,18 @@ export interface ReservationDependencies extends CommandDependencies {
   secrets: Pick<Secrets, 'digest'>;
 }
 
-/** The reservation stream of `value` in `scope`; values compare case-insensitively (emails, slugs, names). */
+/** The key naming the reservation of `value` in `scope` (a keyed digest); values compare case-insensitively (emails, slugs, names). */
+export function reservationKey(deps: Pick<ReservationDependencies, 'secrets'>, scope: string, value: string): string {
+  return deps.secrets.digest(`reservation\u0000${scope}\u0000${value.toLowerCase()}`);
+}
+
 function streamOf(deps: Pick<ReservationDependencies, 'secrets'>, scope: string, value: string): string {
-  return reservationStream(deps.secrets.digest(`reservation\u0000${scope}\u0000${value.toLowerCase()}`));
+  return reservationStream(reservationKey(deps, scope, value));
+}
+
+/** Releases the reservation named by its key (one that knows the key, not the value: an abandoned registration). */
+export async function releaseReservationByKey(deps: CommandDependencies, key: string, ownerId: string, context: RequestContext): Promise<void> {
+  await handleCommand(deps, reservationAggregate, reservationStream(key), { type: 'ReleaseReservation', data: { owner_id: ownerId } }, context);
 }
 
 /** Claims `value` in `scope` for `ownerId`; a DomainError conflict `<scope>_taken` when held by another. */

@@ -84,7 +84,7 @@ describe('audit log (/api/v1/org/audit-logs)', () => {
     expect(response.headers.get('content-type')).to.match(/^application\/x-ndjson/);
     const lines = response.text.trim().split('\n').map((line) => JSON.parse(line));
     const entries = lines.filter((line) => line.record === 'entry');
-    expect(entries[0]).to.deep.include({ seq: 1, action: 'ReservationClaimed', prev_hash: '0'.repeat(64) });
+    expect(entries[0]).to.deep.include({ seq: 1, action: 'RegistrationStarted', prev_hash: '0'.repeat(64) });
     expect(entries[0]).to.have.all.keys(
       'record', 'id', 'tenant_id', 'actor_kind', 'actor_id', 'action', 'resource_type', 'resource_id', 'occurred_at', 'ip',
       'request_id', 'correlation_id', 'position', 'data_hash', 'seq', 'prev_hash', 'hash', 'details',
