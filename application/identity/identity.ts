@@ -116,8 +116,8 @@ export interface RegisterInput {
 const slugOf = (input: RegisterInput, organizationName: string): string => input.slug ?? slugFromName(organizationName);
 
 /**
- * Signs a person up: the user, the tenant (with its default workspace and widget token), the
- * owner membership, then the email OTP. Inputs are validated before anything is written.
+ * Signs a person up: the user, then the tenant (with its default workspace and widget token),
+ * the owner membership and the email OTP. Inputs are validated before anything is written.
  *
  * A registration (domain/registration) is recorded first, holding every id the steps use and
  * a deadline (REGISTRATION_TIMEOUT_SECONDS), and `RegistrationCompleted` last. Each step is
@@ -143,11 +143,12 @@ export async function register(deps: IdentityDependencies, input: RegisterInput,
     workspace_id: deps.ids.fromKey(step('workspace')),
     email_reservation: reservationKey(deps, USER_EMAIL_SCOPE, email),
     slug_reservation: reservationKey(deps, TENANT_SLUG_SCOPE, slug),
+    organization_name: organizationName,
+    slug,
   };
   const { user_id: userId, tenant_id: tenantId } = plan;
-  const createTenant: TenantCommand = { type: 'CreateTenant', data: { tenant_id: tenantId, name: organizationName, slug } };
   // Validate the tenant before anything is written, so a bad request leaves nothing behind.
-  const dryRun = tenantDecider.decide(createTenant, tenantDecider.initialState(), { now: deps.clock.now() });
+  const dryRun = tenantDecider.decide(createTenantOf(plan), tenantDecider.initialState(), { now: deps.clock.now() });
   if (dryRun._tag === 'Left') throw dryRun.left;
 
   const asUser: RequestContext = { ...context, actor: { kind: 'user', id: userId } };
@@ -174,7 +175,6 @@ export async function register(deps: IdentityDependencies, input: RegisterInput,
     }
     throw error;
   }
-  await handleCommand(deps, tenantAggregate, tenantStream(tenantId), createTenant, scoped, { tenantId, idempotencyKey: step('tenant') });
   const passwordHash = await deps.passwords.hash(input.password);
   await handleCommand(deps, userAggregate, userStream(userId), { type: 'RegisterUser', data: { user_id: userId, email, name: input.name, password_hash: passwordHash } }, scoped, {
     idempotencyKey: step('user'),
@@ -183,9 +183,13 @@ export async function register(deps: IdentityDependencies, input: RegisterInput,
   return { user_id: userId, tenant_id: tenantId };
 }
 
+const createTenantOf = (plan: RegistrationPlan): TenantCommand => ({ type: 'CreateTenant', data: { tenant_id: plan.tenant_id, name: plan.organization_name, slug: plan.slug } });
+
 /**
- * The steps of a registration once its tenant and user exist: owner membership, default
- * workspace, widget token, verification code, and `RegistrationCompleted`. Run by
+ * The steps of a registration once its user exists: the tenant (its slug is already held),
+ * owner membership, default workspace, widget token, verification code, and
+ * `RegistrationCompleted`. The tenant comes after the user so that a sign-up that stopped
+ * before its user leaves no tenant behind, only reservations to release. Run by
  * `register`, and by the registration process manager for a sign-up that stopped half-way.
  * Every step but the code is keyed on the registration, so a repeat appends nothing; the code
  * is issued anew on a resume (the earlier one may never have been sent; a new one replaces it).
@@ -196,6 +200,7 @@ export async function finishRegistration(deps: IdentityDependencies, plan: Regis
   const scoped: RequestContext = { ...context, tenant_id: tenantId };
   const { state: user } = await loadAggregate(deps, userAggregate, userStream(userId));
   if (user.status !== 'registered') throw new Error(`registration ${registrationId}: its user ${userId} is not registered`);
+  await handleCommand(deps, tenantAggregate, tenantStream(tenantId), createTenantOf(plan), scoped, { tenantId, idempotencyKey: step('tenant') });
   await handleCommand(deps, membershipAggregate, membershipStream(tenantId), { type: 'AddMember', data: { tenant_id: tenantId, user_id: userId, role: 'owner' } }, scoped, {
     idempotencyKey: step('membership'),
   });

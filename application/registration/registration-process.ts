@@ -3,18 +3,17 @@
 // `registrationProcess` is the process manager (pure): given the registration's events and
 // what the due pass saw of its user and tenant, the next step. A registration still pending
 // past its deadline (REGISTRATION_TIMEOUT_SECONDS) is
-// - finished, when its user exists (the rest needs no password: membership, workspace,
-//   widget token, verification code), or
+// - finished, when its user exists (the rest needs no password: tenant, membership,
+//   workspace, widget token, verification code), or
 // - abandoned otherwise: its email and slug reservations are released (only if still held by
-//   its user and tenant), a tenant it had already created is suspended (no member can use
-//   it), and `RegistrationAbandoned` is recorded last, so a pass that stops half-way leaves
-//   it pending and the next pass does the rest.
+//   its user and tenant; no tenant exists yet, `register` creates it after the user), and
+//   `RegistrationAbandoned` is recorded last, so a pass that stops half-way leaves it
+//   pending and the next pass does the rest.
 // `registrationSaga` runs it from a scan of the `registrations` read model (`runDue`); it
 // reacts to no event itself: a registration that completes needs nothing from it.
 
 import type { RegistrationEvent, RegistrationPlan, RegistrationState } from '../../domain/registration/registration';
 import { registrationDecider, registrationStream } from '../../domain/registration/registration';
-import { tenantStream } from '../../domain/tenant/tenant';
 import { userStream } from '../../domain/user/user';
 import { REGISTRATIONS, type RegistrationDocument } from '../../projections/registrations';
 import { handleCommand, loadAggregate } from '../command-handling/handle-command';
@@ -24,21 +23,19 @@ import { releaseReservationByKey } from '../reservation/reservations';
 import type { ProcessManager } from '../sagas/process-manager';
 import { type Saga, forEachConcurrently } from '../sagas/saga';
 import { type RequestContext, systemContext } from '../shared/request-context';
-import { tenantAggregate } from '../tenant/tenant-commands';
 
 export const REGISTRATION = 'registration';
 
 export type RegistrationInput = {
-  /** The due scan found the registration pending; with what it saw of the user and the tenant. */
+  /** The due scan found the registration pending; with whether its user exists. */
   type: 'RegistrationDue';
-  data: { registration_id: string; user_registered: boolean; tenant_created: boolean };
+  data: { registration_id: string; user_registered: boolean };
 };
 
 export type RegistrationOutput =
   /** Run the remaining steps (`finishRegistration`), which records `RegistrationCompleted`. */
   | { type: 'FinishRegistration'; data: RegistrationPlan }
   | { type: 'ReleaseReservation'; data: { key: string; owner_id: string } }
-  | { type: 'SuspendTenant'; data: { tenant_id: string; reason: string } }
   | { type: 'AbandonRegistration'; data: { reason: string } };
 
 export const registrationProcess: ProcessManager<RegistrationInput, RegistrationEvent, RegistrationState, RegistrationOutput> = {
@@ -52,7 +49,6 @@ export const registrationProcess: ProcessManager<RegistrationInput, Registration
     return [
       { type: 'ReleaseReservation', data: { key: plan.email_reservation, owner_id: plan.user_id } },
       { type: 'ReleaseReservation', data: { key: plan.slug_reservation, owner_id: plan.tenant_id } },
-      ...(input.data.tenant_created ? [{ type: 'SuspendTenant' as const, data: { tenant_id: plan.tenant_id, reason: 'registration_abandoned' } }] : []),
       { type: 'AbandonRegistration', data: { reason: 'timed_out' } },
     ];
   },
@@ -66,14 +62,8 @@ export function registrationSaga(deps: IdentityDependencies, options: { concurre
     const stream = registrationStream(registrationId);
     const { state } = await loadAggregate(deps, registrationAggregate, stream);
     if (state.status !== 'pending') return;
-    const [{ state: user }, { state: tenant }] = await Promise.all([
-      loadAggregate(deps, userAggregate, userStream(state.user_id)),
-      loadAggregate(deps, tenantAggregate, tenantStream(state.tenant_id)),
-    ]);
-    const input: RegistrationInput = {
-      type: 'RegistrationDue',
-      data: { registration_id: registrationId, user_registered: user.status === 'registered', tenant_created: tenant.status !== 'absent' },
-    };
+    const { state: user } = await loadAggregate(deps, userAggregate, userStream(state.user_id));
+    const input: RegistrationInput = { type: 'RegistrationDue', data: { registration_id: registrationId, user_registered: user.status === 'registered' } };
     const context: RequestContext = { ...systemContext(registrationId, REGISTRATION, null), tenant_id: state.tenant_id };
     for (const output of registrationProcess.decide(input, state, { now: deps.clock.now() })) {
       switch (output.type) {
@@ -82,9 +72,6 @@ export function registrationSaga(deps: IdentityDependencies, options: { concurre
           break;
         case 'ReleaseReservation':
           await releaseReservationByKey(deps, output.data.key, output.data.owner_id, context);
-          break;
-        case 'SuspendTenant':
-          if (tenant.status === 'active') await handleCommand(deps, tenantAggregate, tenantStream(output.data.tenant_id), { type: 'SuspendTenant', data: { reason: output.data.reason } }, context);
           break;
         case 'AbandonRegistration':
           await handleCommand(deps, registrationAggregate, stream, output, context);

@@ -24,6 +24,9 @@ const started = t.type({
   /** The keys naming the reservation streams of the email and of the slug (keyed digests). */
   email_reservation: t.string,
   slug_reservation: t.string,
+  /** The tenant to create once the user exists (no personal data: the organization's name and slug). */
+  organization_name: t.string,
+  slug: t.string,
   started_at: t.string,
   expires_at: t.string,
 });
@@ -56,6 +59,8 @@ const planOf = (state: Exclude<RegistrationState, { status: 'absent' }>): Regist
   workspace_id: state.workspace_id,
   email_reservation: state.email_reservation,
   slug_reservation: state.slug_reservation,
+  organization_name: state.organization_name,
+  slug: state.slug,
 });
 
 export const registrationDecider: Decider<RegistrationCommand, RegistrationEvent, RegistrationState> = {
