@@ -29,6 +29,14 @@ describe('identity over GraphQL and /api/v1/me/sessions', () => {
       expect(verified.json.data.verify_otp.tenant.slug).to.equal('acme-shoes');
       expect(verified.json.data.verify_otp.user.email_verified).to.equal(true);
       expect(verified.json.data.verify_otp.token).to.match(/^v4\.public\./);
+      // The sign-up is a registration, started first and completed last, naming no email.
+      const userId = registered.json.data.register.user_id;
+      const events = await server.platform.storedEvents.readAll({ filter: { kind: 'event_type_prefix', prefixes: ['Registration'] }, maxCount: 100_000 });
+      const mine = events.filter((event) => (event.data as { user_id?: string }).user_id === userId);
+      expect(mine.map((event) => event.type)).to.deep.equal(['RegistrationStarted']);
+      const completed = events.filter((event) => event.stream === mine[0].stream).map((event) => event.type);
+      expect(completed).to.deep.equal(['RegistrationStarted', 'RegistrationCompleted']);
+      expect(JSON.stringify(mine[0].data)).to.not.match(/ada@example/i);
     });
 
     it('names every stream <category>-<id> with a declared category, and keeps the email out of stream names and reservations', async () => {
@@ -58,6 +66,9 @@ describe('identity over GraphQL and /api/v1/me/sessions', () => {
       expect(sameEmail.json.errors[0].extensions).to.deep.include({ code: 'email_taken', status: 409 });
       const sameSlug = await gql(server, REGISTER, { email: 'second@example.com', password: PASSWORD, name: 'X', organization_name: 'Y', slug: 'taken-slug' });
       expect(sameSlug.json.errors[0].extensions).to.deep.include({ code: 'slug_taken', status: 409, field: 'slug' });
+      // Each refused sign-up is a registration abandoned at once, for its reason.
+      const abandoned = await server.platform.storedEvents.readAll({ filter: { kind: 'event_type', types: ['RegistrationAbandoned'] }, maxCount: 100_000 });
+      expect(abandoned.map((event) => (event.data as { reason: string }).reason)).to.include.members(['email_taken', 'slug_taken']);
       // The email of the refused registration is free again.
       const retry = await gql(server, REGISTER, { email: 'second@example.com', password: PASSWORD, name: 'X', organization_name: 'Y', slug: 'free-slug-2' });
       expect(retry.json.errors).to.equal(undefined);
