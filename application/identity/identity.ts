@@ -200,6 +200,9 @@ export async function finishRegistration(deps: IdentityDependencies, plan: Regis
   const scoped: RequestContext = { ...context, tenant_id: tenantId };
   const { state: user } = await loadAggregate(deps, userAggregate, userStream(userId));
   if (user.status !== 'registered') throw new Error(`registration ${registrationId}: its user ${userId} is not registered`);
+  // A sign-up that outlived its deadline may have been abandoned meanwhile (its slug released): it creates no tenant then.
+  const { state: registration } = await loadAggregate(deps, registrationAggregate, registrationStream(registrationId));
+  if (registration.status === 'abandoned') throw new DomainError('conflict', 'registration_abandoned', 'this sign-up took too long and was abandoned; sign up again');
   await handleCommand(deps, tenantAggregate, tenantStream(tenantId), createTenantOf(plan), scoped, { tenantId, idempotencyKey: step('tenant') });
   await handleCommand(deps, membershipAggregate, membershipStream(tenantId), { type: 'AddMember', data: { tenant_id: tenantId, user_id: userId, role: 'owner' } }, scoped, {
     idempotencyKey: step('membership'),
