@@ -5,8 +5,8 @@
 //
 // The HTTP status says what REST's would: 400 for a request that cannot run (syntax,
 // validation, a query over its depth, field or cost limit, introspection when it is off), 401
-// when a credential was missing or refused (so a console logs in again), 429 when rate
-// limited; otherwise 200, with domain errors inside the GraphQL answer.
+// when a credential was missing or refused (so a console logs in again), 403 when the tenant
+// is suspended, 429 when rate limited; otherwise 200, with domain errors inside the GraphQL answer.
 
 import Router from '@koa/router';
 import { type DocumentNode, GraphQLError, type GraphQLFormattedError, type ValidationRule, execute, parse, printSchema, specifiedRules, validate } from 'graphql';
@@ -97,6 +97,8 @@ function statusOf(errors: readonly GraphQLFormattedError[] | undefined, executed
   if (!errors) return 200;
   if (errors.some((error) => error.extensions?.code === 'rate_limited')) return 429;
   if (errors.some((error) => error.extensions?.status === 401)) return 401;
+  // A suspended tenant's credential or login: refused as REST refuses it.
+  if (errors.some((error) => error.extensions?.code === 'tenant_suspended')) return 403;
   if (!executed && errors.some((error) => error.extensions?.status === 400)) return 400;
   return 200;
 }

@@ -42,6 +42,7 @@ import {
   authenticateTenantToken,
   membershipAggregate,
   passwordProblem,
+  requireActiveTenant,
   startSession,
   userAggregate,
   userIdByEmail,
@@ -308,6 +309,7 @@ export async function acceptInvitation(deps: IdentityDependencies, input: Accept
   if (problem) throw problem;
   if (invitation.status !== 'pending') throw invitationNotFound();
   const { tenant_id: tenantId, email, role } = invitation;
+  await requireActiveTenant(deps, tenantId);
 
   const existing = await userIdByEmail(deps, email);
   const userId = existing ?? deps.ids.newId();
