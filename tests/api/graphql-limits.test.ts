@@ -6,7 +6,7 @@ import { getIntrospectionQuery } from 'graphql';
 import { type Account, LOGIN, PASSWORD, gql, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 
-const PRODUCTION = { NODE_ENV: 'production', METRICS_PUBLIC: 'true' };
+const PRODUCTION = { NODE_ENV: 'production', METRICS_PUBLIC: 'true', MAIL_OUTBOX_ONLY: 'true' };
 
 describe('GraphQL query limits', () => {
   let server: TestServer;
