@@ -10,7 +10,7 @@
 
 import Router from '@koa/router';
 import { type DocumentNode, GraphQLError, type GraphQLFormattedError, type ValidationRule, execute, parse, printSchema, specifiedRules, validate } from 'graphql';
-import { type AbuseLimits, RateLimitedError, guardAttempt } from '../../application/identity/abuse-controls';
+import { type AbuseLimits, RateLimitedError, guardAttempt, loginFailureBudget } from '../../application/identity/abuse-controls';
 import { type IdentityDependencies, type Principal, authenticateTenantToken } from '../../application/identity/identity';
 import type { RateLimiter } from '../../application/ports/rate-limiter';
 import { DomainError } from '../../domain/shared/errors';
@@ -139,6 +139,7 @@ export function graphqlRouter(identity: IdentityDependencies, options: GraphqlOp
       request,
       identity,
       guard: (action, email) => guardAttempt(options.limiter, options.limits, action, request.ip, email),
+      loginFailures: (email) => loginFailureBudget(options.limiter, options.limits, email),
     };
     const result = await execute({ schema: graphqlSchema(), document: prepared.document, variableValues, operationName, contextValue });
     const errors = result.errors?.map((error) => formatError(error, (err) => ctx.state.logger.error({ err }, 'graphql resolver failed')));

@@ -196,19 +196,42 @@ function decoyPasswordHash(deps: Pick<IdentityDependencies, 'passwords' | 'secre
   return decoy;
 }
 
-export async function login(deps: IdentityDependencies, email: string, password: string, tenantId: string | null, context: RequestContext): Promise<SessionResult> {
+/** An email's budget of failed logins (application/identity/abuse-controls.ts `loginFailureBudget`). */
+export interface LoginFailureBudget {
+  /** Throws RateLimitedError when even a right password must wait (the email's failures passed the lock bound). */
+  admit(): Promise<void>;
+  /** Spends one failure; throws RateLimitedError past the failure budget, and then the failure is not recorded. */
+  fail(): Promise<void>;
+}
+
+const unlimitedFailures: LoginFailureBudget = { admit: async () => undefined, fail: async () => undefined };
+
+export async function login(
+  deps: IdentityDependencies,
+  email: string,
+  password: string,
+  tenantId: string | null,
+  context: RequestContext,
+  failures: LoginFailureBudget = unlimitedFailures,
+): Promise<SessionResult> {
+  await failures.admit();
   const userId = await userIdByEmail(deps, email);
   if (!userId) {
     // The same password work as a real account, so the answer's timing does not tell which emails exist.
     await deps.passwords.verify(password, await decoyPasswordHash(deps));
+    await failures.fail();
     throw credentialsRejected();
   }
   const { state } = await loadAggregate(deps, userAggregate, userStream(userId));
-  if (state.status !== 'registered') throw credentialsRejected();
+  if (state.status !== 'registered') {
+    await failures.fail();
+    throw credentialsRejected();
+  }
   const memberships = await activeMemberships(deps, userId);
   const membership = tenantId ? memberships.find((m) => m.tenant_id === tenantId) : await defaultMembership(deps, memberships);
   const actorContext: RequestContext = { ...context, tenant_id: membership?.tenant_id ?? memberships[0]?.tenant_id ?? null, actor: { kind: 'user', id: userId } };
   if (!(await deps.passwords.verify(password, state.password_hash))) {
+    await failures.fail();
     await handleCommand(deps, userAggregate, userStream(userId), { type: 'RecordLoginFailure', data: { reason: 'wrong_password' } }, actorContext);
     throw credentialsRejected();
   }
