@@ -163,6 +163,8 @@ describe('team invitations and memberships (/api/v1/team, spec 4.10)', () => {
         [{ role: 'member' }, 'invalid_request', 'email'],
         [{ email: 42, role: 'member' }, 'invalid_request', 'email'],
         [{ email: 'not-an-email', role: 'member' }, 'invalid_email', 'email'],
+        [{ email: '<script>alert(1)</script>@x.io', role: 'member' }, 'invalid_email', 'email'],
+        [{ email: 'ok@exa mple.com', role: 'member' }, 'invalid_email', 'email'],
         [{ email: 'ok@example.com' }, 'invalid_request', 'role'],
         [{ email: 'ok@example.com', role: 'owner' }, 'invalid_request', 'role'],
         [{ email: 'ok@example.com', role: 'emperor' }, 'invalid_request', 'role'],
