@@ -9,7 +9,7 @@
 // is suspended, 429 when rate limited; otherwise 200, with domain errors inside the GraphQL answer.
 
 import Router from '@koa/router';
-import { type DocumentNode, GraphQLError, type GraphQLFormattedError, type ValidationRule, execute, parse, printSchema, specifiedRules, validate } from 'graphql';
+import { type DocumentNode, GraphQLError, Kind, type GraphQLFormattedError, type ValidationRule, execute, parse, printSchema, specifiedRules, validate } from 'graphql';
 import { type AbuseLimits, RateLimitedError, guardAttempt, loginFailureBudget } from '../../application/identity/abuse-controls';
 import { type IdentityDependencies, type Principal, authenticateTenantToken } from '../../application/identity/identity';
 import type { RateLimiter } from '../../application/ports/rate-limiter';
@@ -81,6 +81,11 @@ function preparedDocument(
   } catch (error) {
     if (error instanceof GraphQLError) return { errors: [error] };
     throw error;
+  }
+  // The schema has no subscriptions; execute() would answer 200 with an error inside.
+  const subscription = document.definitions.find((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'subscription');
+  if (subscription) {
+    return { errors: [new GraphQLError('subscriptions are not served: send a query or a mutation', { nodes: subscription, extensions: { code: 'invalid_request', status: 400 } })] };
   }
   const shape = queryShapeProblem(document, options.queryLimits);
   if (shape) return { errors: [shape] };
