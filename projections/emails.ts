@@ -5,7 +5,7 @@
 import { type EmailEvent, type EmailStatus, emailEvents } from '../domain/email/email';
 import type { EventProjection } from './projection';
 
-export const EMAIL_STATUSES: readonly DocumentStatus[] = ['queued', 'sending', 'retrying', 'sent', 'abandoned'];
+export const EMAIL_STATUSES: readonly DocumentStatus[] = ['queued', 'sending', 'retrying', 'sent', 'kept', 'abandoned'];
 type DocumentStatus = Exclude<EmailStatus, 'absent'>;
 
 export interface EmailDocument {
@@ -85,6 +85,10 @@ export const emailsProjection: EventProjection<EmailEvent['type']> = {
           next_attempt_at: null,
           position,
         });
+        return;
+      case 'EmailKept':
+        // Not sent: no transport took it (sent_at stays null).
+        view.patch(EMAILS, current.id, { status: 'kept', provider: event.data.provider, next_attempt_at: null, position });
         return;
       case 'EmailSendFailed':
         view.patch(EMAILS, current.id, {

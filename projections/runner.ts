@@ -429,11 +429,12 @@ export class ProjectionRunner {
     const head = await this.deps.eventStore.headPosition();
     const stored = new Map((await this.deps.readStore.listProjectionStates()).map((state) => [state.name, state]));
     const now = this.deps.clock.now();
-    return this.projections.map((projection) => {
+    return Promise.all(this.projections.map(async (projection) => {
       const live = this.projectionOf(projection.name);
       const state = stored.get(projection.name);
       const runsHere = this.started && live.status !== 'standby';
-      const checkpoint = runsHere ? live.checkpoint : (state?.checkpoint ?? 0);
+      // Held elsewhere (or by no process): as far as the holder's read model truly is, as waitFor sees it.
+      const checkpoint = runsHere ? live.checkpoint : await this.positionPastSkipped(live, state?.checkpoint ?? 0, head);
       const status: ProjectionRunState = this.rebuilding.has(projection.name) ? 'rebuilding' : this.started ? live.status : (state?.status ?? 'stopped');
       return {
         name: projection.name,
@@ -445,7 +446,18 @@ export class ProjectionRunner {
         error: runsHere ? live.error : (state?.error ?? null),
         holder: leaseIsLive(state?.lease, now) ? state.lease.holder : null,
       };
-    });
+    }));
+  }
+
+  /**
+   * Where a projection's read model is, given its stored checkpoint: its holder stores a
+   * checkpoint that moved only past events the projection does not handle now and then, so
+   * up to the event before the next one it handles (the head when there is none) it is as of
+   * the stored checkpoint already.
+   */
+  private async positionPastSkipped(live: LiveProjection, stored: number, head: number): Promise<number> {
+    const [next] = await live.feed.read(stored, 1);
+    return Math.max(stored, next ? next.position - 1 : head);
   }
 
   /** True once the named projections (default: all) have passed `position`; false on timeout. */
@@ -491,9 +503,7 @@ export class ProjectionRunner {
             const head = await this.deps.eventStore.headPosition();
             const stored = new Map((await this.deps.readStore.listProjectionStates()).map((state) => [state.name, state.checkpoint]));
             for (const live of behind) {
-              const checkpoint = stored.get(live.projection.name) ?? 0;
-              const [next] = await live.feed.read(checkpoint, 1);
-              live.checkpoint = Math.max(live.checkpoint, checkpoint, next ? next.position - 1 : head);
+              live.checkpoint = Math.max(live.checkpoint, await this.positionPastSkipped(live, stored.get(live.projection.name) ?? 0, head));
             }
             this.notify();
           } catch (error) {

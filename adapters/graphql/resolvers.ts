@@ -80,8 +80,9 @@ export class AuthResolver {
     @Arg('tenant_id', () => ID, { nullable: true }) tenant_id: string | null,
     @Ctx() ctx: GraphqlContext,
   ): Promise<AuthPayload> {
-    await ctx.guard('login', email);
-    return identity.login(ctx.identity, email, password, tenant_id, ctx.request);
+    // Per IP every attempt counts; per email only failures do (abuse-controls.ts).
+    await ctx.guard('login', null);
+    return identity.login(ctx.identity, email, password, tenant_id, ctx.request, ctx.loginFailures(email));
   }
 
   @Mutation(() => Boolean, { description: 'answers true whether or not the email exists', complexity: COST.write })

@@ -5,12 +5,12 @@
 //
 // The HTTP status says what REST's would: 400 for a request that cannot run (syntax,
 // validation, a query over its depth, field or cost limit, introspection when it is off), 401
-// when a credential was missing or refused (so a console logs in again), 429 when rate
-// limited; otherwise 200, with domain errors inside the GraphQL answer.
+// when a credential was missing or refused (so a console logs in again), 403 when the tenant
+// is suspended, 429 when rate limited; otherwise 200, with domain errors inside the GraphQL answer.
 
 import Router from '@koa/router';
-import { type DocumentNode, GraphQLError, type GraphQLFormattedError, type ValidationRule, execute, parse, printSchema, specifiedRules, validate } from 'graphql';
-import { type AbuseLimits, RateLimitedError, guardAttempt } from '../../application/identity/abuse-controls';
+import { type DocumentNode, GraphQLError, Kind, type GraphQLFormattedError, type ValidationRule, execute, parse, printSchema, specifiedRules, validate } from 'graphql';
+import { type AbuseLimits, RateLimitedError, guardAttempt, loginFailureBudget } from '../../application/identity/abuse-controls';
 import { type IdentityDependencies, type Principal, authenticateTenantToken } from '../../application/identity/identity';
 import type { RateLimiter } from '../../application/ports/rate-limiter';
 import { DomainError } from '../../domain/shared/errors';
@@ -82,6 +82,11 @@ function preparedDocument(
     if (error instanceof GraphQLError) return { errors: [error] };
     throw error;
   }
+  // The schema has no subscriptions; execute() would answer 200 with an error inside.
+  const subscription = document.definitions.find((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'subscription');
+  if (subscription) {
+    return { errors: [new GraphQLError('subscriptions are not served: send a query or a mutation', { nodes: subscription, extensions: { code: 'invalid_request', status: 400 } })] };
+  }
   const shape = queryShapeProblem(document, options.queryLimits);
   if (shape) return { errors: [shape] };
   const schema = graphqlSchema();
@@ -97,6 +102,8 @@ function statusOf(errors: readonly GraphQLFormattedError[] | undefined, executed
   if (!errors) return 200;
   if (errors.some((error) => error.extensions?.code === 'rate_limited')) return 429;
   if (errors.some((error) => error.extensions?.status === 401)) return 401;
+  // A suspended tenant's credential or login: refused as REST refuses it.
+  if (errors.some((error) => error.extensions?.code === 'tenant_suspended')) return 403;
   if (!executed && errors.some((error) => error.extensions?.status === 400)) return 400;
   return 200;
 }
@@ -137,6 +144,7 @@ export function graphqlRouter(identity: IdentityDependencies, options: GraphqlOp
       request,
       identity,
       guard: (action, email) => guardAttempt(options.limiter, options.limits, action, request.ip, email),
+      loginFailures: (email) => loginFailureBudget(options.limiter, options.limits, email),
     };
     const result = await execute({ schema: graphqlSchema(), document: prepared.document, variableValues, operationName, contextValue });
     const errors = result.errors?.map((error) => formatError(error, (err) => ctx.state.logger.error({ err }, 'graphql resolver failed')));

@@ -5,6 +5,7 @@
 import { isLeft } from 'fp-ts/Either';
 import type { Decider, Message } from '../../domain/shared/decider';
 import { DomainError, RejectionWithEvents } from '../../domain/shared/errors';
+import { parseStreamName } from '../../domain/shared/stream-names';
 import type { Clock, IdGenerator } from '../ports/clock';
 import { type DomainEventStore, type DomainRecordedEvent, EventDecodingError } from '../ports/domain-event-store';
 import { type NewEvent, WrongExpectedRevisionError } from '../ports/event-store';
@@ -102,7 +103,7 @@ export async function handleCommand<Command extends Message, Event extends Messa
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
       if (options.expectedRevision !== undefined) throw preconditionFailed(stream, options.expectedRevision, error.actual);
       if (attempt >= maxAttempts) {
-        throw new DomainError('conflict', 'concurrent_modification', `${stream} kept changing while the command ran; try again`);
+        throw new DomainError('conflict', 'concurrent_modification', `the ${recordOf(stream)} kept changing while the command ran; try again`);
       }
       await jitter(attempt);
     }
@@ -116,8 +117,11 @@ function ownEvent<Event extends Message>(aggregate: Aggregate<Message, Event, un
 }
 
 function preconditionFailed(stream: string, expected: number, actual: number | 'no_stream'): DomainError {
-  return new DomainError('precondition_failed', 'revision_mismatch', `${stream} is at revision ${String(actual)}, not ${expected}`);
+  return new DomainError('precondition_failed', 'revision_mismatch', `the ${recordOf(stream)} is at revision ${String(actual)}, not ${expected}`);
 }
+
+/** What a client may read of a stream's name: its category; the id can be a tenant id or a reservation's keyed digest. */
+export const recordOf = (stream: string): string => parseStreamName(stream).category;
 
 /** Folds a stream into its aggregate's state, for reads that need the write model's truth. */
 export async function loadAggregate<Command extends Message, Event extends Message, State>(

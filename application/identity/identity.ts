@@ -13,7 +13,7 @@ import {
   registrationEvents,
   registrationStream,
 } from '../../domain/registration/registration';
-import { DomainError, invalid } from '../../domain/shared/errors';
+import { DomainError, forbidden, invalid } from '../../domain/shared/errors';
 import { normalizeText } from '../../domain/shared/text';
 import { slugFromName } from '../../domain/tenant/slug';
 import type { TenantCommand } from '../../domain/tenant/commands';
@@ -267,6 +267,14 @@ async function activeMemberships(deps: IdentityDependencies, userId: string): Pr
   return page.items;
 }
 
+/** Where a login without a tenant lands: the oldest active membership of an active tenant, else the oldest active one, else the oldest. */
+async function defaultMembership(deps: IdentityDependencies, memberships: MembershipDocument[]): Promise<MembershipDocument | undefined> {
+  const active = memberships.filter((m) => m.status === 'active');
+  const tenants = deps.readStore.collection<TenantDocument>(TENANTS);
+  for (const membership of active) if (isActiveTenant(await tenants.get(membership.tenant_id))) return membership;
+  return active[0] ?? memberships[0];
+}
+
 const decoyHashes = new WeakMap<PasswordHasher, Promise<string>>();
 
 /**
@@ -282,19 +290,42 @@ function decoyPasswordHash(deps: Pick<IdentityDependencies, 'passwords' | 'secre
   return decoy;
 }
 
-export async function login(deps: IdentityDependencies, email: string, password: string, tenantId: string | null, context: RequestContext): Promise<SessionResult> {
+/** An email's budget of failed logins (application/identity/abuse-controls.ts `loginFailureBudget`). */
+export interface LoginFailureBudget {
+  /** Throws RateLimitedError when even a right password must wait (the email's failures passed the lock bound). */
+  admit(): Promise<void>;
+  /** Spends one failure; throws RateLimitedError past the failure budget, and then the failure is not recorded. */
+  fail(): Promise<void>;
+}
+
+const unlimitedFailures: LoginFailureBudget = { admit: async () => undefined, fail: async () => undefined };
+
+export async function login(
+  deps: IdentityDependencies,
+  email: string,
+  password: string,
+  tenantId: string | null,
+  context: RequestContext,
+  failures: LoginFailureBudget = unlimitedFailures,
+): Promise<SessionResult> {
+  await failures.admit();
   const userId = await userIdByEmail(deps, email);
   if (!userId) {
     // The same password work as a real account, so the answer's timing does not tell which emails exist.
     await deps.passwords.verify(password, await decoyPasswordHash(deps));
+    await failures.fail();
     throw credentialsRejected();
   }
   const { state } = await loadAggregate(deps, userAggregate, userStream(userId));
-  if (state.status !== 'registered') throw credentialsRejected();
+  if (state.status !== 'registered') {
+    await failures.fail();
+    throw credentialsRejected();
+  }
   const memberships = await activeMemberships(deps, userId);
-  const membership = tenantId ? memberships.find((m) => m.tenant_id === tenantId) : memberships.find((m) => m.status === 'active') ?? memberships[0];
+  const membership = tenantId ? memberships.find((m) => m.tenant_id === tenantId) : await defaultMembership(deps, memberships);
   const actorContext: RequestContext = { ...context, tenant_id: membership?.tenant_id ?? memberships[0]?.tenant_id ?? null, actor: { kind: 'user', id: userId } };
   if (!(await deps.passwords.verify(password, state.password_hash))) {
+    await failures.fail();
     await handleCommand(deps, userAggregate, userStream(userId), { type: 'RecordLoginFailure', data: { reason: 'wrong_password' } }, actorContext);
     throw credentialsRejected();
   }
@@ -328,8 +359,25 @@ export async function signSessionToken(
   return deps.tokens.sign(claims);
 }
 
-/** Opens a session for a membership and signs its token. */
+const tenantSuspended = (): DomainError => forbidden('tenant_suspended', 'this organization is suspended; its owner can contact support');
+
+/** Whether a tenant read model admits its members, widget and webhooks: only an active tenant does. */
+const isActiveTenant = (tenant: TenantDocument | null): tenant is TenantDocument => tenant !== null && tenant.status === 'active';
+
+/**
+ * The tenant, when it is active; 403 `tenant_suspended` for a suspended (or deleted) one. The
+ * one rule for every way into a tenant: its users' tokens, logins and sessions, its widget
+ * token and its webhooks, however the suspension happened.
+ */
+export async function requireActiveTenant(deps: Pick<IdentityDependencies, 'readStore'>, tenantId: string): Promise<TenantDocument> {
+  const tenant = await deps.readStore.collection<TenantDocument>(TENANTS).get(tenantId);
+  if (!isActiveTenant(tenant)) throw tenantSuspended();
+  return tenant;
+}
+
+/** Opens a session for a membership and signs its token; 403 `tenant_suspended` unless its tenant is active. */
 export async function startSession(deps: IdentityDependencies, userId: string, membership: MembershipDocument, context: RequestContext): Promise<SessionResult> {
+  await requireActiveTenant(deps, membership.tenant_id);
   const token = await signSessionToken(
     deps,
     { user_id: userId, tenant_id: membership.tenant_id, role: membership.role, audience: 'tenant', actor: { kind: 'user', id: userId } },
@@ -415,7 +463,8 @@ async function isWidgetToken(deps: IdentityDependencies, token: string): Promise
 /**
  * Authenticates a tenant token: signature, audience and expiry, then the stored session
  * (a revoked one fails) and the membership (a disabled or removed member fails; the role is
- * the current one, not the one in the token). A token that is not a user token is told
+ * the current one, not the one in the token), then the tenant (suspended: 403
+ * `tenant_suspended`). A token that is not a user token is told
  * apart only on that failing path, by looking it up: a tenant's widget token is
  * `widget_token_not_allowed`, anything else (whatever it looks like) `invalid_token`.
  */
@@ -425,11 +474,16 @@ export async function authenticateTenantToken(deps: IdentityDependencies, token:
     if (await isWidgetToken(deps, token)) throw unauthorized('widget_token_not_allowed', 'a widget token is only valid on widget routes');
     throw unauthorized('invalid_token', 'the token is invalid or has expired');
   }
-  const session = await deps.readStore.collection<SessionDocument>(SESSIONS).get(claims.jti);
+  const [session, membership, tenant] = await Promise.all([
+    deps.readStore.collection<SessionDocument>(SESSIONS).get(claims.jti),
+    deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(claims.tenant_id, claims.user_id)),
+    deps.readStore.collection<TenantDocument>(TENANTS).get(claims.tenant_id),
+  ]);
   if (!session || session.status !== 'active') throw unauthorized('session_revoked', 'this session has been revoked; log in again');
   // verify() checked the token's expiry, which is the session's unless the session changed.
   if (session.expires_at !== claims.expires_at && Date.parse(session.expires_at) <= deps.clock.now().getTime()) throw unauthorized('invalid_token', 'the token is invalid or has expired');
-  const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(claims.tenant_id, claims.user_id));
   if (!membership || membership.status !== 'active') throw unauthorized('membership_inactive', 'your membership of this organization is no longer active');
+  // A valid credential of a tenant that may not be used now: 403, and it works again on unsuspend.
+  if (!isActiveTenant(tenant)) throw tenantSuspended();
   return { kind: 'user', user_id: claims.user_id, tenant_id: claims.tenant_id, role: membership.role, jti: claims.jti };
 }

@@ -43,12 +43,14 @@ export type MailDeliveryInput =
   /** The due scan found the email waiting: a scheduled retry, or an attempt with no outcome. */
   | { type: 'EmailDeliveryDue'; data: { email_id: string } }
   | { type: 'MailerAccepted'; data: { email_id: string; attempt: number; provider: string; provider_message_id: string | null } }
+  /** A mailer without a transport took it: kept in the outbox, not sent. */
+  | { type: 'MailerKept'; data: { email_id: string; attempt: number; provider: string } }
   | { type: 'MailerFailed'; data: { email_id: string; attempt: number; error: string } };
 
 export type MailDeliveryOutput =
   /** Claim the attempt (StartEmailAttempt), then call the mailer; its answer comes back as an input. */
   | { type: 'SendEmail'; data: { email_id: string; attempt: number } }
-  | Extract<EmailCommand, { type: 'RecordEmailSent' | 'RecordEmailFailure' | 'AbandonEmail' }>;
+  | Extract<EmailCommand, { type: 'RecordEmailSent' | 'RecordEmailKept' | 'RecordEmailFailure' | 'AbandonEmail' }>;
 
 export function mailDelivery(policy: MailDeliveryPolicy): ProcessManager<MailDeliveryInput, EmailEvent, EmailState, MailDeliveryOutput> {
   const afterFailure = (attempt: number, error: string, now: Date): MailDeliveryOutput[] =>
@@ -82,6 +84,8 @@ export function mailDelivery(policy: MailDeliveryPolicy): ProcessManager<MailDel
           }
         case 'MailerAccepted':
           return state.status === 'sent' ? [] : [{ type: 'RecordEmailSent', data: { provider: input.data.provider, provider_message_id: input.data.provider_message_id } }];
+        case 'MailerKept':
+          return state.status === 'sent' || state.status === 'kept' ? [] : [{ type: 'RecordEmailKept', data: { provider: input.data.provider } }];
         case 'MailerFailed':
           return state.status === 'sending' && state.attempts === input.data.attempt ? afterFailure(input.data.attempt, input.data.error, now) : [];
       }
@@ -128,7 +132,9 @@ export function mailDeliverySaga(deps: MailDeliveryDependencies, policy: MailDel
     try {
       // The same key on every attempt: SMTP carries it as the Message-ID, so a receiver can drop a repeat.
       const { messageId } = await deps.mailer.send({ to, subject, text }, `${MAIL_DELIVERY}:${email_id}`);
-      outcome = { type: 'MailerAccepted', data: { email_id, attempt, provider: deps.mailer.provider, provider_message_id: messageId } };
+      outcome = deps.mailer.delivers
+        ? { type: 'MailerAccepted', data: { email_id, attempt, provider: deps.mailer.provider, provider_message_id: messageId } }
+        : { type: 'MailerKept', data: { email_id, attempt, provider: deps.mailer.provider } };
     } catch (error) {
       outcome = { type: 'MailerFailed', data: { email_id, attempt, error: error instanceof Error ? error.message || error.name : String(error) } };
     }

@@ -42,13 +42,14 @@ import {
   authenticateTenantToken,
   membershipAggregate,
   passwordProblem,
+  requireActiveTenant,
   startSession,
   userAggregate,
   userIdByEmail,
 } from '../identity/identity';
 import { queueEmail } from '../mail/outbox';
 import { InvalidCursorError, MAX_PAGE_SIZE, type Page, type Where } from '../ports/read-store';
-import { claimReservation, releaseReservation, reservationHolder } from '../reservation/reservations';
+import { claimReservation, releaseReservation, reservationClaim } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 
@@ -110,9 +111,15 @@ async function isMember(deps: IdentityDependencies, tenantId: string, userId: st
   return state.status === 'active' && state.members[userId] !== undefined;
 }
 
+// An invitation's stream is written right after its slot is claimed; a holder whose stream is
+// still absent is another request in flight, not a leftover, unless its claim is older than
+// any request could take (a crash between claim and write).
+const ABANDONED_CLAIM_MS = 5 * 60 * 1000;
+
 /**
  * Claims the (tenant, email) slot for a new invitation. A slot still held by an invitation that
- * expired (or was settled without releasing it) is released on its behalf and claimed again.
+ * expired, was settled without releasing it, or was never written by a request that died
+ * (ABANDONED_CLAIM_MS) is released on its behalf and claimed again.
  */
 async function claimPendingSlot(deps: IdentityDependencies, tenantId: string, email: string, invitationId: string, context: RequestContext): Promise<void> {
   const slot = pendingSlot(tenantId, email);
@@ -123,11 +130,13 @@ async function claimPendingSlot(deps: IdentityDependencies, tenantId: string, em
   } catch (error) {
     if (!(error instanceof DomainError && error.code === `${INVITATION_SCOPE}_taken`)) throw error;
   }
-  const holder = await reservationHolder(deps, INVITATION_SCOPE, slot);
-  if (!holder) throw pending();
-  const { state } = await loadAggregate(deps, invitationAggregate, invitationStream(holder));
-  if (state.status === 'pending' && !isExpired(state.expires_at, deps.clock.now())) throw pending();
-  await releaseReservation(deps, INVITATION_SCOPE, slot, holder, context);
+  const claim = await reservationClaim(deps, INVITATION_SCOPE, slot);
+  if (!claim) throw pending();
+  const now = deps.clock.now();
+  const { state } = await loadAggregate(deps, invitationAggregate, invitationStream(claim.owner_id));
+  if (state.status === 'absent' && now.getTime() - Date.parse(claim.claimed_at) < ABANDONED_CLAIM_MS) throw pending();
+  if (state.status === 'pending' && !isExpired(state.expires_at, now)) throw pending();
+  await releaseReservation(deps, INVITATION_SCOPE, slot, claim.owner_id, context);
   await claimReservation(deps, INVITATION_SCOPE, slot, invitationId, context).catch((error: unknown) => {
     throw error instanceof DomainError && error.code === `${INVITATION_SCOPE}_taken` ? pending() : error;
   });
@@ -300,6 +309,7 @@ export async function acceptInvitation(deps: IdentityDependencies, input: Accept
   if (problem) throw problem;
   if (invitation.status !== 'pending') throw invitationNotFound();
   const { tenant_id: tenantId, email, role } = invitation;
+  await requireActiveTenant(deps, tenantId);
 
   const existing = await userIdByEmail(deps, email);
   const userId = existing ?? deps.ids.newId();

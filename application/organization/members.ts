@@ -9,7 +9,7 @@ import { type MemberStatus, type MembershipCommand, type MembershipEvent, type R
 import { DomainError, conflict, forbidden, notFound } from '../../domain/shared/errors';
 import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
-import { type CommandResult, handleCommand } from '../command-handling/handle-command';
+import { type CommandResult, handleCommand, recordOf } from '../command-handling/handle-command';
 import { type IdentityDependencies, type Principal, membershipAggregate, revokeAllSessions, revokeSession } from '../identity/identity';
 import type { Page, Where } from '../ports/read-store';
 import type { RequestContext } from '../shared/request-context';
@@ -85,7 +85,7 @@ async function onMemberAtVersion(
       if (!(error instanceof DomainError && error.kind === 'precondition_failed')) throw error;
     }
   }
-  throw conflict('concurrent_modification', `${stream} kept changing while the command ran; try again`);
+  throw conflict('concurrent_modification', `the ${recordOf(stream)} kept changing while the command ran; try again`);
 }
 
 async function onRoster(

@@ -5,8 +5,10 @@ export interface OutgoingEmail {
   text: string;
 }
 
-/** Delivers email: SMTP when SMTP_URL is set; the log in development otherwise. */
+/** Delivers email: SMTP when SMTP_URL is set; otherwise the log mailer, which only keeps it in the outbox. */
 export interface Mailer {
   readonly provider: string;
+  /** Whether `send` hands the email to a transport; false: it is only kept in the outbox, never recorded as sent. */
+  readonly delivers: boolean;
   send(email: OutgoingEmail, idempotencyKey: string): Promise<{ messageId: string | null }>;
 }

@@ -14,4 +14,6 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Takes one attempt from `key`'s budget. */
   consume(key: string, limit: RateLimit): Promise<RateDecision>;
+  /** Whether `consume` would allow an attempt now, taking nothing. */
+  check(key: string, limit: RateLimit): Promise<RateDecision>;
 }

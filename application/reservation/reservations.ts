@@ -43,8 +43,17 @@ export async function releaseReservation(deps: ReservationDependencies, scope: s
 
 /** Who holds `value` in `scope`, read from the reservation stream itself (always current); null when free. */
 export async function reservationHolder(deps: Pick<ReservationDependencies, 'eventStore' | 'secrets'>, scope: string, value: string): Promise<string | null> {
+  return (await reservationClaim(deps, scope, value))?.owner_id ?? null;
+}
+
+/** The current claim on `value` in `scope`: its holder and when it was claimed; null when free. */
+export async function reservationClaim(
+  deps: Pick<ReservationDependencies, 'eventStore' | 'secrets'>,
+  scope: string,
+  value: string,
+): Promise<{ owner_id: string; claimed_at: string } | null> {
   const [last] = await deps.eventStore.readStream(streamOf(deps, scope, value), { direction: 'backwards', maxCount: 1 });
-  return last?.type === 'ReservationClaimed' ? last.data.owner_id : null;
+  return last?.type === 'ReservationClaimed' ? { owner_id: last.data.owner_id, claimed_at: last.metadata.occurred_at } : null;
 }
 
 /** Whether `value` is free in `scope`. */

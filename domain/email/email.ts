@@ -23,6 +23,12 @@ export const EmailSendFailed = declareEvent(
   'EmailSendFailed',
   t.type({ email_id: t.string, attempt: t.number, error: t.string, failed_at: t.string, next_attempt_at: t.string }),
 );
+/**
+ * The mailer hands emails to no transport (no SMTP_URL: development, or production with
+ * MAIL_OUTBOX_ONLY=true): the email is kept in the outbox, readable by the super admin, and
+ * never counted as sent.
+ */
+export const EmailKept = declareEvent('EmailKept', t.type({ email_id: t.string, provider: t.string, kept_at: t.string }));
 /** The last attempt failed: no more attempts. */
 export const EmailAbandoned = declareEvent('EmailAbandoned', t.type({ email_id: t.string, attempts: t.number, error: t.string, abandoned_at: t.string }));
 /**
@@ -33,7 +39,7 @@ export const EmailAbandoned = declareEvent('EmailAbandoned', t.type({ email_id: 
 export const EmailFailed = declareEvent('EmailFailed', t.type({ email_id: t.string, error: t.string, attempt: t.number, failed_at: t.string }));
 /** A super admin opened the body; `codes_shown` says whether its one-time codes were left in. */
 export const EmailBodyRead = declareEvent('EmailBodyRead', t.type({ email_id: t.string, admin_id: t.string, codes_shown: t.boolean, read_at: t.string }));
-export const emailEvents = eventGroup('email', [EmailQueued, EmailSendStarted, EmailSent, EmailSendFailed, EmailAbandoned, EmailFailed, EmailBodyRead]);
+export const emailEvents = eventGroup('email', [EmailQueued, EmailSendStarted, EmailSent, EmailKept, EmailSendFailed, EmailAbandoned, EmailFailed, EmailBodyRead]);
 export type EmailEvent = GroupEvent<typeof emailEvents>;
 export type EmailQueuedEvent = EventOf<typeof EmailQueued>;
 
@@ -41,6 +47,7 @@ export type EmailCommand =
   | { type: 'QueueEmail'; data: Omit<EventOf<typeof EmailQueued>['data'], 'queued_at'> }
   | { type: 'StartEmailAttempt'; data: { attempt: number } }
   | { type: 'RecordEmailSent'; data: { provider: string; provider_message_id: string | null } }
+  | { type: 'RecordEmailKept'; data: { provider: string } }
   | { type: 'RecordEmailFailure'; data: { attempt: number; error: string; next_attempt_at: string } }
   | { type: 'AbandonEmail'; data: { attempt: number; error: string } }
   | { type: 'RecordEmailBodyRead'; data: { admin_id: string; codes_shown: boolean } };
@@ -59,6 +66,7 @@ export type EmailState =
   | ({ status: 'sending'; started_at: string } & Outbox)
   | ({ status: 'retrying'; next_attempt_at: string } & Outbox)
   | ({ status: 'sent' } & Outbox)
+  | ({ status: 'kept' } & Outbox)
   | ({ status: 'abandoned' } & Outbox);
 
 export type EmailStatus = EmailState['status'];
@@ -78,6 +86,8 @@ export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
         return { ...outbox, status: 'sending', attempts: event.data.attempt, started_at: event.data.started_at };
       case 'EmailSent':
         return { ...outbox, status: 'sent' };
+      case 'EmailKept':
+        return { ...outbox, status: 'kept' };
       case 'EmailSendFailed':
         return { ...outbox, status: 'retrying', attempts: Math.max(outbox.attempts, event.data.attempt), last_error: event.data.error, next_attempt_at: event.data.next_attempt_at };
       case 'EmailAbandoned':
@@ -110,6 +120,8 @@ export const emailDecider: Decider<EmailCommand, EmailEvent, EmailState> = {
       case 'RecordEmailSent':
         // A late success is still the truth, whatever was decided meanwhile.
         return right(state.status === 'sent' ? [] : [{ type: 'EmailSent', data: { email_id, ...command.data, sent_at: now.toISOString() } }]);
+      case 'RecordEmailKept':
+        return right(state.status === 'sent' || state.status === 'kept' ? [] : [{ type: 'EmailKept', data: { email_id, ...command.data, kept_at: now.toISOString() } }]);
       case 'RecordEmailFailure':
         if (state.status !== 'sending' || state.attempts !== command.data.attempt) return right([]);
         return right([{ type: 'EmailSendFailed', data: { email_id, ...command.data, failed_at: now.toISOString() } }]);

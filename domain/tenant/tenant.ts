@@ -58,7 +58,8 @@ function normalizedTexts<T extends Record<string, unknown>>(changes: T, rules: P
   return right(normalized as T);
 }
 
-function normalizedBranding(branding: Branding): Either<DomainError, Branding> {
+/** Branding as stored: each text under the text rule, a #rrggbb colour, an https logo; the first problem otherwise. */
+export function normalizedBranding(branding: Branding): Either<DomainError, Branding> {
   if (branding.primary_color !== undefined && !HEX_COLOR.test(branding.primary_color)) {
     return left(invalid('invalid_branding', 'primary_color must be a #rrggbb colour', 'primary_color'));
   }

@@ -40,13 +40,34 @@ export type UserState =
 
 export const userStream = (userId: string): string => toStreamName(userEvents.category, userId);
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+// An address as SMTP carries it (RFC 5321, ASCII): a dot-atom local part of at most 64
+// characters (letters, digits and !#$%&'*+/=?^_`{|}~-, dots only between them), an @, and a
+// domain of at least two labels (letters, digits, inner hyphens, at most 63 each) whose last
+// one is not all digits; 254 characters in all. Quoted local parts, address literals and
+// non-ASCII (SMTPUTF8) addresses are refused: markup such as `<script>` can never pass.
+const LOCAL_PART = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/i;
+const DOMAIN_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
+
+function isEmailAddress(email: string): boolean {
+  if (email.length > 254) return false;
+  const at = email.lastIndexOf('@');
+  const local = email.slice(0, at);
+  const labels = email.slice(at + 1).split('.');
+  return (
+    at > 0 &&
+    local.length <= 64 &&
+    LOCAL_PART.test(local) &&
+    labels.length >= 2 &&
+    labels.every((label) => DOMAIN_LABEL.test(label)) &&
+    !/^[0-9]+$/.test(labels[labels.length - 1])
+  );
+}
 
 /** Emails are compared and stored lowercased and trimmed. */
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
 export function emailProblem(email: string): DomainError | null {
-  return EMAIL.test(email) && email.length <= 254 ? null : invalid('invalid_email', 'email must be a valid address', 'email');
+  return isEmailAddress(email) ? null : invalid('invalid_email', 'email must be a valid address (name@example.com)', 'email');
 }
 
 const USER_NAME_RULES: TextRules = { max: 100, code: 'invalid_name' };

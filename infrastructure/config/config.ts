@@ -81,6 +81,7 @@ const variables = {
   SUPER_ADMIN_PASSWORD: { codec: fromString('AdminPassword', 'at least 12 characters', (raw) => (raw.length >= 12 ? raw : undefined)), default: undefined },
   SMTP_URL: { codec: urlWithScheme('smtp', 'smtps'), default: undefined },
   SMTP_FROM: { codec: nonEmpty, default: 'svc platform <no-reply@localhost>' },
+  MAIL_OUTBOX_ONLY: { codec: booleanString, default: 'false' },
   READ_CACHE_TTL_MS: { codec: integerBetween(0, 60_000), default: '1000' },
   LEASE_TTL_MS: { codec: integerBetween(100, 600_000), default: '15000' },
   LEASE_HOLDER_ID: { codec: fromString('HolderId', '1 to 200 printable characters', (raw) => (/^[\x21-\x7e]{1,200}$/.test(raw) ? raw : undefined)), default: undefined },
@@ -170,6 +171,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const metricsPublic = values.METRICS_PUBLIC as boolean | undefined;
   if (problems.length === 0 && metricsPublic === false && values.METRICS_AUTH_TOKEN === null && env.NODE_ENV === 'production') {
     problems.push('METRICS_AUTH_TOKEN: expected a token in production unless METRICS_PUBLIC=true (GET /metrics would refuse every scrape)');
+  }
+  // Production that cannot send mail must say so on purpose: otherwise every code and
+  // invitation would silently stay in the outbox.
+  if (env.NODE_ENV === 'production' && values.SMTP_URL === null && values.MAIL_OUTBOX_ONLY === false) {
+    problems.push('SMTP_URL: expected an smtp:// or smtps:// URL in production unless MAIL_OUTBOX_ONLY=true (no email could be sent; they would only be kept in the outbox)');
   }
   if (problems.length === 0 && (values.SUPER_ADMIN_EMAIL === null) !== (values.SUPER_ADMIN_PASSWORD === null)) {
     problems.push('SUPER_ADMIN_PASSWORD: SUPER_ADMIN_EMAIL and SUPER_ADMIN_PASSWORD go together: set both or neither');

@@ -6,6 +6,7 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type { Mailer, OutgoingEmail } from '../../application/ports/mailer';
 
 export class SmtpMailer implements Mailer {
+  readonly delivers = true;
   readonly provider = 'smtp';
   private readonly transport: Transporter;
 

@@ -44,6 +44,14 @@ export class MongoRateLimiter implements RateLimiter {
     }
   }
 
+  async check(key: string, { limit, windowSeconds }: RateLimit): Promise<RateDecision> {
+    const now = this.clock.now().getTime();
+    const perMs = limit / (windowSeconds * 1000);
+    const bucket = await this.buckets.findOne({ _id: key });
+    const tokens = bucket ? Math.min(limit, bucket.tokens + Math.max(0, now - bucket.updated_at) * perMs) : limit;
+    return tokens >= 1 ? { allowed: true, retryAfterSeconds: 0 } : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)) };
+  }
+
   private async take(key: string, { limit, windowSeconds }: RateLimit): Promise<RateDecision> {
     const now = this.clock.now().getTime();
     const perMs = limit / (windowSeconds * 1000);

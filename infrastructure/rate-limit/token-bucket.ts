@@ -24,6 +24,14 @@ export class TokenBucketRateLimiter implements RateLimiter {
     this.buckets = new LRUCache({ max: MAX_KEYS, perf: { now: () => clock.now().getTime() }, ttlResolution: 0 });
   }
 
+  async check(key: string, { limit, windowSeconds }: RateLimit): Promise<RateDecision> {
+    const now = this.clock.now().getTime();
+    const perMs = limit / (windowSeconds * 1000);
+    const bucket = this.buckets.get(key);
+    const tokens = bucket ? Math.min(limit, bucket.tokens + (now - bucket.updatedAt) * perMs) : limit;
+    return tokens >= 1 ? { allowed: true, retryAfterSeconds: 0 } : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)) };
+  }
+
   async consume(key: string, { limit, windowSeconds }: RateLimit): Promise<RateDecision> {
     const now = this.clock.now().getTime();
     const windowMs = windowSeconds * 1000;

@@ -122,6 +122,17 @@ describe('reading an email body through the super admin API', () => {
       expect(audit.items.map((entry) => [entry.actor_kind, entry.actor_id, entry.resource_type, entry.resource_id])).to.deep.equal([['admin', admin.id, 'email', one.json.id]]);
     });
 
+    it('lists what the log mailer took as kept in the outbox, never as sent (#9.7)', async () => {
+      const auth = { authorization: `Bearer ${admin.token}` };
+      const listing = () => server.request('GET', `/api/v1/admin/emails?to=${encodeURIComponent(owner.email)}`, { headers: auth });
+      await eventually(async () => (await listing()).json.items[0]?.status === 'kept', 5000, 'the email kept');
+      const [email] = (await listing()).json.items;
+      expect(email).to.deep.include({ status: 'kept', provider: 'log', sent_at: null });
+      expect((await server.request('GET', '/api/v1/admin/emails?status=sent', { headers: auth })).json.items).to.deep.equal([]);
+      const sent = await server.platform.eventStore.readAll({ filter: { kind: 'event_type', types: ['EmailSent'] } });
+      expect(sent).to.deep.equal([]);
+    });
+
     it('records every read, and none for a listing or an unknown email', async () => {
       const auth = { authorization: `Bearer ${admin.token}` };
       const listed = await server.request('GET', `/api/v1/admin/emails?to=${encodeURIComponent(owner.email)}`, { headers: auth });
@@ -135,7 +146,7 @@ describe('reading an email body through the super admin API', () => {
       await server.platform.readYourWrites(reads[reads.length - 1].position);
       const after = await server.request('GET', `/api/v1/admin/emails?to=${encodeURIComponent(owner.email)}`, { headers: auth });
       expect(after.json.items[0]).to.deep.include({ id, last_error: null });
-      expect(after.json.items[0].status).to.be.oneOf(['queued', 'sent']);
+      expect(after.json.items[0].status).to.be.oneOf(['queued', 'sending', 'kept']);
       expect((await server.request('GET', '/api/v1/admin/emails/no-such-email', { headers: auth })).status).to.equal(404);
       expect(await server.platform.eventStore.readStream('email-no-such-email')).to.deep.equal([]);
     });

@@ -6,7 +6,7 @@ import { getIntrospectionQuery } from 'graphql';
 import { type Account, LOGIN, PASSWORD, gql, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 
-const PRODUCTION = { NODE_ENV: 'production', METRICS_PUBLIC: 'true' };
+const PRODUCTION = { NODE_ENV: 'production', METRICS_PUBLIC: 'true', MAIL_OUTBOX_ONLY: 'true' };
 
 describe('GraphQL query limits', () => {
   let server: TestServer;
@@ -83,6 +83,15 @@ describe('GraphQL query limits', () => {
     const syntax = await gql(server, '{ me { role }', {}, owner.token);
     expect(syntax.status).to.equal(400);
     expect(syntax.json.errors[0].extensions.code).to.equal('invalid_request');
+  });
+
+  it('answers a subscription operation with 400 invalid_request: the schema has none (#9.10)', async () => {
+    for (const query of ['subscription { me { role } }', 'subscription Events { events { id } }']) {
+      const response = await gql(server, query, {}, owner.token);
+      expect(response.status, query).to.equal(400);
+      expect(response.json.data, query).to.equal(null);
+      expect(response.json.errors[0].extensions, query).to.deep.equal({ code: 'invalid_request', status: 400 });
+    }
   });
 });
 

@@ -77,6 +77,7 @@ describe('identity over GraphQL and /api/v1/me/sessions', () => {
     it('refuses each invalid field with its own code', async () => {
       const cases: Array<[Record<string, unknown>, string, string]> = [
         [{ email: 'not-an-email' }, 'invalid_email', 'email'],
+        [{ email: '<script>alert(1)</script>@x.io' }, 'invalid_email', 'email'],
         [{ password: 'short' }, 'weak_password', 'password'],
         [{ name: ' ' }, 'invalid_name', 'name'],
         [{ organization_name: '' }, 'invalid_name', 'organization_name'],

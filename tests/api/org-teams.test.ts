@@ -74,6 +74,13 @@ describe('organization teams (/api/v1/org/teams)', () => {
       }
       expect((await server.request('POST', '/api/v1/org/teams', { headers: as(outsider), body: { name: 'Billing' } })).status).to.equal(201);
     });
+
+    it('says a name is taken without internal keys, tenant ids or digests (#9.10)', async () => {
+      const response = await server.request('POST', '/api/v1/org/teams', { headers: as(owner), body: { name: 'Billing' } });
+      expect(response.json).to.deep.equal({ code: 'team_name_taken', message: 'this team name is already taken' });
+      expect(response.text).to.not.contain(owner.tenant_id);
+      expect(response.text).to.not.match(/[0-9a-f]{32}/);
+    });
   });
 
   describe('GET /teams and /teams/{id}', () => {

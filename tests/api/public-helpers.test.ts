@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { tenantStream } from '../../domain/tenant/tenant';
+import { newEvent } from '../support/events';
 import { gql, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 
@@ -15,6 +17,19 @@ describe('public helpers (/api/v1/public)', () => {
     const response = await server.request('GET', '/api/v1/public/tenant-branding?slug=brand-co');
     expect(response.status).to.equal(200);
     expect(response.json).to.deep.equal({ slug: 'brand-co', name: 'Org brand-co', display_name: 'Org brand-co', primary_color: '#ff8800', logo_url: null, welcome_message: 'Hi!' });
+  });
+
+  it('GET /tenant-branding never serves stored values today’s rules refuse: they are left out or fall back (#9.8)', async () => {
+    const hostile = await registerOwner(server, 'stored-co');
+    // Branding recorded before the text rule, as an older version could have stored it.
+    const changes = { display_name: 'Acme\u202Ecod.exe', welcome_message: 'Hi\u0000<script>', logo_url: 'javascript:alert(1)', primary_color: 'red;}' };
+    const { position } = await server.platform.eventStore.appendToStream(tenantStream(hostile.tenant_id), [
+      newEvent('TenantBrandingChanged', { tenant_id: hostile.tenant_id, changes }),
+    ]);
+    await server.platform.readYourWrites(position);
+    const response = await server.request('GET', '/api/v1/public/tenant-branding?slug=stored-co');
+    expect(response.status).to.equal(200);
+    expect(response.json).to.deep.equal({ slug: 'stored-co', name: 'Org stored-co', display_name: 'Org stored-co', primary_color: null, logo_url: null, welcome_message: null });
   });
 
   it('GET /tenant-branding answers 404 for an unknown slug and 400 without one', async () => {

@@ -163,6 +163,8 @@ describe('team invitations and memberships (/api/v1/team, spec 4.10)', () => {
         [{ role: 'member' }, 'invalid_request', 'email'],
         [{ email: 42, role: 'member' }, 'invalid_request', 'email'],
         [{ email: 'not-an-email', role: 'member' }, 'invalid_email', 'email'],
+        [{ email: '<script>alert(1)</script>@x.io', role: 'member' }, 'invalid_email', 'email'],
+        [{ email: 'ok@exa mple.com', role: 'member' }, 'invalid_email', 'email'],
         [{ email: 'ok@example.com' }, 'invalid_request', 'role'],
         [{ email: 'ok@example.com', role: 'owner' }, 'invalid_request', 'role'],
         [{ email: 'ok@example.com', role: 'emperor' }, 'invalid_request', 'role'],
@@ -186,6 +188,22 @@ describe('team invitations and memberships (/api/v1/team, spec 4.10)', () => {
       expect(pending.json.code).to.equal('invitation_pending');
       // Another tenant may invite the same email.
       expect((await server.request('POST', '/api/v1/team/invite', { headers: as(outsider), body: { email: 'twice@example.com', role: 'member' } })).status).to.equal(201);
+    });
+
+    it('keeps one pending invitation per email when 20 invitations race (#9.2)', async () => {
+      tick();
+      const email = 'raced@example.com';
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, () => server.request('POST', '/api/v1/team/invite', { headers: as(owner), body: { email, role: 'member' } })),
+      );
+      const statuses = responses.map((response) => response.status);
+      expect(statuses.filter((status) => status === 201), statuses.join(',')).to.have.length(1);
+      expect(statuses.filter((status) => status === 409)).to.have.length(19);
+      for (const refused of responses.filter((response) => response.status === 409)) expect(refused.json.code).to.equal('invitation_pending');
+      const listed = await server.request('GET', '/api/v1/team/invitations?status=pending&limit=100', { headers: as(owner) });
+      expect(listed.json.items.filter((i: { email: string }) => i.email === email)).to.have.length(1);
+      const sent = await server.platform.eventStore.readAll({ direction: 'backwards', filter: { kind: 'event_type', types: ['InvitationSent'] }, maxCount: 500 });
+      expect(sent.filter((event) => (event.data as { email: string }).email === email)).to.have.length(1);
     });
   });
 

@@ -52,6 +52,8 @@ describe('command handling', () => {
     await renameTenant(stores.commands, tenant_id, 'Acme 2', userContext(), { expectedRevision: 0 });
     const error = await rejection(renameTenant(stores.commands, tenant_id, 'Acme 3', userContext(), { expectedRevision: 0 }));
     expect(error.kind).to.equal('precondition_failed');
+    // The stream's category, never its id: a tenant id or a reservation's digest is internal (#9.10).
+    expect(error.message).to.equal('the tenant is at revision 1, not 0');
     expect(await stores.eventStore.readStream(tenantStream(tenant_id))).to.have.length(2);
   });
 

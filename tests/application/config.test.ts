@@ -41,7 +41,23 @@ describe('configuration from the environment', () => {
 
   it('wants a metrics token in production unless metrics are public', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(ConfigError, /METRICS_AUTH_TOKEN/);
-    expect(loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true' }).metricsPublic).to.equal(true);
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true', MAIL_OUTBOX_ONLY: 'true' }).metricsPublic).to.equal(true);
+  });
+
+  it('refuses production without SMTP_URL unless MAIL_OUTBOX_ONLY=true says so on purpose (#9.7)', () => {
+    try {
+      loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true' });
+      expect.fail('expected a ConfigError');
+    } catch (error) {
+      expect((error as ConfigError).problems).to.deep.equal([
+        'SMTP_URL: expected an smtp:// or smtps:// URL in production unless MAIL_OUTBOX_ONLY=true (no email could be sent; they would only be kept in the outbox)',
+      ]);
+    }
+    expect(() => loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true', MAIL_OUTBOX_ONLY: 'true' })).to.not.throw();
+    expect(() => loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true', SMTP_URL: 'smtps://u:p@mail.example.com' })).to.not.throw();
+    expect(() => loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true', MAIL_OUTBOX_ONLY: 'yes' })).to.throw(ConfigError, /MAIL_OUTBOX_ONLY: expected "true" or "false"/);
+    // Development and tests keep the log mailer without asking.
+    expect(() => loadConfig({ NODE_ENV: 'development' })).to.not.throw();
   });
 });
 
@@ -55,8 +71,8 @@ describe('GraphQL configuration', () => {
   it('answers introspection outside production, and in production only when GRAPHQL_INTROSPECTION=true', () => {
     expect(loadConfig({ NODE_ENV: 'development' }).graphqlIntrospection).to.equal(true);
     expect(loadConfig({ NODE_ENV: 'test' }).graphqlIntrospection).to.equal(true);
-    expect(loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true' }).graphqlIntrospection).to.equal(false);
-    expect(loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true', GRAPHQL_INTROSPECTION: 'true' }).graphqlIntrospection).to.equal(true);
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true', MAIL_OUTBOX_ONLY: 'true' }).graphqlIntrospection).to.equal(false);
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true', MAIL_OUTBOX_ONLY: 'true', GRAPHQL_INTROSPECTION: 'true' }).graphqlIntrospection).to.equal(true);
     expect(loadConfig({ NODE_ENV: 'development', GRAPHQL_INTROSPECTION: 'false' }).graphqlIntrospection).to.equal(false);
     expect(() => loadConfig({ GRAPHQL_INTROSPECTION: 'on' })).to.throw(ConfigError, /GRAPHQL_INTROSPECTION: expected "true" or "false"/);
   });

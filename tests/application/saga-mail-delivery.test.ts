@@ -18,6 +18,7 @@ import { SagaRunner } from '../../application/sagas/saga-runner';
 import type { EmailEvent, EmailQueuedEvent } from '../../domain/email/email';
 import { emailStream } from '../../domain/email/email';
 import { AesGcmSecrets } from '../../infrastructure/crypto/secrets';
+import { LogMailer } from '../../infrastructure/mail/log-mailer';
 import { EMAILS, type EmailDocument, emailsProjection } from '../../projections/emails';
 import { ProjectionRunner } from '../../projections/runner';
 import { userContext } from '../support/context';
@@ -55,6 +56,15 @@ describe('mail delivery process manager', () => {
   it('records the mailer accepting it, once', () => {
     spec.given([queued, started(1)]).when(accepted(1)).then([{ type: 'RecordEmailSent', data: { provider: 'smtp', provider_message_id: 'm1' } }]);
     spec.given([queued, started(1), sent]).when(accepted(1)).thenNothingHappened();
+  });
+
+  it('records an email a mailer without a transport took as kept, never as sent (#9.7)', () => {
+    const kept: MailDeliveryInput = { type: 'MailerKept', data: { email_id: 'e1', attempt: 1, provider: 'log' } };
+    const keptEvent: EmailEvent = { type: 'EmailKept', data: { email_id: 'e1', provider: 'log', kept_at: FIXED_NOW.toISOString() } };
+    spec.given([queued, started(1)]).when(kept).then([{ type: 'RecordEmailKept', data: { provider: 'log' } }]);
+    spec.given([queued, started(1), keptEvent]).when(kept).thenNothingHappened();
+    spec.given([queued, started(1), keptEvent]).when(queued).thenNothingHappened();
+    spec.given([queued, started(1), keptEvent]).when(due).thenNothingHappened();
   });
 
   it('schedules the next attempt with exponential back-off, and gives up after the last', () => {
@@ -105,6 +115,7 @@ describe('mail delivery process manager', () => {
 /** A mailer that records every call and fails the ones it is told to. */
 class RecordingMailer implements Mailer {
   readonly provider = 'test';
+  readonly delivers = true;
   readonly calls: Array<{ to: string; text: string; key: string }> = [];
   failures: string[] = [];
 
@@ -155,6 +166,20 @@ describe('mail delivery saga', () => {
     expect(await projections.waitFor(await stores.eventStore.headPosition(), { timeoutMs: 5000 })).to.equal(true);
     return stores.readStore.collection<EmailDocument>(EMAILS).get(emailId);
   };
+
+  it('keeps in the outbox, never as sent, what the log mailer (no SMTP_URL) took (#9.7)', async () => {
+    const logMailer = new LogMailer(silentLogger, false);
+    const outboxOnly = mailDeliverySaga({ ...stores.commands, secrets, mailer: logMailer, readStore: stores.readStore }, { ...policy, concurrency: 4 });
+    const { emailId, queued } = await queue();
+    await outboxOnly.handle(queued, context);
+    expect(await types(emailId)).to.deep.equal(['EmailQueued', 'EmailSendStarted', 'EmailKept']);
+    const doc = await emailDocument(emailId);
+    expect(doc).to.deep.include({ status: 'kept', provider: 'log', sent_at: null, next_attempt_at: null });
+    // Kept is final: the due pass does not take it up again, even long after.
+    clock.advance(24 * 3600_000);
+    await outboxOnly.runDue!({ logger: silentLogger });
+    expect(await types(emailId)).to.deep.equal(['EmailQueued', 'EmailSendStarted', 'EmailKept']);
+  });
 
   it('sends once when EmailQueued is delivered twice, one after the other or both at once', async () => {
     const first = await queue('one@example.com');

@@ -51,6 +51,19 @@ export function rateLimiterContract(createFixture: (clock: ManualClock) => Promi
     expect((await attempt(other)).allowed).to.equal(true);
   });
 
+  it('checks without taking: the answer consume would give, and the budget untouched', async () => {
+    expect(await fixture.limiter.check(key, budget)).to.deep.equal({ allowed: true, retryAfterSeconds: 0 });
+    for (let index = 0; index < 5; index += 1) await fixture.limiter.check(key, budget);
+    for (let index = 0; index < 3; index += 1) expect((await attempt()).allowed).to.equal(true);
+    expect(await fixture.limiter.check(key, budget)).to.deep.equal({ allowed: false, retryAfterSeconds: 20 });
+    clock.advance(5_000);
+    expect(await fixture.limiter.check(key, budget)).to.deep.equal({ allowed: false, retryAfterSeconds: 15 });
+    clock.advance(15_000);
+    expect(await fixture.limiter.check(key, budget)).to.deep.equal({ allowed: true, retryAfterSeconds: 0 });
+    expect((await attempt()).allowed).to.equal(true);
+    expect((await attempt()).allowed).to.equal(false);
+  });
+
   it('lets exactly `limit` of many simultaneous attempts through', async () => {
     const decisions = await Promise.all(Array.from({ length: 12 }, () => attempt()));
     expect(decisions.filter((decision) => decision.allowed)).to.have.length(3);

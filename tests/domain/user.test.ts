@@ -1,5 +1,6 @@
+import { expect } from 'chai';
 import type { UserEvent } from '../../domain/user/events';
-import { OTP_MAX_ATTEMPTS, userDecider } from '../../domain/user/user';
+import { OTP_MAX_ATTEMPTS, emailProblem, userDecider } from '../../domain/user/user';
 import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
 
 const spec = deciderSpec(userDecider);
@@ -9,6 +10,41 @@ const registered: UserEvent = {
 };
 const inTenMinutes = new Date(FIXED_NOW.getTime() + 600_000).toISOString();
 const otp: UserEvent = { type: 'OtpIssued', data: { user_id: 'u1', purpose: 'email_verification', code_hash: 'right', expires_at: inTenMinutes } };
+
+describe('email addresses (#9.8)', () => {
+  it('accepts ordinary addresses, plus tags and dots', () => {
+    for (const email of ['ada@example.com', 'ada.lovelace+svc@mail.example.co.uk', "o'brien@example.ie", 'x@a-b.io', `${'a'.repeat(64)}@example.com`]) {
+      expect(emailProblem(email), email).to.equal(null);
+    }
+  });
+
+  it('refuses markup, spaces, bad dots, bad labels and lengths past RFC 5321', () => {
+    for (const email of [
+      '<script>alert(1)</script>@x.io',
+      'ada@<b>x</b>.io',
+      'a b@example.com',
+      '"ada"@example.com',
+      '.ada@example.com',
+      'ada.@example.com',
+      'a..da@example.com',
+      'ada@example',
+      'ada@-example.com',
+      'ada@example-.com',
+      'ada@example..com',
+      'ada@127.0.0.1',
+      'ada@[127.0.0.1]',
+      'adä@example.com',
+      'ada@exämple.com',
+      'ada@@example.com',
+      `${'a'.repeat(65)}@example.com`,
+      `ada@${'a'.repeat(64)}.com`,
+      `ada@${'abcdefghi.'.repeat(25)}com`,
+      'ada@example.com\u0000',
+    ]) {
+      expect(emailProblem(email), email).to.deep.include({ code: 'invalid_email', field: 'email' });
+    }
+  });
+});
 
 describe('user decider', () => {
   it('registers with a normalized email', () => {

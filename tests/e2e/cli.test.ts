@@ -5,7 +5,11 @@ import { execFile, spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { claimReservation } from '../../application/reservation/reservations';
+import { userContext } from '../support/context';
 import { temporaryDirectory } from '../support/files';
+import { startTestServer } from '../support/server';
+import { ManualClock, eventually } from '../support/stores';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
 
 const run = promisify(execFile);
@@ -111,9 +115,54 @@ describe('operator CLI', function () {
   });
 });
 
+describe('operator CLI beside a running server', function () {
+  this.timeout(30_000);
+
+  it('projections status shows the lag /ready shows, after many events the projections skip (#9.9)', async () => {
+    // The clock stands still, so the server stores checkpoints moved only past skipped events once.
+    const server = await startTestServer({}, { clock: new ManualClock(new Date()) });
+    try {
+      for (let index = 0; index < 150; index += 1) await claimReservation(server.platform.commands, 'cli_lag_test', `value-${index}`, `owner-${index}`, userContext());
+      const readyLags = async (): Promise<Record<string, number>> =>
+        Object.fromEntries((await server.request('GET', '/ready')).json.projections.map((p: { name: string; lag: number }) => [p.name, p.lag]));
+      await eventually(async () => Object.values(await readyLags()).every((lag) => lag === 0), 5000, 'projections caught up');
+      const status = await cli(server.platform.config.dataDir, 'projections', 'status');
+      expect(status.code, status.stderr).to.equal(0);
+      const cliLags = Object.fromEntries(
+        status.stdout
+          .trim()
+          .split('\n')
+          .slice(1)
+          .map((line) => line.trim().split(/\s+/))
+          .filter(([name]) => !name.startsWith('saga:'))
+          .map(([name, , , , lag]) => [name, Number(lag)]),
+      );
+      const ready = await readyLags();
+      expect(Object.keys(ready).length).to.be.greaterThan(3);
+      expect(cliLags).to.deep.equal(ready);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('npm start', function () {
   this.timeout(30_000);
   const MAIN = path.join(__dirname, '..', '..', 'infrastructure', 'main.js');
+
+  it('refuses production without SMTP_URL or MAIL_OUTBOX_ONLY=true, and exits 2 (#9.7)', async () => {
+    const dir = temporaryDirectory();
+    try {
+      const failed = await run(process.execPath, [MAIN], { env: { ...process.env, DATA_DIR: dir.path, LOG_LEVEL: 'silent', NODE_ENV: 'production', METRICS_PUBLIC: 'true', SMTP_URL: '', PORT: '0', HOST: '127.0.0.1' } }).then(
+        () => ({ code: 0, stderr: '' }),
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failed.code).to.equal(2);
+      expect(failed.stderr).to.contain('SMTP_URL: expected an smtp:// or smtps:// URL in production unless MAIL_OUTBOX_ONLY=true');
+    } finally {
+      dir.remove();
+    }
+  });
 
   it('says in one line that the port is taken, and exits 2', async () => {
     const dir = temporaryDirectory();

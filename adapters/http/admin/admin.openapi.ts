@@ -10,7 +10,7 @@ const EMAIL_FIELDS = {
   to: string(),
   subject: string(),
   kind: string('what the email is for (verification, password reset, invitation, ...)'),
-  status: enumOf(EMAIL_STATUSES, 'queued, being sent, waiting for a scheduled retry, sent, or given up after the last attempt'),
+  status: enumOf(EMAIL_STATUSES, 'queued, being sent, waiting for a scheduled retry, sent, kept in the outbox (no mail transport is configured: never sent), or given up after the last attempt'),
   queued_at: dateTime(),
   sent_at: nullable(dateTime()),
   provider: nullable(string()),

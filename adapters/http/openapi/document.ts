@@ -34,7 +34,7 @@ const AREAS: readonly ApiArea[] = [
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
   400: { name: 'BadRequest', description: 'the request is invalid: a bad body, query or field (`field` names it), or malformed JSON' },
   401: { name: 'Unauthorized', description: 'the credential is missing, invalid, expired, revoked, or of the wrong kind' },
-  403: { name: 'Forbidden', description: "the caller's role or a rule of the organization does not allow this" },
+  403: { name: 'Forbidden', description: "the caller's role or a rule of the organization does not allow this, or the organization is suspended (`tenant_suspended`)" },
   404: { name: 'NotFound', description: 'no such resource (or not in the caller\'s organization)' },
   409: { name: 'Conflict', description: 'the change conflicts with the current state (a name taken, the last owner, ...)' },
   410: { name: 'Gone', description: 'the resource has expired' },
@@ -81,7 +81,8 @@ function requestBodyOf(method: Method, route: RouteDescription): Schema | undefi
 function errorStatusesOf(route: RouteDescription): ErrorStatus[] {
   const statuses = new Set<ErrorStatus>(route.errors ?? []);
   if (route.access === 'user' || route.access === 'admin_token' || route.access === 'metrics_token') statuses.add(401);
-  if (route.role && route.role !== 'member') statuses.add(403);
+  // A user token of a suspended organization is 403 `tenant_suspended` on every route.
+  if (route.access === 'user' || (route.role && route.role !== 'member')) statuses.add(403);
   if (route.query?.length) statuses.add(400);
   if (route.body) {
     if (!('raw' in route.body)) statuses.add(400);
