@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { silentLogger } from '../../application/ports/logger';
 import { createHttpApp } from '../../adapters/http/server';
+import { invalid } from '../../domain/shared/errors';
 
 const noMetrics = { observeRequest: () => undefined, render: async () => ({ contentType: 'text/plain', body: '' }) };
 
@@ -127,6 +128,9 @@ describe('HTTP routing, the same path again', () => {
     org.get('/members/:id', (ctx) => {
       ctx.body = { name: 'member', params: ctx.params };
     });
+    org.get('/broken', () => {
+      throw invalid('bad_thing', 'this is refused', 'thing');
+    });
     const metrics = { ...noMetrics, observeRequest: (method: string, route: string, status: number) => void observed.push(`${method} ${route} ${status}`) };
     server = http.createServer(createHttpApp({ logger: silentLogger, metrics, bodyLimitBytes: 1024, routers: [org] }).callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -162,5 +166,13 @@ describe('HTTP routing, the same path again', () => {
     expect((await call('/api/v1/org/members', 'DELETE')).status).to.equal(405);
     expect((await call('/api/v1/org/memberz')).status).to.equal(404);
     expect((await call('/api/v1/org/members', 'HEAD')).status).to.equal(200);
+  });
+
+  it('times and counts each request with the status its client gets, errors included', async () => {
+    observed.length = 0;
+    const refused = await call('/api/v1/org/broken');
+    expect(refused).to.deep.include({ status: 400, body: { code: 'bad_thing', message: 'this is refused', field: 'thing' } });
+    expect((await call('/api/v1/org/nothing')).body?.code).to.equal('not_found');
+    expect(observed).to.deep.equal(['GET /api/v1/org/broken 400', 'GET unmatched 404']);
   });
 });

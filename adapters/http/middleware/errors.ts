@@ -1,6 +1,9 @@
-import type { Context, Middleware } from 'koa';
+// Errors answered as `{code, message}`: called by the request context (request-context.ts),
+// which wraps every request, so the access log and metrics see the status the client gets.
+
+import type { Context } from 'koa';
+import type { Logger } from '../../../application/ports/logger';
 import { toErrorResponse } from '../errors';
-import type { RequestState } from './request-context';
 
 // Answered by the router without a body (405 and 501 come with their Allow header).
 const ROUTING_ERRORS: Record<number, { code: string; message: (method: string, path: string) => string }> = {
@@ -9,7 +12,7 @@ const ROUTING_ERRORS: Record<number, { code: string; message: (method: string, p
   501: { code: 'not_implemented', message: (method) => `the method ${method} is not implemented` },
 };
 
-type ErrorContext = Pick<Context, 'body' | 'status' | 'method' | 'path' | 'set'> & { state: Partial<RequestState> };
+type ErrorContext = Pick<Context, 'body' | 'status' | 'method' | 'path' | 'set'> & { state: { logger?: Logger } };
 
 /** Gives a routing answer without a body (404, 405, 501) its `{code, message}`. */
 export function answerRoutingError(ctx: ErrorContext): void {
@@ -27,20 +30,4 @@ export function answerError(ctx: ErrorContext, error: unknown): void {
   ctx.status = response.status;
   ctx.set(response.headers);
   ctx.body = response.body;
-}
-
-/**
- * Turns whatever a later middleware throws into `{code, message}`; 404, 405 and 501 from
- * routing too. The server does this inside requestContext (one middleware fewer on every
- * request); this is the same on its own, for an app without a request context.
- */
-export function errorResponses(): Middleware<RequestState> {
-  return async (ctx, next) => {
-    try {
-      await next();
-      answerRoutingError(ctx);
-    } catch (error) {
-      answerError(ctx, error);
-    }
-  };
 }
