@@ -1,14 +1,15 @@
 // `npm run bench -- api [--duration 10] [--slices 5] [--connections 50] [--warmup 2]`
 //
 // Authenticated `GET /api/v1/org/members` on the embedded platform beside a bare Koa route
-// (one @koa/router route) answering the same JSON, in the same run, with the same load
-// generator (autocannon). Both are Node's own http server, answering each request as soon
-// as it is ready: the platform through `platform.httpServer()`, as `npm start` serves it.
-// Both servers run in one child process so the load generator does not share their event
-// loop. The platform's route does the whole path of a real request: request id, access
-// log, metrics, PASETO verification, the session and membership reads, the members query.
-// The platform must keep >= 0.5 of the bare route's throughput; the exit code is 1 when it
-// does not.
+// (one @koa/router route) doing the same required work (bareMembersApp below) and answering
+// the same bytes, in the same run, with the same load generator (autocannon). Both are
+// Node's own http server, answering each request as soon as it is ready: the platform
+// through `createHttpServer`, as `npm start` serves it. Both servers run in one child
+// process so the load generator does not share their event loop. The platform's route does
+// the whole path of a real request: request id, access log, metrics, error mapping, routing
+// among all its routes, PASETO verification, the session and membership reads, the members
+// query. The platform must keep >= 0.5 of the bare route's throughput; the exit code is 1
+// when it does not. `npm run bench -- api-inprocess` measures the same two without sockets.
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -16,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Koa from 'koa';
 import Router from '@koa/router';
+import { createHttpServer } from '../adapters/http/http-server';
 import { silentLogger } from '../application/ports/logger';
 import { handleCommand } from '../application/command-handling/handle-command';
 import { membershipAggregate, register, login, userAggregate } from '../application/identity/identity';
@@ -80,7 +82,7 @@ export async function setUpApiBench(): Promise<ApiBenchServers> {
 /** Child process: the platform and the bare route, each on its own node:http server. */
 async function serve(): Promise<void> {
   const servers = await setUpApiBench();
-  const platformServer = http.createServer(servers.platformApp.callback());
+  const platformServer = createHttpServer(servers.platformApp);
   const bareServer = http.createServer(servers.bareApp.callback());
   for (const server of [platformServer, bareServer]) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const started: Started = {
