@@ -170,6 +170,18 @@ export class LeaseLostError extends Error {
   }
 }
 
+/** The lease a granted request gives: its holder, until `now` plus the time to live. */
+export function leaseUntil(request: LeaseRequest): ProjectionLease {
+  return { holder: request.holder, expires_at: new Date(request.now.getTime() + request.ttlMs).toISOString() };
+}
+
+/** Every adapter fences a write the same way: one named by `holder` goes through only while that holder has the lease. */
+export function checkLeaseHolder(projection: string, stored: ProjectionState | null, holder: string | undefined): void {
+  if (holder === undefined) return;
+  const actual = stored?.lease?.holder ?? null;
+  if (actual !== holder) throw new LeaseLostError(projection, holder, actual);
+}
+
 /** True while `lease` is held by someone at `now`. */
 export function leaseIsLive(lease: ProjectionLease | null | undefined, now: Date): lease is ProjectionLease {
   return lease !== null && lease !== undefined && lease.expires_at > now.toISOString();

@@ -64,6 +64,8 @@ import {
   CheckpointConflictError,
   DEFAULT_PAGE_SIZE,
   LeaseLostError,
+  checkLeaseHolder,
+  leaseUntil,
   MAX_PAGE_SIZE,
   UndeclaredFieldError,
   UniqueConstraintError,
@@ -156,7 +158,7 @@ export class MongoReadStore implements ReadStore {
         async () => {
           const stored = await this.states().findOne({ _id: commit.projection }, { session });
           // The lease first: a process that lost it stands by rather than reloading to try again.
-          checkHolder(commit.projection, stored, commit.holder);
+          checkLeaseHolder(commit.projection, stored, commit.holder);
           const actual = stored?.checkpoint ?? 0;
           if (actual !== commit.expectedCheckpoint) {
             throw new CheckpointConflictError(commit.projection, commit.expectedCheckpoint, actual);
@@ -537,16 +539,6 @@ function toProjectionState(stored: StoredProjectionState): ProjectionState {
   return { ...stateBody({ ...state, name: state.name ?? _id }), lease: state.lease ?? null };
 }
 
-function leaseUntil(request: LeaseRequest): ProjectionLease {
-  return { holder: request.holder, expires_at: new Date(request.now.getTime() + request.ttlMs).toISOString() };
-}
-
-/** A write fenced by `holder` goes through only while that holder has the lease. */
-function checkHolder(projection: string, stored: ProjectionState | null, holder: string | undefined): void {
-  if (holder === undefined) return;
-  const actual = stored?.lease?.holder ?? null;
-  if (actual !== holder) throw new LeaseLostError(projection, holder, actual);
-}
 
 /** The one place MongoDB's duplicate-key error becomes ours. */
 function mapDuplicateKey(error: unknown, collection: string): unknown {

@@ -15,7 +15,8 @@ import {
   DEFAULT_PAGE_SIZE,
   type Document,
   type FieldCondition,
-  LeaseLostError,
+  checkLeaseHolder,
+  leaseUntil,
   type LeaseRequest,
   type FindOptions,
   MAX_PAGE_SIZE,
@@ -316,7 +317,7 @@ export class SqliteReadStore implements ReadStore {
     this.transaction(() => {
       const stored = this.readState(commit.projection);
       // The lease first: a process that lost it stands by rather than reloading to try again.
-      checkHolder(commit.projection, stored, commit.holder);
+      checkLeaseHolder(commit.projection, stored, commit.holder);
       const actual = stored?.checkpoint ?? 0;
       if (actual !== commit.expectedCheckpoint) {
         throw new CheckpointConflictError(commit.projection, commit.expectedCheckpoint, actual);
@@ -361,7 +362,7 @@ export class SqliteReadStore implements ReadStore {
   async putProjectionState(state: ProjectionState, options: { holder?: string } = {}): Promise<void> {
     this.transaction(() => {
       const stored = this.readState(state.name);
-      checkHolder(state.name, stored, options.holder);
+      checkLeaseHolder(state.name, stored, options.holder);
       this.writeState(state, stored);
     });
   }
@@ -377,7 +378,7 @@ export class SqliteReadStore implements ReadStore {
   async promoteShadow(promotion: ShadowPromotion): Promise<void> {
     this.transaction(() => {
       const stored = this.readState(promotion.projection);
-      checkHolder(promotion.projection, stored, promotion.holder);
+      checkLeaseHolder(promotion.projection, stored, promotion.holder);
       for (const { shadow, live } of promotion.collections) {
         this.db.exec(`DROP TABLE IF EXISTS ${tableName(live)}`);
         this.db.prepare('DELETE FROM _read_indexes WHERE collection = ?').run(live);
@@ -479,16 +480,6 @@ function parseState(text: string): ProjectionState {
   return { ...state, lease: state.lease ?? null };
 }
 
-function leaseUntil(request: LeaseRequest): ProjectionLease {
-  return { holder: request.holder, expires_at: new Date(request.now.getTime() + request.ttlMs).toISOString() };
-}
-
-/** A write fenced by `holder` goes through only while that holder has the lease. */
-function checkHolder(projection: string, stored: ProjectionState | null, holder: string | undefined): void {
-  if (holder === undefined) return;
-  const actual = stored?.lease?.holder ?? null;
-  if (actual !== holder) throw new LeaseLostError(projection, holder, actual);
-}
 
 function tableName(collection: string): string {
   if (!COLLECTION_NAME.test(collection)) throw new Error(`invalid collection name ${collection}`);
