@@ -59,15 +59,18 @@ describe('saga delivery (embedded, checkpointed)', () => {
     const { saga, calls } = recordingSaga();
     let started = start(saga);
     await started.runner.start();
-    await stores.eventStore.appendToStream('order-1', [ordered()]);
+    const first = ordered();
+    await stores.eventStore.appendToStream('order-1', [first]);
     await eventually(() => calls.length === 1, 5000, 'first delivery');
     await started.runner.stop();
     started = start(saga);
     await started.runner.start();
-    await stores.eventStore.appendToStream('order-2', [ordered()]);
-    await eventually(() => calls.length === 2, 5000, 'second delivery');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(calls).to.have.length(2);
+    // The sentinel: an event after the first. A redelivery of the first would reach the
+    // handler before it, since the group resumes in log order.
+    const second = ordered();
+    await stores.eventStore.appendToStream('order-2', [second]);
+    await eventually(() => calls.some((call) => call.key === `recorder:${second.id}`), 5000, 'second delivery');
+    expect(calls.map((call) => call.key)).to.deep.equal([`recorder:${first.id}`, `recorder:${second.id}`]);
   });
 
   it('starts a new group at the head: a new saga, or a new version, does not act on earlier events', async () => {
@@ -142,7 +145,9 @@ describe('saga delivery (embedded, checkpointed)', () => {
     await eventually(async () => (await delivery.listFailures()).length === 1, 5000, 'failure recorded');
     const [failure] = await delivery.listFailures();
     expect(failure).to.deep.include({ group: 'recorder-v1', attempts: 1, status: 'retrying', last_error: 'connector unreachable' });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The sentinel: several retry passes have looked at the list (each reads the clock); none found it due.
+    const readsBefore = clock.reads;
+    await eventually(() => clock.reads >= readsBefore + 5, 5000, 'retry passes');
     expect(calls).to.have.length(1);
     clock.advance(1000);
     await eventually(async () => (await delivery.listFailures()).length === 0, 5000, 'failure cleared');

@@ -58,8 +58,11 @@ export function embeddedStores(clock: Clock = systemClock): EmbeddedStores {
 
 /** A clock tests move by hand. */
 export class ManualClock implements Clock {
+  /** How many times the time was read: a sentinel that a polling loop has run. */
+  reads = 0;
   constructor(private current = new Date('2026-11-22T10:00:00.000Z')) {}
   now(): Date {
+    this.reads += 1;
     return new Date(this.current);
   }
   advance(ms: number): void {
