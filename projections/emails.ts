@@ -5,7 +5,6 @@
 import { type EmailEvent, type EmailStatus, emailEvents } from '../domain/email/email';
 import type { EventProjection } from './projection';
 
-export const EMAIL_STATUSES: readonly DocumentStatus[] = ['queued', 'sending', 'retrying', 'sent', 'kept', 'abandoned'];
 type DocumentStatus = Exclude<EmailStatus, 'absent'>;
 
 export interface EmailDocument {

@@ -9,9 +9,9 @@ import { ConfigError, DataFolderError, type Platform, createPlatform, loadConfig
 import { silentLogger } from '../../application/ports/logger';
 import { systemContext } from '../../application/shared/request-context';
 import { createTenant, renameTenant, suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
+import { listTenants } from '../../application/tenant/tenant-queries';
 import type { RecordedEvent } from '../../application/ports/event-store';
 import { leaseIsLive } from '../../application/ports/read-store';
-import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { runConnectorDoctor } from './connector-doctor';
 import { parseArguments, printTable } from './format';
 
@@ -125,8 +125,8 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
     case 'tenants list':
       return withPlatform(async (platform) => {
         await caughtUp(platform);
-        const page = await platform.readStore.collection<TenantDocument>(TENANTS).find({ sort: { field: 'created_at', direction: 'asc' }, limit: Number(flags.limit ?? 100) });
-        printTable(out, ['id', 'slug', 'name', 'status', 'created_at'], page.items.map((t) => [t.id, t.slug, t.name, t.status, t.created_at]));
+        const tenants = await listTenants(platform, { limit: Number(flags.limit ?? 100) });
+        printTable(out, ['id', 'slug', 'name', 'status', 'created_at'], tenants.map((t) => [t.id, t.slug, t.name, t.status, t.created_at]));
         return 0;
       });
     case 'tenants create': {

@@ -2,15 +2,11 @@
 import 'reflect-metadata';
 import { Arg, Ctx, Field, ID, InputType, Mutation, Query, Resolver } from 'type-graphql';
 import * as identity from '../../application/identity/identity';
-import { workspaceAggregate } from '../../application/identity/identity';
-import { handleCommand } from '../../application/command-handling/handle-command';
-import { changeTenantBranding, changeTenantSettings } from '../../application/tenant/tenant-commands';
-import { DomainError, forbidden, notFound } from '../../domain/shared/errors';
+import { tenantSettings, updateTenantSettings } from '../../application/tenant/tenant-queries';
+import { currentAccount } from '../../application/user/account';
+import { createWorkspace, listTenantWorkspaces, renameWorkspace } from '../../application/workspace/workspaces';
+import { DomainError, forbidden } from '../../domain/shared/errors';
 import { ROLE_RANK, type Role } from '../../domain/membership/membership';
-import { workspaceStream } from '../../domain/workspace/workspace';
-import { TENANTS, type TenantDocument } from '../../projections/tenants';
-import { USERS, type UserDocument } from '../../projections/users';
-import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
 import type { GraphqlContext } from './context';
 import { COST } from './limits';
 import { AuthPayload, MePayload, RegisterPayload, SettingsType, WidgetTokenPayload, WorkspaceType } from './types';
@@ -24,8 +20,6 @@ function principalOf(ctx: GraphqlContext, minimum: Role = 'member'): identity.Pr
 function scoped(ctx: GraphqlContext, principal: identity.Principal) {
   return { ...ctx.request, tenant_id: principal.tenant_id, actor: { kind: 'user' as const, id: principal.user_id } };
 }
-
-const toWorkspace = (doc: WorkspaceDocument): WorkspaceType => ({ id: doc.id, name: doc.name, is_default: doc.is_default, created_at: doc.created_at });
 
 @InputType()
 class UpdateSettingsInput {
@@ -109,75 +103,32 @@ export class AuthResolver {
 export class ConsoleResolver {
   @Query(() => MePayload)
   async me(@Ctx() ctx: GraphqlContext): Promise<MePayload> {
-    const principal = principalOf(ctx);
-    const [user, tenant] = await Promise.all([
-      ctx.identity.readStore.collection<UserDocument>(USERS).get(principal.user_id),
-      ctx.identity.readStore.collection<TenantDocument>(TENANTS).get(principal.tenant_id),
-    ]);
-    if (!user || !tenant) throw notFound('not_found', 'your account is not available');
-    return { user, tenant, role: principal.role };
+    return currentAccount(ctx.identity, principalOf(ctx));
   }
 
   @Query(() => [WorkspaceType], { complexity: COST.list })
   async workspaces(@Ctx() ctx: GraphqlContext): Promise<WorkspaceType[]> {
-    const principal = principalOf(ctx);
-    const page = await ctx.identity.readStore
-      .collection<WorkspaceDocument>(WORKSPACES)
-      .find({ where: { tenant_id: principal.tenant_id }, sort: { field: 'created_at', direction: 'asc' }, limit: 1000 });
-    return page.items.map(toWorkspace);
+    return listTenantWorkspaces(ctx.identity, principalOf(ctx).tenant_id);
   }
 
   @Mutation(() => WorkspaceType, { complexity: COST.write })
   async create_workspace(@Arg('name', () => String) name: string, @Ctx() ctx: GraphqlContext): Promise<WorkspaceType> {
-    const principal = principalOf(ctx, 'admin');
-    const workspaceId = ctx.identity.ids.newId();
-    const result = await handleCommand(
-      ctx.identity,
-      workspaceAggregate,
-      workspaceStream(workspaceId),
-      { type: 'CreateWorkspace', data: { tenant_id: principal.tenant_id, workspace_id: workspaceId, name, is_default: false } },
-      scoped(ctx, principal),
-    );
-    await ctx.identity.readYourWrites(result.position);
-    const doc = await ctx.identity.readStore.collection<WorkspaceDocument>(WORKSPACES).get(workspaceId);
-    if (!doc) throw new Error('workspace read model lags');
-    return toWorkspace(doc);
+    return createWorkspace(ctx.identity, principalOf(ctx, 'admin'), name, ctx.request);
   }
 
   @Mutation(() => WorkspaceType, { complexity: COST.write })
   async rename_workspace(@Arg('id', () => ID) id: string, @Arg('name', () => String) name: string, @Ctx() ctx: GraphqlContext): Promise<WorkspaceType> {
-    const principal = principalOf(ctx, 'admin');
-    const workspaces = ctx.identity.readStore.collection<WorkspaceDocument>(WORKSPACES);
-    const current = await workspaces.get(id);
-    if (!current || current.tenant_id !== principal.tenant_id) throw notFound('workspace_not_found', 'no such workspace');
-    const result = await handleCommand(ctx.identity, workspaceAggregate, workspaceStream(id), { type: 'RenameWorkspace', data: { name } }, scoped(ctx, principal));
-    await ctx.identity.readYourWrites(result.position);
-    return toWorkspace((await workspaces.get(id)) ?? current);
+    return renameWorkspace(ctx.identity, principalOf(ctx, 'admin'), id, name, ctx.request);
   }
 
   @Query(() => SettingsType)
   async settings(@Ctx() ctx: GraphqlContext): Promise<SettingsType> {
-    const principal = principalOf(ctx);
-    const tenant = await ctx.identity.readStore.collection<TenantDocument>(TENANTS).get(principal.tenant_id);
-    if (!tenant) throw notFound('tenant_not_found', 'no such tenant');
-    const isAdmin = ROLE_RANK[principal.role] >= ROLE_RANK.admin;
-    return {
-      ...tenant.settings,
-      ...tenant.branding,
-      widget_token: isAdmin && tenant.widget_token_sealed ? ctx.identity.secrets.open(tenant.widget_token_sealed) : undefined,
-    } as SettingsType;
+    return tenantSettings(ctx.identity, principalOf(ctx));
   }
 
   @Mutation(() => SettingsType, { complexity: COST.write })
   async update_settings(@Arg('input', () => UpdateSettingsInput) input: UpdateSettingsInput, @Ctx() ctx: GraphqlContext): Promise<SettingsType> {
-    const principal = principalOf(ctx, 'admin');
-    const { display_name, primary_color, logo_url, welcome_message, ...settings } = defined({ ...input });
-    const context = scoped(ctx, principal);
-    const branding = defined({ display_name, primary_color, logo_url, welcome_message });
-    const first = Object.keys(settings).length ? await changeTenantSettings(ctx.identity, principal.tenant_id, settings, context) : null;
-    const second = Object.keys(branding).length ? await changeTenantBranding(ctx.identity, principal.tenant_id, branding, context) : null;
-    await ctx.identity.readYourWrites(second?.position ?? first?.position ?? null);
-    return this.settings(ctx);
+    return updateTenantSettings(ctx.identity, principalOf(ctx, 'admin'), defined({ ...input }), ctx.request);
   }
 
   @Mutation(() => WidgetTokenPayload, { description: 'a new widget token; the old one stops working', complexity: COST.write })

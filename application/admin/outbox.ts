@@ -16,6 +16,9 @@ import type { AdminPrincipal } from './admin-auth';
 
 export type EmailView = Omit<EmailDocument, 'body_sealed' | 'position'>;
 
+/** The statuses an email of the outbox can be in (a list filter). */
+export const EMAIL_STATUSES: ReadonlyArray<EmailDocument['status']> = ['queued', 'sending', 'retrying', 'sent', 'kept', 'abandoned'];
+
 export interface EmailWithBody extends EmailView {
   text: string;
   /** False when the one-time codes of the body were replaced by `[redacted]`. */

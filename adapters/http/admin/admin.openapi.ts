@@ -1,7 +1,7 @@
 // OpenAPI description of the super-admin routes (admin/index.ts).
 
+import { EMAIL_STATUSES } from '../../../application/admin/outbox';
 import { PAGE_PARAMETERS, type ApiArea, dateTime, enumOf, integer, nullable, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
-import { EMAIL_STATUSES } from '../../../projections/emails';
 import { LoginBody } from './index';
 
 const EMAIL_FIELDS = {

@@ -2,14 +2,13 @@
 // current organization.
 
 import Router from '@koa/router';
-import { type IdentityDependencies, listSessions, revokeSession } from '../../../application/identity/identity';
-import { notFound } from '../../../domain/shared/errors';
-import { SESSIONS, type SessionDocument } from '../../../projections/sessions';
+import { type IdentityDependencies, listSessions } from '../../../application/identity/identity';
+import { type SessionView, revokeOwnSession } from '../../../application/session/sessions';
 import { type AuthenticatedState, authenticateUser } from '../middleware/authenticate';
 import { pageQuery } from '../pagination';
 import { requestContextOf } from '../request-context';
 
-export const sessionView = (session: SessionDocument, currentJti: string) => ({
+export const sessionView = (session: SessionView, currentJti: string) => ({
   jti: session.id,
   status: session.status,
   issued_at: session.issued_at,
@@ -29,10 +28,7 @@ export function meSessionsRouter(identity: IdentityDependencies): Router<Authent
     ctx.body = { items: page.items.map((session) => sessionView(session, principal.jti)), next_cursor: page.next_cursor };
   });
   router.delete('/:jti', async (ctx) => {
-    const { principal } = ctx.state;
-    const session = await identity.readStore.collection<SessionDocument>(SESSIONS).get(ctx.params.jti);
-    if (!session || session.user_id !== principal.user_id || session.tenant_id !== principal.tenant_id) throw notFound('session_not_found', 'no such session');
-    await revokeSession(identity, session.id, 'revoked_by_user', { ...requestContextOf(ctx), tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } });
+    await revokeOwnSession(identity, ctx.state.principal, ctx.params.jti, requestContextOf(ctx));
     ctx.status = 204;
   });
   return router;

@@ -1,0 +1,68 @@
+// Workspace use cases of the console (GraphQL): the tenant's workspaces, creating one and
+// renaming one. The REST workspace routes, with the teams granted to each, are in
+// application/organization/teams.ts.
+
+import { notFound } from '../../domain/shared/errors';
+import { workspaceStream } from '../../domain/workspace/workspace';
+import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
+import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
+import { type Principal, workspaceAggregate } from '../identity/identity';
+import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import type { RequestContext } from '../shared/request-context';
+
+export interface WorkspaceSummary {
+  id: string;
+  name: string;
+  is_default: boolean;
+  created_at: string;
+}
+
+type WorkspaceWriteDependencies = CommandDependencies & ReadModelDependencies & ReadYourWritesDependencies;
+
+const summaryOf = (doc: WorkspaceDocument): WorkspaceSummary => ({ id: doc.id, name: doc.name, is_default: doc.is_default, created_at: doc.created_at });
+
+const actingContext = (principal: Principal, context: RequestContext): RequestContext => ({
+  ...context,
+  tenant_id: principal.tenant_id,
+  actor: { kind: 'user', id: principal.user_id },
+});
+
+/** The tenant's workspaces, oldest first. */
+export async function listTenantWorkspaces(deps: ReadModelDependencies, tenantId: string): Promise<WorkspaceSummary[]> {
+  const page = await deps.readStore
+    .collection<WorkspaceDocument>(WORKSPACES)
+    .find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, limit: 1000 });
+  return page.items.map(summaryOf);
+}
+
+/** A new workspace (not the default one) in the caller's tenant. */
+export async function createWorkspace(deps: WorkspaceWriteDependencies, principal: Principal, name: string, context: RequestContext): Promise<WorkspaceSummary> {
+  const workspaceId = deps.ids.newId();
+  const result = await handleCommand(
+    deps,
+    workspaceAggregate,
+    workspaceStream(workspaceId),
+    { type: 'CreateWorkspace', data: { tenant_id: principal.tenant_id, workspace_id: workspaceId, name, is_default: false } },
+    actingContext(principal, context),
+  );
+  await deps.readYourWrites(result.position);
+  const doc = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).get(workspaceId);
+  if (!doc) throw new Error('workspace read model lags');
+  return summaryOf(doc);
+}
+
+/** Renames a workspace of the caller's tenant; another tenant's is 404. */
+export async function renameWorkspace(deps: WorkspaceWriteDependencies, principal: Principal, workspaceId: string, name: string, context: RequestContext): Promise<WorkspaceSummary> {
+  const workspaces = deps.readStore.collection<WorkspaceDocument>(WORKSPACES);
+  const current = await workspaces.get(workspaceId);
+  if (!current || current.tenant_id !== principal.tenant_id) throw notFound('workspace_not_found', 'no such workspace');
+  const result = await handleCommand(
+    deps,
+    workspaceAggregate,
+    workspaceStream(workspaceId),
+    { type: 'RenameWorkspace', data: { name } },
+    actingContext(principal, context),
+  );
+  await deps.readYourWrites(result.position);
+  return summaryOf((await workspaces.get(workspaceId)) ?? current);
+}
