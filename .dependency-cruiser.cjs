@@ -24,6 +24,13 @@ module.exports = {
       to: { path: ['^adapters/', '^infrastructure/', '^application/(?!ports/|shared/)'] },
     },
     {
+      name: 'adapters-call-use-cases',
+      comment: 'routers, resolvers, middleware and the CLI call application use cases: they neither read projections nor run the command handler themselves',
+      severity: 'error',
+      from: { path: '^adapters/' },
+      to: { path: ['^projections/', '^application/command-handling/'] },
+    },
+    {
       name: 'adapters-reach-infrastructure-only-through-the-composition-root',
       severity: 'error',
       from: { path: '^adapters/' },
