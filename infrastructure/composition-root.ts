@@ -32,7 +32,7 @@ import { teamRouter } from '../adapters/http/team/index';
 import { publicRouter } from '../adapters/http/public';
 import { operationsRouter } from '../adapters/http/operations';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
-import type { IdentityDependencies } from '../application/identity/identity';
+import type { UseCaseDependencies } from '../application/shared/dependencies';
 import type { ReservationDependencies } from '../application/reservation/reservations';
 import { DEFAULT_OUTCOME_TIMEOUT_MS, mailDeliverySaga } from '../application/mail/mail-delivery';
 import { teamMembershipCleanupSaga } from '../application/organization/team-cleanup-saga';
@@ -77,7 +77,7 @@ export interface Platform {
   readStore: ReadStore;
   /** Command handling, with the keyed digest that names reservation streams. */
   commands: ReservationDependencies;
-  identity: IdentityDependencies;
+  identity: UseCaseDependencies;
   secrets: Secrets;
   mailer: Mailer;
   projections: ProjectionRunner;
@@ -162,7 +162,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     overrides.mailer ?? (config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : new LogMailer(logger.child({ component: 'mail' }), config.nodeEnv === 'development'));
   const readYourWrites = (position: number | null, names?: readonly string[]): Promise<boolean> =>
     runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names });
-  const identity: IdentityDependencies = {
+  const identity: UseCaseDependencies = {
     ...commands,
     readStore,
     secrets,

@@ -1,5 +1,7 @@
-import type { GuardedAction } from '../../application/identity/abuse-controls';
-import type { IdentityDependencies, LoginFailureBudget, Principal } from '../../application/identity/identity';
+import type { GuardedAction } from '../../application/user/abuse-controls';
+import type { UseCaseDependencies } from '../../application/shared/dependencies';
+import type { LoginFailureBudget } from '../../application/session/login';
+import type { Principal } from '../../application/session/sessions';
 import type { RequestContext } from '../../application/shared/request-context';
 
 /** What every resolver gets: the caller (when a token was sent) and the request's context. */
@@ -8,7 +10,7 @@ export interface GraphqlContext {
   /** Why the token was refused, when one was sent and refused. */
   authError: Error | null;
   request: RequestContext;
-  identity: IdentityDependencies;
+  identity: UseCaseDependencies;
   /** Spends one attempt of the caller's budget for `action` (per IP, and per email when given). */
   guard(action: GuardedAction, email: string | null): Promise<void>;
   /** The email's budget of failed logins: only failures spend it. */

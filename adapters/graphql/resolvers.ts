@@ -1,7 +1,11 @@
 // Resolvers: thin adapters over the identity and tenant use cases.
 import 'reflect-metadata';
 import { Arg, Ctx, Field, ID, InputType, Mutation, Query, Resolver } from 'type-graphql';
-import * as identity from '../../application/identity/identity';
+import { register } from '../../application/registration/register';
+import { login } from '../../application/session/login';
+import type { Principal } from '../../application/session/sessions';
+import { rotateTenantWidgetToken } from '../../application/tenant/widget-token';
+import { requestPasswordReset, resendVerification, resetPassword, verifyOtp } from '../../application/user/users';
 import { tenantSettings, updateTenantSettings } from '../../application/tenant/tenant-queries';
 import { currentAccount } from '../../application/user/account';
 import { createWorkspace, listTenantWorkspaces, renameWorkspace } from '../../application/workspace/workspaces';
@@ -11,13 +15,13 @@ import type { GraphqlContext } from './context';
 import { COST } from './limits';
 import { AuthPayload, MePayload, RegisterPayload, SettingsType, WidgetTokenPayload, WorkspaceType } from './types';
 
-function principalOf(ctx: GraphqlContext, minimum: Role = 'member'): identity.Principal {
+function principalOf(ctx: GraphqlContext, minimum: Role = 'member'): Principal {
   if (!ctx.principal) throw ctx.authError ?? new DomainError('unauthorized', 'unauthenticated', 'send Authorization: Bearer <token>');
   if (ROLE_RANK[ctx.principal.role] < ROLE_RANK[minimum]) throw forbidden('insufficient_role', `this needs the ${minimum} role or higher`);
   return ctx.principal;
 }
 
-function scoped(ctx: GraphqlContext, principal: identity.Principal) {
+function scoped(ctx: GraphqlContext, principal: Principal) {
   return { ...ctx.request, tenant_id: principal.tenant_id, actor: { kind: 'user' as const, id: principal.user_id } };
 }
 
@@ -50,20 +54,20 @@ export class AuthResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<RegisterPayload> {
     await ctx.guard('register', email);
-    const result = await identity.register(ctx.identity, { email, password, name, organization_name, slug }, ctx.request);
+    const result = await register(ctx.identity, { email, password, name, organization_name, slug }, ctx.request);
     return { ...result, email: email.trim().toLowerCase(), verification_sent: true };
   }
 
   @Mutation(() => AuthPayload, { complexity: COST.write })
   async verify_otp(@Arg('email', () => String) email: string, @Arg('code', () => String) code: string, @Ctx() ctx: GraphqlContext): Promise<AuthPayload> {
     await ctx.guard('verify_otp', email);
-    return identity.verifyOtp(ctx.identity, email, code, ctx.request);
+    return verifyOtp(ctx.identity, email, code, ctx.request);
   }
 
   @Mutation(() => Boolean, { description: 'sends a new verification code; answers true whether or not the email exists', complexity: COST.write })
   async resend_verification(@Arg('email', () => String) email: string, @Ctx() ctx: GraphqlContext): Promise<boolean> {
     await ctx.guard('resend_verification', email);
-    await identity.resendVerification(ctx.identity, email, ctx.request);
+    await resendVerification(ctx.identity, email, ctx.request);
     return true;
   }
 
@@ -76,13 +80,13 @@ export class AuthResolver {
   ): Promise<AuthPayload> {
     // Per IP every attempt counts; per email only failures do (abuse-controls.ts).
     await ctx.guard('login', null);
-    return identity.login(ctx.identity, email, password, tenant_id, ctx.request, ctx.loginFailures(email));
+    return login(ctx.identity, email, password, tenant_id, ctx.request, ctx.loginFailures(email));
   }
 
   @Mutation(() => Boolean, { description: 'answers true whether or not the email exists', complexity: COST.write })
   async request_password_reset(@Arg('email', () => String) email: string, @Ctx() ctx: GraphqlContext): Promise<boolean> {
     await ctx.guard('request_password_reset', email);
-    await identity.requestPasswordReset(ctx.identity, email, ctx.request);
+    await requestPasswordReset(ctx.identity, email, ctx.request);
     return true;
   }
 
@@ -94,7 +98,7 @@ export class AuthResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<boolean> {
     await ctx.guard('reset_password', email);
-    await identity.resetPassword(ctx.identity, email, code, new_password, ctx.request);
+    await resetPassword(ctx.identity, email, code, new_password, ctx.request);
     return true;
   }
 }
@@ -134,6 +138,6 @@ export class ConsoleResolver {
   @Mutation(() => WidgetTokenPayload, { description: 'a new widget token; the old one stops working', complexity: COST.write })
   async rotate_widget_token(@Ctx() ctx: GraphqlContext): Promise<WidgetTokenPayload> {
     const principal = principalOf(ctx, 'admin');
-    return { widget_token: await identity.rotateTenantWidgetToken(ctx.identity, principal.tenant_id, scoped(ctx, principal)) };
+    return { widget_token: await rotateTenantWidgetToken(ctx.identity, principal.tenant_id, scoped(ctx, principal)) };
   }
 }

@@ -10,8 +10,10 @@
 
 import Router from '@koa/router';
 import { type DocumentNode, GraphQLError, Kind, type GraphQLFormattedError, type ValidationRule, execute, parse, printSchema, specifiedRules, validate } from 'graphql';
-import { type AbuseLimits, RateLimitedError, guardAttempt, loginFailureBudget } from '../../application/identity/abuse-controls';
-import { type IdentityDependencies, type Principal, authenticateTenantToken } from '../../application/identity/identity';
+import { type AbuseLimits, RateLimitedError, guardAttempt, loginFailureBudget } from '../../application/user/abuse-controls';
+import type { UseCaseDependencies } from '../../application/shared/dependencies';
+import type { Principal } from '../../application/session/sessions';
+import { authenticateTenantToken } from '../../application/session/authentication';
 import type { RateLimiter } from '../../application/ports/rate-limiter';
 import { DomainError } from '../../domain/shared/errors';
 import type { GraphqlContext } from '../graphql/context';
@@ -108,7 +110,7 @@ function statusOf(errors: readonly GraphQLFormattedError[] | undefined, executed
   return 200;
 }
 
-export function graphqlRouter(identity: IdentityDependencies, options: GraphqlOptions): Router<RequestState> {
+export function graphqlRouter(identity: UseCaseDependencies, options: GraphqlOptions): Router<RequestState> {
   const router = new Router<RequestState>();
   router.post('/graphql', async (ctx) => {
     const body = (ctx.request as unknown as { body?: unknown }).body as { query?: unknown; variables?: unknown; operationName?: unknown } | undefined;

@@ -3,7 +3,7 @@
 // with '-', no '--', not a reserved word (domain/tenant/slug.ts).
 
 import Router from '@koa/router';
-import type { IdentityDependencies } from '../../application/identity/identity';
+import type { UseCaseDependencies } from '../../application/shared/dependencies';
 import { isReservationFree } from '../../application/reservation/reservations';
 import { TENANT_SLUG_SCOPE } from '../../application/tenant/tenant-commands';
 import { publicTenantBranding } from '../../application/tenant/tenant-queries';
@@ -16,7 +16,7 @@ function slugParameter(value: string | string[] | undefined): string {
   return value.trim().toLowerCase();
 }
 
-export function publicRouter(identity: IdentityDependencies): Router<RequestState> {
+export function publicRouter(identity: UseCaseDependencies): Router<RequestState> {
   const router = new Router<RequestState>({ prefix: '/api/v1/public' });
   router.get('/tenant-branding', async (ctx) => {
     const slug = slugParameter(ctx.query.slug);

@@ -6,7 +6,8 @@ import { DomainError } from '../../domain/shared/errors';
 import { normalizeEmail } from '../../domain/user/user';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import { type IdentityDependencies, signSessionToken } from '../identity/identity';
+import type { UseCaseDependencies } from '../shared/dependencies';
+import { signSessionToken } from '../session/sessions';
 import { claimReservation, reservationHolder } from '../reservation/reservations';
 import { type RequestContext, systemContext } from '../shared/request-context';
 
@@ -20,7 +21,7 @@ export interface AdminPrincipal {
   jti: string;
 }
 
-function adminIdByEmail(deps: IdentityDependencies, email: string): Promise<string | null> {
+function adminIdByEmail(deps: UseCaseDependencies, email: string): Promise<string | null> {
   return reservationHolder(deps, ADMIN_EMAIL_SCOPE, normalizeEmail(email));
 }
 
@@ -28,7 +29,7 @@ function adminIdByEmail(deps: IdentityDependencies, email: string): Promise<stri
  * Makes sure the configured super admin exists with the configured password: created on the
  * first start, its password hash replaced when the environment's password changes.
  */
-export async function bootstrapSuperAdmin(deps: IdentityDependencies, email: string, password: string): Promise<string> {
+export async function bootstrapSuperAdmin(deps: UseCaseDependencies, email: string, password: string): Promise<string> {
   const context = systemContext(deps.ids.newId(), 'bootstrap');
   const normalized = normalizeEmail(email);
   let adminId = await adminIdByEmail(deps, normalized);
@@ -45,7 +46,7 @@ export async function bootstrapSuperAdmin(deps: IdentityDependencies, email: str
   return adminId;
 }
 
-export async function adminLogin(deps: IdentityDependencies, email: string, password: string, context: RequestContext): Promise<{ token: string; admin: { id: string; email: string } }> {
+export async function adminLogin(deps: UseCaseDependencies, email: string, password: string, context: RequestContext): Promise<{ token: string; admin: { id: string; email: string } }> {
   const rejected = new DomainError('unauthorized', 'invalid_credentials', 'email or password is wrong');
   const adminId = await adminIdByEmail(deps, email);
   const { state } = adminId ? await loadAggregate(deps, adminAggregate, adminStream(adminId)) : { state: { status: 'absent' } as AdminState };
@@ -58,7 +59,7 @@ export async function adminLogin(deps: IdentityDependencies, email: string, pass
   return { token, admin: { id: state.admin_id, email: state.email } };
 }
 
-export async function authenticateAdminToken(deps: IdentityDependencies, token: string): Promise<AdminPrincipal> {
+export async function authenticateAdminToken(deps: UseCaseDependencies, token: string): Promise<AdminPrincipal> {
   const refused = new DomainError('unauthorized', 'invalid_token', 'an admin token is required');
   const claims = await deps.tokens.verify(token, 'admin');
   if (!claims) throw refused;

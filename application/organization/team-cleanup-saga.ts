@@ -12,7 +12,7 @@ import { type MembershipEvent, type MembershipState, membershipDecider, membersh
 import { type TeamCommand, type TeamEvent, type TeamState, teamDecider, teamStream } from '../../domain/team/team';
 import { TEAMS, type TeamDocument } from '../../projections/teams';
 import { type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import { membershipAggregate } from '../identity/identity';
+import { membershipAggregate } from '../membership/memberships';
 import type { ReadStore } from '../ports/read-store';
 import type { ProcessManager } from '../sagas/process-manager';
 import type { Saga } from '../sagas/saga';

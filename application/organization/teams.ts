@@ -23,7 +23,10 @@ import { workspaceStream } from '../../domain/workspace/workspace';
 import { TEAMS, type TeamDocument, WORKSPACE_GRANTS, type WorkspaceGrantDocument } from '../../projections/teams';
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
 import { type Aggregate, type CommandResult, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import { type IdentityDependencies, type Principal, membershipAggregate, workspaceAggregate } from '../identity/identity';
+import type { UseCaseDependencies } from '../shared/dependencies';
+import type { Principal } from '../session/sessions';
+import { membershipAggregate } from '../membership/memberships';
+import { workspaceAggregate } from '../workspace/workspaces';
 import { MAX_PAGE_SIZE, type Page } from '../ports/read-store';
 import { claimReservation, releaseReservation } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
@@ -74,20 +77,20 @@ function actingContext(principal: Principal, context: RequestContext): RequestCo
 
 // ---------------------------------------------------------------------------------- queries
 
-export async function listTeams(deps: IdentityDependencies, tenantId: string, page: { limit?: number; cursor?: string }): Promise<Page<TeamView>> {
+export async function listTeams(deps: UseCaseDependencies, tenantId: string, page: { limit?: number; cursor?: string }): Promise<Page<TeamView>> {
   const found = await deps.readStore.collection<TeamDocument>(TEAMS).find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, ...page });
   return { items: found.items.map(teamView), next_cursor: found.next_cursor };
 }
 
 /** The team of the caller's tenant with its version, or 404. */
-export async function getTeam(deps: IdentityDependencies, tenantId: string, teamId: string): Promise<Versioned<TeamView>> {
+export async function getTeam(deps: UseCaseDependencies, tenantId: string, teamId: string): Promise<Versioned<TeamView>> {
   const team = await deps.readStore.collection<TeamDocument>(TEAMS).get(teamId);
   if (!team || team.tenant_id !== tenantId) throw teamNotFound();
   return { value: teamView(team), version: versionOfRevision(team.revision) };
 }
 
 /** Every grant of the given workspaces (all pages). */
-async function grantsOf(deps: IdentityDependencies, tenantId: string, workspaceIds: readonly string[]): Promise<WorkspaceGrantDocument[]> {
+async function grantsOf(deps: UseCaseDependencies, tenantId: string, workspaceIds: readonly string[]): Promise<WorkspaceGrantDocument[]> {
   if (workspaceIds.length === 0) return [];
   const grants: WorkspaceGrantDocument[] = [];
   let cursor: string | undefined;
@@ -111,7 +114,7 @@ function workspaceVersion(workspace: WorkspaceDocument, grants: readonly Workspa
   return `${workspace.revision}-${createHash('sha256').update(parts.join(',')).digest('hex').slice(0, 16)}`;
 }
 
-async function workspaceViews(deps: IdentityDependencies, tenantId: string, workspaces: readonly WorkspaceDocument[]): Promise<Array<Versioned<WorkspaceView>>> {
+async function workspaceViews(deps: UseCaseDependencies, tenantId: string, workspaces: readonly WorkspaceDocument[]): Promise<Array<Versioned<WorkspaceView>>> {
   const grants = await grantsOf(
     deps,
     tenantId,
@@ -130,13 +133,13 @@ async function workspaceViews(deps: IdentityDependencies, tenantId: string, work
   });
 }
 
-export async function listWorkspaces(deps: IdentityDependencies, tenantId: string, page: { limit?: number; cursor?: string }): Promise<Page<WorkspaceView>> {
+export async function listWorkspaces(deps: UseCaseDependencies, tenantId: string, page: { limit?: number; cursor?: string }): Promise<Page<WorkspaceView>> {
   const found = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, ...page });
   return { items: (await workspaceViews(deps, tenantId, found.items)).map((view) => view.value), next_cursor: found.next_cursor };
 }
 
 /** The workspace of the caller's tenant with its teams and its version, or 404. */
-export async function getWorkspace(deps: IdentityDependencies, tenantId: string, workspaceId: string): Promise<Versioned<WorkspaceView>> {
+export async function getWorkspace(deps: UseCaseDependencies, tenantId: string, workspaceId: string): Promise<Versioned<WorkspaceView>> {
   const workspace = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).get(workspaceId);
   if (!workspace || workspace.tenant_id !== tenantId) throw workspaceNotFound();
   const [view] = await workspaceViews(deps, tenantId, [workspace]);
@@ -150,7 +153,7 @@ export async function getWorkspace(deps: IdentityDependencies, tenantId: string,
  * must append at when the client named the version it saw (412 when it moved on since).
  */
 async function loadTeam(
-  deps: IdentityDependencies,
+  deps: UseCaseDependencies,
   tenantId: string,
   teamId: string,
   preconditions: WritePreconditions = {},
@@ -160,13 +163,13 @@ async function loadTeam(
   return { team: state, options: { expectedRevision: expectedRevisionOf('team', preconditions.expectedVersion, revision) } };
 }
 
-async function isTenantWorkspace(deps: IdentityDependencies, tenantId: string, workspaceId: string): Promise<boolean> {
+async function isTenantWorkspace(deps: UseCaseDependencies, tenantId: string, workspaceId: string): Promise<boolean> {
   const { state } = await loadAggregate(deps, workspaceAggregate, workspaceStream(workspaceId));
   return state.status === 'active' && state.tenant_id === tenantId;
 }
 
 async function onTeam(
-  deps: IdentityDependencies,
+  deps: UseCaseDependencies,
   principal: Principal,
   teamId: string,
   command: TeamCommand,
@@ -176,7 +179,7 @@ async function onTeam(
   return handleCommand(deps, teamAggregate, teamStream(teamId), command, actingContext(principal, context), options);
 }
 
-async function answered(deps: IdentityDependencies, principal: Principal, teamId: string, position: number | null): Promise<Versioned<TeamView>> {
+async function answered(deps: UseCaseDependencies, principal: Principal, teamId: string, position: number | null): Promise<Versioned<TeamView>> {
   await deps.readYourWrites(position);
   return getTeam(deps, principal.tenant_id, teamId);
 }
@@ -194,7 +197,7 @@ export interface TeamInput {
  * that took over a crashed request) finds the team it made instead of making another.
  */
 export async function createTeam(
-  deps: IdentityDependencies,
+  deps: UseCaseDependencies,
   principal: Principal,
   input: TeamInput,
   context: RequestContext,
@@ -219,7 +222,7 @@ export async function createTeam(
 
 /** Renames and/or redescribes a team; a new name is claimed first and the old one released after. */
 export async function updateTeam(
-  deps: IdentityDependencies,
+  deps: UseCaseDependencies,
   principal: Principal,
   teamId: string,
   changes: Partial<TeamInput>,
@@ -250,7 +253,7 @@ export async function updateTeam(
 }
 
 /** Deletes a team, which releases its name and its workspace grants. */
-export async function deleteTeam(deps: IdentityDependencies, principal: Principal, teamId: string, context: RequestContext, preconditions: WritePreconditions = {}): Promise<void> {
+export async function deleteTeam(deps: UseCaseDependencies, principal: Principal, teamId: string, context: RequestContext, preconditions: WritePreconditions = {}): Promise<void> {
   const options = preconditions.expectedVersion === undefined ? {} : (await loadTeam(deps, principal.tenant_id, teamId, preconditions)).options;
   const result = await onTeam(deps, principal, teamId, { type: 'DeleteTeam', data: { tenant_id: principal.tenant_id } }, context, options);
   for (const event of result.events) {
@@ -263,7 +266,7 @@ export async function deleteTeam(deps: IdentityDependencies, principal: Principa
 
 /** Replaces the team's members; each must be a member of the tenant (400 `not_a_member`). */
 export async function setTeamMembers(
-  deps: IdentityDependencies,
+  deps: UseCaseDependencies,
   principal: Principal,
   teamId: string,
   members: ReadonlyArray<{ user_id: string; can_write_documents?: boolean }>,
@@ -283,7 +286,7 @@ export async function setTeamMembers(
 
 /** Sets one team member's document write flag (404 `team_member_not_found` if not in the team). */
 export async function setTeamMemberWriteFlag(
-  deps: IdentityDependencies,
+  deps: UseCaseDependencies,
   principal: Principal,
   teamId: string,
   userId: string,
@@ -305,7 +308,7 @@ export async function setTeamMemberWriteFlag(
 
 /** Replaces the workspaces granted to the team; each must be the tenant's (400 `unknown_workspace`). */
 export async function grantTeamWorkspaces(
-  deps: IdentityDependencies,
+  deps: UseCaseDependencies,
   principal: Principal,
   teamId: string,
   workspaceIds: readonly string[],
@@ -333,7 +336,7 @@ export async function grantTeamWorkspaces(
  * read (412); two conditional writers racing within the same moment are not serialized.
  */
 export async function setWorkspaceTeams(
-  deps: IdentityDependencies,
+  deps: UseCaseDependencies,
   principal: Principal,
   workspaceId: string,
   teamIds: readonly string[],

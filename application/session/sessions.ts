@@ -1,10 +1,110 @@
-// The caller's own sessions (spec: /me/sessions): revoking one of them. Listing is
-// `listSessions`; another user's or another tenant's session is 404, never 403.
+// Sessions: the session aggregate (one stream per token's jti), signing a token for a new
+// session, revoking sessions, and the user's own sessions as the read model lists them (another
+// user's or another tenant's session is 404, never 403).
 
+import type { Role } from '../../domain/membership/membership';
+import { type SessionCommand, type SessionEvent, type SessionState, sessionDecider, sessionEvents, sessionStream } from '../../domain/session/session';
 import { notFound } from '../../domain/shared/errors';
+import type { MembershipDocument } from '../../projections/memberships';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
-import { type IdentityDependencies, type Principal, revokeSession } from '../identity/identity';
+import { TENANTS, type TenantDocument } from '../../projections/tenants';
+import { USERS, type UserDocument } from '../../projections/users';
+import { type Aggregate, handleCommand } from '../command-handling/handle-command';
+import type { TokenAudience, TokenClaims } from '../ports/identity';
+import type { Page, Where } from '../ports/read-store';
+import type { UseCaseDependencies } from '../shared/dependencies';
 import type { RequestContext } from '../shared/request-context';
+import { requireActiveTenant } from '../tenant/active-tenant';
+
+export const sessionAggregate: Aggregate<SessionCommand, SessionEvent, SessionState> = { decider: sessionDecider, events: sessionEvents };
+
+export interface SessionResult {
+  token: string;
+  user: UserDocument;
+  tenant: TenantDocument;
+  role: Role;
+}
+
+/** What an authenticated request knows about its caller. */
+export interface Principal {
+  kind: 'user';
+  user_id: string;
+  tenant_id: string;
+  role: Role;
+  jti: string;
+}
+
+/** Records a session (its jti is the token's) and signs the token: the one way tokens are made. */
+export async function signSessionToken(
+  deps: UseCaseDependencies,
+  subject: { user_id: string; tenant_id: string | null; role: string; audience: TokenAudience; actor: RequestContext['actor'] },
+  context: RequestContext,
+): Promise<string> {
+  const jti = deps.ids.newId();
+  const now = deps.clock.now();
+  const expiresAt = new Date(now.getTime() + deps.settings.tokenTtlSeconds * 1000).toISOString();
+  const result = await handleCommand(
+    deps,
+    sessionAggregate,
+    sessionStream(jti),
+    {
+      type: 'StartSession',
+      data: { jti, user_id: subject.user_id, tenant_id: subject.tenant_id, audience: subject.audience, issued_at: now.toISOString(), expires_at: expiresAt, ip: context.ip, user_agent: null },
+    },
+    { ...context, tenant_id: subject.tenant_id, actor: subject.actor },
+  );
+  await deps.readYourWrites(result.position);
+  const claims: TokenClaims = { user_id: subject.user_id, tenant_id: subject.tenant_id, role: subject.role, jti, audience: subject.audience, issued_at: now.toISOString(), expires_at: expiresAt };
+  return deps.tokens.sign(claims);
+}
+
+/** Opens a session for a membership and signs its token; 403 `tenant_suspended` unless its tenant is active. */
+export async function startSession(deps: UseCaseDependencies, userId: string, membership: MembershipDocument, context: RequestContext): Promise<SessionResult> {
+  await requireActiveTenant(deps, membership.tenant_id);
+  const token = await signSessionToken(
+    deps,
+    { user_id: userId, tenant_id: membership.tenant_id, role: membership.role, audience: 'tenant', actor: { kind: 'user', id: userId } },
+    context,
+  );
+  const [user, tenant] = await Promise.all([
+    deps.readStore.collection<UserDocument>(USERS).get(userId),
+    deps.readStore.collection<TenantDocument>(TENANTS).get(membership.tenant_id),
+  ]);
+  if (!user || !tenant) throw new Error(`read models lag behind the session of ${userId}`);
+  return { token, user, tenant, role: membership.role };
+}
+
+/** Revokes the user's active sessions: all of them, or those in one tenant. */
+export async function revokeAllSessions(deps: UseCaseDependencies, userId: string, reason: string, context: RequestContext, scope: { tenantId?: string } = {}): Promise<number> {
+  const sessions = deps.readStore.collection<SessionDocument>(SESSIONS);
+  const where: Where = scope.tenantId ? { user_id: userId, tenant_id: scope.tenantId, status: 'active' } : { user_id: userId, status: 'active' };
+  let revoked = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await sessions.find({ where, limit: 200, cursor });
+    for (const session of page.items) {
+      const result = await handleCommand(deps, sessionAggregate, sessionStream(session.id), { type: 'RevokeSession', data: { reason } }, { ...context, tenant_id: session.tenant_id });
+      await deps.readYourWrites(result.position);
+      revoked += 1;
+    }
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return revoked;
+}
+
+export async function revokeSession(deps: UseCaseDependencies, jti: string, reason: string, context: RequestContext): Promise<void> {
+  const result = await handleCommand(deps, sessionAggregate, sessionStream(jti), { type: 'RevokeSession', data: { reason } }, context);
+  await deps.readYourWrites(result.position);
+}
+
+export async function listSessions(deps: UseCaseDependencies, userId: string, tenantId: string | null, options: { limit?: number; cursor?: string }): Promise<Page<SessionDocument>> {
+  return deps.readStore.collection<SessionDocument>(SESSIONS).find({
+    where: tenantId ? { user_id: userId, tenant_id: tenantId } : { user_id: userId },
+    sort: { field: 'issued_at', direction: 'desc' },
+    limit: options.limit,
+    cursor: options.cursor,
+  });
+}
 
 /** A session as its user sees it. */
 export interface SessionView {
@@ -22,7 +122,7 @@ export interface SessionView {
 }
 
 /** Revokes one of the caller's sessions in the current tenant. */
-export async function revokeOwnSession(deps: IdentityDependencies, principal: Principal, jti: string, context: RequestContext): Promise<void> {
+export async function revokeOwnSession(deps: UseCaseDependencies, principal: Principal, jti: string, context: RequestContext): Promise<void> {
   const session = await deps.readStore.collection<SessionDocument>(SESSIONS).get(jti);
   if (!session || session.user_id !== principal.user_id || session.tenant_id !== principal.tenant_id) throw notFound('session_not_found', 'no such session');
   await revokeSession(deps, session.id, 'revoked_by_user', { ...context, tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } });

@@ -8,7 +8,7 @@ import type { Branding, TenantSettings } from '../../domain/tenant/events';
 import { normalizedBranding, tenantNameProblem } from '../../domain/tenant/tenant';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import type { CommandDependencies } from '../command-handling/handle-command';
-import type { Principal } from '../identity/identity';
+import type { Principal } from '../session/sessions';
 import type { Secrets } from '../ports/identity';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';

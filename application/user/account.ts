@@ -4,7 +4,7 @@
 import { notFound } from '../../domain/shared/errors';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { USERS, type UserDocument } from '../../projections/users';
-import type { Principal } from '../identity/identity';
+import type { Principal } from '../session/sessions';
 import type { ReadModelDependencies } from '../shared/read-models';
 import { type TenantSummary, tenantSummary } from '../tenant/tenant-queries';
 import type { Role } from '../../domain/membership/membership';

@@ -1,14 +1,16 @@
-// Workspace use cases of the console (GraphQL): the tenant's workspaces, creating one and
-// renaming one. The REST workspace routes, with the teams granted to each, are in
-// application/organization/teams.ts.
+// Workspaces: the workspace aggregate, and the console's (GraphQL) use cases: the tenant's
+// workspaces, creating one and renaming one. The REST workspace routes, with the teams granted
+// to each, are in application/organization/teams.ts.
 
 import { notFound } from '../../domain/shared/errors';
-import { workspaceStream } from '../../domain/workspace/workspace';
+import { type WorkspaceCommand, type WorkspaceEvent, type WorkspaceState, workspaceDecider, workspaceEvents, workspaceStream } from '../../domain/workspace/workspace';
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
-import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
-import { type Principal, workspaceAggregate } from '../identity/identity';
+import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
+import type { Principal } from '../session/sessions';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
+
+export const workspaceAggregate: Aggregate<WorkspaceCommand, WorkspaceEvent, WorkspaceState> = { decider: workspaceDecider, events: workspaceEvents };
 
 export interface WorkspaceSummary {
   id: string;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
-import { workspaceAggregate } from '../../application/identity/identity';
+import { workspaceAggregate } from '../../application/workspace/workspaces';
 import { workspaceStream } from '../../domain/workspace/workspace';
 import { userContext } from '../support/context';
 import { type Account, joinAs, registerOwner, widgetTokenOf } from '../support/identity';

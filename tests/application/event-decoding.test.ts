@@ -4,7 +4,7 @@
 
 import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
-import { membershipAggregate } from '../../application/identity/identity';
+import { membershipAggregate } from '../../application/membership/memberships';
 import { EventDecodingError, type RecordedOf } from '../../application/ports/domain-event-store';
 import { silentLogger } from '../../application/ports/logger';
 import { CheckpointedSagaDelivery } from '../../application/sagas/checkpointed-delivery';

@@ -4,7 +4,7 @@
 // the saga's due pass over a platform: a stopped sign-up is released or completed once.
 
 import { expect } from 'chai';
-import { register } from '../../application/identity/identity';
+import { register } from '../../application/registration/register';
 import { registrationProcess } from '../../application/registration/registration-process';
 import type { RegistrationEvent, RegistrationPlan } from '../../domain/registration/registration';
 import { registrationDecider } from '../../domain/registration/registration';

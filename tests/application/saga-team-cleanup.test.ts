@@ -4,7 +4,7 @@
 
 import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
-import { membershipAggregate } from '../../application/identity/identity';
+import { membershipAggregate } from '../../application/membership/memberships';
 import { teamAggregate } from '../../application/organization/teams';
 import { type MemberRemovedEvent, teamMembershipCleanup, teamMembershipCleanupSaga } from '../../application/organization/team-cleanup-saga';
 import type { RecordedOf } from '../../application/ports/domain-event-store';

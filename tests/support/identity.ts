@@ -46,7 +46,7 @@ export async function registerOwner(server: TestServer, slug: string, email = `$
  */
 export async function joinAs(server: TestServer, account: Account, tenantId: string, role: 'admin' | 'member'): Promise<Account> {
   const { handleCommand } = await import('../../application/command-handling/handle-command');
-  const { membershipAggregate } = await import('../../application/identity/identity');
+  const { membershipAggregate } = await import('../../application/membership/memberships');
   const { membershipStream } = await import('../../domain/membership/membership');
   const { userContext } = await import('./context');
   const result = await handleCommand(

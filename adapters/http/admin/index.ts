@@ -8,8 +8,8 @@ import type { Middleware } from 'koa';
 import * as t from 'io-ts';
 import { type AdminPrincipal, adminLogin, authenticateAdminToken } from '../../../application/admin/admin-auth';
 import { EMAIL_STATUSES, type OutboxFilter, listOutbox, readOutboxEmail } from '../../../application/admin/outbox';
-import { type AbuseLimits, RateLimitedError, guardAttempt } from '../../../application/identity/abuse-controls';
-import type { IdentityDependencies } from '../../../application/identity/identity';
+import { type AbuseLimits, RateLimitedError, guardAttempt } from '../../../application/user/abuse-controls';
+import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import type { RateLimiter } from '../../../application/ports/rate-limiter';
 import { DomainError, invalid } from '../../../domain/shared/errors';
 import { decodeBody } from '../decode';
@@ -31,7 +31,7 @@ export interface AdminOptions {
   showOneTimeCodes: boolean;
 }
 
-export function adminRouter(identity: IdentityDependencies, options: AdminOptions): Router<AdminState> {
+export function adminRouter(identity: UseCaseDependencies, options: AdminOptions): Router<AdminState> {
   const router = new Router<AdminState>({ prefix: '/api/v1/admin' });
 
   router.post('/auth/login', async (ctx) => {

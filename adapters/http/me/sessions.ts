@@ -2,7 +2,8 @@
 // current organization.
 
 import Router from '@koa/router';
-import { type IdentityDependencies, listSessions } from '../../../application/identity/identity';
+import type { UseCaseDependencies } from '../../../application/shared/dependencies';
+import { listSessions } from '../../../application/session/sessions';
 import { type SessionView, revokeOwnSession } from '../../../application/session/sessions';
 import { type AuthenticatedState, authenticateUser } from '../middleware/authenticate';
 import { pageQuery } from '../pagination';
@@ -19,7 +20,7 @@ export const sessionView = (session: SessionView, currentJti: string) => ({
   current: session.id === currentJti,
 });
 
-export function meSessionsRouter(identity: IdentityDependencies): Router<AuthenticatedState> {
+export function meSessionsRouter(identity: UseCaseDependencies): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>({ prefix: '/api/v1/me/sessions' });
   router.use(authenticateUser(identity));
   router.get('/', async (ctx) => {

@@ -2,7 +2,9 @@
 // whose membership is active. A widget token, an admin token or none at all is 401.
 
 import type { Context, Middleware } from 'koa';
-import { type IdentityDependencies, type Principal, authenticateTenantToken } from '../../../application/identity/identity';
+import type { UseCaseDependencies } from '../../../application/shared/dependencies';
+import type { Principal } from '../../../application/session/sessions';
+import { authenticateTenantToken } from '../../../application/session/authentication';
 import { DomainError } from '../../../domain/shared/errors';
 import { bearerToken } from '../request-context';
 import type { RequestState } from './request-context';
@@ -12,13 +14,13 @@ export interface AuthenticatedState extends RequestState {
 }
 
 /** The caller of a request with a user token, or 401. */
-export async function principalOf(identity: IdentityDependencies, ctx: Context): Promise<Principal> {
+export async function principalOf(identity: UseCaseDependencies, ctx: Context): Promise<Principal> {
   const token = bearerToken(ctx);
   if (!token) throw new DomainError('unauthorized', 'unauthenticated', 'send Authorization: Bearer <token>');
   return authenticateTenantToken(identity, token);
 }
 
-export function authenticateUser(identity: IdentityDependencies): Middleware<AuthenticatedState> {
+export function authenticateUser(identity: UseCaseDependencies): Middleware<AuthenticatedState> {
   return async (ctx, next) => {
     ctx.state.principal = await principalOf(identity, ctx);
     await next();

@@ -7,7 +7,7 @@ import type { AccessDenialRecorder } from '../../../application/access-denial/ac
 import { ROLE_RANK, type Role } from '../../../domain/membership/membership';
 import { DomainError, forbidden } from '../../../domain/shared/errors';
 import { requestContextOf } from '../request-context';
-import type { IdentityDependencies } from '../../../application/identity/identity';
+import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { type AuthenticatedState, principalOf } from './authenticate';
 
 type DeniableContext = Parameters<Middleware<AuthenticatedState>>[0];
@@ -30,7 +30,7 @@ export function requireRole(minimum: Role): Middleware<AuthenticatedState> {
  * Authenticates the user (401 otherwise), then records every 403 answered after that, role
  * checks and domain rules alike. One middleware rather than two: it runs on most requests.
  */
-export function authenticateUserRecordingDenials(identity: IdentityDependencies, denials: AccessDenialRecorder): Middleware<AuthenticatedState> {
+export function authenticateUserRecordingDenials(identity: UseCaseDependencies, denials: AccessDenialRecorder): Middleware<AuthenticatedState> {
   return async (ctx, next) => {
     ctx.state.principal = await principalOf(identity, ctx);
     try {

@@ -4,7 +4,8 @@
 
 import Router from '@koa/router';
 import * as t from 'io-ts';
-import { type IdentityDependencies, listSessions } from '../../../application/identity/identity';
+import type { UseCaseDependencies } from '../../../application/shared/dependencies';
+import { listSessions } from '../../../application/session/sessions';
 import { changeMemberRole, changeMemberStatus, getMember, listMembers, revokeMemberSession, transferOwnership } from '../../../application/organization/members';
 import { MemberStatus, Role } from '../../../domain/membership/membership';
 import { invalid } from '../../../domain/shared/errors';
@@ -33,7 +34,7 @@ function optionalEnum<A extends string>(value: unknown, codec: t.Type<A>, field:
 }
 
 /** Mounted under /api/v1/org after authentication. */
-export function orgMembersRouter(identity: IdentityDependencies): Router<AuthenticatedState> {
+export function orgMembersRouter(identity: UseCaseDependencies): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>();
 
   router.get('/roles', (ctx) => {

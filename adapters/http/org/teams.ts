@@ -4,7 +4,7 @@
 
 import Router from '@koa/router';
 import * as t from 'io-ts';
-import type { IdentityDependencies } from '../../../application/identity/identity';
+import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import {
   createTeam,
   deleteTeam,
@@ -38,7 +38,7 @@ export const TeamMembersBody = t.type(
 export const WriteFlagBody = t.type({ can_write_documents: t.boolean }, 'WriteFlagBody');
 export const TeamWorkspacesBody = t.type({ workspace_ids: boundedArray(t.string, MAX_TEAM_WORKSPACES) }, 'TeamWorkspacesBody');
 
-export function orgTeamsRouter(identity: IdentityDependencies): Router<AuthenticatedState> {
+export function orgTeamsRouter(identity: UseCaseDependencies): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>();
   const admin = requireRole('admin');
 

@@ -5,7 +5,7 @@
 
 import Router from '@koa/router';
 import * as t from 'io-ts';
-import type { IdentityDependencies } from '../../../application/identity/identity';
+import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { getWorkspace, listWorkspaces, setWorkspaceTeams } from '../../../application/organization/teams';
 import { decodeBody } from '../decode';
 import { answerVersioned, preconditionsOf } from '../entity-tags';
@@ -19,7 +19,7 @@ import { boundedArray } from './teams';
 const MAX_TEAMS_PER_REQUEST = 1000;
 export const WorkspaceTeamsBody = t.type({ team_ids: boundedArray(t.string, MAX_TEAMS_PER_REQUEST) }, 'WorkspaceTeamsBody');
 
-export function orgWorkspacesRouter(identity: IdentityDependencies): Router<AuthenticatedState> {
+export function orgWorkspacesRouter(identity: UseCaseDependencies): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>();
 
   router.get('/workspaces', async (ctx) => {

@@ -7,7 +7,8 @@
 import Router from '@koa/router';
 import * as t from 'io-ts';
 import type { AccessDenialRecorder } from '../../../application/access-denial/access-denials';
-import type { IdentityDependencies, SessionResult } from '../../../application/identity/identity';
+import type { UseCaseDependencies } from '../../../application/shared/dependencies';
+import type { SessionResult } from '../../../application/session/sessions';
 import { acceptInvitation, inviteMember, listInvitations, myTenants, previewInvitation, revokeInvitation, switchTenant } from '../../../application/organization/invitations';
 import { getMember, listMembers, removeMember } from '../../../application/organization/members';
 import { NonEmptyTrimmed } from '../../../domain/shared/codecs';
@@ -44,7 +45,7 @@ const sessionBody = (session: SessionResult) => ({
   role: session.role,
 });
 
-export function teamRouter(identity: IdentityDependencies, denials: AccessDenialRecorder): Router<AuthenticatedState> {
+export function teamRouter(identity: UseCaseDependencies, denials: AccessDenialRecorder): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>({ prefix: '/api/v1/team' });
   const user = [authenticateUserRecordingDenials(identity, denials)];
   const admin = [...user, requireRole('admin')];

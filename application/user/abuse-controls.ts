@@ -10,7 +10,7 @@
 import { normalizeEmail } from '../../domain/user/user';
 import { DomainError } from '../../domain/shared/errors';
 import type { RateLimit, RateLimiter } from '../ports/rate-limiter';
-import type { LoginFailureBudget } from './identity';
+import type { LoginFailureBudget } from '../session/login';
 
 /** How many times the per-email failure budget an email's failures must reach before even its right password waits. */
 export const LOCK_FACTOR = 10;
