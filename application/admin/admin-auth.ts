@@ -6,9 +6,11 @@ import { DomainError } from '../../domain/shared/errors';
 import { normalizeEmail } from '../../domain/user/user';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import type { UseCaseDependencies } from '../shared/dependencies';
-import { signSessionToken } from '../session/sessions';
-import { claimReservation, reservationHolder } from '../reservation/reservations';
+import type { DomainEventStore } from '../ports/domain-event-store';
+import type { PasswordHasher, Secrets, TokenService } from '../ports/identity';
+import type { ReadModelDependencies } from '../shared/read-models';
+import { type SessionDependencies, signSessionToken } from '../session/sessions';
+import { type ReservationDependencies, claimReservation, reservationHolder } from '../reservation/reservations';
 import { type RequestContext, systemContext } from '../shared/request-context';
 
 export const adminAggregate: Aggregate<AdminCommand, AdminEvent, AdminState> = { decider: adminDecider, events: adminEvents };
@@ -21,7 +23,7 @@ export interface AdminPrincipal {
   jti: string;
 }
 
-function adminIdByEmail(deps: UseCaseDependencies, email: string): Promise<string | null> {
+function adminIdByEmail(deps: Pick<ReservationDependencies, 'eventStore' | 'secrets'>, email: string): Promise<string | null> {
   return reservationHolder(deps, ADMIN_EMAIL_SCOPE, normalizeEmail(email));
 }
 
@@ -29,7 +31,7 @@ function adminIdByEmail(deps: UseCaseDependencies, email: string): Promise<strin
  * Makes sure the configured super admin exists with the configured password: created on the
  * first start, its password hash replaced when the environment's password changes.
  */
-export async function bootstrapSuperAdmin(deps: UseCaseDependencies, email: string, password: string): Promise<string> {
+export async function bootstrapSuperAdmin(deps: ReservationDependencies & { passwords: PasswordHasher }, email: string, password: string): Promise<string> {
   const context = systemContext(deps.ids.newId(), 'bootstrap');
   const normalized = normalizeEmail(email);
   let adminId = await adminIdByEmail(deps, normalized);
@@ -46,7 +48,7 @@ export async function bootstrapSuperAdmin(deps: UseCaseDependencies, email: stri
   return adminId;
 }
 
-export async function adminLogin(deps: UseCaseDependencies, email: string, password: string, context: RequestContext): Promise<{ token: string; admin: { id: string; email: string } }> {
+export async function adminLogin(deps: SessionDependencies & { secrets: Pick<Secrets, 'digest'>; passwords: Pick<PasswordHasher, 'verify'> }, email: string, password: string, context: RequestContext): Promise<{ token: string; admin: { id: string; email: string } }> {
   const rejected = new DomainError('unauthorized', 'invalid_credentials', 'email or password is wrong');
   const adminId = await adminIdByEmail(deps, email);
   const { state } = adminId ? await loadAggregate(deps, adminAggregate, adminStream(adminId)) : { state: { status: 'absent' } as AdminState };
@@ -59,7 +61,7 @@ export async function adminLogin(deps: UseCaseDependencies, email: string, passw
   return { token, admin: { id: state.admin_id, email: state.email } };
 }
 
-export async function authenticateAdminToken(deps: UseCaseDependencies, token: string): Promise<AdminPrincipal> {
+export async function authenticateAdminToken(deps: ReadModelDependencies & { eventStore: DomainEventStore; tokens: Pick<TokenService, 'verify'> }, token: string): Promise<AdminPrincipal> {
   const refused = new DomainError('unauthorized', 'invalid_token', 'an admin token is required');
   const claims = await deps.tokens.verify(token, 'admin');
   if (!claims) throw refused;

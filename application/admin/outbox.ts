@@ -6,8 +6,9 @@
 
 import { EMAILS, type EmailDocument } from '../../projections/emails';
 import { notFound } from '../../domain/shared/errors';
-import { handleCommand } from '../command-handling/handle-command';
-import type { UseCaseDependencies } from '../shared/dependencies';
+import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
+import type { Secrets } from '../ports/identity';
+import type { ReadModelDependencies } from '../shared/read-models';
 import { emailAggregate } from '../mail/outbox';
 import type { Page } from '../ports/read-store';
 import type { RequestContext } from '../shared/request-context';
@@ -46,7 +47,7 @@ export interface OutboxFilter {
 }
 
 /** The outbox, newest first, without bodies. */
-export async function listOutbox(deps: UseCaseDependencies, filter: OutboxFilter, page: { limit?: number; cursor?: string }): Promise<Page<EmailView>> {
+export async function listOutbox(deps: ReadModelDependencies, filter: OutboxFilter, page: { limit?: number; cursor?: string }): Promise<Page<EmailView>> {
   const where = { ...(filter.status ? { status: filter.status } : {}), ...(filter.to ? { to: filter.to.toLowerCase() } : {}) };
   const found = await deps.readStore.collection<EmailDocument>(EMAILS).find({ where, sort: { field: 'queued_at', direction: 'desc' }, ...page });
   return { items: found.items.map(emailView), next_cursor: found.next_cursor };
@@ -57,7 +58,7 @@ export async function listOutbox(deps: UseCaseDependencies, filter: OutboxFilter
  * stay in the body only when `showOneTimeCodes` (the embedded outbox is the mailer).
  */
 export async function readOutboxEmail(
-  deps: UseCaseDependencies,
+  deps: CommandDependencies & ReadModelDependencies & { secrets: Pick<Secrets, 'open'> },
   admin: AdminPrincipal,
   emailId: string,
   options: { showOneTimeCodes: boolean },

@@ -34,10 +34,10 @@ import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projec
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { USERS, type UserDocument } from '../../projections/users';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import type { UseCaseDependencies } from '../shared/dependencies';
-import { type Principal, type SessionResult, startSession } from '../session/sessions';
+import type { PasswordHasher, Secrets } from '../ports/identity';
+import { type Principal, type SessionDependencies, type SessionResult, startSession } from '../session/sessions';
 import { USER_EMAIL_SCOPE, passwordProblem, userAggregate, userIdByEmail } from '../user/users';
-import { authenticateTenantToken } from '../session/authentication';
+import { type AuthenticationDependencies, authenticateTenantToken } from '../session/authentication';
 import { membershipAggregate } from '../membership/memberships';
 import { requireActiveTenant } from '../tenant/active-tenant';
 import { queueEmail } from '../mail/outbox';
@@ -45,6 +45,9 @@ import { InvalidCursorError, MAX_PAGE_SIZE, type Page, type Where } from '../por
 import { claimReservation, releaseReservation, reservationClaim } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
+
+/** Invitation commands with their email slots, the read models, the outbox, and the session an accepted invitation opens. */
+export type InvitationDependencies = SessionDependencies & AuthenticationDependencies & { secrets: Secrets; passwords: PasswordHasher };
 
 export const invitationAggregate: Aggregate<InvitationCommand, InvitationEvent, InvitationState> = { decider: invitationDecider, events: invitationEvents };
 
@@ -99,7 +102,7 @@ const actingAs = (context: RequestContext, tenantId: string, userId: string): Re
 
 const invitationNotFound = (): DomainError => notFound('invitation_not_found', 'no such invitation');
 
-async function isMember(deps: UseCaseDependencies, tenantId: string, userId: string): Promise<boolean> {
+async function isMember(deps: InvitationDependencies, tenantId: string, userId: string): Promise<boolean> {
   const { state } = await loadAggregate(deps, membershipAggregate, membershipStream(tenantId));
   return state.status === 'active' && state.members[userId] !== undefined;
 }
@@ -114,7 +117,7 @@ const ABANDONED_CLAIM_MS = 5 * 60 * 1000;
  * expired, was settled without releasing it, or was never written by a request that died
  * (ABANDONED_CLAIM_MS) is released on its behalf and claimed again.
  */
-async function claimPendingSlot(deps: UseCaseDependencies, tenantId: string, email: string, invitationId: string, context: RequestContext): Promise<void> {
+async function claimPendingSlot(deps: InvitationDependencies, tenantId: string, email: string, invitationId: string, context: RequestContext): Promise<void> {
   const slot = pendingSlot(tenantId, email);
   const pending = (): DomainError => conflict('invitation_pending', 'a pending invitation for this email already exists; revoke it to send a new one');
   try {
@@ -142,7 +145,7 @@ export interface InviteInput {
 
 /** Records the invitation and emails its token; 409 for a member or a pending invitation. */
 export async function inviteMember(
-  deps: UseCaseDependencies,
+  deps: InvitationDependencies,
   principal: Principal,
   input: InviteInput,
   context: RequestContext,
@@ -197,7 +200,7 @@ export async function inviteMember(
 
 const versionedInvitation = (doc: InvitationDocument, now: Date): Versioned<InvitationView> => ({ value: invitationView(doc, now), version: versionOfRevision(doc.revision) });
 
-async function readInvitation(deps: UseCaseDependencies, invitationId: string): Promise<InvitationDocument> {
+async function readInvitation(deps: InvitationDependencies, invitationId: string): Promise<InvitationDocument> {
   const doc = await deps.readStore.collection<InvitationDocument>(INVITATIONS).get(invitationId);
   if (!doc) throw new Error(`read models lag behind invitation ${invitationId}`);
   return doc;
@@ -208,7 +211,7 @@ async function readInvitation(deps: UseCaseDependencies, invitationId: string): 
  * cursor carries the instant of the first page, so later pages split at the same moment.
  */
 export async function listInvitations(
-  deps: UseCaseDependencies,
+  deps: InvitationDependencies,
   tenantId: string,
   filter: { status?: InvitationStatus },
   page: { limit?: number; cursor?: string },
@@ -237,7 +240,7 @@ export async function listInvitations(
 
 /** Revokes a pending invitation of the caller's tenant and frees its email for a new one. */
 export async function revokeInvitation(
-  deps: UseCaseDependencies,
+  deps: InvitationDependencies,
   principal: Principal,
   invitationId: string,
   context: RequestContext,
@@ -265,14 +268,14 @@ export async function revokeInvitation(
   return versionedInvitation(await readInvitation(deps, invitationId), deps.clock.now());
 }
 
-async function invitationByToken(deps: UseCaseDependencies, token: string): Promise<InvitationDocument> {
+async function invitationByToken(deps: InvitationDependencies, token: string): Promise<InvitationDocument> {
   const found = await deps.readStore.collection<InvitationDocument>(INVITATIONS).find({ where: { token_digest: deps.secrets.digest(token) }, limit: 1 });
   if (found.items.length === 0) throw invitationNotFound();
   return found.items[0];
 }
 
 /** What the invitee sees before accepting: 404 unknown, 409 used or revoked, expired (410). */
-export async function previewInvitation(deps: UseCaseDependencies, token: string): Promise<InvitationPreview> {
+export async function previewInvitation(deps: InvitationDependencies, token: string): Promise<InvitationPreview> {
   const doc = await invitationByToken(deps, token);
   const { state } = await loadAggregate(deps, invitationAggregate, invitationStream(doc.id));
   const problem = acceptanceProblem(state, deps.clock.now());
@@ -295,7 +298,7 @@ export interface AcceptInput {
  * must prove itself (its bearer token from any tenant, or its password); without an account, a
  * new one is created with `name` and `password`, its email verified by the token's possession.
  */
-export async function acceptInvitation(deps: UseCaseDependencies, input: AcceptInput, bearer: string | null, context: RequestContext): Promise<SessionResult> {
+export async function acceptInvitation(deps: InvitationDependencies, input: AcceptInput, bearer: string | null, context: RequestContext): Promise<SessionResult> {
   const doc = await invitationByToken(deps, input.token);
   const invitation = (await loadAggregate(deps, invitationAggregate, invitationStream(doc.id))).state;
   const problem = acceptanceProblem(invitation, deps.clock.now());
@@ -351,7 +354,7 @@ export async function acceptInvitation(deps: UseCaseDependencies, input: AcceptI
 }
 
 /** The invited account proves itself with its own bearer token (any tenant) or its password. */
-async function proveAccount(deps: UseCaseDependencies, userId: string, password: string | undefined, bearer: string | null, context: RequestContext): Promise<void> {
+async function proveAccount(deps: InvitationDependencies, userId: string, password: string | undefined, bearer: string | null, context: RequestContext): Promise<void> {
   if (bearer) {
     const principal = await authenticateTenantToken(deps, bearer).catch(() => null);
     if (principal?.user_id === userId) return;
@@ -366,14 +369,14 @@ async function proveAccount(deps: UseCaseDependencies, userId: string, password:
 }
 
 /** A new session in another tenant the caller is an active member of; 403 otherwise. */
-export async function switchTenant(deps: UseCaseDependencies, principal: Principal, tenantId: string, context: RequestContext): Promise<SessionResult> {
+export async function switchTenant(deps: InvitationDependencies, principal: Principal, tenantId: string, context: RequestContext): Promise<SessionResult> {
   const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(tenantId, principal.user_id));
   if (!membership || membership.status !== 'active') throw forbidden('not_a_member', 'you are not an active member of that organization');
   return startSession(deps, principal.user_id, membership, context);
 }
 
 /** Every membership of the user, oldest first, with its tenant's name and slug. */
-export async function myTenants(deps: UseCaseDependencies, userId: string): Promise<TenantMembershipView[]> {
+export async function myTenants(deps: InvitationDependencies, userId: string): Promise<TenantMembershipView[]> {
   const memberships = await deps.readStore
     .collection<MembershipDocument>(MEMBERSHIPS)
     .find({ where: { user_id: userId }, sort: { field: 'joined_at', direction: 'asc' }, limit: MAX_PAGE_SIZE });

@@ -10,8 +10,7 @@ import { DomainError, conflict, forbidden, notFound } from '../../domain/shared/
 import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
 import { type CommandResult, handleCommand, recordOf } from '../command-handling/handle-command';
-import type { UseCaseDependencies } from '../shared/dependencies';
-import { type Principal, revokeAllSessions, revokeSession } from '../session/sessions';
+import { type Principal, type SessionRevocationDependencies, revokeAllSessions, revokeSession } from '../session/sessions';
 import { membershipAggregate } from '../membership/memberships';
 import type { Page, Where } from '../ports/read-store';
 import type { RequestContext } from '../shared/request-context';
@@ -31,7 +30,7 @@ export function memberView(membership: MembershipDocument): MemberView {
 }
 
 export async function listMembers(
-  deps: UseCaseDependencies,
+  deps: SessionRevocationDependencies,
   tenantId: string,
   filter: { role?: Role; status?: MemberStatus },
   page: { limit?: number; cursor?: string },
@@ -42,7 +41,7 @@ export async function listMembers(
 }
 
 /** The member of the caller's tenant with their version, or 404 (another tenant's member is never visible). */
-export async function getMember(deps: UseCaseDependencies, tenantId: string, userId: string): Promise<Versioned<MemberView>> {
+export async function getMember(deps: SessionRevocationDependencies, tenantId: string, userId: string): Promise<Versioned<MemberView>> {
   const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(tenantId, userId));
   if (!membership) throw notFound('member_not_found', 'no such member');
   return { value: memberView(membership), version: versionOfRevision(membership.revision) };
@@ -62,7 +61,7 @@ const MAX_CONDITIONAL_ATTEMPTS = 5;
 
 /** A roster command on `userId` that runs only if the member is still at `expectedVersion`. */
 async function onMemberAtVersion(
-  deps: UseCaseDependencies,
+  deps: SessionRevocationDependencies,
   principal: Principal,
   userId: string,
   expectedVersion: string,
@@ -91,7 +90,7 @@ async function onMemberAtVersion(
 }
 
 async function onRoster(
-  deps: UseCaseDependencies,
+  deps: SessionRevocationDependencies,
   principal: Principal,
   userId: string,
   command: MembershipCommand,
@@ -105,7 +104,7 @@ async function onRoster(
   await deps.readYourWrites(result.position);
 }
 
-export const changeMemberRole = (deps: UseCaseDependencies, principal: Principal, userId: string, role: Role, context: RequestContext, preconditions: WritePreconditions = {}) =>
+export const changeMemberRole = (deps: SessionRevocationDependencies, principal: Principal, userId: string, role: Role, context: RequestContext, preconditions: WritePreconditions = {}) =>
   onRoster(deps, principal, userId, { type: 'ChangeMemberRole', data: { actor_user_id: principal.user_id, user_id: userId, role } }, context, preconditions);
 
 /**
@@ -114,7 +113,7 @@ export const changeMemberRole = (deps: UseCaseDependencies, principal: Principal
  * refuses them whatever their sessions say.)
  */
 export async function changeMemberStatus(
-  deps: UseCaseDependencies,
+  deps: SessionRevocationDependencies,
   principal: Principal,
   userId: string,
   status: MemberStatus,
@@ -126,7 +125,7 @@ export async function changeMemberStatus(
 }
 
 /** Ends one of a member's sessions; an owner's sessions are an owner's business only. */
-export async function revokeMemberSession(deps: UseCaseDependencies, principal: Principal, userId: string, jti: string, context: RequestContext): Promise<void> {
+export async function revokeMemberSession(deps: SessionRevocationDependencies, principal: Principal, userId: string, jti: string, context: RequestContext): Promise<void> {
   const { value: member } = await getMember(deps, principal.tenant_id, userId);
   if (member.role === 'owner' && principal.role !== 'owner') throw forbidden('owner_protected', 'only an owner can end an owner’s session');
   const session = await deps.readStore.collection<SessionDocument>(SESSIONS).get(jti);
@@ -134,8 +133,8 @@ export async function revokeMemberSession(deps: UseCaseDependencies, principal: 
   await revokeSession(deps, session.id, 'revoked_by_admin', actingContext(principal, context));
 }
 
-export const removeMember = (deps: UseCaseDependencies, principal: Principal, userId: string, context: RequestContext, preconditions: WritePreconditions = {}) =>
+export const removeMember = (deps: SessionRevocationDependencies, principal: Principal, userId: string, context: RequestContext, preconditions: WritePreconditions = {}) =>
   onRoster(deps, principal, userId, { type: 'RemoveMember', data: { actor_user_id: principal.user_id, user_id: userId } }, context, preconditions);
 
-export const transferOwnership = (deps: UseCaseDependencies, principal: Principal, toUserId: string, context: RequestContext) =>
+export const transferOwnership = (deps: SessionRevocationDependencies, principal: Principal, toUserId: string, context: RequestContext) =>
   onRoster(deps, principal, toUserId, { type: 'TransferOwnership', data: { actor_user_id: principal.user_id, to_user_id: toUserId } }, context, {});

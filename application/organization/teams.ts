@@ -23,14 +23,17 @@ import { workspaceStream } from '../../domain/workspace/workspace';
 import { TEAMS, type TeamDocument, WORKSPACE_GRANTS, type WorkspaceGrantDocument } from '../../projections/teams';
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
 import { type Aggregate, type CommandResult, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import type { UseCaseDependencies } from '../shared/dependencies';
+import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { Principal } from '../session/sessions';
 import { membershipAggregate } from '../membership/memberships';
 import { workspaceAggregate } from '../workspace/workspaces';
 import { MAX_PAGE_SIZE, type Page } from '../ports/read-store';
-import { claimReservation, releaseReservation } from '../reservation/reservations';
+import { type ReservationDependencies, claimReservation, releaseReservation } from '../reservation/reservations';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionMismatch, versionOfRevision } from '../shared/versions';
+
+/** Team commands with their name reservations, and the read models of teams, grants and workspaces. */
+export type TeamDependencies = ReservationDependencies & ReadModelDependencies & ReadYourWritesDependencies;
 
 export const teamAggregate: Aggregate<TeamCommand, TeamEvent, TeamState> = { decider: teamDecider, events: teamEvents };
 
@@ -77,20 +80,20 @@ function actingContext(principal: Principal, context: RequestContext): RequestCo
 
 // ---------------------------------------------------------------------------------- queries
 
-export async function listTeams(deps: UseCaseDependencies, tenantId: string, page: { limit?: number; cursor?: string }): Promise<Page<TeamView>> {
+export async function listTeams(deps: TeamDependencies, tenantId: string, page: { limit?: number; cursor?: string }): Promise<Page<TeamView>> {
   const found = await deps.readStore.collection<TeamDocument>(TEAMS).find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, ...page });
   return { items: found.items.map(teamView), next_cursor: found.next_cursor };
 }
 
 /** The team of the caller's tenant with its version, or 404. */
-export async function getTeam(deps: UseCaseDependencies, tenantId: string, teamId: string): Promise<Versioned<TeamView>> {
+export async function getTeam(deps: TeamDependencies, tenantId: string, teamId: string): Promise<Versioned<TeamView>> {
   const team = await deps.readStore.collection<TeamDocument>(TEAMS).get(teamId);
   if (!team || team.tenant_id !== tenantId) throw teamNotFound();
   return { value: teamView(team), version: versionOfRevision(team.revision) };
 }
 
 /** Every grant of the given workspaces (all pages). */
-async function grantsOf(deps: UseCaseDependencies, tenantId: string, workspaceIds: readonly string[]): Promise<WorkspaceGrantDocument[]> {
+async function grantsOf(deps: TeamDependencies, tenantId: string, workspaceIds: readonly string[]): Promise<WorkspaceGrantDocument[]> {
   if (workspaceIds.length === 0) return [];
   const grants: WorkspaceGrantDocument[] = [];
   let cursor: string | undefined;
@@ -114,7 +117,7 @@ function workspaceVersion(workspace: WorkspaceDocument, grants: readonly Workspa
   return `${workspace.revision}-${createHash('sha256').update(parts.join(',')).digest('hex').slice(0, 16)}`;
 }
 
-async function workspaceViews(deps: UseCaseDependencies, tenantId: string, workspaces: readonly WorkspaceDocument[]): Promise<Array<Versioned<WorkspaceView>>> {
+async function workspaceViews(deps: TeamDependencies, tenantId: string, workspaces: readonly WorkspaceDocument[]): Promise<Array<Versioned<WorkspaceView>>> {
   const grants = await grantsOf(
     deps,
     tenantId,
@@ -133,13 +136,13 @@ async function workspaceViews(deps: UseCaseDependencies, tenantId: string, works
   });
 }
 
-export async function listWorkspaces(deps: UseCaseDependencies, tenantId: string, page: { limit?: number; cursor?: string }): Promise<Page<WorkspaceView>> {
+export async function listWorkspaces(deps: TeamDependencies, tenantId: string, page: { limit?: number; cursor?: string }): Promise<Page<WorkspaceView>> {
   const found = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, ...page });
   return { items: (await workspaceViews(deps, tenantId, found.items)).map((view) => view.value), next_cursor: found.next_cursor };
 }
 
 /** The workspace of the caller's tenant with its teams and its version, or 404. */
-export async function getWorkspace(deps: UseCaseDependencies, tenantId: string, workspaceId: string): Promise<Versioned<WorkspaceView>> {
+export async function getWorkspace(deps: TeamDependencies, tenantId: string, workspaceId: string): Promise<Versioned<WorkspaceView>> {
   const workspace = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).get(workspaceId);
   if (!workspace || workspace.tenant_id !== tenantId) throw workspaceNotFound();
   const [view] = await workspaceViews(deps, tenantId, [workspace]);
@@ -153,7 +156,7 @@ export async function getWorkspace(deps: UseCaseDependencies, tenantId: string, 
  * must append at when the client named the version it saw (412 when it moved on since).
  */
 async function loadTeam(
-  deps: UseCaseDependencies,
+  deps: TeamDependencies,
   tenantId: string,
   teamId: string,
   preconditions: WritePreconditions = {},
@@ -163,13 +166,13 @@ async function loadTeam(
   return { team: state, options: { expectedRevision: expectedRevisionOf('team', preconditions.expectedVersion, revision) } };
 }
 
-async function isTenantWorkspace(deps: UseCaseDependencies, tenantId: string, workspaceId: string): Promise<boolean> {
+async function isTenantWorkspace(deps: TeamDependencies, tenantId: string, workspaceId: string): Promise<boolean> {
   const { state } = await loadAggregate(deps, workspaceAggregate, workspaceStream(workspaceId));
   return state.status === 'active' && state.tenant_id === tenantId;
 }
 
 async function onTeam(
-  deps: UseCaseDependencies,
+  deps: TeamDependencies,
   principal: Principal,
   teamId: string,
   command: TeamCommand,
@@ -179,7 +182,7 @@ async function onTeam(
   return handleCommand(deps, teamAggregate, teamStream(teamId), command, actingContext(principal, context), options);
 }
 
-async function answered(deps: UseCaseDependencies, principal: Principal, teamId: string, position: number | null): Promise<Versioned<TeamView>> {
+async function answered(deps: TeamDependencies, principal: Principal, teamId: string, position: number | null): Promise<Versioned<TeamView>> {
   await deps.readYourWrites(position);
   return getTeam(deps, principal.tenant_id, teamId);
 }
@@ -197,7 +200,7 @@ export interface TeamInput {
  * that took over a crashed request) finds the team it made instead of making another.
  */
 export async function createTeam(
-  deps: UseCaseDependencies,
+  deps: TeamDependencies,
   principal: Principal,
   input: TeamInput,
   context: RequestContext,
@@ -222,7 +225,7 @@ export async function createTeam(
 
 /** Renames and/or redescribes a team; a new name is claimed first and the old one released after. */
 export async function updateTeam(
-  deps: UseCaseDependencies,
+  deps: TeamDependencies,
   principal: Principal,
   teamId: string,
   changes: Partial<TeamInput>,
@@ -253,7 +256,7 @@ export async function updateTeam(
 }
 
 /** Deletes a team, which releases its name and its workspace grants. */
-export async function deleteTeam(deps: UseCaseDependencies, principal: Principal, teamId: string, context: RequestContext, preconditions: WritePreconditions = {}): Promise<void> {
+export async function deleteTeam(deps: TeamDependencies, principal: Principal, teamId: string, context: RequestContext, preconditions: WritePreconditions = {}): Promise<void> {
   const options = preconditions.expectedVersion === undefined ? {} : (await loadTeam(deps, principal.tenant_id, teamId, preconditions)).options;
   const result = await onTeam(deps, principal, teamId, { type: 'DeleteTeam', data: { tenant_id: principal.tenant_id } }, context, options);
   for (const event of result.events) {
@@ -266,7 +269,7 @@ export async function deleteTeam(deps: UseCaseDependencies, principal: Principal
 
 /** Replaces the team's members; each must be a member of the tenant (400 `not_a_member`). */
 export async function setTeamMembers(
-  deps: UseCaseDependencies,
+  deps: TeamDependencies,
   principal: Principal,
   teamId: string,
   members: ReadonlyArray<{ user_id: string; can_write_documents?: boolean }>,
@@ -286,7 +289,7 @@ export async function setTeamMembers(
 
 /** Sets one team member's document write flag (404 `team_member_not_found` if not in the team). */
 export async function setTeamMemberWriteFlag(
-  deps: UseCaseDependencies,
+  deps: TeamDependencies,
   principal: Principal,
   teamId: string,
   userId: string,
@@ -308,7 +311,7 @@ export async function setTeamMemberWriteFlag(
 
 /** Replaces the workspaces granted to the team; each must be the tenant's (400 `unknown_workspace`). */
 export async function grantTeamWorkspaces(
-  deps: UseCaseDependencies,
+  deps: TeamDependencies,
   principal: Principal,
   teamId: string,
   workspaceIds: readonly string[],
@@ -336,7 +339,7 @@ export async function grantTeamWorkspaces(
  * read (412); two conditional writers racing within the same moment are not serialized.
  */
 export async function setWorkspaceTeams(
-  deps: UseCaseDependencies,
+  deps: TeamDependencies,
   principal: Principal,
   workspaceId: string,
   teamIds: readonly string[],

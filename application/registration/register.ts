@@ -13,13 +13,19 @@ import { emailProblem, nameProblem, normalizeEmail, userStream } from '../../dom
 import { workspaceStream } from '../../domain/workspace/workspace';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { membershipAggregate } from '../membership/memberships';
+import type { PasswordHasher } from '../ports/identity';
 import { claimReservation, releaseReservation, reservationKey } from '../reservation/reservations';
-import type { UseCaseDependencies } from '../shared/dependencies';
+import type { UseCaseSettings } from '../shared/dependencies';
+import type { ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { TENANT_SLUG_SCOPE, tenantAggregate } from '../tenant/tenant-commands';
 import { WIDGET_TOKEN_PREFIX } from '../tenant/widget-token';
-import { USER_EMAIL_SCOPE, issueOtp, passwordProblem, userAggregate } from '../user/users';
+import { type OtpDependencies, USER_EMAIL_SCOPE, issueOtp, passwordProblem, userAggregate } from '../user/users';
 import { workspaceAggregate } from '../workspace/workspaces';
+
+/** The commands of every step, the password hasher, the secrets of the reservations, token and code, the deadline, and read-your-writes. */
+export type RegistrationDependencies = OtpDependencies &
+  ReadYourWritesDependencies & { passwords: Pick<PasswordHasher, 'hash'>; settings: Pick<UseCaseSettings, 'otpTtlSeconds' | 'registrationTimeoutSeconds'> };
 
 export const registrationAggregate: Aggregate<RegistrationCommand, RegistrationEvent, RegistrationState> = { decider: registrationDecider, events: registrationEvents };
 
@@ -45,7 +51,7 @@ const slugOf = (input: RegisterInput, organizationName: string): string => input
  * tentatively: past the deadline the registration process manager finishes it (once the
  * user exists) or releases them (application/registration/registration-process.ts).
  */
-export async function register(deps: UseCaseDependencies, input: RegisterInput, context: RequestContext): Promise<{ user_id: string; tenant_id: string }> {
+export async function register(deps: RegistrationDependencies, input: RegisterInput, context: RequestContext): Promise<{ user_id: string; tenant_id: string }> {
   const email = normalizeEmail(input.email);
   const problem =
     emailProblem(email) ?? passwordProblem(input.password, email) ?? nameProblem(input.name) ?? tenantNameProblem(input.organization_name, 'organization_name');
@@ -113,7 +119,7 @@ const createTenantOf = (plan: RegistrationPlan): TenantCommand => ({ type: 'Crea
  * Every step but the code is keyed on the registration, so a repeat appends nothing; the code
  * is issued anew on a resume (the earlier one may never have been sent; a new one replaces it).
  */
-export async function finishRegistration(deps: UseCaseDependencies, plan: RegistrationPlan, context: RequestContext): Promise<void> {
+export async function finishRegistration(deps: OtpDependencies & ReadYourWritesDependencies, plan: RegistrationPlan, context: RequestContext): Promise<void> {
   const { registration_id: registrationId, user_id: userId, tenant_id: tenantId, workspace_id: workspaceId } = plan;
   const step = (name: string): string => `registration:${registrationId}:${name}`;
   const scoped: RequestContext = { ...context, tenant_id: tenantId };

@@ -17,9 +17,9 @@ import { registrationDecider, registrationStream } from '../../domain/registrati
 import { userStream } from '../../domain/user/user';
 import { REGISTRATIONS, type RegistrationDocument } from '../../projections/registrations';
 import { handleCommand, loadAggregate } from '../command-handling/handle-command';
-import type { UseCaseDependencies } from '../shared/dependencies';
+import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import { finishRegistration, registrationAggregate } from './register';
-import { userAggregate } from '../user/users';
+import { type OtpDependencies, userAggregate } from '../user/users';
 import type { Logger } from '../ports/logger';
 import { releaseReservationByKey } from '../reservation/reservations';
 import type { ProcessManager } from '../sagas/process-manager';
@@ -59,7 +59,7 @@ export const registrationProcess: ProcessManager<RegistrationInput, Registration
 /** Registrations one due pass looks at; the next pass takes the rest. */
 const DUE_PAGE = 100;
 
-export function registrationSaga(deps: UseCaseDependencies, options: { concurrency: number }): Saga<'RegistrationAbandoned'> {
+export function registrationSaga(deps: OtpDependencies & ReadYourWritesDependencies & ReadModelDependencies, options: { concurrency: number }): Saga<'RegistrationAbandoned'> {
   async function run(registrationId: string): Promise<void> {
     const stream = registrationStream(registrationId);
     const { state } = await loadAggregate(deps, registrationAggregate, stream);

@@ -4,14 +4,19 @@ import { DomainError } from '../../domain/shared/errors';
 import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
-import type { UseCaseDependencies } from '../shared/dependencies';
+import type { Clock } from '../ports/clock';
+import type { Secrets, TokenService } from '../ports/identity';
+import type { ReadModelDependencies } from '../shared/read-models';
 import { isActiveTenant, tenantSuspended } from '../tenant/active-tenant';
 import type { Principal } from './sessions';
+
+/** The token verifier, the read models of sessions, memberships and tenants, the keyed digest and the clock. */
+export type AuthenticationDependencies = ReadModelDependencies & { tokens: Pick<TokenService, 'verify'>; secrets: Pick<Secrets, 'digest'>; clock: Clock };
 
 const unauthorized = (code: string, message: string): DomainError => new DomainError('unauthorized', code, message);
 
 /** Whether `token` is a tenant's current widget token, looked up by its keyed digest in the tenants read model. */
-async function isWidgetToken(deps: UseCaseDependencies, token: string): Promise<boolean> {
+async function isWidgetToken(deps: Pick<AuthenticationDependencies, 'readStore' | 'secrets'>, token: string): Promise<boolean> {
   const found = await deps.readStore.collection<TenantDocument>(TENANTS).find({ where: { widget_token_hash: deps.secrets.digest(token) }, limit: 1 });
   return found.items.length > 0;
 }
@@ -24,7 +29,7 @@ async function isWidgetToken(deps: UseCaseDependencies, token: string): Promise<
  * apart only on that failing path, by looking it up: a tenant's widget token is
  * `widget_token_not_allowed`, anything else (whatever it looks like) `invalid_token`.
  */
-export async function authenticateTenantToken(deps: UseCaseDependencies, token: string): Promise<Principal> {
+export async function authenticateTenantToken(deps: AuthenticationDependencies, token: string): Promise<Principal> {
   const claims = await deps.tokens.verify(token, 'tenant');
   if (!claims || !claims.tenant_id) {
     if (await isWidgetToken(deps, token)) throw unauthorized('widget_token_not_allowed', 'a widget token is only valid on widget routes');

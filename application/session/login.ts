@@ -7,17 +7,19 @@ import type { MembershipDocument } from '../../projections/memberships';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { activeMemberships } from '../membership/memberships';
-import type { PasswordHasher } from '../ports/identity';
-import type { UseCaseDependencies } from '../shared/dependencies';
+import type { PasswordHasher, Secrets } from '../ports/identity';
 import type { RequestContext } from '../shared/request-context';
 import { isActiveTenant } from '../tenant/active-tenant';
 import { userAggregate, userIdByEmail } from '../user/users';
-import { type SessionResult, startSession } from './sessions';
+import { type SessionDependencies, type SessionResult, startSession } from './sessions';
+
+/** Opening a session, the password hasher, and the secrets of the email lookup and the decoy hash. */
+export type LoginDependencies = SessionDependencies & { passwords: PasswordHasher; secrets: Pick<Secrets, 'digest' | 'randomToken'> };
 
 const credentialsRejected = (): DomainError => new DomainError('unauthorized', 'invalid_credentials', 'email or password is wrong');
 
 /** Where a login without a tenant lands: the oldest active membership of an active tenant, else the oldest active one, else the oldest. */
-async function defaultMembership(deps: UseCaseDependencies, memberships: MembershipDocument[]): Promise<MembershipDocument | undefined> {
+async function defaultMembership(deps: Pick<LoginDependencies, 'readStore'>, memberships: MembershipDocument[]): Promise<MembershipDocument | undefined> {
   const active = memberships.filter((m) => m.status === 'active');
   const tenants = deps.readStore.collection<TenantDocument>(TENANTS);
   for (const membership of active) if (isActiveTenant(await tenants.get(membership.tenant_id))) return membership;
@@ -30,7 +32,7 @@ const decoyHashes = new WeakMap<PasswordHasher, Promise<string>>();
  * A hash made once per hasher, at the hasher's own cost, of a password nobody knows: checking
  * a password against it costs exactly what checking a real account's does.
  */
-function decoyPasswordHash(deps: Pick<UseCaseDependencies, 'passwords' | 'secrets'>): Promise<string> {
+function decoyPasswordHash(deps: Pick<LoginDependencies, 'passwords' | 'secrets'>): Promise<string> {
   let decoy = decoyHashes.get(deps.passwords);
   if (!decoy) {
     decoy = deps.passwords.hash(deps.secrets.randomToken(24));
@@ -50,7 +52,7 @@ export interface LoginFailureBudget {
 const unlimitedFailures: LoginFailureBudget = { admit: async () => undefined, fail: async () => undefined };
 
 export async function login(
-  deps: UseCaseDependencies,
+  deps: LoginDependencies,
   email: string,
   password: string,
   tenantId: string | null,

@@ -9,12 +9,21 @@ import type { MembershipDocument } from '../../projections/memberships';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { USERS, type UserDocument } from '../../projections/users';
-import { type Aggregate, handleCommand } from '../command-handling/handle-command';
-import type { TokenAudience, TokenClaims } from '../ports/identity';
+import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
+import type { TokenAudience, TokenClaims, TokenService } from '../ports/identity';
 import type { Page, Where } from '../ports/read-store';
-import type { UseCaseDependencies } from '../shared/dependencies';
+import type { UseCaseSettings } from '../shared/dependencies';
+import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { requireActiveTenant } from '../tenant/active-tenant';
+
+/** Opening a session: its command, the token signer and its lifetime, and the read models the answer comes from. */
+export type SessionDependencies = CommandDependencies &
+  ReadModelDependencies &
+  ReadYourWritesDependencies & { tokens: Pick<TokenService, 'sign'>; settings: Pick<UseCaseSettings, 'tokenTtlSeconds'> };
+
+/** Revoking sessions found in the read model. */
+export type SessionRevocationDependencies = CommandDependencies & ReadModelDependencies & ReadYourWritesDependencies;
 
 export const sessionAggregate: Aggregate<SessionCommand, SessionEvent, SessionState> = { decider: sessionDecider, events: sessionEvents };
 
@@ -36,7 +45,7 @@ export interface Principal {
 
 /** Records a session (its jti is the token's) and signs the token: the one way tokens are made. */
 export async function signSessionToken(
-  deps: UseCaseDependencies,
+  deps: SessionDependencies,
   subject: { user_id: string; tenant_id: string | null; role: string; audience: TokenAudience; actor: RequestContext['actor'] },
   context: RequestContext,
 ): Promise<string> {
@@ -59,7 +68,7 @@ export async function signSessionToken(
 }
 
 /** Opens a session for a membership and signs its token; 403 `tenant_suspended` unless its tenant is active. */
-export async function startSession(deps: UseCaseDependencies, userId: string, membership: MembershipDocument, context: RequestContext): Promise<SessionResult> {
+export async function startSession(deps: SessionDependencies, userId: string, membership: MembershipDocument, context: RequestContext): Promise<SessionResult> {
   await requireActiveTenant(deps, membership.tenant_id);
   const token = await signSessionToken(
     deps,
@@ -75,7 +84,7 @@ export async function startSession(deps: UseCaseDependencies, userId: string, me
 }
 
 /** Revokes the user's active sessions: all of them, or those in one tenant. */
-export async function revokeAllSessions(deps: UseCaseDependencies, userId: string, reason: string, context: RequestContext, scope: { tenantId?: string } = {}): Promise<number> {
+export async function revokeAllSessions(deps: SessionRevocationDependencies, userId: string, reason: string, context: RequestContext, scope: { tenantId?: string } = {}): Promise<number> {
   const sessions = deps.readStore.collection<SessionDocument>(SESSIONS);
   const where: Where = scope.tenantId ? { user_id: userId, tenant_id: scope.tenantId, status: 'active' } : { user_id: userId, status: 'active' };
   let revoked = 0;
@@ -92,12 +101,12 @@ export async function revokeAllSessions(deps: UseCaseDependencies, userId: strin
   return revoked;
 }
 
-export async function revokeSession(deps: UseCaseDependencies, jti: string, reason: string, context: RequestContext): Promise<void> {
+export async function revokeSession(deps: CommandDependencies & ReadYourWritesDependencies, jti: string, reason: string, context: RequestContext): Promise<void> {
   const result = await handleCommand(deps, sessionAggregate, sessionStream(jti), { type: 'RevokeSession', data: { reason } }, context);
   await deps.readYourWrites(result.position);
 }
 
-export async function listSessions(deps: UseCaseDependencies, userId: string, tenantId: string | null, options: { limit?: number; cursor?: string }): Promise<Page<SessionDocument>> {
+export async function listSessions(deps: ReadModelDependencies, userId: string, tenantId: string | null, options: { limit?: number; cursor?: string }): Promise<Page<SessionDocument>> {
   return deps.readStore.collection<SessionDocument>(SESSIONS).find({
     where: tenantId ? { user_id: userId, tenant_id: tenantId } : { user_id: userId },
     sort: { field: 'issued_at', direction: 'desc' },
@@ -122,7 +131,7 @@ export interface SessionView {
 }
 
 /** Revokes one of the caller's sessions in the current tenant. */
-export async function revokeOwnSession(deps: UseCaseDependencies, principal: Principal, jti: string, context: RequestContext): Promise<void> {
+export async function revokeOwnSession(deps: SessionRevocationDependencies, principal: Principal, jti: string, context: RequestContext): Promise<void> {
   const session = await deps.readStore.collection<SessionDocument>(SESSIONS).get(jti);
   if (!session || session.user_id !== principal.user_id || session.tenant_id !== principal.tenant_id) throw notFound('session_not_found', 'no such session');
   await revokeSession(deps, session.id, 'revoked_by_user', { ...context, tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } });

@@ -3,7 +3,7 @@
 
 import { DomainError, forbidden } from '../../domain/shared/errors';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
-import type { UseCaseDependencies } from '../shared/dependencies';
+import type { ReadModelDependencies } from '../shared/read-models';
 
 export const tenantSuspended = (): DomainError => forbidden('tenant_suspended', 'this organization is suspended; its owner can contact support');
 
@@ -15,7 +15,7 @@ export const isActiveTenant = (tenant: TenantDocument | null): tenant is TenantD
  * one rule for every way into a tenant: its users' tokens, logins and sessions, its widget
  * token and its webhooks, however the suspension happened.
  */
-export async function requireActiveTenant(deps: Pick<UseCaseDependencies, 'readStore'>, tenantId: string): Promise<TenantDocument> {
+export async function requireActiveTenant(deps: ReadModelDependencies, tenantId: string): Promise<TenantDocument> {
   const tenant = await deps.readStore.collection<TenantDocument>(TENANTS).get(tenantId);
   if (!isActiveTenant(tenant)) throw tenantSuspended();
   return tenant;

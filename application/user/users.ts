@@ -4,13 +4,19 @@
 import { DomainError, invalid } from '../../domain/shared/errors';
 import { type OtpPurpose, type UserEvent, userEvents } from '../../domain/user/events';
 import { type UserCommand, type UserState, normalizeEmail, userDecider, userStream } from '../../domain/user/user';
-import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { queueEmail } from '../mail/outbox';
 import { activeMemberships } from '../membership/memberships';
+import type { DomainEventStore } from '../ports/domain-event-store';
+import type { PasswordHasher, Secrets } from '../ports/identity';
 import { reservationHolder } from '../reservation/reservations';
-import { type SessionResult, revokeAllSessions, startSession } from '../session/sessions';
-import type { UseCaseDependencies } from '../shared/dependencies';
+import { type SessionDependencies, type SessionResult, type SessionRevocationDependencies, revokeAllSessions, startSession } from '../session/sessions';
+import type { UseCaseSettings } from '../shared/dependencies';
+import type { ReadModelDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
+
+/** Issuing a one-time code: the user command, the secrets that make and digest it, its lifetime, and the outbox. */
+export type OtpDependencies = CommandDependencies & { secrets: Secrets; settings: Pick<UseCaseSettings, 'otpTtlSeconds'> };
 
 export const userAggregate: Aggregate<UserCommand, UserEvent, UserState> = { decider: userDecider, events: userEvents };
 
@@ -25,11 +31,11 @@ export function passwordProblem(password: string, email: string): DomainError | 
 }
 
 /** The user id an email belongs to, from its reservation stream (always current). */
-export function userIdByEmail(deps: Pick<UseCaseDependencies, 'eventStore' | 'secrets'>, email: string): Promise<string | null> {
+export function userIdByEmail(deps: { eventStore: DomainEventStore; secrets: Pick<Secrets, 'digest'> }, email: string): Promise<string | null> {
   return reservationHolder(deps, USER_EMAIL_SCOPE, normalizeEmail(email));
 }
 
-export async function issueOtp(deps: UseCaseDependencies, userId: string, email: string, purpose: OtpPurpose, context: RequestContext): Promise<void> {
+export async function issueOtp(deps: OtpDependencies, userId: string, email: string, purpose: OtpPurpose, context: RequestContext): Promise<void> {
   const code = deps.secrets.randomDigits(6);
   const expiresAt = new Date(deps.clock.now().getTime() + deps.settings.otpTtlSeconds * 1000).toISOString();
   await handleCommand(deps, userAggregate, userStream(userId), { type: 'IssueOtp', data: { purpose, code_hash: deps.secrets.digest(`${userId}:${purpose}:${code}`), expires_at: expiresAt } }, context);
@@ -42,14 +48,14 @@ export async function issueOtp(deps: UseCaseDependencies, userId: string, email:
 }
 
 /** Sends a new email-verification code (for a user whose email is not verified yet). */
-export async function resendVerification(deps: UseCaseDependencies, email: string, context: RequestContext): Promise<void> {
+export async function resendVerification(deps: OtpDependencies, email: string, context: RequestContext): Promise<void> {
   const userId = await userIdByEmail(deps, email);
   if (!userId) return;
   const { state } = await loadAggregate(deps, userAggregate, userStream(userId));
   if (state.status === 'registered' && !state.email_verified) await issueOtp(deps, userId, state.email, 'email_verification', context);
 }
 
-export async function verifyOtp(deps: UseCaseDependencies, email: string, code: string, context: RequestContext): Promise<SessionResult> {
+export async function verifyOtp(deps: SessionDependencies & { secrets: Pick<Secrets, 'digest'> }, email: string, code: string, context: RequestContext): Promise<SessionResult> {
   const userId = await userIdByEmail(deps, email);
   const wrong = invalid('invalid_code', 'the code is wrong or has expired; request a new one', 'code');
   if (!userId) throw wrong;
@@ -67,7 +73,7 @@ export async function verifyOtp(deps: UseCaseDependencies, email: string, code: 
 }
 
 /** Always answers the same, whether or not the email exists. */
-export async function requestPasswordReset(deps: UseCaseDependencies, email: string, context: RequestContext): Promise<void> {
+export async function requestPasswordReset(deps: OtpDependencies & ReadModelDependencies, email: string, context: RequestContext): Promise<void> {
   const userId = await userIdByEmail(deps, email);
   if (!userId) return;
   const { state } = await loadAggregate(deps, userAggregate, userStream(userId));
@@ -77,7 +83,7 @@ export async function requestPasswordReset(deps: UseCaseDependencies, email: str
 }
 
 /** Sets the new password and revokes every session of the user. */
-export async function resetPassword(deps: UseCaseDependencies, email: string, code: string, newPassword: string, context: RequestContext): Promise<void> {
+export async function resetPassword(deps: SessionRevocationDependencies & { secrets: Pick<Secrets, 'digest'>; passwords: Pick<PasswordHasher, 'hash'> }, email: string, code: string, newPassword: string, context: RequestContext): Promise<void> {
   const userId = await userIdByEmail(deps, email);
   if (!userId) throw invalid('invalid_code', 'the code is wrong or has expired; request a new one', 'code');
   const problem = passwordProblem(newPassword, normalizeEmail(email));
