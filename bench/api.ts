@@ -27,7 +27,7 @@ import { userAggregate } from '../application/user/users';
 import { systemContext } from '../application/shared/request-context';
 import { membershipStream } from '../domain/membership/membership';
 import { userStream } from '../domain/user/user';
-import { memberView } from '../application/organization/members';
+import { memberView } from '../application/membership/members';
 import { type Platform, createPlatform, loadConfig } from '../infrastructure/composition-root';
 import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../projections/memberships';
 import { SESSIONS, type SessionDocument } from '../projections/sessions';

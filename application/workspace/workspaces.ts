@@ -1,6 +1,6 @@
 // Workspaces: the workspace aggregate, and the console's (GraphQL) use cases: the tenant's
 // workspaces, creating one and renaming one. The REST workspace routes, with the teams granted
-// to each, are in application/organization/teams.ts.
+// to each, are in application/team/teams.ts.
 
 import { notFound } from '../../domain/shared/errors';
 import { type WorkspaceCommand, type WorkspaceEvent, type WorkspaceState, workspaceDecider, workspaceEvents, workspaceStream } from '../../domain/workspace/workspace';

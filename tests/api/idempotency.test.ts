@@ -5,7 +5,7 @@
 
 import { expect } from 'chai';
 import { startIdempotentRequest } from '../../application/idempotency-key/idempotent-requests';
-import { createTeam } from '../../application/organization/teams';
+import { createTeam } from '../../application/team/teams';
 import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotency';
 import { userContext } from '../support/context';
 import { temporaryDirectory } from '../support/files';

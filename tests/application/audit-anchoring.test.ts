@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { AUDIT_ANCHORING, AuditAnchoring, type AuditAnchoringSettings } from '../../application/organization/audit-anchoring';
+import { AUDIT_ANCHORING, AuditAnchoring, type AuditAnchoringSettings } from '../../application/audit-log/audit-anchoring';
 import type { RecordedEvent } from '../../application/ports/event-store';
 import { silentLogger } from '../../application/ports/logger';
 import { type AuditCheckpointEvent, auditCheckpointStream } from '../../domain/audit-checkpoint/audit-checkpoint';

@@ -5,8 +5,8 @@
 import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
 import { membershipAggregate } from '../../application/membership/memberships';
-import { teamAggregate } from '../../application/organization/teams';
-import { type MemberRemovedEvent, teamMembershipCleanup, teamMembershipCleanupSaga } from '../../application/organization/team-cleanup-saga';
+import { teamAggregate } from '../../application/team/teams';
+import { type MemberRemovedEvent, teamMembershipCleanup, teamMembershipCleanupSaga } from '../../application/team/team-cleanup-saga';
 import type { RecordedOf } from '../../application/ports/domain-event-store';
 import { silentLogger } from '../../application/ports/logger';
 import type { MembershipCommand, MembershipEvent } from '../../domain/membership/membership';

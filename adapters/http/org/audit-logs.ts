@@ -4,7 +4,7 @@
 
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
-import { type AuditLogDependencies, type AuditLogFilter, exportAuditLog, listAuditLog, verifyAuditChain } from '../../../application/organization/audit-log';
+import { type AuditLogDependencies, type AuditLogFilter, exportAuditLog, listAuditLog, verifyAuditChain } from '../../../application/audit-log/audit-log';
 import { invalid } from '../../../domain/shared/errors';
 import type { AuthenticatedState } from '../middleware/authenticate';
 import { requireRole } from '../middleware/authorize';

@@ -6,7 +6,7 @@ import Router from '@koa/router';
 import * as t from 'io-ts';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { listSessions } from '../../../application/session/sessions';
-import { changeMemberRole, changeMemberStatus, getMember, listMembers, revokeMemberSession, transferOwnership } from '../../../application/organization/members';
+import { changeMemberRole, changeMemberStatus, getMember, listMembers, revokeMemberSession, transferOwnership } from '../../../application/membership/members';
 import { MemberStatus, Role } from '../../../domain/membership/membership';
 import { invalid } from '../../../domain/shared/errors';
 import { decodeBody } from '../decode';

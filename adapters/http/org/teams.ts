@@ -14,7 +14,7 @@ import {
   setTeamMemberWriteFlag,
   setTeamMembers,
   updateTeam,
-} from '../../../application/organization/teams';
+} from '../../../application/team/teams';
 import { MAX_TEAM_MEMBERS, MAX_TEAM_WORKSPACES, TeamDescription, TeamName } from '../../../domain/team/team';
 import { decodeBody } from '../decode';
 import { answerVersioned, preconditionsOf } from '../entity-tags';

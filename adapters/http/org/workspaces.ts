@@ -6,7 +6,7 @@
 import Router from '@koa/router';
 import * as t from 'io-ts';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
-import { getWorkspace, listWorkspaces, setWorkspaceTeams } from '../../../application/organization/teams';
+import { getWorkspace, listWorkspaces, setWorkspaceTeams } from '../../../application/team/teams';
 import { decodeBody } from '../decode';
 import { answerVersioned, preconditionsOf } from '../entity-tags';
 import type { AuthenticatedState } from '../middleware/authenticate';

@@ -11,7 +11,7 @@ import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projec
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
 import { type CommandResult, handleCommand, recordOf } from '../command-handling/handle-command';
 import { type Principal, type SessionRevocationDependencies, revokeAllSessions, revokeSession } from '../session/sessions';
-import { membershipAggregate } from '../membership/memberships';
+import { membershipAggregate } from './memberships';
 import type { Page, Where } from '../ports/read-store';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, versionMismatch, versionOfRevision } from '../shared/versions';
