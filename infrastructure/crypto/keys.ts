@@ -49,12 +49,18 @@ export function loadKeys(options: { dataDir: string; tokenSecretKey: string | nu
       const { privateKey } = generateKeyPairSync('ed25519');
       stored = { token_secret_key: paserkFromPrivateKey(privateKey), data_encryption_key: randomBytes(32).toString('base64') };
       fs.mkdirSync(options.dataDir, { recursive: true });
-      // wx: two processes starting at once must not both write different keys.
+      // Two processes starting at once must agree on one set of keys, and neither may read a
+      // half-written file: each writes its own temporary file and links it into place, which
+      // either appears whole or fails because the other's is there.
+      const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+      fs.writeFileSync(temporary, JSON.stringify(stored, null, 2), { mode: 0o600, flag: 'wx' });
       try {
-        fs.writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600, flag: 'wx' });
+        fs.linkSync(temporary, file);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         stored = JSON.parse(fs.readFileSync(file, 'utf8')) as StoredKeys;
+      } finally {
+        fs.rmSync(temporary, { force: true });
       }
     }
   }
