@@ -37,6 +37,7 @@ import type { DomainEventStore } from '../ports/domain-event-store';
 import type { RecordedEvent } from '../ports/event-store';
 import type { Logger } from '../ports/logger';
 import type { ReadStore } from '../ports/read-store';
+import { pause } from '../shared/lease';
 import { systemContext } from '../shared/request-context';
 
 export const AUDIT_ANCHORING = 'audit_anchoring';
@@ -94,7 +95,8 @@ export class AuditAnchoring {
   private queue: Promise<unknown> = Promise.resolve();
   private loop: Promise<void> | null = null;
   private stopping = false;
-  private wake: (() => void) | null = null;
+  /** Aborted by stop(): ends the pause between passes at once. */
+  private running = new AbortController();
 
   constructor(
     private readonly deps: AuditAnchoringDependencies,
@@ -110,12 +112,13 @@ export class AuditAnchoring {
 
   start(): void {
     this.stopping = false;
+    if (this.running.signal.aborted) this.running = new AbortController();
     this.loop ??= this.follow();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    this.wake?.();
+    this.running.abort();
     await this.loop;
     this.loop = null;
     await this.queue;
@@ -129,21 +132,10 @@ export class AuditAnchoring {
         this.deps.logger.error({ err: error }, 'audit anchoring pass failed; trying again');
       }
       if (this.stopping) return;
-      await this.sleep(this.settings.pollMs);
+      await pause(this.settings.pollMs, this.running.signal);
     }
   }
 
-  /** Waits `ms`, or less when stopped. */
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
-  }
 
   private async pass(): Promise<void> {
     this.scanned ??= (await this.deps.readStore.getProjectionState(AUDIT_ANCHORING))?.checkpoint ?? 0;

@@ -16,7 +16,7 @@ import { type DomainEventStore, type DomainRecordedEvent, EventDecodingError } f
 import type { RecordedEvent } from '../ports/event-store';
 import { type Logger, silentLogger } from '../ports/logger';
 import { CheckpointConflictError, LeaseLostError, type ProjectionState, type ReadStore } from '../ports/read-store';
-import { Lease, type LeaseSettings, defaultLeaseSettings } from '../shared/lease';
+import { Lease, type LeaseSettings, defaultLeaseSettings, pause } from '../shared/lease';
 import type { DeliverEvent, DeliveryFailure, SagaDelivery, SagaSubscription, SagaSubscriptionOptions } from '../ports/saga-delivery';
 
 export const SAGA_FAILURES = 'saga_failures';
@@ -112,7 +112,6 @@ class GroupDelivery {
   private committing: Promise<void> = Promise.resolve();
   private subscription: { stop(): Promise<void> } | null = null;
   private loops: Promise<void>[] = [];
-  private wake: (() => void) | null = null;
   private readonly logger: Logger;
   private readonly concurrency: number;
   private readonly lease: Lease;
@@ -138,7 +137,6 @@ class GroupDelivery {
   async stop(): Promise<void> {
     this.stopping = true;
     this.active.abort();
-    this.wake?.();
     await this.subscription?.stop();
     await Promise.all(this.loops);
     await this.lease.release();
@@ -182,7 +180,7 @@ class GroupDelivery {
       // (or stops), so an event is never handled twice at the same time.
       await this.drain();
       if (unreadable && !this.stopping) await this.deadLetterUnreadable(unreadable).catch((error: unknown) => this.logger.error({ err: error }, 'could not dead-letter an unreadable event'));
-      if (failed && !this.stopping) await this.sleep(this.timing.retryPollMs);
+      if (failed && !this.stopping) await pause(this.timing.retryPollMs, this.active.signal);
     }
   }
 
@@ -325,7 +323,7 @@ class GroupDelivery {
 
   private async retry(): Promise<void> {
     while (!this.stopping) {
-      await this.sleep(this.timing.retryPollMs);
+      await pause(this.timing.retryPollMs, this.active.signal);
       if (this.stopping) return;
       if (!this.lease.held) continue;
       try {
@@ -368,16 +366,5 @@ class GroupDelivery {
         await this.failures.put(next);
       }
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
-    });
   }
 }
