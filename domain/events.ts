@@ -10,6 +10,7 @@ import { emailEvents } from './email/email';
 import { idempotencyKeyEvents } from './idempotency-key/idempotency-key';
 import { invitationEvents } from './invitation/invitation';
 import { membershipEvents } from './membership/membership';
+import { paymentEvents } from './payment/payment';
 import { registrationEvents } from './registration/registration';
 import { reservationEvents } from './reservation/reservation';
 import { sessionEvents } from './session/session';
@@ -34,6 +35,7 @@ export const domainEvents = eventRegistry([
   auditCheckpointEvents,
   idempotencyKeyEvents,
   registrationEvents,
+  paymentEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */
