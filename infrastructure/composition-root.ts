@@ -32,6 +32,7 @@ import { teamRouter } from '../adapters/http/team/index';
 import { publicRouter } from '../adapters/http/public';
 import { operationsRouter } from '../adapters/http/operations';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
+import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
 import type { ReservationDependencies } from '../application/reservation/reservations';
 import { DEFAULT_OUTCOME_TIMEOUT_MS, mailDeliverySaga } from '../application/mail/mail-delivery';
@@ -253,6 +254,9 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     readYourWrites,
     async start() {
       await runner.start();
+      // Before any request: the entitlement check reads the default plan.
+      const catalogue = await seedPlanCatalogue(commands);
+      await readYourWrites(catalogue.position);
       await sagas.start();
       auditAnchoring.start();
       accessDenials.start();

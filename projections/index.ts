@@ -3,10 +3,13 @@ import { auditLogProjection } from './audit-log';
 import { emailsProjection } from './emails';
 import { invitationsProjection } from './invitations';
 import { membershipsProjection } from './memberships';
+import { paymentsProjection } from './payments';
+import { plansProjection } from './plans';
 import type { Projection } from './projection';
 import { registrationsProjection } from './registrations';
 import { sessionsProjection } from './sessions';
 import { teamsProjection } from './teams';
+import { tenantQuotasProjection } from './tenant-quotas';
 import { tenantsProjection } from './tenants';
 import { usersProjection } from './users';
 import { workspacesProjection } from './workspaces';
@@ -22,4 +25,7 @@ export const allProjections: readonly Projection[] = [
   teamsProjection,
   invitationsProjection,
   registrationsProjection,
+  plansProjection,
+  paymentsProjection,
+  tenantQuotasProjection,
 ];
