@@ -26,6 +26,8 @@ import { apiDescriptionRouter } from '../adapters/http/api-description';
 import { graphqlRouter } from '../adapters/http/graphql';
 import { meSessionsRouter } from '../adapters/http/me/sessions';
 import { adminRouter } from '../adapters/http/admin/index';
+import { adminPlansRouter } from '../adapters/http/admin/plans';
+import { adminQuotasRouter } from '../adapters/http/admin/quotas';
 import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
@@ -229,6 +231,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     publicRouter(identity),
     teamRouter(identity, accessDenials),
     adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),
+    adminPlansRouter(identity),
+    adminQuotasRouter(identity),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 

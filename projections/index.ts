@@ -8,6 +8,7 @@ import { plansProjection } from './plans';
 import type { Projection } from './projection';
 import { registrationsProjection } from './registrations';
 import { sessionsProjection } from './sessions';
+import { subscriptionsProjection } from './subscriptions';
 import { teamsProjection } from './teams';
 import { tenantQuotasProjection } from './tenant-quotas';
 import { tenantsProjection } from './tenants';
@@ -28,4 +29,5 @@ export const allProjections: readonly Projection[] = [
   plansProjection,
   paymentsProjection,
   tenantQuotasProjection,
+  subscriptionsProjection,
 ];

@@ -11,14 +11,13 @@ import { type Feature, type PlanLimits, QUOTAS, type Quota } from '../../domain/
 import { DomainError } from '../../domain/shared/errors';
 import { INVITATIONS } from '../../projections/invitations';
 import { PLANS, type PlanDocument } from '../../projections/plans';
+import { SUBSCRIPTIONS, type SubscriptionDocument } from '../../projections/subscriptions';
 import { TENANT_QUOTAS, type TenantQuotaDocument, monthKey } from '../../projections/tenant-quotas';
 import type { Clock } from '../ports/clock';
 import type { ReadModelDependencies } from '../shared/read-models';
 
 export type EntitlementDependencies = ReadModelDependencies & { clock: Clock };
 
-/** The collection the subscription projection keeps, one document per tenant (application/subscription). */
-export const SUBSCRIPTIONS = 'subscriptions';
 /** Subscription states whose plan applies; otherwise the tenant is on the default plan. */
 const PLAN_APPLIES = new Set(['active', 'past_due', 'canceling']);
 
@@ -70,7 +69,7 @@ async function defaultPlan(deps: ReadModelDependencies): Promise<PlanDocument> {
 
 /** The plan the tenant is on: its subscription's while that applies, otherwise the default plan. */
 export async function currentPlan(deps: ReadModelDependencies, tenantId: string): Promise<PlanDocument> {
-  const subscription = await deps.readStore.collection<{ id: string; plan_id: string; status: string }>(SUBSCRIPTIONS).get(tenantId);
+  const subscription = await deps.readStore.collection<SubscriptionDocument>(SUBSCRIPTIONS).get(tenantId);
   if (subscription && PLAN_APPLIES.has(subscription.status)) {
     const plan = await deps.readStore.collection<PlanDocument>(PLANS).get(subscription.plan_id);
     if (plan) return plan;

@@ -7,7 +7,7 @@ import { type PlanCommand, type PlanEvent, type PlanState, type PlanTerms, planD
 import { DomainError, conflict, notFound } from '../../domain/shared/errors';
 import { PLANS, type PlanDocument } from '../../projections/plans';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import { SUBSCRIPTIONS } from '../entitlement/entitlements';
+import { SUBSCRIPTIONS } from '../../projections/subscriptions';
 import type { Page } from '../ports/read-store';
 import { type ReservationDependencies, claimReservation, releaseReservation } from '../reservation/reservations';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
