@@ -27,6 +27,7 @@ import { graphqlRouter } from '../adapters/http/graphql';
 import { meSessionsRouter } from '../adapters/http/me/sessions';
 import { adminRouter } from '../adapters/http/admin/index';
 import { adminPlansRouter } from '../adapters/http/admin/plans';
+import { adminAuditLogsRouter } from '../adapters/http/admin/audit-logs';
 import { adminQuotasRouter } from '../adapters/http/admin/quotas';
 import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
@@ -233,6 +234,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),
     adminPlansRouter(identity),
     adminQuotasRouter(identity),
+    adminAuditLogsRouter(identity, { readStore, eventStore, signer: auditSigner }),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 

@@ -333,6 +333,9 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('PUT', `/api/v1/admin/tenants/${owner.tenant_id}/quotas`, { headers: as(token), body: { overrides: { users: 10, documents: null }, reason: 'pilot' } });
       await call('PUT', `/api/v1/admin/tenants/${owner.tenant_id}/quotas`, { headers: as(token), body: { overrides: { users: -1 } } });
       await call('GET', '/api/v1/admin/tenants/none/quotas', { headers: as(token) });
+      await call('GET', '/api/v1/admin/audit-logs?action=PlanCreated', { headers: as(token) });
+      await call('GET', '/api/v1/admin/audit-logs?from=never', { headers: as(token) });
+      await call('GET', '/api/v1/admin/audit-logs/verify', { headers: as(token) });
     });
 
     it('every described route was answered above', () => {

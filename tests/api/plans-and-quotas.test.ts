@@ -5,6 +5,7 @@ import { AUDIT_LOG, type AuditLogEntry } from '../../projections/audit-log';
 import { PLANS } from '../../projections/plans';
 import { type Account, joinAs, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
+import { eventually } from '../support/stores';
 
 const ADMIN = { email: 'root@plans.test', password: 'root password 123' };
 const TERMS = {
@@ -97,6 +98,24 @@ describe('plans, quotas and overrides (spec 4.9, 4.16, 7.1)', () => {
       const read = await server.request('GET', `/api/v1/admin/plans/${plan.json.id}`, { headers: as(token) });
       expect(read.json).to.include({ status: 'retired', subscribers: 1 });
       await server.platform.readStore.collection('subscriptions').delete('tenant-x');
+    });
+
+    it("puts every plan event in the platform's audit log with the admin as actor, and the chain verifies", async () => {
+      await eventually(async () => (await server.platform.projections.status()).every((projection) => projection.lag === 0), 5000, 'projections caught up');
+      const listed = await server.request('GET', '/api/v1/admin/audit-logs?resource_type=plan', { headers: as(token) });
+      expect(listed.status).to.equal(200);
+      const actions = new Set(listed.json.items.map((entry: { action: string }) => entry.action));
+      for (const action of ['PlanCreated', 'PlanTermsChanged', 'PlanRetired', 'PlanDeleted']) expect(actions, action).to.include(action);
+      const byAdmin = listed.json.items.filter((entry: { action: string }) => entry.action === 'PlanTermsChanged');
+      expect(byAdmin[0]).to.include({ tenant_id: 'platform', actor_kind: 'admin' });
+      const seeded = listed.json.items.filter((entry: { actor_id: string }) => entry.actor_id === 'plan_catalogue');
+      expect(seeded.map((entry: { actor_kind: string }) => entry.actor_kind)).to.include('system');
+      const verified = await server.request('GET', '/api/v1/admin/audit-logs/verify', { headers: as(token) });
+      expect(verified.json).to.include({ ok: true, first_break: null });
+      expect(verified.json.entries_checked).to.be.greaterThan(8);
+      expect((await server.request('GET', '/api/v1/admin/audit-logs', { headers: as(owner) })).status).to.equal(401);
+      const tenantLog = await server.request('GET', '/api/v1/org/audit-logs?resource_type=plan', { headers: as(owner) });
+      expect(tenantLog.json.items).to.deep.equal([]);
     });
 
     it('answers 409 for a taken code and for deleting or retiring the free plan', async () => {

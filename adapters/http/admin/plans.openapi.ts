@@ -3,6 +3,7 @@
 import { PAGE_PARAMETERS, type ApiArea, arrayOf, boolean, dateTime, enumOf, integer, nullable, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
 import { ChangePlanBody, CreatePlanBody } from './plans';
 import { QuotaOverridesBody } from './quotas';
+import { FILTERS } from '../org/audit-logs.openapi';
 
 const limit = (what: string) => nullable(integer(`${what}; null: unlimited`));
 const LIMITS = object({
@@ -50,6 +51,22 @@ export const adminPlansApi: ApiArea = {
     }),
   },
   routes: {
+    '/api/v1/admin/audit-logs': {
+      get: {
+        summary: "Search the platform's audit log",
+        description: 'Entries of the events that belong to no tenant: plans, platform settings, admin sign-ins. Tenant events are in each tenant\'s own log.',
+        access: 'admin_token',
+        query: [...FILTERS, ...PAGE_PARAMETERS],
+        success: { status: 200, description: 'a page of entries, newest first (`tenant_id` is `platform`)', json: page(ref('AuditLogEntry')) },
+      },
+    },
+    '/api/v1/admin/audit-logs/verify': {
+      get: {
+        summary: "Verify the platform audit log's hash chain",
+        access: 'admin_token',
+        success: { status: 200, description: 'whether the chain holds, and its first break', json: ref('AuditChainVerification') },
+      },
+    },
     '/api/v1/admin/plans': {
       get: {
         summary: 'List plans, cheapest first',
