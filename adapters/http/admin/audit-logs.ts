@@ -3,9 +3,8 @@
 // check as a tenant's (org/audit-logs.ts).
 
 import Router from '@koa/router';
-import { type AuditLogDependencies, listAuditLog, verifyAuditChain } from '../../../application/audit-log/audit-log';
+import { type AuditLogDependencies, PLATFORM_AUDIT_CHAIN, listAuditLog, verifyAuditChain } from '../../../application/audit-log/audit-log';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
-import { PLATFORM_AUDIT_CHAIN } from '../../../projections/audit-log';
 import { filterOf } from '../org/audit-logs';
 import { pageQuery } from '../pagination';
 import { type AdminState, requireAdmin } from './require-admin';
