@@ -172,7 +172,13 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     secrets,
     passwords: new ScryptPasswordHasher(config.scryptLogN),
     tokens: new PasetoTokenService(keys.tokenPrivateKey, keys.tokenPublicKey, clock),
-    settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds, idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds, registrationTimeoutSeconds: config.registrationTimeoutSeconds },
+    settings: {
+      tokenTtlSeconds: config.tokenTtlSeconds,
+      otpTtlSeconds: config.otpTtlSeconds,
+      idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds,
+      registrationTimeoutSeconds: config.registrationTimeoutSeconds,
+      impersonationTtlSeconds: config.impersonationTtlSeconds,
+    },
     readYourWrites: (position) => readYourWrites(position),
   };
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
