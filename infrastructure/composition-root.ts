@@ -29,6 +29,8 @@ import { adminRouter } from '../adapters/http/admin/index';
 import { adminPlansRouter } from '../adapters/http/admin/plans';
 import { adminAuditLogsRouter } from '../adapters/http/admin/audit-logs';
 import { adminQuotasRouter } from '../adapters/http/admin/quotas';
+import { adminSettingsRouter } from '../adapters/http/admin/settings';
+import { adminTenantsRouter } from '../adapters/http/admin/tenants';
 import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
@@ -240,6 +242,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),
     adminPlansRouter(identity),
     adminQuotasRouter(identity),
+    adminTenantsRouter(identity),
+    adminSettingsRouter(identity),
     adminAuditLogsRouter(identity, { readStore, eventStore, signer: auditSigner }),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
