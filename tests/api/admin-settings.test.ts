@@ -67,6 +67,10 @@ describe('platform settings (/api/v1/admin/settings)', () => {
     const same = await put({ signup_open: false });
     expect(same.status).to.equal(200);
     expect(await same.events()).to.deep.equal([]);
+    // A platform event: the platform's audit log shows it, with the admin as actor.
+    await server.platform.readYourWrites(changed.position);
+    const audit = await server.request('GET', '/api/v1/admin/audit-logs?action=PlatformSettingsChanged', { headers: asAdmin() });
+    expect(audit.json.items.map((entry: { actor_kind: string; actor_id: string }) => [entry.actor_kind, entry.actor_id])).to.deep.equal([['admin', adminId]]);
 
     const refused = await signUp('closed-door');
     expect(refused.status).to.equal(403);
