@@ -11,6 +11,8 @@ import { type Feature, type PlanLimits, QUOTAS, type Quota } from '../../domain/
 import { DomainError } from '../../domain/shared/errors';
 import { INVITATIONS } from '../../projections/invitations';
 import { PLANS, type PlanDocument } from '../../projections/plans';
+import { PLATFORM_SETTINGS, type PlatformSettingsDocument } from '../../projections/platform-settings';
+import { PLATFORM_SETTINGS_ID } from '../../domain/platform-settings/platform-settings';
 import { SUBSCRIPTIONS, type SubscriptionDocument } from '../../projections/subscriptions';
 import { TENANT_QUOTAS, type TenantQuotaDocument, monthKey } from '../../projections/tenant-quotas';
 import type { Clock } from '../ports/clock';
@@ -59,11 +61,18 @@ export interface Entitlements {
   features: PlanDocument['features'];
 }
 
-/** The plan code tenants are on until they buy one. */
+/** The code of the plan every tenant without a subscription is on (a platform setting, `free` until changed). */
+export async function defaultPlanCode(deps: ReadModelDependencies): Promise<string> {
+  const settings = await deps.readStore.collection<PlatformSettingsDocument>(PLATFORM_SETTINGS).get(PLATFORM_SETTINGS_ID);
+  return typeof settings?.default_plan_code === 'string' ? settings.default_plan_code : FREE_PLAN_CODE;
+}
+
+/** The plan tenants are on until they buy one. */
 async function defaultPlan(deps: ReadModelDependencies): Promise<PlanDocument> {
-  const found = await deps.readStore.collection<PlanDocument>(PLANS).find({ where: { code: FREE_PLAN_CODE }, limit: 1 });
+  const code = await defaultPlanCode(deps);
+  const found = await deps.readStore.collection<PlanDocument>(PLANS).find({ where: { code }, limit: 1 });
   const plan = found.items[0];
-  if (!plan) throw new Error(`the default plan "${FREE_PLAN_CODE}" is not in the plans read model: the catalogue was not seeded`);
+  if (!plan) throw new Error(`the default plan "${code}" is not in the plans read model: the catalogue was not seeded`);
   return plan;
 }
 

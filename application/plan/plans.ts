@@ -2,13 +2,14 @@
 // list tenants read. Plan codes are unique (a reservation per code, held while the plan
 // exists); a plan anybody is subscribed to is retired, never deleted.
 
-import { DEFAULT_CATALOGUE, FREE_PLAN_CODE } from '../../domain/plan/catalogue';
+import { DEFAULT_CATALOGUE } from '../../domain/plan/catalogue';
 import { type PlanCommand, type PlanEvent, type PlanState, type PlanTerms, planDecider, planEvents, planStream } from '../../domain/plan/plan';
 import { DomainError, conflict, notFound } from '../../domain/shared/errors';
 import { PLANS, type PlanDocument } from '../../projections/plans';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { SUBSCRIPTIONS } from '../../projections/subscriptions';
 import type { Page } from '../ports/read-store';
+import { defaultPlanCode } from '../entitlement/entitlements';
 import { type ReservationDependencies, claimReservation, releaseReservation } from '../reservation/reservations';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import { type RequestContext, systemContext } from '../shared/request-context';
@@ -46,6 +47,9 @@ export const planOffer = (plan: PlanDocument): PlanOffer => ({
 });
 
 export const planView = (plan: PlanDocument): PlanView => ({ ...planOffer(plan), status: plan.status, created_at: plan.created_at, updated_at: plan.updated_at });
+
+const defaultPlanConflict = (what: string): DomainError =>
+  conflict('default_plan', `this is the default plan, which every tenant without a subscription is on: it cannot be ${what}; make another plan the default first`);
 
 const adminContext = (context: RequestContext): RequestContext => ({ ...context, tenant_id: null });
 
@@ -143,7 +147,7 @@ export async function changePlanTerms(
 /** Sells a retired plan again, or stops selling one (`sellable` false): subscribers keep it either way. */
 export async function setPlanSellable(deps: PlanWriteDependencies, planId: string, sellable: boolean, context: RequestContext): Promise<void> {
   const plan = await planDocument(deps, planId);
-  if (!sellable && plan.code === FREE_PLAN_CODE) throw conflict('default_plan', 'the free plan is what every tenant without a subscription is on: it cannot be retired');
+  if (!sellable && plan.code === (await defaultPlanCode(deps))) throw defaultPlanConflict('retired');
   const result = await handleCommand(deps, planAggregate, planStream(planId), { type: sellable ? 'ReinstatePlan' : 'RetirePlan', data: {} }, adminContext(context));
   await deps.readYourWrites(result.position);
 }
@@ -154,7 +158,7 @@ export async function setPlanSellable(deps: PlanWriteDependencies, planId: strin
  */
 export async function deletePlan(deps: PlanWriteDependencies, planId: string, context: RequestContext): Promise<{ outcome: 'deleted' | 'retired' }> {
   const plan = await planDocument(deps, planId);
-  if (plan.code === FREE_PLAN_CODE) throw conflict('default_plan', 'the free plan is what every tenant without a subscription is on: it cannot be deleted');
+  if (plan.code === (await defaultPlanCode(deps))) throw defaultPlanConflict('deleted');
   const subscribers = await subscriberCount(deps, planId);
   const acting = adminContext(context);
   const result = await handleCommand(deps, planAggregate, planStream(planId), { type: 'DeletePlan', data: { subscribers } }, acting);

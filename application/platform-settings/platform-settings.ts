@@ -14,7 +14,8 @@ import {
   platformSettingsEvents,
   platformSettingsStream,
 } from '../../domain/platform-settings/platform-settings';
-import { forbidden } from '../../domain/shared/errors';
+import { forbidden, invalid } from '../../domain/shared/errors';
+import { PLANS, type PlanDocument } from '../../projections/plans';
 import { PLATFORM_SETTINGS, type PlatformSettingsDocument, defaultPlatformSettingsDocument } from '../../projections/platform-settings';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
@@ -48,6 +49,7 @@ export async function changePlatformSettings(
   context: RequestContext,
   preconditions: WritePreconditions = {},
 ): Promise<Versioned<PlatformSettingsView>> {
+  if (changes.default_plan_code !== undefined) await requireSellablePlan(deps, changes.default_plan_code);
   const stream = platformSettingsStream();
   let expectedRevision: number | undefined;
   if (preconditions.expectedVersion !== undefined) {
@@ -64,6 +66,12 @@ export async function changePlatformSettings(
   );
   await deps.readYourWrites(result.position);
   return readPlatformSettings(deps);
+}
+
+/** A default plan must be one a tenant could buy: sellable. */
+async function requireSellablePlan(deps: ReadModelDependencies, code: string): Promise<void> {
+  const found = await deps.readStore.collection<PlanDocument>(PLANS).find({ where: { code }, limit: 1 });
+  if (found.items[0]?.status !== 'sellable') throw invalid('unknown_plan', `default_plan_code: no sellable plan has the code ${code}`, 'default_plan_code');
 }
 
 /** The current settings, from the stream itself (always current). */

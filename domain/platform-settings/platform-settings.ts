@@ -11,19 +11,22 @@ import type { Decider } from '../shared/decider';
 import type { DomainError } from '../shared/errors';
 import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import { toStreamName } from '../shared/stream-names';
+import { FREE_PLAN_CODE } from '../plan/catalogue';
 
 /** Every platform setting; a change names only the ones it changes. */
 export const PlatformSettingsChanges = t.exact(
   t.partial({
     /** Whether self-service sign-up (the `register` mutation) is open. */
     signup_open: t.boolean,
+    /** The plan of every tenant without a subscription that applies (docs/plans-and-quotas.md). */
+    default_plan_code: t.string,
   }),
   'PlatformSettingsChanges',
 );
 export type PlatformSettingsChanges = t.TypeOf<typeof PlatformSettingsChanges>;
 export type PlatformSettings = Required<PlatformSettingsChanges>;
 
-export const DEFAULT_PLATFORM_SETTINGS: PlatformSettings = { signup_open: true };
+export const DEFAULT_PLATFORM_SETTINGS: PlatformSettings = { signup_open: true, default_plan_code: FREE_PLAN_CODE };
 
 export const PlatformSettingsChanged = declareEvent('PlatformSettingsChanged', t.type({ changes: PlatformSettingsChanges }));
 

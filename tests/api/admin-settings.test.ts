@@ -25,10 +25,10 @@ describe('platform settings (/api/v1/admin/settings)', () => {
   });
   after(() => server.close());
 
-  it('answers the defaults before any change: sign-up open', async () => {
+  it('answers the defaults before any change: sign-up open, the free plan the default', async () => {
     const settings = await server.request('GET', '/api/v1/admin/settings', { headers: asAdmin() });
     expect(settings.status).to.equal(200);
-    expect(settings.json).to.deep.equal({ signup_open: true, updated_at: null, updated_by: null });
+    expect(settings.json).to.deep.equal({ signup_open: true, default_plan_code: 'free', updated_at: null, updated_by: null });
     expect(settings.headers.get('etag')).to.equal('"-1"');
   });
 

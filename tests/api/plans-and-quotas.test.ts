@@ -224,6 +224,21 @@ describe('plans, quotas and overrides (spec 4.9, 4.16, 7.1)', () => {
       expect((await server.request('PUT', '/api/v1/admin/tenants/none/quotas', { headers: as(token), body: { overrides: {} } })).status).to.equal(404);
     });
 
+    it('puts every tenant without a subscription on the default plan, a platform setting', async () => {
+      const unknown = await server.request('PUT', '/api/v1/admin/settings', { headers: as(token), body: { default_plan_code: 'gold' } });
+      expect([unknown.status, unknown.json.code, unknown.json.field]).to.deep.equal([400, 'unknown_plan', 'default_plan_code']);
+      expect(await unknown.events()).to.deep.equal([]);
+      const changed = await server.request('PUT', '/api/v1/admin/settings', { headers: as(token), body: { default_plan_code: 'growth' } });
+      expect(changed.status).to.equal(200);
+      expect(changed.json.default_plan_code).to.equal('growth');
+      const quotas = await server.request('GET', `/api/v1/admin/tenants/${owner.tenant_id}/quotas`, { headers: as(token) });
+      expect(quotas.json.plan.code).to.equal('growth');
+      const deleteDefault = await server.request('DELETE', '/api/v1/admin/plans/growth', { headers: as(token) });
+      expect([deleteDefault.status, deleteDefault.json.code]).to.deep.equal([409, 'default_plan']);
+      await server.request('PUT', '/api/v1/admin/settings', { headers: as(token), body: { default_plan_code: 'free' } });
+      expect((await server.request('GET', `/api/v1/admin/tenants/${owner.tenant_id}/quotas`, { headers: as(token) })).json.plan.code).to.equal('free');
+    });
+
     it('answers one shape for every quota and feature refusal', async () => {
       const deps = { readStore: server.platform.readStore, clock: server.platform.clock };
       await server.request('PUT', `/api/v1/admin/tenants/${owner.tenant_id}/quotas`, { headers: as(token), body: { overrides: { messages_per_month: 0 } } });

@@ -8,8 +8,8 @@ const spec = deciderSpec(platformSettingsDecider);
 const closed: PlatformSettingsEvent = { type: 'PlatformSettingsChanged', data: { changes: { signup_open: false } } };
 
 describe('platform settings decider', () => {
-  it('starts with sign-up open, in its one stream', () => {
-    expect(DEFAULT_PLATFORM_SETTINGS).to.deep.equal({ signup_open: true });
+  it('starts with sign-up open and the free plan as the default, in its one stream', () => {
+    expect(DEFAULT_PLATFORM_SETTINGS).to.deep.equal({ signup_open: true, default_plan_code: 'free' });
     expect(foldEvents(platformSettingsDecider, []).settings.signup_open).to.equal(true);
     expect(platformSettingsStream()).to.equal('platformSettings-platform');
   });
@@ -23,7 +23,7 @@ describe('platform settings decider', () => {
   });
 
   it('reads a change with a setting it does not know yet, keeping the ones it knows', () => {
-    const decoded = domainEvents.decode('PlatformSettingsChanged', { changes: { signup_open: false, default_plan_code: 'starter' } }, 1);
+    const decoded = domainEvents.decode('PlatformSettingsChanged', { changes: { signup_open: false, maintenance_window: 'sunday' } }, 1);
     expect(decoded.ok && decoded.event.data).to.deep.equal({ changes: { signup_open: false } });
   });
 });

@@ -58,6 +58,7 @@ export const adminApi: ApiArea = {
     }),
     PlatformSettings: object({
       signup_open: boolean('whether the `register` mutation signs people up; closed, it answers 403 `signup_closed` (invitations and tenants the super admin creates still work)'),
+      default_plan_code: string('the plan every tenant without a subscription is on (default `free`); it must be a sellable plan, and cannot be retired or deleted while it is the default'),
       updated_at: nullable(dateTime('the last change; null while every setting has its default')),
       updated_by: nullable(string('the admin who made the last change')),
     }),
