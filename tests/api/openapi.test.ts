@@ -86,7 +86,8 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       const body = document.paths[path][method.toLowerCase()].requestBody;
       if (!body) continue;
       const types = Object.keys(body.content);
-      const expected = kind.kind === 'json' ? ['application/json'] : kind.kind === 'multipart' ? ['multipart/form-data'] : [...kind.types];
+      const expected =
+        kind.kind === 'json' ? ['application/json'] : kind.kind === 'multipart' ? ['multipart/form-data'] : kind.kind === 'form' ? ['application/x-www-form-urlencoded'] : [...kind.types];
       if (!expected.every((type) => types.includes(type))) mismatches.push(`${route} reads ${kind.kind} but is described as ${types.join(', ')}`);
     }
     expect(mismatches).to.deep.equal([]);

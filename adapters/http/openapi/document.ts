@@ -75,6 +75,7 @@ function requestBodyOf(method: Method, route: RouteDescription): Schema | undefi
     return { required: true, ...description, content };
   }
   if ('multipart' in body) return { required: true, ...description, content: { 'multipart/form-data': { schema: body.multipart } } };
+  if ('form' in body) return { required: true, ...description, content: { 'application/x-www-form-urlencoded': { schema: body.form } } };
   return { required: true, ...description, content: Object.fromEntries(body.raw.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])) };
 }
 
