@@ -192,6 +192,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/team/invitations/:id/revoke': 'an action on an invitation (If-Match guards it)',
       'POST /api/v1/team/accept-invite': 'a public action; the emailed token makes it once-only',
       'POST /api/v1/team/switch-tenant': 'opens a session',
+      'POST /billing/sandbox/checkout/:id': "the sandbox provider's payment form: a checkout is paid at most once",
     };
     /** A valid request of each creating route, and another one for the same route. */
     const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown }> = {

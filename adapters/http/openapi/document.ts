@@ -4,6 +4,7 @@
 // route adds its description in the same change.
 
 import { adminApi } from '../admin/admin.openapi';
+import { sandboxCheckoutPageApi } from '../billing/sandbox-page.openapi';
 import { apiDescriptionApi } from '../api-description.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
@@ -29,6 +30,7 @@ const AREAS: readonly ApiArea[] = [
   orgAuditLogsApi,
   teamApi,
   adminApi,
+  sandboxCheckoutPageApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
