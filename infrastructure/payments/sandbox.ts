@@ -301,7 +301,8 @@ export class SandboxPaymentProvider implements PaymentProvider, SandboxCheckoutP
     const id = `cs_sandbox_${createHmac('sha256', this.options.webhookSecret).update(`checkout:${request.checkout_id}`).digest('hex').slice(0, 32)}`;
     const existing = await checkouts.get(id);
     if (existing) {
-      if (existing.amount !== request.amount || existing.currency !== request.currency || existing.plan.id !== request.plan.id || existing.interval !== request.interval) {
+      const sameTerms = existing.amount === request.amount && existing.currency === request.currency.toLowerCase() && existing.plan.id === request.plan.id && existing.interval === request.interval;
+      if (!sameTerms) {
         throw new PaymentProviderError(this.name, `checkout ${request.checkout_id} was opened before for another plan, interval or amount`);
       }
       return { provider_checkout_id: existing.id, url: existing.url, expires_at: existing.expires_at };

@@ -273,8 +273,9 @@ describe('the sandbox payment provider', () => {
       const refused = await open(overrides).catch((error: unknown) => error);
       expect(refused, JSON.stringify(overrides)).to.be.instanceOf(PaymentProviderError);
     }
-    const asked = checkoutRequest({ webhook_url: `${fixture.receiver.url}/webhook` });
-    await provider.createCheckout(asked);
+    const asked = checkoutRequest({ webhook_url: `${fixture.receiver.url}/webhook`, currency: 'EUR' });
+    const first = await provider.createCheckout(asked);
+    expect(await provider.createCheckout(asked)).to.deep.equal(first);
     const changed = await provider.createCheckout({ ...asked, amount: 1 }).catch((error: unknown) => error);
     expect(changed).to.be.instanceOf(PaymentProviderError);
     expect((changed as Error).message).to.match(/opened before/);

@@ -74,6 +74,8 @@ describe('the sandbox checkout page in headless Chromium', function () {
     await page!.goto(checkout.url);
     expect(await page!.textContent('h1')).to.equal('Growth');
     expect(await page!.textContent('#amount')).to.equal('$49.00 per month');
+    // The page's only style is allowed by its hash in the Content-Security-Policy: it applies.
+    expect(await page!.evaluate("getComputedStyle(document.getElementById('pay')).backgroundColor")).to.equal('rgb(59, 91, 219)');
     await Promise.all([page!.waitForURL(asked.success_url), payWith('4242 4242 4242 4242')]);
     expect(page!.url()).to.equal(asked.success_url);
     expect(await page!.textContent('#landed')).to.equal('Back at the platform');

@@ -123,7 +123,7 @@ function checkoutPage(checkout: SandboxCheckoutView, testCards: readonly Sandbox
 ${checkout.customer_email ? html`<p>Billed to ${checkout.customer_email}</p>` : null}
 ${decline ? html`<p class="alert" role="alert" id="decline">${decline.failure_message} (<code>${decline.failure_code}</code>) Try another card.</p>` : null}
 ${state.problems.length > 0 ? html`<p class="alert" role="alert" id="problems">Nothing was charged: check the card details below.</p>` : null}
-<form method="post" action="${checkout.provider_checkout_id}" novalidate>
+<form method="post" novalidate>
 ${field('card_number', 'Card number', state.card.card_number, { inputmode: 'numeric', autocomplete: 'cc-number', placeholder: '4242 4242 4242 4242' }, state)}
 <div class="row">
 <div>${field('expiry', 'Expiry (MM/YY)', state.card.expiry, { inputmode: 'numeric', autocomplete: 'cc-exp', placeholder: 'MM/YY' }, state)}</div>
@@ -153,6 +153,8 @@ function messagePage(title: string, message: string, link: { href: string; text:
   return layout(title, html`<h1>${title}</h1><p id="message">${message}</p>${link && linkable(link.href) ? html`<p><a href="${link.href}">${link.text}</a></p>` : null}`);
 }
 
+// The form has no action: it posts to the page's own URL, whatever prefix (PUBLIC_URL behind
+// a proxy) or trailing slash that URL has.
 function answer(ctx: Context, status: number, page: Html): void {
   ctx.status = status;
   ctx.set({
