@@ -11,6 +11,8 @@ import { idempotencyKeyEvents } from './idempotency-key/idempotency-key';
 import { invitationEvents } from './invitation/invitation';
 import { membershipEvents } from './membership/membership';
 import { paymentEvents } from './payment/payment';
+import { planEvents } from './plan/plan';
+import { quotaOverrideEvents } from './quota-override/quota-override';
 import { registrationEvents } from './registration/registration';
 import { reservationEvents } from './reservation/reservation';
 import { sessionEvents } from './session/session';
@@ -36,6 +38,8 @@ export const domainEvents = eventRegistry([
   idempotencyKeyEvents,
   registrationEvents,
   paymentEvents,
+  planEvents,
+  quotaOverrideEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

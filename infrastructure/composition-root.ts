@@ -26,6 +26,9 @@ import { apiDescriptionRouter } from '../adapters/http/api-description';
 import { graphqlRouter } from '../adapters/http/graphql';
 import { meSessionsRouter } from '../adapters/http/me/sessions';
 import { adminRouter } from '../adapters/http/admin/index';
+import { adminPlansRouter } from '../adapters/http/admin/plans';
+import { adminAuditLogsRouter } from '../adapters/http/admin/audit-logs';
+import { adminQuotasRouter } from '../adapters/http/admin/quotas';
 import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
@@ -33,6 +36,7 @@ import { publicRouter } from '../adapters/http/public';
 import { sandboxCheckoutPageRouter } from '../adapters/http/billing/sandbox-page';
 import { operationsRouter } from '../adapters/http/operations';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
+import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
 import type { ReservationDependencies } from '../application/reservation/reservations';
 import { DEFAULT_OUTCOME_TIMEOUT_MS, mailDeliverySaga } from '../application/mail/mail-delivery';
@@ -250,6 +254,9 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     publicRouter(identity),
     teamRouter(identity, accessDenials),
     adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),
+    adminPlansRouter(identity),
+    adminQuotasRouter(identity),
+    adminAuditLogsRouter(identity, { readStore, eventStore, signer: auditSigner }),
     // Mounted with Stripe too, so the routes (and the OpenAPI document) do not depend on the
     // configuration: every checkout page is then 404.
     sandboxCheckoutPageRouter(paymentProvider instanceof SandboxPaymentProvider ? paymentProvider : null),
@@ -279,6 +286,9 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     readYourWrites,
     async start() {
       await runner.start();
+      // Before any request: the entitlement check reads the default plan.
+      const catalogue = await seedPlanCatalogue(commands);
+      await readYourWrites(catalogue.position);
       await sagas.start();
       auditAnchoring.start();
       accessDenials.start();

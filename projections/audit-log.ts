@@ -1,8 +1,10 @@
-// Read model `audit_log`: one entry per event that belongs to a tenant, with who did it, what,
-// to which resource, when, from where, and in which request. Complete by construction: every
-// write is an event carrying this metadata (refusals too: failed logins, access denials).
+// Read model `audit_log`: one entry per event, with who did it, what, to which resource, when,
+// from where, and in which request. Complete by construction: every write is an event carrying
+// this metadata (refusals too: failed logins, access denials). An event of a tenant is an entry
+// of that tenant's log; an event of no tenant (plans, platform settings, admin sign-ins) is an
+// entry of the platform's log, which the super admin reads.
 //
-// Each entry is chained to the previous entry of its tenant: `hash` is SHA-256 over the
+// Each entry is chained to the previous entry of its log: `hash` is SHA-256 over the
 // previous hash and the entry's canonical fields, a digest of the event's data among them,
 // so an altered, removed or reordered entry breaks the chain from there on
 // (`verifyAuditChain`). The chain is a pure function of the event log (`chainedFieldsOf`),
@@ -81,9 +83,21 @@ export function canonicalJson(value: unknown): string {
   return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
 }
 
-/** Whether an event is an entry of its tenant's chain: it belongs to a tenant and is not a checkpoint of the chain. */
-export function isChainedEvent(event: RecordedEvent): event is RecordedEvent & { metadata: { tenant_id: string } } {
-  return event.metadata.tenant_id !== null && parseStreamName(event.stream).category !== AUDIT_CHECKPOINT_CATEGORY;
+/**
+ * The chain of events that belong to no tenant: what the super admin and the platform itself
+ * do (plans, platform settings, admin sign-ins). Tenant ids are UUIDs, so it names no tenant.
+ */
+export const PLATFORM_AUDIT_CHAIN = 'platform';
+
+/** The chain an event is an entry of: its tenant's, or the platform's; null for a checkpoint of a chain. */
+export function auditChainOf(event: RecordedEvent): string | null {
+  if (parseStreamName(event.stream).category === AUDIT_CHECKPOINT_CATEGORY) return null;
+  return event.metadata.tenant_id ?? PLATFORM_AUDIT_CHAIN;
+}
+
+/** Whether an event is an entry of a chain: every event except the checkpoints that anchor them. */
+export function isChainedEvent(event: RecordedEvent): boolean {
+  return auditChainOf(event) !== null;
 }
 
 /**
@@ -91,11 +105,11 @@ export function isChainedEvent(event: RecordedEvent): event is RecordedEvent & {
  * is hashed as recorded (never upcast), so the chain does not move when code learns to read
  * old events differently.
  */
-export function chainedFieldsOf(event: RecordedEvent & { metadata: { tenant_id: string } }, seq: number): ChainedFields {
+export function chainedFieldsOf(event: RecordedEvent, seq: number): ChainedFields {
   const { category, id } = parseStreamName(event.stream);
   return {
     id: event.id,
-    tenant_id: event.metadata.tenant_id,
+    tenant_id: event.metadata.tenant_id ?? PLATFORM_AUDIT_CHAIN,
     actor_kind: event.metadata.actor.kind,
     actor_id: event.metadata.actor.id,
     action: event.type,
@@ -126,7 +140,8 @@ function detailsOf(event: RecordedEvent): Record<string, unknown> | null {
 
 export const auditLogProjection: Projection = {
   name: 'audit_log',
-  version: 3,
+  // 4: events of no tenant form the platform's chain.
+  version: 4,
   collections: [
     { name: AUDIT_CHAIN_HEADS },
     {
@@ -145,8 +160,8 @@ export const auditLogProjection: Projection = {
   ],
   handles: 'all',
   async apply(event, view) {
-    if (!isChainedEvent(event)) return;
-    const tenantId = event.metadata.tenant_id;
+    const tenantId = auditChainOf(event);
+    if (tenantId === null) return;
     const head = await view.get<{ id: string; seq: number; hash: string }>(AUDIT_CHAIN_HEADS, tenantId);
     const fields = chainedFieldsOf(event, (head?.seq ?? 0) + 1);
     const prevHash = head?.hash ?? GENESIS_HASH;

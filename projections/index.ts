@@ -3,10 +3,14 @@ import { auditLogProjection } from './audit-log';
 import { emailsProjection } from './emails';
 import { invitationsProjection } from './invitations';
 import { membershipsProjection } from './memberships';
+import { paymentsProjection } from './payments';
+import { plansProjection } from './plans';
 import type { Projection } from './projection';
 import { registrationsProjection } from './registrations';
 import { sessionsProjection } from './sessions';
+import { subscriptionsProjection } from './subscriptions';
 import { teamsProjection } from './teams';
+import { tenantQuotasProjection } from './tenant-quotas';
 import { tenantsProjection } from './tenants';
 import { usersProjection } from './users';
 import { workspacesProjection } from './workspaces';
@@ -22,4 +26,8 @@ export const allProjections: readonly Projection[] = [
   teamsProjection,
   invitationsProjection,
   registrationsProjection,
+  plansProjection,
+  paymentsProjection,
+  tenantQuotasProjection,
+  subscriptionsProjection,
 ];

@@ -14,6 +14,9 @@ import type { RecordedEvent } from '../../application/ports/event-store';
 import { leaseIsLive } from '../../application/ports/read-store';
 import { runConnectorDoctor } from './connector-doctor';
 import { parseArguments, printTable } from './format';
+import { type PlanView, listPlans, seedPlanCatalogue } from '../../application/plan/plans';
+import { tenantQuotas } from '../../application/quota-override/quota-overrides';
+import { QUOTAS } from '../../domain/plan/plan';
 
 const USAGE = `usage: npm run cli -- <command>
 
@@ -26,6 +29,8 @@ const USAGE = `usage: npm run cli -- <command>
   tenants rename ID NAME
   tenants suspend ID --reason TEXT
   tenants unsuspend ID
+  tenants quotas ID                  plan limits, overrides, what applies and what is used
+  plans list [--all]                 sellable plans, cheapest first (--all: retired ones too)
   sagas failures                     deliveries retrying or dead-lettered
   connector doctor URL --secret S    run the protocol conformance checks against a connector
 `;
@@ -122,6 +127,54 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
         process.off('SIGINT', stop);
         return 0;
       });
+    case 'plans list':
+      return withPlatform(async (platform) => {
+        await seedPlanCatalogue(platform.commands);
+        await caughtUp(platform);
+        const page = await listPlans(platform, { status: flags.all === true ? undefined : 'sellable' }, { limit: 1000 });
+        const money = (plan: PlanView, interval: 'month' | 'year'): string => {
+          const price = plan.prices.find((candidate) => candidate.interval === interval);
+          return price ? `${(price.amount / 100).toFixed(2)} ${price.currency}` : '-';
+        };
+        const limit = (value: number | null): string => (value === null ? 'unlimited' : String(value));
+        const features = (plan: PlanView): string => (Object.entries(plan.features).filter(([, on]) => on).map(([feature]) => feature).join(',') || '-');
+        printTable(
+          out,
+          ['id', 'code', 'name', 'status', 'month', 'year', 'messages/month', 'documents', 'users', 'tools', 'features'],
+          page.items.map((plan) => [
+            plan.id,
+            plan.code,
+            plan.name,
+            plan.status,
+            money(plan, 'month'),
+            money(plan, 'year'),
+            limit(plan.limits.messages_per_month),
+            limit(plan.limits.documents),
+            limit(plan.limits.users),
+            limit(plan.limits.business_tools),
+            features(plan),
+          ]),
+        );
+        return 0;
+      });
+    case 'tenants quotas': {
+      const [id] = positional;
+      if (!id) return usageError(out, 'tenants quotas needs a tenant ID');
+      return withPlatform(async (platform) => {
+        await seedPlanCatalogue(platform.commands);
+        await caughtUp(platform);
+        const quotas = await tenantQuotas(platform, id);
+        out(`tenant ${quotas.tenant_id} on plan ${quotas.plan.code} (${quotas.plan.name})${quotas.overrides_reason ? `; overrides: ${quotas.overrides_reason}` : ''}`);
+        const shown = (value: number | null | undefined): string => (value === undefined ? '-' : value === null ? 'unlimited' : String(value));
+        printTable(
+          out,
+          ['quota', 'plan', 'override', 'applies', 'used'],
+          QUOTAS.map((quota) => [quota, shown(quotas.plan_limits[quota]), shown(quotas.overrides[quota]), shown(quotas.limits[quota]), quotas.used[quota]]),
+        );
+        out(`messages are counted per calendar month (UTC); the count starts again at ${quotas.messages_reset_at}`);
+        return 0;
+      });
+    }
     case 'tenants list':
       return withPlatform(async (platform) => {
         await caughtUp(platform);

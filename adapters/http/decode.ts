@@ -4,10 +4,10 @@ import * as t from 'io-ts';
 import { isLeft } from 'fp-ts/Either';
 import { invalid } from '../../domain/shared/errors';
 
-/** `a.b` for a nested field; union members add index keys that are not part of the path. */
+/** `a.b` for a nested field; union and intersection members add index keys that are not part of the path. */
 function fieldPath(error: t.ValidationError): string {
   return error.context
-    .filter((_entry, index) => index > 0 && !(error.context[index - 1].type instanceof t.UnionType))
+    .filter((_entry, index) => index > 0 && !(error.context[index - 1].type instanceof t.UnionType) && !(error.context[index - 1].type instanceof t.IntersectionType))
     .map((entry) => entry.key)
     .join('.');
 }

@@ -31,7 +31,7 @@ export const STATUS_OF_KIND: Record<DomainErrorKind, number> = {
 
 export interface ErrorResponse {
   status: number;
-  body: { code: string; message: string; field?: string };
+  body: { code: string; message: string; field?: string; [detail: string]: unknown };
   headers: Record<string, string>;
   /** Whether this is our fault (logged as an error) rather than the client's. */
   unexpected: boolean;
@@ -49,7 +49,7 @@ interface ClientError {
 export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof HttpError) return { status: error.status, body: { code: error.code, message: error.message }, headers: error.headers, unexpected: false };
   if (error instanceof DomainError) {
-    const body = error.field ? { code: error.code, message: error.message, field: error.field } : { code: error.code, message: error.message };
+    const body = { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}), ...error.details() };
     return { status: STATUS_OF_KIND[error.kind], body, headers: {}, unexpected: false };
   }
   if (error instanceof InvalidCursorError) return { status: 400, body: { code: 'invalid_cursor', message: error.message }, headers: {}, unexpected: false };

@@ -33,7 +33,7 @@ function formatError(error: GraphQLError, log: (error: unknown) => void): GraphQ
     return {
       message: original.message,
       path: error.path,
-      extensions: { code: original.code, status: STATUS_OF_KIND[original.kind], ...(original.field ? { field: original.field } : {}) },
+      extensions: { code: original.code, status: STATUS_OF_KIND[original.kind], ...(original.field ? { field: original.field } : {}), ...original.details() },
     };
   }
   if (original instanceof HttpError) return { message: original.message, path: error.path, extensions: { code: original.code, status: original.status } };

@@ -30,7 +30,7 @@ import {
 } from '../../domain/audit-checkpoint/audit-checkpoint';
 import { isRight } from 'fp-ts/Either';
 import { DomainError } from '../../domain/shared/errors';
-import { GENESIS_HASH, auditEntryHash, chainedFieldsOf, isChainedEvent } from '../../projections/audit-log';
+import { GENESIS_HASH, auditChainOf, auditEntryHash, chainedFieldsOf } from '../../projections/audit-log';
 import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import type { AuditSigner } from '../ports/audit-signer';
 import type { DomainEventStore } from '../ports/domain-event-store';
@@ -145,7 +145,8 @@ export class AuditAnchoring {
       const batch = await this.deps.eventStore.readAllAsStored({ fromPosition: this.scanned, maxCount: BATCH });
       for (const event of batch) {
         if (this.stopping) return;
-        if (isChainedEvent(event)) await this.fold(event);
+        const chainId = auditChainOf(event);
+        if (chainId !== null) await this.fold(chainId, event);
         this.scanned = event.position;
       }
       if (batch.length < BATCH) break;
@@ -160,8 +161,7 @@ export class AuditAnchoring {
     await this.storeCursor();
   }
 
-  private async fold(event: RecordedEvent & { metadata: { tenant_id: string } }): Promise<void> {
-    const tenantId = event.metadata.tenant_id;
+  private async fold(tenantId: string, event: RecordedEvent): Promise<void> {
     const chain = this.chains.get(tenantId) ?? (await this.resume(tenantId));
     // Already inside the last checkpoint (a restart reads some entries again).
     if (event.position <= chain.head.position) return;

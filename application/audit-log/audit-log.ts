@@ -171,3 +171,6 @@ export async function verifyAuditChain(deps: AuditLogDependencies, tenantId: str
   }
   return { ok: true, entries_checked: checked, checkpoints_checked: checkpointsChecked, anchored_through_seq: anchoredThrough, first_break: null };
 }
+
+/** The log of events that belong to no tenant, which the super admin reads. */
+export { PLATFORM_AUDIT_CHAIN } from '../../projections/audit-log';

@@ -43,6 +43,7 @@ import { requireActiveTenant } from '../tenant/active-tenant';
 import { queueEmail } from '../mail/outbox';
 import { InvalidCursorError, MAX_PAGE_SIZE, type Page, type Where } from '../ports/read-store';
 import { claimReservation, releaseReservation, reservationClaim } from '../reservation/reservations';
+import { requireQuota } from '../entitlement/entitlements';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 
@@ -168,6 +169,10 @@ export async function inviteMember(
   // Validate before claiming, so a bad request leaves no reservation behind.
   const dryRun = invitationDecider.decide(command, invitationDecider.initialState(), { now: deps.clock.now() });
   if (dryRun._tag === 'Left') throw dryRun.left;
+  // A seat per pending invitation: past the plan's users limit, 429 before anything is written.
+  // A retry under the same Idempotency-Key finds its own invitation already counted.
+  const retried = key !== undefined && (await deps.readStore.collection(INVITATIONS).get(invitationId)) !== null;
+  if (!retried) await requireQuota(deps, principal.tenant_id, 'users');
 
   await claimPendingSlot(deps, principal.tenant_id, email, invitationId, scoped);
   let position: number | null;

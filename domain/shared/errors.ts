@@ -16,6 +16,11 @@ export class DomainError extends Error {
     super(message);
     this.name = 'DomainError';
   }
+
+  /** Fields a client needs beyond code and message (a quota's limit and usage), added to the error body. */
+  details(): Record<string, unknown> | undefined {
+    return undefined;
+  }
 }
 
 export const invalid = (code: string, message: string, field?: string): DomainError => new DomainError('invalid', code, message, field);

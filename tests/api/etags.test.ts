@@ -8,7 +8,7 @@ import { handleCommand } from '../../application/command-handling/handle-command
 import { workspaceAggregate } from '../../application/workspace/workspaces';
 import { workspaceStream } from '../../domain/workspace/workspace';
 import { userContext } from '../support/context';
-import { type Account, joinAs, registerOwner } from '../support/identity';
+import { type Account, joinAs, registerOwner, liftSeatLimit } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 
 describe('ETag and If-Match on single resources', () => {
@@ -29,6 +29,7 @@ describe('ETag and If-Match on single resources', () => {
   before(async () => {
     server = await startTestServer({ SCRYPT_LOG_N: '12' });
     owner = await registerOwner(server, 'etag-org');
+    await liftSeatLimit(server, owner.tenant_id);
     admin = await joinAs(server, await registerOwner(server, 'etag-adm-home', 'etag-adm@example.com'), owner.tenant_id, 'admin');
     member = await joinAs(server, await registerOwner(server, 'etag-mem-home', 'etag-mem@example.com'), owner.tenant_id, 'member');
     outsider = await registerOwner(server, 'etag-other-org');

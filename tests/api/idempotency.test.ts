@@ -9,7 +9,7 @@ import { createTeam } from '../../application/team/teams';
 import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotency';
 import { userContext } from '../support/context';
 import { temporaryDirectory } from '../support/files';
-import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner } from '../support/identity';
+import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimit } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
 
@@ -37,6 +37,7 @@ describe('Idempotency-Key on creating routes', () => {
     clock = new ManualClock(new Date());
     server = await startTestServer({ SCRYPT_LOG_N: '12', TOKEN_TTL_SECONDS: String(30 * 24 * 3600) }, { clock });
     owner = await registerOwner(server, 'idem-org');
+    await liftSeatLimit(server, owner.tenant_id);
     admin = await joinAs(server, await registerOwner(server, 'idem-adm-home', 'idem-adm@example.com'), owner.tenant_id, 'admin');
   });
   after(() => server.close());
@@ -192,6 +193,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/team/invitations/:id/revoke': 'an action on an invitation (If-Match guards it)',
       'POST /api/v1/team/accept-invite': 'a public action; the emailed token makes it once-only',
       'POST /api/v1/team/switch-tenant': 'opens a session',
+      'POST /api/v1/admin/plans': 'its unique code makes it once-only: a retry is 409 plan_code_taken',
       'POST /billing/sandbox/checkout/:id': "the sandbox provider's payment form: a checkout is paid at most once",
     };
     /** A valid request of each creating route, and another one for the same route. */

@@ -14,7 +14,7 @@ import { bodyKindOf } from '../../adapters/http/bodies/kinds';
 import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotency';
 import { type ApiArea, schemaOfCodec } from '../../adapters/http/openapi/describe';
 import { buildOpenApiDocument } from '../../adapters/http/openapi/document';
-import { type Account, joinAs, registerOwner } from '../support/identity';
+import { type Account, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
@@ -229,6 +229,7 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
 
     before(async () => {
       owner = await registerOwner(server, 'openapi-org');
+      await liftSeatLimit(server, owner.tenant_id);
       admin = await joinAs(server, await registerOwner(server, 'openapi-adm-home', 'openapi-adm@example.com'), owner.tenant_id, 'admin');
       member = await joinAs(server, await registerOwner(server, 'openapi-mem-home', 'openapi-mem@example.com'), owner.tenant_id, 'member');
     });
@@ -313,6 +314,29 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/admin/emails', { headers: as(owner) });
       await call('GET', `/api/v1/admin/emails/${emails.json.items[0]?.id ?? 'none'}`, { headers: as(login.json.token) });
       await call('GET', '/api/v1/admin/emails/none', { headers: as(login.json.token) });
+    });
+
+    it('plans and tenant quotas (super admin)', async () => {
+      const { token } = (await call('POST', '/api/v1/admin/auth/login', { body: ADMIN })).json;
+      const terms = { name: 'Team', prices: [{ interval: 'month', amount: 4900, currency: 'usd' }], limits: { messages_per_month: 1000, documents: 50, users: 5, business_tools: 5 } };
+      const plan = await call('POST', '/api/v1/admin/plans', { headers: as(token), body: { code: 'openapi-team', ...terms } });
+      await call('POST', '/api/v1/admin/plans', { headers: as(token), body: { code: 'openapi-team', ...terms } });
+      await call('POST', '/api/v1/admin/plans', { headers: as(token), body: { code: 'Bad Code', ...terms } });
+      await call('GET', '/api/v1/admin/plans?status=sellable', { headers: as(token) });
+      await call('GET', '/api/v1/admin/plans', { headers: as(owner) });
+      await call('GET', `/api/v1/admin/plans/${plan.json.id}`, { headers: as(token) });
+      await call('PUT', `/api/v1/admin/plans/${plan.json.id}`, { headers: { ...as(token), 'if-match': '"0"' }, body: { ...terms, name: 'Team plan', sellable: false } });
+      await call('PUT', `/api/v1/admin/plans/${plan.json.id}`, { headers: { ...as(token), 'if-match': '"0"' }, body: terms });
+      await call('DELETE', `/api/v1/admin/plans/${plan.json.id}`, { headers: as(token) });
+      await call('DELETE', '/api/v1/admin/plans/free', { headers: as(token) });
+      await call('GET', `/api/v1/admin/plans/${plan.json.id}`, { headers: as(token) });
+      await call('GET', `/api/v1/admin/tenants/${owner.tenant_id}/quotas`, { headers: as(token) });
+      await call('PUT', `/api/v1/admin/tenants/${owner.tenant_id}/quotas`, { headers: as(token), body: { overrides: { users: 10, documents: null }, reason: 'pilot' } });
+      await call('PUT', `/api/v1/admin/tenants/${owner.tenant_id}/quotas`, { headers: as(token), body: { overrides: { users: -1 } } });
+      await call('GET', '/api/v1/admin/tenants/none/quotas', { headers: as(token) });
+      await call('GET', '/api/v1/admin/audit-logs?action=PlanCreated', { headers: as(token) });
+      await call('GET', '/api/v1/admin/audit-logs?from=never', { headers: as(token) });
+      await call('GET', '/api/v1/admin/audit-logs/verify', { headers: as(token) });
     });
 
     it("the sandbox payment provider's checkout page", async () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { INVITATION_TTL_SECONDS } from '../../domain/invitation/invitation';
 import { USERS } from '../../projections/users';
-import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, widgetTokenOf } from '../support/identity';
+import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimit, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
 
@@ -51,11 +51,13 @@ describe('team invitations and memberships (/api/v1/team, spec 4.10)', () => {
     clock = new ManualClock(new Date());
     server = await startTestServer({ SCRYPT_LOG_N: '12', TOKEN_TTL_SECONDS: String(30 * 24 * 3600) }, { clock });
     owner = await registerOwner(server, 'orbit');
+    await liftSeatLimit(server, owner.tenant_id);
     admin = await joinAs(server, await registerOwnerThenTick('adm-home', 'adm@example.com'), owner.tenant_id, 'admin');
     tick();
     member = await joinAs(server, await registerOwnerThenTick('mem-home', 'mem@example.com'), owner.tenant_id, 'member');
     tick();
     outsider = await registerOwner(server, 'other-org');
+    await liftSeatLimit(server, outsider.tenant_id);
   });
   after(() => server.close());
 

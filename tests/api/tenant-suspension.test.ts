@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
 import { userContext } from '../support/context';
-import { type Account, LOGIN, PASSWORD, REGISTER, VERIFY, gql, joinAs, lastEmailedCode, registerOwner } from '../support/identity';
+import { type Account, LOGIN, PASSWORD, REGISTER, VERIFY, gql, joinAs, lastEmailedCode, liftSeatLimit, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 
 describe('suspended tenants (#9.1)', () => {
@@ -40,6 +40,7 @@ describe('suspended tenants (#9.1)', () => {
   before(async () => {
     server = await startTestServer({ SCRYPT_LOG_N: '12' });
     owner = await registerOwner(server, 'paused-org');
+    await liftSeatLimit(server, owner.tenant_id);
     elsewhere = await registerOwner(server, 'open-org');
     // A member of both: her token in the open tenant switches into the suspended one.
     visitor = await registerOwner(server, 'visitor-home', 'visitor@example.com');

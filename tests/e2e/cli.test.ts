@@ -60,6 +60,21 @@ describe('operator CLI', function () {
     expect(tail.stdout.trim().split('\n').map((line) => JSON.parse(line).type)).to.deep.equal(['ReservationClaimed', 'TenantCreated']);
   });
 
+  it('lists the plans of the default catalogue and shows a tenant\'s quotas', async () => {
+    const plans = await cli(dir.path, 'plans', 'list');
+    expect(plans.code, plans.stderr).to.equal(0);
+    const codes = plans.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/)[1]);
+    expect(codes).to.deep.equal(['free', 'starter', 'growth', 'premium']);
+    expect(plans.stdout).to.match(/premium\s+Premium\s+sellable\s+299\.00 usd\s+2990\.00 usd\s+100000\s+10000\s+100\s+200\s+sdk_connections,whatsapp,handoff,crm/);
+    const quotas = await cli(dir.path, 'tenants', 'quotas', tenantId);
+    expect(quotas.code, quotas.stderr).to.equal(0);
+    expect(quotas.stdout).to.contain(`tenant ${tenantId} on plan free (Free)`);
+    expect(quotas.stdout).to.match(/users\s+3\s+-\s+3\s+0/);
+    const unknown = await cli(dir.path, 'tenants', 'quotas', 'nobody');
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.contain('tenant_not_found');
+  });
+
   it('shows projection status and rebuilds a projection', async () => {
     const rebuilt = await cli(dir.path, 'projections', 'rebuild', 'tenants');
     expect(rebuilt.code, rebuilt.stderr).to.equal(0);

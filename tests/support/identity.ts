@@ -69,3 +69,13 @@ export async function widgetTokenOf(server: TestServer, account: Account): Promi
   if (typeof token !== 'string') throw new Error(`no widget token: ${JSON.stringify(settings.json)}`);
   return token;
 }
+
+/**
+ * Lifts the tenant's seat limit, as the super admin's override does: for suites that add more
+ * members than the free plan's users limit to one organization.
+ */
+export async function liftSeatLimit(server: TestServer, tenantId: string): Promise<void> {
+  const { setQuotaOverrides } = await import('../../application/quota-override/quota-overrides');
+  const { systemContext } = await import('../../application/shared/request-context');
+  await setQuotaOverrides(server.platform.identity, 'test-admin', tenantId, { overrides: { users: null }, reason: 'test suite' }, systemContext('test'));
+}

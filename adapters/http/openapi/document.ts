@@ -4,6 +4,7 @@
 // route adds its description in the same change.
 
 import { adminApi } from '../admin/admin.openapi';
+import { adminPlansApi } from '../admin/plans.openapi';
 import { sandboxCheckoutPageApi } from '../billing/sandbox-page.openapi';
 import { apiDescriptionApi } from '../api-description.openapi';
 import { graphqlApi } from '../graphql.openapi';
@@ -30,13 +31,17 @@ const AREAS: readonly ApiArea[] = [
   orgAuditLogsApi,
   teamApi,
   adminApi,
+  adminPlansApi,
   sandboxCheckoutPageApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
   400: { name: 'BadRequest', description: 'the request is invalid: a bad body, query or field (`field` names it), or malformed JSON' },
   401: { name: 'Unauthorized', description: 'the credential is missing, invalid, expired, revoked, or of the wrong kind' },
-  403: { name: 'Forbidden', description: "the caller's role or a rule of the organization does not allow this, or the organization is suspended (`tenant_suspended`)" },
+  403: {
+    name: 'Forbidden',
+    description: "the caller's role or a rule of the organization does not allow this, the organization is suspended (`tenant_suspended`), or its plan lacks a feature (`feature_not_in_plan`, with `feature` and `plan`: the cheapest plan that has it)",
+  },
   404: { name: 'NotFound', description: 'no such resource (or not in the caller\'s organization)' },
   409: { name: 'Conflict', description: 'the change conflicts with the current state (a name taken, the last owner, ...)' },
   410: { name: 'Gone', description: 'the resource has expired' },
@@ -44,7 +49,10 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }
   413: { name: 'PayloadTooLarge', description: 'the body is larger than the limit' },
   415: { name: 'UnsupportedMediaType', description: 'the body is not of a media type this route accepts' },
   422: { name: 'UnprocessableContent', description: 'the request cannot be processed as sent' },
-  429: { name: 'TooManyRequests', description: 'a rate limit was hit; `Retry-After` says when to try again' },
+  429: {
+    name: 'TooManyRequests',
+    description: 'a rate limit was hit (`rate_limited`; `Retry-After` says when to try again), or a quota of the plan (`quota_exceeded`, with `quota`, `limit`, `used` and `resets_at`, null for a limit that does not reset)',
+  },
 };
 
 const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
@@ -178,6 +186,12 @@ function components(schemas: Record<string, Schema>): Schema {
           code: { type: 'string', description: 'stable, machine-readable: `invalid_request`, `team_not_found`, `insufficient_role`, ...' },
           message: { type: 'string', description: 'for people; may change' },
           field: { type: 'string', description: 'the input field at fault, for a bad input (`members.2.user_id`)' },
+          quota: { type: 'string', enum: ['messages_per_month', 'documents', 'users', 'business_tools'], description: '`quota_exceeded`: the quota' },
+          limit: { type: 'integer', description: '`quota_exceeded`: the limit that applies' },
+          used: { type: 'integer', description: '`quota_exceeded`: what is used now' },
+          resets_at: { type: ['string', 'null'], format: 'date-time', description: '`quota_exceeded`: when the count starts again; null for limits that do not reset' },
+          feature: { type: 'string', enum: ['sdk_connections', 'whatsapp', 'handoff', 'crm'], description: '`feature_not_in_plan`: the feature' },
+          plan: { type: ['string', 'null'], description: '`feature_not_in_plan`: the code of the cheapest plan that has it' },
         },
       },
       ...schemas,

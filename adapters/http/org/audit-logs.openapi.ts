@@ -2,7 +2,7 @@
 
 import { PAGE_PARAMETERS, type ApiArea, type QueryParameter, boolean, dateTime, enumOf, integer, nullable, object, page, ref, string } from '../openapi/describe';
 
-const FILTERS: readonly QueryParameter[] = [
+export const FILTERS: readonly QueryParameter[] = [
   { name: 'actor_id', description: 'only entries by this actor', schema: { type: 'string', minLength: 1, maxLength: 200 } },
   { name: 'action', description: 'only this action (an event type, e.g. `TeamCreated`)', schema: { type: 'string', minLength: 1, maxLength: 200 } },
   { name: 'resource_type', description: 'only this kind of resource (e.g. `team`)', schema: { type: 'string', minLength: 1, maxLength: 200 } },

@@ -12,7 +12,8 @@ import { pageQuery } from '../pagination';
 
 const TEXT_FILTERS = ['actor_id', 'action', 'resource_type', 'resource_id'] as const;
 
-function filterOf(query: Record<string, string | string[] | undefined>): AuditLogFilter {
+/** The filters of an audit log list, from the query; 400 naming a bad one. */
+export function filterOf(query: Record<string, string | string[] | undefined>): AuditLogFilter {
   const filter: AuditLogFilter = {};
   for (const field of TEXT_FILTERS) {
     const value = query[field];

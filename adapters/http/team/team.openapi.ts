@@ -63,8 +63,9 @@ export const teamApi: ApiArea = {
         access: 'user',
         role: 'admin',
         body: { json: schemaOfCodec(InviteBody) },
+        description: "Each pending invitation holds a seat: past the plan's users limit the answer is 429 `quota_exceeded`.",
         success: { status: 201, description: 'the invitation (the token goes only to the email)', json: ref('Invitation') },
-        errors: [409],
+        errors: [409, 429],
       },
     },
     '/api/v1/team/invitations': {

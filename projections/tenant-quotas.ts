@@ -1,0 +1,79 @@
+// Read model `tenant_quotas`: one document per tenant with what the entitlement check reads
+// besides the plan: the super admin's overrides and the usage counters, each counted from the
+// events that add or remove what it counts (members now; documents, business tools and
+// messages per calendar month as their features record events). A document carries the
+// position of the last event applied, so a replayed event changes nothing.
+
+import type { QuotaOverrides } from '../domain/quota-override/quota-override';
+import type { RecordedOf } from '../application/ports/domain-event-store';
+import type { EventProjection } from './projection';
+
+/** What a tenant has now, per quota that counts things that exist. */
+export interface UsageCounters {
+  users: number;
+  documents: number;
+  business_tools: number;
+}
+
+export interface TenantQuotaDocument {
+  id: string;
+  tenant_id: string;
+  overrides: QuotaOverrides;
+  overrides_reason: string;
+  counters: UsageCounters;
+  /** Messages per calendar month (UTC), keyed `YYYY-MM`. */
+  messages_by_month: Record<string, number>;
+  updated_at: string;
+  position: number;
+  [field: string]: unknown;
+}
+
+export const TENANT_QUOTAS = 'tenant_quotas';
+
+/** The calendar month (UTC) of an instant, as the key of `messages_by_month`. */
+export const monthKey = (at: string | Date): string => new Date(at).toISOString().slice(0, 7);
+
+const COUNTED_TYPES = ['MemberJoined', 'MemberRemoved', 'QuotaOverridesSet'] as const;
+type CountedType = (typeof COUNTED_TYPES)[number];
+
+/** How each counted event changes the counters. */
+function countersChange(event: RecordedOf<Exclude<CountedType, 'QuotaOverridesSet'>>): Partial<UsageCounters> {
+  switch (event.type) {
+    case 'MemberJoined':
+      return { users: 1 };
+    case 'MemberRemoved':
+      return { users: -1 };
+  }
+}
+
+const emptyDocument = (tenantId: string, at: string): TenantQuotaDocument => ({
+  id: tenantId,
+  tenant_id: tenantId,
+  overrides: {},
+  overrides_reason: '',
+  counters: { users: 0, documents: 0, business_tools: 0 },
+  messages_by_month: {},
+  updated_at: at,
+  position: -1,
+});
+
+export const tenantQuotasProjection: EventProjection<CountedType> = {
+  name: 'tenant_quotas',
+  version: 1,
+  collections: [{ name: TENANT_QUOTAS }],
+  handles: COUNTED_TYPES,
+  async apply(event, view) {
+    const tenantId = event.data.tenant_id;
+    const current = (await view.get<TenantQuotaDocument>(TENANT_QUOTAS, tenantId)) ?? emptyDocument(tenantId, event.metadata.occurred_at);
+    if (current.position >= event.position) return;
+    const base = { ...current, updated_at: event.metadata.occurred_at, position: event.position };
+    if (event.type === 'QuotaOverridesSet') {
+      view.put(TENANT_QUOTAS, { ...base, overrides: event.data.overrides, overrides_reason: event.data.reason });
+      return;
+    }
+    const change = countersChange(event as RecordedOf<Exclude<CountedType, 'QuotaOverridesSet'>>);
+    const counters = { ...current.counters };
+    for (const [counter, delta] of Object.entries(change) as Array<[keyof UsageCounters, number]>) counters[counter] = Math.max(0, counters[counter] + delta);
+    view.put(TENANT_QUOTAS, { ...base, counters });
+  },
+};
