@@ -13,6 +13,7 @@ import { membershipEvents } from './membership/membership';
 import { paymentEvents } from './payment/payment';
 import { planEvents } from './plan/plan';
 import { quotaOverrideEvents } from './quota-override/quota-override';
+import { platformSettingsEvents } from './platform-settings/platform-settings';
 import { registrationEvents } from './registration/registration';
 import { reservationEvents } from './reservation/reservation';
 import { sessionEvents } from './session/session';
@@ -40,6 +41,7 @@ export const domainEvents = eventRegistry([
   paymentEvents,
   planEvents,
   quotaOverrideEvents,
+  platformSettingsEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

@@ -29,6 +29,8 @@ import { adminRouter } from '../adapters/http/admin/index';
 import { adminPlansRouter } from '../adapters/http/admin/plans';
 import { adminAuditLogsRouter } from '../adapters/http/admin/audit-logs';
 import { adminQuotasRouter } from '../adapters/http/admin/quotas';
+import { adminSettingsRouter } from '../adapters/http/admin/settings';
+import { adminTenantsRouter } from '../adapters/http/admin/tenants';
 import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
@@ -194,7 +196,13 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     secrets,
     passwords: new ScryptPasswordHasher(config.scryptLogN),
     tokens: new PasetoTokenService(keys.tokenPrivateKey, keys.tokenPublicKey, clock),
-    settings: { tokenTtlSeconds: config.tokenTtlSeconds, otpTtlSeconds: config.otpTtlSeconds, idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds, registrationTimeoutSeconds: config.registrationTimeoutSeconds },
+    settings: {
+      tokenTtlSeconds: config.tokenTtlSeconds,
+      otpTtlSeconds: config.otpTtlSeconds,
+      idempotencyKeyTtlSeconds: config.idempotencyKeyTtlSeconds,
+      registrationTimeoutSeconds: config.registrationTimeoutSeconds,
+      impersonationTtlSeconds: config.impersonationTtlSeconds,
+    },
     readYourWrites: (position) => readYourWrites(position),
   };
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
@@ -256,6 +264,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),
     adminPlansRouter(identity),
     adminQuotasRouter(identity),
+    adminTenantsRouter(identity),
+    adminSettingsRouter(identity),
     adminAuditLogsRouter(identity, { readStore, eventStore, signer: auditSigner }),
     // Mounted with Stripe too, so the routes (and the OpenAPI document) do not depend on the
     // configuration: every checkout page is then 404.

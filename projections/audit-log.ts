@@ -11,6 +11,11 @@
 // which lets the audit anchoring recompute it from the events themselves and sign its head
 // into the log (domain/audit-checkpoint): a rebuilt read model must agree with those
 // signatures. Checkpoint events are not entries of the chain they anchor.
+//
+// `subject_kind` / `subject_id` name the member on whose behalf the actor acted (a super
+// admin impersonating them). They are not chained fields, so chains and checkpoints recorded
+// before they existed still verify; entries written before them lack the fields, which
+// readers take as null (no event before impersonation existed had a subject).
 
 import { createHash } from 'node:crypto';
 import type { RecordedEvent } from '../application/ports/event-store';
@@ -23,6 +28,9 @@ export interface AuditLogEntry {
   tenant_id: string;
   actor_kind: string;
   actor_id: string;
+  /** Whom the actor acted as (an impersonated member); null when the actor acted as themselves. Not chained. */
+  subject_kind?: string | null;
+  subject_id?: string | null;
   action: string;
   resource_type: string;
   resource_id: string;
@@ -129,6 +137,7 @@ export function chainedFieldsOf(event: RecordedEvent, seq: number): ChainedField
 const SHOWN_DATA: Readonly<Record<string, readonly string[]>> = {
   AccessDenied: ['method', 'path', 'code'],
   AccessDenialsSuppressed: ['count', 'window_start', 'window_end'],
+  ImpersonationStarted: ['user_id', 'admin_id', 'expires_at'],
 };
 
 function detailsOf(event: RecordedEvent): Record<string, unknown> | null {
@@ -165,7 +174,15 @@ export const auditLogProjection: Projection = {
     const head = await view.get<{ id: string; seq: number; hash: string }>(AUDIT_CHAIN_HEADS, tenantId);
     const fields = chainedFieldsOf(event, (head?.seq ?? 0) + 1);
     const prevHash = head?.hash ?? GENESIS_HASH;
-    const entry: AuditLogEntry = { ...fields, prev_hash: prevHash, hash: auditEntryHash(prevHash, fields), details: detailsOf(event) };
+    const subject = event.metadata.subject ?? null;
+    const entry: AuditLogEntry = {
+      ...fields,
+      subject_kind: subject?.kind ?? null,
+      subject_id: subject?.id ?? null,
+      prev_hash: prevHash,
+      hash: auditEntryHash(prevHash, fields),
+      details: detailsOf(event),
+    };
     view.put(AUDIT_LOG, entry);
     view.put(AUDIT_CHAIN_HEADS, { id: tenantId, seq: entry.seq, hash: entry.hash });
   },

@@ -5,6 +5,7 @@ import { invitationsProjection } from './invitations';
 import { membershipsProjection } from './memberships';
 import { paymentsProjection } from './payments';
 import { plansProjection } from './plans';
+import { platformSettingsProjection } from './platform-settings';
 import type { Projection } from './projection';
 import { registrationsProjection } from './registrations';
 import { sessionsProjection } from './sessions';
@@ -30,4 +31,5 @@ export const allProjections: readonly Projection[] = [
   paymentsProjection,
   tenantQuotasProjection,
   subscriptionsProjection,
+  platformSettingsProjection,
 ];

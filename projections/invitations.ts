@@ -2,14 +2,14 @@
 // stored status, for the admins' list, the public preview and the lookup of an emailed token
 // by its keyed digest (unique). `expired` is not stored: readers compute it from `expires_at`.
 
-import { type InvitationEvent, type InvitedRole, invitationEvents } from '../domain/invitation/invitation';
+import { type InvitationEvent, type InvitationRole, invitationEvents } from '../domain/invitation/invitation';
 import type { EventProjection } from './projection';
 
 export interface InvitationDocument {
   id: string;
   tenant_id: string;
   email: string;
-  role: InvitedRole;
+  role: InvitationRole;
   status: 'pending' | 'accepted' | 'revoked';
   token_digest: string;
   invited_by: string;

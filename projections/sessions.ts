@@ -16,6 +16,8 @@ export interface SessionDocument {
   revoked_reason: string | null;
   ip: string | null;
   user_agent: string | null;
+  /** The super admin who opened this session as the member; null for the member's own (absent on documents written before). */
+  impersonated_by?: string | null;
   position: number;
   [field: string]: unknown;
 }
@@ -41,11 +43,13 @@ export const sessionsProjection: EventProjection<SessionEvent['type']> = {
         revoked_reason: null,
         ip: event.data.ip,
         user_agent: event.data.user_agent,
+        impersonated_by: event.data.impersonated_by ?? null,
         position: event.position,
       };
       view.put(SESSIONS, doc);
       return;
     }
+    if (event.type === 'ImpersonationStarted') return;
     if (await view.get(SESSIONS, event.data.jti)) {
       view.patch(SESSIONS, event.data.jti, { status: 'revoked', revoked_at: event.data.revoked_at, revoked_reason: event.data.reason, position: event.position });
     }

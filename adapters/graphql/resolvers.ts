@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import { Arg, Ctx, Field, ID, InputType, Mutation, Query, Resolver } from 'type-graphql';
 import { register } from '../../application/registration/register';
 import { login } from '../../application/session/login';
-import type { Principal } from '../../application/session/sessions';
+import { type Principal, actingContext } from '../../application/session/sessions';
 import { rotateTenantWidgetToken } from '../../application/tenant/widget-token';
 import { requestPasswordReset, resendVerification, resetPassword, verifyOtp } from '../../application/user/users';
 import { tenantSettings, updateTenantSettings } from '../../application/tenant/tenant-queries';
@@ -21,9 +21,7 @@ function principalOf(ctx: GraphqlContext, minimum: Role = 'member'): Principal {
   return ctx.principal;
 }
 
-function scoped(ctx: GraphqlContext, principal: Principal) {
-  return { ...ctx.request, tenant_id: principal.tenant_id, actor: { kind: 'user' as const, id: principal.user_id } };
-}
+const scoped = (ctx: GraphqlContext, principal: Principal) => actingContext(principal, ctx.request);
 
 @InputType()
 class UpdateSettingsInput {

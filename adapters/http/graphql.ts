@@ -6,7 +6,8 @@
 // The HTTP status says what REST's would: 400 for a request that cannot run (syntax,
 // validation, a query over its depth, field or cost limit, introspection when it is off), 401
 // when a credential was missing or refused (so a console logs in again), 403 when the tenant
-// is suspended, 429 when rate limited; otherwise 200, with domain errors inside the GraphQL answer.
+// is suspended or deleted or sign-up is closed, 429 when rate limited; otherwise 200, with
+// domain errors inside the GraphQL answer.
 
 import Router from '@koa/router';
 import { type DocumentNode, GraphQLError, Kind, type GraphQLFormattedError, type ValidationRule, execute, parse, printSchema, specifiedRules, validate } from 'graphql';
@@ -99,13 +100,15 @@ function preparedDocument(
   return cost ? { errors: [cost] } : { document };
 }
 
+const REFUSED_AS_403: ReadonlySet<string> = new Set(['tenant_suspended', 'tenant_deleted', 'signup_closed']);
+
 /** The HTTP status of an executed request's errors (see the header). */
 function statusOf(errors: readonly GraphQLFormattedError[] | undefined, executed: boolean): number {
   if (!errors) return 200;
   if (errors.some((error) => error.extensions?.code === 'rate_limited')) return 429;
   if (errors.some((error) => error.extensions?.status === 401)) return 401;
-  // A suspended tenant's credential or login: refused as REST refuses it.
-  if (errors.some((error) => error.extensions?.code === 'tenant_suspended')) return 403;
+  // A suspended or deleted tenant's credential or login, and a sign-up while it is closed: refused as REST refuses them.
+  if (errors.some((error) => REFUSED_AS_403.has(String(error.extensions?.code)))) return 403;
   if (!executed && errors.some((error) => error.extensions?.status === 400)) return 400;
   return 200;
 }

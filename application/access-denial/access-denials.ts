@@ -43,7 +43,10 @@ export class AccessDenialRecorder {
     private readonly settings: { perMinute: number },
   ) {}
 
-  /** Records the denial, or only counts it when its principal is past the bound for this minute. Never throws. */
+  /**
+   * Records the denial, or only counts it when its principal is past the bound for this minute.
+   * `context` is the principal's acting context (its actor, and subject when impersonated). Never throws.
+   */
   async record(denial: Denial, context: RequestContext): Promise<void> {
     const now = this.deps.clock.now().getTime();
     const start = now - (now % ACCESS_DENIAL_WINDOW_MS);
@@ -64,7 +67,7 @@ export class AccessDenialRecorder {
       return;
     }
     window.recorded += 1;
-    await this.write({ type: 'RecordAccessDenial', data: denial }, { ...context, tenant_id: denial.tenant_id, actor: { kind: 'user', id: denial.user_id } });
+    await this.write({ type: 'RecordAccessDenial', data: denial }, { ...context, tenant_id: denial.tenant_id });
   }
 
   /** Records the counts of the minutes that are over, and forgets them. */

@@ -43,7 +43,12 @@ function whereOf(tenantId: string, filter: AuditLogFilter): Where {
 /** Entries without their chain fields: the API shows what happened, the chain is for verify. */
 export type AuditLogView = Omit<AuditLogEntry, 'prev_hash' | 'hash' | 'position' | 'data_hash'>;
 
-const toView = ({ prev_hash: _prev, hash: _hash, position: _position, data_hash: _data, ...entry }: AuditLogEntry): AuditLogView => entry;
+// Entries projected before subjects existed lack the fields: none of their events had a subject.
+const toView = ({ prev_hash: _prev, hash: _hash, position: _position, data_hash: _data, ...entry }: AuditLogEntry): AuditLogView => ({
+  ...entry,
+  subject_kind: entry.subject_kind ?? null,
+  subject_id: entry.subject_id ?? null,
+});
 
 export async function listAuditLog(readStore: ReadStore, tenantId: string, filter: AuditLogFilter, page: { limit?: number; cursor?: string }): Promise<Page<AuditLogView>> {
   const found = await readStore.collection<AuditLogEntry>(AUDIT_LOG).find({ where: whereOf(tenantId, filter), sort: { field: 'seq', direction: 'desc' }, ...page });

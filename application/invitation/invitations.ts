@@ -1,6 +1,7 @@
 // Team invitations and tenant switching (spec 4.10): an admin invites an email with a role,
 // the invitee accepts with the emailed token (creating their account when they have none),
-// and a user with several memberships switches between them.
+// and a user with several memberships switches between them. The super admin invites the
+// first owner of an organization it created the same way (`inviteOwner`).
 //
 // One pending invitation per (tenant, email) is a reservation stream (scope `invitation`),
 // released when the invitation is accepted or revoked, and taken over lazily once it expires
@@ -19,6 +20,7 @@ import {
   type InvitationCommand,
   type InvitationState,
   type InvitationStatus,
+  type InvitationRole,
   type InvitedRole,
   acceptanceProblem,
   invitationDecider,
@@ -35,7 +37,7 @@ import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { USERS, type UserDocument } from '../../projections/users';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { PasswordHasher, Secrets } from '../ports/identity';
-import { type Principal, type SessionDependencies, type SessionResult, startSession } from '../session/sessions';
+import { type Principal, type SessionDependencies, type SessionResult, actingContext, startSession } from '../session/sessions';
 import { USER_EMAIL_SCOPE, passwordProblem, userAggregate, userIdByEmail } from '../user/users';
 import { type AuthenticationDependencies, authenticateTenantToken } from '../session/authentication';
 import { membershipAggregate } from '../membership/memberships';
@@ -60,7 +62,7 @@ const pendingSlot = (tenantId: string, email: string): string => `${tenantId}:${
 export interface InvitationView {
   id: string;
   email: string;
-  role: InvitedRole;
+  role: InvitationRole;
   status: InvitationStatus;
   expires_at: string;
   invited_by: string;
@@ -86,7 +88,7 @@ export function invitationView(doc: InvitationDocument, now: Date): InvitationVi
 export interface InvitationPreview {
   organization_name: string;
   inviter_name: string | null;
-  role: InvitedRole;
+  role: InvitationRole;
   email: string;
   expires_at: string;
 }
@@ -145,26 +147,67 @@ export interface InviteInput {
 }
 
 /** Records the invitation and emails its token; 409 for a member or a pending invitation. */
-export async function inviteMember(
+export function inviteMember(
   deps: InvitationDependencies,
   principal: Principal,
   input: InviteInput,
   context: RequestContext,
   options: { idempotencyKey?: string } = {},
 ): Promise<Versioned<InvitationView>> {
+  return sendInvitation(deps, { tenant_id: principal.tenant_id, id: principal.user_id, platform_admin: false }, input, actingContext(principal, context), options);
+}
+
+/**
+ * The super admin invites the owner of an organization it created (the one way an owner is
+ * invited); the email is sent through the outbox as any invitation's.
+ */
+export function inviteOwner(
+  deps: InvitationDependencies,
+  adminId: string,
+  tenantId: string,
+  owner: { email: string; name?: string },
+  context: RequestContext,
+  options: { idempotencyKey?: string } = {},
+): Promise<Versioned<InvitationView>> {
+  const scoped: RequestContext = { ...context, tenant_id: tenantId, actor: { kind: 'admin', id: adminId } };
+  return sendInvitation(deps, { tenant_id: tenantId, id: adminId, platform_admin: true }, { email: owner.email, role: 'owner', invitee_name: owner.name }, scoped, options);
+}
+
+/** Who sends an invitation: a member of the tenant, or the super admin. */
+interface Inviter {
+  tenant_id: string;
+  id: string;
+  platform_admin: boolean;
+}
+
+async function sendInvitation(
+  deps: InvitationDependencies,
+  inviter: Inviter,
+  input: { email: string; role: InvitationRole; invitee_name?: string },
+  scoped: RequestContext,
+  options: { idempotencyKey?: string },
+): Promise<Versioned<InvitationView>> {
+  const tenantId = inviter.tenant_id;
   const email = normalizeEmail(input.email);
   const emailInvalid = emailProblem(email);
   if (emailInvalid) throw emailInvalid;
   const invitee = await userIdByEmail(deps, email);
-  if (invitee && (await isMember(deps, principal.tenant_id, invitee))) throw conflict('already_member', 'this email belongs to a member of this organization');
+  if (invitee && (await isMember(deps, tenantId, invitee))) throw conflict('already_member', 'this email belongs to a member of this organization');
 
-  const scoped = actingAs(context, principal.tenant_id, principal.user_id);
   const key = options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:invitation`;
   const invitationId = key === undefined ? deps.ids.newId() : deps.ids.fromKey(key);
   const token = key === undefined ? deps.secrets.randomToken(32) : deps.secrets.digest(`${key}:token`);
   const command: InvitationCommand = {
     type: 'SendInvitation',
-    data: { tenant_id: principal.tenant_id, invitation_id: invitationId, email, role: input.role, token_digest: deps.secrets.digest(token), invited_by: principal.user_id },
+    data: {
+      tenant_id: tenantId,
+      invitation_id: invitationId,
+      email,
+      role: input.role,
+      token_digest: deps.secrets.digest(token),
+      invited_by: inviter.id,
+      ...(inviter.platform_admin ? { by_platform_admin: true } : {}),
+    },
   };
   // Validate before claiming, so a bad request leaves no reservation behind.
   const dryRun = invitationDecider.decide(command, invitationDecider.initialState(), { now: deps.clock.now() });
@@ -172,28 +215,29 @@ export async function inviteMember(
   // A seat per pending invitation: past the plan's users limit, 429 before anything is written.
   // A retry under the same Idempotency-Key finds its own invitation already counted.
   const retried = key !== undefined && (await deps.readStore.collection(INVITATIONS).get(invitationId)) !== null;
-  if (!retried) await requireQuota(deps, principal.tenant_id, 'users');
+  if (!retried) await requireQuota(deps, tenantId, 'users');
 
-  await claimPendingSlot(deps, principal.tenant_id, email, invitationId, scoped);
+  await claimPendingSlot(deps, tenantId, email, invitationId, scoped);
   let position: number | null;
   try {
     position = (await handleCommand(deps, invitationAggregate, invitationStream(invitationId), command, scoped, { idempotencyKey: key })).position;
   } catch (error) {
-    await releaseReservation(deps, INVITATION_SCOPE, pendingSlot(principal.tenant_id, email), invitationId, scoped).catch(() => undefined);
+    await releaseReservation(deps, INVITATION_SCOPE, pendingSlot(tenantId, email), invitationId, scoped).catch(() => undefined);
     throw error;
   }
-  const [tenant, inviter] = await Promise.all([
-    deps.readStore.collection<TenantDocument>(TENANTS).get(principal.tenant_id),
-    deps.readStore.collection<UserDocument>(USERS).get(principal.user_id),
+  const [tenant, inviterUser] = await Promise.all([
+    deps.readStore.collection<TenantDocument>(TENANTS).get(tenantId),
+    inviter.platform_admin ? null : deps.readStore.collection<UserDocument>(USERS).get(inviter.id),
   ]);
   const organization = tenant?.name ?? 'an organization';
   const days = Math.round(INVITATION_TTL_SECONDS / 86400);
+  const as = { owner: 'its owner', admin: 'an admin', member: 'a member' }[input.role];
   await queueEmail(
     deps,
     {
       to: email,
       subject: `You are invited to join ${organization}`,
-      text: `${inviter?.name ?? 'An administrator'} invited you to join ${organization} as ${input.role === 'admin' ? 'an admin' : 'a member'}. Your invitation token is ${token}. It expires in ${days} days.`,
+      text: `${input.invitee_name ? `Hello ${input.invitee_name},\n\n` : ''}${inviterUser?.name ?? 'An administrator'} invited you to join ${organization} as ${as}. Your invitation token is ${token}. It expires in ${days} days.`,
       kind: 'invitation',
     },
     scoped,
@@ -251,7 +295,7 @@ export async function revokeInvitation(
   context: RequestContext,
   preconditions: WritePreconditions = {},
 ): Promise<Versioned<InvitationView>> {
-  const scoped = actingAs(context, principal.tenant_id, principal.user_id);
+  const scoped = actingContext(principal, context);
   let expectedRevision: number | undefined;
   if (preconditions.expectedVersion !== undefined) {
     // Another tenant's invitation is 404 before its version is compared.
@@ -311,6 +355,12 @@ export async function acceptInvitation(deps: InvitationDependencies, input: Acce
   if (invitation.status !== 'pending') throw invitationNotFound();
   const { tenant_id: tenantId, email, role } = invitation;
   await requireActiveTenant(deps, tenantId);
+  if (role === 'owner') {
+    // An owner joins only an organization that has no member yet (the one the super admin
+    // created for them); checked before the invitation is used up.
+    const { state: roster } = await loadAggregate(deps, membershipAggregate, membershipStream(tenantId));
+    if (roster.status !== 'absent') throw conflict('organization_has_owner', 'this organization already has its members; ask its owner for an invitation');
+  }
 
   const existing = await userIdByEmail(deps, email);
   const userId = existing ?? deps.ids.newId();
@@ -362,7 +412,8 @@ export async function acceptInvitation(deps: InvitationDependencies, input: Acce
 async function proveAccount(deps: InvitationDependencies, userId: string, password: string | undefined, bearer: string | null, context: RequestContext): Promise<void> {
   if (bearer) {
     const principal = await authenticateTenantToken(deps, bearer).catch(() => null);
-    if (principal?.user_id === userId) return;
+    // An impersonation token is the admin's, not the account's own proof.
+    if (principal?.user_id === userId && !principal.impersonator) return;
   }
   if (password === undefined) {
     throw new DomainError('unauthorized', 'credentials_required', 'this email has an account: sign in as it (Authorization: Bearer) or send its password');
@@ -375,6 +426,8 @@ async function proveAccount(deps: InvitationDependencies, userId: string, passwo
 
 /** A new session in another tenant the caller is an active member of; 403 otherwise. */
 export async function switchTenant(deps: InvitationDependencies, principal: Principal, tenantId: string, context: RequestContext): Promise<SessionResult> {
+  // A new session of the member's own would outlive the impersonation and drop its subject.
+  if (principal.impersonator) throw forbidden('impersonation_restricted', 'an impersonation token stays in the organization it was issued for');
   const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(tenantId, principal.user_id));
   if (!membership || membership.status !== 'active') throw forbidden('not_a_member', 'you are not an active member of that organization');
   return startSession(deps, principal.user_id, membership, context);

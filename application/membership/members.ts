@@ -10,7 +10,7 @@ import { DomainError, conflict, forbidden, notFound } from '../../domain/shared/
 import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
 import { SESSIONS, type SessionDocument } from '../../projections/sessions';
 import { type CommandResult, handleCommand, recordOf } from '../command-handling/handle-command';
-import { type Principal, type SessionRevocationDependencies, revokeAllSessions, revokeSession } from '../session/sessions';
+import { type Principal, type SessionRevocationDependencies, actingContext, revokeAllSessions, revokeSession } from '../session/sessions';
 import { membershipAggregate } from './memberships';
 import type { Page, Where } from '../ports/read-store';
 import type { RequestContext } from '../shared/request-context';
@@ -45,10 +45,6 @@ export async function getMember(deps: SessionRevocationDependencies, tenantId: s
   const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(tenantId, userId));
   if (!membership) throw notFound('member_not_found', 'no such member');
   return { value: memberView(membership), version: versionOfRevision(membership.revision) };
-}
-
-function actingContext(principal: Principal, context: RequestContext): RequestContext {
-  return { ...context, tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } };
 }
 
 /** The members an event of the roster changes. */

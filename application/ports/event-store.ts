@@ -11,6 +11,11 @@ export interface Actor {
 export interface EventMetadata {
   tenant_id: string | null;
   actor: Actor;
+  /**
+   * On whose behalf the actor acted, when that is someone else: the member a super admin
+   * impersonates. Absent otherwise (and on every event recorded before it existed).
+   */
+  subject?: Actor;
   request_id: string | null;
   correlation_id: string;
   causation_id: string | null;

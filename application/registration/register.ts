@@ -14,6 +14,7 @@ import { workspaceStream } from '../../domain/workspace/workspace';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { membershipAggregate } from '../membership/memberships';
 import type { PasswordHasher } from '../ports/identity';
+import { requireSignupOpen } from '../platform-settings/platform-settings';
 import { claimReservation, releaseReservation, reservationKey } from '../reservation/reservations';
 import type { UseCaseSettings } from '../shared/dependencies';
 import type { ReadYourWritesDependencies } from '../shared/read-models';
@@ -42,7 +43,8 @@ const slugOf = (input: RegisterInput, organizationName: string): string => input
 
 /**
  * Signs a person up: the user, then the tenant (with its default workspace and widget token),
- * the owner membership and the email OTP. Inputs are validated before anything is written.
+ * the owner membership and the email OTP. Inputs are validated before anything is written;
+ * while the super admin keeps sign-up closed it is 403 `signup_closed`.
  *
  * A registration (domain/registration) is recorded first, holding every id the steps use and
  * a deadline (REGISTRATION_TIMEOUT_SECONDS), and `RegistrationCompleted` last. Each step is
@@ -52,6 +54,8 @@ const slugOf = (input: RegisterInput, organizationName: string): string => input
  * user exists) or releases them (application/registration/registration-process.ts).
  */
 export async function register(deps: RegistrationDependencies, input: RegisterInput, context: RequestContext): Promise<{ user_id: string; tenant_id: string }> {
+  // Closed by the super admin: nothing is written. Sign-ups already under way still finish.
+  await requireSignupOpen(deps);
   const email = normalizeEmail(input.email);
   const problem =
     emailProblem(email) ?? passwordProblem(input.password, email) ?? nameProblem(input.name) ?? tenantNameProblem(input.organization_name, 'organization_name');

@@ -7,7 +7,7 @@ import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import type { Clock } from '../ports/clock';
 import type { Secrets, TokenService } from '../ports/identity';
 import type { ReadModelDependencies } from '../shared/read-models';
-import { isActiveTenant, tenantSuspended } from '../tenant/active-tenant';
+import { inactiveTenantError, isActiveTenant } from '../tenant/active-tenant';
 import type { Principal } from './sessions';
 
 /** The token verifier, the read models of sessions, memberships and tenants, the keyed digest and the clock. */
@@ -25,7 +25,8 @@ async function isWidgetToken(deps: Pick<AuthenticationDependencies, 'readStore' 
  * Authenticates a tenant token: signature, audience and expiry, then the stored session
  * (a revoked one fails) and the membership (a disabled or removed member fails; the role is
  * the current one, not the one in the token), then the tenant (suspended: 403
- * `tenant_suspended`). A token that is not a user token is told
+ * `tenant_suspended`; deleted: 403 `tenant_deleted`). An impersonation session makes the
+ * principal carry its admin (`impersonator`). A token that is not a user token is told
  * apart only on that failing path, by looking it up: a tenant's widget token is
  * `widget_token_not_allowed`, anything else (whatever it looks like) `invalid_token`.
  */
@@ -45,6 +46,8 @@ export async function authenticateTenantToken(deps: AuthenticationDependencies, 
   if (session.expires_at !== claims.expires_at && Date.parse(session.expires_at) <= deps.clock.now().getTime()) throw unauthorized('invalid_token', 'the token is invalid or has expired');
   if (!membership || membership.status !== 'active') throw unauthorized('membership_inactive', 'your membership of this organization is no longer active');
   // A valid credential of a tenant that may not be used now: 403, and it works again on unsuspend.
-  if (!isActiveTenant(tenant)) throw tenantSuspended();
-  return { kind: 'user', user_id: claims.user_id, tenant_id: claims.tenant_id, role: membership.role, jti: claims.jti };
+  if (!isActiveTenant(tenant)) throw inactiveTenantError(tenant);
+  const principal: Principal = { kind: 'user', user_id: claims.user_id, tenant_id: claims.tenant_id, role: membership.role, jti: claims.jti };
+  // Sessions recorded before impersonation existed have no such field.
+  return session.impersonated_by ? { ...principal, impersonator: { kind: 'admin', id: session.impersonated_by } } : principal;
 }

@@ -10,6 +10,7 @@ import { SESSIONS, type SessionDocument } from '../../projections/sessions';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { USERS, type UserDocument } from '../../projections/users';
 import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
+import type { Actor } from '../ports/event-store';
 import type { TokenAudience, TokenClaims, TokenService } from '../ports/identity';
 import type { Page, Where } from '../ports/read-store';
 import type { UseCaseSettings } from '../shared/dependencies';
@@ -41,33 +42,76 @@ export interface Principal {
   tenant_id: string;
   role: Role;
   jti: string;
+  /** The super admin behind the token, when it is an impersonation session: they act, the member is the subject. */
+  impersonator?: Actor & { kind: 'admin' };
+}
+
+/**
+ * The context of everything a principal writes: their tenant, and who acts. With a member's
+ * own token the member acts; with an impersonation token the admin acts and the member is
+ * the subject. The one place a principal becomes event metadata.
+ */
+export function actingContext(principal: Principal, context: RequestContext): RequestContext {
+  const member: Actor = { kind: 'user', id: principal.user_id };
+  const { subject: _ignored, ...base } = context;
+  return principal.impersonator
+    ? { ...base, tenant_id: principal.tenant_id, actor: principal.impersonator, subject: member }
+    : { ...base, tenant_id: principal.tenant_id, actor: member };
+}
+
+/** Who a new session is for; an impersonation names the admin and its own (shorter) lifetime. */
+export interface SessionSubject {
+  user_id: string;
+  tenant_id: string | null;
+  role: string;
+  audience: TokenAudience;
+  actor: RequestContext['actor'];
+  /** The super admin opening the session as this member (the event's actor then, the member its subject). */
+  impersonated_by?: string;
+  /** Instead of TOKEN_TTL_SECONDS. */
+  ttl_seconds?: number;
 }
 
 /** Records a session (its jti is the token's) and signs the token: the one way tokens are made. */
-export async function signSessionToken(
-  deps: SessionDependencies,
-  subject: { user_id: string; tenant_id: string | null; role: string; audience: TokenAudience; actor: RequestContext['actor'] },
-  context: RequestContext,
-): Promise<string> {
+export async function signSessionToken(deps: SessionDependencies, subject: SessionSubject, context: RequestContext): Promise<string> {
+  return (await openSession(deps, subject, context)).token;
+}
+
+/** signSessionToken, also answering the session's id and expiry. */
+export async function openSession(deps: SessionDependencies, subject: SessionSubject, context: RequestContext): Promise<{ token: string; jti: string; expires_at: string }> {
   const jti = deps.ids.newId();
   const now = deps.clock.now();
-  const expiresAt = new Date(now.getTime() + deps.settings.tokenTtlSeconds * 1000).toISOString();
+  const expiresAt = new Date(now.getTime() + (subject.ttl_seconds ?? deps.settings.tokenTtlSeconds) * 1000).toISOString();
+  const impersonation = subject.impersonated_by === undefined ? {} : { impersonated_by: subject.impersonated_by };
+  // Only an impersonation has a subject: the member whose session the admin opens.
+  const { subject: _unrelated, ...base } = context;
+  const metadataSubject: Partial<RequestContext> = subject.impersonated_by === undefined ? {} : { subject: { kind: 'user', id: subject.user_id } };
   const result = await handleCommand(
     deps,
     sessionAggregate,
     sessionStream(jti),
     {
       type: 'StartSession',
-      data: { jti, user_id: subject.user_id, tenant_id: subject.tenant_id, audience: subject.audience, issued_at: now.toISOString(), expires_at: expiresAt, ip: context.ip, user_agent: null },
+      data: {
+        jti,
+        user_id: subject.user_id,
+        tenant_id: subject.tenant_id,
+        audience: subject.audience,
+        issued_at: now.toISOString(),
+        expires_at: expiresAt,
+        ip: context.ip,
+        user_agent: null,
+        ...impersonation,
+      },
     },
-    { ...context, tenant_id: subject.tenant_id, actor: subject.actor },
+    { ...base, tenant_id: subject.tenant_id, actor: subject.actor, ...metadataSubject },
   );
   await deps.readYourWrites(result.position);
   const claims: TokenClaims = { user_id: subject.user_id, tenant_id: subject.tenant_id, role: subject.role, jti, audience: subject.audience, issued_at: now.toISOString(), expires_at: expiresAt };
-  return deps.tokens.sign(claims);
+  return { token: await deps.tokens.sign(claims), jti, expires_at: expiresAt };
 }
 
-/** Opens a session for a membership and signs its token; 403 `tenant_suspended` unless its tenant is active. */
+/** Opens a session for a membership and signs its token; 403 `tenant_suspended` / `tenant_deleted` unless its tenant is active. */
 export async function startSession(deps: SessionDependencies, userId: string, membership: MembershipDocument, context: RequestContext): Promise<SessionResult> {
   await requireActiveTenant(deps, membership.tenant_id);
   const token = await signSessionToken(
@@ -134,5 +178,5 @@ export interface SessionView {
 export async function revokeOwnSession(deps: SessionRevocationDependencies, principal: Principal, jti: string, context: RequestContext): Promise<void> {
   const session = await deps.readStore.collection<SessionDocument>(SESSIONS).get(jti);
   if (!session || session.user_id !== principal.user_id || session.tenant_id !== principal.tenant_id) throw notFound('session_not_found', 'no such session');
-  await revokeSession(deps, session.id, 'revoked_by_user', { ...context, tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } });
+  await revokeSession(deps, session.id, 'revoked_by_user', actingContext(principal, context));
 }

@@ -12,6 +12,8 @@ export interface UseCaseSettings {
   idempotencyKeyTtlSeconds: number;
   /** How long a sign-up may take before it is finished or released (REGISTRATION_TIMEOUT_SECONDS). */
   registrationTimeoutSeconds: number;
+  /** How long a super admin's impersonation token lasts (IMPERSONATION_TTL_SECONDS, at most an hour). */
+  impersonationTtlSeconds: number;
 }
 
 export interface UseCaseDependencies extends CommandDependencies {

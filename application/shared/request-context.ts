@@ -4,6 +4,8 @@ import type { Actor, EventMetadata } from '../ports/event-store';
 export interface RequestContext {
   tenant_id: string | null;
   actor: Actor;
+  /** Whose token the actor uses, when that is someone else (an impersonated member); see EventMetadata. */
+  subject?: Actor;
   request_id: string | null;
   correlation_id: string;
   causation_id: string | null;
@@ -19,6 +21,7 @@ export function eventMetadata(context: RequestContext, occurredAt: Date, tenantI
     causation_id: context.causation_id,
     occurred_at: occurredAt.toISOString(),
     ip: context.ip,
+    ...(context.subject ? { subject: context.subject } : {}),
   };
 }
 

@@ -24,7 +24,7 @@ import { TEAMS, type TeamDocument, WORKSPACE_GRANTS, type WorkspaceGrantDocument
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
 import { type Aggregate, type CommandResult, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
-import type { Principal } from '../session/sessions';
+import { type Principal, actingContext } from '../session/sessions';
 import { membershipAggregate } from '../membership/memberships';
 import { workspaceAggregate } from '../workspace/workspaces';
 import { MAX_PAGE_SIZE, type Page } from '../ports/read-store';
@@ -73,10 +73,6 @@ const teamView = (team: TeamDocument): TeamView => ({
 
 const teamNotFound = (): DomainError => notFound('team_not_found', 'no such team');
 const workspaceNotFound = (): DomainError => notFound('workspace_not_found', 'no such workspace');
-
-function actingContext(principal: Principal, context: RequestContext): RequestContext {
-  return { ...context, tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } };
-}
 
 // ---------------------------------------------------------------------------------- queries
 

@@ -23,10 +23,17 @@ export interface CreateTenantInput {
 
 /**
  * Reserves the slug, then creates the tenant. If creation fails after the claim, the claim
- * is released so that the slug does not stay taken by a tenant that does not exist.
+ * is released so that the slug does not stay taken by a tenant that does not exist. With an
+ * `idempotencyKey` the tenant's id derives from it, so running it again creates nothing new.
  */
-export async function createTenant(deps: ReservationDependencies, input: CreateTenantInput, context: RequestContext): Promise<CommandResult<TenantEvent> & { tenant_id: string }> {
-  const tenantId = deps.ids.newId();
+export async function createTenant(
+  deps: ReservationDependencies,
+  input: CreateTenantInput,
+  context: RequestContext,
+  options: { idempotencyKey?: string } = {},
+): Promise<CommandResult<TenantEvent> & { tenant_id: string }> {
+  const key = options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:tenant`;
+  const tenantId = key === undefined ? deps.ids.newId() : deps.ids.fromKey(key);
   const command: TenantCommand = { type: 'CreateTenant', data: { tenant_id: tenantId, ...input } };
   // Validate before claiming, so a bad request leaves no reservation behind.
   const dryRun = tenantDecider.decide(command, tenantDecider.initialState(), { now: deps.clock.now() });
@@ -34,7 +41,7 @@ export async function createTenant(deps: ReservationDependencies, input: CreateT
   const scoped = { ...context, tenant_id: tenantId };
   await claimReservation(deps, TENANT_SLUG_SCOPE, input.slug, tenantId, scoped);
   try {
-    const result = await handleCommand(deps, tenantAggregate, tenantStream(tenantId), command, scoped);
+    const result = await handleCommand(deps, tenantAggregate, tenantStream(tenantId), command, scoped, { idempotencyKey: key });
     return { ...result, tenant_id: tenantId };
   } catch (error) {
     await releaseReservation(deps, TENANT_SLUG_SCOPE, input.slug, tenantId, scoped).catch(() => undefined);
@@ -61,5 +68,13 @@ export const suspendTenant = (deps: CommandDependencies, tenantId: string, reaso
 export const unsuspendTenant = (deps: CommandDependencies, tenantId: string, context: RequestContext, options?: HandleOptions) =>
   onTenant(deps, tenantId, { type: 'UnsuspendTenant', data: {} }, context, options);
 
-export const rotateWidgetToken = (deps: CommandDependencies, tenantId: string, sealed: { token_hash: string; token_sealed: string }, context: RequestContext) =>
-  onTenant(deps, tenantId, { type: 'RotateWidgetToken', data: sealed }, context);
+export const rotateWidgetToken = (deps: CommandDependencies, tenantId: string, sealed: { token_hash: string; token_sealed: string }, context: RequestContext, options?: HandleOptions) =>
+  onTenant(deps, tenantId, { type: 'RotateWidgetToken', data: sealed }, context, options);
+
+/** The super admin's edit of name, branding and settings, all recorded or none. */
+export const updateTenant = (deps: CommandDependencies, tenantId: string, changes: { name?: string; branding?: Branding; settings?: TenantSettings }, context: RequestContext, options?: HandleOptions) =>
+  onTenant(deps, tenantId, { type: 'UpdateTenant', data: changes }, context, options);
+
+/** Soft delete: the tenant's data stays and its slug stays reserved; its members lose access. */
+export const deleteTenant = (deps: CommandDependencies, tenantId: string, context: RequestContext, options?: HandleOptions) =>
+  onTenant(deps, tenantId, { type: 'DeleteTenant', data: {} }, context, options);

@@ -8,7 +8,7 @@ import type { Branding, TenantSettings } from '../../domain/tenant/events';
 import { normalizedBranding, tenantNameProblem } from '../../domain/tenant/tenant';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import type { CommandDependencies } from '../command-handling/handle-command';
-import type { Principal } from '../session/sessions';
+import { type Principal, actingContext } from '../session/sessions';
 import type { Secrets } from '../ports/identity';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
@@ -18,7 +18,7 @@ export interface TenantSummary {
   id: string;
   name: string;
   slug: string;
-  status: 'active' | 'suspended';
+  status: 'active' | 'suspended' | 'deleted';
   created_at: string;
 }
 
@@ -103,7 +103,7 @@ export async function updateTenantSettings(
 ): Promise<TenantSettingsView> {
   const { display_name, primary_color, logo_url, welcome_message, ...settings } = changes;
   const branding = Object.fromEntries(Object.entries({ display_name, primary_color, logo_url, welcome_message }).filter(([, field]) => field !== undefined)) as Branding;
-  const acting: RequestContext = { ...context, tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } };
+  const acting = actingContext(principal, context);
   const first = Object.keys(settings).length ? await changeTenantSettings(deps, principal.tenant_id, settings, acting) : null;
   const second = Object.keys(branding).length ? await changeTenantBranding(deps, principal.tenant_id, branding, acting) : null;
   await deps.readYourWrites(second?.position ?? first?.position ?? null);

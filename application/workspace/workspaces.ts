@@ -6,7 +6,7 @@ import { notFound } from '../../domain/shared/errors';
 import { type WorkspaceCommand, type WorkspaceEvent, type WorkspaceState, workspaceDecider, workspaceEvents, workspaceStream } from '../../domain/workspace/workspace';
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
 import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
-import type { Principal } from '../session/sessions';
+import { type Principal, actingContext } from '../session/sessions';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 
@@ -22,12 +22,6 @@ export interface WorkspaceSummary {
 type WorkspaceWriteDependencies = CommandDependencies & ReadModelDependencies & ReadYourWritesDependencies;
 
 const summaryOf = (doc: WorkspaceDocument): WorkspaceSummary => ({ id: doc.id, name: doc.name, is_default: doc.is_default, created_at: doc.created_at });
-
-const actingContext = (principal: Principal, context: RequestContext): RequestContext => ({
-  ...context,
-  tenant_id: principal.tenant_id,
-  actor: { kind: 'user', id: principal.user_id },
-});
 
 /** The tenant's workspaces, oldest first. */
 export async function listTenantWorkspaces(deps: ReadModelDependencies, tenantId: string): Promise<WorkspaceSummary[]> {

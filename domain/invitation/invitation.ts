@@ -15,13 +15,21 @@ import { toStreamName } from '../shared/stream-names';
 /** How long an invitation can be accepted. */
 export const INVITATION_TTL_SECONDS = 7 * 24 * 60 * 60;
 
-/** Ownership moves only through a transfer, so nobody is invited as an owner. */
+/** What a member may invite as: ownership moves only through a transfer, so no member invites an owner. */
 export const InvitedRole = t.keyof({ admin: null, member: null });
 export type InvitedRole = t.TypeOf<typeof InvitedRole>;
 
+/**
+ * Every role an invitation may carry: also `owner`, which only the super admin invites, for
+ * the first owner of an organization it created.
+ */
+export const InvitationRole = t.keyof({ owner: null, admin: null, member: null });
+export type InvitationRole = t.TypeOf<typeof InvitationRole>;
+
+/** `invited_by` is the inviting member's user id, or the super admin's id for an owner's invitation. */
 export const InvitationSent = declareEvent(
   'InvitationSent',
-  t.type({ tenant_id: t.string, invitation_id: t.string, email: t.string, role: InvitedRole, token_digest: t.string, invited_by: t.string, expires_at: t.string }),
+  t.type({ tenant_id: t.string, invitation_id: t.string, email: t.string, role: InvitationRole, token_digest: t.string, invited_by: t.string, expires_at: t.string }),
 );
 export const InvitationAccepted = declareEvent('InvitationAccepted', t.type({ invitation_id: t.string, user_id: t.string, accepted_at: t.string }));
 export const InvitationRevoked = declareEvent('InvitationRevoked', t.type({ invitation_id: t.string, by: t.string, revoked_at: t.string }));
@@ -30,7 +38,8 @@ export const invitationEvents = eventGroup('invitation', [InvitationSent, Invita
 export type InvitationEvent = GroupEvent<typeof invitationEvents>;
 
 export type InvitationCommand =
-  | { type: 'SendInvitation'; data: { tenant_id: string; invitation_id: string; email: string; role: InvitedRole; token_digest: string; invited_by: string } }
+  /** `by_platform_admin`: sent by the super admin, the one inviter who may invite an owner. */
+  | { type: 'SendInvitation'; data: { tenant_id: string; invitation_id: string; email: string; role: InvitationRole; token_digest: string; invited_by: string; by_platform_admin?: boolean } }
   /** `email` is the accepting user's: it must be the invited one. */
   | { type: 'AcceptInvitation'; data: { user_id: string; email: string } }
   /** `tenant_id` is the revoker's: another tenant's invitation does not exist for them. */
@@ -38,7 +47,7 @@ export type InvitationCommand =
 
 export type InvitationState =
   | { status: 'absent' }
-  | { status: 'pending' | 'accepted' | 'revoked'; invitation_id: string; tenant_id: string; email: string; role: InvitedRole; expires_at: string };
+  | { status: 'pending' | 'accepted' | 'revoked'; invitation_id: string; tenant_id: string; email: string; role: InvitationRole; expires_at: string };
 
 /** What a reader sees: a pending invitation past its expiry is `expired`. */
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
@@ -93,9 +102,11 @@ export const invitationDecider: Decider<InvitationCommand, InvitationEvent, Invi
         const email = normalizeEmail(command.data.email);
         const problem = emailProblem(email);
         if (problem) return left(problem);
-        if (!InvitedRole.is(command.data.role)) return left(invalid('invalid_role', 'role must be admin or member', 'role'));
+        const { by_platform_admin: byPlatformAdmin, ...sent } = command.data;
+        const allowed = byPlatformAdmin ? InvitationRole : InvitedRole;
+        if (!allowed.is(sent.role)) return left(invalid('invalid_role', byPlatformAdmin ? 'role must be owner, admin or member' : 'role must be admin or member', 'role'));
         const expiresAt = new Date(now.getTime() + INVITATION_TTL_SECONDS * 1000).toISOString();
-        return right([{ type: 'InvitationSent', data: { ...command.data, email, expires_at: expiresAt } }]);
+        return right([{ type: 'InvitationSent', data: { ...sent, email, expires_at: expiresAt } }]);
       }
       case 'AcceptInvitation': {
         const problem = acceptanceProblem(state, now);

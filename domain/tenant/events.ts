@@ -30,6 +30,8 @@ export const TenantBrandingChanged = declareEvent('TenantBrandingChanged', t.typ
 export const TenantSettingsChanged = declareEvent('TenantSettingsChanged', t.type({ tenant_id: t.string, changes: TenantSettings }));
 export const TenantSuspended = declareEvent('TenantSuspended', t.type({ tenant_id: t.string, reason: t.string, suspended_at: t.string }));
 export const TenantUnsuspended = declareEvent('TenantUnsuspended', t.type({ tenant_id: t.string, unsuspended_at: t.string }));
+/** Soft delete: nothing is removed, the slug stays reserved, and members lose access for good. */
+export const TenantDeleted = declareEvent('TenantDeleted', t.type({ tenant_id: t.string, deleted_at: t.string }));
 
 /** The widget token is publishable, yet kept sealed; its keyed hash serves lookups. */
 export const WidgetTokenRotated = declareEvent('WidgetTokenRotated', t.type({ tenant_id: t.string, token_hash: t.string, token_sealed: t.string, rotated_at: t.string }));
@@ -42,5 +44,6 @@ export const tenantEvents = eventGroup('tenant', [
   TenantSuspended,
   TenantUnsuspended,
   WidgetTokenRotated,
+  TenantDeleted,
 ]);
 export type TenantEvent = GroupEvent<typeof tenantEvents>;

@@ -1,9 +1,11 @@
 // The tenant aggregate: an organization on the platform, its name, slug, branding and
-// settings, and whether it is suspended. Stream `tenant-<id>`.
+// settings, and whether it is suspended or deleted. Stream `tenant-<id>`. A deletion is soft
+// and final: the data stays for audit, the slug stays reserved, and a deleted tenant refuses
+// every further change with 409 `tenant_deleted`.
 
 import { type Either, left, right } from 'fp-ts/Either';
 import type { Decider } from '../shared/decider';
-import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
+import { DomainError, conflict, invalid, notFound } from '../shared/errors';
 import { type TextRules, checkText, textProblem } from '../shared/text';
 import type { TenantCommand } from './commands';
 import { type Branding, type TenantEvent, type TenantSettings, tenantEvents } from './events';
@@ -12,7 +14,7 @@ import { toStreamName } from '../shared/stream-names';
 
 export type TenantState =
   | { status: 'absent' }
-  | { status: 'active' | 'suspended'; id: string; name: string; slug: string; branding: Branding; settings: TenantSettings };
+  | { status: 'active' | 'suspended' | 'deleted'; id: string; name: string; slug: string; branding: Branding; settings: TenantSettings };
 
 export const tenantStream = (tenantId: string): string => toStreamName(tenantEvents.category, tenantId);
 
@@ -31,6 +33,9 @@ const HEX_COLOR = /^#[0-9a-fA-F]{6}$/;
 // stored is its normal form.
 const TENANT_NAME_RULES: TextRules = { max: MAX_NAME_LENGTH, code: 'invalid_name' };
 const tenantName = (name: string): Either<DomainError, string> => checkText('name', name, TENANT_NAME_RULES);
+
+/** Why a tenant is suspended: shown to the operator, so it is one line of text. */
+const SUSPENSION_REASON_RULES: TextRules = { max: 500, code: 'invalid_reason' };
 
 /** Why an organization name is refused, or null; `field` names it in the request (registration's `organization_name`). */
 export const tenantNameProblem = (name: string, field = 'name'): DomainError | null => textProblem(field, name, TENANT_NAME_RULES);
@@ -105,6 +110,8 @@ export const tenantDecider: Decider<TenantCommand, TenantEvent, TenantState> = {
         return state.status === 'absent' ? state : { ...state, status: 'suspended' };
       case 'TenantUnsuspended':
         return state.status === 'absent' ? state : { ...state, status: 'active' };
+      case 'TenantDeleted':
+        return state.status === 'absent' ? state : { ...state, status: 'deleted' };
       case 'WidgetTokenRotated':
         return state;
     }
@@ -137,34 +144,71 @@ export const tenantDecider: Decider<TenantCommand, TenantEvent, TenantState> = {
       ]);
     }
     if (state.status === 'absent') return left(notFound('tenant_not_found', 'no such tenant'));
+    if (state.status === 'deleted') return left(conflict('tenant_deleted', 'the tenant is deleted'));
     switch (command.type) {
-      case 'RenameTenant': {
-        const checked = tenantName(command.data.name);
-        if (checked._tag === 'Left') return checked;
-        const name = checked.right;
-        if (name === state.name) return right([]);
-        return right([{ type: 'TenantRenamed', data: { tenant_id: state.id, name, previous_name: state.name } }]);
+      case 'RenameTenant':
+        return renamed(state, command.data.name);
+      case 'ChangeTenantBranding':
+        return brandingChanged(state, command.data.changes);
+      case 'ChangeTenantSettings':
+        return settingsChanged(state, command.data.changes);
+      case 'UpdateTenant': {
+        // All or nothing: the first bad field refuses the whole update, named by its path (`branding.primary_color`).
+        const steps = [
+          command.data.name === undefined ? right([]) : renamed(state, command.data.name),
+          command.data.branding === undefined ? right([]) : within('branding', brandingChanged(state, command.data.branding)),
+          command.data.settings === undefined ? right([]) : within('settings', settingsChanged(state, command.data.settings)),
+        ];
+        const events: TenantEvent[] = [];
+        for (const step of steps) {
+          if (step._tag === 'Left') return step;
+          events.push(...step.right);
+        }
+        return right(events);
       }
-      case 'ChangeTenantBranding': {
-        const normalized = normalizedBranding(command.data.changes);
-        if (normalized._tag === 'Left') return normalized;
-        const changes = changedFields(state.branding, normalized.right);
-        return right(Object.keys(changes).length === 0 ? [] : [{ type: 'TenantBrandingChanged', data: { tenant_id: state.id, changes } }]);
-      }
-      case 'ChangeTenantSettings': {
-        const normalized = normalizedSettings(command.data.changes);
-        if (normalized._tag === 'Left') return normalized;
-        const changes = changedFields(state.settings, normalized.right);
-        return right(Object.keys(changes).length === 0 ? [] : [{ type: 'TenantSettingsChanged', data: { tenant_id: state.id, changes } }]);
-      }
-      case 'SuspendTenant':
+      case 'SuspendTenant': {
         if (state.status === 'suspended') return left(conflict('tenant_suspended', 'the tenant is already suspended'));
-        return right([{ type: 'TenantSuspended', data: { tenant_id: state.id, reason: command.data.reason.trim(), suspended_at: now.toISOString() } }]);
+        const reason = checkText('reason', command.data.reason, SUSPENSION_REASON_RULES);
+        if (reason._tag === 'Left') return reason;
+        return right([{ type: 'TenantSuspended', data: { tenant_id: state.id, reason: reason.right, suspended_at: now.toISOString() } }]);
+      }
       case 'UnsuspendTenant':
         if (state.status !== 'suspended') return left(conflict('tenant_not_suspended', 'the tenant is not suspended'));
         return right([{ type: 'TenantUnsuspended', data: { tenant_id: state.id, unsuspended_at: now.toISOString() } }]);
       case 'RotateWidgetToken':
         return right([{ type: 'WidgetTokenRotated', data: { tenant_id: state.id, ...command.data, rotated_at: now.toISOString() } }]);
+      case 'DeleteTenant':
+        return right([{ type: 'TenantDeleted', data: { tenant_id: state.id, deleted_at: now.toISOString() } }]);
     }
   },
 };
+
+type ExistingTenant = Extract<TenantState, { id: string }>;
+
+/** A refusal of a nested field, named by its path in the update. */
+function within(parent: string, result: Either<DomainError, TenantEvent[]>): Either<DomainError, TenantEvent[]> {
+  if (result._tag === 'Right' || result.left.field === undefined) return result;
+  return left(new DomainError(result.left.kind, result.left.code, `${parent}.${result.left.message}`, `${parent}.${result.left.field}`));
+}
+
+function renamed(state: ExistingTenant, requested: string): Either<DomainError, TenantEvent[]> {
+  const checked = tenantName(requested);
+  if (checked._tag === 'Left') return checked;
+  const name = checked.right;
+  if (name === state.name) return right([]);
+  return right([{ type: 'TenantRenamed', data: { tenant_id: state.id, name, previous_name: state.name } }]);
+}
+
+function brandingChanged(state: ExistingTenant, requested: Branding): Either<DomainError, TenantEvent[]> {
+  const normalized = normalizedBranding(requested);
+  if (normalized._tag === 'Left') return normalized;
+  const changes = changedFields(state.branding, normalized.right);
+  return right(Object.keys(changes).length === 0 ? [] : [{ type: 'TenantBrandingChanged', data: { tenant_id: state.id, changes } }]);
+}
+
+function settingsChanged(state: ExistingTenant, requested: TenantSettings): Either<DomainError, TenantEvent[]> {
+  const normalized = normalizedSettings(requested);
+  if (normalized._tag === 'Left') return normalized;
+  const changes = changedFields(state.settings, normalized.right);
+  return right(Object.keys(changes).length === 0 ? [] : [{ type: 'TenantSettingsChanged', data: { tenant_id: state.id, changes } }]);
+}

@@ -62,6 +62,7 @@ const variables = {
   SAGA_CONCURRENCY: { codec: integerBetween(1, 1000), default: '16' },
   TOKEN_TTL_SECONDS: { codec: integerBetween(60, 30 * 24 * 3600), default: String(12 * 3600) },
   OTP_TTL_SECONDS: { codec: integerBetween(60, 24 * 3600), default: '600' },
+  IMPERSONATION_TTL_SECONDS: { codec: integerBetween(60, 3600), default: '900' },
   REGISTRATION_TIMEOUT_SECONDS: { codec: integerBetween(0, 7 * 24 * 3600), default: '900' },
   TOKEN_SECRET_KEY: { codec: fromString('PaserkSecret', 'a PASERK k4.secret key', (raw) => (raw.startsWith('k4.secret.') ? raw : undefined)), default: undefined },
   DATA_ENCRYPTION_KEY: {
@@ -128,6 +129,8 @@ export interface Config {
   sagaConcurrency: number;
   tokenTtlSeconds: number;
   otpTtlSeconds: number;
+  /** How long a super admin's impersonation token lasts: 60 s to one hour. */
+  impersonationTtlSeconds: number;
   /** How long a sign-up may take before the registration saga finishes or releases it. */
   registrationTimeoutSeconds: number;
   tokenSecretKey: string | null;
@@ -224,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sagaConcurrency: values.SAGA_CONCURRENCY as number,
     tokenTtlSeconds: values.TOKEN_TTL_SECONDS as number,
     otpTtlSeconds: values.OTP_TTL_SECONDS as number,
+    impersonationTtlSeconds: values.IMPERSONATION_TTL_SECONDS as number,
     registrationTimeoutSeconds: values.REGISTRATION_TIMEOUT_SECONDS as number,
     tokenSecretKey: values.TOKEN_SECRET_KEY as string | null,
     dataEncryptionKey: values.DATA_ENCRYPTION_KEY as string | null,

@@ -86,9 +86,10 @@ describe('audit log (/api/v1/org/audit-logs)', () => {
     const entries = lines.filter((line) => line.record === 'entry');
     expect(entries[0]).to.deep.include({ seq: 1, action: 'RegistrationStarted', prev_hash: '0'.repeat(64) });
     expect(entries[0]).to.have.all.keys(
-      'record', 'id', 'tenant_id', 'actor_kind', 'actor_id', 'action', 'resource_type', 'resource_id', 'occurred_at', 'ip',
+      'record', 'id', 'tenant_id', 'actor_kind', 'actor_id', 'subject_kind', 'subject_id', 'action', 'resource_type', 'resource_id', 'occurred_at', 'ip',
       'request_id', 'correlation_id', 'position', 'data_hash', 'seq', 'prev_hash', 'hash', 'details',
     );
+    expect(entries[0]).to.deep.include({ subject_kind: null, subject_id: null });
     expect(entries[0].hash).to.match(/^[0-9a-f]{64}$/);
     expect(entries[0].data_hash).to.match(/^[0-9a-f]{64}$/);
     expect(entries.map((entry) => entry.seq)).to.deep.equal(entries.map((_, index) => index + 1));

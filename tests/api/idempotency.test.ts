@@ -13,11 +13,14 @@ import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimi
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
 
+const SUPER_ADMIN = { SUPER_ADMIN_EMAIL: 'root@idempotency.test', SUPER_ADMIN_PASSWORD: 'root password 123' };
+
 describe('Idempotency-Key on creating routes', () => {
   let server: TestServer;
   let clock: ManualClock;
   let owner: Account;
   let admin: Account;
+  let superAdminToken: string;
 
   const as = (account: Account, key?: string, extra: Record<string, string> = {}) => ({
     authorization: `Bearer ${account.token}`,
@@ -35,7 +38,8 @@ describe('Idempotency-Key on creating routes', () => {
 
   before(async () => {
     clock = new ManualClock(new Date());
-    server = await startTestServer({ SCRYPT_LOG_N: '12', TOKEN_TTL_SECONDS: String(30 * 24 * 3600) }, { clock });
+    server = await startTestServer({ SCRYPT_LOG_N: '12', TOKEN_TTL_SECONDS: String(30 * 24 * 3600), ...SUPER_ADMIN }, { clock });
+    superAdminToken = (await server.request('POST', '/api/v1/admin/auth/login', { body: { email: SUPER_ADMIN.SUPER_ADMIN_EMAIL, password: SUPER_ADMIN.SUPER_ADMIN_PASSWORD } })).json.token;
     owner = await registerOwner(server, 'idem-org');
     await liftSeatLimit(server, owner.tenant_id);
     admin = await joinAs(server, await registerOwner(server, 'idem-adm-home', 'idem-adm@example.com'), owner.tenant_id, 'admin');
@@ -194,15 +198,24 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/team/accept-invite': 'a public action; the emailed token makes it once-only',
       'POST /api/v1/team/switch-tenant': 'opens a session',
       'POST /api/v1/admin/plans': 'its unique code makes it once-only: a retry is 409 plan_code_taken',
+      'POST /api/v1/admin/tenants/:id/suspend': 'a change of state; repeating it is 409',
+      'POST /api/v1/admin/tenants/:id/unsuspend': 'a change of state; repeating it is 409',
+      'POST /api/v1/admin/tenants/:id/impersonate': 'opens a session',
       'POST /billing/sandbox/checkout/:id': "the sandbox provider's payment form: a checkout is paid at most once",
     };
-    /** A valid request of each creating route, and another one for the same route. */
-    const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown }> = {
+    /** A valid request of each creating route, and another one for the same route; `admin` ones are sent with the super admin's token. */
+    const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown; admin?: boolean }> = {
       'POST /api/v1/org/teams': (n) => ({ path: '/api/v1/org/teams', body: { name: `Sampled ${n}` }, other: { name: `Other ${n}` } }),
       'POST /api/v1/team/invite': (n) => ({
         path: '/api/v1/team/invite',
         body: { email: `sampled-${n}@example.com`, role: 'member' },
         other: { email: `other-${n}@example.com`, role: 'member' },
+      }),
+      'POST /api/v1/admin/tenants': (n) => ({
+        path: '/api/v1/admin/tenants',
+        admin: true,
+        body: { name: `Sampled ${n}`, slug: `sampled-${n}`, owner_email: `sampled-owner-${n}@example.com` },
+        other: { name: `Other ${n}`, slug: `other-${n}`, owner_email: `other-owner-${n}@example.com` },
       }),
     };
 
@@ -230,7 +243,8 @@ describe('Idempotency-Key on creating routes', () => {
         if (!honours) continue;
         n += 1;
         const sample = SAMPLES[route](n);
-        const send = (key: string, body: unknown) => server.request('POST', sample.path, { headers: as(owner, key), body });
+        const caller = sample.admin ? { ...owner, token: superAdminToken } : owner;
+        const send = (key: string, body: unknown) => server.request('POST', sample.path, { headers: as(caller, key), body });
         const first = await send(`generic-${n}`, sample.body);
         expect(first.status, route).to.equal(201);
         const again = await send(`generic-${n}`, sample.body);

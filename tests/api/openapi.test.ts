@@ -339,6 +339,35 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/admin/audit-logs/verify', { headers: as(token) });
     });
 
+    it("the super admin's tenants and platform settings", async () => {
+      const root = as((await call('POST', '/api/v1/admin/auth/login', { body: ADMIN })).json.token);
+      const created = await call('POST', '/api/v1/admin/tenants', { headers: root, body: { name: 'Described Org', slug: 'described-org', owner_email: 'described@example.com', owner_name: 'Dee' } });
+      await call('POST', '/api/v1/admin/tenants', { headers: root, body: { name: 'Described Org', slug: 'described-org', owner_email: 'described@example.com' } });
+      await call('POST', '/api/v1/admin/tenants', { headers: root, body: { name: 'No slug' } });
+      const id = created.json.tenant.id;
+      await call('GET', '/api/v1/admin/tenants?q=described&status=active&limit=5', { headers: root });
+      await call('GET', '/api/v1/admin/tenants?status=gone', { headers: root });
+      await call('GET', '/api/v1/admin/tenants', { headers: as(owner) });
+      const one = await call('GET', `/api/v1/admin/tenants/${id}`, { headers: root });
+      await call('GET', '/api/v1/admin/tenants/none', { headers: root });
+      await call('PUT', `/api/v1/admin/tenants/${id}`, { headers: { ...root, 'if-match': one.headers.get('etag')! }, body: { name: 'Described Again', branding: { primary_color: '#abcdef' } } });
+      await call('PUT', `/api/v1/admin/tenants/${id}`, { headers: { ...root, 'if-match': one.headers.get('etag')! }, body: { name: 'Lost Update' } });
+      await call('PUT', `/api/v1/admin/tenants/${id}`, { headers: root, body: { settings: { widget_enabled: 'yes' } } });
+      await call('POST', `/api/v1/admin/tenants/${id}/suspend`, { headers: root, body: { reason: 'described' } });
+      await call('POST', `/api/v1/admin/tenants/${id}/suspend`, { headers: root, body: { reason: 'described' } });
+      await call('POST', `/api/v1/admin/tenants/${id}/unsuspend`, { headers: root });
+      await call('POST', `/api/v1/admin/tenants/${id}/unsuspend`, { headers: root });
+      await call('POST', `/api/v1/admin/tenants/${owner.tenant_id}/impersonate`, { headers: root, body: {} });
+      await call('POST', `/api/v1/admin/tenants/${id}/impersonate`, { headers: root, body: {} });
+      await call('DELETE', `/api/v1/admin/tenants/${id}`, { headers: root });
+      await call('DELETE', `/api/v1/admin/tenants/${id}`, { headers: root });
+      const settings = await call('GET', '/api/v1/admin/settings', { headers: root });
+      await call('PUT', '/api/v1/admin/settings', { headers: { ...root, 'if-match': settings.headers.get('etag')! }, body: { signup_open: false } });
+      await call('PUT', '/api/v1/admin/settings', { headers: { ...root, 'if-match': settings.headers.get('etag')! }, body: { signup_open: true } });
+      await call('PUT', '/api/v1/admin/settings', { headers: root, body: { signup_open: 'yes' } });
+      await call('PUT', '/api/v1/admin/settings', { headers: root, body: { signup_open: true } });
+    });
+
     it("the sandbox payment provider's checkout page", async () => {
       const checkout = await server.platform.paymentProvider.createCheckout({
         checkout_id: 'openapi-checkout',

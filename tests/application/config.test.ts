@@ -39,6 +39,12 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ LEASE_HOLDER_ID: 'web 1' })).to.throw(ConfigError, /LEASE_HOLDER_ID: expected 1 to 200 printable characters/);
   });
 
+  it('keeps an impersonation token to an hour at most (IMPERSONATION_TTL_SECONDS, 15 minutes by default)', () => {
+    expect(loadConfig({}).impersonationTtlSeconds).to.equal(900);
+    expect(loadConfig({ IMPERSONATION_TTL_SECONDS: '3600' }).impersonationTtlSeconds).to.equal(3600);
+    expect(() => loadConfig({ IMPERSONATION_TTL_SECONDS: '3601' })).to.throw(ConfigError, /IMPERSONATION_TTL_SECONDS: expected an integer from 60 to 3600/);
+  });
+
   it('wants a metrics token in production unless metrics are public', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(ConfigError, /METRICS_AUTH_TOKEN/);
     expect(loadConfig({ NODE_ENV: 'production', METRICS_PUBLIC: 'true', MAIL_OUTBOX_ONLY: 'true' }).metricsPublic).to.equal(true);

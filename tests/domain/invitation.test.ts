@@ -34,6 +34,15 @@ describe('invitation decider (spec 4.10)', () => {
         .thenThrows('invalid', 'invalid_role', 'role');
       spec.given([sent]).when(send()).thenThrows('conflict', 'invitation_exists');
     });
+
+    it('lets only the super admin invite an owner', () => {
+      spec
+        .given([])
+        .when(send({ role: 'owner', invited_by: 'root', by_platform_admin: true }))
+        .then([{ type: 'InvitationSent', data: { ...sent.data, role: 'owner', invited_by: 'root' } } as InvitationEvent]);
+      spec.given([]).when(send({ role: 'owner', by_platform_admin: false })).thenThrows('invalid', 'invalid_role', 'role');
+      spec.given([]).when(send({ role: 'admin', invited_by: 'root', by_platform_admin: true })).then([{ type: 'InvitationSent', data: { ...sent.data, role: 'admin', invited_by: 'root' } } as InvitationEvent]);
+    });
   });
 
   describe('accepting', () => {

@@ -16,4 +16,16 @@ describe('session decider', () => {
     spec.given([started, revoked]).when({ type: 'RevokeSession', data: { reason: 'again' } }).thenNothingHappened();
     spec.given([]).when({ type: 'RevokeSession', data: { reason: 'x' } }).thenThrows('not_found', 'session_not_found');
   });
+
+  it('records an impersonation next to the session an admin opens as a member', () => {
+    const impersonating = { ...started.data, impersonated_by: 'root' };
+    spec
+      .given([])
+      .when({ type: 'StartSession', data: impersonating })
+      .then([
+        { type: 'SessionStarted', data: impersonating },
+        { type: 'ImpersonationStarted', data: { jti: 'j1', tenant_id: 't1', user_id: 'u1', admin_id: 'root', expires_at: started.data.expires_at } },
+      ]);
+    spec.given([]).when({ type: 'StartSession', data: { ...impersonating, tenant_id: null } }).thenThrows('invalid', 'invalid_session');
+  });
 });

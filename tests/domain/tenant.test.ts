@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { TenantCommand } from '../../domain/tenant/commands';
 import type { TenantEvent } from '../../domain/tenant/events';
 import { slugFromName, slugProblem } from '../../domain/tenant/slug';
 import { DEFAULT_TENANT_SETTINGS, tenantDecider } from '../../domain/tenant/tenant';
@@ -83,6 +84,63 @@ describe('tenant decider', () => {
     it('refuses to suspend twice or unsuspend an active tenant', () => {
       spec.given([created, suspended]).when({ type: 'SuspendTenant', data: { reason: 'again' } }).thenThrows('conflict', 'tenant_suspended');
       spec.given([created]).when({ type: 'UnsuspendTenant', data: {} }).thenThrows('conflict', 'tenant_not_suspended');
+    });
+
+    it('keeps the reason trimmed, and refuses an empty or multi-line one', () => {
+      spec.given([created]).when({ type: 'SuspendTenant', data: { reason: '  unpaid ' } }).then([suspended]);
+      spec.given([created]).when({ type: 'SuspendTenant', data: { reason: '   ' } }).thenThrows('invalid', 'invalid_reason', 'reason');
+      spec.given([created]).when({ type: 'SuspendTenant', data: { reason: 'one\ntwo' } }).thenThrows('invalid', 'invalid_reason', 'reason');
+    });
+  });
+
+  describe('UpdateTenant (the super admin’s edit)', () => {
+    it('records a rename, a branding change and a settings change together, only what differs', () => {
+      spec
+        .given([created])
+        .when({ type: 'UpdateTenant', data: { name: 'Acme Corp', branding: { primary_color: '#112233' }, settings: { timezone: 'UTC', default_language: 'fr' } } })
+        .then([
+          { type: 'TenantRenamed', data: { tenant_id: 't1', name: 'Acme Corp', previous_name: 'Acme' } },
+          { type: 'TenantBrandingChanged', data: { tenant_id: 't1', changes: { primary_color: '#112233' } } },
+          { type: 'TenantSettingsChanged', data: { tenant_id: 't1', changes: { default_language: 'fr' } } },
+        ]);
+      spec.given([created]).when({ type: 'UpdateTenant', data: { name: 'Acme', settings: { timezone: 'UTC' } } }).thenNothingHappened();
+    });
+
+    it('refuses the whole update for one bad field, named by its path', () => {
+      spec
+        .given([created])
+        .when({ type: 'UpdateTenant', data: { name: 'Acme Corp', branding: { primary_color: 'red' } } })
+        .thenThrows('invalid', 'invalid_branding', 'branding.primary_color');
+      spec.given([created]).when({ type: 'UpdateTenant', data: { settings: { default_language: 'english' } } }).thenThrows('invalid', 'invalid_settings', 'settings.default_language');
+      spec.given([created]).when({ type: 'UpdateTenant', data: { name: ' ' } }).thenThrows('invalid', 'invalid_name', 'name');
+    });
+  });
+
+  describe('deletion (soft)', () => {
+    const deleted: TenantEvent = { type: 'TenantDeleted', data: { tenant_id: 't1', deleted_at: FIXED_NOW.toISOString() } };
+
+    it('deletes an active or a suspended tenant', () => {
+      spec.given([created]).when({ type: 'DeleteTenant', data: {} }).then([deleted]);
+      spec.given([created, suspended]).when({ type: 'DeleteTenant', data: {} }).then([deleted]);
+    });
+
+    it('refuses every change to a deleted tenant with 409 tenant_deleted, a second deletion included', () => {
+      const commands: TenantCommand[] = [
+        { type: 'DeleteTenant', data: {} },
+        { type: 'SuspendTenant', data: { reason: 'late' } },
+        { type: 'UnsuspendTenant', data: {} },
+        { type: 'RenameTenant', data: { name: 'Zombie' } },
+        { type: 'UpdateTenant', data: { name: 'Zombie' } },
+        { type: 'ChangeTenantBranding', data: { changes: { primary_color: '#000000' } } },
+        { type: 'ChangeTenantSettings', data: { changes: { timezone: 'Europe/Paris' } } },
+        { type: 'RotateWidgetToken', data: { token_hash: 'h', token_sealed: 's' } },
+      ];
+      for (const command of commands) spec.given([created, deleted]).when(command).thenThrows('conflict', 'tenant_deleted');
+      spec.given([created, deleted]).when({ type: 'CreateTenant', data: { tenant_id: 't1', name: 'Acme', slug: 'acme' } }).thenThrows('conflict', 'tenant_exists');
+    });
+
+    it('is not found before creation', () => {
+      spec.given([]).when({ type: 'DeleteTenant', data: {} }).thenThrows('not_found', 'tenant_not_found');
     });
   });
 });

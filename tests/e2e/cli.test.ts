@@ -81,7 +81,7 @@ describe('operator CLI', function () {
     expect(rebuilt.stdout).to.match(/rebuilt tenants: 3 events, checkpoint \d+/);
     const status = await cli(dir.path, 'projections', 'status');
     expect(status.stdout).to.match(/^projection\s+version\s+checkpoint\s+head\s+lag\s+status/);
-    expect(status.stdout).to.match(/tenants\s+1\s+(\d+)\s+\1\s+0\s+/);
+    expect(status.stdout).to.match(/tenants\s+2\s+(\d+)\s+\1\s+0\s+/);
     const listed = await cli(dir.path, 'tenants', 'list');
     expect(listed.stdout).to.contain('Acme Group');
   });

@@ -8,6 +8,7 @@ import { ROLE_RANK, type Role } from '../../../domain/membership/membership';
 import { DomainError, forbidden } from '../../../domain/shared/errors';
 import { requestContextOf } from '../request-context';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
+import { actingContext } from '../../../application/session/sessions';
 import { type AuthenticatedState, principalOf } from './authenticate';
 
 type DeniableContext = Parameters<Middleware<AuthenticatedState>>[0];
@@ -15,7 +16,7 @@ type DeniableContext = Parameters<Middleware<AuthenticatedState>>[0];
 /** Records a denial for the caller (best effort: the 403 is answered either way). */
 export function recordDenial(denials: AccessDenialRecorder, ctx: DeniableContext, code: string): Promise<void> {
   const { principal } = ctx.state;
-  return denials.record({ tenant_id: principal.tenant_id, user_id: principal.user_id, method: ctx.method, path: ctx.path, code }, requestContextOf(ctx));
+  return denials.record({ tenant_id: principal.tenant_id, user_id: principal.user_id, method: ctx.method, path: ctx.path, code }, actingContext(principal, requestContextOf(ctx)));
 }
 
 /** 403 `insufficient_role` unless the caller's current role is at least `minimum`. */

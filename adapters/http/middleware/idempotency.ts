@@ -12,12 +12,15 @@
 // - The handler gets a seed (`idempotencySeedOf(ctx)`) from which the use case derives the ids
 //   of what it creates.
 
-import type { Middleware } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
 import { type IdempotencyDependencies, type IdempotentAnswer, finishIdempotentRequest, startIdempotentRequest } from '../../../application/idempotency-key/idempotent-requests';
 import { DomainError, invalid } from '../../../domain/shared/errors';
 import { HttpError } from '../errors';
 import { requestContextOf } from '../request-context';
+import { actingContext } from '../../../application/session/sessions';
+import type { RequestContext } from '../../../application/shared/request-context';
 import type { AuthenticatedState } from './authenticate';
+import type { RequestState } from './request-context';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -26,29 +29,45 @@ const KEY = /^[\x20-\x7e]{1,255}$/;
 /** Headers of the first answer worth giving again; the rest belong to each response. */
 const REPLAYED_HEADERS = ['location', 'etag'];
 
-interface IdempotentState extends AuthenticatedState {
+interface IdempotentState extends RequestState {
   idempotencyKey?: string;
 }
 
 /** The seed of the ids a creating request makes, when it carries an Idempotency-Key. */
-export const idempotencySeedOf = (ctx: { state: AuthenticatedState }): string | undefined => (ctx.state as IdempotentState).idempotencyKey;
+export const idempotencySeedOf = (ctx: { state: RequestState }): string | undefined => (ctx.state as IdempotentState).idempotencyKey;
+
+/** Whose key it is (the scope keys are unique in, besides method and route) and the context its bookkeeping is written with. */
+export interface IdempotencyCaller {
+  scope: readonly string[];
+  context: RequestContext;
+}
+
+/** A tenant user's key: unique per tenant and user. */
+const userCaller = (ctx: ParameterizedContext<AuthenticatedState>): IdempotencyCaller => {
+  const { principal } = ctx.state;
+  return { scope: [principal.tenant_id, principal.user_id], context: actingContext(principal, requestContextOf(ctx)) };
+};
 
 const honouring = new WeakSet<object>();
 
 /** Whether a route middleware is the one that honours Idempotency-Key (for the route inventory test). */
 export const honoursIdempotencyKey = (middleware: unknown): boolean => typeof middleware === 'function' && honouring.has(middleware);
 
-/** Honours Idempotency-Key on a creating route; goes after authentication. */
-export function idempotentCreation(deps: IdempotencyDependencies): Middleware<AuthenticatedState> {
+/**
+ * Honours Idempotency-Key on a creating route; goes after authentication. `callerOf` names
+ * whose key it is: by default the tenant user the request authenticated.
+ */
+export function idempotentCreation(deps: IdempotencyDependencies): Middleware<AuthenticatedState>;
+export function idempotentCreation<State extends RequestState>(deps: IdempotencyDependencies, callerOf: (ctx: ParameterizedContext<State>) => IdempotencyCaller): Middleware<State>;
+export function idempotentCreation(deps: IdempotencyDependencies, callerOf: (ctx: ParameterizedContext<AuthenticatedState>) => IdempotencyCaller = userCaller): Middleware<AuthenticatedState> {
   const middleware: Middleware<AuthenticatedState> = async (ctx, next) => {
     const header = ctx.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
     if (header === undefined) return next();
     const key = Array.isArray(header) ? null : header;
     if (key === null || !KEY.test(key)) throw invalid('invalid_request', `${IDEMPOTENCY_KEY_HEADER}: expected 1 to 255 printable ASCII characters, sent once`, IDEMPOTENCY_KEY_HEADER);
-    const { principal } = ctx.state;
-    const context = { ...requestContextOf(ctx), tenant_id: principal.tenant_id, actor: { kind: 'user' as const, id: principal.user_id } };
+    const { scope, context } = callerOf(ctx);
     const route = (ctx as { routerPath?: string }).routerPath ?? ctx.path;
-    const request = { scope: [principal.tenant_id, principal.user_id, ctx.method, route], key, request: { path: ctx.path, query: ctx.querystring, body: ctx.request.body ?? null } };
+    const request = { scope: [...scope, ctx.method, route], key, request: { path: ctx.path, query: ctx.querystring, body: ctx.request.body ?? null } };
     const start = await startIdempotentRequest(deps, request, context).catch((error: unknown) => {
       if (error instanceof DomainError && error.code === 'idempotency_key_in_use') throw new HttpError(409, error.code, error.message, { 'retry-after': '1' });
       throw error;

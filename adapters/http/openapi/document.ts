@@ -40,7 +40,7 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }
   401: { name: 'Unauthorized', description: 'the credential is missing, invalid, expired, revoked, or of the wrong kind' },
   403: {
     name: 'Forbidden',
-    description: "the caller's role or a rule of the organization does not allow this, the organization is suspended (`tenant_suspended`), or its plan lacks a feature (`feature_not_in_plan`, with `feature` and `plan`: the cheapest plan that has it)",
+    description: "the caller's role or a rule of the organization does not allow this, the organization is suspended (`tenant_suspended`) or deleted (`tenant_deleted`), or its plan lacks a feature (`feature_not_in_plan`, with `feature` and `plan`: the cheapest plan that has it)",
   },
   404: { name: 'NotFound', description: 'no such resource (or not in the caller\'s organization)' },
   409: { name: 'Conflict', description: 'the change conflicts with the current state (a name taken, the last owner, ...)' },

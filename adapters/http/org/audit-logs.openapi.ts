@@ -19,6 +19,8 @@ export const orgAuditLogsApi: ApiArea = {
       tenant_id: string(),
       actor_kind: enumOf(['user', 'admin', 'widget', 'end_user', 'connector', 'system']),
       actor_id: string(),
+      subject_kind: { type: ['string', 'null'], enum: ['user', null], description: 'whom the actor acted as: the member a super admin impersonated; null when the actor acted as themselves' },
+      subject_id: nullable(string('the impersonated member; null when the actor acted as themselves')),
       action: string('the event type'),
       resource_type: string(),
       resource_id: string(),
@@ -27,7 +29,7 @@ export const orgAuditLogsApi: ApiArea = {
       request_id: nullable(string()),
       correlation_id: string(),
       seq: integer('1, 2, 3 ... per organization'),
-      details: nullable({ type: 'object', description: 'what a reader needs beyond the action, for the few events that have it (a denial: method, path, code; a suppressed count)' }),
+      details: nullable({ type: 'object', description: 'what a reader needs beyond the action, for the few events that have it (a denial: method, path, code; a suppressed count; an impersonation: user_id, admin_id, expires_at)' }),
     }),
     AuditChainVerification: object({
       ok: boolean(),

@@ -3,7 +3,8 @@
 import { PAGE_PARAMETERS, type ApiArea, boolean, dateTime, enumOf, list, nullable, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
 import { AcceptBody, InviteBody, SwitchBody } from './index';
 
-const INVITED_ROLE = enumOf(['admin', 'member']);
+/** Members invite admins and members; the super admin invites the first owner of an organization it creates. */
+const INVITED_ROLE = enumOf(['owner', 'admin', 'member']);
 
 export const teamApi: ApiArea = {
   tag: 'team',
@@ -15,7 +16,7 @@ export const teamApi: ApiArea = {
       role: INVITED_ROLE,
       status: enumOf(['pending', 'accepted', 'revoked', 'expired'], 'a pending invitation past its expiry (7 days) is expired'),
       expires_at: dateTime(),
-      invited_by: string('the inviting user'),
+      invited_by: string('the inviting user (the super admin for an owner)'),
       created_at: dateTime(),
       accepted_at: nullable(dateTime()),
       revoked_at: nullable(dateTime()),
