@@ -35,6 +35,7 @@ import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
 import { publicRouter } from '../adapters/http/public';
+import { sandboxCheckoutPageRouter } from '../adapters/http/billing/sandbox-page';
 import { operationsRouter } from '../adapters/http/operations';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
@@ -45,6 +46,7 @@ import { teamMembershipCleanupSaga } from '../application/team/team-cleanup-saga
 import { registrationSaga } from '../application/registration/registration-process';
 import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
+import type { PaymentProvider } from '../application/ports/payment-provider';
 import { createHttpServer } from '../adapters/http/http-server';
 import { createHttpApp } from '../adapters/http/server';
 import { allProjections } from '../projections/index';
@@ -62,6 +64,8 @@ import { PasetoTokenService } from './crypto/tokens';
 import { createLogger } from './logging/logger';
 import { LogMailer } from './mail/log-mailer';
 import { SmtpMailer } from './mail/smtp-mailer';
+import { type SandboxDeliveryOptions, SandboxPaymentProvider, deriveSandboxWebhookSecret } from './payments/sandbox';
+import { StripePaymentProvider } from './payments/stripe';
 import { MongoRateLimiter } from './rate-limit/mongodb';
 import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
@@ -86,6 +90,11 @@ export interface Platform {
   identity: UseCaseDependencies;
   secrets: Secrets;
   mailer: Mailer;
+  /**
+   * Where tenants pay: Stripe when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set,
+   * otherwise the embedded sandbox, whose hosted checkout page is served under /billing/sandbox/.
+   */
+  paymentProvider: PaymentProvider;
   projections: ProjectionRunner;
   sagaDelivery: SagaDelivery;
   sagas: SagaRunner;
@@ -123,6 +132,8 @@ export interface PlatformOverrides {
   mailer?: Mailer;
   /** For tests: how often the audit anchoring reads the log. */
   auditAnchoringPollMs?: number;
+  /** For tests: the sandbox payment provider's webhook retries. */
+  sandboxWebhookDelivery?: SandboxDeliveryOptions;
 }
 
 export const SQLITE_FILE = 'platform.db';
@@ -166,6 +177,17 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const commands: ReservationDependencies = { eventStore, clock, ids: uuidGenerator, secrets };
   const mailer =
     overrides.mailer ?? (config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : new LogMailer(logger.child({ component: 'mail' }), config.nodeEnv === 'development'));
+  const paymentProvider: PaymentProvider =
+    config.stripeSecretKey && config.stripeWebhookSecret
+      ? new StripePaymentProvider({ secretKey: config.stripeSecretKey, webhookSecret: config.stripeWebhookSecret, clock })
+      : new SandboxPaymentProvider({
+          readStore,
+          clock,
+          logger: logger.child({ component: 'sandbox_payments' }),
+          webhookSecret: config.billingSandboxWebhookSecret ?? deriveSandboxWebhookSecret(keys.dataKey),
+          publicUrl: config.publicUrl,
+          delivery: overrides.sandboxWebhookDelivery,
+        });
   const readYourWrites = (position: number | null, names?: readonly string[]): Promise<boolean> =>
     runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names });
   const identity: UseCaseDependencies = {
@@ -245,6 +267,9 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     adminTenantsRouter(identity),
     adminSettingsRouter(identity),
     adminAuditLogsRouter(identity, { readStore, eventStore, signer: auditSigner }),
+    // Mounted with Stripe too, so the routes (and the OpenAPI document) do not depend on the
+    // configuration: every checkout page is then 404.
+    sandboxCheckoutPageRouter(paymentProvider instanceof SandboxPaymentProvider ? paymentProvider : null),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 
@@ -260,6 +285,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     identity,
     secrets,
     mailer,
+    paymentProvider,
     projections: runner,
     sagaDelivery,
     sagas,
@@ -284,6 +310,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     async close() {
       if (closed) return;
       closed = true;
+      if (paymentProvider instanceof SandboxPaymentProvider) paymentProvider.close();
       await accessDenials.stop();
       await auditAnchoring.stop();
       await sagas.stop();

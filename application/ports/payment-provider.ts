@@ -27,6 +27,12 @@ export interface CheckoutRequest {
    * its dashboard; the sandbox posts to it after each payment attempt.
    */
   webhook_url: string;
+  /**
+   * The platform's base URL as the caller reached it (scheme, host and any path prefix, no
+   * trailing slash; the origin of the request that opened the checkout). The sandbox serves
+   * its checkout page there when `PUBLIC_URL` is unset; Stripe ignores it.
+   */
+  platform_url?: string;
 }
 
 /** The provider's checkout: the page the payer opens. */
@@ -64,7 +70,11 @@ export type ProviderEvent =
   /** An event type the platform does not act on; it is acknowledged and recorded, nothing more. */
   | { id: string; kind: 'other'; type: string; occurred_at: string };
 
-/** What the provider knows of one checkout right now. */
+/**
+ * What the provider knows of one checkout right now: `open` until someone pays it or it
+ * expires; `failed` while the last attempt was refused (the payer may still try again and
+ * turn it `paid`); `paid` for good.
+ */
 export type ProviderCheckoutStatus =
   | { status: 'open' | 'expired' }
   | { status: 'paid'; provider_payment_id: string; amount: number; currency: string; paid_at: string }
@@ -78,13 +88,39 @@ export class WebhookSignatureError extends Error {
   }
 }
 
+/** `retrieveCheckout` of a checkout the provider does not know. */
+export class ProviderCheckoutNotFoundError extends Error {
+  constructor(readonly providerCheckoutId: string) {
+    super(`the payment provider has no checkout ${providerCheckoutId}`);
+    this.name = 'ProviderCheckoutNotFoundError';
+  }
+}
+
+/**
+ * The provider could not be reached, or refused the call (a bad API key, a rejected
+ * parameter): the platform's fault or the provider's, never the payer's, so a route answers
+ * it as 502, not with the provider's own status.
+ */
+export class PaymentProviderError extends Error {
+  constructor(
+    readonly provider: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PaymentProviderError';
+  }
+}
+
 export interface PaymentProvider {
   /** `sandbox` or `stripe`: recorded on every checkout and payment. */
   readonly name: string;
-  /** Opens a checkout for one period of a plan. */
+  /** Opens a checkout for one period of a plan; the same `checkout_id` again gives the same checkout. PaymentProviderError when the provider fails. */
   createCheckout(request: CheckoutRequest): Promise<ProviderCheckout>;
-  /** Verifies the signature over the exact raw body and parses the event; WebhookSignatureError when it fails. */
+  /**
+   * Verifies the signature over the exact raw body and parses the event; WebhookSignatureError
+   * when it fails, and for a signed body that is not an event of this provider.
+   */
   parseWebhook(rawBody: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>): ProviderEvent;
-  /** Asks the provider for the checkout's state (POST /billing/confirm). */
+  /** Asks the provider for the checkout's state (POST /billing/confirm); ProviderCheckoutNotFoundError, PaymentProviderError. */
   retrieveCheckout(providerCheckoutId: string): Promise<ProviderCheckoutStatus>;
 }

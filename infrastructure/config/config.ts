@@ -90,6 +90,20 @@ const variables = {
   AUDIT_CHECKPOINT_INTERVAL_SECONDS: { codec: integerBetween(1, 7 * 24 * 3600), default: '300' },
   ACCESS_DENIALS_PER_MINUTE: { codec: integerBetween(1, 1_000_000), default: '30' },
   IDEMPOTENCY_KEY_TTL_SECONDS: { codec: integerBetween(60, 30 * 24 * 3600), default: String(24 * 3600) },
+  PUBLIC_URL: {
+    codec: fromString('PublicUrl', 'an http:// or https:// URL without query or fragment', (raw) => {
+      try {
+        const url = new URL(raw);
+        return ['http:', 'https:'].includes(url.protocol) && url.search === '' && url.hash === '' && !raw.includes('?') && !raw.includes('#') ? raw.replace(/\/+$/, '') : undefined;
+      } catch {
+        return undefined;
+      }
+    }),
+    default: undefined,
+  },
+  BILLING_SANDBOX_WEBHOOK_SECRET: { codec: fromString('WebhookSecret', 'at least 16 characters', (raw) => (raw.length >= 16 ? raw : undefined)), default: undefined },
+  STRIPE_SECRET_KEY: { codec: fromString('StripeSecretKey', 'a Stripe secret or restricted key (sk_... or rk_...)', (raw) => (/^(sk|rk)_[A-Za-z0-9_]+$/.test(raw) ? raw : undefined)), default: undefined },
+  STRIPE_WEBHOOK_SECRET: { codec: fromString('StripeWebhookSecret', "a Stripe endpoint's signing secret (whsec_...)", (raw) => (/^whsec_[A-Za-z0-9_+/=]+$/.test(raw) ? raw : undefined)), default: undefined },
 } as const;
 
 type Variables = typeof variables;
@@ -143,6 +157,13 @@ export interface Config {
   auditCheckpointIntervalSeconds: number;
   accessDenialsPerMinute: number;
   idempotencyKeyTtlSeconds: number;
+  /** The platform's public base URL (no trailing slash); null: the base of the request that opened a checkout. */
+  publicUrl: string | null;
+  /** Signs the sandbox provider's webhooks; null: derived from the data key. */
+  billingSandboxWebhookSecret: string | null;
+  /** Both set: payments go through Stripe; both null: through the embedded sandbox. */
+  stripeSecretKey: string | null;
+  stripeWebhookSecret: string | null;
 }
 
 export class ConfigError extends Error {
@@ -182,6 +203,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length === 0 && (values.SUPER_ADMIN_EMAIL === null) !== (values.SUPER_ADMIN_PASSWORD === null)) {
     problems.push('SUPER_ADMIN_PASSWORD: SUPER_ADMIN_EMAIL and SUPER_ADMIN_PASSWORD go together: set both or neither');
+  }
+  if (problems.length === 0 && (values.STRIPE_SECRET_KEY === null) !== (values.STRIPE_WEBHOOK_SECRET === null)) {
+    problems.push('STRIPE_WEBHOOK_SECRET: STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET go together: set both (payments through Stripe) or neither (the embedded sandbox)');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -227,5 +251,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditCheckpointIntervalSeconds: values.AUDIT_CHECKPOINT_INTERVAL_SECONDS as number,
     accessDenialsPerMinute: values.ACCESS_DENIALS_PER_MINUTE as number,
     idempotencyKeyTtlSeconds: values.IDEMPOTENCY_KEY_TTL_SECONDS as number,
+    publicUrl: values.PUBLIC_URL as string | null,
+    billingSandboxWebhookSecret: values.BILLING_SANDBOX_WEBHOOK_SECRET as string | null,
+    stripeSecretKey: values.STRIPE_SECRET_KEY as string | null,
+    stripeWebhookSecret: values.STRIPE_WEBHOOK_SECRET as string | null,
   };
 }

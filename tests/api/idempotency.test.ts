@@ -201,6 +201,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/admin/tenants/:id/suspend': 'a change of state; repeating it is 409',
       'POST /api/v1/admin/tenants/:id/unsuspend': 'a change of state; repeating it is 409',
       'POST /api/v1/admin/tenants/:id/impersonate': 'opens a session',
+      'POST /billing/sandbox/checkout/:id': "the sandbox provider's payment form: a checkout is paid at most once",
     };
     /** A valid request of each creating route, and another one for the same route; `admin` ones are sent with the super admin's token. */
     const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown; admin?: boolean }> = {

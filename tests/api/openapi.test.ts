@@ -86,7 +86,8 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       const body = document.paths[path][method.toLowerCase()].requestBody;
       if (!body) continue;
       const types = Object.keys(body.content);
-      const expected = kind.kind === 'json' ? ['application/json'] : kind.kind === 'multipart' ? ['multipart/form-data'] : [...kind.types];
+      const expected =
+        kind.kind === 'json' ? ['application/json'] : kind.kind === 'multipart' ? ['multipart/form-data'] : kind.kind === 'form' ? ['application/x-www-form-urlencoded'] : [...kind.types];
       if (!expected.every((type) => types.includes(type))) mismatches.push(`${route} reads ${kind.kind} but is described as ${types.join(', ')}`);
     }
     expect(mismatches).to.deep.equal([]);
@@ -365,6 +366,26 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('PUT', '/api/v1/admin/settings', { headers: { ...root, 'if-match': settings.headers.get('etag')! }, body: { signup_open: true } });
       await call('PUT', '/api/v1/admin/settings', { headers: root, body: { signup_open: 'yes' } });
       await call('PUT', '/api/v1/admin/settings', { headers: root, body: { signup_open: true } });
+    });
+
+    it("the sandbox payment provider's checkout page", async () => {
+      const checkout = await server.platform.paymentProvider.createCheckout({
+        checkout_id: 'openapi-checkout',
+        tenant_id: owner.tenant_id,
+        plan: { id: 'openapi-plan', code: 'growth', name: 'Growth' },
+        interval: 'month',
+        amount: 4900,
+        currency: 'usd',
+        customer_email: null,
+        success_url: `${server.url}/done`,
+        cancel_url: `${server.url}/billing`,
+        webhook_url: `${server.url}/api/v1/billing/webhook`,
+      });
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      await call('GET', checkout.url);
+      await call('GET', '/billing/sandbox/checkout/cs_sandbox_none');
+      await call('POST', checkout.url, { headers: form, rawBody: 'card_number=4111111111111111&expiry=12%2F40&cvc=123' });
+      await call('POST', '/billing/sandbox/checkout/cs_sandbox_none', { headers: form, rawBody: 'card_number=4242424242424242&expiry=12%2F40&cvc=123' });
     });
 
     it('every described route was answered above', () => {

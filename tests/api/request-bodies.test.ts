@@ -1,7 +1,7 @@
 // The body kind is a property of the route (adapters/http/bodies/): JSON by default, a
-// multipart upload streamed to temporary files under limits, or the raw bytes for a provider
-// signature. No production route reads multipart or raw yet, so a test-only router declares
-// both and is mounted beside the platform's own routers on the real app and server.
+// multipart upload streamed to temporary files under limits, an HTML form, or the raw bytes
+// for a provider signature. A test-only router declares each and is mounted beside the
+// platform's own routers on the real app and server.
 
 import fs from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -11,6 +11,7 @@ import Router from '@koa/router';
 import { expect } from 'chai';
 import type { Middleware } from 'koa';
 import { silentLogger } from '../../application/ports/logger';
+import { formBody, formField, formOf } from '../../adapters/http/bodies/form';
 import { multipartBody, uploadOf } from '../../adapters/http/bodies/multipart';
 import { rawBody, rawBodyOf } from '../../adapters/http/bodies/raw';
 import { createHttpServer } from '../../adapters/http/http-server';
@@ -52,7 +53,7 @@ async function waitFor(condition: () => boolean, what: string): Promise<void> {
 /** Bytes that are not UTF-8 (a lone 0xff, an unfinished sequence, a NUL). */
 const BINARY = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0x0a, 0x0d, 0xe2, 0x82]);
 
-describe('request bodies by route kind (JSON, multipart, raw)', () => {
+describe('request bodies by route kind (JSON, multipart, form, raw)', () => {
   let platform: TestServer;
   let server: http.Server;
   let port: number;
@@ -109,6 +110,10 @@ describe('request bodies by route kind (JSON, multipart, raw)', () => {
       seenPaths = uploadOf(ctx).files.map((entry) => entry.path);
       if (!seenPaths.every((path) => fs.existsSync(path))) throw new Error('the upload should be on disk while the handler runs');
       throw conflict('upload_refused', 'refused after reading the upload');
+    });
+    router.post('/form', formBody({ limitBytes: 64, maxFields: 3 }), (ctx) => {
+      const form = formOf(ctx);
+      ctx.body = { fields: { ...form }, first_name: formField(form, 'name'), missing: formField(form, 'missing'), parsed: ctx.request.body ?? null };
     });
     router.post('/json', (ctx) => {
       ctx.body = { received: ctx.request.body ?? null };
@@ -176,6 +181,35 @@ describe('request bodies by route kind (JSON, multipart, raw)', () => {
       const answer = await send('POST', '/test/bodies/hidden-raw', { headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
       expect(answer.status).to.equal(500);
       expect(answer.json.code).to.equal('internal_error');
+    });
+  });
+
+  describe('form: what an HTML form posts', () => {
+    const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+    it('decodes fields as UTF-8, keeps a repeated field in order, and reads chunked bodies the same way', async () => {
+      for (const chunked of [false, true]) {
+        const answer = await send('POST', '/test/bodies/form', { headers: FORM, body: 'name=Zo%C3%AB+A&name=b&__proto__=x', chunked });
+        expect(answer.status).to.equal(200);
+        expect(answer.json).to.deep.equal({ fields: { name: ['Zoë A', 'b'], ['__proto__']: 'x' }, first_name: 'Zoë A', missing: '', parsed: null });
+      }
+    });
+
+    it('gives no fields when there is no body', async () => {
+      expect((await send('POST', '/test/bodies/form')).json).to.deep.include({ fields: {}, first_name: '' });
+    });
+
+    it('answers 415 for another content type or a Content-Encoding, 413 over the limit or the field count', async () => {
+      const json = await send('POST', '/test/bodies/form', { headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' });
+      expect(json).to.deep.equal({ status: 415, json: { code: 'unsupported_media_type', message: 'send the body as application/x-www-form-urlencoded' } });
+      const gzipped = await send('POST', '/test/bodies/form', { headers: { ...FORM, 'content-encoding': 'gzip' }, body: BINARY });
+      expect(gzipped.status).to.equal(415);
+      for (const chunked of [false, true]) {
+        const big = await send('POST', '/test/bodies/form', { headers: FORM, body: `name=${'x'.repeat(70)}`, chunked });
+        expect(big).to.deep.equal({ status: 413, json: { code: 'payload_too_large', message: 'the request body is larger than 64 bytes' } });
+      }
+      const many = await send('POST', '/test/bodies/form', { headers: FORM, body: 'a=1&b=2&c=3&d=4' });
+      expect(many).to.deep.equal({ status: 413, json: { code: 'too_many_fields', message: 'send at most 3 fields' } });
     });
   });
 

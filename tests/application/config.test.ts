@@ -83,3 +83,33 @@ describe('GraphQL configuration', () => {
     expect(() => loadConfig({ GRAPHQL_INTROSPECTION: 'on' })).to.throw(ConfigError, /GRAPHQL_INTROSPECTION: expected "true" or "false"/);
   });
 });
+
+describe('payment provider configuration', () => {
+  it('reads PUBLIC_URL as an http(s) base without a trailing slash, query or fragment', () => {
+    expect(loadConfig({}).publicUrl).to.equal(null);
+    expect(loadConfig({ PUBLIC_URL: 'https://svc.example.com/' }).publicUrl).to.equal('https://svc.example.com');
+    expect(loadConfig({ PUBLIC_URL: 'https://example.com/svc' }).publicUrl).to.equal('https://example.com/svc');
+    for (const bad of ['svc.example.com', 'ftp://svc.example.com', 'https://svc.example.com/?a=1', 'https://svc.example.com/#top']) {
+      expect(() => loadConfig({ PUBLIC_URL: bad }), bad).to.throw(ConfigError, /PUBLIC_URL: expected an http:\/\/ or https:\/\/ URL without query or fragment/);
+    }
+  });
+
+  it('takes Stripe keys both or neither, and never echoes a refused key or webhook secret', () => {
+    expect(loadConfig({})).to.deep.include({ stripeSecretKey: null, stripeWebhookSecret: null, billingSandboxWebhookSecret: null });
+    expect(loadConfig({ STRIPE_SECRET_KEY: 'sk_test_abc123', STRIPE_WEBHOOK_SECRET: 'whsec_abc123' })).to.deep.include({ stripeSecretKey: 'sk_test_abc123', stripeWebhookSecret: 'whsec_abc123' });
+    for (const half of [{ STRIPE_SECRET_KEY: 'sk_test_abc123' }, { STRIPE_WEBHOOK_SECRET: 'whsec_abc123' }]) {
+      expect(() => loadConfig(half)).to.throw(ConfigError, /STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET go together/);
+    }
+    try {
+      loadConfig({ STRIPE_SECRET_KEY: 'pk_test_public', STRIPE_WEBHOOK_SECRET: 'secret', BILLING_SANDBOX_WEBHOOK_SECRET: 'short' });
+      expect.fail('expected a ConfigError');
+    } catch (error) {
+      expect((error as ConfigError).problems).to.deep.equal([
+        'BILLING_SANDBOX_WEBHOOK_SECRET: expected at least 16 characters, got (hidden)',
+        'STRIPE_SECRET_KEY: expected a Stripe secret or restricted key (sk_... or rk_...), got (hidden)',
+        "STRIPE_WEBHOOK_SECRET: expected a Stripe endpoint's signing secret (whsec_...), got (hidden)",
+      ]);
+    }
+    expect(loadConfig({ BILLING_SANDBOX_WEBHOOK_SECRET: 'a sandbox secret of some length' }).billingSandboxWebhookSecret).to.equal('a sandbox secret of some length');
+  });
+});

@@ -1,13 +1,13 @@
 // The body kind is a property of the route. JSON is the default and is parsed for every
-// route before routing; a route that reads its body another way (multipart upload, raw
-// bytes for a provider signature) declares it with one middleware in its own list, and the
+// route before routing; a route that reads its body another way (multipart upload, an HTML
+// form, raw bytes for a provider signature) declares it with one middleware in its own list, and the
 // JSON parser leaves that route's request stream alone. The declaration is found on the
 // routers' layers once, when the app is built, so a request pays nothing for it.
 
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 
-export type BodyKind = { kind: 'json' } | { kind: 'multipart' } | { kind: 'raw'; types: readonly string[] };
+export type BodyKind = { kind: 'json' } | { kind: 'multipart' } | { kind: 'form' } | { kind: 'raw'; types: readonly string[] };
 
 /** The media types parsed as JSON (the check and the parser use this one list). */
 export const JSON_TYPES: readonly string[] = ['application/json', 'application/*+json'];

@@ -30,7 +30,8 @@ export function rawBodyOf(ctx: Context): Buffer {
 
 const tooLarge = (limitBytes: number): HttpError => new HttpError(413, 'payload_too_large', `the request body is larger than ${limitBytes} bytes`);
 
-function readBytes(request: IncomingMessage, limitBytes: number): Promise<Buffer> {
+/** Reads the whole body, failing with 413 past `limitBytes` and 400 when it breaks off (the form kind reads the same way). */
+export function readBytes(request: IncomingMessage, limitBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;

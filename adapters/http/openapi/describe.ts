@@ -31,10 +31,13 @@ export interface QueryParameter {
 export type RequestBody =
   | { json: Schema; description?: string }
   | { multipart: Schema; description?: string }
+  /** An HTML form's fields (`application/x-www-form-urlencoded`). */
+  | { form: Schema; description?: string }
   | { raw: readonly string[]; description?: string };
 
 export interface SuccessAnswer {
-  status: 200 | 201 | 202 | 204;
+  /** 303: a page's form answered by sending the browser on (`Location`). */
+  status: 200 | 201 | 202 | 204 | 303;
   description: string;
   /** The JSON body (absent for 204). */
   json?: Schema;

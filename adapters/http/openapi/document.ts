@@ -5,6 +5,7 @@
 
 import { adminApi } from '../admin/admin.openapi';
 import { adminPlansApi } from '../admin/plans.openapi';
+import { sandboxCheckoutPageApi } from '../billing/sandbox-page.openapi';
 import { apiDescriptionApi } from '../api-description.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
@@ -31,6 +32,7 @@ const AREAS: readonly ApiArea[] = [
   teamApi,
   adminApi,
   adminPlansApi,
+  sandboxCheckoutPageApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
@@ -83,6 +85,7 @@ function requestBodyOf(method: Method, route: RouteDescription): Schema | undefi
     return { required: true, ...description, content };
   }
   if ('multipart' in body) return { required: true, ...description, content: { 'multipart/form-data': { schema: body.multipart } } };
+  if ('form' in body) return { required: true, ...description, content: { 'application/x-www-form-urlencoded': { schema: body.form } } };
   return { required: true, ...description, content: Object.fromEntries(body.raw.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])) };
 }
 
