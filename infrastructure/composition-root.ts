@@ -28,6 +28,7 @@ import { meSessionsRouter } from '../adapters/http/me/sessions';
 import { adminRouter } from '../adapters/http/admin/index';
 import { adminPlansRouter } from '../adapters/http/admin/plans';
 import { adminAuditLogsRouter } from '../adapters/http/admin/audit-logs';
+import { adminAnalyticsRouter } from '../adapters/http/admin/analytics';
 import { adminQuotasRouter } from '../adapters/http/admin/quotas';
 import { adminSettingsRouter } from '../adapters/http/admin/settings';
 import { adminTenantsRouter } from '../adapters/http/admin/tenants';
@@ -245,6 +246,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     adminTenantsRouter(identity),
     adminSettingsRouter(identity),
     adminAuditLogsRouter(identity, { readStore, eventStore, signer: auditSigner }),
+    adminAnalyticsRouter(identity),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 

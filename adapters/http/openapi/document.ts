@@ -4,6 +4,7 @@
 // route adds its description in the same change.
 
 import { adminApi } from '../admin/admin.openapi';
+import { adminAnalyticsApi } from '../admin/analytics.openapi';
 import { adminPlansApi } from '../admin/plans.openapi';
 import { apiDescriptionApi } from '../api-description.openapi';
 import { graphqlApi } from '../graphql.openapi';
@@ -31,6 +32,7 @@ const AREAS: readonly ApiArea[] = [
   teamApi,
   adminApi,
   adminPlansApi,
+  adminAnalyticsApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
