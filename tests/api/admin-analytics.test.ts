@@ -3,7 +3,6 @@
 
 import { expect } from 'chai';
 import { type Aggregate, handleCommand } from '../../application/command-handling/handle-command';
-import { suspendTenant } from '../../application/tenant/tenant-commands';
 import { type PaymentCommand, type PaymentEvent, type PaymentFactsData, type PaymentState, paymentDecider, paymentEvents, paymentStream } from '../../domain/payment/payment';
 import { SUBSCRIPTIONS } from '../../projections/subscriptions';
 import { userContext } from '../support/context';
@@ -19,6 +18,7 @@ describe('super admin analytics and usage (/api/v1/admin/analytics, /usage)', ()
   let clock: ManualClock;
   let alpha: Account;
   let beta: Account;
+  let gamma: Account;
   let token: string;
   const as = (bearer: string | Account) => ({ authorization: `Bearer ${typeof bearer === 'string' ? bearer : bearer.token}` });
   const get = (path: string, bearer: string | Account = token) => server.request('GET', path, { headers: as(bearer) });
@@ -38,12 +38,15 @@ describe('super admin analytics and usage (/api/v1/admin/analytics, /usage)', ()
   before(async () => {
     clock = new ManualClock(new Date('2026-11-22T10:00:00.000Z'));
     server = await startTestServer({ SCRYPT_LOG_N: '12', SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password }, { clock });
+    token = (await server.request('POST', '/api/v1/admin/auth/login', { body: ADMIN })).json.token;
     alpha = await registerOwner(server, 'analytics-alpha');
     clock.advance(60_000);
     beta = await registerOwner(server, 'analytics-beta');
+    clock.advance(60_000);
+    gamma = await registerOwner(server, 'analytics-gamma');
     await joinAs(server, beta, alpha.tenant_id, 'member');
-    const suspended = await suspendTenant(server.platform.commands, beta.tenant_id, 'unpaid invoices', userContext({ tenant_id: beta.tenant_id, actor: { kind: 'admin', id: 'root' } }));
-    await server.platform.readYourWrites(suspended.position);
+    expect((await server.request('POST', `/api/v1/admin/tenants/${beta.tenant_id}/suspend`, { headers: as(token), body: { reason: 'unpaid invoices' } })).status).to.equal(200);
+    expect((await server.request('DELETE', `/api/v1/admin/tenants/${gamma.tenant_id}`, { headers: as(token) })).status).to.be.oneOf([200, 204]);
 
     await recordPayment('succeeded', 'pay-october', alpha.tenant_id, 4900, 'usd', '2026-10-15T08:00:00.000Z');
     await recordPayment('succeeded', 'pay-alpha', alpha.tenant_id, 4900, 'usd', '2026-11-20T12:00:00.000Z');
@@ -52,8 +55,6 @@ describe('super admin analytics and usage (/api/v1/admin/analytics, /usage)', ()
     // The subscription aggregate (billing) fills this read model; until it is merged, the
     // document it would write for a tenant on the starter plan stands in.
     await server.platform.readStore.collection(SUBSCRIPTIONS).put({ id: alpha.tenant_id, tenant_id: alpha.tenant_id, plan_id: 'starter', status: 'active', position: 0 });
-
-    token = (await server.request('POST', '/api/v1/admin/auth/login', { body: ADMIN })).json.token;
   });
   after(async () => {
     await server.platform.readStore.collection(SUBSCRIPTIONS).delete(alpha.tenant_id);
@@ -67,8 +68,9 @@ describe('super admin analytics and usage (/api/v1/admin/analytics, /usage)', ()
       const overview = response.json;
       expect(overview.month).to.equal('2026-11');
       expect(overview.generated_at).to.equal(clock.now().toISOString());
-      expect(overview.tenants).to.deep.equal({ total: 2, by_status: { active: 1, suspended: 1 }, created_this_month: 2 });
-      expect(overview.members).to.deep.equal({ total: 3, joined_this_month: 3 });
+      // A soft-deleted tenant stays, and its member with it: the data stays for audit.
+      expect(overview.tenants).to.deep.equal({ total: 3, by_status: { active: 1, suspended: 1, deleted: 1 }, created_this_month: 3 });
+      expect(overview.members).to.deep.equal({ total: 4, joined_this_month: 4 });
       expect(overview.subscriptions.active).to.equal(1);
       expect(overview.subscriptions.by_plan.map((plan: { plan_code: string; active: number }) => [plan.plan_code, plan.active])).to.deep.equal([
         ['free', 0],
@@ -89,7 +91,9 @@ describe('super admin analytics and usage (/api/v1/admin/analytics, /usage)', ()
       const response = await get('/api/v1/admin/analytics/tenants');
       expect(response.status).to.equal(200);
       expect(response.json.next_cursor).to.equal(null);
-      expect(response.json.items).to.deep.equal([
+      const [deleted, ...others] = response.json.items;
+      expect(deleted).to.deep.include({ id: gamma.tenant_id, status: 'deleted', created_at: '2026-11-22T10:02:00.000Z', members: 1, revenue: {} });
+      expect(others).to.deep.equal([
         {
           id: beta.tenant_id,
           name: 'Org analytics-beta',
@@ -123,14 +127,15 @@ describe('super admin analytics and usage (/api/v1/admin/analytics, /usage)', ()
 
     it('sorts oldest first or by name, filters by status, and pages with a cursor', async () => {
       const ids = (response: { json: { items: Array<{ id: string }> } }) => response.json.items.map((item) => item.id);
-      expect(ids(await get('/api/v1/admin/analytics/tenants?sort=oldest'))).to.deep.equal([alpha.tenant_id, beta.tenant_id]);
-      expect(ids(await get('/api/v1/admin/analytics/tenants?sort=name'))).to.deep.equal([alpha.tenant_id, beta.tenant_id]);
+      expect(ids(await get('/api/v1/admin/analytics/tenants?sort=oldest'))).to.deep.equal([alpha.tenant_id, beta.tenant_id, gamma.tenant_id]);
+      expect(ids(await get('/api/v1/admin/analytics/tenants?sort=name'))).to.deep.equal([alpha.tenant_id, beta.tenant_id, gamma.tenant_id]);
       expect(ids(await get('/api/v1/admin/analytics/tenants?status=suspended'))).to.deep.equal([beta.tenant_id]);
       expect(ids(await get('/api/v1/admin/analytics/tenants?status=active'))).to.deep.equal([alpha.tenant_id]);
-      const first = await get('/api/v1/admin/analytics/tenants?limit=1');
-      expect(ids(first)).to.deep.equal([beta.tenant_id]);
+      expect(ids(await get('/api/v1/admin/analytics/tenants?status=deleted'))).to.deep.equal([gamma.tenant_id]);
+      const first = await get('/api/v1/admin/analytics/tenants?limit=2');
+      expect(ids(first)).to.deep.equal([gamma.tenant_id, beta.tenant_id]);
       expect(first.json.next_cursor).to.be.a('string');
-      const second = await get(`/api/v1/admin/analytics/tenants?limit=1&cursor=${first.json.next_cursor}`);
+      const second = await get(`/api/v1/admin/analytics/tenants?limit=2&cursor=${first.json.next_cursor}`);
       expect(ids(second)).to.deep.equal([alpha.tenant_id]);
       expect(second.json.next_cursor).to.equal(null);
     });
