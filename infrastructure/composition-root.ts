@@ -28,6 +28,7 @@ import { meSessionsRouter } from '../adapters/http/me/sessions';
 import { adminRouter } from '../adapters/http/admin/index';
 import { adminPlansRouter } from '../adapters/http/admin/plans';
 import { adminAuditLogsRouter } from '../adapters/http/admin/audit-logs';
+import { adminAnalyticsRouter } from '../adapters/http/admin/analytics';
 import { adminQuotasRouter } from '../adapters/http/admin/quotas';
 import { adminSettingsRouter } from '../adapters/http/admin/settings';
 import { adminTenantsRouter } from '../adapters/http/admin/tenants';
@@ -270,6 +271,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     // Mounted with Stripe too, so the routes (and the OpenAPI document) do not depend on the
     // configuration: every checkout page is then 404.
     sandboxCheckoutPageRouter(paymentProvider instanceof SandboxPaymentProvider ? paymentProvider : null),
+    adminAnalyticsRouter(identity),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 

@@ -1,5 +1,6 @@
 // Every projection the platform runs.
 import { auditLogProjection } from './audit-log';
+import { dailyUsageProjection } from './daily-usage';
 import { emailsProjection } from './emails';
 import { invitationsProjection } from './invitations';
 import { membershipsProjection } from './memberships';
@@ -12,6 +13,7 @@ import { sessionsProjection } from './sessions';
 import { subscriptionsProjection } from './subscriptions';
 import { teamsProjection } from './teams';
 import { tenantQuotasProjection } from './tenant-quotas';
+import { tenantRevenueProjection } from './tenant-revenue';
 import { tenantsProjection } from './tenants';
 import { usersProjection } from './users';
 import { workspacesProjection } from './workspaces';
@@ -32,4 +34,6 @@ export const allProjections: readonly Projection[] = [
   tenantQuotasProjection,
   subscriptionsProjection,
   platformSettingsProjection,
+  dailyUsageProjection,
+  tenantRevenueProjection,
 ];

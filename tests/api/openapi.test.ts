@@ -388,6 +388,19 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('POST', '/billing/sandbox/checkout/cs_sandbox_none', { headers: form, rawBody: 'card_number=4242424242424242&expiry=12%2F40&cvc=123' });
     });
 
+    it('analytics and usage (super admin)', async () => {
+      const { token } = (await call('POST', '/api/v1/admin/auth/login', { body: ADMIN })).json;
+      await call('GET', '/api/v1/admin/analytics/overview', { headers: as(token) });
+      await call('GET', '/api/v1/admin/analytics/overview', { headers: as(owner) });
+      await call('GET', '/api/v1/admin/analytics/tenants?sort=name&limit=2', { headers: as(token) });
+      await call('GET', '/api/v1/admin/analytics/tenants?status=closed', { headers: as(token) });
+      await call('GET', '/api/v1/admin/usage/messages?from=2026-01-01&to=2026-01-31', { headers: as(token) });
+      await call('GET', '/api/v1/admin/usage/messages?from=2026-02-30', { headers: as(token) });
+      await call('GET', '/api/v1/admin/usage/documents', { headers: as(token) });
+      await call('GET', '/api/v1/admin/usage/revenue', { headers: as(token) });
+      await call('GET', '/api/v1/admin/usage/revenue?from=2026-02-01&to=2026-01-01', { headers: as(token) });
+    });
+
     it('every described route was answered above', () => {
       const unanswered = [...describedRoutes(document)].filter((route) => !answered.has(route));
       expect(unanswered, `add a call for: ${unanswered.join(', ')}`).to.deep.equal([]);

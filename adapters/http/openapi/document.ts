@@ -4,6 +4,7 @@
 // route adds its description in the same change.
 
 import { adminApi } from '../admin/admin.openapi';
+import { adminAnalyticsApi } from '../admin/analytics.openapi';
 import { adminPlansApi } from '../admin/plans.openapi';
 import { sandboxCheckoutPageApi } from '../billing/sandbox-page.openapi';
 import { apiDescriptionApi } from '../api-description.openapi';
@@ -33,6 +34,7 @@ const AREAS: readonly ApiArea[] = [
   adminApi,
   adminPlansApi,
   sandboxCheckoutPageApi,
+  adminAnalyticsApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
