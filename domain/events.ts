@@ -6,17 +6,20 @@
 import { accessDenialEvents } from './access-denial/access-denial';
 import { adminEvents } from './admin/admin';
 import { auditCheckpointEvents } from './audit-checkpoint/audit-checkpoint';
+import { checkoutEvents } from './checkout/checkout';
 import { emailEvents } from './email/email';
 import { idempotencyKeyEvents } from './idempotency-key/idempotency-key';
 import { invitationEvents } from './invitation/invitation';
 import { membershipEvents } from './membership/membership';
 import { paymentEvents } from './payment/payment';
 import { planEvents } from './plan/plan';
+import { providerEventEvents } from './provider-event/provider-event';
 import { quotaOverrideEvents } from './quota-override/quota-override';
 import { platformSettingsEvents } from './platform-settings/platform-settings';
 import { registrationEvents } from './registration/registration';
 import { reservationEvents } from './reservation/reservation';
 import { sessionEvents } from './session/session';
+import { subscriptionEvents } from './subscription/subscription';
 import { type RegistryEvent, eventRegistry } from './shared/events';
 import { teamEvents } from './team/team';
 import { tenantEvents } from './tenant/events';
@@ -42,6 +45,9 @@ export const domainEvents = eventRegistry([
   planEvents,
   quotaOverrideEvents,
   platformSettingsEvents,
+  checkoutEvents,
+  subscriptionEvents,
+  providerEventEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */
