@@ -9,6 +9,7 @@
 import { FREE_PLAN_CODE } from '../../domain/plan/catalogue';
 import { type Feature, type PlanLimits, QUOTAS, type Quota } from '../../domain/plan/plan';
 import { DomainError } from '../../domain/shared/errors';
+import { PLAN_APPLYING_STATUSES } from '../../domain/subscription/subscription';
 import { INVITATIONS } from '../../projections/invitations';
 import { PLANS, type PlanDocument } from '../../projections/plans';
 import { PLATFORM_SETTINGS, type PlatformSettingsDocument } from '../../projections/platform-settings';
@@ -21,7 +22,7 @@ import type { ReadModelDependencies } from '../shared/read-models';
 export type EntitlementDependencies = ReadModelDependencies & { clock: Clock };
 
 /** Subscription states whose plan applies; otherwise the tenant is on the default plan. */
-const PLAN_APPLIES = new Set(['active', 'past_due', 'canceling']);
+const PLAN_APPLIES = new Set<string>(PLAN_APPLYING_STATUSES);
 
 /** A refusal for lack of quota: 429 with the numbers a client needs to explain it. */
 export class QuotaExceededError extends DomainError {
