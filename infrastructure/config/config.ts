@@ -83,6 +83,8 @@ const variables = {
   SMTP_URL: { codec: urlWithScheme('smtp', 'smtps'), default: undefined },
   SMTP_FROM: { codec: nonEmpty, default: 'svc platform <no-reply@localhost>' },
   MAIL_OUTBOX_ONLY: { codec: booleanString, default: 'false' },
+  BILLING_GRACE_DAYS: { codec: integerBetween(0, 90), default: '7' },
+  BILLING_RETURN_URL: { codec: urlWithScheme('http', 'https'), default: undefined },
   READ_CACHE_TTL_MS: { codec: integerBetween(0, 60_000), default: '1000' },
   LEASE_TTL_MS: { codec: integerBetween(100, 600_000), default: '15000' },
   LEASE_HOLDER_ID: { codec: fromString('HolderId', '1 to 200 printable characters', (raw) => (/^[\x21-\x7e]{1,200}$/.test(raw) ? raw : undefined)), default: undefined },
@@ -149,6 +151,10 @@ export interface Config {
   superAdminPassword: string | null;
   smtpUrl: string | null;
   smtpFrom: string;
+  /** Days a subscription whose period ended unpaid keeps its plan (past_due) before it ends. */
+  billingGraceDays: number;
+  /** The page payers return to after a checkout; null: the platform's base URL. */
+  billingReturnUrl: string | null;
   readCacheTtlMs: number;
   leaseTtlMs: number;
   /** Null: `hostname:pid:random`, chosen when the platform is created. */
@@ -244,6 +250,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     superAdminPassword: values.SUPER_ADMIN_PASSWORD as string | null,
     smtpUrl: values.SMTP_URL as string | null,
     smtpFrom: values.SMTP_FROM as string,
+    billingGraceDays: values.BILLING_GRACE_DAYS as number,
+    billingReturnUrl: values.BILLING_RETURN_URL as string | null,
     readCacheTtlMs: values.READ_CACHE_TTL_MS as number,
     leaseTtlMs: values.LEASE_TTL_MS as number,
     leaseHolderId: values.LEASE_HOLDER_ID as string | null,
