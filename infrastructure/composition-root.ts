@@ -32,6 +32,8 @@ import { adminAnalyticsRouter } from '../adapters/http/admin/analytics';
 import { adminQuotasRouter } from '../adapters/http/admin/quotas';
 import { adminSettingsRouter } from '../adapters/http/admin/settings';
 import { adminTenantsRouter } from '../adapters/http/admin/tenants';
+import { adminPaymentsRouter } from '../adapters/http/admin/payments';
+import { billingRouter } from '../adapters/http/billing/billing';
 import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
@@ -45,6 +47,8 @@ import type { ReservationDependencies } from '../application/reservation/reserva
 import { DEFAULT_OUTCOME_TIMEOUT_MS, mailDeliverySaga } from '../application/mail/mail-delivery';
 import { teamMembershipCleanupSaga } from '../application/team/team-cleanup-saga';
 import { registrationSaga } from '../application/registration/registration-process';
+import { checkoutSettlementSaga } from '../application/checkout/checkout-settlement';
+import { subscriptionPeriodsSaga } from '../application/subscription/subscription-periods';
 import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
 import type { PaymentProvider } from '../application/ports/payment-provider';
@@ -93,7 +97,8 @@ export interface Platform {
   mailer: Mailer;
   /**
    * Where tenants pay: Stripe when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set,
-   * otherwise the embedded sandbox, whose hosted checkout page is served under /billing/sandbox/.
+   * otherwise the embedded sandbox, whose hosted checkout page is served under /billing/sandbox/
+   * (PlatformOverrides.paymentProvider instead, for tests).
    */
   paymentProvider: PaymentProvider;
   projections: ProjectionRunner;
@@ -135,6 +140,8 @@ export interface PlatformOverrides {
   auditAnchoringPollMs?: number;
   /** For tests: the sandbox payment provider's webhook retries. */
   sandboxWebhookDelivery?: SandboxDeliveryOptions;
+  /** The payment provider tenants pay through, instead of the configured one. */
+  paymentProvider?: PaymentProvider;
 }
 
 export const SQLITE_FILE = 'platform.db';
@@ -179,7 +186,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const mailer =
     overrides.mailer ?? (config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : new LogMailer(logger.child({ component: 'mail' }), config.nodeEnv === 'development'));
   const paymentProvider: PaymentProvider =
-    config.stripeSecretKey && config.stripeWebhookSecret
+    overrides.paymentProvider ??
+    (config.stripeSecretKey && config.stripeWebhookSecret
       ? new StripePaymentProvider({ secretKey: config.stripeSecretKey, webhookSecret: config.stripeWebhookSecret, clock })
       : new SandboxPaymentProvider({
           readStore,
@@ -188,7 +196,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
           webhookSecret: config.billingSandboxWebhookSecret ?? deriveSandboxWebhookSecret(keys.dataKey),
           publicUrl: config.publicUrl,
           delivery: overrides.sandboxWebhookDelivery,
-        });
+        }));
   const readYourWrites = (position: number | null, names?: readonly string[]): Promise<boolean> =>
     runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names });
   const identity: UseCaseDependencies = {
@@ -218,6 +226,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     mailDeliverySaga({ ...commands, secrets, mailer, readStore }, mailPolicy),
     teamMembershipCleanupSaga({ ...commands, readStore }),
     registrationSaga(identity, { concurrency: config.sagaConcurrency }),
+    checkoutSettlementSaga(commands),
+    subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
   ];
 
   const sagaDelivery: SagaDelivery =
@@ -272,6 +282,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     // configuration: every checkout page is then 404.
     sandboxCheckoutPageRouter(paymentProvider instanceof SandboxPaymentProvider ? paymentProvider : null),
     adminAnalyticsRouter(identity),
+    billingRouter(identity, accessDenials, { paymentProvider, billing: { returnUrl: config.billingReturnUrl } }),
+    adminPaymentsRouter(identity),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 

@@ -10,6 +10,7 @@ import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotenc
 import { userContext } from '../support/context';
 import { temporaryDirectory } from '../support/files';
 import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimit } from '../support/identity';
+import { TestPaymentProvider } from '../support/payment-provider';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
 
@@ -38,7 +39,7 @@ describe('Idempotency-Key on creating routes', () => {
 
   before(async () => {
     clock = new ManualClock(new Date());
-    server = await startTestServer({ SCRYPT_LOG_N: '12', TOKEN_TTL_SECONDS: String(30 * 24 * 3600), ...SUPER_ADMIN }, { clock });
+    server = await startTestServer({ SCRYPT_LOG_N: '12', TOKEN_TTL_SECONDS: String(30 * 24 * 3600), ...SUPER_ADMIN }, { clock, paymentProvider: new TestPaymentProvider(clock) });
     superAdminToken = (await server.request('POST', '/api/v1/admin/auth/login', { body: { email: SUPER_ADMIN.SUPER_ADMIN_EMAIL, password: SUPER_ADMIN.SUPER_ADMIN_PASSWORD } })).json.token;
     owner = await registerOwner(server, 'idem-org');
     await liftSeatLimit(server, owner.tenant_id);
@@ -202,9 +203,19 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/admin/tenants/:id/unsuspend': 'a change of state; repeating it is 409',
       'POST /api/v1/admin/tenants/:id/impersonate': 'opens a session',
       'POST /billing/sandbox/checkout/:id': "the sandbox provider's payment form: a checkout is paid at most once",
+      'POST /api/v1/billing/subscription': 'cancels the subscription; repeating it changes nothing',
+      'POST /api/v1/billing/cancel': 'cancels the subscription; repeating it changes nothing',
+      'POST /api/v1/billing/webhook': "the payment provider's; its events are deduplicated by their ids",
     };
+    /** Checkouts the confirm sample confirms. */
+    const checkouts: string[] = [];
+    before(async () => {
+      for (const plan_code of ['starter', 'growth']) {
+        checkouts.push((await server.request('POST', '/api/v1/billing/checkout', { headers: as(owner), body: { plan_code, interval: 'month' } })).json.id);
+      }
+    });
     /** A valid request of each creating route, and another one for the same route; `admin` ones are sent with the super admin's token. */
-    const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown; admin?: boolean }> = {
+    const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown; admin?: boolean; status?: number }> = {
       'POST /api/v1/org/teams': (n) => ({ path: '/api/v1/org/teams', body: { name: `Sampled ${n}` }, other: { name: `Other ${n}` } }),
       'POST /api/v1/team/invite': (n) => ({
         path: '/api/v1/team/invite',
@@ -217,6 +228,9 @@ describe('Idempotency-Key on creating routes', () => {
         body: { name: `Sampled ${n}`, slug: `sampled-${n}`, owner_email: `sampled-owner-${n}@example.com` },
         other: { name: `Other ${n}`, slug: `other-${n}`, owner_email: `other-owner-${n}@example.com` },
       }),
+      'POST /api/v1/billing/checkout': () => ({ path: '/api/v1/billing/checkout', body: { plan_code: 'starter', interval: 'month' }, other: { plan_code: 'growth', interval: 'month' } }),
+      // Confirming acts on a checkout (200), and gives the same answer to a retry with its key.
+      'POST /api/v1/billing/confirm': () => ({ path: '/api/v1/billing/confirm', body: { checkout_id: checkouts[0] }, other: { checkout_id: checkouts[1] }, status: 200 }),
     };
 
     function postRoutes(): Array<{ route: string; honours: boolean }> {
@@ -246,7 +260,7 @@ describe('Idempotency-Key on creating routes', () => {
         const caller = sample.admin ? { ...owner, token: superAdminToken } : owner;
         const send = (key: string, body: unknown) => server.request('POST', sample.path, { headers: as(caller, key), body });
         const first = await send(`generic-${n}`, sample.body);
-        expect(first.status, route).to.equal(201);
+        expect(first.status, route).to.equal(sample.status ?? 201);
         const again = await send(`generic-${n}`, sample.body);
         expect([again.status, again.headers.get('idempotent-replayed')], route).to.deep.equal([first.status, 'true']);
         expect(again.json, route).to.deep.equal(first.json);

@@ -16,8 +16,10 @@ import { type ApiArea, schemaOfCodec } from '../../adapters/http/openapi/describ
 import { buildOpenApiDocument } from '../../adapters/http/openapi/document';
 import { type Account, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
+import { SANDBOX_SIGNATURE_HEADER, signSandboxWebhook } from '../../infrastructure/payments/sandbox';
 
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
+const SANDBOX_WEBHOOK_SECRET = 'openapi sandbox webhook secret';
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -54,7 +56,7 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
   let document: Json;
 
   before(async () => {
-    server = await startTestServer({ SCRYPT_LOG_N: '12', SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password });
+    server = await startTestServer({ SCRYPT_LOG_N: '12', SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password, BILLING_SANDBOX_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET });
     const response = await server.request('GET', '/api/v1/openapi.json');
     expect(response.status).to.equal(200);
     document = response.json;
@@ -399,6 +401,36 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/admin/usage/documents', { headers: as(token) });
       await call('GET', '/api/v1/admin/usage/revenue', { headers: as(token) });
       await call('GET', '/api/v1/admin/usage/revenue?from=2026-02-01&to=2026-01-01', { headers: as(token) });
+    });
+
+    it('billing', async () => {
+      await call('GET', '/api/v1/billing/plans', { headers: as(member) });
+      await call('GET', '/api/v1/billing/subscription', { headers: as(member) });
+      const checkout = await call('POST', '/api/v1/billing/checkout', { headers: as(admin), body: { plan_code: 'starter', interval: 'month' } });
+      await call('POST', '/api/v1/billing/checkout', { headers: as(admin), body: { plan_code: 'free', interval: 'month' } });
+      await call('POST', '/api/v1/billing/checkout', { headers: as(member), body: { plan_code: 'starter', interval: 'month' } });
+      await call('POST', '/api/v1/billing/confirm', { headers: as(admin), body: { checkout_id: checkout.json.id } });
+      await call('POST', '/api/v1/billing/confirm', { headers: as(admin), body: { checkout_id: 'none' } });
+      // Paid on the sandbox's page, which delivers its signed webhook to the platform.
+      const page = new URL(checkout.json.url).pathname;
+      await call('POST', page, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, rawBody: 'card_number=4242424242424242&expiry=12%2F40&cvc=123' });
+      await call('POST', '/api/v1/billing/confirm', { headers: as(admin), body: { checkout_id: checkout.json.id } });
+      const event = JSON.stringify({ id: 'evt_openapi', type: 'customer.created', created_at: new Date().toISOString(), data: {} });
+      const signature = signSandboxWebhook(SANDBOX_WEBHOOK_SECRET, event, Math.floor(Date.now() / 1000));
+      await call('POST', '/api/v1/billing/webhook', { headers: { 'content-type': 'application/json', [SANDBOX_SIGNATURE_HEADER]: signature }, rawBody: event });
+      await call('POST', '/api/v1/billing/webhook', { headers: { 'content-type': 'application/json', [SANDBOX_SIGNATURE_HEADER]: 't=1,v1=00' }, rawBody: event });
+      await call('GET', '/api/v1/billing/payments?limit=5', { headers: as(admin) });
+      await call('GET', '/api/v1/billing/payments', { headers: as(member) });
+      await call('POST', '/api/v1/billing/subscription', { headers: as(owner), body: { at_period_end: true } });
+      await call('POST', '/api/v1/billing/cancel', { headers: as(owner), body: { at_period_end: false } });
+      await call('POST', '/api/v1/billing/cancel', { headers: as(owner), body: {} });
+    });
+
+    it('the super admin’s payments', async () => {
+      const login = await call('POST', '/api/v1/admin/auth/login', { body: ADMIN });
+      await call('GET', `/api/v1/admin/payments?tenant_id=${owner.tenant_id}&status=succeeded`, { headers: as(login.json.token) });
+      await call('GET', '/api/v1/admin/payments?status=refunded', { headers: as(login.json.token) });
+      await call('GET', '/api/v1/admin/payments', { headers: as(owner) });
     });
 
     it('every described route was answered above', () => {

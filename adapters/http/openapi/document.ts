@@ -7,7 +7,9 @@ import { adminApi } from '../admin/admin.openapi';
 import { adminAnalyticsApi } from '../admin/analytics.openapi';
 import { adminPlansApi } from '../admin/plans.openapi';
 import { sandboxCheckoutPageApi } from '../billing/sandbox-page.openapi';
+import { adminPaymentsApi } from '../admin/payments.openapi';
 import { apiDescriptionApi } from '../api-description.openapi';
+import { billingApi } from '../billing/billing.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
@@ -30,11 +32,13 @@ const AREAS: readonly ApiArea[] = [
   orgTeamsApi,
   orgWorkspacesApi,
   orgAuditLogsApi,
+  billingApi,
   teamApi,
   adminApi,
   adminPlansApi,
   sandboxCheckoutPageApi,
   adminAnalyticsApi,
+  adminPaymentsApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
