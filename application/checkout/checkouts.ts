@@ -23,7 +23,7 @@ import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate 
 import type { EntitlementDependencies } from '../entitlement/entitlements';
 import { paidCheckoutPaymentId, recordPaymentSucceeded } from '../payment/payments';
 import type { PaymentProvider } from '../ports/payment-provider';
-import type { Principal } from '../session/sessions';
+import { type Principal, actingContext } from '../session/sessions';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type SubscriptionView, activateSubscription, currentSubscription } from '../subscription/subscriptions';
@@ -80,7 +80,6 @@ export function checkoutView(state: Exclude<CheckoutState, { status: 'absent' }>
   };
 }
 
-const actingAs = (principal: Principal, context: RequestContext): RequestContext => ({ ...context, tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } });
 const checkoutNotFound = () => notFound('checkout_not_found', 'no such checkout');
 
 /** Which plan to buy (by id or by code, one of them) and for which interval. */
@@ -164,7 +163,7 @@ export async function startCheckout(
       started_by: principal.user_id,
     },
   };
-  await handleCommand(deps, checkoutAggregate, stream, command, actingAs(principal, context));
+  await handleCommand(deps, checkoutAggregate, stream, command, actingContext(principal, context));
   const { state } = await loadAggregate(deps, checkoutAggregate, stream);
   if (state.status === 'absent') throw new Error(`checkout ${checkoutId} was recorded and cannot be read back`);
   return checkoutView(state);
@@ -226,7 +225,7 @@ export async function confirmCheckout(
   const stream = checkoutStream(checkoutId);
   const { state } = await loadAggregate(deps, checkoutAggregate, stream);
   if (state.status === 'absent' || state.tenant_id !== principal.tenant_id) throw checkoutNotFound();
-  const acting = actingAs(principal, context);
+  const acting = actingContext(principal, context);
   let position: number | null;
   if (state.status === 'paid') {
     // Settled already; settling again finishes what a stopped process may have left undone.

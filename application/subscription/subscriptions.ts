@@ -16,7 +16,7 @@ import {
 import { SUBSCRIPTIONS, type SubscriptionDocument } from '../../projections/subscriptions';
 import { type Aggregate, type CommandDependencies, type CommandResult, handleCommand } from '../command-handling/handle-command';
 import { type EntitlementDependencies, entitlementsOf, nextMonthStart, usageOf } from '../entitlement/entitlements';
-import type { Principal } from '../session/sessions';
+import { type Principal, actingContext } from '../session/sessions';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 
@@ -87,7 +87,6 @@ export function activateSubscription(
   });
 }
 
-const actingAs = (principal: Principal, context: RequestContext): RequestContext => ({ ...context, tenant_id: principal.tenant_id, actor: { kind: 'user', id: principal.user_id } });
 
 /**
  * Cancels the caller's subscription: at the end of the paid period (the default: the plan
@@ -100,7 +99,7 @@ export async function cancelSubscription(
   input: { at_period_end: boolean },
   context: RequestContext,
 ): Promise<SubscriptionView> {
-  const result = await handleCommand(deps, subscriptionAggregate, subscriptionStream(principal.tenant_id), { type: 'CancelSubscription', data: input }, actingAs(principal, context));
+  const result = await handleCommand(deps, subscriptionAggregate, subscriptionStream(principal.tenant_id), { type: 'CancelSubscription', data: input }, actingContext(principal, context));
   await deps.readYourWrites(result.position);
   return currentSubscription(deps, principal.tenant_id);
 }

@@ -213,6 +213,9 @@ describe('billing (/api/v1/billing, spec 4.9) and GET /api/v1/admin/payments', f
     it('activates the subscription and raises the limits', async () => {
       // On the free plan the organization's three seats are taken.
       expect(await checkQuota(server.platform.identity, owner.tenant_id, 'users')).to.include({ allowed: false, limit: 3, used: 3 });
+      const refused = await post('/api/v1/team/invite', { email: 'fourth-seat@example.com', role: 'member' }, owner);
+      expect(refused.status).to.equal(429);
+      expect(refused.json).to.include({ code: 'quota_exceeded', quota: 'users', limit: 3, used: 3 });
       checkoutId = (await checkout(owner)).json.id;
       paid = provider.pay(checkoutId);
       const response = await deliver(paid);
