@@ -7,6 +7,7 @@
 
 import { expect } from 'chai';
 import { checkQuota } from '../../application/entitlement/entitlements';
+import { recordPaymentSucceeded } from '../../application/payment/payments';
 import { createPlan, setPlanSellable } from '../../application/plan/plans';
 import type { ProviderEvent } from '../../application/ports/payment-provider';
 import type { DomainRecordedEvent } from '../../application/ports/domain-event-store';
@@ -14,7 +15,7 @@ import { userContext } from '../support/context';
 import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner } from '../support/identity';
 import { type SignedWebhook, TestPaymentProvider } from '../support/payment-provider';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
-import { ManualClock } from '../support/stores';
+import { ManualClock, eventually } from '../support/stores';
 
 const ADMIN = { email: 'root@billing.test', password: 'root password 123' };
 const DAY = 24 * 3600 * 1000;
@@ -421,6 +422,31 @@ describe('billing (/api/v1/billing, spec 4.9) and GET /api/v1/admin/payments', f
       for (const response of confirms) expect(response.json.checkout).to.include({ status: 'paid', payment_id: paymentIdOf(payments[0]) });
       expect(await recorded('SubscriptionStarted', ofTenant(buyer.tenant_id))).to.have.length(1);
       expect(await recorded('SubscriptionRenewed', ofTenant(buyer.tenant_id))).to.have.length(0);
+    });
+  });
+
+  describe('crash safety', () => {
+    it('a payment recorded by a request that stopped before settling it is settled by the checkout_settlement saga', async () => {
+      const buyer = await registerOwner(server, 'stopped-settlement');
+      const opened = (await checkout(buyer)).json;
+      const paid = provider.pay(opened.id);
+      // What the webhook's first step records; the process stops there.
+      const recordedPayment = await recordPaymentSucceeded(
+        server.platform.commands,
+        { tenant_id: buyer.tenant_id, checkout_id: opened.id, plan_id: 'starter', interval: 'month', amount: 2900, currency: 'usd', provider: 'test', provider_payment_id: 'tpp_stopped', paid_at: clock.now().toISOString() },
+        userContext({ tenant_id: buyer.tenant_id }),
+      );
+      expect(recordedPayment.events).to.have.length(1);
+      await eventually(async () => (await recorded('SubscriptionStarted', ofTenant(buyer.tenant_id))).length === 1, 10_000, 'the saga to activate the subscription');
+      expect((await server.platform.eventStore.readStream(`checkout-${opened.id}`)).map((event) => event.type)).to.deep.equal(['CheckoutStarted', 'CheckoutCompleted']);
+      const [started] = await recorded('SubscriptionStarted', ofTenant(buyer.tenant_id));
+      expect(started.metadata.actor).to.deep.equal({ kind: 'system', id: 'checkout_settlement' });
+      // The provider delivers its webhook again: recorded as received, nothing applied twice.
+      const redelivered = await deliver(paid);
+      expect(redelivered.json).to.deep.equal({ received: true, outcome: 'applied', duplicate: false });
+      expect(await recorded('PaymentSucceeded', ofCheckout(opened.id))).to.have.length(1);
+      expect(await recorded('SubscriptionStarted', ofTenant(buyer.tenant_id))).to.have.length(1);
+      expect((await get('/api/v1/billing/subscription', buyer)).json.status).to.equal('active');
     });
   });
 
