@@ -282,7 +282,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     // configuration: every checkout page is then 404.
     sandboxCheckoutPageRouter(paymentProvider instanceof SandboxPaymentProvider ? paymentProvider : null),
     adminAnalyticsRouter(identity),
-    billingRouter(identity, accessDenials, { paymentProvider, billing: { returnUrl: config.billingReturnUrl } }),
+    billingRouter(identity, accessDenials, { paymentProvider, billing: { returnUrl: config.billingReturnUrl, publicUrl: config.publicUrl } }),
     adminPaymentsRouter(identity),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });

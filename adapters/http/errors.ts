@@ -2,6 +2,7 @@
 // section 7.1. Domain errors map by kind; anything unexpected is a 500 that says nothing more.
 
 import { DomainError, type DomainErrorKind } from '../../domain/shared/errors';
+import { PaymentProviderError, ProviderCheckoutNotFoundError } from '../../application/ports/payment-provider';
 import { InvalidCursorError } from '../../application/ports/read-store';
 
 export class HttpError extends Error {
@@ -53,6 +54,10 @@ export function toErrorResponse(error: unknown): ErrorResponse {
     return { status: STATUS_OF_KIND[error.kind], body, headers: {}, unexpected: false };
   }
   if (error instanceof InvalidCursorError) return { status: 400, body: { code: 'invalid_cursor', message: error.message }, headers: {}, unexpected: false };
+  // The provider's fault (or a checkout it lost), never the client's: 502, not the provider's own status. Logged: someone should look.
+  if (error instanceof PaymentProviderError || error instanceof ProviderCheckoutNotFoundError) {
+    return { status: 502, body: { code: 'payment_provider_error', message: 'the payment provider refused or could not be reached; try again later' }, headers: {}, unexpected: true };
+  }
   const clientError = error as ClientError;
   const status = clientError?.status ?? clientError?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

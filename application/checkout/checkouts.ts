@@ -13,14 +13,13 @@
 
 import { type CheckoutCommand, type CheckoutEvent, type CheckoutState, checkoutDecider, checkoutEvents, checkoutPrice, checkoutStream } from '../../domain/checkout/checkout';
 import { paymentStream } from '../../domain/payment/payment';
-import { FREE_PLAN_CODE } from '../../domain/plan/catalogue';
 import type { PlanInterval } from '../../domain/plan/plan';
 import { conflict, invalid, notFound } from '../../domain/shared/errors';
 import { subscriptionStream } from '../../domain/subscription/subscription';
 import { PLANS, type PlanDocument } from '../../projections/plans';
 import { USERS, type UserDocument } from '../../projections/users';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import type { EntitlementDependencies } from '../entitlement/entitlements';
+import { type EntitlementDependencies, defaultPlanCode } from '../entitlement/entitlements';
 import { paidCheckoutPaymentId, recordPaymentSucceeded } from '../payment/payments';
 import type { PaymentProvider } from '../ports/payment-provider';
 import { type Principal, actingContext } from '../session/sessions';
@@ -36,6 +35,8 @@ export interface CheckoutDependencies extends CommandDependencies, ReadModelDepe
   billing: {
     /** BILLING_RETURN_URL: the page payers return to (with `checkout_id` and `checkout` = `success` or `canceled`); null: the platform's base URL. */
     returnUrl: string | null;
+    /** PUBLIC_URL: the platform's base URL; null: the base of the request that opens the checkout. */
+    publicUrl: string | null;
   };
 }
 
@@ -108,9 +109,10 @@ function returnUrl(base: string, checkoutId: string, outcome: 'success' | 'cance
 
 /**
  * Opens a checkout for one period of a sellable, priced plan (409 `plan_not_sellable`,
- * `plan_is_free`, `interval_not_offered`; 404 `plan_not_found`) at the payment provider, and
- * answers where the payer pays. `platformUrl` is the platform's base URL as the caller reached
- * it: the provider's webhooks go there. Under an Idempotency-Key the checkout's id derives from
+ * `plan_is_default`, `plan_is_free`, `interval_not_offered`; 404 `plan_not_found`) at the
+ * payment provider, and answers where the payer pays. The checkout's URLs are on PUBLIC_URL,
+ * or else on `platformUrl`, the platform's base URL as the caller reached it: the provider's
+ * webhooks go there. Under an Idempotency-Key the checkout's id derives from
  * the key, so a retry finds the checkout the first request opened.
  */
 export async function startCheckout(
@@ -122,7 +124,7 @@ export async function startCheckout(
   options: { idempotencyKey?: string } = {},
 ): Promise<CheckoutView> {
   const plan = await planToBuy(deps, input);
-  const price = checkoutPrice(plan, input.interval, FREE_PLAN_CODE);
+  const price = checkoutPrice(plan, input.interval, await defaultPlanCode(deps));
   if (price._tag === 'Left') throw price.left;
   const checkoutId = options.idempotencyKey === undefined ? deps.ids.newId() : deps.ids.fromKey(`${options.idempotencyKey}:checkout`);
   const stream = checkoutStream(checkoutId);
@@ -132,7 +134,7 @@ export async function startCheckout(
     return checkoutView(earlier.state);
   }
   const user = await deps.readStore.collection<UserDocument>(USERS).get(principal.user_id);
-  const base = platformUrl.replace(/\/+$/, '');
+  const base = (deps.billing.publicUrl ?? platformUrl).replace(/\/+$/, '');
   const returnTo = deps.billing.returnUrl ?? `${base}/`;
   const opened = await deps.paymentProvider.createCheckout({
     checkout_id: checkoutId,
@@ -145,6 +147,7 @@ export async function startCheckout(
     success_url: returnUrl(returnTo, checkoutId, 'success'),
     cancel_url: returnUrl(returnTo, checkoutId, 'canceled'),
     webhook_url: `${base}/api/v1/billing/webhook`,
+    platform_url: base,
   });
   const command: CheckoutCommand = {
     type: 'StartCheckout',

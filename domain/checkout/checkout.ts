@@ -142,13 +142,13 @@ export interface PlanForSale {
 
 /**
  * The price a checkout collects for one period of `plan`, or why it cannot be bought: a
- * retired plan is no longer sold, the default plan and any zero price need no payment (a
- * tenant returns to the default plan by cancelling), and an interval the plan is not priced
- * for cannot be chosen.
+ * retired plan is no longer sold, the default plan (every tenant without a subscription is on
+ * it; a tenant returns to it by cancelling) and a zero price need no payment, and an interval
+ * the plan is not priced for cannot be chosen.
  */
 export function checkoutPrice(plan: PlanForSale, interval: PlanInterval, defaultPlanCode: string): Either<DomainError, PlanPrice> {
   if (plan.status !== 'sellable') return left(conflict('plan_not_sellable', `the ${plan.code} plan is no longer sold`));
-  if (plan.code === defaultPlanCode) return left(conflict('plan_is_free', `the ${plan.code} plan needs no payment: cancel the subscription to return to it`));
+  if (plan.code === defaultPlanCode) return left(conflict('plan_is_default', `the ${plan.code} plan is the default plan, which needs no payment: cancel the subscription to return to it`));
   const price = priceOf(plan, interval);
   if (!price) return left(conflict('interval_not_offered', `the ${plan.code} plan is not sold by the ${interval}`));
   if (price.amount <= 0) return left(conflict('plan_is_free', `the ${plan.code} plan costs nothing by the ${interval}: there is nothing to pay`));

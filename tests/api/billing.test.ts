@@ -182,7 +182,7 @@ describe('billing (/api/v1/billing, spec 4.9) and GET /api/v1/admin/payments', f
       expect((await post('/api/v1/billing/checkout', { plan_code: 'nope', interval: 'month' }, owner)).status).to.equal(404);
       const free = await post('/api/v1/billing/checkout', { plan_code: 'free', interval: 'month' }, owner);
       expect(free.status).to.equal(409);
-      expect(free.json.code).to.equal('plan_is_free');
+      expect(free.json.code).to.equal('plan_is_default');
       const context = userContext();
       const monthly = await createPlan(
         server.platform.identity,
@@ -422,6 +422,24 @@ describe('billing (/api/v1/billing, spec 4.9) and GET /api/v1/admin/payments', f
       for (const response of confirms) expect(response.json.checkout).to.include({ status: 'paid', payment_id: paymentIdOf(payments[0]) });
       expect(await recorded('SubscriptionStarted', ofTenant(buyer.tenant_id))).to.have.length(1);
       expect(await recorded('SubscriptionRenewed', ofTenant(buyer.tenant_id))).to.have.length(0);
+    });
+  });
+
+  describe('the provider out of reach', () => {
+    it('is 502 payment_provider_error for checkout and confirm, recording nothing', async () => {
+      const open = (await checkout(owner)).json.id;
+      provider.down = true;
+      try {
+        const refused = await post('/api/v1/billing/checkout', { plan_code: 'starter', interval: 'month' }, owner);
+        expect(refused.status).to.equal(502);
+        expect(refused.json.code).to.equal('payment_provider_error');
+        expect(await refused.events()).to.deep.equal([]);
+        const unconfirmed = await post('/api/v1/billing/confirm', { checkout_id: open }, owner);
+        expect(unconfirmed.status).to.equal(502);
+        expect(await unconfirmed.events()).to.deep.equal([]);
+      } finally {
+        provider.down = false;
+      }
     });
   });
 

@@ -91,9 +91,9 @@ describe('checkoutPrice: what a checkout may sell', () => {
     expect(checkoutPrice(starter, 'month', 'free')).to.deep.equal({ _tag: 'Right', right: { interval: 'month', amount: 2900, currency: 'usd' } });
   });
 
-  it('refuses a retired plan, the default plan, a zero price and an interval the plan is not sold by', () => {
+  it('refuses a retired plan, the default plan (whatever its price), a zero price and an interval the plan is not sold by', () => {
     expect(refusal({ ...starter, status: 'retired' }, 'month')).to.equal('conflict:plan_not_sellable');
-    expect(refusal({ ...starter, code: 'free' }, 'month')).to.equal('conflict:plan_is_free');
+    expect(refusal({ ...starter, code: 'free' }, 'month')).to.equal('conflict:plan_is_default');
     expect(refusal(starter, 'year')).to.equal('conflict:plan_is_free');
     expect(refusal({ ...starter, prices: [starter.prices[0]] }, 'year')).to.equal('conflict:interval_not_offered');
   });

@@ -14,6 +14,7 @@ import {
   type ProviderCheckout,
   type ProviderCheckoutStatus,
   type ProviderEvent,
+  PaymentProviderError,
   WebhookSignatureError,
 } from '../../application/ports/payment-provider';
 
@@ -39,6 +40,8 @@ export class TestPaymentProvider implements PaymentProvider {
   private readonly checkouts = new Map<string, TestCheckout>();
   /** Every checkout request the platform made, oldest first. */
   readonly requests: CheckoutRequest[] = [];
+  /** While true the provider cannot be reached: its API calls fail as an adapter reports it. */
+  down = false;
 
   constructor(
     private readonly clock: Clock,
@@ -47,6 +50,7 @@ export class TestPaymentProvider implements PaymentProvider {
   ) {}
 
   async createCheckout(request: CheckoutRequest): Promise<ProviderCheckout> {
+    if (this.down) throw new PaymentProviderError(this.name, 'the provider cannot be reached');
     this.requests.push(request);
     // The same checkout id again is the same checkout (a retried request).
     const existing = [...this.checkouts.values()].find((checkout) => checkout.request.checkout_id === request.checkout_id);
@@ -61,6 +65,7 @@ export class TestPaymentProvider implements PaymentProvider {
   }
 
   async retrieveCheckout(providerCheckoutId: string): Promise<ProviderCheckoutStatus> {
+    if (this.down) throw new PaymentProviderError(this.name, 'the provider cannot be reached');
     const checkout = this.checkout(providerCheckoutId);
     if (checkout.status.status !== 'paid' && Date.parse(checkout.expires_at) <= this.clock.now().getTime()) checkout.status = { status: 'expired' };
     return checkout.status;

@@ -111,12 +111,12 @@ export const billingApi: ApiArea = {
         idempotent: true,
         summary: 'Start buying a plan',
         description:
-          'Opens a checkout for one period of a plan, named by `plan_id` or `plan_code` (one of them). The payer pays at `url`. 404 `plan_not_found`; 409 `plan_not_sellable` (retired), `plan_is_free` (the free plan, or a zero price), `interval_not_offered`.',
+          'Opens a checkout for one period of a plan, named by `plan_id` or `plan_code` (one of them). The payer pays at `url`. 404 `plan_not_found`; 409 `plan_not_sellable` (retired), `plan_is_default` (the default plan), `plan_is_free` (a zero price), `interval_not_offered`. 502 `payment_provider_error` when the provider refuses or cannot be reached.',
         access: 'user',
         role: 'admin',
         body: { json: schemaOfCodec(CheckoutBody) },
         success: { status: 201, description: 'the open checkout', json: ref('Checkout') },
-        errors: [404, 409],
+        errors: [404, 409, 502],
       },
     },
     '/api/v1/billing/confirm': {
@@ -124,12 +124,12 @@ export const billingApi: ApiArea = {
         idempotent: true,
         summary: 'Confirm a checkout',
         description:
-          'Asks the payment provider how the checkout stands. Paid: the payment is recorded (once, however often it is confirmed or reported by webhook) and the subscription activated. The same checkout confirmed again gives the same answer. 404 `checkout_not_found`.',
+          'Asks the payment provider how the checkout stands. Paid: the payment is recorded (once, however often it is confirmed or reported by webhook) and the subscription activated. The same checkout confirmed again gives the same answer. 404 `checkout_not_found`; 502 `payment_provider_error` when the provider refuses, cannot be reached, or has lost the checkout.',
         access: 'user',
         role: 'admin',
         body: { json: schemaOfCodec(ConfirmBody) },
         success: { status: 200, description: 'the checkout and the subscription', json: ref('CheckoutConfirmation') },
-        errors: [404, 409],
+        errors: [404, 409, 502],
       },
     },
     '/api/v1/billing/subscription': {

@@ -19,7 +19,7 @@ export type Access = 'public' | 'user' | 'admin_token' | 'metrics_token' | 'opti
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** Error statuses a route can answer with `{code, message, field?}`. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 422 | 429;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 422 | 429 | 502;
 
 export interface QueryParameter {
   name: string;

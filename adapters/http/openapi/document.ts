@@ -59,6 +59,7 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }
     name: 'TooManyRequests',
     description: 'a rate limit was hit (`rate_limited`; `Retry-After` says when to try again), or a quota of the plan (`quota_exceeded`, with `quota`, `limit`, `used` and `resets_at`, null for a limit that does not reset)',
   },
+  502: { name: 'BadGateway', description: 'an outside service the platform relies on (the payment provider) refused or could not be reached; try again later' },
 };
 
 const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
