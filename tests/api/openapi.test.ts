@@ -411,9 +411,10 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('POST', '/api/v1/billing/checkout', { headers: as(member), body: { plan_code: 'starter', interval: 'month' } });
       await call('POST', '/api/v1/billing/confirm', { headers: as(admin), body: { checkout_id: checkout.json.id } });
       await call('POST', '/api/v1/billing/confirm', { headers: as(admin), body: { checkout_id: 'none' } });
-      // Paid on the sandbox's page, which delivers its signed webhook to the platform.
+      // Paid on the sandbox's page, which delivers its signed webhook to the platform (the
+      // page then sends the browser on to the success URL, which this platform does not serve).
       const page = new URL(checkout.json.url).pathname;
-      await call('POST', page, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, rawBody: 'card_number=4242424242424242&expiry=12%2F40&cvc=123' });
+      await server.request('POST', page, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, rawBody: 'card_number=4242424242424242&expiry=12%2F40&cvc=123' });
       await call('POST', '/api/v1/billing/confirm', { headers: as(admin), body: { checkout_id: checkout.json.id } });
       const event = JSON.stringify({ id: 'evt_openapi', type: 'customer.created', created_at: new Date().toISOString(), data: {} });
       const signature = signSandboxWebhook(SANDBOX_WEBHOOK_SECRET, event, Math.floor(Date.now() / 1000));
