@@ -3,6 +3,7 @@
 // Counts come from read models: totals from the collections' counts, the month from the
 // `daily_usage` days since the first of the month.
 
+import { PLAN_APPLYING_STATUSES } from '../../domain/subscription/subscription';
 import { type DailyUsageDocument, USAGE_METRICS } from '../../projections/daily-usage';
 import { MEMBERSHIPS } from '../../projections/memberships';
 import { PLANS, type PlanDocument } from '../../projections/plans';
@@ -23,11 +24,6 @@ export type AnalyticsDependencies = ReadModelDependencies & { clock: Clock };
 const TENANT_STATUSES_COUNTED: Record<TenantDocument['status'], true> = { active: true, suspended: true, deleted: true };
 export const TENANT_STATUSES = Object.keys(TENANT_STATUSES_COUNTED) as Array<TenantDocument['status']>;
 
-/**
- * Subscription states whose plan applies (application/entitlement's rule): the subscriptions
- * that count as active here.
- */
-const ACTIVE_SUBSCRIPTION_STATUSES = ['active', 'past_due', 'canceling'];
 
 export interface PlatformOverview {
   generated_at: string;
@@ -49,7 +45,7 @@ async function subscriptionsByPlan(deps: ReadModelDependencies): Promise<Platfor
       plan_id: plan.id,
       plan_code: plan.code,
       plan_name: plan.name,
-      active: await subscriptions.count({ plan_id: plan.id, status: { in: ACTIVE_SUBSCRIPTION_STATUSES } }),
+      active: await subscriptions.count({ plan_id: plan.id, status: { in: PLAN_APPLYING_STATUSES } }),
     })),
   );
   return { active: by_plan.reduce((sum, plan) => sum + plan.active, 0), by_plan };

@@ -2,16 +2,16 @@
 // payments: the overview, tenants with their figures, and the daily series with their range.
 
 import { expect } from 'chai';
-import { type Aggregate, handleCommand } from '../../application/command-handling/handle-command';
-import { type PaymentCommand, type PaymentEvent, type PaymentFactsData, type PaymentState, paymentDecider, paymentEvents, paymentStream } from '../../domain/payment/payment';
-import { SUBSCRIPTIONS } from '../../projections/subscriptions';
+import { handleCommand } from '../../application/command-handling/handle-command';
+import { type PaymentCommand, type PaymentFactsData, paymentStream } from '../../domain/payment/payment';
+import { activateSubscription } from '../../application/subscription/subscriptions';
+import { paymentAggregate } from '../../application/payment/payments';
 import { userContext } from '../support/context';
 import { type Account, joinAs, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
 
 const ADMIN = { email: 'root@analytics.test', password: 'root password 123' };
-const paymentAggregate: Aggregate<PaymentCommand, PaymentEvent, PaymentState> = { decider: paymentDecider, events: paymentEvents };
 
 describe('super admin analytics and usage (/api/v1/admin/analytics, /usage)', () => {
   let server: TestServer;
@@ -52,14 +52,15 @@ describe('super admin analytics and usage (/api/v1/admin/analytics, /usage)', ()
     await recordPayment('succeeded', 'pay-alpha', alpha.tenant_id, 4900, 'usd', '2026-11-20T12:00:00.000Z');
     await recordPayment('failed', 'pay-beta-declined', beta.tenant_id, 3900, 'eur', '2026-11-21T07:00:00.000Z');
     await recordPayment('succeeded', 'pay-beta', beta.tenant_id, 3900, 'eur', '2026-11-22T09:00:00.000Z');
-    // The subscription aggregate (billing) fills this read model; until it is merged, the
-    // document it would write for a tenant on the starter plan stands in.
-    await server.platform.readStore.collection(SUBSCRIPTIONS).put({ id: alpha.tenant_id, tenant_id: alpha.tenant_id, plan_id: 'starter', status: 'active', position: 0 });
+    // Alpha's payment bought the starter plan.
+    const activated = await activateSubscription(
+      server.platform.commands,
+      { tenant_id: alpha.tenant_id, plan_id: 'starter', plan_code: 'starter', interval: 'month', payment_id: 'pay-alpha', checkout_id: 'checkout-pay-alpha', paid_at: '2026-11-20T12:00:00.000Z' },
+      userContext({ tenant_id: alpha.tenant_id, actor: { kind: 'system', id: 'payment_provider' } }),
+    );
+    await server.platform.readYourWrites(activated.position);
   });
-  after(async () => {
-    await server.platform.readStore.collection(SUBSCRIPTIONS).delete(alpha.tenant_id);
-    await server.close();
-  });
+  after(() => server.close());
 
   describe('GET /analytics/overview', () => {
     it("counts tenants by status, members, active subscriptions by plan, and this month's payments and revenue", async () => {

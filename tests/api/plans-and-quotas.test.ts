@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { FeatureNotInPlanError, QuotaExceededError, requireFeature, requireQuota } from '../../application/entitlement/entitlements';
 import { seedPlanCatalogue } from '../../application/plan/plans';
+import { activateSubscription } from '../../application/subscription/subscriptions';
+import { userContext } from '../support/context';
 import { AUDIT_LOG, type AuditLogEntry } from '../../projections/audit-log';
 import { PLANS } from '../../projections/plans';
 import { type Account, joinAs, registerOwner } from '../support/identity';
@@ -92,12 +94,17 @@ describe('plans, quotas and overrides (spec 4.9, 4.16, 7.1)', () => {
 
     it('retires a plan somebody is subscribed to instead of deleting it', async () => {
       const plan = await server.request('POST', '/api/v1/admin/plans', { headers: as(token), body: { code: 'subscribed', ...TERMS } });
-      await server.platform.readStore.collection('subscriptions').put({ id: 'tenant-x', tenant_id: 'tenant-x', plan_id: plan.json.id, status: 'active', position: 0 });
+      const subscriber = await registerOwner(server, 'quota-subscriber');
+      const activated = await activateSubscription(
+        server.platform.commands,
+        { tenant_id: subscriber.tenant_id, plan_id: plan.json.id, plan_code: 'subscribed', interval: 'month', payment_id: 'pay-subscribed', checkout_id: 'checkout-subscribed', paid_at: new Date().toISOString() },
+        userContext({ tenant_id: subscriber.tenant_id }),
+      );
+      await server.platform.readYourWrites(activated.position);
       const deleted = await server.request('DELETE', `/api/v1/admin/plans/${plan.json.id}`, { headers: as(token) });
       expect(deleted.json).to.deep.equal({ id: plan.json.id, outcome: 'retired' });
       const read = await server.request('GET', `/api/v1/admin/plans/${plan.json.id}`, { headers: as(token) });
       expect(read.json).to.include({ status: 'retired', subscribers: 1 });
-      await server.platform.readStore.collection('subscriptions').delete('tenant-x');
     });
 
     it("puts every plan event in the platform's audit log with the admin as actor, and the chain verifies", async () => {
