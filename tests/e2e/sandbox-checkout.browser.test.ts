@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import type { CheckoutRequest, ProviderCheckout } from '../../application/ports/payment-provider';
+import { registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver';
 
@@ -105,5 +106,57 @@ describe('the sandbox checkout page in headless Chromium', function () {
     const problem = await page!.waitForSelector('#card_number-error');
     expect(await problem.textContent()).to.match(/^This is not a sandbox test card/);
     expect(receiver!.deliveries).to.deep.equal([]);
+  });
+});
+
+describe('a plan bought in headless Chromium, from the console to an active subscription', function () {
+  this.timeout(60_000);
+  let server: TestServer | null = null;
+  let console_: WebhookReceiver | null = null;
+  let browser: Browser | null = null;
+
+  before(async function () {
+    if (!fs.existsSync(CHROMIUM)) {
+      console.log(`    skipped: ${CHROMIUM} is absent; install Debian's chromium package (apt-get install -y chromium) to run the browser suite`);
+      this.skip();
+    }
+    // Stands where the console is: the page sends the payer back there.
+    console_ = await startWebhookReceiver();
+    server = await startTestServer({ SCRYPT_LOG_N: '12', BILLING_RETURN_URL: `${console_.url}/billing` });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, timeout: 30_000 });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+    await console_?.close();
+  });
+
+  it('opens the checkout through POST /billing/checkout, pays on the hosted page, and the platform learns it only from the signed webhook', async () => {
+    const owner = await registerOwner(server!, 'chromium-buyer');
+    const as = { authorization: `Bearer ${owner.token}` };
+    const checkout = await server!.request('POST', '/api/v1/billing/checkout', { headers: as, body: { plan_code: 'growth', interval: 'year' } });
+    expect(checkout.status).to.equal(201);
+    const page = await browser!.newPage();
+    await page.goto(checkout.json.url);
+    expect(await page.textContent('h1')).to.equal('Growth');
+    await page.fill('#card_number', '4242 4242 4242 4242');
+    await page.fill('#expiry', '12/40');
+    await page.fill('#cvc', '123');
+    await Promise.all([page.waitForURL(/\/billing\?/), page.click('#pay')]);
+    const landed = new URL(page.url());
+    expect(landed.searchParams.get('checkout')).to.equal('success');
+    expect(landed.searchParams.get('checkout_id')).to.equal(checkout.json.id);
+    await page.close();
+
+    // The sandbox delivered its webhook before it sent the browser on: the plan applies now.
+    const subscription = await server!.request('GET', '/api/v1/billing/subscription', { headers: as });
+    expect(subscription.json).to.deep.include({ status: 'active', interval: 'year' });
+    expect(subscription.json.plan.code).to.equal('growth');
+    const payments = await server!.platform.eventStore.readAll({ filter: { kind: 'event_type', types: ['PaymentSucceeded', 'ProviderEventReceived'] }, maxCount: 1000 });
+    expect(payments.map((event) => event.type)).to.deep.equal(['PaymentSucceeded', 'ProviderEventReceived']);
+    expect(payments.map((event) => event.metadata.actor)).to.deep.equal([
+      { kind: 'system', id: 'payment_provider:sandbox' },
+      { kind: 'system', id: 'payment_provider:sandbox' },
+    ]);
   });
 });
