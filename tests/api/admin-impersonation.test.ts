@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import type { RecordedEvent } from '../../application/ports/event-store';
 import { type Account, PASSWORD, gql, joinAs, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
+import { expectEveryEventAudited } from '../support/audit';
 
 const ADMIN = { email: 'root@impersonation.test', password: 'root password 123' };
 const TTL_SECONDS = 600;
@@ -158,5 +159,11 @@ describe('super admin impersonation (POST /api/v1/admin/tenants/{id}/impersonate
     await server.request('POST', `/api/v1/admin/tenants/${victim.tenant_id}/suspend`, { headers: bearer(adminToken), body: { reason: 'review' } });
     const refused = await server.request('GET', '/api/v1/org/members', { headers: bearer(token) });
     expect([refused.status, refused.json.code]).to.deep.equal([403, 'tenant_suspended']);
+  });
+  describe('the audit log, after everything above', () => {
+    it('puts every event it recorded in an audit log with its actor and subject, the impersonation among them', async () => {
+      const seen = await expectEveryEventAudited(server);
+      expect([...seen]).to.include.members(['ImpersonationStarted']);
+    });
   });
 });

@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { type Account, LOGIN, PASSWORD, gql, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
+import { expectEveryEventAudited } from '../support/audit';
 
 const ADMIN = { email: 'root@tenants.test', password: 'root password 123' };
 
@@ -432,6 +433,12 @@ describe('super admin tenants (/api/v1/admin/tenants)', () => {
         const refused = await admin('GET', `/tenants${query}`);
         expect([refused.status, refused.json.code], query).to.deep.equal([400, 'invalid_cursor']);
       }
+    });
+  });
+  describe('the audit log, after everything above', () => {
+    it('puts every event it recorded in an audit log with its actor, these new kinds among them', async () => {
+      const seen = await expectEveryEventAudited(server);
+      expect([...seen]).to.include.members(['TenantDeleted']);
     });
   });
 });

@@ -16,6 +16,7 @@ import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner } from '../su
 import { type SignedWebhook, TestPaymentProvider } from '../support/payment-provider';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { ManualClock, eventually } from '../support/stores';
+import { expectEveryEventAudited } from '../support/audit';
 
 const ADMIN = { email: 'root@billing.test', password: 'root password 123' };
 const DAY = 24 * 3600 * 1000;
@@ -622,6 +623,12 @@ describe('billing (/api/v1/billing, spec 4.9) and GET /api/v1/admin/payments', f
       expect((await get('/api/v1/billing/payments', adminToken)).status).to.equal(401);
       expect((await get('/api/v1/billing/payments?limit=0', owner)).json).to.include({ code: 'invalid_limit', field: 'limit' });
       expect((await get('/api/v1/billing/payments?cursor=', owner)).json.code).to.equal('invalid_cursor');
+    });
+  });
+  describe('the audit log, after everything above', () => {
+    it('puts every event it recorded in an audit log with its actor, these new kinds among them', async () => {
+      const seen = await expectEveryEventAudited(server);
+      expect([...seen]).to.include.members(['CheckoutStarted', 'CheckoutCompleted', 'CheckoutAttemptFailed', 'CheckoutExpired', 'PaymentSucceeded', 'PaymentFailed', 'ProviderEventReceived', 'SubscriptionStarted', 'SubscriptionRenewed', 'SubscriptionCancellationScheduled', 'SubscriptionCanceled', 'SubscriptionPastDue', 'SubscriptionEnded']);
     });
   });
 });

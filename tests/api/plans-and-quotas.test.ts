@@ -8,6 +8,7 @@ import { PLANS } from '../../projections/plans';
 import { type Account, joinAs, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
+import { expectEveryEventAudited } from '../support/audit';
 
 const ADMIN = { email: 'root@plans.test', password: 'root password 123' };
 const TERMS = {
@@ -82,6 +83,9 @@ describe('plans, quotas and overrides (spec 4.9, 4.16, 7.1)', () => {
       expect(await retired.events()).to.deep.equal(['PlanRetired@plan']);
       const sellable = await server.request('GET', '/api/v1/admin/plans?status=sellable', { headers: as(token) });
       expect(sellable.json.items.map((plan: { id: string }) => plan.id)).to.not.include(id);
+      const reinstated = await server.request('PUT', `/api/v1/admin/plans/${id}`, { headers: as(token), body: { ...TERMS, limits: { ...TERMS.limits, users: 8 }, sellable: true } });
+      expect(reinstated.json.status).to.equal('sellable');
+      expect(await reinstated.events()).to.deep.equal(['PlanReinstated@plan']);
 
       const deleted = await server.request('DELETE', `/api/v1/admin/plans/${id}`, { headers: as(token) });
       expect(deleted.json).to.deep.equal({ id, outcome: 'deleted' });
@@ -262,6 +266,12 @@ describe('plans, quotas and overrides (spec 4.9, 4.16, 7.1)', () => {
       expect((sdk as FeatureNotInPlanError).details()).to.deep.equal({ feature: 'sdk_connections', plan: 'premium' });
       expect(((await requireFeature(deps, owner.tenant_id, 'whatsapp').catch((error: unknown) => error)) as FeatureNotInPlanError).details()).to.deep.equal({ feature: 'whatsapp', plan: 'growth' });
       expect(member.tenant_id).to.equal(owner.tenant_id);
+    });
+  });
+  describe('the audit log, after everything above', () => {
+    it('puts every event it recorded in an audit log with its actor, these new kinds among them', async () => {
+      const seen = await expectEveryEventAudited(server);
+      expect([...seen]).to.include.members(['PlanCreated', 'PlanTermsChanged', 'PlanRetired', 'PlanReinstated', 'PlanDeleted', 'PlatformSettingsChanged', 'QuotaOverridesSet']);
     });
   });
 });
