@@ -12,6 +12,8 @@ import { idempotencyKeyEvents } from './idempotency-key/idempotency-key';
 import { invitationEvents } from './invitation/invitation';
 import { membershipEvents } from './membership/membership';
 import { paymentEvents } from './payment/payment';
+import { documentEvents } from './document/document';
+import { conversationEvents } from './conversation/conversation';
 import { planEvents } from './plan/plan';
 import { providerEventEvents } from './provider-event/provider-event';
 import { quotaOverrideEvents } from './quota-override/quota-override';
@@ -48,6 +50,8 @@ export const domainEvents = eventRegistry([
   checkoutEvents,
   subscriptionEvents,
   providerEventEvents,
+  documentEvents,
+  conversationEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

@@ -1,0 +1,242 @@
+// The conversation aggregate: one conversation between a tenant's assistant (or its people)
+// and a user or end user, with every message in it. Stream `conversation-<id>`.
+//
+// Status (docs/assistant.md lists the transitions):
+//   open       the assistant answers;
+//   pending    waiting for the customer; the assistant still answers a new message;
+//   handed_off a person has taken over: the assistant is paused and answers nothing;
+//   resolved   done; a new message from the user opens it again.
+// Allowed: open -> pending | handed_off | resolved; pending -> open | handed_off | resolved;
+// handed_off -> open | resolved; resolved -> open. A human agent's reply moves an open or
+// pending conversation to handed_off: the assistant stays paused until someone sets it back
+// to open. A deleted conversation is kept for audit and accepts nothing more.
+
+import * as t from 'io-ts';
+import { type Either, left, right } from 'fp-ts/Either';
+import type { Decider } from '../shared/decider';
+import { type DomainError, conflict, notFound } from '../shared/errors';
+import { declareEvent, type EventOf, eventGroup, type GroupEvent } from '../shared/events';
+import { toStreamName } from '../shared/stream-names';
+import { checkText } from '../shared/text';
+
+export const CONVERSATION_STATUSES = ['open', 'pending', 'handed_off', 'resolved'] as const;
+export const ConversationStatus = t.keyof({ open: null, pending: null, handed_off: null, resolved: null });
+export type ConversationStatus = t.TypeOf<typeof ConversationStatus>;
+
+export const CHANNELS = ['console', 'api', 'widget', 'whatsapp'] as const;
+export const Channel = t.keyof({ console: null, api: null, widget: null, whatsapp: null });
+export type Channel = t.TypeOf<typeof Channel>;
+
+const Party = t.type({ kind: t.keyof({ user: null, end_user: null, admin: null, system: null }), id: t.string });
+
+/** A passage of the knowledge base an answer cites. */
+export const Citation = t.type({ passage_id: t.string, document_id: t.string, chunk_id: t.string, title: t.string });
+export type Citation = t.TypeOf<typeof Citation>;
+
+const Usage = t.union([t.type({ prompt_tokens: t.number, completion_tokens: t.number }), t.null]);
+
+export const ConversationStarted = declareEvent(
+  'ConversationStarted',
+  t.type({ conversation_id: t.string, tenant_id: t.string, workspace_id: t.union([t.string, t.null]), channel: Channel, title: t.string, started_by: Party, started_at: t.string }),
+);
+export const UserMessagePosted = declareEvent(
+  'UserMessagePosted',
+  t.type({
+    conversation_id: t.string,
+    tenant_id: t.string,
+    message_id: t.string,
+    text: t.string,
+    author: Party,
+    /** X-End-User-Token and X-End-User-Session of the turn, sealed (tool calls forward them); null when absent. */
+    end_user_token_sealed: t.union([t.string, t.null]),
+    end_user_session_sealed: t.union([t.string, t.null]),
+    posted_at: t.string,
+  }),
+);
+export const AssistantAnswered = declareEvent(
+  'AssistantAnswered',
+  t.type({
+    conversation_id: t.string,
+    tenant_id: t.string,
+    message_id: t.string,
+    reply_to: t.string,
+    text: t.string,
+    citations: t.array(Citation),
+    /** Whether the answer rests on the knowledge base (false: the assistant said it has nothing relevant). */
+    answered_from_knowledge: t.boolean,
+    model: t.string,
+    latency_ms: t.number,
+    usage: Usage,
+    answered_at: t.string,
+  }),
+);
+export const AssistantFailed = declareEvent(
+  'AssistantFailed',
+  t.type({ conversation_id: t.string, tenant_id: t.string, reply_to: t.string, code: t.string, message: t.string, failed_at: t.string }),
+);
+export const AgentReplied = declareEvent('AgentReplied', t.type({ conversation_id: t.string, tenant_id: t.string, message_id: t.string, text: t.string, agent: Party, replied_at: t.string }));
+export const ConversationRenamed = declareEvent('ConversationRenamed', t.type({ conversation_id: t.string, title: t.string, previous_title: t.string }));
+export const ConversationStatusChanged = declareEvent(
+  'ConversationStatusChanged',
+  t.type({ conversation_id: t.string, tenant_id: t.string, status: ConversationStatus, previous_status: ConversationStatus, changed_at: t.string }),
+);
+export const FeedbackGiven = declareEvent(
+  'FeedbackGiven',
+  t.type({ conversation_id: t.string, tenant_id: t.string, message_id: t.string, rating: t.keyof({ up: null, down: null }), comment: t.string, given_by: Party, given_at: t.string }),
+);
+export const ConversationDeleted = declareEvent('ConversationDeleted', t.type({ conversation_id: t.string, tenant_id: t.string, deleted_at: t.string }));
+
+export const conversationEvents = eventGroup('conversation', [
+  ConversationStarted,
+  UserMessagePosted,
+  AssistantAnswered,
+  AssistantFailed,
+  AgentReplied,
+  ConversationRenamed,
+  ConversationStatusChanged,
+  FeedbackGiven,
+  ConversationDeleted,
+]);
+export type ConversationEvent = GroupEvent<typeof conversationEvents>;
+export type Party = t.TypeOf<typeof Party>;
+
+type StartedData = EventOf<typeof ConversationStarted>['data'];
+type UserMessageData = EventOf<typeof UserMessagePosted>['data'];
+type AnswerData = EventOf<typeof AssistantAnswered>['data'];
+
+export type ConversationCommand =
+  | { type: 'StartConversation'; data: Omit<StartedData, 'started_at'> }
+  | { type: 'PostUserMessage'; data: Omit<UserMessageData, 'posted_at' | 'conversation_id' | 'tenant_id'> }
+  | { type: 'RecordAnswer'; data: Omit<AnswerData, 'answered_at' | 'conversation_id' | 'tenant_id'> }
+  | { type: 'RecordAnswerFailure'; data: { reply_to: string; code: string; message: string } }
+  | { type: 'PostAgentReply'; data: { message_id: string; text: string; agent: Party } }
+  | { type: 'RenameConversation'; data: { title: string } }
+  | { type: 'ChangeConversationStatus'; data: { status: ConversationStatus } }
+  | { type: 'GiveFeedback'; data: { message_id: string; rating: 'up' | 'down'; comment: string; given_by: Party } }
+  | { type: 'DeleteConversation'; data: Record<string, never> };
+
+export interface LiveConversation {
+  status: ConversationStatus;
+  conversation_id: string;
+  tenant_id: string;
+  workspace_id: string | null;
+  channel: Channel;
+  title: string;
+  started_by: Party;
+  /** Message ids by kind, to check what a reply or a feedback refers to. */
+  user_messages: ReadonlySet<string>;
+  answered: ReadonlySet<string>;
+  assistant_messages: ReadonlySet<string>;
+  feedback: ReadonlySet<string>;
+}
+
+export type ConversationState = { status: 'absent' } | LiveConversation | { status: 'deleted'; conversation_id: string };
+
+export const conversationStream = (conversationId: string): string => toStreamName(conversationEvents.category, conversationId);
+
+export const MAX_MESSAGE_LENGTH = 8000;
+export const MAX_TITLE_LENGTH = 200;
+
+const TRANSITIONS: Readonly<Record<ConversationStatus, readonly ConversationStatus[]>> = {
+  open: ['pending', 'handed_off', 'resolved'],
+  pending: ['open', 'handed_off', 'resolved'],
+  handed_off: ['open', 'resolved'],
+  resolved: ['open'],
+};
+
+/** Whether the assistant answers in this status (a person took over a handed-off one). */
+export const assistantAnswersIn = (status: ConversationStatus): boolean => status !== 'handed_off';
+
+const isLive = (state: ConversationState): state is LiveConversation => state.status !== 'absent' && state.status !== 'deleted';
+const withAdded = (set: ReadonlySet<string>, id: string): ReadonlySet<string> => new Set([...set, id]);
+
+export const conversationDecider: Decider<ConversationCommand, ConversationEvent, ConversationState> = {
+  initialState: () => ({ status: 'absent' }),
+  evolve(state, event) {
+    if (event.type === 'ConversationStarted') {
+      const { conversation_id, tenant_id, workspace_id, channel, title, started_by } = event.data;
+      const none = new Set<string>();
+      return { status: 'open', conversation_id, tenant_id, workspace_id, channel, title, started_by, user_messages: none, answered: none, assistant_messages: none, feedback: none };
+    }
+    if (event.type === 'ConversationDeleted') return { status: 'deleted', conversation_id: event.data.conversation_id };
+    if (!isLive(state)) return state;
+    switch (event.type) {
+      case 'UserMessagePosted':
+        // A new message opens a resolved conversation again.
+        return { ...state, status: state.status === 'resolved' ? 'open' : state.status, user_messages: withAdded(state.user_messages, event.data.message_id) };
+      case 'AssistantAnswered':
+        return { ...state, answered: withAdded(state.answered, event.data.reply_to), assistant_messages: withAdded(state.assistant_messages, event.data.message_id) };
+      case 'AssistantFailed':
+        return { ...state, answered: withAdded(state.answered, event.data.reply_to) };
+      case 'AgentReplied':
+        return state;
+      case 'ConversationRenamed':
+        return { ...state, title: event.data.title };
+      case 'ConversationStatusChanged':
+        return { ...state, status: event.data.status };
+      case 'FeedbackGiven':
+        return { ...state, feedback: withAdded(state.feedback, event.data.message_id) };
+    }
+  },
+  decide(command, state, { now }): Either<DomainError, ConversationEvent[]> {
+    const at = now.toISOString();
+    if (command.type === 'StartConversation') {
+      if (state.status !== 'absent') return left(conflict('conversation_exists', 'the conversation already exists'));
+      const title = checkText('title', command.data.title, { max: MAX_TITLE_LENGTH, code: 'invalid_conversation' });
+      if (title._tag === 'Left') return title;
+      return right([{ type: 'ConversationStarted', data: { ...command.data, title: title.right, started_at: at } }]);
+    }
+    if (!isLive(state)) return left(notFound('conversation_not_found', 'no such conversation'));
+    const { conversation_id, tenant_id } = state;
+    switch (command.type) {
+      case 'PostUserMessage': {
+        if (state.user_messages.has(command.data.message_id)) return right([]);
+        const text = checkText('message', command.data.text, { max: MAX_MESSAGE_LENGTH, multiline: true, code: 'invalid_message' });
+        if (text._tag === 'Left') return text;
+        const posted: ConversationEvent = { type: 'UserMessagePosted', data: { ...command.data, conversation_id, tenant_id, text: text.right, posted_at: at } };
+        return right([posted]);
+      }
+      case 'RecordAnswer':
+      case 'RecordAnswerFailure': {
+        if (!state.user_messages.has(command.data.reply_to)) return left(notFound('message_not_found', 'no such user message in this conversation'));
+        // One outcome per user message: a redelivered answer records nothing.
+        if (state.answered.has(command.data.reply_to)) return right([]);
+        if (command.type === 'RecordAnswerFailure') {
+          return right([{ type: 'AssistantFailed', data: { conversation_id, tenant_id, ...command.data, failed_at: at } }]);
+        }
+        return right([{ type: 'AssistantAnswered', data: { ...command.data, conversation_id, tenant_id, answered_at: at } }]);
+      }
+      case 'PostAgentReply': {
+        const text = checkText('text', command.data.text, { max: MAX_MESSAGE_LENGTH, multiline: true, code: 'invalid_message' });
+        if (text._tag === 'Left') return text;
+        const reply: ConversationEvent = { type: 'AgentReplied', data: { conversation_id, tenant_id, ...command.data, text: text.right, replied_at: at } };
+        if (state.status === 'handed_off' || state.status === 'resolved') return right([reply]);
+        // A person answering takes the conversation over: the assistant pauses.
+        return right([reply, { type: 'ConversationStatusChanged', data: { conversation_id, tenant_id, status: 'handed_off', previous_status: state.status, changed_at: at } }]);
+      }
+      case 'RenameConversation': {
+        const title = checkText('title', command.data.title, { max: MAX_TITLE_LENGTH, code: 'invalid_conversation' });
+        if (title._tag === 'Left') return title;
+        if (title.right === state.title) return right([]);
+        return right([{ type: 'ConversationRenamed', data: { conversation_id, title: title.right, previous_title: state.title } }]);
+      }
+      case 'ChangeConversationStatus': {
+        const next = command.data.status;
+        if (next === state.status) return right([]);
+        if (!TRANSITIONS[state.status].includes(next)) {
+          return left(conflict('invalid_status_transition', `a conversation that is ${state.status} can become ${TRANSITIONS[state.status].join(', ')}, not ${next}`));
+        }
+        return right([{ type: 'ConversationStatusChanged', data: { conversation_id, tenant_id, status: next, previous_status: state.status, changed_at: at } }]);
+      }
+      case 'GiveFeedback': {
+        if (!state.assistant_messages.has(command.data.message_id)) return left(notFound('message_not_found', 'feedback is given on an answer of the assistant in this conversation'));
+        const comment = checkText('comment', command.data.comment, { min: 0, max: 2000, multiline: true, code: 'invalid_feedback' });
+        if (comment._tag === 'Left') return comment;
+        if (state.feedback.has(command.data.message_id)) return left(conflict('feedback_given', 'feedback on this answer was already given'));
+        return right([{ type: 'FeedbackGiven', data: { conversation_id, tenant_id, ...command.data, comment: comment.right, given_at: at } }]);
+      }
+      case 'DeleteConversation':
+        return right([{ type: 'ConversationDeleted', data: { conversation_id, tenant_id, deleted_at: at } }]);
+    }
+  },
+};
