@@ -116,7 +116,8 @@ export class MongoReadStore implements ReadStore {
   private readonly declared = new Map<string, Set<string>>();
 
   constructor(
-    private readonly client: MongoClient,
+    /** The client, shared with the search index for its transactions. */
+    readonly client: MongoClient,
     databaseName: string,
   ) {
     this.db = client.db(databaseName);
