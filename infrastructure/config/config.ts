@@ -106,6 +106,10 @@ const variables = {
   BILLING_SANDBOX_WEBHOOK_SECRET: { codec: fromString('WebhookSecret', 'at least 16 characters', (raw) => (raw.length >= 16 ? raw : undefined)), default: undefined },
   STRIPE_SECRET_KEY: { codec: fromString('StripeSecretKey', 'a Stripe secret or restricted key (sk_... or rk_...)', (raw) => (/^(sk|rk)_[A-Za-z0-9_]+$/.test(raw) ? raw : undefined)), default: undefined },
   STRIPE_WEBHOOK_SECRET: { codec: fromString('StripeWebhookSecret', "a Stripe endpoint's signing secret (whsec_...)", (raw) => (/^whsec_[A-Za-z0-9_+/=]+$/.test(raw) ? raw : undefined)), default: undefined },
+  EMBEDDINGS_BASE_URL: { codec: urlWithScheme('http', 'https'), default: undefined },
+  EMBEDDINGS_API_KEY: { codec: nonEmpty, default: undefined },
+  EMBEDDINGS_MODEL: { codec: nonEmpty, default: 'text-embedding-3-small' },
+  EMBEDDINGS_BATCH_SIZE: { codec: integerBetween(1, 2048), default: '64' },
 } as const;
 
 type Variables = typeof variables;
@@ -170,6 +174,13 @@ export interface Config {
   /** Both set: payments go through Stripe; both null: through the embedded sandbox. */
   stripeSecretKey: string | null;
   stripeWebhookSecret: string | null;
+  /** Set: chunks and questions get vectors from this OpenAI-compatible endpoint (hybrid retrieval); null: BM25 alone. */
+  embeddingsBaseUrl: string | null;
+  /** Null: no Authorization header (a local server). */
+  embeddingsApiKey: string | null;
+  embeddingsModel: string;
+  /** Texts per embeddings request. */
+  embeddingsBatchSize: number;
 }
 
 export class ConfigError extends Error {
@@ -212,6 +223,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length === 0 && (values.STRIPE_SECRET_KEY === null) !== (values.STRIPE_WEBHOOK_SECRET === null)) {
     problems.push('STRIPE_WEBHOOK_SECRET: STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET go together: set both (payments through Stripe) or neither (the embedded sandbox)');
+  }
+  if (problems.length === 0 && values.EMBEDDINGS_API_KEY !== null && values.EMBEDDINGS_BASE_URL === null) {
+    problems.push('EMBEDDINGS_BASE_URL: expected the endpoint EMBEDDINGS_API_KEY is for (e.g. https://api.openai.com/v1); without it no embeddings are used');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -263,5 +277,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     billingSandboxWebhookSecret: values.BILLING_SANDBOX_WEBHOOK_SECRET as string | null,
     stripeSecretKey: values.STRIPE_SECRET_KEY as string | null,
     stripeWebhookSecret: values.STRIPE_WEBHOOK_SECRET as string | null,
+    embeddingsBaseUrl: values.EMBEDDINGS_BASE_URL as string | null,
+    embeddingsApiKey: values.EMBEDDINGS_API_KEY as string | null,
+    embeddingsModel: values.EMBEDDINGS_MODEL as string,
+    embeddingsBatchSize: values.EMBEDDINGS_BATCH_SIZE as number,
   };
 }

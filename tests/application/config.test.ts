@@ -112,4 +112,25 @@ describe('payment provider configuration', () => {
     }
     expect(loadConfig({ BILLING_SANDBOX_WEBHOOK_SECRET: 'a sandbox secret of some length' }).billingSandboxWebhookSecret).to.equal('a sandbox secret of some length');
   });
+
+  it('reads the embeddings endpoint: off by default, a key only with a URL, never echoing the key', () => {
+    expect(loadConfig({})).to.deep.include({ embeddingsBaseUrl: null, embeddingsApiKey: null, embeddingsModel: 'text-embedding-3-small', embeddingsBatchSize: 64 });
+    expect(loadConfig({ EMBEDDINGS_BASE_URL: 'http://localhost:11434/v1', EMBEDDINGS_MODEL: 'nomic-embed-text', EMBEDDINGS_BATCH_SIZE: '16' })).to.deep.include({
+      embeddingsBaseUrl: 'http://localhost:11434/v1',
+      embeddingsApiKey: null,
+      embeddingsModel: 'nomic-embed-text',
+      embeddingsBatchSize: 16,
+    });
+    expect(() => loadConfig({ EMBEDDINGS_API_KEY: 'sk-abc' })).to.throw(ConfigError, /EMBEDDINGS_BASE_URL: expected the endpoint EMBEDDINGS_API_KEY is for/);
+    try {
+      loadConfig({ EMBEDDINGS_BASE_URL: 'ftp://x', EMBEDDINGS_BATCH_SIZE: '0', EMBEDDINGS_API_KEY: 'sk-abc' });
+      expect.fail('expected a ConfigError');
+    } catch (error) {
+      expect((error as ConfigError).problems).to.deep.equal([
+        'EMBEDDINGS_BASE_URL: expected a URL starting with http:// or https://, got "ftp://x"',
+        'EMBEDDINGS_BATCH_SIZE: expected an integer from 1 to 2048, got "0"',
+      ]);
+      expect((error as ConfigError).message).to.not.contain('sk-abc');
+    }
+  });
 });
