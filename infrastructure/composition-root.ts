@@ -12,6 +12,11 @@ import type { DomainEventStore } from '../application/ports/domain-event-store';
 import { AccessDenialRecorder } from '../application/access-denial/access-denials';
 import { AuditAnchoring } from '../application/audit-log/audit-anchoring';
 import type { AuditSigner } from '../application/ports/audit-signer';
+import type { BlobStore } from '../application/ports/blob-store';
+import type { Embeddings } from '../application/ports/embeddings';
+import type { SearchIndex } from '../application/ports/search-index';
+import type { TextExtractor } from '../application/ports/text-extractor';
+import { documentIndexingSaga } from '../application/knowledge/indexing-saga';
 import type { Clock, IdGenerator } from '../application/ports/clock';
 import type { EventStore } from '../application/ports/event-store';
 import type { Logger } from '../application/ports/logger';
@@ -61,6 +66,9 @@ import type { Config } from './config/config';
 import { EventStoreDbSagaDelivery } from './event-store/eventstoredb-saga-delivery';
 import { EventStoreDbEventStore, connectEventStoreDb } from './event-store/eventstoredb';
 import { SqliteEventStore } from './event-store/sqlite';
+import { OpenAiEmbeddings } from './llm/embeddings';
+import { mongoSearchIndex } from './search-index/mongodb';
+import { SqliteSearchIndex } from './search-index/sqlite';
 import { Ed25519AuditSigner } from './crypto/audit-signer';
 import { loadKeys } from './crypto/keys';
 import { ScryptPasswordHasher } from './crypto/passwords';
@@ -101,6 +109,10 @@ export interface Platform {
    * (PlatformOverrides.paymentProvider instead, for tests).
    */
   paymentProvider: PaymentProvider;
+  /** The chunks of every indexed document: SQLite FTS5 in the embedded file, or MongoDB's text index with MONGODB_URL. */
+  searchIndex: SearchIndex;
+  /** Vectors from EMBEDDINGS_BASE_URL for hybrid retrieval; null: BM25 alone. */
+  embeddings: Embeddings | null;
   projections: ProjectionRunner;
   sagaDelivery: SagaDelivery;
   sagas: SagaRunner;
@@ -142,6 +154,10 @@ export interface PlatformOverrides {
   sandboxWebhookDelivery?: SandboxDeliveryOptions;
   /** The payment provider tenants pay through, instead of the configured one. */
   paymentProvider?: PaymentProvider;
+  /** Where documents' bytes are kept, instead of the configured store. */
+  blobStore?: BlobStore;
+  /** What reads documents' text, instead of the platform's extractor. */
+  textExtractor?: TextExtractor;
 }
 
 export const SQLITE_FILE = 'platform.db';
@@ -197,6 +213,14 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
           publicUrl: config.publicUrl,
           delivery: overrides.sandboxWebhookDelivery,
         }));
+  const searchIndex: SearchIndex = readStore instanceof MongoReadStore ? mongoSearchIndex(readStore) : new SqliteSearchIndex(openSqlite());
+  const embeddings: Embeddings | null = config.embeddingsBaseUrl
+    ? new OpenAiEmbeddings({ baseUrl: config.embeddingsBaseUrl, apiKey: config.embeddingsApiKey, model: config.embeddingsModel, batchSize: config.embeddingsBatchSize })
+    : null;
+  // The documents' bytes and text: given here until the blob store and extractor adapters
+  // are wired as defaults; without both, nothing is indexed.
+  const blobStore: BlobStore | null = overrides.blobStore ?? null;
+  const textExtractor: TextExtractor | null = overrides.textExtractor ?? null;
   const readYourWrites = (position: number | null, names?: readonly string[]): Promise<boolean> =>
     runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names });
   const identity: UseCaseDependencies = {
@@ -228,6 +252,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     registrationSaga(identity, { concurrency: config.sagaConcurrency }),
     checkoutSettlementSaga(commands),
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
+    ...(blobStore && textExtractor ? [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })] : []),
   ];
 
   const sagaDelivery: SagaDelivery =
@@ -300,6 +325,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     secrets,
     mailer,
     paymentProvider,
+    searchIndex,
+    embeddings,
     projections: runner,
     sagaDelivery,
     sagas,

@@ -7,7 +7,7 @@ import type { ReservationDependencies } from '../../application/reservation/rese
 import { AesGcmSecrets } from '../../infrastructure/crypto/secrets';
 import { SqliteEventStore } from '../../infrastructure/event-store/sqlite';
 import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
-import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
+import { type SqliteDatabase, openSqliteDatabase } from '../../infrastructure/sqlite/database';
 import { systemClock, uuidGenerator } from '../../infrastructure/system';
 import { temporaryDirectory } from './files';
 
@@ -17,6 +17,8 @@ export interface EmbeddedStores {
   /** The same log read as the platform reads it: decoded and upcast. */
   events: DecodingEventStore;
   readStore: SqliteReadStore;
+  /** The SQLite file's connection, for other embedded adapters (the search index). */
+  db: SqliteDatabase;
   /** Command handling over `events`, with a keyed digest for reservation streams. */
   commands: ReservationDependencies;
   clock: Clock;
@@ -41,6 +43,7 @@ export function embeddedStores(clock: Clock = systemClock): EmbeddedStores {
       eventStore,
       events,
       readStore,
+      db,
       clock,
       commands: { eventStore: events, clock, ids: uuidGenerator, secrets },
       reopen() {
