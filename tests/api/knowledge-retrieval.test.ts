@@ -1,0 +1,290 @@
+// Permission-aware retrieval over the real platform: documents in three workspaces of one
+// organization, indexed by the indexing saga; teams and grants made through the org routes.
+// A member never gets a chunk of a workspace their teams were not granted (nor after the
+// grant is taken back); an admin and the owner get every workspace; another organization
+// gets nothing. The same holds with hybrid retrieval, vectors from a local
+// OpenAI-compatible embeddings server. And through the platform's saga delivery: a deleted
+// document leaves retrieval, and an embeddings endpoint that stays down ends as a failed
+// document after the last attempt, retried with back-off.
+
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { handleCommand } from '../../application/command-handling/handle-command';
+import { retrievePassages } from '../../application/knowledge/retrieval';
+import type { Passage } from '../../application/ports/assistant-engine';
+import { type DocumentCommand, documentDecider, documentEvents, documentStream } from '../../domain/document/document';
+import { userContext } from '../support/context';
+import { LocalEmbeddingsServer } from '../support/embeddings-server';
+import { type Account, gql, joinAs, registerOwner } from '../support/identity';
+import { MemoryBlobStore } from '../support/memory-blob-store';
+import { type TestServer, startTestServer } from '../support/server';
+import { eventually } from '../support/stores';
+import { PlainTextExtractor } from '../support/text-extractor';
+
+const documentAggregate = { decider: documentDecider, events: documentEvents };
+
+interface Organization {
+  owner: Account;
+  admin: Account;
+  /** In the sales team, which is granted the sales workspace. */
+  seller: Account;
+  /** In the people team, which is granted no workspace. */
+  outsider: Account;
+  workspaces: { general: string; sales: string; hr: string };
+  salesTeam: string;
+}
+
+const TEXTS = {
+  general: '# Office\nThe office handbook says the kitchen is cleaned on Fridays.',
+  sales: '# Discounts\nThe sales handbook allows a discount of ten percent for yearly plans. Refunds are paid within five days.',
+  hr: '# Salaries\nThe HR handbook lists the salary bands of every role.',
+};
+
+describe('permission-aware retrieval', function () {
+  this.timeout(60_000);
+
+  const as = (account: Account) => ({ authorization: `Bearer ${account.token}` });
+
+  async function createWorkspace(server: TestServer, owner: Account, name: string): Promise<string> {
+    const created = await gql(server, 'mutation ($name: String!) { create_workspace(name: $name) { id } }', { name }, owner.token);
+    if (created.json.errors) throw new Error(JSON.stringify(created.json.errors));
+    return created.json.data.create_workspace.id;
+  }
+
+  async function createTeam(server: TestServer, admin: Account, name: string, members: string[], workspaceIds: string[]): Promise<string> {
+    const team = await server.request('POST', '/api/v1/org/teams', { headers: as(admin), body: { name } });
+    expect(team.status, team.text).to.equal(201);
+    const staffed = await server.request('PUT', `/api/v1/org/teams/${team.json.id}/members`, { headers: as(admin), body: { members: members.map((user_id) => ({ user_id })) } });
+    expect(staffed.status, staffed.text).to.equal(200);
+    const granted = await server.request('PUT', `/api/v1/org/teams/${team.json.id}/workspaces`, { headers: as(admin), body: { workspace_ids: workspaceIds } });
+    expect(granted.status, granted.text).to.equal(200);
+    return team.json.id;
+  }
+
+  /** Adds a text document as `by` would, its file in the blob store; resolves once the indexing saga has recorded an outcome. */
+  async function addDocument(server: TestServer, blobs: MemoryBlobStore, by: Account, workspaceId: string, title: string, text: string): Promise<string> {
+    const documentId = randomUUID();
+    const bytes = Buffer.from(text);
+    const blobKey = `${by.tenant_id}/${documentId}`;
+    await blobs.put(blobKey, bytes, 'text/markdown');
+    const command: DocumentCommand = {
+      type: 'AddDocument',
+      data: {
+        document_id: documentId,
+        tenant_id: by.tenant_id,
+        workspace_id: workspaceId,
+        title,
+        source: 'text',
+        filename: null,
+        content_type: 'text/markdown',
+        size_bytes: bytes.length,
+        sha256: 'not-checked-here',
+        blob_key: blobKey,
+        added_by: by.user_id,
+      },
+    };
+    await handleCommand(server.platform.commands, documentAggregate, documentStream(documentId), command, userContext({ tenant_id: by.tenant_id, actor: { kind: 'user', id: by.user_id } }));
+    await indexingOutcome(server, documentId);
+    return documentId;
+  }
+
+  async function indexingOutcome(server: TestServer, documentId: string, generation = 1): Promise<string> {
+    let outcome = '';
+    await eventually(
+      async () => {
+        const events = await server.platform.eventStore.readStream(documentStream(documentId));
+        const last = events.filter((event) => ['DocumentIndexed', 'DocumentIndexingFailed'].includes(event.type) && (event.data as { generation: number }).generation === generation).at(-1);
+        outcome = last?.type ?? '';
+        return outcome !== '';
+      },
+      20_000,
+      `the indexing outcome of ${documentId}`,
+    );
+    return outcome;
+  }
+
+  async function organization(server: TestServer, slug: string): Promise<Organization> {
+    const owner = await registerOwner(server, slug);
+    const admin = await joinAs(server, await registerOwner(server, `${slug}-adm`), owner.tenant_id, 'admin');
+    const seller = await joinAs(server, await registerOwner(server, `${slug}-sel`), owner.tenant_id, 'member');
+    const outsider = await joinAs(server, await registerOwner(server, `${slug}-out`), owner.tenant_id, 'member');
+    const general = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items[0].id as string;
+    const sales = await createWorkspace(server, owner, 'Sales');
+    const hr = await createWorkspace(server, owner, 'HR');
+    const salesTeam = await createTeam(server, admin, 'Sales team', [seller.user_id], [sales]);
+    await createTeam(server, admin, 'People team', [outsider.user_id], []);
+    return { owner, admin, seller, outsider, workspaces: { general, sales, hr }, salesTeam };
+  }
+
+  const retrieve = (server: TestServer, asker: Account & { role: 'owner' | 'admin' | 'member' }, question: string, workspaceId?: string): Promise<Passage[]> =>
+    retrievePassages(
+      { readStore: server.platform.readStore, searchIndex: server.platform.searchIndex, embeddings: server.platform.embeddings },
+      { tenant_id: asker.tenant_id, user_id: asker.user_id, role: asker.role },
+      question,
+      { workspaceId, limit: 20 },
+    );
+  const titles = (passages: readonly Passage[]): string[] => [...new Set(passages.map((passage) => passage.title))].sort();
+
+  async function documentsOf(server: TestServer, blobs: MemoryBlobStore, org: Organization): Promise<void> {
+    await addDocument(server, blobs, org.owner, org.workspaces.general, 'Office handbook', TEXTS.general);
+    await addDocument(server, blobs, org.seller, org.workspaces.sales, 'Sales handbook', TEXTS.sales);
+    await addDocument(server, blobs, org.admin, org.workspaces.hr, 'HR handbook', TEXTS.hr);
+  }
+
+  describe('by BM25', () => {
+    let server: TestServer;
+    let blobs: MemoryBlobStore;
+    let org: Organization;
+    let other: Organization;
+
+    before(async () => {
+      blobs = new MemoryBlobStore();
+      server = await startTestServer({ SCRYPT_LOG_N: '12' }, { blobStore: blobs, textExtractor: new PlainTextExtractor(), sagaRetryPollMs: 50 });
+      org = await organization(server, 'retrieval-org');
+      other = await organization(server, 'retrieval-other');
+      await documentsOf(server, blobs, org);
+      await addDocument(server, blobs, other.owner, other.workspaces.general, 'Foreign handbook', '# Foreign\nThe handbook of another organization, with salary bands and discounts.');
+    });
+    after(() => server.close());
+
+    const owner = () => ({ ...org.owner, role: 'owner' as const });
+    const admin = () => ({ ...org.admin, role: 'admin' as const });
+    const seller = () => ({ ...org.seller, role: 'member' as const });
+    const outsider = () => ({ ...org.outsider, role: 'member' as const });
+
+    it('gives the owner and an admin passages of every workspace of their organization, and nothing of another', async () => {
+      for (const asker of [owner(), admin()]) {
+        expect(titles(await retrieve(server, asker, 'handbook'))).to.deep.equal(['HR handbook', 'Office handbook', 'Sales handbook']);
+        expect(titles(await retrieve(server, asker, 'salary bands'))).to.deep.equal(['HR handbook']);
+      }
+    });
+
+    it('gives a member only the workspaces their teams were granted', async () => {
+      const passages = await retrieve(server, seller(), 'handbook salary bands discount kitchen');
+      expect(titles(passages)).to.deep.equal(['Sales handbook']);
+      expect(passages[0]).to.deep.include({ id: '1', title: 'Sales handbook', heading: 'Discounts' });
+      expect(await retrieve(server, seller(), 'salary bands')).to.deep.equal([]);
+      expect(await retrieve(server, seller(), 'handbook', org.workspaces.hr)).to.deep.equal([]);
+      expect(titles(await retrieve(server, seller(), 'handbook', org.workspaces.sales))).to.deep.equal(['Sales handbook']);
+    });
+
+    it('never gives a member without a grant a chunk of any workspace, whatever the question', async () => {
+      for (const question of ['handbook', 'salary bands', 'discount', 'kitchen Fridays', 'HR handbook salary bands of every role']) {
+        expect(await retrieve(server, outsider(), question), question).to.deep.equal([]);
+      }
+      for (const workspaceId of Object.values(org.workspaces)) expect(await retrieve(server, outsider(), 'handbook', workspaceId)).to.deep.equal([]);
+    });
+
+    it('takes the workspace away as soon as the grant is withdrawn, and gives it back with the grant', async () => {
+      const revoked = await server.request('PUT', `/api/v1/org/teams/${org.salesTeam}/workspaces`, { headers: as(org.admin), body: { workspace_ids: [] } });
+      expect(revoked.status).to.equal(200);
+      expect(await retrieve(server, seller(), 'handbook')).to.deep.equal([]);
+      const regranted = await server.request('PUT', `/api/v1/org/teams/${org.salesTeam}/workspaces`, { headers: as(org.admin), body: { workspace_ids: [org.workspaces.sales] } });
+      expect(regranted.status).to.equal(200);
+      expect(titles(await retrieve(server, seller(), 'handbook'))).to.deep.equal(['Sales handbook']);
+    });
+
+    it('takes the workspace away from a member taken out of the team', async () => {
+      const emptied = await server.request('PUT', `/api/v1/org/teams/${org.salesTeam}/members`, { headers: as(org.admin), body: { members: [] } });
+      expect(emptied.status).to.equal(200);
+      expect(await retrieve(server, seller(), 'handbook')).to.deep.equal([]);
+      await server.request('PUT', `/api/v1/org/teams/${org.salesTeam}/members`, { headers: as(org.admin), body: { members: [{ user_id: org.seller.user_id }] } });
+      expect(titles(await retrieve(server, seller(), 'handbook'))).to.deep.equal(['Sales handbook']);
+    });
+
+    it('drops a deleted document from retrieval (the saga removes its chunks and its file)', async () => {
+      const documentId = await addDocument(server, blobs, org.owner, org.workspaces.general, 'Parking rules', '# Parking\nVisitors park in the zeppelin hangar.');
+      expect(titles(await retrieve(server, owner(), 'zeppelin hangar'))).to.deep.equal(['Parking rules']);
+      await handleCommand(server.platform.commands, documentAggregate, documentStream(documentId), { type: 'DeleteDocument', data: { deleted_by: org.owner.user_id } }, userContext({ tenant_id: org.owner.tenant_id }));
+      await eventually(async () => (await retrieve(server, owner(), 'zeppelin hangar')).length === 0, 20_000, 'the deleted document to leave retrieval');
+      await eventually(() => !blobs.has(`${org.owner.tenant_id}/${documentId}`), 20_000, 'the file to be deleted');
+    });
+  });
+
+  describe('by hybrid retrieval (BM25 and vectors)', () => {
+    let server: TestServer;
+    let embeddingsServer: LocalEmbeddingsServer;
+    let blobs: MemoryBlobStore;
+    let org: Organization;
+
+    before(async () => {
+      embeddingsServer = await LocalEmbeddingsServer.start();
+      blobs = new MemoryBlobStore();
+      server = await startTestServer(
+        { SCRYPT_LOG_N: '12', EMBEDDINGS_BASE_URL: embeddingsServer.baseUrl, EMBEDDINGS_API_KEY: 'sk-local-test', EMBEDDINGS_MODEL: 'test-embed-1', SAGA_MAX_ATTEMPTS: '2' },
+        { blobStore: blobs, textExtractor: new PlainTextExtractor(), sagaRetryPollMs: 50 },
+      );
+      org = await organization(server, 'hybrid-org');
+      await documentsOf(server, blobs, org);
+    });
+    after(async () => {
+      await server.close();
+      await embeddingsServer.close();
+    });
+
+    it('finds a passage by meaning that shares no word with the question', async () => {
+      expect(server.platform.embeddings?.model).to.equal('test-embed-1');
+      expect(embeddingsServer.requests.every((request) => request.authorization === 'Bearer sk-local-test')).to.equal(true);
+      const passages = await retrieve(server, { ...org.owner, role: 'owner' }, 'reimbursement');
+      expect(passages[0]).to.deep.include({ title: 'Sales handbook', heading: 'Discounts' });
+    });
+
+    it("keeps vectors inside the asker's workspaces too", async () => {
+      const seller = { ...org.seller, role: 'member' as const };
+      const outsider = { ...org.outsider, role: 'member' as const };
+      expect(titles(await retrieve(server, seller, 'salary bands of every role in HR'))).to.deep.equal(['Sales handbook']);
+      expect(await retrieve(server, outsider, 'salary bands of every role in HR')).to.deep.equal([]);
+      expect(await retrieve(server, outsider, 'reimbursement')).to.deep.equal([]);
+    });
+
+    it('answers by BM25 alone while the embeddings endpoint is down', async () => {
+      embeddingsServer.down = true;
+      try {
+        expect(titles(await retrieve(server, { ...org.owner, role: 'owner' }, 'salary bands'))).to.deep.equal(['HR handbook']);
+      } finally {
+        embeddingsServer.down = false;
+      }
+    });
+
+    it('retries indexing while the endpoint is down, with back-off, and records the document as failed after the last attempt', async () => {
+      embeddingsServer.down = true;
+      try {
+        const before = embeddingsServer.requests.length;
+        const documentId = randomUUID();
+        const blobKey = `${org.owner.tenant_id}/${documentId}`;
+        await blobs.put(blobKey, Buffer.from('# Late\nA document added while the endpoint is down.'), 'text/markdown');
+        await handleCommand(
+          server.platform.commands,
+          documentAggregate,
+          documentStream(documentId),
+          {
+            type: 'AddDocument',
+            data: {
+              document_id: documentId,
+              tenant_id: org.owner.tenant_id,
+              workspace_id: org.workspaces.general,
+              title: 'Late',
+              source: 'text',
+              filename: null,
+              content_type: 'text/markdown',
+              size_bytes: 10,
+              sha256: 'x',
+              blob_key: blobKey,
+              added_by: org.owner.user_id,
+            },
+          },
+          userContext({ tenant_id: org.owner.tenant_id }),
+        );
+        expect(await indexingOutcome(server, documentId)).to.equal('DocumentIndexingFailed');
+        const events = await server.platform.eventStore.readStream(documentStream(documentId));
+        expect(events.map((event) => event.type)).to.deep.equal(['DocumentAdded', 'DocumentIndexingStarted', 'DocumentIndexingFailed']);
+        expect(events[2].data).to.deep.include({ generation: 1, reason: 'indexing gave up after 2 attempts: the embeddings endpoint answered 503 (model_loading)' });
+        // Two attempts, the second after the first's back-off, each one embeddings request (the client itself retries twice).
+        expect(embeddingsServer.requests.length - before).to.equal(6);
+        expect(await server.platform.sagaDelivery.listFailures('document_indexing-v1')).to.deep.equal([]);
+      } finally {
+        embeddingsServer.down = false;
+      }
+    });
+  });
+});
