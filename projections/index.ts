@@ -1,5 +1,6 @@
 // Every projection the platform runs.
 import { auditLogProjection } from './audit-log';
+import { conversationsProjection } from './conversations';
 import { dailyUsageProjection } from './daily-usage';
 import { emailsProjection } from './emails';
 import { invitationsProjection } from './invitations';
@@ -36,4 +37,5 @@ export const allProjections: readonly Projection[] = [
   platformSettingsProjection,
   dailyUsageProjection,
   tenantRevenueProjection,
+  conversationsProjection,
 ];
