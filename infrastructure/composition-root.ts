@@ -34,6 +34,7 @@ import { adminSettingsRouter } from '../adapters/http/admin/settings';
 import { adminTenantsRouter } from '../adapters/http/admin/tenants';
 import { adminPaymentsRouter } from '../adapters/http/admin/payments';
 import { billingRouter } from '../adapters/http/billing/billing';
+import { conversationsRouter } from '../adapters/http/conversations/conversations';
 import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
@@ -284,6 +285,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     adminAnalyticsRouter(identity),
     billingRouter(identity, accessDenials, { paymentProvider, billing: { returnUrl: config.billingReturnUrl, publicUrl: config.publicUrl } }),
     adminPaymentsRouter(identity),
+    conversationsRouter(identity, accessDenials),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 

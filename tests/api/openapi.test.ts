@@ -14,6 +14,7 @@ import { bodyKindOf } from '../../adapters/http/bodies/kinds';
 import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotency';
 import { type ApiArea, schemaOfCodec } from '../../adapters/http/openapi/describe';
 import { buildOpenApiDocument } from '../../adapters/http/openapi/document';
+import { answeredConversation } from '../support/conversations';
 import { type Account, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxWebhook } from '../../infrastructure/payments/sandbox';
@@ -292,6 +293,28 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/org/audit-logs?from=yesterday', { headers: as(admin) });
       await call('GET', '/api/v1/org/audit-logs/verify', { headers: as(admin) });
       await call('GET', '/api/v1/org/audit-logs/export', { headers: as(admin) });
+    });
+
+    it('conversations', async () => {
+      const { id, answer } = await answeredConversation(server, admin, { title: 'Described conversation' });
+      await call('GET', '/api/v1/conversations?status=open&channel=console&q=described&from=2020-01-01&sort=last_activity_at&limit=5', { headers: as(owner) });
+      await call('GET', '/api/v1/conversations?status=closed', { headers: as(owner) });
+      const one = await call('GET', `/api/v1/conversations/${id}`, { headers: as(owner) });
+      await call('GET', '/api/v1/conversations/none', { headers: as(owner) });
+      await call('PATCH', `/api/v1/conversations/${id}`, { headers: { ...as(owner), 'if-match': one.headers.get('etag')! }, body: { title: 'Described again' } });
+      await call('PATCH', `/api/v1/conversations/${id}`, { headers: { ...as(owner), 'if-match': one.headers.get('etag')! }, body: { title: 'Lost update' } });
+      await call('PATCH', `/api/v1/conversations/${id}`, { headers: as(owner), body: { title: '' } });
+      await call('GET', `/api/v1/conversations/${id}/messages?limit=1`, { headers: as(owner) });
+      await call('POST', `/api/v1/conversations/${id}/messages`, { headers: { ...as(owner), 'idempotency-key': 'openapi-reply' }, body: { text: 'A person here.' } });
+      await call('POST', `/api/v1/conversations/${id}/messages`, { headers: as(owner), body: { text: '' } });
+      await call('PUT', `/api/v1/conversations/${id}/status`, { headers: as(owner), body: { status: 'resolved' } });
+      await call('PUT', `/api/v1/conversations/${id}/status`, { headers: as(owner), body: { status: 'pending' } });
+      await call('POST', `/api/v1/conversations/${id}/messages/${answer}/feedback`, { headers: as(owner), body: { rating: 'up', comment: 'clear' } });
+      await call('POST', `/api/v1/conversations/${id}/messages/${answer}/feedback`, { headers: as(owner), body: { rating: 'down' } });
+      await call('POST', `/api/v1/conversations/${id}/messages/${answer}/feedback`, { headers: as(owner), body: { rating: 'meh' } });
+      await call('DELETE', `/api/v1/conversations/${id}`, { headers: { ...as(owner), 'if-match': '"0"' } });
+      await call('DELETE', `/api/v1/conversations/${id}`, { headers: as(owner) });
+      await call('DELETE', `/api/v1/conversations/${id}`, { headers: as(owner) });
     });
 
     it('invitations and membership', async () => {

@@ -10,6 +10,7 @@ import { sandboxCheckoutPageApi } from '../billing/sandbox-page.openapi';
 import { adminPaymentsApi } from '../admin/payments.openapi';
 import { apiDescriptionApi } from '../api-description.openapi';
 import { billingApi } from '../billing/billing.openapi';
+import { conversationsApi } from '../conversations/conversations.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
@@ -39,6 +40,7 @@ const AREAS: readonly ApiArea[] = [
   sandboxCheckoutPageApi,
   adminAnalyticsApi,
   adminPaymentsApi,
+  conversationsApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
