@@ -1,5 +1,10 @@
 // Every projection the platform runs.
 import { auditLogProjection } from './audit-log';
+import { conversationAnalyticsProjection } from './conversation-analytics';
+import { crmConfigsProjection } from './crm-configs';
+import { feedbacksProjection } from './feedbacks';
+import { handoffConfigsProjection } from './handoff-configs';
+import { handoffDeliveriesProjection } from './handoff-deliveries';
 import { dailyUsageProjection } from './daily-usage';
 import { emailsProjection } from './emails';
 import { invitationsProjection } from './invitations';
@@ -36,4 +41,9 @@ export const allProjections: readonly Projection[] = [
   platformSettingsProjection,
   dailyUsageProjection,
   tenantRevenueProjection,
+  handoffConfigsProjection,
+  handoffDeliveriesProjection,
+  crmConfigsProjection,
+  feedbacksProjection,
+  conversationAnalyticsProjection,
 ];
