@@ -19,6 +19,7 @@ import { orgTeamsApi } from '../org/teams.openapi';
 import { orgWorkspacesApi } from '../org/workspaces.openapi';
 import { publicApi } from '../public.openapi';
 import { teamApi } from '../team/team.openapi';
+import { tenantApi } from '../tenant/tenant.openapi';
 import type { Access, ApiArea, ErrorStatus, Method, RouteDescription, Schema } from './describe';
 
 /** Every area, in the order the document lists them. */
@@ -39,6 +40,7 @@ const AREAS: readonly ApiArea[] = [
   sandboxCheckoutPageApi,
   adminAnalyticsApi,
   adminPaymentsApi,
+  tenantApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
