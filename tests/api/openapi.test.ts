@@ -18,6 +18,8 @@ import { answeredConversation } from '../support/conversations';
 import { type Account, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxWebhook } from '../../infrastructure/payments/sandbox';
+import { conversationsOf } from '../support/conversation-events';
+import { subscribeTo } from '../support/subscriptions';
 
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
 const SANDBOX_WEBHOOK_SECRET = 'openapi sandbox webhook secret';
@@ -455,6 +457,35 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', `/api/v1/admin/payments?tenant_id=${owner.tenant_id}&status=succeeded`, { headers: as(login.json.token) });
       await call('GET', '/api/v1/admin/payments?status=refunded', { headers: as(login.json.token) });
       await call('GET', '/api/v1/admin/payments', { headers: as(owner) });
+    });
+
+    it('tenant configuration, feedback and analytics', async () => {
+      await call('POST', '/api/v1/tenant/handoff', { headers: as(admin), body: { url: 'https://93.184.215.14/hooks/handoff' } });
+      await call('GET', '/api/v1/tenant/handoff', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/crm', { headers: as(member) });
+      await subscribeTo(server, owner.tenant_id, 'growth');
+      const handoff = await call('POST', '/api/v1/tenant/handoff', { headers: as(admin), body: { url: 'https://93.184.215.14/hooks/handoff' } });
+      await call('POST', '/api/v1/tenant/handoff', { headers: { ...as(admin), 'if-match': handoff.headers.get('etag')! }, body: { url: 'https://93.184.215.14/hooks/handoff', secret: 'a-shared-secret-of-the-desk', enabled: false } });
+      await call('POST', '/api/v1/tenant/handoff', { headers: { ...as(admin), 'if-match': '"0"' }, body: { url: 'https://93.184.215.14/hooks/handoff' } });
+      await call('POST', '/api/v1/tenant/handoff', { headers: as(admin), body: { url: 'http://127.0.0.1/hook' } });
+      await call('GET', '/api/v1/tenant/handoff', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/handoff/deliveries?status=failed&limit=5', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/handoff/deliveries?status=lost', { headers: as(admin) });
+      const crm = await call('POST', '/api/v1/tenant/crm', { headers: as(admin), body: { kind: 'hubspot', url: 'https://93.184.215.15/crm', credential: 'pat-na1-0123456789', field_mapping: { email: 'email' } } });
+      await call('POST', '/api/v1/tenant/crm', { headers: { ...as(admin), 'if-match': crm.headers.get('etag')! }, body: { kind: 'webhook', url: 'https://93.184.215.15/crm', credential: null } });
+      await call('POST', '/api/v1/tenant/crm', { headers: { ...as(admin), 'if-match': '"0"' }, body: { kind: 'webhook', url: 'https://93.184.215.15/crm' } });
+      await call('POST', '/api/v1/tenant/crm', { headers: as(admin), body: { kind: 'zoho', url: 'https://93.184.215.15/crm' } });
+      await call('GET', '/api/v1/tenant/crm', { headers: as(admin) });
+      const talk = conversationsOf(server.platform, owner.tenant_id, owner.user_id);
+      const conversation = await talk.start();
+      const question = await talk.ask(conversation, 'Do you ship abroad?');
+      await talk.feedback(conversation, await talk.answer(conversation, question), 'up', 'thanks');
+      await call('GET', '/api/v1/tenant/feedbacks?rating=up&from=2000-01-01', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/feedbacks?rating=meh', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/feedbacks', { headers: as(member) });
+      await call('GET', '/api/v1/tenant/analytics', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/analytics?from=2026-02-30', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/analytics');
     });
 
     it('every described route was answered above', () => {

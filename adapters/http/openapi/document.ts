@@ -20,6 +20,7 @@ import { orgTeamsApi } from '../org/teams.openapi';
 import { orgWorkspacesApi } from '../org/workspaces.openapi';
 import { publicApi } from '../public.openapi';
 import { teamApi } from '../team/team.openapi';
+import { tenantApi } from '../tenant/tenant.openapi';
 import type { Access, ApiArea, ErrorStatus, Method, RouteDescription, Schema } from './describe';
 
 /** Every area, in the order the document lists them. */
@@ -41,6 +42,7 @@ const AREAS: readonly ApiArea[] = [
   adminAnalyticsApi,
   adminPaymentsApi,
   conversationsApi,
+  tenantApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
