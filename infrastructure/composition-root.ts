@@ -12,6 +12,7 @@ import type { DomainEventStore } from '../application/ports/domain-event-store';
 import { AccessDenialRecorder } from '../application/access-denial/access-denials';
 import { AuditAnchoring } from '../application/audit-log/audit-anchoring';
 import type { AuditSigner } from '../application/ports/audit-signer';
+import type { BlobStore } from '../application/ports/blob-store';
 import type { Clock, IdGenerator } from '../application/ports/clock';
 import type { EventStore } from '../application/ports/event-store';
 import type { Logger } from '../application/ports/logger';
@@ -61,6 +62,8 @@ import type { Config } from './config/config';
 import { EventStoreDbSagaDelivery } from './event-store/eventstoredb-saga-delivery';
 import { EventStoreDbEventStore, connectEventStoreDb } from './event-store/eventstoredb';
 import { SqliteEventStore } from './event-store/sqlite';
+import { FileBlobStore } from './blob-store/files';
+import { S3BlobStore } from './blob-store/s3';
 import { Ed25519AuditSigner } from './crypto/audit-signer';
 import { loadKeys } from './crypto/keys';
 import { ScryptPasswordHasher } from './crypto/passwords';
@@ -101,6 +104,11 @@ export interface Platform {
    * (PlatformOverrides.paymentProvider instead, for tests).
    */
   paymentProvider: PaymentProvider;
+  /**
+   * The original bytes of documents: an S3-compatible bucket when S3_BUCKET is set, otherwise
+   * files under DATA_DIR/blobs (PlatformOverrides.blobStore instead, for tests).
+   */
+  blobStore: BlobStore;
   projections: ProjectionRunner;
   sagaDelivery: SagaDelivery;
   sagas: SagaRunner;
@@ -142,7 +150,11 @@ export interface PlatformOverrides {
   sandboxWebhookDelivery?: SandboxDeliveryOptions;
   /** The payment provider tenants pay through, instead of the configured one. */
   paymentProvider?: PaymentProvider;
+  /** Where documents' bytes are kept, instead of the configured store. */
+  blobStore?: BlobStore;
 }
+
+export const BLOBS_FOLDER = 'blobs';
 
 export const SQLITE_FILE = 'platform.db';
 
@@ -197,6 +209,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
           publicUrl: config.publicUrl,
           delivery: overrides.sandboxWebhookDelivery,
         }));
+  const blobStore: BlobStore = overrides.blobStore ?? (config.s3 ? new S3BlobStore(config.s3) : new FileBlobStore(path.join(config.dataDir, BLOBS_FOLDER)));
   const readYourWrites = (position: number | null, names?: readonly string[]): Promise<boolean> =>
     runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names });
   const identity: UseCaseDependencies = {
@@ -300,6 +313,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     secrets,
     mailer,
     paymentProvider,
+    blobStore,
     projections: runner,
     sagaDelivery,
     sagas,
@@ -332,6 +346,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await eventStore.close();
       await readStore.close();
       if (mailer instanceof SmtpMailer) mailer.close();
+      if (blobStore instanceof S3BlobStore) blobStore.close();
       (sqlite as SqliteDatabase | null)?.close();
     },
   };

@@ -106,6 +106,13 @@ const variables = {
   BILLING_SANDBOX_WEBHOOK_SECRET: { codec: fromString('WebhookSecret', 'at least 16 characters', (raw) => (raw.length >= 16 ? raw : undefined)), default: undefined },
   STRIPE_SECRET_KEY: { codec: fromString('StripeSecretKey', 'a Stripe secret or restricted key (sk_... or rk_...)', (raw) => (/^(sk|rk)_[A-Za-z0-9_]+$/.test(raw) ? raw : undefined)), default: undefined },
   STRIPE_WEBHOOK_SECRET: { codec: fromString('StripeWebhookSecret', "a Stripe endpoint's signing secret (whsec_...)", (raw) => (/^whsec_[A-Za-z0-9_+/=]+$/.test(raw) ? raw : undefined)), default: undefined },
+  DOCUMENT_MAX_BYTES: { codec: integerBetween(1024, 1024 * 1024 * 1024), default: String(20 * 1024 * 1024) },
+  S3_BUCKET: { codec: fromString('S3Bucket', 'an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens)', (raw) => (/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw) ? raw : undefined)), default: undefined },
+  S3_ENDPOINT: { codec: urlWithScheme('http', 'https'), default: undefined },
+  S3_REGION: { codec: nonEmpty, default: 'us-east-1' },
+  S3_ACCESS_KEY_ID: { codec: nonEmpty, default: undefined },
+  S3_SECRET_ACCESS_KEY: { codec: nonEmpty, default: undefined },
+  S3_FORCE_PATH_STYLE: { codec: booleanString, default: 'false' },
 } as const;
 
 type Variables = typeof variables;
@@ -170,6 +177,20 @@ export interface Config {
   /** Both set: payments go through Stripe; both null: through the embedded sandbox. */
   stripeSecretKey: string | null;
   stripeWebhookSecret: string | null;
+  /** Largest document a tenant may upload or add as text (413 `document_too_large` above). */
+  documentMaxBytes: number;
+  /** Set: documents' original bytes live in this S3-compatible bucket; null: under DATA_DIR/blobs. */
+  s3: S3Config | null;
+}
+
+export interface S3Config {
+  bucket: string;
+  /** Null: AWS S3 of the region. */
+  endpoint: string | null;
+  region: string;
+  /** Null: the client's default credential chain. */
+  credentials: { accessKeyId: string; secretAccessKey: string } | null;
+  forcePathStyle: boolean;
 }
 
 export class ConfigError extends Error {
@@ -213,7 +234,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length === 0 && (values.STRIPE_SECRET_KEY === null) !== (values.STRIPE_WEBHOOK_SECRET === null)) {
     problems.push('STRIPE_WEBHOOK_SECRET: STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET go together: set both (payments through Stripe) or neither (the embedded sandbox)');
   }
+  if (problems.length === 0 && (values.S3_ACCESS_KEY_ID === null) !== (values.S3_SECRET_ACCESS_KEY === null)) {
+    problems.push('S3_SECRET_ACCESS_KEY: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither (the default credential chain)');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
+  const s3: S3Config | null =
+    values.S3_BUCKET === null
+      ? null
+      : {
+          bucket: values.S3_BUCKET as string,
+          endpoint: values.S3_ENDPOINT as string | null,
+          region: values.S3_REGION as string,
+          credentials:
+            values.S3_ACCESS_KEY_ID === null ? null : { accessKeyId: values.S3_ACCESS_KEY_ID as string, secretAccessKey: values.S3_SECRET_ACCESS_KEY as string },
+          forcePathStyle: values.S3_FORCE_PATH_STYLE as boolean,
+        };
   return {
     port: values.PORT as number,
     host: values.HOST as string,
@@ -263,5 +298,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     billingSandboxWebhookSecret: values.BILLING_SANDBOX_WEBHOOK_SECRET as string | null,
     stripeSecretKey: values.STRIPE_SECRET_KEY as string | null,
     stripeWebhookSecret: values.STRIPE_WEBHOOK_SECRET as string | null,
+    documentMaxBytes: values.DOCUMENT_MAX_BYTES as number,
+    s3,
   };
 }
