@@ -1,6 +1,7 @@
 // Every projection the platform runs.
 import { auditLogProjection } from './audit-log';
 import { dailyUsageProjection } from './daily-usage';
+import { documentsProjection } from './documents';
 import { emailsProjection } from './emails';
 import { invitationsProjection } from './invitations';
 import { membershipsProjection } from './memberships';
@@ -36,4 +37,5 @@ export const allProjections: readonly Projection[] = [
   platformSettingsProjection,
   dailyUsageProjection,
   tenantRevenueProjection,
+  documentsProjection,
 ];
