@@ -3,18 +3,22 @@
 // passage read alone still says what each value is. The delimiter is the one sniffing finds
 // (`,`, `;` or tab), `,` when none is consistent.
 
-import { parse } from 'csv-parse/sync';
+import { parse } from 'csv-parse';
 import { UnsupportedDocumentError } from '../../application/ports/text-extractor';
 import { delimiterOf } from './sniff';
 import { tidyText } from './tidy';
 
-export function csvText(text: string): string {
-  let rows: string[][];
-  try {
-    rows = parse(text, { delimiter: delimiterOf(text, 'known_csv') ?? ',', bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, trim: true }) as string[][];
-  } catch (error) {
-    throw new UnsupportedDocumentError(`the CSV could not be read (${error instanceof Error ? error.message.slice(0, 200) : 'unknown error'})`);
-  }
+function rowsOf(text: string): Promise<string[][]> {
+  return new Promise((resolve, reject) => {
+    parse(text, { delimiter: delimiterOf(text, 'known_csv') ?? ',', bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: true, trim: true }, (error, rows) => {
+      if (error) reject(new UnsupportedDocumentError(`the CSV could not be read (${error.message.slice(0, 200)})`));
+      else resolve(rows as string[][]);
+    });
+  });
+}
+
+export async function csvText(text: string): Promise<string> {
+  const rows = await rowsOf(text);
   if (rows.length === 0) return '';
   const [header, ...records] = rows;
   const names = header.map((name, index) => name.replace(/\s+/g, ' ') || `column ${index + 1}`);

@@ -12,7 +12,7 @@ import { markdownText } from './markdown';
 import { pdfText } from './pdf';
 import { sniffDocumentType, textOf } from './sniff';
 import { tidyText } from './tidy';
-import { CSV, DOCX, HTML, MARKDOWN, PDF, PLAIN_TEXT, SUPPORTED_TYPES } from './types';
+import { CSV, DOCX, HTML, MARKDOWN, PDF, PLAIN_TEXT, SUPPORTED_TYPES } from '../../application/document/document-types';
 
 /** The media type without parameters (`text/plain; charset=utf-8` -> `text/plain`). */
 const mediaTypeOf = (contentType: string): string => contentType.split(';')[0].trim().toLowerCase();

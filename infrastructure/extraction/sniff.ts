@@ -17,7 +17,7 @@
 //    - rows that all split into the same number (2 or more) of fields by `,`, `;` or tab: CSV;
 //    - anything else: plain text.
 
-import { CSV, DOCX, HTML, MARKDOWN, PDF, PLAIN_TEXT } from './types';
+import { CSV, DOCX, HTML, MARKDOWN, PDF, PLAIN_TEXT } from '../../application/document/document-types';
 import { zipEntries } from './zip';
 
 const PDF_SIGNATURE = Buffer.from('%PDF-', 'latin1');

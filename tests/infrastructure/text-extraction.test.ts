@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { UnsupportedDocumentError } from '../../application/ports/text-extractor';
 import { DocumentTextExtractor } from '../../infrastructure/extraction/document-text-extractor';
 import { MAX_UNPACKED_BYTES } from '../../infrastructure/extraction/docx';
-import { CSV, DOCX, HTML, MARKDOWN, PDF, PLAIN_TEXT } from '../../infrastructure/extraction/types';
+import { CSV, DOCX, HTML, MARKDOWN, PDF, PLAIN_TEXT } from '../../application/document/document-types';
 import { docxOf, pdfOf, windowsExecutable, zipOf } from '../support/documents';
 
 const extractor = new DocumentTextExtractor();

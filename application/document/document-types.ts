@@ -1,7 +1,8 @@
 // The document types the platform reads, by content type, with their usual extension. The
-// content type is what sniffing decides from the bytes; the extension only names a download.
+// content type is what sniffing decides from the bytes (infrastructure/extraction); the
+// extension only names a download. The API description lists the same types.
 
-import type { SupportedType } from '../../application/ports/text-extractor';
+import type { SupportedType } from '../ports/text-extractor';
 
 export const PDF = 'application/pdf';
 export const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
