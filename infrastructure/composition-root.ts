@@ -13,6 +13,7 @@ import { AccessDenialRecorder } from '../application/access-denial/access-denial
 import { AuditAnchoring } from '../application/audit-log/audit-anchoring';
 import type { AuditSigner } from '../application/ports/audit-signer';
 import type { BlobStore } from '../application/ports/blob-store';
+import type { TextExtractor } from '../application/ports/text-extractor';
 import type { Clock, IdGenerator } from '../application/ports/clock';
 import type { EventStore } from '../application/ports/event-store';
 import type { Logger } from '../application/ports/logger';
@@ -35,6 +36,7 @@ import { adminSettingsRouter } from '../adapters/http/admin/settings';
 import { adminTenantsRouter } from '../adapters/http/admin/tenants';
 import { adminPaymentsRouter } from '../adapters/http/admin/payments';
 import { billingRouter } from '../adapters/http/billing/billing';
+import { documentsRouter } from '../adapters/http/documents/documents';
 import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
@@ -65,6 +67,7 @@ import { SqliteEventStore } from './event-store/sqlite';
 import { FileBlobStore } from './blob-store/files';
 import { S3BlobStore } from './blob-store/s3';
 import { Ed25519AuditSigner } from './crypto/audit-signer';
+import { DocumentTextExtractor } from './extraction/document-text-extractor';
 import { loadKeys } from './crypto/keys';
 import { ScryptPasswordHasher } from './crypto/passwords';
 import { AesGcmSecrets } from './crypto/secrets';
@@ -109,6 +112,8 @@ export interface Platform {
    * files under DATA_DIR/blobs (PlatformOverrides.blobStore instead, for tests).
    */
   blobStore: BlobStore;
+  /** Sniffs a document's type from its bytes and reads its text (PDF, DOCX, HTML, Markdown, plain text, CSV). */
+  textExtractor: TextExtractor;
   projections: ProjectionRunner;
   sagaDelivery: SagaDelivery;
   sagas: SagaRunner;
@@ -210,6 +215,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
           delivery: overrides.sandboxWebhookDelivery,
         }));
   const blobStore: BlobStore = overrides.blobStore ?? (config.s3 ? new S3BlobStore(config.s3) : new FileBlobStore(path.join(config.dataDir, BLOBS_FOLDER)));
+  const textExtractor: TextExtractor = new DocumentTextExtractor();
   const readYourWrites = (position: number | null, names?: readonly string[]): Promise<boolean> =>
     runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names });
   const identity: UseCaseDependencies = {
@@ -297,6 +303,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     adminAnalyticsRouter(identity),
     billingRouter(identity, accessDenials, { paymentProvider, billing: { returnUrl: config.billingReturnUrl, publicUrl: config.publicUrl } }),
     adminPaymentsRouter(identity),
+    documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 
@@ -314,6 +321,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     mailer,
     paymentProvider,
     blobStore,
+    textExtractor,
     projections: runner,
     sagaDelivery,
     sagas,

@@ -80,3 +80,21 @@ export function windowsExecutable(): Buffer {
   bytes.writeUInt16LE(0x8664, 0x84);
   return bytes;
 }
+
+/** One part of a multipart/form-data body: a field, or a file with its name and declared type. */
+export type FormPart = { name: string; value: string } | { name: string; filename: string; content: Buffer; type?: string };
+
+/** A multipart/form-data body written by hand (the bytes on the wire are known), and its Content-Type. */
+export function multipartForm(parts: readonly FormPart[], boundary = 'svc-test-boundary-4f8c2d'): { headers: Record<string, string>; rawBody: Buffer } {
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    if ('value' in part) {
+      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n${part.value}\r\n`, 'utf8'));
+    } else {
+      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="${part.filename}"\r\nContent-Type: ${part.type ?? 'application/octet-stream'}\r\n\r\n`, 'utf8'));
+      chunks.push(part.content, Buffer.from('\r\n'));
+    }
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, rawBody: Buffer.concat(chunks) };
+}
