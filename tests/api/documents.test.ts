@@ -192,6 +192,8 @@ describe('documents (/api/v1/documents)', () => {
       const before = blobsOf(owner.tenant_id);
       const tooLarge = await upload(writer, [field('workspace_id', workspaceId), file('big.txt', 'x'.repeat(MAX_BYTES + 1))]);
       await expectRefusedWithoutTrace(tooLarge, 413, 'document_too_large', owner.tenant_id, before);
+      const twoFiles = await upload(writer, [field('workspace_id', workspaceId), file('a.txt', 'one'), file('b.txt', 'two')]);
+      await expectRefusedWithoutTrace(twoFiles, 413, 'too_many_files', owner.tenant_id, before);
       const atLimit = await upload(writer, [field('workspace_id', workspaceId), file('limit.txt', 'y'.repeat(MAX_BYTES))]);
       expect(atLimit.status, atLimit.text).to.equal(201);
       expect(atLimit.json.size_bytes).to.equal(MAX_BYTES);
