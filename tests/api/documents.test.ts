@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BLOBS_FOLDER } from '../../infrastructure/composition-root';
+import { expectEveryEventAudited } from '../support/audit';
 import { type FormPart, docxOf, multipartForm, pdfOf, windowsExecutable } from '../support/documents';
 import { type Account, gql, joinAs, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
@@ -495,6 +496,13 @@ describe('documents (/api/v1/documents)', () => {
       expect(quotas.json.used.documents).to.equal(2);
       expect((await server.request('DELETE', `/api/v1/documents/${first.id}`, { headers: as(tenant) })).status).to.equal(204);
       expect((await upload(tenant, [field('workspace_id', tenantWorkspace), file('three.txt', 'three')])).status).to.equal(201);
+    });
+  });
+
+  describe('the audit log, after everything above', () => {
+    it('puts every event the suite recorded in an audit log with its actor, the document events among them', async () => {
+      const seen = await expectEveryEventAudited(server);
+      expect([...seen]).to.include.members(['DocumentAdded', 'DocumentReindexRequested', 'DocumentDeleted']);
     });
   });
 });
