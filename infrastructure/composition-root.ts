@@ -12,6 +12,8 @@ import type { DomainEventStore } from '../application/ports/domain-event-store';
 import { AccessDenialRecorder } from '../application/access-denial/access-denials';
 import { AuditAnchoring } from '../application/audit-log/audit-anchoring';
 import type { AuditSigner } from '../application/ports/audit-signer';
+import type { BlobStore } from '../application/ports/blob-store';
+import type { TextExtractor } from '../application/ports/text-extractor';
 import type { Clock, IdGenerator } from '../application/ports/clock';
 import type { EventStore } from '../application/ports/event-store';
 import type { Logger } from '../application/ports/logger';
@@ -35,6 +37,7 @@ import { adminTenantsRouter } from '../adapters/http/admin/tenants';
 import { adminPaymentsRouter } from '../adapters/http/admin/payments';
 import { billingRouter } from '../adapters/http/billing/billing';
 import { conversationsRouter } from '../adapters/http/conversations/conversations';
+import { documentsRouter } from '../adapters/http/documents/documents';
 import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
@@ -65,7 +68,10 @@ import type { Config } from './config/config';
 import { EventStoreDbSagaDelivery } from './event-store/eventstoredb-saga-delivery';
 import { EventStoreDbEventStore, connectEventStoreDb } from './event-store/eventstoredb';
 import { SqliteEventStore } from './event-store/sqlite';
+import { FileBlobStore } from './blob-store/files';
+import { S3BlobStore } from './blob-store/s3';
 import { Ed25519AuditSigner } from './crypto/audit-signer';
+import { DocumentTextExtractor } from './extraction/document-text-extractor';
 import { loadKeys } from './crypto/keys';
 import { ScryptPasswordHasher } from './crypto/passwords';
 import { AesGcmSecrets } from './crypto/secrets';
@@ -106,6 +112,13 @@ export interface Platform {
    * (PlatformOverrides.paymentProvider instead, for tests).
    */
   paymentProvider: PaymentProvider;
+  /**
+   * The original bytes of documents: an S3-compatible bucket when S3_BUCKET is set, otherwise
+   * files under DATA_DIR/blobs (PlatformOverrides.blobStore instead, for tests).
+   */
+  blobStore: BlobStore;
+  /** Sniffs a document's type from its bytes and reads its text (PDF, DOCX, HTML, Markdown, plain text, CSV). */
+  textExtractor: TextExtractor;
   projections: ProjectionRunner;
   sagaDelivery: SagaDelivery;
   sagas: SagaRunner;
@@ -147,7 +160,11 @@ export interface PlatformOverrides {
   sandboxWebhookDelivery?: SandboxDeliveryOptions;
   /** The payment provider tenants pay through, instead of the configured one. */
   paymentProvider?: PaymentProvider;
+  /** Where documents' bytes are kept, instead of the configured store. */
+  blobStore?: BlobStore;
 }
+
+export const BLOBS_FOLDER = 'blobs';
 
 export const SQLITE_FILE = 'platform.db';
 
@@ -202,6 +219,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
           publicUrl: config.publicUrl,
           delivery: overrides.sandboxWebhookDelivery,
         }));
+  const blobStore: BlobStore = overrides.blobStore ?? (config.s3 ? new S3BlobStore(config.s3) : new FileBlobStore(path.join(config.dataDir, BLOBS_FOLDER)));
+  const textExtractor: TextExtractor = new DocumentTextExtractor();
   const readYourWrites = (position: number | null, names?: readonly string[]): Promise<boolean> =>
     runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names });
   const identity: UseCaseDependencies = {
@@ -301,6 +320,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     adminPaymentsRouter(identity),
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),
+    documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 
@@ -317,6 +337,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     secrets,
     mailer,
     paymentProvider,
+    blobStore,
+    textExtractor,
     projections: runner,
     sagaDelivery,
     sagas,
@@ -349,6 +371,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await eventStore.close();
       await readStore.close();
       if (mailer instanceof SmtpMailer) mailer.close();
+      if (blobStore instanceof S3BlobStore) blobStore.close();
       (sqlite as SqliteDatabase | null)?.close();
     },
   };

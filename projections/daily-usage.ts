@@ -71,6 +71,7 @@ const COUNTED = {
     tallies: (data) => [{ metric: 'payments_succeeded' }, { metric: 'revenue', currency: data.currency.toLowerCase(), amount: data.amount }],
   },
   PaymentFailed: counts('payments_failed', (data) => data.failed_at),
+  DocumentAdded: counts('documents', (data) => data.added_at),
 } satisfies { [Type in DomainEventType]?: Counting<Type> };
 
 type CountedType = keyof typeof COUNTED;

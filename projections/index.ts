@@ -7,6 +7,7 @@ import { feedbacksProjection } from './feedbacks';
 import { handoffConfigsProjection } from './handoff-configs';
 import { handoffDeliveriesProjection } from './handoff-deliveries';
 import { dailyUsageProjection } from './daily-usage';
+import { documentsProjection } from './documents';
 import { emailsProjection } from './emails';
 import { invitationsProjection } from './invitations';
 import { membershipsProjection } from './memberships';
@@ -48,4 +49,5 @@ export const allProjections: readonly Projection[] = [
   crmConfigsProjection,
   feedbacksProjection,
   conversationAnalyticsProjection,
+  documentsProjection,
 ];

@@ -33,7 +33,7 @@ export const TENANT_QUOTAS = 'tenant_quotas';
 /** The calendar month (UTC) of an instant, as the key of `messages_by_month`. */
 export const monthKey = (at: string | Date): string => new Date(at).toISOString().slice(0, 7);
 
-const COUNTED_TYPES = ['MemberJoined', 'MemberRemoved', 'QuotaOverridesSet'] as const;
+const COUNTED_TYPES = ['MemberJoined', 'MemberRemoved', 'QuotaOverridesSet', 'DocumentAdded', 'DocumentDeleted'] as const;
 type CountedType = (typeof COUNTED_TYPES)[number];
 
 /** How each counted event changes the counters. */
@@ -43,6 +43,10 @@ function countersChange(event: RecordedOf<Exclude<CountedType, 'QuotaOverridesSe
       return { users: 1 };
     case 'MemberRemoved':
       return { users: -1 };
+    case 'DocumentAdded':
+      return { documents: 1 };
+    case 'DocumentDeleted':
+      return { documents: -1 };
   }
 }
 

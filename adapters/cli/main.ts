@@ -17,6 +17,7 @@ import { parseArguments, printTable } from './format';
 import { type PlanView, listPlans, seedPlanCatalogue } from '../../application/plan/plans';
 import { tenantQuotas } from '../../application/quota-override/quota-overrides';
 import { QUOTAS } from '../../domain/plan/plan';
+import { documentStatusCounts } from '../../application/document/documents';
 
 const USAGE = `usage: npm run cli -- <command>
 
@@ -31,6 +32,7 @@ const USAGE = `usage: npm run cli -- <command>
   tenants unsuspend ID
   tenants quotas ID                  plan limits, overrides, what applies and what is used
   plans list [--all]                 sellable plans, cheapest first (--all: retired ones too)
+  documents status [--tenant ID]     documents and chunks per tenant and indexing status (indexing progress)
   sagas failures                     deliveries retrying or dead-lettered
   connector doctor URL --secret S    run the protocol conformance checks against a connector
 `;
@@ -217,6 +219,20 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
       return withPlatform(async (platform) => {
         await unsuspendTenant(platform.commands, id, context);
         out(`unsuspended tenant ${id}`);
+        return 0;
+      });
+    }
+    case 'documents status': {
+      const tenant = flags.tenant;
+      if (tenant === true) return usageError(out, 'documents status --tenant needs a tenant ID');
+      return withPlatform(async (platform) => {
+        await caughtUp(platform);
+        const counts = await documentStatusCounts(platform, tenant);
+        printTable(out, ['tenant', 'slug', 'status', 'documents', 'chunks'], counts.map((count) => [count.tenant_id, count.tenant_slug ?? '-', count.status, count.documents, count.chunks]));
+        const total = counts.reduce((sum, count) => sum + count.documents, 0);
+        const ready = counts.filter((count) => count.status === 'ready').reduce((sum, count) => sum + count.documents, 0);
+        const chunks = counts.reduce((sum, count) => sum + count.chunks, 0);
+        if (total > 0) out(`${ready} of ${total} documents indexed (${Math.floor((ready / total) * 100)}%), ${chunks} chunks in the search index`);
         return 0;
       });
     }

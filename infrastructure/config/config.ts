@@ -111,6 +111,13 @@ const variables = {
   HANDOFF_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '10000' },
   HANDOFF_RETRY_BASE_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '60' },
   STRIPE_WEBHOOK_SECRET: { codec: fromString('StripeWebhookSecret', "a Stripe endpoint's signing secret (whsec_...)", (raw) => (/^whsec_[A-Za-z0-9_+/=]+$/.test(raw) ? raw : undefined)), default: undefined },
+  DOCUMENT_MAX_BYTES: { codec: integerBetween(1024, 1024 * 1024 * 1024), default: String(20 * 1024 * 1024) },
+  S3_BUCKET: { codec: fromString('S3Bucket', 'an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens)', (raw) => (/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw) ? raw : undefined)), default: undefined },
+  S3_ENDPOINT: { codec: urlWithScheme('http', 'https'), default: undefined },
+  S3_REGION: { codec: nonEmpty, default: 'us-east-1' },
+  S3_ACCESS_KEY_ID: { codec: nonEmpty, default: undefined },
+  S3_SECRET_ACCESS_KEY: { codec: nonEmpty, default: undefined },
+  S3_FORCE_PATH_STYLE: { codec: booleanString, default: 'false' },
 } as const;
 
 type Variables = typeof variables;
@@ -185,6 +192,20 @@ export interface Config {
   handoffTimeoutMs: number;
   /** The wait after the first failed attempt; it doubles after each next one, up to an hour. */
   handoffRetryBaseSeconds: number;
+  /** Largest document a tenant may upload or add as text (413 `document_too_large` above). */
+  documentMaxBytes: number;
+  /** Set: documents' original bytes live in this S3-compatible bucket; null: under DATA_DIR/blobs. */
+  s3: S3Config | null;
+}
+
+export interface S3Config {
+  bucket: string;
+  /** Null: AWS S3 of the region. */
+  endpoint: string | null;
+  region: string;
+  /** Null: the client's default credential chain. */
+  credentials: { accessKeyId: string; secretAccessKey: string } | null;
+  forcePathStyle: boolean;
 }
 
 export class ConfigError extends Error {
@@ -228,7 +249,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length === 0 && (values.STRIPE_SECRET_KEY === null) !== (values.STRIPE_WEBHOOK_SECRET === null)) {
     problems.push('STRIPE_WEBHOOK_SECRET: STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET go together: set both (payments through Stripe) or neither (the embedded sandbox)');
   }
+  if (problems.length === 0 && (values.S3_ACCESS_KEY_ID === null) !== (values.S3_SECRET_ACCESS_KEY === null)) {
+    problems.push('S3_SECRET_ACCESS_KEY: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither (the default credential chain)');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
+  const s3: S3Config | null =
+    values.S3_BUCKET === null
+      ? null
+      : {
+          bucket: values.S3_BUCKET as string,
+          endpoint: values.S3_ENDPOINT as string | null,
+          region: values.S3_REGION as string,
+          credentials:
+            values.S3_ACCESS_KEY_ID === null ? null : { accessKeyId: values.S3_ACCESS_KEY_ID as string, secretAccessKey: values.S3_SECRET_ACCESS_KEY as string },
+          forcePathStyle: values.S3_FORCE_PATH_STYLE as boolean,
+        };
   return {
     port: values.PORT as number,
     host: values.HOST as string,
@@ -283,5 +318,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     handoffMaxAttempts: values.HANDOFF_MAX_ATTEMPTS as number,
     handoffTimeoutMs: values.HANDOFF_TIMEOUT_MS as number,
     handoffRetryBaseSeconds: values.HANDOFF_RETRY_BASE_SECONDS as number,
+    documentMaxBytes: values.DOCUMENT_MAX_BYTES as number,
+    s3,
   };
 }

@@ -20,6 +20,7 @@ import { type TestResponse, type TestServer, startTestServer } from '../support/
 import { SANDBOX_SIGNATURE_HEADER, signSandboxWebhook } from '../../infrastructure/payments/sandbox';
 import { conversationsOf } from '../support/conversation-events';
 import { subscribeTo } from '../support/subscriptions';
+import { multipartForm, pdfOf, windowsExecutable } from '../support/documents';
 
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
 const SANDBOX_WEBHOOK_SECRET = 'openapi sandbox webhook secret';
@@ -486,6 +487,29 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/tenant/analytics', { headers: as(admin) });
       await call('GET', '/api/v1/tenant/analytics?from=2026-02-30', { headers: as(admin) });
       await call('GET', '/api/v1/tenant/analytics');
+    });
+
+    it('documents', async () => {
+      const workspaceId = (await call('GET', '/api/v1/org/workspaces', { headers: as(admin) })).json.items[0].id;
+      const pdf = multipartForm([{ name: 'workspace_id', value: workspaceId }, { name: 'file', filename: 'policy.pdf', content: pdfOf(['Refund policy']) }]);
+      const document = await call('POST', '/api/v1/documents', { headers: { ...as(admin), ...pdf.headers }, rawBody: pdf.rawBody });
+      const exe = multipartForm([{ name: 'workspace_id', value: workspaceId }, { name: 'file', filename: 'setup.pdf', content: windowsExecutable() }]);
+      await call('POST', '/api/v1/documents', { headers: { ...as(admin), ...exe.headers }, rawBody: exe.rawBody });
+      const noFile = multipartForm([{ name: 'workspace_id', value: workspaceId }]);
+      await call('POST', '/api/v1/documents', { headers: { ...as(admin), ...noFile.headers }, rawBody: noFile.rawBody });
+      await call('POST', '/api/v1/documents/text', { headers: as(admin), body: { workspace_id: workspaceId, title: 'Hours', text: 'Nine to five.' } });
+      await call('POST', '/api/v1/documents/text', { headers: as(admin), body: { workspace_id: workspaceId, title: 'Hours' } });
+      await call('POST', '/api/v1/documents/text', { headers: as(member), body: { workspace_id: workspaceId, title: 'Hours', text: 'x' } });
+      await call('GET', `/api/v1/documents?workspace_id=${workspaceId}&status=queued&limit=10`, { headers: as(admin) });
+      await call('GET', '/api/v1/documents?status=finished', { headers: as(admin) });
+      await call('GET', `/api/v1/documents/${document.json.id}`, { headers: as(admin) });
+      await call('GET', '/api/v1/documents/none', { headers: as(admin) });
+      await call('GET', `/api/v1/documents/${document.json.id}/view`, { headers: as(admin) });
+      await call('GET', '/api/v1/documents/none/view', { headers: as(admin) });
+      await call('POST', `/api/v1/documents/${document.json.id}/reindex`, { headers: as(admin) });
+      await call('POST', `/api/v1/documents/${document.json.id}/reindex`, { headers: { ...as(admin), 'if-match': '"0"' } });
+      await call('DELETE', `/api/v1/documents/${document.json.id}`, { headers: as(admin) });
+      await call('DELETE', `/api/v1/documents/${document.json.id}`, { headers: as(admin) });
     });
 
     it('every described route was answered above', () => {

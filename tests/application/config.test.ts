@@ -129,3 +129,27 @@ describe('handoff configuration', () => {
     expect(() => loadConfig({ HANDOFF_MAX_ATTEMPTS: '0' })).to.throw(ConfigError, /HANDOFF_MAX_ATTEMPTS: expected an integer from 1 to 100/);
   });
 });
+
+describe('document storage configuration', () => {
+  it('keeps documents under DATA_DIR unless S3_BUCKET is set, and limits them to DOCUMENT_MAX_BYTES (20 MiB by default)', () => {
+    expect(loadConfig({})).to.deep.include({ s3: null, documentMaxBytes: 20 * 1024 * 1024 });
+    expect(loadConfig({ DOCUMENT_MAX_BYTES: '1048576' }).documentMaxBytes).to.equal(1048576);
+    expect(() => loadConfig({ DOCUMENT_MAX_BYTES: '10' })).to.throw(ConfigError, /DOCUMENT_MAX_BYTES: expected an integer from 1024/);
+    expect(loadConfig({ S3_BUCKET: 'svc-documents' }).s3).to.deep.equal({ bucket: 'svc-documents', endpoint: null, region: 'us-east-1', credentials: null, forcePathStyle: false });
+    expect(
+      loadConfig({ S3_BUCKET: 'docs', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_REGION: 'eu-west-3', S3_ACCESS_KEY_ID: 'minio', S3_SECRET_ACCESS_KEY: 'minio-secret', S3_FORCE_PATH_STYLE: 'true' }).s3,
+    ).to.deep.equal({ bucket: 'docs', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-3', credentials: { accessKeyId: 'minio', secretAccessKey: 'minio-secret' }, forcePathStyle: true });
+  });
+
+  it('refuses a bad bucket or endpoint, and a key id without its secret, never echoing the secret', () => {
+    expect(() => loadConfig({ S3_BUCKET: 'Bad_Bucket' })).to.throw(ConfigError, /S3_BUCKET: expected an S3 bucket name/);
+    expect(() => loadConfig({ S3_BUCKET: 'docs', S3_ENDPOINT: 'minio:9000' })).to.throw(ConfigError, /S3_ENDPOINT: expected a URL starting with http:\/\/ or https:\/\//);
+    expect(() => loadConfig({ S3_BUCKET: 'docs', S3_ACCESS_KEY_ID: 'minio' })).to.throw(ConfigError, /S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together/);
+    try {
+      loadConfig({ S3_SECRET_ACCESS_KEY: 'the-secret', S3_FORCE_PATH_STYLE: 'yes' });
+      expect.fail('expected a ConfigError');
+    } catch (error) {
+      expect((error as ConfigError).message).to.not.contain('the-secret');
+    }
+  });
+});

@@ -41,8 +41,8 @@ export interface SuccessAnswer {
   description: string;
   /** The JSON body (absent for 204). */
   json?: Schema;
-  /** Another media type and its schema (text, NDJSON, HTML). */
-  content?: { type: string; schema: Schema };
+  /** Another media type and its schema (text, NDJSON, HTML); several when the answer is one of them (a document's own type). */
+  content?: { type: string | readonly string[]; schema: Schema };
   headers?: Record<string, { description: string; schema: Schema }>;
 }
 

@@ -11,6 +11,7 @@ import { adminPaymentsApi } from '../admin/payments.openapi';
 import { apiDescriptionApi } from '../api-description.openapi';
 import { billingApi } from '../billing/billing.openapi';
 import { conversationsApi } from '../conversations/conversations.openapi';
+import { documentsApi } from '../documents/documents.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
@@ -43,6 +44,7 @@ const AREAS: readonly ApiArea[] = [
   adminPaymentsApi,
   conversationsApi,
   tenantApi,
+  documentsApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
@@ -145,7 +147,12 @@ function operationOf(area: ApiArea, path: string, method: Method, route: RouteDe
     .filter(Boolean)
     .join(' ');
   const { success } = route;
-  const successContent = success.json ? { 'application/json': { schema: success.json } } : success.content ? { [success.content.type]: { schema: success.content.schema } } : undefined;
+  const successTypes = success.content ? (typeof success.content.type === 'string' ? [success.content.type] : success.content.type) : [];
+  const successContent = success.json
+    ? { 'application/json': { schema: success.json } }
+    : success.content
+      ? Object.fromEntries(successTypes.map((type) => [type, { schema: success.content!.schema }]))
+      : undefined;
   const headers = {
     ...success.headers,
     ...(route.versioned && success.status !== 204 ? { ETag: ETAG_HEADER } : {}),
