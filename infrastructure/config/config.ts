@@ -106,6 +106,11 @@ const variables = {
   BILLING_SANDBOX_WEBHOOK_SECRET: { codec: fromString('WebhookSecret', 'at least 16 characters', (raw) => (raw.length >= 16 ? raw : undefined)), default: undefined },
   STRIPE_SECRET_KEY: { codec: fromString('StripeSecretKey', 'a Stripe secret or restricted key (sk_... or rk_...)', (raw) => (/^(sk|rk)_[A-Za-z0-9_]+$/.test(raw) ? raw : undefined)), default: undefined },
   STRIPE_WEBHOOK_SECRET: { codec: fromString('StripeWebhookSecret', "a Stripe endpoint's signing secret (whsec_...)", (raw) => (/^whsec_[A-Za-z0-9_+/=]+$/.test(raw) ? raw : undefined)), default: undefined },
+  LLM_BASE_URL: { codec: urlWithScheme('http', 'https'), default: undefined },
+  LLM_API_KEY: { codec: nonEmpty, default: undefined },
+  LLM_MODEL: { codec: nonEmpty, default: undefined },
+  LLM_TIMEOUT_MS: { codec: integerBetween(100, 600_000), default: '60000' },
+  CHAT_HEARTBEAT_MS: { codec: integerBetween(1, 3_600_000), default: '15000' },
 } as const;
 
 type Variables = typeof variables;
@@ -170,6 +175,15 @@ export interface Config {
   /** Both set: payments go through Stripe; both null: through the embedded sandbox. */
   stripeSecretKey: string | null;
   stripeWebhookSecret: string | null;
+  /** Both set: the assistant answers through this OpenAI-compatible server and model; both null: the embedded extractive engine. */
+  llmBaseUrl: string | null;
+  llmModel: string | null;
+  /** Null for a model server that needs no key. */
+  llmApiKey: string | null;
+  /** The longest wait for the model's answer to start, and then between two of its chunks. */
+  llmTimeoutMs: number;
+  /** How often a streaming chat sends its keep-alive comment. */
+  chatHeartbeatMs: number;
 }
 
 export class ConfigError extends Error {
@@ -212,6 +226,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length === 0 && (values.STRIPE_SECRET_KEY === null) !== (values.STRIPE_WEBHOOK_SECRET === null)) {
     problems.push('STRIPE_WEBHOOK_SECRET: STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET go together: set both (payments through Stripe) or neither (the embedded sandbox)');
+  }
+  if (problems.length === 0 && (values.LLM_BASE_URL === null) !== (values.LLM_MODEL === null)) {
+    problems.push('LLM_MODEL: LLM_BASE_URL and LLM_MODEL go together: set both (the assistant answers through that model server) or neither (the embedded extractive engine)');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -263,5 +280,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     billingSandboxWebhookSecret: values.BILLING_SANDBOX_WEBHOOK_SECRET as string | null,
     stripeSecretKey: values.STRIPE_SECRET_KEY as string | null,
     stripeWebhookSecret: values.STRIPE_WEBHOOK_SECRET as string | null,
+    llmBaseUrl: values.LLM_BASE_URL as string | null,
+    llmModel: values.LLM_MODEL as string | null,
+    llmApiKey: values.LLM_API_KEY as string | null,
+    llmTimeoutMs: values.LLM_TIMEOUT_MS as number,
+    chatHeartbeatMs: values.CHAT_HEARTBEAT_MS as number,
   };
 }

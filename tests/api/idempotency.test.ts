@@ -206,6 +206,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/billing/subscription': 'cancels the subscription; repeating it changes nothing',
       'POST /api/v1/billing/cancel': 'cancels the subscription; repeating it changes nothing',
       'POST /api/v1/billing/webhook': "the payment provider's; its events are deduplicated by their ids",
+      'POST /api/v1/chat/stream': 'a stream cannot be given again; POST /api/v1/chat is the retry-safe turn',
     };
     /** Checkouts the confirm sample confirms. */
     const checkouts: string[] = [];
@@ -231,6 +232,8 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/billing/checkout': () => ({ path: '/api/v1/billing/checkout', body: { plan_code: 'starter', interval: 'month' }, other: { plan_code: 'growth', interval: 'month' } }),
       // Confirming acts on a checkout (200), and gives the same answer to a retry with its key.
       'POST /api/v1/billing/confirm': () => ({ path: '/api/v1/billing/confirm', body: { checkout_id: checkouts[0] }, other: { checkout_id: checkouts[1] }, status: 200 }),
+      // A chat turn answers 200 (the answer, not a created resource), and the same answer to a retry with its key.
+      'POST /api/v1/chat': (n) => ({ path: '/api/v1/chat', body: { message: `Sampled question ${n}` }, other: { message: `Other question ${n}` }, status: 200 }),
     };
 
     function postRoutes(): Array<{ route: string; honours: boolean }> {

@@ -434,6 +434,19 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/admin/payments', { headers: as(owner) });
     });
 
+    it('chat', async () => {
+      const turn = await call('POST', '/api/v1/chat', { headers: { ...as(member), 'x-end-user-session': 'openapi-session' }, body: { message: 'How long do refunds take?' } });
+      expect(turn.json.answer.answered_from_knowledge).to.equal(false);
+      await call('POST', '/api/v1/chat', { headers: as(member), body: { message: 'And shipping?', conversation_id: turn.json.conversation_id } });
+      await call('POST', '/api/v1/chat', { headers: as(member), body: { message: '' } });
+      await call('POST', '/api/v1/chat', { headers: as(member), body: { message: 'Refunds?', conversation_id: 'none' } });
+      await call('POST', '/api/v1/chat', { body: { message: 'Refunds?' } });
+      const streamed = await call('POST', '/api/v1/chat/stream', { headers: as(member), body: { message: 'How long do refunds take?', conversation_id: turn.json.conversation_id } });
+      expect(streamed.text).to.match(/^event: delta\ndata: /);
+      await call('POST', '/api/v1/chat/stream', { headers: as(member), body: { message: 42 } });
+      await call('POST', '/api/v1/chat/stream', { headers: as(member), body: { message: 'Refunds?', workspace_id: 'none' } });
+    });
+
     it('every described route was answered above', () => {
       const unanswered = [...describedRoutes(document)].filter((route) => !answered.has(route));
       expect(unanswered, `add a call for: ${unanswered.join(', ')}`).to.deep.equal([]);
