@@ -34,6 +34,7 @@ import { adminSettingsRouter } from '../adapters/http/admin/settings';
 import { adminTenantsRouter } from '../adapters/http/admin/tenants';
 import { adminPaymentsRouter } from '../adapters/http/admin/payments';
 import { billingRouter } from '../adapters/http/billing/billing';
+import { conversationsRouter } from '../adapters/http/conversations/conversations';
 import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
@@ -44,6 +45,7 @@ import { chatRouter } from '../adapters/http/chat/chat';
 import type { ChatDependencies } from '../application/chat/chat';
 import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
+import { tenantRouter } from '../adapters/http/tenant/index';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -53,6 +55,8 @@ import { teamMembershipCleanupSaga } from '../application/team/team-cleanup-saga
 import { registrationSaga } from '../application/registration/registration-process';
 import { checkoutSettlementSaga } from '../application/checkout/checkout-settlement';
 import { subscriptionPeriodsSaga } from '../application/subscription/subscription-periods';
+import { handoffDeliverySaga } from '../application/handoff/handoff-delivery';
+import type { OutboundHttp } from '../application/ports/outbound-http';
 import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
 import type { PaymentProvider } from '../application/ports/payment-provider';
@@ -77,6 +81,7 @@ import { LogMailer } from './mail/log-mailer';
 import { SmtpMailer } from './mail/smtp-mailer';
 import { type SandboxDeliveryOptions, SandboxPaymentProvider, deriveSandboxWebhookSecret } from './payments/sandbox';
 import { StripePaymentProvider } from './payments/stripe';
+import { GuardedOutboundHttp } from './outbound/signed-http';
 import { MongoRateLimiter } from './rate-limit/mongodb';
 import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
@@ -257,6 +262,15 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     { entriesPerCheckpoint: config.auditCheckpointEntries, intervalMs: config.auditCheckpointIntervalSeconds * 1000, pollMs: overrides.auditAnchoringPollMs ?? 1000 },
   );
   const accessDenials = new AccessDenialRecorder({ ...commands, logger: logger.child({ component: 'access_denials' }) }, { perMinute: config.accessDenialsPerMinute });
+  // Every call to an address a tenant gave goes through the one SSRF guard.
+  const outbound: OutboundHttp = new GuardedOutboundHttp({ allowInsecureUrls: config.handoffAllowInsecureUrls, allowPrivateNetworks: config.handoffAllowPrivateNetworks });
+  const handoffPolicy = {
+    maxAttempts: config.handoffMaxAttempts,
+    backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
+    timeoutMs: config.handoffTimeoutMs,
+    outcomeTimeoutMs: Math.max(120_000, config.handoffTimeoutMs * 3),
+    concurrency: config.sagaConcurrency,
+  };
   const mailPolicy = { maxAttempts: config.sagaMaxAttempts, backoffMs: exponentialBackoff(), outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS, concurrency: config.sagaConcurrency };
   const platformSagas = overrides.sagas ?? [
     ...allSagas,
@@ -265,6 +279,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     registrationSaga(identity, { concurrency: config.sagaConcurrency }),
     checkoutSettlementSaga(commands),
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
+    handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
   ];
 
   const sagaDelivery: SagaDelivery =
@@ -322,6 +337,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     billingRouter(identity, accessDenials, { paymentProvider, billing: { returnUrl: config.billingReturnUrl, publicUrl: config.publicUrl } }),
     adminPaymentsRouter(identity),
     chatRouter(identity, accessDenials, chat, { heartbeatMs: config.chatHeartbeatMs }),
+    conversationsRouter(identity, accessDenials),
+    tenantRouter(identity, accessDenials, { outbound }),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 

@@ -7,8 +7,9 @@
 //  2. without `conversation_id` a conversation starts (channel `console`, titled by the first
 //     message, in `workspace_id` when given, which the asker must be able to read: 404
 //     otherwise); with one, it must be a console conversation of the tenant the asker may see
-//     (404 `conversation_not_found` otherwise, never 403: its existence is not revealed):
-//     an Admin or Owner sees every console conversation of the tenant, a member their own;
+//     (404 `conversation_not_found` otherwise, never 403: its existence is not revealed), by
+//     the rule of application/conversation: an Admin or Owner sees every one of the tenant, a
+//     member their own and those of the workspaces they may read;
 //  3. the message is posted (`UserMessagePosted`), with X-End-User-Token / X-End-User-Session
 //     sealed (they are for the tool calls of later issues, never logged or shown);
 //  4. a handed-off conversation stops there: a person has taken over, the assistant is paused;
@@ -21,25 +22,23 @@
 // With an Idempotency-Key the ids of the conversation and both messages derive from its seed,
 // so a retry after a crash finds what the first attempt recorded and answers that.
 
-import { ROLE_RANK, type Role } from '../../domain/membership/membership';
+import type { Role } from '../../domain/membership/membership';
 import {
   type Citation,
-  type ConversationCommand,
   type ConversationEvent,
-  type ConversationState,
   type LiveConversation,
   MAX_MESSAGE_LENGTH,
   MAX_TITLE_LENGTH,
   type Party,
   assistantAnswersIn,
   conversationDecider,
-  conversationEvents,
   conversationStream,
 } from '../../domain/conversation/conversation';
 import { DomainError, notFound } from '../../domain/shared/errors';
 import { checkText } from '../../domain/shared/text';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
-import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
+import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
+import { canSeeConversation, conversationAggregate, conversationVisibility } from '../conversation/conversations';
 import { type EntitlementDependencies, requireQuota } from '../entitlement/entitlements';
 import { type RetrievalDependencies, retrievePassages } from '../knowledge/retrieval';
 import { AssistantEngineError, type AssistantEngine, type AssistantTurn, type Passage } from '../ports/assistant-engine';
@@ -59,8 +58,6 @@ export type ChatDependencies = CommandDependencies &
     assistant: AssistantEngine;
     logger: Logger;
   };
-
-export const conversationAggregate: Aggregate<ConversationCommand, ConversationEvent, ConversationState> = { decider: conversationDecider, events: conversationEvents };
 
 /** Earlier messages the engine sees: enough for follow-up questions, few enough to stay fast and cheap. */
 export const HISTORY_MESSAGES = 10;
@@ -86,11 +83,15 @@ export const askerOf = (principal: Principal): Asker => ({ tenant_id: principal.
 /** The platform's operator trying the assistant (the CLI): an owner's view of every workspace. */
 export const operatorAsker = (tenantId: string, operatorId: string): Asker => ({ tenant_id: tenantId, user_id: operatorId, role: 'owner', party: { kind: 'system', id: operatorId } });
 
-/** Whether the asker may see (and continue) this conversation through the chat routes. */
-export function conversationVisibleTo(conversation: Pick<LiveConversation, 'tenant_id' | 'channel' | 'started_by'>, asker: Asker): boolean {
-  if (conversation.tenant_id !== asker.tenant_id || conversation.channel !== 'console') return false;
-  if (ROLE_RANK[asker.role] >= ROLE_RANK.admin) return true;
-  return conversation.started_by.kind === asker.party.kind && conversation.started_by.id === asker.party.id;
+/**
+ * Whether the asker may continue this conversation through the chat routes: a console
+ * conversation they may see (application/conversation: an Admin or Owner every one of the
+ * tenant, a member their own and those of the workspaces they may read). Conversations of
+ * other channels are the widget's and messaging's, answered by people as agent replies.
+ */
+export async function canContinueConversation(deps: ChatDependencies, conversation: Pick<LiveConversation, 'tenant_id' | 'channel' | 'workspace_id' | 'started_by'>, asker: Asker): Promise<boolean> {
+  if (conversation.channel !== 'console') return false;
+  return canSeeConversation(await conversationVisibility(deps, asker), asker, conversation);
 }
 
 export interface ChatRequest {
@@ -203,7 +204,7 @@ export async function openTurn(deps: ChatDependencies, asker: Asker, request: Ch
     conversationId = request.conversation_id;
     const recorded = (await deps.eventStore.readStream(conversationStream(conversationId))) as unknown as ConversationEvent[];
     const state = recorded.reduce(conversationDecider.evolve, conversationDecider.initialState());
-    if (state.status === 'absent' || state.status === 'deleted' || !conversationVisibleTo(state, asker)) throw notFound('conversation_not_found', 'no such conversation');
+    if (state.status === 'absent' || state.status === 'deleted' || !(await canContinueConversation(deps, state, asker))) throw notFound('conversation_not_found', 'no such conversation');
     if (request.workspace_id && request.workspace_id !== state.workspace_id) {
       throw new DomainError('conflict', 'workspace_mismatch', 'a conversation keeps the workspace it started in; leave workspace_id out, or start a new conversation');
     }

@@ -13,6 +13,8 @@ export const REDACTED_PATHS = [
   '*.secret',
   'signing_secret',
   '*.signing_secret',
+  'credential',
+  '*.credential',
   'token',
   '*.token',
   'headers.authorization',

@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type pino from 'pino';
 import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
-import { AssistantUnavailableError, chat, conversationAggregate, operatorAsker } from '../../application/chat/chat';
+import { AssistantUnavailableError, chat, operatorAsker } from '../../application/chat/chat';
+import { conversationAggregate } from '../../application/conversation/conversations';
 import { setQuotaOverrides } from '../../application/quota-override/quota-overrides';
 import { systemContext } from '../../application/shared/request-context';
 import { changeTenantSettings, suspendTenant } from '../../application/tenant/tenant-commands';
@@ -235,7 +236,7 @@ describe('chat (/api/v1/chat, /api/v1/chat/stream)', () => {
       expect(title).to.not.contain('second line');
     });
 
-    it('lets an admin continue any console conversation of the organization, a member only their own (404 otherwise)', async () => {
+    it('lets an admin continue any console conversation of the organization, a member their own and those of workspaces they may read (404 otherwise)', async () => {
       const mine = await ask(member, { message: 'How long do refunds take?' });
       const byAdmin = await ask(admin, { message: 'Anything about gift cards?', conversation_id: mine.json.conversation_id });
       expect(byAdmin.status).to.equal(200);
@@ -245,6 +246,44 @@ describe('chat (/api/v1/chat, /api/v1/chat/stream)', () => {
       expect(await byColleague.events()).to.deep.equal([]);
       const fromOtherOrg = await ask(outsider, { message: 'Gift cards?', conversation_id: mine.json.conversation_id });
       expect([fromOtherOrg.status, fromOtherOrg.json.code]).to.deep.equal([404, 'conversation_not_found']);
+
+      // In a workspace: a colleague whose teams may read it may continue it too.
+      const shared = await ask(member, { message: 'How long do refunds take?', workspace_id: defaultWorkspaceId });
+      expect((await ask(colleague, { message: 'Gift cards?', conversation_id: shared.json.conversation_id })).status).to.equal(404);
+      await grant(server, owner, [colleague], [defaultWorkspaceId]);
+      const byGranted = await ask(colleague, { message: 'Gift cards?', conversation_id: shared.json.conversation_id });
+      expect(byGranted.status).to.equal(200);
+      expect(await byGranted.events()).to.deep.equal(['UserMessagePosted@conversation', 'AssistantAnswered@conversation']);
+    });
+
+    it('continues only console conversations: a widget conversation is answered by people, not through /chat', async () => {
+      const conversationId = randomUUID();
+      const started = await handleCommand(
+        server.platform.commands,
+        conversationAggregate,
+        conversationStream(conversationId),
+        { type: 'StartConversation', data: { conversation_id: conversationId, tenant_id: owner.tenant_id, workspace_id: null, channel: 'widget', title: 'Visitor', started_by: { kind: 'end_user', id: 'visitor-1' } } },
+        userContext({ tenant_id: owner.tenant_id }),
+      );
+      await server.platform.readYourWrites(started.position);
+      const refused = await ask(owner, { message: 'Hello visitor', conversation_id: conversationId });
+      expect([refused.status, refused.json.code]).to.deep.equal([404, 'conversation_not_found']);
+    });
+
+    it('opens a resolved conversation again with the new message, then answers', async () => {
+      const first = await ask(member, { message: 'How long do refunds take?' });
+      const resolved = await handleCommand(
+        server.platform.commands,
+        conversationAggregate,
+        conversationStream(first.json.conversation_id),
+        { type: 'ChangeConversationStatus', data: { status: 'resolved' } },
+        userContext({ tenant_id: owner.tenant_id }),
+      );
+      await server.platform.readYourWrites(resolved.position);
+      const again = await ask(member, { message: 'One more thing about gift cards', conversation_id: first.json.conversation_id });
+      expect(again.json).to.deep.include({ paused: false });
+      expect(again.json.answer.answered_from_knowledge).to.equal(true);
+      expect(await again.events()).to.deep.equal(['UserMessagePosted@conversation', 'ConversationStatusChanged@conversation', 'AssistantAnswered@conversation']);
     });
 
     it('is 404 for an unknown or deleted conversation, and for a workspace the caller may not read', async () => {

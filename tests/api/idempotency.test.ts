@@ -8,6 +8,7 @@ import { startIdempotentRequest } from '../../application/idempotency-key/idempo
 import { createTeam } from '../../application/team/teams';
 import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotency';
 import { userContext } from '../support/context';
+import { startConversation } from '../support/conversations';
 import { temporaryDirectory } from '../support/files';
 import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimit } from '../support/identity';
 import { TestPaymentProvider } from '../support/payment-provider';
@@ -207,10 +208,16 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/billing/cancel': 'cancels the subscription; repeating it changes nothing',
       'POST /api/v1/billing/webhook': "the payment provider's; its events are deduplicated by their ids",
       'POST /api/v1/chat/stream': 'a stream cannot be given again; POST /api/v1/chat is the retry-safe turn',
+      'POST /api/v1/conversations/:id/messages/:message_id/feedback': 'once per answer: a retry is 409 feedback_given',
+      'POST /api/v1/tenant/handoff': 'sets the configuration (an upsert): the same request again records nothing; a secret the platform made is answered once, and a lost answer is mended by rotating it (an empty secret)',
+      'POST /api/v1/tenant/crm': 'sets the configuration (an upsert): the same request again records nothing',
     };
     /** Checkouts the confirm sample confirms. */
     const checkouts: string[] = [];
+    /** The conversation the agent-reply sample replies in. */
+    let conversationId = '';
     before(async () => {
+      conversationId = await startConversation(server, owner, { title: 'Sampled replies' });
       for (const plan_code of ['starter', 'growth']) {
         checkouts.push((await server.request('POST', '/api/v1/billing/checkout', { headers: as(owner), body: { plan_code, interval: 'month' } })).json.id);
       }
@@ -234,6 +241,8 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/billing/confirm': () => ({ path: '/api/v1/billing/confirm', body: { checkout_id: checkouts[0] }, other: { checkout_id: checkouts[1] }, status: 200 }),
       // A chat turn answers 200 (the answer, not a created resource), and the same answer to a retry with its key.
       'POST /api/v1/chat': (n) => ({ path: '/api/v1/chat', body: { message: `Sampled question ${n}` }, other: { message: `Other question ${n}` }, status: 200 }),
+      // A human agent's reply: a retry must not send it twice.
+      'POST /api/v1/conversations/:id/messages': (n) => ({ path: `/api/v1/conversations/${conversationId}/messages`, body: { text: `Sampled ${n}` }, other: { text: `Other ${n}` } }),
     };
 
     function postRoutes(): Array<{ route: string; honours: boolean }> {

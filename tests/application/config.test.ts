@@ -139,3 +139,19 @@ describe('assistant configuration', () => {
     }
   });
 });
+
+describe('handoff configuration', () => {
+  it('allows plain http only in development unless HANDOFF_ALLOW_INSECURE_URLS says, private networks only when HANDOFF_ALLOW_PRIVATE_NETWORKS says', () => {
+    expect(loadConfig({ NODE_ENV: 'development' })).to.deep.include({ handoffAllowInsecureUrls: true, handoffAllowPrivateNetworks: false });
+    expect(loadConfig({ NODE_ENV: 'test' })).to.deep.include({ handoffAllowInsecureUrls: false, handoffAllowPrivateNetworks: false });
+    expect(loadConfig({ NODE_ENV: 'development', HANDOFF_ALLOW_INSECURE_URLS: 'false' }).handoffAllowInsecureUrls).to.equal(false);
+    expect(loadConfig({ HANDOFF_ALLOW_INSECURE_URLS: 'true', HANDOFF_ALLOW_PRIVATE_NETWORKS: 'true' })).to.deep.include({ handoffAllowInsecureUrls: true, handoffAllowPrivateNetworks: true });
+    expect(() => loadConfig({ HANDOFF_ALLOW_PRIVATE_NETWORKS: 'yes' })).to.throw(ConfigError, /HANDOFF_ALLOW_PRIVATE_NETWORKS: expected "true" or "false"/);
+  });
+
+  it('retries a handoff 6 times from 60 s, each POST 10 s at most, by default', () => {
+    expect(loadConfig({})).to.deep.include({ handoffMaxAttempts: 6, handoffRetryBaseSeconds: 60, handoffTimeoutMs: 10_000 });
+    expect(loadConfig({ HANDOFF_MAX_ATTEMPTS: '3', HANDOFF_RETRY_BASE_SECONDS: '1', HANDOFF_TIMEOUT_MS: '500' })).to.deep.include({ handoffMaxAttempts: 3, handoffRetryBaseSeconds: 1, handoffTimeoutMs: 500 });
+    expect(() => loadConfig({ HANDOFF_MAX_ATTEMPTS: '0' })).to.throw(ConfigError, /HANDOFF_MAX_ATTEMPTS: expected an integer from 1 to 100/);
+  });
+});

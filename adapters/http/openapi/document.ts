@@ -11,6 +11,7 @@ import { adminPaymentsApi } from '../admin/payments.openapi';
 import { apiDescriptionApi } from '../api-description.openapi';
 import { billingApi } from '../billing/billing.openapi';
 import { chatApi } from '../chat/chat.openapi';
+import { conversationsApi } from '../conversations/conversations.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
@@ -20,6 +21,7 @@ import { orgTeamsApi } from '../org/teams.openapi';
 import { orgWorkspacesApi } from '../org/workspaces.openapi';
 import { publicApi } from '../public.openapi';
 import { teamApi } from '../team/team.openapi';
+import { tenantApi } from '../tenant/tenant.openapi';
 import type { Access, ApiArea, ErrorStatus, Method, RouteDescription, Schema } from './describe';
 
 /** Every area, in the order the document lists them. */
@@ -41,6 +43,8 @@ const AREAS: readonly ApiArea[] = [
   adminAnalyticsApi,
   adminPaymentsApi,
   chatApi,
+  conversationsApi,
+  tenantApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
