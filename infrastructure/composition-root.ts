@@ -44,6 +44,10 @@ import { teamRouter } from '../adapters/http/team/index';
 import { publicRouter } from '../adapters/http/public';
 import { sandboxCheckoutPageRouter } from '../adapters/http/billing/sandbox-page';
 import { operationsRouter } from '../adapters/http/operations';
+import { chatRouter } from '../adapters/http/chat/chat';
+import type { ChatDependencies } from '../application/chat/chat';
+import type { AssistantEngine } from '../application/ports/assistant-engine';
+import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
@@ -77,6 +81,8 @@ import { ScryptPasswordHasher } from './crypto/passwords';
 import { AesGcmSecrets } from './crypto/secrets';
 import { PasetoTokenService } from './crypto/tokens';
 import { createLogger } from './logging/logger';
+import { ExtractiveAssistantEngine } from './assistant/extractive';
+import { OpenAiAssistantEngine } from './assistant/openai';
 import { LogMailer } from './mail/log-mailer';
 import { SmtpMailer } from './mail/smtp-mailer';
 import { type SandboxDeliveryOptions, SandboxPaymentProvider, deriveSandboxWebhookSecret } from './payments/sandbox';
@@ -129,6 +135,15 @@ export interface Platform {
   /** Records refused requests, bounded per principal and minute. */
   accessDenials: AccessDenialRecorder;
   metrics: PlatformMetrics;
+  /** The tenants' knowledge, searched for the assistant's passages. */
+  searchIndex: SearchIndex;
+  /**
+   * What answers chat turns: the OpenAI-compatible model server when LLM_BASE_URL and
+   * LLM_MODEL are set, otherwise the embedded extractive engine (PlatformOverrides.assistant instead).
+   */
+  assistant: AssistantEngine;
+  /** What a chat turn needs (application/chat): the CLI's `chat ask` runs turns with it. */
+  chat: ChatDependencies;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
@@ -162,9 +177,24 @@ export interface PlatformOverrides {
   paymentProvider?: PaymentProvider;
   /** Where documents' bytes are kept, instead of the configured store. */
   blobStore?: BlobStore;
+  /** The search index, instead of the configured one. */
+  searchIndex?: SearchIndex;
+  /** The assistant engine, instead of the configured one. */
+  assistant?: AssistantEngine;
 }
 
 export const BLOBS_FOLDER = 'blobs';
+
+/**
+ * Until the knowledge index is wired (issue #11's indexing: SQLite FTS5 embedded, a MongoDB text
+ * index), the platform has no way to index a document, so there is nothing to find: every search
+ * finds nothing and the assistant says so. Indexing into it is a wiring mistake, said loudly.
+ */
+const knowledgeIndexNotWired: SearchIndex = {
+  replaceDocument: () => Promise.reject(new Error('no search index is wired into this platform')),
+  removeDocument: () => Promise.reject(new Error('no search index is wired into this platform')),
+  search: () => Promise.resolve([]),
+};
 
 export const SQLITE_FILE = 'platform.db';
 
@@ -238,6 +268,13 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     },
     readYourWrites: (position) => readYourWrites(position),
   };
+  const searchIndex = overrides.searchIndex ?? knowledgeIndexNotWired;
+  const assistant: AssistantEngine =
+    overrides.assistant ??
+    (config.llmBaseUrl && config.llmModel
+      ? new OpenAiAssistantEngine({ baseUrl: config.llmBaseUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutMs })
+      : new ExtractiveAssistantEngine());
+  const chat: ChatDependencies = { ...identity, searchIndex, embeddings: null, assistant, logger: logger.child({ component: 'assistant' }) };
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
   const auditAnchoring = new AuditAnchoring(
     { ...commands, readStore, signer: auditSigner, logger: logger.child({ component: 'audit_anchoring' }) },
@@ -318,6 +355,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     adminAnalyticsRouter(identity),
     billingRouter(identity, accessDenials, { paymentProvider, billing: { returnUrl: config.billingReturnUrl, publicUrl: config.publicUrl } }),
     adminPaymentsRouter(identity),
+    chatRouter(identity, accessDenials, chat, { heartbeatMs: config.chatHeartbeatMs }),
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
@@ -346,6 +384,9 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     auditAnchoring,
     accessDenials,
     metrics,
+    searchIndex,
+    assistant,
+    chat,
     readYourWrites,
     async start() {
       await runner.start();

@@ -118,6 +118,11 @@ const variables = {
   S3_ACCESS_KEY_ID: { codec: nonEmpty, default: undefined },
   S3_SECRET_ACCESS_KEY: { codec: nonEmpty, default: undefined },
   S3_FORCE_PATH_STYLE: { codec: booleanString, default: 'false' },
+  LLM_BASE_URL: { codec: urlWithScheme('http', 'https'), default: undefined },
+  LLM_API_KEY: { codec: nonEmpty, default: undefined },
+  LLM_MODEL: { codec: nonEmpty, default: undefined },
+  LLM_TIMEOUT_MS: { codec: integerBetween(100, 600_000), default: '60000' },
+  CHAT_HEARTBEAT_MS: { codec: integerBetween(1, 3_600_000), default: '15000' },
 } as const;
 
 type Variables = typeof variables;
@@ -182,6 +187,15 @@ export interface Config {
   /** Both set: payments go through Stripe; both null: through the embedded sandbox. */
   stripeSecretKey: string | null;
   stripeWebhookSecret: string | null;
+  /** Both set: the assistant answers through this OpenAI-compatible server and model; both null: the embedded extractive engine. */
+  llmBaseUrl: string | null;
+  llmModel: string | null;
+  /** Null for a model server that needs no key. */
+  llmApiKey: string | null;
+  /** The longest wait for the model's answer to start, and then between two of its chunks. */
+  llmTimeoutMs: number;
+  /** How often a streaming chat sends its keep-alive comment. */
+  chatHeartbeatMs: number;
   /** Addresses tenants give (handoff webhook, CRM) may be plain http; unset, only in development. */
   handoffAllowInsecureUrls: boolean;
   /** Addresses tenants give may be private, loopback or link-local (development, tests). */
@@ -252,6 +266,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length === 0 && (values.S3_ACCESS_KEY_ID === null) !== (values.S3_SECRET_ACCESS_KEY === null)) {
     problems.push('S3_SECRET_ACCESS_KEY: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither (the default credential chain)');
   }
+  if (problems.length === 0 && (values.LLM_BASE_URL === null) !== (values.LLM_MODEL === null)) {
+    problems.push('LLM_MODEL: LLM_BASE_URL and LLM_MODEL go together: set both (the assistant answers through that model server) or neither (the embedded extractive engine)');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   const s3: S3Config | null =
     values.S3_BUCKET === null
@@ -313,6 +330,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     billingSandboxWebhookSecret: values.BILLING_SANDBOX_WEBHOOK_SECRET as string | null,
     stripeSecretKey: values.STRIPE_SECRET_KEY as string | null,
     stripeWebhookSecret: values.STRIPE_WEBHOOK_SECRET as string | null,
+    llmBaseUrl: values.LLM_BASE_URL as string | null,
+    llmModel: values.LLM_MODEL as string | null,
+    llmApiKey: values.LLM_API_KEY as string | null,
+    llmTimeoutMs: values.LLM_TIMEOUT_MS as number,
+    chatHeartbeatMs: values.CHAT_HEARTBEAT_MS as number,
     handoffAllowInsecureUrls: (values.HANDOFF_ALLOW_INSECURE_URLS as boolean | null) ?? values.NODE_ENV === 'development',
     handoffAllowPrivateNetworks: values.HANDOFF_ALLOW_PRIVATE_NETWORKS as boolean,
     handoffMaxAttempts: values.HANDOFF_MAX_ATTEMPTS as number,

@@ -208,6 +208,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/billing/subscription': 'cancels the subscription; repeating it changes nothing',
       'POST /api/v1/billing/cancel': 'cancels the subscription; repeating it changes nothing',
       'POST /api/v1/billing/webhook': "the payment provider's; its events are deduplicated by their ids",
+      'POST /api/v1/chat/stream': 'a stream cannot be given again; POST /api/v1/chat is the retry-safe turn',
       'POST /api/v1/conversations/:id/messages/:message_id/feedback': 'once per answer: a retry is 409 feedback_given',
       'POST /api/v1/tenant/handoff': 'sets the configuration (an upsert): the same request again records nothing; a secret the platform made is answered once, and a lost answer is mended by rotating it (an empty secret)',
       'POST /api/v1/tenant/crm': 'sets the configuration (an upsert): the same request again records nothing',
@@ -242,6 +243,8 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/billing/checkout': () => ({ path: '/api/v1/billing/checkout', body: { plan_code: 'starter', interval: 'month' }, other: { plan_code: 'growth', interval: 'month' } }),
       // Confirming acts on a checkout (200), and gives the same answer to a retry with its key.
       'POST /api/v1/billing/confirm': () => ({ path: '/api/v1/billing/confirm', body: { checkout_id: checkouts[0] }, other: { checkout_id: checkouts[1] }, status: 200 }),
+      // A chat turn answers 200 (the answer, not a created resource), and the same answer to a retry with its key.
+      'POST /api/v1/chat': (n) => ({ path: '/api/v1/chat', body: { message: `Sampled question ${n}` }, other: { message: `Other question ${n}` }, status: 200 }),
       // A human agent's reply: a retry must not send it twice.
       'POST /api/v1/conversations/:id/messages': (n) => ({ path: `/api/v1/conversations/${conversationId}/messages`, body: { text: `Sampled ${n}` }, other: { text: `Other ${n}` } }),
       // An upload is compared by its fields and its file's name and digest.

@@ -460,6 +460,19 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/admin/payments', { headers: as(owner) });
     });
 
+    it('chat', async () => {
+      const turn = await call('POST', '/api/v1/chat', { headers: { ...as(member), 'x-end-user-session': 'openapi-session' }, body: { message: 'How long do refunds take?' } });
+      expect(turn.json.answer.answered_from_knowledge).to.equal(false);
+      await call('POST', '/api/v1/chat', { headers: as(member), body: { message: 'And shipping?', conversation_id: turn.json.conversation_id } });
+      await call('POST', '/api/v1/chat', { headers: as(member), body: { message: '' } });
+      await call('POST', '/api/v1/chat', { headers: as(member), body: { message: 'Refunds?', conversation_id: 'none' } });
+      await call('POST', '/api/v1/chat', { body: { message: 'Refunds?' } });
+      const streamed = await call('POST', '/api/v1/chat/stream', { headers: as(member), body: { message: 'How long do refunds take?', conversation_id: turn.json.conversation_id } });
+      expect(streamed.text).to.match(/^event: delta\ndata: /);
+      await call('POST', '/api/v1/chat/stream', { headers: as(member), body: { message: 42 } });
+      await call('POST', '/api/v1/chat/stream', { headers: as(member), body: { message: 'Refunds?', workspace_id: 'none' } });
+    });
+
     it('tenant configuration, feedback and analytics', async () => {
       await call('POST', '/api/v1/tenant/handoff', { headers: as(admin), body: { url: 'https://93.184.215.14/hooks/handoff' } });
       await call('GET', '/api/v1/tenant/handoff', { headers: as(admin) });

@@ -114,6 +114,32 @@ describe('payment provider configuration', () => {
   });
 });
 
+describe('assistant configuration', () => {
+  it('uses the embedded engine by default, a model server with LLM_BASE_URL and LLM_MODEL together', () => {
+    expect(loadConfig({})).to.deep.include({ llmBaseUrl: null, llmModel: null, llmApiKey: null, llmTimeoutMs: 60_000, chatHeartbeatMs: 15_000 });
+    expect(loadConfig({ LLM_BASE_URL: 'http://localhost:11434/v1', LLM_MODEL: 'llama3', LLM_API_KEY: 'sk-local', LLM_TIMEOUT_MS: '5000', CHAT_HEARTBEAT_MS: '250' })).to.deep.include({
+      llmBaseUrl: 'http://localhost:11434/v1',
+      llmModel: 'llama3',
+      llmApiKey: 'sk-local',
+      llmTimeoutMs: 5000,
+      chatHeartbeatMs: 250,
+    });
+    for (const half of [{ LLM_BASE_URL: 'http://localhost:11434/v1' }, { LLM_MODEL: 'llama3' }]) {
+      expect(() => loadConfig(half)).to.throw(ConfigError, /LLM_BASE_URL and LLM_MODEL go together/);
+    }
+    try {
+      loadConfig({ LLM_BASE_URL: 'localhost:11434', LLM_MODEL: 'llama3', LLM_TIMEOUT_MS: '10', CHAT_HEARTBEAT_MS: '0' });
+      expect.fail('expected a ConfigError');
+    } catch (error) {
+      expect((error as ConfigError).problems).to.deep.equal([
+        'LLM_BASE_URL: expected a URL starting with http:// or https://, got "localhost:11434"',
+        'LLM_TIMEOUT_MS: expected an integer from 100 to 600000, got "10"',
+        'CHAT_HEARTBEAT_MS: expected an integer from 1 to 3600000, got "0"',
+      ]);
+    }
+  });
+});
+
 describe('handoff configuration', () => {
   it('allows plain http only in development unless HANDOFF_ALLOW_INSECURE_URLS says, private networks only when HANDOFF_ALLOW_PRIVATE_NETWORKS says', () => {
     expect(loadConfig({ NODE_ENV: 'development' })).to.deep.include({ handoffAllowInsecureUrls: true, handoffAllowPrivateNetworks: false });

@@ -53,6 +53,8 @@ export interface RouteDescription {
   /** The least role a user token needs; adds 403. */
   role?: 'member' | 'admin' | 'owner';
   query?: readonly QueryParameter[];
+  /** Request headers the route reads besides the credential (X-End-User-Token ...). */
+  headers?: readonly QueryParameter[];
   body?: RequestBody;
   success: SuccessAnswer;
   /** Further statuses this route answers (those of `access` and `body` are added). */
