@@ -14,6 +14,9 @@ import { membershipEvents } from './membership/membership';
 import { paymentEvents } from './payment/payment';
 import { documentEvents } from './document/document';
 import { conversationEvents } from './conversation/conversation';
+import { handoffConfigEvents } from './handoff-config/handoff-config';
+import { crmConfigEvents } from './crm-config/crm-config';
+import { handoffEvents } from './handoff/handoff';
 import { planEvents } from './plan/plan';
 import { providerEventEvents } from './provider-event/provider-event';
 import { quotaOverrideEvents } from './quota-override/quota-override';
@@ -52,6 +55,9 @@ export const domainEvents = eventRegistry([
   providerEventEvents,
   documentEvents,
   conversationEvents,
+  handoffConfigEvents,
+  crmConfigEvents,
+  handoffEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

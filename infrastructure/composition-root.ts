@@ -14,7 +14,6 @@ import { AuditAnchoring } from '../application/audit-log/audit-anchoring';
 import type { AuditSigner } from '../application/ports/audit-signer';
 import type { BlobStore } from '../application/ports/blob-store';
 import type { Embeddings } from '../application/ports/embeddings';
-import type { SearchIndex } from '../application/ports/search-index';
 import type { TextExtractor } from '../application/ports/text-extractor';
 import { documentIndexingSaga } from '../application/knowledge/indexing-saga';
 import type { Clock, IdGenerator } from '../application/ports/clock';
@@ -39,12 +38,19 @@ import { adminSettingsRouter } from '../adapters/http/admin/settings';
 import { adminTenantsRouter } from '../adapters/http/admin/tenants';
 import { adminPaymentsRouter } from '../adapters/http/admin/payments';
 import { billingRouter } from '../adapters/http/billing/billing';
+import { conversationsRouter } from '../adapters/http/conversations/conversations';
+import { documentsRouter } from '../adapters/http/documents/documents';
 import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
 import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
 import { publicRouter } from '../adapters/http/public';
 import { sandboxCheckoutPageRouter } from '../adapters/http/billing/sandbox-page';
 import { operationsRouter } from '../adapters/http/operations';
+import { chatRouter } from '../adapters/http/chat/chat';
+import type { ChatDependencies } from '../application/chat/chat';
+import type { AssistantEngine } from '../application/ports/assistant-engine';
+import type { SearchIndex } from '../application/ports/search-index';
+import { tenantRouter } from '../adapters/http/tenant/index';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -54,6 +60,8 @@ import { teamMembershipCleanupSaga } from '../application/team/team-cleanup-saga
 import { registrationSaga } from '../application/registration/registration-process';
 import { checkoutSettlementSaga } from '../application/checkout/checkout-settlement';
 import { subscriptionPeriodsSaga } from '../application/subscription/subscription-periods';
+import { handoffDeliverySaga } from '../application/handoff/handoff-delivery';
+import type { OutboundHttp } from '../application/ports/outbound-http';
 import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
 import type { PaymentProvider } from '../application/ports/payment-provider';
@@ -69,16 +77,22 @@ import { SqliteEventStore } from './event-store/sqlite';
 import { OpenAiEmbeddings } from './llm/embeddings';
 import { mongoSearchIndex } from './search-index/mongodb';
 import { SqliteSearchIndex } from './search-index/sqlite';
+import { FileBlobStore } from './blob-store/files';
+import { S3BlobStore } from './blob-store/s3';
 import { Ed25519AuditSigner } from './crypto/audit-signer';
+import { DocumentTextExtractor } from './extraction/document-text-extractor';
 import { loadKeys } from './crypto/keys';
 import { ScryptPasswordHasher } from './crypto/passwords';
 import { AesGcmSecrets } from './crypto/secrets';
 import { PasetoTokenService } from './crypto/tokens';
 import { createLogger } from './logging/logger';
+import { ExtractiveAssistantEngine } from './assistant/extractive';
+import { OpenAiAssistantEngine } from './assistant/openai';
 import { LogMailer } from './mail/log-mailer';
 import { SmtpMailer } from './mail/smtp-mailer';
 import { type SandboxDeliveryOptions, SandboxPaymentProvider, deriveSandboxWebhookSecret } from './payments/sandbox';
 import { StripePaymentProvider } from './payments/stripe';
+import { GuardedOutboundHttp } from './outbound/signed-http';
 import { MongoRateLimiter } from './rate-limit/mongodb';
 import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
@@ -109,8 +123,13 @@ export interface Platform {
    * (PlatformOverrides.paymentProvider instead, for tests).
    */
   paymentProvider: PaymentProvider;
-  /** The chunks of every indexed document: SQLite FTS5 in the embedded file, or MongoDB's text index with MONGODB_URL. */
-  searchIndex: SearchIndex;
+  /**
+   * The original bytes of documents: an S3-compatible bucket when S3_BUCKET is set, otherwise
+   * files under DATA_DIR/blobs (PlatformOverrides.blobStore instead, for tests).
+   */
+  blobStore: BlobStore;
+  /** Sniffs a document's type from its bytes and reads its text (PDF, DOCX, HTML, Markdown, plain text, CSV). */
+  textExtractor: TextExtractor;
   /** Vectors from EMBEDDINGS_BASE_URL for hybrid retrieval; null: BM25 alone. */
   embeddings: Embeddings | null;
   projections: ProjectionRunner;
@@ -123,6 +142,18 @@ export interface Platform {
   /** Records refused requests, bounded per principal and minute. */
   accessDenials: AccessDenialRecorder;
   metrics: PlatformMetrics;
+  /**
+   * The tenants' knowledge, searched for the assistant's passages: SQLite FTS5 in the embedded
+   * file, MongoDB's text index with MONGODB_URL (PlatformOverrides.searchIndex instead, for tests).
+   */
+  searchIndex: SearchIndex;
+  /**
+   * What answers chat turns: the OpenAI-compatible model server when LLM_BASE_URL and
+   * LLM_MODEL are set, otherwise the embedded extractive engine (PlatformOverrides.assistant instead).
+   */
+  assistant: AssistantEngine;
+  /** What a chat turn needs (application/chat): the CLI's `chat ask` runs turns with it. */
+  chat: ChatDependencies;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
@@ -156,9 +187,13 @@ export interface PlatformOverrides {
   paymentProvider?: PaymentProvider;
   /** Where documents' bytes are kept, instead of the configured store. */
   blobStore?: BlobStore;
-  /** What reads documents' text, instead of the platform's extractor. */
-  textExtractor?: TextExtractor;
+  /** The search index, instead of the configured one. */
+  searchIndex?: SearchIndex;
+  /** The assistant engine, instead of the configured one. */
+  assistant?: AssistantEngine;
 }
+
+export const BLOBS_FOLDER = 'blobs';
 
 export const SQLITE_FILE = 'platform.db';
 
@@ -213,14 +248,11 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
           publicUrl: config.publicUrl,
           delivery: overrides.sandboxWebhookDelivery,
         }));
-  const searchIndex: SearchIndex = readStore instanceof MongoReadStore ? mongoSearchIndex(readStore) : new SqliteSearchIndex(openSqlite());
+  const blobStore: BlobStore = overrides.blobStore ?? (config.s3 ? new S3BlobStore(config.s3) : new FileBlobStore(path.join(config.dataDir, BLOBS_FOLDER)));
+  const textExtractor: TextExtractor = new DocumentTextExtractor();
   const embeddings: Embeddings | null = config.embeddingsBaseUrl
     ? new OpenAiEmbeddings({ baseUrl: config.embeddingsBaseUrl, apiKey: config.embeddingsApiKey, model: config.embeddingsModel, batchSize: config.embeddingsBatchSize })
     : null;
-  // The documents' bytes and text: given here until the blob store and extractor adapters
-  // are wired as defaults; without both, nothing is indexed.
-  const blobStore: BlobStore | null = overrides.blobStore ?? null;
-  const textExtractor: TextExtractor | null = overrides.textExtractor ?? null;
   const readYourWrites = (position: number | null, names?: readonly string[]): Promise<boolean> =>
     runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names });
   const identity: UseCaseDependencies = {
@@ -238,12 +270,28 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     },
     readYourWrites: (position) => readYourWrites(position),
   };
+  const searchIndex: SearchIndex = overrides.searchIndex ?? (readStore instanceof MongoReadStore ? mongoSearchIndex(readStore) : new SqliteSearchIndex(openSqlite()));
+  const assistant: AssistantEngine =
+    overrides.assistant ??
+    (config.llmBaseUrl && config.llmModel
+      ? new OpenAiAssistantEngine({ baseUrl: config.llmBaseUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutMs })
+      : new ExtractiveAssistantEngine());
+  const chat: ChatDependencies = { ...identity, searchIndex, embeddings, assistant, logger: logger.child({ component: 'assistant' }) };
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
   const auditAnchoring = new AuditAnchoring(
     { ...commands, readStore, signer: auditSigner, logger: logger.child({ component: 'audit_anchoring' }) },
     { entriesPerCheckpoint: config.auditCheckpointEntries, intervalMs: config.auditCheckpointIntervalSeconds * 1000, pollMs: overrides.auditAnchoringPollMs ?? 1000 },
   );
   const accessDenials = new AccessDenialRecorder({ ...commands, logger: logger.child({ component: 'access_denials' }) }, { perMinute: config.accessDenialsPerMinute });
+  // Every call to an address a tenant gave goes through the one SSRF guard.
+  const outbound: OutboundHttp = new GuardedOutboundHttp({ allowInsecureUrls: config.handoffAllowInsecureUrls, allowPrivateNetworks: config.handoffAllowPrivateNetworks });
+  const handoffPolicy = {
+    maxAttempts: config.handoffMaxAttempts,
+    backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
+    timeoutMs: config.handoffTimeoutMs,
+    outcomeTimeoutMs: Math.max(120_000, config.handoffTimeoutMs * 3),
+    concurrency: config.sagaConcurrency,
+  };
   const mailPolicy = { maxAttempts: config.sagaMaxAttempts, backoffMs: exponentialBackoff(), outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS, concurrency: config.sagaConcurrency };
   const platformSagas = overrides.sagas ?? [
     ...allSagas,
@@ -252,7 +300,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     registrationSaga(identity, { concurrency: config.sagaConcurrency }),
     checkoutSettlementSaga(commands),
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
-    ...(blobStore && textExtractor ? [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })] : []),
+    handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
+    documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts }),
   ];
 
   const sagaDelivery: SagaDelivery =
@@ -309,6 +358,10 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     adminAnalyticsRouter(identity),
     billingRouter(identity, accessDenials, { paymentProvider, billing: { returnUrl: config.billingReturnUrl, publicUrl: config.publicUrl } }),
     adminPaymentsRouter(identity),
+    chatRouter(identity, accessDenials, chat, { heartbeatMs: config.chatHeartbeatMs }),
+    conversationsRouter(identity, accessDenials),
+    tenantRouter(identity, accessDenials, { outbound }),
+    documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 
@@ -325,7 +378,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     secrets,
     mailer,
     paymentProvider,
-    searchIndex,
+    blobStore,
+    textExtractor,
     embeddings,
     projections: runner,
     sagaDelivery,
@@ -334,6 +388,9 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     auditAnchoring,
     accessDenials,
     metrics,
+    searchIndex,
+    assistant,
+    chat,
     readYourWrites,
     async start() {
       await runner.start();
@@ -359,6 +416,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await eventStore.close();
       await readStore.close();
       if (mailer instanceof SmtpMailer) mailer.close();
+      if (blobStore instanceof S3BlobStore) blobStore.close();
       (sqlite as SqliteDatabase | null)?.close();
     },
   };

@@ -59,9 +59,9 @@ const counts = <Type extends DomainEventType>(metric: UsageMetric, at?: (data: D
 /**
  * Which events count as what. Counting another event type is one line here, and `handles`
  * follows: issue #11's chat and document events join as, for example,
- * `MessageSent: counts('messages')` and `DocumentAdded: counts('documents')` (the usage series
- * of messages and documents read those metrics and answer zeros until then). The message
- * event must also be counted by `tenant_quotas` (messages_by_month), which the quota reads.
+ * `UserMessagePosted: counts('messages')` and `DocumentAdded: counts('documents')` (the usage
+ * series of messages and documents read those metrics and answer zeros until then). The message
+ * event is also counted by `tenant_quotas` (messages_by_month), which the quota reads.
  */
 const COUNTED = {
   TenantCreated: counts('tenants_created', (data) => data.created_at),
@@ -71,6 +71,9 @@ const COUNTED = {
     tallies: (data) => [{ metric: 'payments_succeeded' }, { metric: 'revenue', currency: data.currency.toLowerCase(), amount: data.amount }],
   },
   PaymentFailed: counts('payments_failed', (data) => data.failed_at),
+  DocumentAdded: counts('documents', (data) => data.added_at),
+  // A message is what a user or end user asks (as tenant_quotas counts them), on the day it was posted.
+  UserMessagePosted: counts('messages', (data) => data.posted_at),
 } satisfies { [Type in DomainEventType]?: Counting<Type> };
 
 type CountedType = keyof typeof COUNTED;
@@ -83,7 +86,8 @@ function dayOf(stated: string | undefined, recordedAt: string): string {
 
 export const dailyUsageProjection: EventProjection<CountedType> = {
   name: 'daily_usage',
-  version: 1,
+  // 2: counts messages (UserMessagePosted).
+  version: 2,
   collections: [{ name: DAILY_USAGE, indexes: [{ field: 'metric' }, { field: 'day' }] }],
   handles: Object.keys(COUNTED) as CountedType[],
   async apply(event, view) {

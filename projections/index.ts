@@ -1,6 +1,13 @@
 // Every projection the platform runs.
 import { auditLogProjection } from './audit-log';
+import { conversationsProjection } from './conversations';
+import { conversationAnalyticsProjection } from './conversation-analytics';
+import { crmConfigsProjection } from './crm-configs';
+import { feedbacksProjection } from './feedbacks';
+import { handoffConfigsProjection } from './handoff-configs';
+import { handoffDeliveriesProjection } from './handoff-deliveries';
 import { dailyUsageProjection } from './daily-usage';
+import { documentsProjection } from './documents';
 import { emailsProjection } from './emails';
 import { invitationsProjection } from './invitations';
 import { membershipsProjection } from './memberships';
@@ -36,4 +43,11 @@ export const allProjections: readonly Projection[] = [
   platformSettingsProjection,
   dailyUsageProjection,
   tenantRevenueProjection,
+  conversationsProjection,
+  handoffConfigsProjection,
+  handoffDeliveriesProjection,
+  crmConfigsProjection,
+  feedbacksProjection,
+  conversationAnalyticsProjection,
+  documentsProjection,
 ];

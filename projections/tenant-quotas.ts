@@ -3,6 +3,10 @@
 // events that add or remove what it counts (members now; documents, business tools and
 // messages per calendar month as their features record events). A document carries the
 // position of the last event applied, so a replayed event changes nothing.
+//
+// Messages: every message a user or end user posts to a conversation (`UserMessagePosted`)
+// counts once, in the calendar month (UTC) of its `posted_at`. The assistant's answers, its
+// failures and a person's replies do not count: the quota is of questions asked.
 
 import type { QuotaOverrides } from '../domain/quota-override/quota-override';
 import type { RecordedOf } from '../application/ports/domain-event-store';
@@ -33,16 +37,20 @@ export const TENANT_QUOTAS = 'tenant_quotas';
 /** The calendar month (UTC) of an instant, as the key of `messages_by_month`. */
 export const monthKey = (at: string | Date): string => new Date(at).toISOString().slice(0, 7);
 
-const COUNTED_TYPES = ['MemberJoined', 'MemberRemoved', 'QuotaOverridesSet'] as const;
+const COUNTED_TYPES = ['MemberJoined', 'MemberRemoved', 'QuotaOverridesSet', 'DocumentAdded', 'DocumentDeleted', 'UserMessagePosted'] as const;
 type CountedType = (typeof COUNTED_TYPES)[number];
 
 /** How each counted event changes the counters. */
-function countersChange(event: RecordedOf<Exclude<CountedType, 'QuotaOverridesSet'>>): Partial<UsageCounters> {
+function countersChange(event: RecordedOf<Exclude<CountedType, 'QuotaOverridesSet' | 'UserMessagePosted'>>): Partial<UsageCounters> {
   switch (event.type) {
     case 'MemberJoined':
       return { users: 1 };
     case 'MemberRemoved':
       return { users: -1 };
+    case 'DocumentAdded':
+      return { documents: 1 };
+    case 'DocumentDeleted':
+      return { documents: -1 };
   }
 }
 
@@ -59,7 +67,8 @@ const emptyDocument = (tenantId: string, at: string): TenantQuotaDocument => ({
 
 export const tenantQuotasProjection: EventProjection<CountedType> = {
   name: 'tenant_quotas',
-  version: 1,
+  // 2: counts messages (UserMessagePosted).
+  version: 2,
   collections: [{ name: TENANT_QUOTAS }],
   handles: COUNTED_TYPES,
   async apply(event, view) {
@@ -71,7 +80,12 @@ export const tenantQuotasProjection: EventProjection<CountedType> = {
       view.put(TENANT_QUOTAS, { ...base, overrides: event.data.overrides, overrides_reason: event.data.reason });
       return;
     }
-    const change = countersChange(event as RecordedOf<Exclude<CountedType, 'QuotaOverridesSet'>>);
+    if (event.type === 'UserMessagePosted') {
+      const month = monthKey(event.data.posted_at);
+      view.put(TENANT_QUOTAS, { ...base, messages_by_month: { ...current.messages_by_month, [month]: (current.messages_by_month[month] ?? 0) + 1 } });
+      return;
+    }
+    const change = countersChange(event as RecordedOf<Exclude<CountedType, 'QuotaOverridesSet' | 'UserMessagePosted'>>);
     const counters = { ...current.counters };
     for (const [counter, delta] of Object.entries(change) as Array<[keyof UsageCounters, number]>) counters[counter] = Math.max(0, counters[counter] + delta);
     view.put(TENANT_QUOTAS, { ...base, counters });

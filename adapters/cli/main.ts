@@ -5,7 +5,7 @@
 // server's runner never interleave.
 
 import 'reflect-metadata';
-import { ConfigError, DataFolderError, type Platform, createPlatform, loadConfig } from '../../infrastructure/composition-root';
+import { ConfigError, DataFolderError, type Platform, type PlatformOverrides, createPlatform, loadConfig } from '../../infrastructure/composition-root';
 import { silentLogger } from '../../application/ports/logger';
 import { systemContext } from '../../application/shared/request-context';
 import { createTenant, renameTenant, suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
@@ -17,6 +17,8 @@ import { parseArguments, printTable } from './format';
 import { type PlanView, listPlans, seedPlanCatalogue } from '../../application/plan/plans';
 import { tenantQuotas } from '../../application/quota-override/quota-overrides';
 import { QUOTAS } from '../../domain/plan/plan';
+import { documentStatusCounts } from '../../application/document/documents';
+import { askAsOperator } from '../../application/chat/chat';
 
 const USAGE = `usage: npm run cli -- <command>
 
@@ -31,14 +33,17 @@ const USAGE = `usage: npm run cli -- <command>
   tenants unsuspend ID
   tenants quotas ID                  plan limits, overrides, what applies and what is used
   plans list [--all]                 sellable plans, cheapest first (--all: retired ones too)
+  documents status [--tenant ID]     documents and chunks per tenant and indexing status (indexing progress)
+  chat ask --tenant ID [--workspace ID] [--conversation ID] "question"
+                                     ask the tenant's assistant as the operator (every workspace); prints the answer and its sources
   sagas failures                     deliveries retrying or dead-lettered
   connector doctor URL --secret S    run the protocol conformance checks against a connector
 `;
 
 type Output = (line: string) => void;
 
-async function withPlatform<T>(work: (platform: Platform) => Promise<T>): Promise<T> {
-  const platform = await createPlatform(loadConfig(), { logger: silentLogger });
+async function withPlatform<T>(work: (platform: Platform) => Promise<T>, overrides: PlatformOverrides = {}): Promise<T> {
+  const platform = await createPlatform(loadConfig(), { logger: silentLogger, ...overrides });
   try {
     return await work(platform);
   } finally {
@@ -65,7 +70,8 @@ function formatEvent(event: RecordedEvent): string {
   });
 }
 
-export async function runCli(argv: string[], out: Output, stopSignal?: AbortSignal): Promise<number> {
+/** `platform`: for tests, what the platform uses instead of the configured parts (a search index). */
+export async function runCli(argv: string[], out: Output, stopSignal?: AbortSignal, options: { platform?: PlatformOverrides } = {}): Promise<number> {
   const [area, action, ...rest] = argv;
   const { positional, flags } = parseArguments(rest);
   const context = systemContext(`cli-${Date.now()}`, 'operator-cli');
@@ -219,6 +225,48 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
         out(`unsuspended tenant ${id}`);
         return 0;
       });
+    }
+    case 'documents status': {
+      const tenant = flags.tenant;
+      if (tenant === true) return usageError(out, 'documents status --tenant needs a tenant ID');
+      return withPlatform(async (platform) => {
+        await caughtUp(platform);
+        const counts = await documentStatusCounts(platform, tenant);
+        printTable(out, ['tenant', 'slug', 'status', 'documents', 'chunks'], counts.map((count) => [count.tenant_id, count.tenant_slug ?? '-', count.status, count.documents, count.chunks]));
+        const total = counts.reduce((sum, count) => sum + count.documents, 0);
+        const ready = counts.filter((count) => count.status === 'ready').reduce((sum, count) => sum + count.documents, 0);
+        const chunks = counts.reduce((sum, count) => sum + count.chunks, 0);
+        if (total > 0) out(`${ready} of ${total} documents indexed (${Math.floor((ready / total) * 100)}%), ${chunks} chunks in the search index`);
+        return 0;
+      });
+    }
+    case 'chat ask': {
+      const tenantId = flags.tenant;
+      const question = positional.join(' ').trim();
+      const workspaceId = typeof flags.workspace === 'string' ? flags.workspace : null;
+      const conversationId = typeof flags.conversation === 'string' ? flags.conversation : null;
+      if (typeof tenantId !== 'string' || !question) return usageError(out, 'chat ask needs --tenant ID and a "question"');
+      return withPlatform(async (platform) => {
+        await seedPlanCatalogue(platform.commands);
+        // Running, not only caught up: the turn waits for the read models to show what it recorded.
+        await platform.projections.start();
+        await platform.projections.waitFor(await platform.eventStore.headPosition(), { timeoutMs: 30_000 });
+        const turn = await askAsOperator(platform.chat, tenantId, { message: question, workspace_id: workspaceId, conversation_id: conversationId }, context);
+        out(`conversation ${turn.conversation_id}`);
+        if (!turn.answer) {
+          out('a person has taken this conversation over: the assistant does not answer');
+          return 0;
+        }
+        out('');
+        out(turn.answer.text);
+        out('');
+        out(`model: ${turn.answer.model}; ${turn.answer.answered_from_knowledge ? 'answered from the knowledge base' : 'nothing relevant in the knowledge base'}`);
+        if (turn.answer.citations.length > 0) {
+          out('sources:');
+          for (const citation of turn.answer.citations) out(`  [${citation.passage_id}] ${citation.title} (document ${citation.document_id}, chunk ${citation.chunk_id})`);
+        }
+        return 0;
+      }, options.platform);
     }
     case 'sagas failures':
       return withPlatform(async (platform) => {

@@ -26,6 +26,8 @@ export const STATUS_OF_KIND: Record<DomainErrorKind, number> = {
   conflict: 409,
   gone: 410,
   precondition_failed: 412,
+  too_large: 413,
+  unsupported_type: 415,
   unprocessable: 422,
   rate_limited: 429,
 };

@@ -1,11 +1,13 @@
 // The conversation aggregate: one conversation between a tenant's assistant (or its people)
 // and a user or end user, with every message in it. Stream `conversation-<id>`.
 //
-// Status (docs/assistant.md lists the transitions):
+// Status (docs/conversations.md lists the transitions):
 //   open       the assistant answers;
 //   pending    waiting for the customer; the assistant still answers a new message;
 //   handed_off a person has taken over: the assistant is paused and answers nothing;
-//   resolved   done; a new message from the user opens it again.
+//   resolved   done; a new message from the user opens it again (an explicit
+//              ConversationStatusChanged resolved -> open follows the message, so every
+//              reader sees the reopening as the same event as any other status change).
 // Allowed: open -> pending | handed_off | resolved; pending -> open | handed_off | resolved;
 // handed_off -> open | resolved; resolved -> open. A human agent's reply moves an open or
 // pending conversation to handed_off: the assistant stays paused until someone sets it back
@@ -136,8 +138,10 @@ export const conversationStream = (conversationId: string): string => toStreamNa
 
 export const MAX_MESSAGE_LENGTH = 8000;
 export const MAX_TITLE_LENGTH = 200;
+export const MAX_FEEDBACK_COMMENT_LENGTH = 2000;
 
-const TRANSITIONS: Readonly<Record<ConversationStatus, readonly ConversationStatus[]>> = {
+/** The status changes `PUT .../status` may make (a human agent's reply and a user's message make theirs themselves). */
+export const CONVERSATION_TRANSITIONS: Readonly<Record<ConversationStatus, readonly ConversationStatus[]>> = {
   open: ['pending', 'handed_off', 'resolved'],
   pending: ['open', 'handed_off', 'resolved'],
   handed_off: ['open', 'resolved'],
@@ -162,8 +166,8 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
     if (!isLive(state)) return state;
     switch (event.type) {
       case 'UserMessagePosted':
-        // A new message opens a resolved conversation again.
-        return { ...state, status: state.status === 'resolved' ? 'open' : state.status, user_messages: withAdded(state.user_messages, event.data.message_id) };
+        // The reopening of a resolved conversation is the ConversationStatusChanged after it.
+        return { ...state, user_messages: withAdded(state.user_messages, event.data.message_id) };
       case 'AssistantAnswered':
         return { ...state, answered: withAdded(state.answered, event.data.reply_to), assistant_messages: withAdded(state.assistant_messages, event.data.message_id) };
       case 'AssistantFailed':
@@ -194,7 +198,9 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
         const text = checkText('message', command.data.text, { max: MAX_MESSAGE_LENGTH, multiline: true, code: 'invalid_message' });
         if (text._tag === 'Left') return text;
         const posted: ConversationEvent = { type: 'UserMessagePosted', data: { ...command.data, conversation_id, tenant_id, text: text.right, posted_at: at } };
-        return right([posted]);
+        if (state.status !== 'resolved') return right([posted]);
+        // A new message opens a resolved conversation again, as a recorded status change.
+        return right([posted, { type: 'ConversationStatusChanged', data: { conversation_id, tenant_id, status: 'open', previous_status: 'resolved', changed_at: at } }]);
       }
       case 'RecordAnswer':
       case 'RecordAnswerFailure': {
@@ -223,14 +229,14 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
       case 'ChangeConversationStatus': {
         const next = command.data.status;
         if (next === state.status) return right([]);
-        if (!TRANSITIONS[state.status].includes(next)) {
-          return left(conflict('invalid_status_transition', `a conversation that is ${state.status} can become ${TRANSITIONS[state.status].join(', ')}, not ${next}`));
+        if (!CONVERSATION_TRANSITIONS[state.status].includes(next)) {
+          return left(conflict('invalid_status_transition', `a conversation that is ${state.status} can become ${CONVERSATION_TRANSITIONS[state.status].join(', ')}, not ${next}`));
         }
         return right([{ type: 'ConversationStatusChanged', data: { conversation_id, tenant_id, status: next, previous_status: state.status, changed_at: at } }]);
       }
       case 'GiveFeedback': {
         if (!state.assistant_messages.has(command.data.message_id)) return left(notFound('message_not_found', 'feedback is given on an answer of the assistant in this conversation'));
-        const comment = checkText('comment', command.data.comment, { min: 0, max: 2000, multiline: true, code: 'invalid_feedback' });
+        const comment = checkText('comment', command.data.comment, { min: 0, max: MAX_FEEDBACK_COMMENT_LENGTH, multiline: true, code: 'invalid_feedback' });
         if (comment._tag === 'Left') return comment;
         if (state.feedback.has(command.data.message_id)) return left(conflict('feedback_given', 'feedback on this answer was already given'));
         return right([{ type: 'FeedbackGiven', data: { conversation_id, tenant_id, ...command.data, comment: comment.right, given_at: at } }]);

@@ -1,9 +1,20 @@
 // The one error hierarchy of the domain. The HTTP and GraphQL edges map `kind` to a status
 // (invalid 400, unauthorized 401, forbidden 403, not_found 404, conflict 409, gone 410,
-// precondition_failed 412, unprocessable 422, rate_limited 429); `code` is the stable
-// machine-readable part.
+// precondition_failed 412, too_large 413, unsupported_type 415, unprocessable 422,
+// rate_limited 429); `code` is the stable machine-readable part.
 
-export type DomainErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'gone' | 'precondition_failed' | 'unprocessable' | 'rate_limited';
+export type DomainErrorKind =
+  | 'invalid'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'gone'
+  | 'precondition_failed'
+  | 'too_large'
+  | 'unsupported_type'
+  | 'unprocessable'
+  | 'rate_limited';
 
 export class DomainError extends Error {
   constructor(
@@ -27,6 +38,10 @@ export const invalid = (code: string, message: string, field?: string): DomainEr
 export const notFound = (code: string, message: string): DomainError => new DomainError('not_found', code, message);
 export const conflict = (code: string, message: string): DomainError => new DomainError('conflict', code, message);
 export const forbidden = (code: string, message: string): DomainError => new DomainError('forbidden', code, message);
+/** Larger than the limit for its kind (a document over DOCUMENT_MAX_BYTES). */
+export const tooLarge = (code: string, message: string): DomainError => new DomainError('too_large', code, message);
+/** Of a type that is not accepted (a file that is no supported document). */
+export const unsupportedType = (code: string, message: string): DomainError => new DomainError('unsupported_type', code, message);
 /** Existed, and no longer does (an expired invitation). */
 export const gone = (code: string, message: string): DomainError => new DomainError('gone', code, message);
 

@@ -105,11 +105,28 @@ const variables = {
   },
   BILLING_SANDBOX_WEBHOOK_SECRET: { codec: fromString('WebhookSecret', 'at least 16 characters', (raw) => (raw.length >= 16 ? raw : undefined)), default: undefined },
   STRIPE_SECRET_KEY: { codec: fromString('StripeSecretKey', 'a Stripe secret or restricted key (sk_... or rk_...)', (raw) => (/^(sk|rk)_[A-Za-z0-9_]+$/.test(raw) ? raw : undefined)), default: undefined },
+  HANDOFF_ALLOW_INSECURE_URLS: { codec: booleanString, default: undefined },
+  HANDOFF_ALLOW_PRIVATE_NETWORKS: { codec: booleanString, default: 'false' },
+  HANDOFF_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '6' },
+  HANDOFF_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '10000' },
+  HANDOFF_RETRY_BASE_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '60' },
   STRIPE_WEBHOOK_SECRET: { codec: fromString('StripeWebhookSecret', "a Stripe endpoint's signing secret (whsec_...)", (raw) => (/^whsec_[A-Za-z0-9_+/=]+$/.test(raw) ? raw : undefined)), default: undefined },
   EMBEDDINGS_BASE_URL: { codec: urlWithScheme('http', 'https'), default: undefined },
   EMBEDDINGS_API_KEY: { codec: nonEmpty, default: undefined },
   EMBEDDINGS_MODEL: { codec: nonEmpty, default: 'text-embedding-3-small' },
   EMBEDDINGS_BATCH_SIZE: { codec: integerBetween(1, 2048), default: '64' },
+  DOCUMENT_MAX_BYTES: { codec: integerBetween(1024, 1024 * 1024 * 1024), default: String(20 * 1024 * 1024) },
+  S3_BUCKET: { codec: fromString('S3Bucket', 'an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens)', (raw) => (/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw) ? raw : undefined)), default: undefined },
+  S3_ENDPOINT: { codec: urlWithScheme('http', 'https'), default: undefined },
+  S3_REGION: { codec: nonEmpty, default: 'us-east-1' },
+  S3_ACCESS_KEY_ID: { codec: nonEmpty, default: undefined },
+  S3_SECRET_ACCESS_KEY: { codec: nonEmpty, default: undefined },
+  S3_FORCE_PATH_STYLE: { codec: booleanString, default: 'false' },
+  LLM_BASE_URL: { codec: urlWithScheme('http', 'https'), default: undefined },
+  LLM_API_KEY: { codec: nonEmpty, default: undefined },
+  LLM_MODEL: { codec: nonEmpty, default: undefined },
+  LLM_TIMEOUT_MS: { codec: integerBetween(100, 600_000), default: '60000' },
+  CHAT_HEARTBEAT_MS: { codec: integerBetween(1, 3_600_000), default: '15000' },
 } as const;
 
 type Variables = typeof variables;
@@ -181,6 +198,39 @@ export interface Config {
   embeddingsModel: string;
   /** Texts per embeddings request. */
   embeddingsBatchSize: number;
+  /** Both set: the assistant answers through this OpenAI-compatible server and model; both null: the embedded extractive engine. */
+  llmBaseUrl: string | null;
+  llmModel: string | null;
+  /** Null for a model server that needs no key. */
+  llmApiKey: string | null;
+  /** The longest wait for the model's answer to start, and then between two of its chunks. */
+  llmTimeoutMs: number;
+  /** How often a streaming chat sends its keep-alive comment. */
+  chatHeartbeatMs: number;
+  /** Addresses tenants give (handoff webhook, CRM) may be plain http; unset, only in development. */
+  handoffAllowInsecureUrls: boolean;
+  /** Addresses tenants give may be private, loopback or link-local (development, tests). */
+  handoffAllowPrivateNetworks: boolean;
+  /** Attempts to post a handoff before it is given up. */
+  handoffMaxAttempts: number;
+  /** How long one handoff POST may take. */
+  handoffTimeoutMs: number;
+  /** The wait after the first failed attempt; it doubles after each next one, up to an hour. */
+  handoffRetryBaseSeconds: number;
+  /** Largest document a tenant may upload or add as text (413 `document_too_large` above). */
+  documentMaxBytes: number;
+  /** Set: documents' original bytes live in this S3-compatible bucket; null: under DATA_DIR/blobs. */
+  s3: S3Config | null;
+}
+
+export interface S3Config {
+  bucket: string;
+  /** Null: AWS S3 of the region. */
+  endpoint: string | null;
+  region: string;
+  /** Null: the client's default credential chain. */
+  credentials: { accessKeyId: string; secretAccessKey: string } | null;
+  forcePathStyle: boolean;
 }
 
 export class ConfigError extends Error {
@@ -227,7 +277,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length === 0 && values.EMBEDDINGS_API_KEY !== null && values.EMBEDDINGS_BASE_URL === null) {
     problems.push('EMBEDDINGS_BASE_URL: expected the endpoint EMBEDDINGS_API_KEY is for (e.g. https://api.openai.com/v1); without it no embeddings are used');
   }
+  if (problems.length === 0 && (values.S3_ACCESS_KEY_ID === null) !== (values.S3_SECRET_ACCESS_KEY === null)) {
+    problems.push('S3_SECRET_ACCESS_KEY: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both, or neither (the default credential chain)');
+  }
+  if (problems.length === 0 && (values.LLM_BASE_URL === null) !== (values.LLM_MODEL === null)) {
+    problems.push('LLM_MODEL: LLM_BASE_URL and LLM_MODEL go together: set both (the assistant answers through that model server) or neither (the embedded extractive engine)');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
+  const s3: S3Config | null =
+    values.S3_BUCKET === null
+      ? null
+      : {
+          bucket: values.S3_BUCKET as string,
+          endpoint: values.S3_ENDPOINT as string | null,
+          region: values.S3_REGION as string,
+          credentials:
+            values.S3_ACCESS_KEY_ID === null ? null : { accessKeyId: values.S3_ACCESS_KEY_ID as string, secretAccessKey: values.S3_SECRET_ACCESS_KEY as string },
+          forcePathStyle: values.S3_FORCE_PATH_STYLE as boolean,
+        };
   return {
     port: values.PORT as number,
     host: values.HOST as string,
@@ -281,5 +348,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddingsApiKey: values.EMBEDDINGS_API_KEY as string | null,
     embeddingsModel: values.EMBEDDINGS_MODEL as string,
     embeddingsBatchSize: values.EMBEDDINGS_BATCH_SIZE as number,
+    llmBaseUrl: values.LLM_BASE_URL as string | null,
+    llmModel: values.LLM_MODEL as string | null,
+    llmApiKey: values.LLM_API_KEY as string | null,
+    llmTimeoutMs: values.LLM_TIMEOUT_MS as number,
+    chatHeartbeatMs: values.CHAT_HEARTBEAT_MS as number,
+    handoffAllowInsecureUrls: (values.HANDOFF_ALLOW_INSECURE_URLS as boolean | null) ?? values.NODE_ENV === 'development',
+    handoffAllowPrivateNetworks: values.HANDOFF_ALLOW_PRIVATE_NETWORKS as boolean,
+    handoffMaxAttempts: values.HANDOFF_MAX_ATTEMPTS as number,
+    handoffTimeoutMs: values.HANDOFF_TIMEOUT_MS as number,
+    handoffRetryBaseSeconds: values.HANDOFF_RETRY_BASE_SECONDS as number,
+    documentMaxBytes: values.DOCUMENT_MAX_BYTES as number,
+    s3,
   };
 }

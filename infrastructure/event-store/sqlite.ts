@@ -25,7 +25,10 @@ import {
   WrongExpectedRevisionError,
   revisionMatches,
 } from '../../application/ports/event-store';
+import type { Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from '../sqlite/database';
+
+const MAX_PREPARED_ALL_READS = 256;
 
 interface EventRow {
   position: number;
@@ -95,6 +98,12 @@ export class SqliteEventStore implements EventStore {
   private readonly now: () => Date;
   private readonly statements;
   private readonly transactions;
+  /**
+   * Reads of `$all` prepared once per distinct query: every subscription (each projection and
+   * saga group) reads a page with its own filter after every commit, and preparing the same
+   * statement each time cost more than the read itself.
+   */
+  private readonly allReads = new Map<string, Statement<Array<string | number>, EventRow>>();
 
   constructor(private readonly db: SqliteDatabase, options: SqliteEventStoreOptions = {}) {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
@@ -283,7 +292,14 @@ export class SqliteEventStore implements EventStore {
     const sql = `SELECT * FROM events ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''}
       ORDER BY position ${backwards ? 'DESC' : 'ASC'} LIMIT ?`;
     params.push(options.maxCount ?? Number.MAX_SAFE_INTEGER);
-    return this.db.prepare<Array<string | number>, EventRow>(sql).all(...params);
+    let statement = this.allReads.get(sql);
+    if (!statement) {
+      // Distinct queries are few (one per filter shape); the bound only guards against a caller that varies them.
+      if (this.allReads.size >= MAX_PREPARED_ALL_READS) this.allReads.clear();
+      statement = this.db.prepare<Array<string | number>, EventRow>(sql);
+      this.allReads.set(sql, statement);
+    }
+    return statement.all(...params);
   }
 
   subscribeToAll(options: SubscribeToAllOptions): EventSubscription {

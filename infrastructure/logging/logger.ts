@@ -13,6 +13,8 @@ export const REDACTED_PATHS = [
   '*.secret',
   'signing_secret',
   '*.signing_secret',
+  'credential',
+  '*.credential',
   'token',
   '*.token',
   'headers.authorization',
@@ -21,6 +23,13 @@ export const REDACTED_PATHS = [
   '*.headers.cookie',
   'req.headers.authorization',
   'req.headers["x-svc-signature"]',
+  // The end user's credentials in the tenant's own systems, sent to the chat routes.
+  'headers["x-end-user-token"]',
+  'headers["x-end-user-session"]',
+  '*.headers["x-end-user-token"]',
+  '*.headers["x-end-user-session"]',
+  'req.headers["x-end-user-token"]',
+  'req.headers["x-end-user-session"]',
 ];
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {

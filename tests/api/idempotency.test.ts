@@ -8,6 +8,8 @@ import { startIdempotentRequest } from '../../application/idempotency-key/idempo
 import { createTeam } from '../../application/team/teams';
 import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotency';
 import { userContext } from '../support/context';
+import { startConversation } from '../support/conversations';
+import { type FormPart, multipartForm } from '../support/documents';
 import { temporaryDirectory } from '../support/files';
 import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimit } from '../support/identity';
 import { TestPaymentProvider } from '../support/payment-provider';
@@ -206,16 +208,26 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/billing/subscription': 'cancels the subscription; repeating it changes nothing',
       'POST /api/v1/billing/cancel': 'cancels the subscription; repeating it changes nothing',
       'POST /api/v1/billing/webhook': "the payment provider's; its events are deduplicated by their ids",
+      'POST /api/v1/chat/stream': 'a stream cannot be given again; POST /api/v1/chat is the retry-safe turn',
+      'POST /api/v1/conversations/:id/messages/:message_id/feedback': 'once per answer: a retry is 409 feedback_given',
+      'POST /api/v1/tenant/handoff': 'sets the configuration (an upsert): the same request again records nothing; a secret the platform made is answered once, and a lost answer is mended by rotating it (an empty secret)',
+      'POST /api/v1/tenant/crm': 'sets the configuration (an upsert): the same request again records nothing',
+      'POST /api/v1/documents/:id/reindex': 'queues the next indexing generation of a document (If-Match guards a repeat)',
     };
     /** Checkouts the confirm sample confirms. */
     const checkouts: string[] = [];
+    /** The conversation the agent-reply sample replies in. */
+    let conversationId = '';
+    let workspaceId = '';
     before(async () => {
+      conversationId = await startConversation(server, owner, { title: 'Sampled replies' });
+      workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items[0].id;
       for (const plan_code of ['starter', 'growth']) {
         checkouts.push((await server.request('POST', '/api/v1/billing/checkout', { headers: as(owner), body: { plan_code, interval: 'month' } })).json.id);
       }
     });
     /** A valid request of each creating route, and another one for the same route; `admin` ones are sent with the super admin's token. */
-    const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown; admin?: boolean; status?: number }> = {
+    const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown; admin?: boolean; status?: number; multipart?: boolean }> = {
       'POST /api/v1/org/teams': (n) => ({ path: '/api/v1/org/teams', body: { name: `Sampled ${n}` }, other: { name: `Other ${n}` } }),
       'POST /api/v1/team/invite': (n) => ({
         path: '/api/v1/team/invite',
@@ -231,6 +243,22 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/billing/checkout': () => ({ path: '/api/v1/billing/checkout', body: { plan_code: 'starter', interval: 'month' }, other: { plan_code: 'growth', interval: 'month' } }),
       // Confirming acts on a checkout (200), and gives the same answer to a retry with its key.
       'POST /api/v1/billing/confirm': () => ({ path: '/api/v1/billing/confirm', body: { checkout_id: checkouts[0] }, other: { checkout_id: checkouts[1] }, status: 200 }),
+      // A chat turn answers 200 (the answer, not a created resource), and the same answer to a retry with its key.
+      'POST /api/v1/chat': (n) => ({ path: '/api/v1/chat', body: { message: `Sampled question ${n}` }, other: { message: `Other question ${n}` }, status: 200 }),
+      // A human agent's reply: a retry must not send it twice.
+      'POST /api/v1/conversations/:id/messages': (n) => ({ path: `/api/v1/conversations/${conversationId}/messages`, body: { text: `Sampled ${n}` }, other: { text: `Other ${n}` } }),
+      // An upload is compared by its fields and its file's name and digest.
+      'POST /api/v1/documents': (n) => ({
+        path: '/api/v1/documents',
+        multipart: true,
+        body: [{ name: 'workspace_id', value: workspaceId }, { name: 'file', filename: `sampled-${n}.txt`, content: Buffer.from(`sampled ${n}`) }],
+        other: [{ name: 'workspace_id', value: workspaceId }, { name: 'file', filename: `sampled-${n}.txt`, content: Buffer.from(`other ${n}`) }],
+      }),
+      'POST /api/v1/documents/text': (n) => ({
+        path: '/api/v1/documents/text',
+        body: { workspace_id: workspaceId, title: `Sampled ${n}`, text: 'sampled' },
+        other: { workspace_id: workspaceId, title: `Other ${n}`, text: 'other' },
+      }),
     };
 
     function postRoutes(): Array<{ route: string; honours: boolean }> {
@@ -258,7 +286,11 @@ describe('Idempotency-Key on creating routes', () => {
         n += 1;
         const sample = SAMPLES[route](n);
         const caller = sample.admin ? { ...owner, token: superAdminToken } : owner;
-        const send = (key: string, body: unknown) => server.request('POST', sample.path, { headers: as(caller, key), body });
+        const send = (key: string, body: unknown) => {
+          if (!sample.multipart) return server.request('POST', sample.path, { headers: as(caller, key), body });
+          const form = multipartForm(body as FormPart[]);
+          return server.request('POST', sample.path, { headers: as(caller, key, form.headers), rawBody: form.rawBody });
+        };
         const first = await send(`generic-${n}`, sample.body);
         expect(first.status, route).to.equal(sample.status ?? 201);
         const again = await send(`generic-${n}`, sample.body);

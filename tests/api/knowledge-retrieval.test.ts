@@ -16,10 +16,8 @@ import { type DocumentCommand, documentDecider, documentEvents, documentStream }
 import { userContext } from '../support/context';
 import { LocalEmbeddingsServer } from '../support/embeddings-server';
 import { type Account, gql, joinAs, registerOwner } from '../support/identity';
-import { MemoryBlobStore } from '../support/memory-blob-store';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
-import { PlainTextExtractor } from '../support/text-extractor';
 
 const documentAggregate = { decider: documentDecider, events: documentEvents };
 
@@ -61,12 +59,12 @@ describe('permission-aware retrieval', function () {
     return team.json.id;
   }
 
-  /** Adds a text document as `by` would, its file in the blob store; resolves once the indexing saga has recorded an outcome. */
-  async function addDocument(server: TestServer, blobs: MemoryBlobStore, by: Account, workspaceId: string, title: string, text: string): Promise<string> {
+  /** Adds a Markdown document as `by` would, its file in the platform's blob store; resolves once the indexing saga has recorded an outcome. */
+  async function addDocument(server: TestServer, by: Account, workspaceId: string, title: string, text: string): Promise<string> {
     const documentId = randomUUID();
     const bytes = Buffer.from(text);
     const blobKey = `${by.tenant_id}/${documentId}`;
-    await blobs.put(blobKey, bytes, 'text/markdown');
+    await server.platform.blobStore.put(blobKey, bytes, 'text/markdown');
     const command: DocumentCommand = {
       type: 'AddDocument',
       data: {
@@ -125,25 +123,23 @@ describe('permission-aware retrieval', function () {
     );
   const titles = (passages: readonly Passage[]): string[] => [...new Set(passages.map((passage) => passage.title))].sort();
 
-  async function documentsOf(server: TestServer, blobs: MemoryBlobStore, org: Organization): Promise<void> {
-    await addDocument(server, blobs, org.owner, org.workspaces.general, 'Office handbook', TEXTS.general);
-    await addDocument(server, blobs, org.seller, org.workspaces.sales, 'Sales handbook', TEXTS.sales);
-    await addDocument(server, blobs, org.admin, org.workspaces.hr, 'HR handbook', TEXTS.hr);
+  async function documentsOf(server: TestServer, org: Organization): Promise<void> {
+    await addDocument(server, org.owner, org.workspaces.general, 'Office handbook', TEXTS.general);
+    await addDocument(server, org.seller, org.workspaces.sales, 'Sales handbook', TEXTS.sales);
+    await addDocument(server, org.admin, org.workspaces.hr, 'HR handbook', TEXTS.hr);
   }
 
   describe('by BM25', () => {
     let server: TestServer;
-    let blobs: MemoryBlobStore;
     let org: Organization;
     let other: Organization;
 
     before(async () => {
-      blobs = new MemoryBlobStore();
-      server = await startTestServer({ SCRYPT_LOG_N: '12' }, { blobStore: blobs, textExtractor: new PlainTextExtractor(), sagaRetryPollMs: 50 });
+      server = await startTestServer({ SCRYPT_LOG_N: '12' }, { sagaRetryPollMs: 50 });
       org = await organization(server, 'retrieval-org');
       other = await organization(server, 'retrieval-other');
-      await documentsOf(server, blobs, org);
-      await addDocument(server, blobs, other.owner, other.workspaces.general, 'Foreign handbook', '# Foreign\nThe handbook of another organization, with salary bands and discounts.');
+      await documentsOf(server, org);
+      await addDocument(server, other.owner, other.workspaces.general, 'Foreign handbook', '# Foreign\nThe handbook of another organization, with salary bands and discounts.');
     });
     after(() => server.close());
 
@@ -193,29 +189,27 @@ describe('permission-aware retrieval', function () {
     });
 
     it('drops a deleted document from retrieval (the saga removes its chunks and its file)', async () => {
-      const documentId = await addDocument(server, blobs, org.owner, org.workspaces.general, 'Parking rules', '# Parking\nVisitors park in the zeppelin hangar.');
+      const documentId = await addDocument(server, org.owner, org.workspaces.general, 'Parking rules', '# Parking\nVisitors park in the zeppelin hangar.');
       expect(titles(await retrieve(server, owner(), 'zeppelin hangar'))).to.deep.equal(['Parking rules']);
       await handleCommand(server.platform.commands, documentAggregate, documentStream(documentId), { type: 'DeleteDocument', data: { deleted_by: org.owner.user_id } }, userContext({ tenant_id: org.owner.tenant_id }));
       await eventually(async () => (await retrieve(server, owner(), 'zeppelin hangar')).length === 0, 20_000, 'the deleted document to leave retrieval');
-      await eventually(() => !blobs.has(`${org.owner.tenant_id}/${documentId}`), 20_000, 'the file to be deleted');
+      await eventually(async () => (await server.platform.blobStore.get(`${org.owner.tenant_id}/${documentId}`)) === null, 20_000, 'the file to be deleted');
     });
   });
 
   describe('by hybrid retrieval (BM25 and vectors)', () => {
     let server: TestServer;
     let embeddingsServer: LocalEmbeddingsServer;
-    let blobs: MemoryBlobStore;
     let org: Organization;
 
     before(async () => {
       embeddingsServer = await LocalEmbeddingsServer.start();
-      blobs = new MemoryBlobStore();
       server = await startTestServer(
         { SCRYPT_LOG_N: '12', EMBEDDINGS_BASE_URL: embeddingsServer.baseUrl, EMBEDDINGS_API_KEY: 'sk-local-test', EMBEDDINGS_MODEL: 'test-embed-1', SAGA_MAX_ATTEMPTS: '2' },
-        { blobStore: blobs, textExtractor: new PlainTextExtractor(), sagaRetryPollMs: 50 },
+        { sagaRetryPollMs: 50 },
       );
       org = await organization(server, 'hybrid-org');
-      await documentsOf(server, blobs, org);
+      await documentsOf(server, org);
     });
     after(async () => {
       await server.close();
@@ -252,7 +246,7 @@ describe('permission-aware retrieval', function () {
         const before = embeddingsServer.requests.length;
         const documentId = randomUUID();
         const blobKey = `${org.owner.tenant_id}/${documentId}`;
-        await blobs.put(blobKey, Buffer.from('# Late\nA document added while the endpoint is down.'), 'text/markdown');
+        await server.platform.blobStore.put(blobKey, Buffer.from('# Late\nA document added while the endpoint is down.'), 'text/markdown');
         await handleCommand(
           server.platform.commands,
           documentAggregate,

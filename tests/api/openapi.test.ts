@@ -14,9 +14,13 @@ import { bodyKindOf } from '../../adapters/http/bodies/kinds';
 import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotency';
 import { type ApiArea, schemaOfCodec } from '../../adapters/http/openapi/describe';
 import { buildOpenApiDocument } from '../../adapters/http/openapi/document';
+import { answeredConversation } from '../support/conversations';
 import { type Account, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxWebhook } from '../../infrastructure/payments/sandbox';
+import { conversationsOf } from '../support/conversation-events';
+import { subscribeTo } from '../support/subscriptions';
+import { multipartForm, pdfOf, windowsExecutable } from '../support/documents';
 
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
 const SANDBOX_WEBHOOK_SECRET = 'openapi sandbox webhook secret';
@@ -294,6 +298,28 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/org/audit-logs/export', { headers: as(admin) });
     });
 
+    it('conversations', async () => {
+      const { id, answer } = await answeredConversation(server, admin, { title: 'Described conversation' });
+      await call('GET', '/api/v1/conversations?status=open&channel=console&q=described&from=2020-01-01&sort=last_activity_at&limit=5', { headers: as(owner) });
+      await call('GET', '/api/v1/conversations?status=closed', { headers: as(owner) });
+      const one = await call('GET', `/api/v1/conversations/${id}`, { headers: as(owner) });
+      await call('GET', '/api/v1/conversations/none', { headers: as(owner) });
+      await call('PATCH', `/api/v1/conversations/${id}`, { headers: { ...as(owner), 'if-match': one.headers.get('etag')! }, body: { title: 'Described again' } });
+      await call('PATCH', `/api/v1/conversations/${id}`, { headers: { ...as(owner), 'if-match': one.headers.get('etag')! }, body: { title: 'Lost update' } });
+      await call('PATCH', `/api/v1/conversations/${id}`, { headers: as(owner), body: { title: '' } });
+      await call('GET', `/api/v1/conversations/${id}/messages?limit=1`, { headers: as(owner) });
+      await call('POST', `/api/v1/conversations/${id}/messages`, { headers: { ...as(owner), 'idempotency-key': 'openapi-reply' }, body: { text: 'A person here.' } });
+      await call('POST', `/api/v1/conversations/${id}/messages`, { headers: as(owner), body: { text: '' } });
+      await call('PUT', `/api/v1/conversations/${id}/status`, { headers: as(owner), body: { status: 'resolved' } });
+      await call('PUT', `/api/v1/conversations/${id}/status`, { headers: as(owner), body: { status: 'pending' } });
+      await call('POST', `/api/v1/conversations/${id}/messages/${answer}/feedback`, { headers: as(owner), body: { rating: 'up', comment: 'clear' } });
+      await call('POST', `/api/v1/conversations/${id}/messages/${answer}/feedback`, { headers: as(owner), body: { rating: 'down' } });
+      await call('POST', `/api/v1/conversations/${id}/messages/${answer}/feedback`, { headers: as(owner), body: { rating: 'meh' } });
+      await call('DELETE', `/api/v1/conversations/${id}`, { headers: { ...as(owner), 'if-match': '"0"' } });
+      await call('DELETE', `/api/v1/conversations/${id}`, { headers: as(owner) });
+      await call('DELETE', `/api/v1/conversations/${id}`, { headers: as(owner) });
+    });
+
     it('invitations and membership', async () => {
       await call('GET', '/api/v1/team/members', { headers: as(member) });
       const invitation = await call('POST', '/api/v1/team/invite', { headers: as(admin), body: { email: 'openapi-new@example.com', role: 'member' } });
@@ -432,6 +458,71 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', `/api/v1/admin/payments?tenant_id=${owner.tenant_id}&status=succeeded`, { headers: as(login.json.token) });
       await call('GET', '/api/v1/admin/payments?status=refunded', { headers: as(login.json.token) });
       await call('GET', '/api/v1/admin/payments', { headers: as(owner) });
+    });
+
+    it('chat', async () => {
+      const turn = await call('POST', '/api/v1/chat', { headers: { ...as(member), 'x-end-user-session': 'openapi-session' }, body: { message: 'How long do refunds take?' } });
+      expect(turn.json.answer.answered_from_knowledge).to.equal(false);
+      await call('POST', '/api/v1/chat', { headers: as(member), body: { message: 'And shipping?', conversation_id: turn.json.conversation_id } });
+      await call('POST', '/api/v1/chat', { headers: as(member), body: { message: '' } });
+      await call('POST', '/api/v1/chat', { headers: as(member), body: { message: 'Refunds?', conversation_id: 'none' } });
+      await call('POST', '/api/v1/chat', { body: { message: 'Refunds?' } });
+      const streamed = await call('POST', '/api/v1/chat/stream', { headers: as(member), body: { message: 'How long do refunds take?', conversation_id: turn.json.conversation_id } });
+      expect(streamed.text).to.match(/^event: delta\ndata: /);
+      await call('POST', '/api/v1/chat/stream', { headers: as(member), body: { message: 42 } });
+      await call('POST', '/api/v1/chat/stream', { headers: as(member), body: { message: 'Refunds?', workspace_id: 'none' } });
+    });
+
+    it('tenant configuration, feedback and analytics', async () => {
+      await call('POST', '/api/v1/tenant/handoff', { headers: as(admin), body: { url: 'https://93.184.215.14/hooks/handoff' } });
+      await call('GET', '/api/v1/tenant/handoff', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/crm', { headers: as(member) });
+      await subscribeTo(server, owner.tenant_id, 'growth');
+      const handoff = await call('POST', '/api/v1/tenant/handoff', { headers: as(admin), body: { url: 'https://93.184.215.14/hooks/handoff' } });
+      await call('POST', '/api/v1/tenant/handoff', { headers: { ...as(admin), 'if-match': handoff.headers.get('etag')! }, body: { url: 'https://93.184.215.14/hooks/handoff', secret: 'a-shared-secret-of-the-desk', enabled: false } });
+      await call('POST', '/api/v1/tenant/handoff', { headers: { ...as(admin), 'if-match': '"0"' }, body: { url: 'https://93.184.215.14/hooks/handoff' } });
+      await call('POST', '/api/v1/tenant/handoff', { headers: as(admin), body: { url: 'http://127.0.0.1/hook' } });
+      await call('GET', '/api/v1/tenant/handoff', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/handoff/deliveries?status=failed&limit=5', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/handoff/deliveries?status=lost', { headers: as(admin) });
+      const crm = await call('POST', '/api/v1/tenant/crm', { headers: as(admin), body: { kind: 'hubspot', url: 'https://93.184.215.15/crm', credential: 'pat-na1-0123456789', field_mapping: { email: 'email' } } });
+      await call('POST', '/api/v1/tenant/crm', { headers: { ...as(admin), 'if-match': crm.headers.get('etag')! }, body: { kind: 'webhook', url: 'https://93.184.215.15/crm', credential: null } });
+      await call('POST', '/api/v1/tenant/crm', { headers: { ...as(admin), 'if-match': '"0"' }, body: { kind: 'webhook', url: 'https://93.184.215.15/crm' } });
+      await call('POST', '/api/v1/tenant/crm', { headers: as(admin), body: { kind: 'zoho', url: 'https://93.184.215.15/crm' } });
+      await call('GET', '/api/v1/tenant/crm', { headers: as(admin) });
+      const talk = conversationsOf(server.platform, owner.tenant_id, owner.user_id);
+      const conversation = await talk.start();
+      const question = await talk.ask(conversation, 'Do you ship abroad?');
+      await talk.feedback(conversation, await talk.answer(conversation, question), 'up', 'thanks');
+      await call('GET', '/api/v1/tenant/feedbacks?rating=up&from=2000-01-01', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/feedbacks?rating=meh', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/feedbacks', { headers: as(member) });
+      await call('GET', '/api/v1/tenant/analytics', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/analytics?from=2026-02-30', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/analytics');
+    });
+
+    it('documents', async () => {
+      const workspaceId = (await call('GET', '/api/v1/org/workspaces', { headers: as(admin) })).json.items[0].id;
+      const pdf = multipartForm([{ name: 'workspace_id', value: workspaceId }, { name: 'file', filename: 'policy.pdf', content: pdfOf(['Refund policy']) }]);
+      const document = await call('POST', '/api/v1/documents', { headers: { ...as(admin), ...pdf.headers }, rawBody: pdf.rawBody });
+      const exe = multipartForm([{ name: 'workspace_id', value: workspaceId }, { name: 'file', filename: 'setup.pdf', content: windowsExecutable() }]);
+      await call('POST', '/api/v1/documents', { headers: { ...as(admin), ...exe.headers }, rawBody: exe.rawBody });
+      const noFile = multipartForm([{ name: 'workspace_id', value: workspaceId }]);
+      await call('POST', '/api/v1/documents', { headers: { ...as(admin), ...noFile.headers }, rawBody: noFile.rawBody });
+      await call('POST', '/api/v1/documents/text', { headers: as(admin), body: { workspace_id: workspaceId, title: 'Hours', text: 'Nine to five.' } });
+      await call('POST', '/api/v1/documents/text', { headers: as(admin), body: { workspace_id: workspaceId, title: 'Hours' } });
+      await call('POST', '/api/v1/documents/text', { headers: as(member), body: { workspace_id: workspaceId, title: 'Hours', text: 'x' } });
+      await call('GET', `/api/v1/documents?workspace_id=${workspaceId}&status=queued&limit=10`, { headers: as(admin) });
+      await call('GET', '/api/v1/documents?status=finished', { headers: as(admin) });
+      await call('GET', `/api/v1/documents/${document.json.id}`, { headers: as(admin) });
+      await call('GET', '/api/v1/documents/none', { headers: as(admin) });
+      await call('GET', `/api/v1/documents/${document.json.id}/view`, { headers: as(admin) });
+      await call('GET', '/api/v1/documents/none/view', { headers: as(admin) });
+      await call('POST', `/api/v1/documents/${document.json.id}/reindex`, { headers: as(admin) });
+      await call('POST', `/api/v1/documents/${document.json.id}/reindex`, { headers: { ...as(admin), 'if-match': '"0"' } });
+      await call('DELETE', `/api/v1/documents/${document.json.id}`, { headers: as(admin) });
+      await call('DELETE', `/api/v1/documents/${document.json.id}`, { headers: as(admin) });
     });
 
     it('every described route was answered above', () => {

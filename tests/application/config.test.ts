@@ -134,3 +134,69 @@ describe('payment provider configuration', () => {
     }
   });
 });
+
+describe('assistant configuration', () => {
+  it('uses the embedded engine by default, a model server with LLM_BASE_URL and LLM_MODEL together', () => {
+    expect(loadConfig({})).to.deep.include({ llmBaseUrl: null, llmModel: null, llmApiKey: null, llmTimeoutMs: 60_000, chatHeartbeatMs: 15_000 });
+    expect(loadConfig({ LLM_BASE_URL: 'http://localhost:11434/v1', LLM_MODEL: 'llama3', LLM_API_KEY: 'sk-local', LLM_TIMEOUT_MS: '5000', CHAT_HEARTBEAT_MS: '250' })).to.deep.include({
+      llmBaseUrl: 'http://localhost:11434/v1',
+      llmModel: 'llama3',
+      llmApiKey: 'sk-local',
+      llmTimeoutMs: 5000,
+      chatHeartbeatMs: 250,
+    });
+    for (const half of [{ LLM_BASE_URL: 'http://localhost:11434/v1' }, { LLM_MODEL: 'llama3' }]) {
+      expect(() => loadConfig(half)).to.throw(ConfigError, /LLM_BASE_URL and LLM_MODEL go together/);
+    }
+    try {
+      loadConfig({ LLM_BASE_URL: 'localhost:11434', LLM_MODEL: 'llama3', LLM_TIMEOUT_MS: '10', CHAT_HEARTBEAT_MS: '0' });
+      expect.fail('expected a ConfigError');
+    } catch (error) {
+      expect((error as ConfigError).problems).to.deep.equal([
+        'LLM_BASE_URL: expected a URL starting with http:// or https://, got "localhost:11434"',
+        'LLM_TIMEOUT_MS: expected an integer from 100 to 600000, got "10"',
+        'CHAT_HEARTBEAT_MS: expected an integer from 1 to 3600000, got "0"',
+      ]);
+    }
+  });
+});
+
+describe('handoff configuration', () => {
+  it('allows plain http only in development unless HANDOFF_ALLOW_INSECURE_URLS says, private networks only when HANDOFF_ALLOW_PRIVATE_NETWORKS says', () => {
+    expect(loadConfig({ NODE_ENV: 'development' })).to.deep.include({ handoffAllowInsecureUrls: true, handoffAllowPrivateNetworks: false });
+    expect(loadConfig({ NODE_ENV: 'test' })).to.deep.include({ handoffAllowInsecureUrls: false, handoffAllowPrivateNetworks: false });
+    expect(loadConfig({ NODE_ENV: 'development', HANDOFF_ALLOW_INSECURE_URLS: 'false' }).handoffAllowInsecureUrls).to.equal(false);
+    expect(loadConfig({ HANDOFF_ALLOW_INSECURE_URLS: 'true', HANDOFF_ALLOW_PRIVATE_NETWORKS: 'true' })).to.deep.include({ handoffAllowInsecureUrls: true, handoffAllowPrivateNetworks: true });
+    expect(() => loadConfig({ HANDOFF_ALLOW_PRIVATE_NETWORKS: 'yes' })).to.throw(ConfigError, /HANDOFF_ALLOW_PRIVATE_NETWORKS: expected "true" or "false"/);
+  });
+
+  it('retries a handoff 6 times from 60 s, each POST 10 s at most, by default', () => {
+    expect(loadConfig({})).to.deep.include({ handoffMaxAttempts: 6, handoffRetryBaseSeconds: 60, handoffTimeoutMs: 10_000 });
+    expect(loadConfig({ HANDOFF_MAX_ATTEMPTS: '3', HANDOFF_RETRY_BASE_SECONDS: '1', HANDOFF_TIMEOUT_MS: '500' })).to.deep.include({ handoffMaxAttempts: 3, handoffRetryBaseSeconds: 1, handoffTimeoutMs: 500 });
+    expect(() => loadConfig({ HANDOFF_MAX_ATTEMPTS: '0' })).to.throw(ConfigError, /HANDOFF_MAX_ATTEMPTS: expected an integer from 1 to 100/);
+  });
+});
+
+describe('document storage configuration', () => {
+  it('keeps documents under DATA_DIR unless S3_BUCKET is set, and limits them to DOCUMENT_MAX_BYTES (20 MiB by default)', () => {
+    expect(loadConfig({})).to.deep.include({ s3: null, documentMaxBytes: 20 * 1024 * 1024 });
+    expect(loadConfig({ DOCUMENT_MAX_BYTES: '1048576' }).documentMaxBytes).to.equal(1048576);
+    expect(() => loadConfig({ DOCUMENT_MAX_BYTES: '10' })).to.throw(ConfigError, /DOCUMENT_MAX_BYTES: expected an integer from 1024/);
+    expect(loadConfig({ S3_BUCKET: 'svc-documents' }).s3).to.deep.equal({ bucket: 'svc-documents', endpoint: null, region: 'us-east-1', credentials: null, forcePathStyle: false });
+    expect(
+      loadConfig({ S3_BUCKET: 'docs', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_REGION: 'eu-west-3', S3_ACCESS_KEY_ID: 'minio', S3_SECRET_ACCESS_KEY: 'minio-secret', S3_FORCE_PATH_STYLE: 'true' }).s3,
+    ).to.deep.equal({ bucket: 'docs', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-3', credentials: { accessKeyId: 'minio', secretAccessKey: 'minio-secret' }, forcePathStyle: true });
+  });
+
+  it('refuses a bad bucket or endpoint, and a key id without its secret, never echoing the secret', () => {
+    expect(() => loadConfig({ S3_BUCKET: 'Bad_Bucket' })).to.throw(ConfigError, /S3_BUCKET: expected an S3 bucket name/);
+    expect(() => loadConfig({ S3_BUCKET: 'docs', S3_ENDPOINT: 'minio:9000' })).to.throw(ConfigError, /S3_ENDPOINT: expected a URL starting with http:\/\/ or https:\/\//);
+    expect(() => loadConfig({ S3_BUCKET: 'docs', S3_ACCESS_KEY_ID: 'minio' })).to.throw(ConfigError, /S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together/);
+    try {
+      loadConfig({ S3_SECRET_ACCESS_KEY: 'the-secret', S3_FORCE_PATH_STYLE: 'yes' });
+      expect.fail('expected a ConfigError');
+    } catch (error) {
+      expect((error as ConfigError).message).to.not.contain('the-secret');
+    }
+  });
+});

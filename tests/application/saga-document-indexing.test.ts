@@ -1,6 +1,6 @@
 // The document indexing saga: its process manager given/when/then, and the saga over the
-// embedded stores, the SQLite search index, a blob store and a text extractor for text and
-// Markdown: generations, redelivery, permanent and passing failures, embeddings, deletion.
+// embedded stores, the SQLite search index, the file blob store and the platform's text
+// extractor: generations, redelivery, permanent and passing failures, embeddings, deletion.
 
 import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
@@ -16,10 +16,11 @@ import { SqliteSearchIndex } from '../../infrastructure/search-index/sqlite';
 import { userContext } from '../support/context';
 import { FIXED_NOW } from '../support/decider-spec';
 import { LocalEmbeddingsServer, embedText } from '../support/embeddings-server';
-import { MemoryBlobStore } from '../support/memory-blob-store';
 import { processManagerSpec } from '../support/process-manager-spec';
 import { type EmbeddedStores, embeddedStores } from '../support/stores';
-import { PlainTextExtractor } from '../support/text-extractor';
+import { FileBlobStore } from '../../infrastructure/blob-store/files';
+import { DocumentTextExtractor } from '../../infrastructure/extraction/document-text-extractor';
+import { temporaryDirectory } from '../support/files';
 
 const T = 'tenant-1';
 const W = 'workspace-1';
@@ -104,8 +105,9 @@ describe('document indexing process manager', () => {
 describe('document indexing saga', () => {
   let stores: EmbeddedStores;
   let searchIndex: SqliteSearchIndex;
-  let blobs: MemoryBlobStore;
-  const extractor = new PlainTextExtractor();
+  let blobs: FileBlobStore;
+  let blobFolder: { path: string; remove(): void };
+  const extractor = new DocumentTextExtractor();
   const MAX_ATTEMPTS = 3;
   const attempt = (n: number): SagaContext => ({ idempotencyKey: 'document_indexing:trigger', attempt: n, logger: silentLogger });
   const aggregate = { decider: documentDecider, events: documentEvents };
@@ -113,9 +115,14 @@ describe('document indexing saga', () => {
   beforeEach(() => {
     stores = embeddedStores();
     searchIndex = new SqliteSearchIndex(stores.db);
-    blobs = new MemoryBlobStore();
+    blobFolder = temporaryDirectory();
+    blobs = new FileBlobStore(blobFolder.path);
   });
-  afterEach(() => stores.dispose());
+  afterEach(async () => {
+    await stores.dispose();
+    blobFolder.remove();
+  });
+  const stored = async (key: string): Promise<boolean> => (await blobs.get(key)) !== null;
 
   const saga = (options: { embeddings?: OpenAiEmbeddings | null; blobStore?: BlobStore } = {}) =>
     documentIndexingSaga(
@@ -157,7 +164,8 @@ describe('document indexing saga', () => {
     await saga().handle(trigger, attempt(1));
     expect(await types('doc-1')).to.deep.equal(['DocumentAdded', 'DocumentIndexingStarted', 'DocumentIndexed']);
     const indexed = await lastOf('doc-1', 'DocumentIndexed');
-    expect(indexed.data).to.deep.include({ document_id: 'doc-1', generation: 1, chunks: 3, characters: MARKDOWN.length });
+    const extracted = await extractor.extract(Buffer.from(MARKDOWN), 'text/markdown');
+    expect(indexed.data).to.deep.include({ document_id: 'doc-1', generation: 1, chunks: 3, characters: extracted.length });
     expect(indexed.metadata.actor).to.deep.equal({ kind: 'system', id: 'document_indexing' });
     expect(indexed.metadata.causation_id).to.equal(trigger.id);
     expect(indexed.metadata.tenant_id).to.equal(T);
@@ -215,9 +223,11 @@ describe('document indexing saga', () => {
 
     it('records a file that is not what its type says, or of a type the extractor does not read, as failed', async () => {
       await saga().handle(await addDocument('doc-1', Buffer.from([0x66, 0x00, 0x6f]), 'text/plain'), attempt(1));
-      expect(await failureReason('doc-1')).to.equal('the file could not be read as text/plain: the bytes are not UTF-8 text');
-      await saga().handle(await addDocument('doc-2', '%PDF-1.7', 'application/pdf'), attempt(1));
-      expect(await failureReason('doc-2')).to.equal('the file could not be read as application/pdf: application/pdf is not a supported type');
+      expect(await failureReason('doc-1')).to.equal('the file could not be read as text/plain: the bytes are not text/plain text (not UTF-8, or binary)');
+      await saga().handle(await addDocument('doc-2', '%PDF-1.7 but no more', 'application/pdf'), attempt(1));
+      expect(await failureReason('doc-2')).to.match(/^the file could not be read as application\/pdf: the PDF could not be read/);
+      await saga().handle(await addDocument('doc-3', 'MZ', 'application/x-msdownload'), attempt(1));
+      expect(await failureReason('doc-3')).to.equal('the file could not be read as application/x-msdownload: application/x-msdownload is not a document type the platform reads');
     });
 
     it('records a file without text as failed and indexes nothing', async () => {
@@ -289,8 +299,8 @@ describe('document indexing saga', () => {
       await indexing.handle(deletion, attempt(1));
       await indexing.handle(deletion, attempt(2));
       expect((await search('refund')).map((hit) => hit.chunk.document_id)).to.deep.equal(['doc-2']);
-      expect(blobs.has(`${T}/doc-1`)).to.equal(false);
-      expect(blobs.has(`${T}/doc-2`)).to.equal(true);
+      expect(await stored(`${T}/doc-1`)).to.equal(false);
+      expect(await stored(`${T}/doc-2`)).to.equal(true);
       expect((await types('doc-1')).at(-1)).to.equal('DocumentDeleted');
     });
 

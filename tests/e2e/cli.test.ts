@@ -6,6 +6,11 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { claimReservation } from '../../application/reservation/reservations';
+import { handleCommand } from '../../application/command-handling/handle-command';
+import { documentAggregate } from '../../application/document/documents';
+import { systemContext } from '../../application/shared/request-context';
+import { type DocumentCommand, documentStream } from '../../domain/document/document';
+import { registerOwner } from '../support/identity';
 import { userContext } from '../support/context';
 import { temporaryDirectory } from '../support/files';
 import { startTestServer } from '../support/server';
@@ -155,6 +160,50 @@ describe('operator CLI beside a running server', function () {
       const ready = await readyLags();
       expect(Object.keys(ready).length).to.be.greaterThan(3);
       expect(cliLags).to.deep.equal(ready);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('operator CLI: documents status', function () {
+  this.timeout(30_000);
+
+  it('counts documents and their chunks per tenant and indexing status, for one tenant with --tenant', async () => {
+    const server = await startTestServer({ SCRYPT_LOG_N: '12' });
+    try {
+      const owner = await registerOwner(server, 'cli-docs-org');
+      const headers = { authorization: `Bearer ${owner.token}` };
+      const workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers })).json.items[0].id;
+      const ids: string[] = [];
+      for (const title of ['One', 'Two', 'Three']) {
+        ids.push((await server.request('POST', '/api/v1/documents/text', { headers, body: { workspace_id: workspaceId, title, text: `${title} text` } })).json.id);
+      }
+      // What the indexing saga records: one document indexed into 5 chunks, one failed.
+      const record = async (id: string, command: DocumentCommand) =>
+        server.platform.readYourWrites((await handleCommand(server.platform.commands, documentAggregate, documentStream(id), command, systemContext('test', 'indexing'))).position);
+      await record(ids[0], { type: 'StartIndexing', data: { generation: 1 } });
+      await record(ids[0], { type: 'RecordIndexed', data: { generation: 1, chunks: 5, characters: 1200 } });
+      await record(ids[1], { type: 'RecordIndexingFailed', data: { generation: 1, reason: 'no text' } });
+      const other = await registerOwner(server, 'cli-docs-other');
+      await server.request('POST', '/api/v1/documents/text', { headers: { authorization: `Bearer ${other.token}` }, body: { workspace_id: (await server.request('GET', '/api/v1/org/workspaces', { headers: { authorization: `Bearer ${other.token}` } })).json.items[0].id, title: 'Else', text: 'else' } });
+
+      const status = await cli(server.platform.config.dataDir, 'documents', 'status');
+      expect(status.code, status.stderr).to.equal(0);
+      const lines = status.stdout.trim().split('\n');
+      expect(lines[0]).to.match(/^tenant\s+slug\s+status\s+documents\s+chunks$/);
+      expect(lines.slice(1, 4)).to.deep.equal([
+        `${owner.tenant_id}  cli-docs-org    queued  1          0`,
+        `${owner.tenant_id}  cli-docs-org    ready   1          5`,
+        `${owner.tenant_id}  cli-docs-org    failed  1          0`,
+      ]);
+      expect(lines[4]).to.match(new RegExp(`^${other.tenant_id}\\s+cli-docs-other\\s+queued\\s+1\\s+0$`));
+      expect(lines[5]).to.equal('1 of 4 documents indexed (25%), 5 chunks in the search index');
+      const one = await cli(server.platform.config.dataDir, 'documents', 'status', '--tenant', other.tenant_id);
+      expect(one.stdout.trim().split('\n').slice(1)).to.deep.equal([`${other.tenant_id}  cli-docs-other  queued  1          0`, '0 of 1 documents indexed (0%), 0 chunks in the search index']);
+      const none = await cli(server.platform.config.dataDir, 'documents', 'status', '--tenant', 'nobody');
+      expect(none.stdout.trim().split('\n').slice(1)).to.deep.equal(['(none)']);
+      expect((await cli(server.platform.config.dataDir, 'documents', 'status', '--tenant')).code).to.equal(2);
     } finally {
       await server.close();
     }

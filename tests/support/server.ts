@@ -10,7 +10,7 @@ import { temporaryDirectory } from './files';
 export interface TestServer {
   platform: Platform;
   url: string;
-  request(method: string, path: string, options?: { body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>;
+  request(method: string, path: string, options?: { body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> }): Promise<TestResponse>;
   close(): Promise<void>;
 }
 
@@ -55,7 +55,7 @@ export async function startTestServer(env: Record<string, string> = {}, override
     url,
     async request(method, path, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
-      let body: string | undefined = options.rawBody;
+      let body: string | Buffer | undefined = options.rawBody;
       if (options.body !== undefined) {
         body = JSON.stringify(options.body);
         headers['content-type'] ??= 'application/json';

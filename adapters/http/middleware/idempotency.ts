@@ -33,6 +33,17 @@ interface IdempotentState extends RequestState {
   idempotencyKey?: string;
 }
 
+const describedBodies = new WeakMap<object, unknown>();
+
+/**
+ * For a route whose body is not parsed JSON (an upload): what of its body a retry must send
+ * again, compared in its place (for example the fields and each file's name and digest). Set
+ * by a middleware before idempotentCreation's.
+ */
+export function describeRequestBody(ctx: { request: object }, description: unknown): void {
+  describedBodies.set(ctx.request, description);
+}
+
 /** The seed of the ids a creating request makes, when it carries an Idempotency-Key. */
 export const idempotencySeedOf = (ctx: { state: RequestState }): string | undefined => (ctx.state as IdempotentState).idempotencyKey;
 
@@ -67,7 +78,8 @@ export function idempotentCreation(deps: IdempotencyDependencies, callerOf: (ctx
     if (key === null || !KEY.test(key)) throw invalid('invalid_request', `${IDEMPOTENCY_KEY_HEADER}: expected 1 to 255 printable ASCII characters, sent once`, IDEMPOTENCY_KEY_HEADER);
     const { scope, context } = callerOf(ctx);
     const route = (ctx as { routerPath?: string }).routerPath ?? ctx.path;
-    const request = { scope: [...scope, ctx.method, route], key, request: { path: ctx.path, query: ctx.querystring, body: ctx.request.body ?? null } };
+    const body = describedBodies.has(ctx.request) ? describedBodies.get(ctx.request) : (ctx.request.body ?? null);
+    const request = { scope: [...scope, ctx.method, route], key, request: { path: ctx.path, query: ctx.querystring, body } };
     const start = await startIdempotentRequest(deps, request, context).catch((error: unknown) => {
       if (error instanceof DomainError && error.code === 'idempotency_key_in_use') throw new HttpError(409, error.code, error.message, { 'retry-after': '1' });
       throw error;

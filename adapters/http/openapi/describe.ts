@@ -41,8 +41,8 @@ export interface SuccessAnswer {
   description: string;
   /** The JSON body (absent for 204). */
   json?: Schema;
-  /** Another media type and its schema (text, NDJSON, HTML). */
-  content?: { type: string; schema: Schema };
+  /** Another media type and its schema (text, NDJSON, HTML); several when the answer is one of them (a document's own type). */
+  content?: { type: string | readonly string[]; schema: Schema };
   headers?: Record<string, { description: string; schema: Schema }>;
 }
 
@@ -53,6 +53,8 @@ export interface RouteDescription {
   /** The least role a user token needs; adds 403. */
   role?: 'member' | 'admin' | 'owner';
   query?: readonly QueryParameter[];
+  /** Request headers the route reads besides the credential (X-End-User-Token ...). */
+  headers?: readonly QueryParameter[];
   body?: RequestBody;
   success: SuccessAnswer;
   /** Further statuses this route answers (those of `access` and `body` are added). */

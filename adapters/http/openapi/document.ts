@@ -10,6 +10,9 @@ import { sandboxCheckoutPageApi } from '../billing/sandbox-page.openapi';
 import { adminPaymentsApi } from '../admin/payments.openapi';
 import { apiDescriptionApi } from '../api-description.openapi';
 import { billingApi } from '../billing/billing.openapi';
+import { chatApi } from '../chat/chat.openapi';
+import { conversationsApi } from '../conversations/conversations.openapi';
+import { documentsApi } from '../documents/documents.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
@@ -19,6 +22,7 @@ import { orgTeamsApi } from '../org/teams.openapi';
 import { orgWorkspacesApi } from '../org/workspaces.openapi';
 import { publicApi } from '../public.openapi';
 import { teamApi } from '../team/team.openapi';
+import { tenantApi } from '../tenant/tenant.openapi';
 import type { Access, ApiArea, ErrorStatus, Method, RouteDescription, Schema } from './describe';
 
 /** Every area, in the order the document lists them. */
@@ -39,6 +43,10 @@ const AREAS: readonly ApiArea[] = [
   sandboxCheckoutPageApi,
   adminAnalyticsApi,
   adminPaymentsApi,
+  chatApi,
+  conversationsApi,
+  tenantApi,
+  documentsApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
@@ -59,7 +67,7 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }
     name: 'TooManyRequests',
     description: 'a rate limit was hit (`rate_limited`; `Retry-After` says when to try again), or a quota of the plan (`quota_exceeded`, with `quota`, `limit`, `used` and `resets_at`, null for a limit that does not reset)',
   },
-  502: { name: 'BadGateway', description: 'an outside service the platform relies on (the payment provider) refused or could not be reached; try again later' },
+  502: { name: 'BadGateway', description: 'an outside service the platform relies on (the payment provider, the assistant’s model server) refused or could not be reached; try again later' },
 };
 
 const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
@@ -134,6 +142,7 @@ function operationOf(area: ApiArea, path: string, method: Method, route: RouteDe
   const parameters = [
     ...[...path.matchAll(PATH_PARAMETER)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
     ...(route.query ?? []).map((query) => ({ name: query.name, in: 'query', required: query.required ?? false, description: query.description, schema: query.schema })),
+    ...(route.headers ?? []).map((header) => ({ name: header.name, in: 'header', required: header.required ?? false, description: header.description, schema: header.schema })),
     ...(route.idempotent ? [IDEMPOTENCY_KEY_PARAMETER] : []),
     ...(route.versioned === 'conditional' ? [IF_MATCH_PARAMETER] : []),
   ];
@@ -141,7 +150,12 @@ function operationOf(area: ApiArea, path: string, method: Method, route: RouteDe
     .filter(Boolean)
     .join(' ');
   const { success } = route;
-  const successContent = success.json ? { 'application/json': { schema: success.json } } : success.content ? { [success.content.type]: { schema: success.content.schema } } : undefined;
+  const successTypes = success.content ? (typeof success.content.type === 'string' ? [success.content.type] : success.content.type) : [];
+  const successContent = success.json
+    ? { 'application/json': { schema: success.json } }
+    : success.content
+      ? Object.fromEntries(successTypes.map((type) => [type, { schema: success.content!.schema }]))
+      : undefined;
   const headers = {
     ...success.headers,
     ...(route.versioned && success.status !== 204 ? { ETag: ETAG_HEADER } : {}),

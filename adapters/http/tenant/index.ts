@@ -1,0 +1,28 @@
+// Everything under /api/v1/tenant (spec 4.8): the organization's handoff webhook, CRM
+// connector, feedback and analytics. A user token of the organization's owner or an admin
+// (a member is 403 `insufficient_role`, recorded like every denial; a widget token is 401).
+// Shapes in docs/tenant-configuration.md.
+
+import Router from '@koa/router';
+import type { AccessDenialRecorder } from '../../../application/access-denial/access-denials';
+import type { OutboundHttp } from '../../../application/ports/outbound-http';
+import type { UseCaseDependencies } from '../../../application/shared/dependencies';
+import type { AuthenticatedState } from '../middleware/authenticate';
+import { authenticateUserRecordingDenials, requireRole } from '../middleware/authorize';
+import { tenantAnalyticsRouter } from './analytics';
+import { tenantCrmRouter } from './crm';
+import { tenantFeedbacksRouter } from './feedbacks';
+import { tenantHandoffRouter } from './handoff';
+
+/** What the tenant routes need beyond the identity ports: the guarded client that checks the addresses tenants give. */
+export interface TenantAdapters {
+  outbound: OutboundHttp;
+}
+
+export function tenantRouter(identity: UseCaseDependencies, denials: AccessDenialRecorder, adapters: TenantAdapters): Router<AuthenticatedState> {
+  const router = new Router<AuthenticatedState>({ prefix: '/api/v1/tenant' });
+  router.use(authenticateUserRecordingDenials(identity, denials), requireRole('admin'));
+  const deps = { ...identity, ...adapters };
+  for (const area of [tenantHandoffRouter(deps), tenantCrmRouter(deps), tenantFeedbacksRouter(identity), tenantAnalyticsRouter(identity)]) router.use(area.routes());
+  return router;
+}

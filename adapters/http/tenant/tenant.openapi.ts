@@ -1,0 +1,172 @@
+// OpenAPI description of the tenant configuration and analytics routes (tenant/*.ts).
+// docs/tenant-configuration.md tells the handoff payload, its signature and retry schedule,
+// and the analytics definitions.
+
+import { CONVERSATION_COUNTERS } from '../../../application/analytics/conversation-analytics';
+import { DEFAULT_RANGE_DAYS, MAX_RANGE_DAYS } from '../../../application/analytics/day-range';
+import { DELIVERY_STATUSES } from '../../../application/handoff/handoff-deliveries';
+import { CRM_KINDS, LEAD_FIELDS } from '../../../domain/crm-config/crm-config';
+import { PAGE_PARAMETERS, type ApiArea, type QueryParameter, type Schema, arrayOf, boolean, dateTime, enumOf, integer, nullable, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
+import { CrmBody } from './crm';
+import { RATINGS } from './feedbacks';
+import { HandoffBody } from './handoff';
+
+const ACTOR = object({ kind: string('user, admin, end_user, system, ...'), id: string() });
+const day = (description: string): Schema => ({ type: 'string', format: 'date', description });
+const rate = (description: string): Schema => ({ type: ['number', 'null'], minimum: 0, maximum: 1, description });
+const counts = (description?: string): Schema => object(Object.fromEntries(CONVERSATION_COUNTERS.map((counter) => [counter, integer()])), description);
+
+const HANDOFF_CONFIG_FIELDS = {
+  configured: boolean('false until the first POST; the other fields are then null or false'),
+  url: nullable(string('the webhook')),
+  enabled: boolean('whether handoffs are posted'),
+  has_secret: boolean('the secret itself is never answered'),
+  secret_hint: nullable(string('the secret’s last four characters')),
+  secret_source: { anyOf: [enumOf(['given', 'generated']), { type: 'null' }], description: 'whether a person gave the secret or the platform made it' },
+  updated_at: nullable(dateTime()),
+  updated_by: { anyOf: [ACTOR, { type: 'null' }] },
+};
+
+const RANGE: readonly QueryParameter[] = [
+  {
+    name: 'from',
+    description: `first day, YYYY-MM-DD (UTC), included; default ${DEFAULT_RANGE_DAYS - 1} days before \`to\`. Not a calendar day, after \`to\`, or more than ${MAX_RANGE_DAYS} days before it: 400 \`invalid_request\` naming the field`,
+    schema: { type: 'string', format: 'date' },
+  },
+  { name: 'to', description: 'last day, YYYY-MM-DD (UTC), included; default today. Not a calendar day: 400 `invalid_request` naming `to`', schema: { type: 'string', format: 'date' } },
+];
+
+const TIME_BOUND = (name: 'from' | 'to', side: string): QueryParameter => ({
+  name,
+  description: `${side} bound on \`given_at\`, included: an ISO 8601 time, or a day (YYYY-MM-DD, UTC) standing for its ${name === 'from' ? 'first' : 'last'} instant; anything else is 400 naming it`,
+  schema: { type: 'string' },
+});
+
+const URL_ERRORS =
+  '400 naming `url`: `invalid_url` (not an absolute http(s) URL without user name and password), `insecure_url` (not https, unless the operator allows insecure URLs), `private_address` (it names or resolves to a private, loopback, link-local or metadata address, unless the operator allows private networks), `unresolvable_host`.';
+
+export const tenantApi: ApiArea = {
+  tag: 'tenant',
+  description: 'The organization’s handoff webhook, CRM connector, feedback and assistant analytics (spec 4.8); owner or admin.',
+  schemas: {
+    HandoffConfig: object(HANDOFF_CONFIG_FIELDS, 'the handoff webhook configuration; never the secret'),
+    HandoffConfigAnswer: {
+      ...object(HANDOFF_CONFIG_FIELDS),
+      properties: { ...HANDOFF_CONFIG_FIELDS, secret: string('only when the platform made the secret in this request (none given, or an empty one): shown this once, never again') },
+      description: 'the configuration as it stands after the POST',
+    },
+    HandoffDelivery: object(
+      {
+        id: string('the handoff’s id, sent as `x-svc-delivery-id` and `delivery_id` on every attempt'),
+        conversation_id: string(),
+        status: enumOf(DELIVERY_STATUSES, 'pending (requested, or an attempt under way), retrying (the next attempt is at next_attempt_at), delivered (the webhook answered 2xx), failed (given up)'),
+        handed_off_by: ACTOR,
+        handed_off_at: dateTime(),
+        url: string('the webhook of the latest attempt'),
+        attempts: integer('attempts started'),
+        last_status_code: nullable(integer('the HTTP status of the latest answer; null when none came')),
+        last_error: nullable(string()),
+        requested_at: dateTime(),
+        last_attempt_at: nullable(dateTime()),
+        next_attempt_at: nullable(dateTime()),
+        delivered_at: nullable(dateTime()),
+        failed_at: nullable(dateTime()),
+      },
+      'a handoff of a conversation to the webhook, and how its delivery stands',
+    ),
+    CrmConfig: object(
+      {
+        configured: boolean('false until the first POST'),
+        kind: { anyOf: [enumOf(CRM_KINDS), { type: 'null' }] },
+        url: nullable(string()),
+        enabled: boolean(),
+        has_credential: boolean('the credential itself is never answered'),
+        field_mapping: { type: 'object', additionalProperties: { type: 'string' }, description: `lead field (${LEAD_FIELDS.join(', ')}) -> the CRM’s field name` },
+        updated_at: nullable(dateTime()),
+        updated_by: { anyOf: [ACTOR, { type: 'null' }] },
+      },
+      'the CRM connector configuration; never the credential',
+    ),
+    Feedback: object({
+      id: string(),
+      conversation_id: string(),
+      message_id: string('the assistant’s answer rated'),
+      rating: enumOf(RATINGS),
+      comment: string('may be empty'),
+      given_by: ACTOR,
+      given_at: dateTime(),
+    }),
+    ConversationAnalytics: object({
+      from: day('first day, included'),
+      to: day('last day, included'),
+      totals: counts('sums over the range'),
+      rates: object({
+        answered_from_knowledge_rate: rate('answered_from_knowledge / assistant_answers; null without answers'),
+        no_answer_rate: rate('no_answer / assistant_answers; null without answers'),
+        failure_rate: rate('failures / (assistant_answers + failures); null without either'),
+        feedback_ratio: rate('feedback_up / (feedback_up + feedback_down); null without feedback'),
+      }),
+      busiest_hours: arrayOf(object({ hour: integer('0 to 23, UTC'), user_messages: integer() }), '24 buckets, hour 0 first: the users’ messages per hour of the day over the range'),
+      days: arrayOf({ ...counts(), properties: { date: day('the day (UTC)'), ...(counts().properties as Record<string, Schema>) }, required: ['date', ...CONVERSATION_COUNTERS] }, 'one per day of the range, oldest first, zeros on a day without'),
+    }),
+  },
+  routes: {
+    '/api/v1/tenant/handoff': {
+      get: { summary: 'The handoff webhook configuration', access: 'user', role: 'admin', versioned: 'read', success: { status: 200, description: 'the configuration (never the secret)', json: ref('HandoffConfig') } },
+      post: {
+        summary: 'Set the handoff webhook',
+        description: `Sets where a conversation is posted when a person takes it over, signed with the secret (spec 5.2). \`secret\` omitted keeps the current one (one is made when there is none); an empty one makes a new one (rotation); a given one needs 16 to 256 printable ASCII characters (400 \`invalid_secret\`). A made secret is answered in \`secret\`, this once. \`enabled\` omitted keeps the current setting (on at first). ${URL_ERRORS} 403 \`feature_not_in_plan\` when the plan lacks handoff. An upsert: the same configuration again records nothing.`,
+        access: 'user',
+        role: 'admin',
+        versioned: 'conditional',
+        body: { json: schemaOfCodec(HandoffBody) },
+        success: { status: 200, description: 'the configuration as it stands', json: ref('HandoffConfigAnswer') },
+      },
+    },
+    '/api/v1/tenant/handoff/deliveries': {
+      get: {
+        summary: 'Handoffs sent to the webhook',
+        description: 'Every handoff of the organization’s conversations and how its delivery stands, newest first. Failed attempts are retried with exponential back-off; after the last attempt the handoff is `failed`.',
+        access: 'user',
+        role: 'admin',
+        query: [
+          { name: 'status', description: `one of ${DELIVERY_STATUSES.join(', ')}`, schema: enumOf(DELIVERY_STATUSES) },
+          { name: 'conversation_id', description: 'only this conversation’s handoffs', schema: { type: 'string' } },
+          ...PAGE_PARAMETERS,
+        ],
+        success: { status: 200, description: 'handoffs, newest first', json: page(ref('HandoffDelivery')) },
+      },
+    },
+    '/api/v1/tenant/crm': {
+      get: { summary: 'The CRM connector configuration', access: 'user', role: 'admin', versioned: 'read', success: { status: 200, description: 'the configuration (never the credential)', json: ref('CrmConfig') } },
+      post: {
+        summary: 'Set the CRM connector',
+        description: `Sets where leads go. \`credential\` omitted keeps the current one, null removes it, a string (1 to 4096 printable ASCII characters) replaces it (400 \`invalid_credential\`). \`field_mapping\` maps lead fields (${LEAD_FIELDS.join(', ')}) to the CRM’s field names (letters, digits, _ . -, at most 100; each CRM field once): 400 \`invalid_field_mapping\` naming \`field_mapping.<lead field>\`; omitted keeps the current mapping. ${URL_ERRORS} 403 \`feature_not_in_plan\` when the plan lacks crm. An upsert: the same configuration again records nothing.`,
+        access: 'user',
+        role: 'admin',
+        versioned: 'conditional',
+        body: { json: schemaOfCodec(CrmBody) },
+        success: { status: 200, description: 'the configuration as it stands', json: ref('CrmConfig') },
+      },
+    },
+    '/api/v1/tenant/feedbacks': {
+      get: {
+        summary: 'Feedback on the assistant’s answers',
+        access: 'user',
+        role: 'admin',
+        query: [{ name: 'rating', description: 'up or down', schema: enumOf(RATINGS) }, TIME_BOUND('from', 'lower'), TIME_BOUND('to', 'upper'), ...PAGE_PARAMETERS],
+        success: { status: 200, description: 'feedback, newest first', json: page(ref('Feedback')) },
+      },
+    },
+    '/api/v1/tenant/analytics': {
+      get: {
+        summary: 'The assistant’s analytics',
+        description: 'Conversations, messages, answers from knowledge and without, failures, handoffs and feedback over a range of days (UTC): totals, rates, the busiest hours and day by day.',
+        access: 'user',
+        role: 'admin',
+        query: RANGE,
+        success: { status: 200, description: 'the analytics', json: ref('ConversationAnalytics') },
+      },
+    },
+  },
+};

@@ -1,0 +1,55 @@
+// Read model `handoff_configs`: each tenant's handoff webhook as its admins read it (id: the
+// tenant id). Never the secret, sealed or not: only that there is one and its last four
+// characters. Its revision is the configuration's version (ETag).
+
+import { type HandoffConfigEvent, type SecretSource, handoffConfigEvents } from '../domain/handoff-config/handoff-config';
+import type { Actor } from '../application/ports/event-store';
+import type { EventProjection } from './projection';
+
+export interface HandoffConfigDocument {
+  id: string;
+  tenant_id: string;
+  url: string;
+  enabled: boolean;
+  secret_hint: string;
+  secret_source: SecretSource;
+  updated_at: string;
+  updated_by: Actor;
+  /** Revision of the configuration's stream: its version. */
+  revision: number;
+  position: number;
+  [field: string]: unknown;
+}
+
+export const HANDOFF_CONFIGS = 'handoff_configs';
+
+export const handoffConfigsProjection: EventProjection<HandoffConfigEvent['type']> = {
+  name: 'handoff_configs',
+  version: 1,
+  collections: [{ name: HANDOFF_CONFIGS }],
+  handles: handoffConfigEvents.types,
+  async apply(event, view) {
+    const current = await view.get<HandoffConfigDocument>(HANDOFF_CONFIGS, event.data.tenant_id);
+    if (current && current.position >= event.position) return;
+    switch (event.type) {
+      case 'HandoffConfigured': {
+        const { tenant_id, url, enabled, secret_hint, secret_source } = event.data;
+        const doc: HandoffConfigDocument = {
+          id: tenant_id,
+          tenant_id,
+          url,
+          enabled,
+          secret_hint,
+          // A change that kept the secret keeps saying where it came from.
+          secret_source: secret_source === 'kept' && current ? current.secret_source : secret_source,
+          updated_at: event.data.configured_at,
+          updated_by: event.metadata.actor,
+          revision: event.revision,
+          position: event.position,
+        };
+        view.put(HANDOFF_CONFIGS, doc);
+        return;
+      }
+    }
+  },
+};

@@ -1,0 +1,238 @@
+import { expect } from 'chai';
+import {
+  CONVERSATION_STATUSES,
+  CONVERSATION_TRANSITIONS,
+  type ConversationEvent,
+  type ConversationStatus,
+  MAX_FEEDBACK_COMMENT_LENGTH,
+  MAX_MESSAGE_LENGTH,
+  MAX_TITLE_LENGTH,
+  assistantAnswersIn,
+  conversationDecider,
+} from '../../domain/conversation/conversation';
+import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
+
+const spec = deciderSpec(conversationDecider);
+const AT = FIXED_NOW.toISOString();
+const T = 't1';
+const C = 'c1';
+const USER = { kind: 'user' as const, id: 'u1' };
+const AGENT = { kind: 'user' as const, id: 'agent-1' };
+
+const started: ConversationEvent = {
+  type: 'ConversationStarted',
+  data: { conversation_id: C, tenant_id: T, workspace_id: 'w1', channel: 'console', title: 'Refunds', started_by: USER, started_at: AT },
+};
+const asked = (message_id: string, text = 'How do refunds work?'): ConversationEvent => ({
+  type: 'UserMessagePosted',
+  data: { conversation_id: C, tenant_id: T, message_id, text, author: USER, end_user_token_sealed: null, end_user_session_sealed: null, posted_at: AT },
+});
+const answer = { text: 'Within 30 days [1].', citations: [{ passage_id: '1', document_id: 'd1', chunk_id: 'k1', title: 'Policy' }], answered_from_knowledge: true, model: 'extractive', latency_ms: 12, usage: null };
+const answered = (message_id: string, reply_to: string): ConversationEvent => ({ type: 'AssistantAnswered', data: { conversation_id: C, tenant_id: T, message_id, reply_to, ...answer, answered_at: AT } });
+const failed = (reply_to: string): ConversationEvent => ({ type: 'AssistantFailed', data: { conversation_id: C, tenant_id: T, reply_to, code: 'engine_unavailable', message: 'the model did not answer', failed_at: AT } });
+const statusChanged = (previous_status: ConversationStatus, status: ConversationStatus): ConversationEvent => ({
+  type: 'ConversationStatusChanged',
+  data: { conversation_id: C, tenant_id: T, status, previous_status, changed_at: AT },
+});
+const replied = (message_id: string, text = 'A person here.'): ConversationEvent => ({ type: 'AgentReplied', data: { conversation_id: C, tenant_id: T, message_id, text, agent: AGENT, replied_at: AT } });
+const deleted: ConversationEvent = { type: 'ConversationDeleted', data: { conversation_id: C, tenant_id: T, deleted_at: AT } };
+
+/** The events that bring a new conversation to `status` through allowed changes. */
+const inStatus = (status: ConversationStatus): ConversationEvent[] => (status === 'open' ? [started] : [started, statusChanged('open', status)]);
+const answeredOnce = [started, asked('m1'), answered('a1', 'm1')];
+
+describe('conversation decider (spec 4.6)', () => {
+  describe('starting', () => {
+    it('starts an open conversation with a trimmed title', () => {
+      spec.given([]).when({ type: 'StartConversation', data: { conversation_id: C, tenant_id: T, workspace_id: 'w1', channel: 'console', title: '  Refunds ', started_by: USER } }).then([started]);
+    });
+
+    it('refuses a bad title, naming it, and a second start', () => {
+      const start = (title: string) => ({ type: 'StartConversation' as const, data: { conversation_id: C, tenant_id: T, workspace_id: null, channel: 'api' as const, title, started_by: USER } });
+      spec.given([]).when(start('  ')).thenThrows('invalid', 'invalid_conversation', 'title');
+      spec.given([]).when(start('x'.repeat(MAX_TITLE_LENGTH + 1))).thenThrows('invalid', 'invalid_conversation', 'title');
+      spec.given([]).when(start('a\u202Eb')).thenThrows('invalid', 'invalid_conversation', 'title');
+      spec.given([started]).when(start('Again')).thenThrows('conflict', 'conversation_exists');
+    });
+
+    it('answers every other command on a conversation that does not exist with 404', () => {
+      spec.given([]).when({ type: 'RenameConversation', data: { title: 'x' } }).thenThrows('not_found', 'conversation_not_found');
+      spec.given([]).when({ type: 'ChangeConversationStatus', data: { status: 'resolved' } }).thenThrows('not_found', 'conversation_not_found');
+      spec.given([]).when({ type: 'PostAgentReply', data: { message_id: 'r1', text: 'hi', agent: AGENT } }).thenThrows('not_found', 'conversation_not_found');
+      spec.given([]).when({ type: 'DeleteConversation', data: {} }).thenThrows('not_found', 'conversation_not_found');
+    });
+  });
+
+  describe('status transitions', () => {
+    const allowed: Array<[ConversationStatus, ConversationStatus]> = [
+      ['open', 'pending'],
+      ['open', 'handed_off'],
+      ['open', 'resolved'],
+      ['pending', 'open'],
+      ['pending', 'handed_off'],
+      ['pending', 'resolved'],
+      ['handed_off', 'open'],
+      ['handed_off', 'resolved'],
+      ['resolved', 'open'],
+    ];
+
+    it('states exactly the allowed transitions', () => {
+      const stated = CONVERSATION_STATUSES.flatMap((from) => CONVERSATION_TRANSITIONS[from].map((to) => `${from}->${to}`));
+      expect(stated).to.have.members(allowed.map(([from, to]) => `${from}->${to}`));
+    });
+
+    for (const [from, to] of allowed) {
+      it(`allows ${from} -> ${to}`, () => {
+        spec.given(inStatus(from)).when({ type: 'ChangeConversationStatus', data: { status: to } }).then([statusChanged(from, to)]);
+      });
+    }
+
+    for (const from of CONVERSATION_STATUSES) {
+      for (const to of CONVERSATION_STATUSES) {
+        if (from === to || allowed.some(([a, b]) => a === from && b === to)) continue;
+        it(`refuses ${from} -> ${to} with 409 invalid_status_transition`, () => {
+          spec.given(inStatus(from)).when({ type: 'ChangeConversationStatus', data: { status: to } }).thenThrows('conflict', 'invalid_status_transition');
+        });
+      }
+      it(`records nothing when ${from} is set again`, () => {
+        spec.given(inStatus(from)).when({ type: 'ChangeConversationStatus', data: { status: from } }).thenNothingHappened();
+      });
+    }
+
+    it('reaches resolved -> handed_off only through open', () => {
+      const resolved = [started, statusChanged('open', 'resolved')];
+      spec.given(resolved).when({ type: 'ChangeConversationStatus', data: { status: 'handed_off' } }).thenThrows('conflict', 'invalid_status_transition');
+      spec.given([...resolved, statusChanged('resolved', 'open')]).when({ type: 'ChangeConversationStatus', data: { status: 'handed_off' } }).then([statusChanged('open', 'handed_off')]);
+    });
+  });
+
+  describe('user messages', () => {
+    const post = (message_id: string, text = 'How do refunds work?') => ({
+      type: 'PostUserMessage' as const,
+      data: { message_id, text, author: USER, end_user_token_sealed: null, end_user_session_sealed: null },
+    });
+
+    it('records a message, trimmed, and nothing for the same message id again', () => {
+      spec.given([started]).when(post('m1', '  How do refunds work?\n')).then([asked('m1')]);
+      spec.given([started, asked('m1')]).when(post('m1')).thenNothingHappened();
+    });
+
+    it('refuses an empty or too long message, naming it', () => {
+      spec.given([started]).when(post('m1', ' ')).thenThrows('invalid', 'invalid_message', 'message');
+      spec.given([started]).when(post('m1', 'x'.repeat(MAX_MESSAGE_LENGTH + 1))).thenThrows('invalid', 'invalid_message', 'message');
+    });
+
+    it('opens a resolved conversation again, as a recorded status change', () => {
+      spec.given(inStatus('resolved')).when(post('m1')).then([asked('m1'), statusChanged('resolved', 'open')]);
+    });
+
+    it('leaves other statuses as they are: a handed-off conversation stays with its person', () => {
+      for (const status of ['open', 'pending', 'handed_off'] as const) spec.given(inStatus(status)).when(post('m1')).then([asked('m1')]);
+    });
+  });
+
+  describe('answers', () => {
+    const record = (message_id: string, reply_to: string) => ({ type: 'RecordAnswer' as const, data: { message_id, reply_to, ...answer } });
+    const fail = (reply_to: string) => ({ type: 'RecordAnswerFailure' as const, data: { reply_to, code: 'engine_unavailable', message: 'the model did not answer' } });
+
+    it('records one answer or one failure per user message', () => {
+      spec.given([started, asked('m1')]).when(record('a1', 'm1')).then([answered('a1', 'm1')]);
+      spec.given([started, asked('m1')]).when(fail('m1')).then([failed('m1')]);
+    });
+
+    it('records nothing for a second outcome of the same user message', () => {
+      spec.given(answeredOnce).when(record('a2', 'm1')).thenNothingHappened();
+      spec.given(answeredOnce).when(fail('m1')).thenNothingHappened();
+      spec.given([started, asked('m1'), failed('m1')]).when(record('a1', 'm1')).thenNothingHappened();
+    });
+
+    it('answers each user message on its own', () => {
+      spec.given([...answeredOnce, asked('m2')]).when(record('a2', 'm2')).then([answered('a2', 'm2')]);
+    });
+
+    it('refuses an answer to a message that is not a user message of this conversation', () => {
+      spec.given([started]).when(record('a1', 'm9')).thenThrows('not_found', 'message_not_found');
+      spec.given(answeredOnce).when(record('a2', 'a1')).thenThrows('not_found', 'message_not_found');
+      spec.given([started, replied('r1')]).when(fail('r1')).thenThrows('not_found', 'message_not_found');
+    });
+
+    it('says the assistant answers in every status but handed_off', () => {
+      expect(CONVERSATION_STATUSES.filter(assistantAnswersIn)).to.deep.equal(['open', 'pending', 'resolved']);
+    });
+  });
+
+  describe("a human agent's reply", () => {
+    const reply = (message_id: string, text = ' A person here. ') => ({ type: 'PostAgentReply' as const, data: { message_id, text, agent: AGENT } });
+
+    it('pauses the assistant: an open or pending conversation becomes handed_off', () => {
+      spec.given([started]).when(reply('r1')).then([replied('r1'), statusChanged('open', 'handed_off')]);
+      spec.given(inStatus('pending')).when(reply('r1')).then([replied('r1'), statusChanged('pending', 'handed_off')]);
+    });
+
+    it('only replies in a handed-off or resolved conversation', () => {
+      spec.given(inStatus('handed_off')).when(reply('r2')).then([replied('r2')]);
+      spec.given(inStatus('resolved')).when(reply('r2')).then([replied('r2')]);
+    });
+
+    it('refuses an empty or too long reply, naming text', () => {
+      spec.given([started]).when(reply('r1', '')).thenThrows('invalid', 'invalid_message', 'text');
+      spec.given([started]).when(reply('r1', 'x'.repeat(MAX_MESSAGE_LENGTH + 1))).thenThrows('invalid', 'invalid_message', 'text');
+    });
+
+    it('keeps the assistant paused until the status is set back to open', () => {
+      const handedOff = [started, replied('r1'), statusChanged('open', 'handed_off')];
+      const state = handedOff.reduce(conversationDecider.evolve, conversationDecider.initialState());
+      expect(state.status).to.equal('handed_off');
+      const reopened = [...handedOff, statusChanged('handed_off', 'open')].reduce(conversationDecider.evolve, conversationDecider.initialState());
+      expect(assistantAnswersIn(state.status as ConversationStatus)).to.equal(false);
+      expect(assistantAnswersIn(reopened.status as ConversationStatus)).to.equal(true);
+    });
+  });
+
+  describe('renaming and deleting', () => {
+    it('renames with the previous title; nothing when unchanged', () => {
+      spec.given([started]).when({ type: 'RenameConversation', data: { title: ' Returns ' } }).then([{ type: 'ConversationRenamed', data: { conversation_id: C, title: 'Returns', previous_title: 'Refunds' } }]);
+      spec.given([started]).when({ type: 'RenameConversation', data: { title: 'Refunds ' } }).thenNothingHappened();
+      spec.given([started]).when({ type: 'RenameConversation', data: { title: '' } }).thenThrows('invalid', 'invalid_conversation', 'title');
+    });
+
+    it('deletes, after which the conversation accepts nothing', () => {
+      spec.given(answeredOnce).when({ type: 'DeleteConversation', data: {} }).then([deleted]);
+      const gone = [...answeredOnce, deleted];
+      spec.given(gone).when({ type: 'DeleteConversation', data: {} }).thenThrows('not_found', 'conversation_not_found');
+      spec.given(gone).when({ type: 'RenameConversation', data: { title: 'x' } }).thenThrows('not_found', 'conversation_not_found');
+      spec.given(gone).when({ type: 'ChangeConversationStatus', data: { status: 'resolved' } }).thenThrows('not_found', 'conversation_not_found');
+      spec.given(gone).when({ type: 'PostAgentReply', data: { message_id: 'r1', text: 'hi', agent: AGENT } }).thenThrows('not_found', 'conversation_not_found');
+      spec.given(gone).when({ type: 'GiveFeedback', data: { message_id: 'a1', rating: 'up', comment: '', given_by: USER } }).thenThrows('not_found', 'conversation_not_found');
+      spec
+        .given(gone)
+        .when({ type: 'PostUserMessage', data: { message_id: 'm2', text: 'hello?', author: USER, end_user_token_sealed: null, end_user_session_sealed: null } })
+        .thenThrows('not_found', 'conversation_not_found');
+    });
+  });
+
+  describe('feedback', () => {
+    const feedback = (message_id: string, rating: 'up' | 'down' = 'down', comment = ' Too vague ') => ({ type: 'GiveFeedback' as const, data: { message_id, rating, comment, given_by: USER } });
+    const given: ConversationEvent = { type: 'FeedbackGiven', data: { conversation_id: C, tenant_id: T, message_id: 'a1', rating: 'down', comment: 'Too vague', given_by: USER, given_at: AT } };
+
+    it('records feedback on an answer, comment trimmed (and may be empty)', () => {
+      spec.given(answeredOnce).when(feedback('a1')).then([given]);
+      spec.given(answeredOnce).when(feedback('a1', 'up', '')).then([{ type: 'FeedbackGiven', data: { ...given.data, rating: 'up', comment: '' } } as ConversationEvent]);
+    });
+
+    it('refuses a second feedback on the same answer with 409 feedback_given', () => {
+      spec.given([...answeredOnce, given]).when(feedback('a1', 'up')).thenThrows('conflict', 'feedback_given');
+    });
+
+    it('takes feedback only on an answer of the assistant in this conversation', () => {
+      spec.given(answeredOnce).when(feedback('m1')).thenThrows('not_found', 'message_not_found');
+      spec.given([...answeredOnce, replied('r1')]).when(feedback('r1')).thenThrows('not_found', 'message_not_found');
+      spec.given([started, asked('m1'), failed('m1')]).when(feedback('failed-m1')).thenThrows('not_found', 'message_not_found');
+      spec.given(answeredOnce).when(feedback('a9')).thenThrows('not_found', 'message_not_found');
+    });
+
+    it('refuses a too long comment, naming it', () => {
+      spec.given(answeredOnce).when(feedback('a1', 'down', 'x'.repeat(MAX_FEEDBACK_COMMENT_LENGTH + 1))).thenThrows('invalid', 'invalid_feedback', 'comment');
+    });
+  });
+});

@@ -1,0 +1,168 @@
+// The SSRF guard and the signed POST (infrastructure/outbound): which addresses are refused,
+// names checked when given and again on the call, and a body signed exactly as the connector
+// SDK verifies connector requests (spec 5.2).
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { verifySignature } from '../../adapters/connector-sdk/signing';
+import { OutboundCallError } from '../../application/ports/outbound-http';
+import { AddressGuard, type Resolve, isRefusedAddress } from '../../infrastructure/outbound/address-guard';
+import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
+import { startWebhookReceiver } from '../support/webhook-receiver';
+
+const strict = { allowInsecureUrls: false, allowPrivateNetworks: false };
+const open = { allowInsecureUrls: true, allowPrivateNetworks: true };
+/** A resolver that answers from a table, as DNS would. */
+const resolving =
+  (table: Record<string, string[]>): Resolve =>
+  async (hostname) => {
+    const addresses = table[hostname];
+    if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+
+describe('outbound address guard', () => {
+  it('refuses private, loopback, link-local, metadata and reserved addresses, IPv4 and IPv6, mapped forms included', () => {
+    for (const address of [
+      '10.0.0.1',
+      '172.16.5.4',
+      '192.168.1.1',
+      '127.0.0.1',
+      '127.1.2.3',
+      '0.0.0.0',
+      '169.254.169.254',
+      '100.100.100.200',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00:ec2::254',
+      'fc00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:a9fe:a9fe',
+      '64:ff9b::7f00:1',
+      '2002:7f00:1::',
+      'ff02::1',
+      'not an address',
+    ]) {
+      expect(isRefusedAddress(address), address).to.equal(true);
+    }
+    for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808']) expect(isRefusedAddress(address), address).to.equal(false);
+  });
+
+  it('calls https only unless insecure URLs are allowed', async () => {
+    const guard = new AddressGuard(strict, resolving({ 'desk.example.com': ['93.184.215.14'] }));
+    expect(await guard.refusalOf('http://desk.example.com/hook')).to.include({ reason: 'insecure_url' });
+    expect(await guard.refusalOf('ftp://desk.example.com/hook')).to.include({ reason: 'insecure_url' });
+    expect(await guard.refusalOf('https://desk.example.com/hook')).to.equal(null);
+    expect(await new AddressGuard({ ...strict, allowInsecureUrls: true }, resolving({ 'desk.example.com': ['93.184.215.14'] })).refusalOf('http://desk.example.com/hook')).to.equal(null);
+  });
+
+  it('refuses a URL that names or resolves to an inside address, unless private networks are allowed', async () => {
+    const table = { 'desk.example.com': ['93.184.215.14'], 'inside.example.com': ['93.184.215.14', '10.0.0.7'], localhost: ['127.0.0.1', '::1'] };
+    const guard = new AddressGuard(strict, resolving(table));
+    for (const url of ['https://127.0.0.1/hook', 'https://[::1]/hook', 'https://[::ffff:127.0.0.1]/hook', 'https://169.254.169.254/latest/meta-data', 'https://2130706433/', 'https://localhost:8443/']) {
+      expect(await guard.refusalOf(url), url).to.include({ reason: 'private_address' });
+    }
+    expect((await guard.refusalOf('https://inside.example.com/hook'))?.message).to.match(/inside\.example\.com resolves to 10\.0\.0\.7/);
+    expect(await guard.refusalOf('https://93.184.215.14/hook')).to.equal(null);
+    expect(await guard.refusalOf('https://nowhere.invalid/hook')).to.include({ reason: 'unresolvable_host' });
+    expect(await new AddressGuard(open, resolving(table)).refusalOf('https://inside.example.com/hook')).to.equal(null);
+  });
+});
+
+describe('signed outbound POST', () => {
+  it('posts the body signed as spec 5.2 says: the connector SDK’s verifier accepts it', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const client = new GuardedOutboundHttp(open);
+      const body = JSON.stringify({ type: 'conversation.handed_off', text: 'caf\u00e9' });
+      const answer = await client.postSigned({ url: `${receiver.url}/hooks/handoff`, secret: 'a-secret-of-sixteen', body, timestampSeconds: 1_800_000_000, headers: { 'x-svc-delivery-id': 'd1' }, timeoutMs: 5000 });
+      expect(answer.status).to.equal(200);
+      const [delivery] = receiver.deliveries;
+      expect(delivery.path).to.equal('/hooks/handoff');
+      expect(delivery.body.toString('utf8')).to.equal(body);
+      expect(delivery.headers).to.include({ 'content-type': 'application/json', 'x-svc-timestamp': '1800000000', 'x-svc-delivery-id': 'd1' });
+      const check = verifySignature({
+        secrets: ['a-secret-of-sixteen'],
+        signature: delivery.headers['x-svc-signature'],
+        timestamp: delivery.headers['x-svc-timestamp'],
+        rawBody: delivery.body,
+        nowSeconds: 1_800_000_000,
+        maxSkewSeconds: 300,
+      });
+      expect(check).to.deep.equal({ valid: true, secretIndex: 0 });
+      expect(verifySignature({ secrets: ['another-secret-16'], signature: delivery.headers['x-svc-signature'], timestamp: '1800000000', rawBody: delivery.body, nowSeconds: 1_800_000_000, maxSkewSeconds: 300 }).valid).to.equal(false);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('answers any status as it came, and does not follow a redirect', async () => {
+    const receiver = await startWebhookReceiver();
+    const redirecting = http.createServer((_request, response) => {
+      response.writeHead(302, { location: `${receiver.url}/elsewhere` });
+      response.end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = new GuardedOutboundHttp(open);
+      const post = (url: string) => client.postSigned({ url, secret: 'a-secret-of-sixteen', body: '{}', timestampSeconds: 1, headers: {}, timeoutMs: 5000 });
+      receiver.answerWith(500);
+      expect(await post(receiver.url)).to.deep.equal({ status: 500 });
+      expect(await post(`http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/`)).to.deep.equal({ status: 302 });
+      expect(receiver.deliveries.map((delivery) => delivery.path)).to.deep.equal(['/']);
+    } finally {
+      redirecting.closeAllConnections();
+      await new Promise<void>((resolve) => redirecting.close(() => resolve()));
+      await receiver.close();
+    }
+  });
+
+  it('refuses on the call a name that resolves inside, even one checked before, and connects to the checked address', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const port = new URL(receiver.url).port;
+      const answers = [['93.184.215.14'], ['127.0.0.1']];
+      // The name pointed outside when it was checked, and inside when it is called (DNS rebinding).
+      const rebinding: Resolve = async () => (answers.shift() ?? ['127.0.0.1']).map((address) => ({ address, family: 4 }));
+      const client = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: false }, rebinding);
+      const url = `http://desk.example.com:${port}/hook`;
+      expect(await client.refusalOf(url)).to.equal(null);
+      const refused = await client.postSigned({ url, secret: 'a-secret-of-sixteen', body: '{}', timestampSeconds: 1, headers: {}, timeoutMs: 5000 }).catch((error: unknown) => error);
+      expect(refused).to.be.instanceOf(OutboundCallError);
+      expect(refused).to.include({ reason: 'private_address' });
+      const literal = await client.postSigned({ url: `http://127.0.0.1:${port}/hook`, secret: 'a-secret-of-sixteen', body: '{}', timestampSeconds: 1, headers: {}, timeoutMs: 5000 }).catch((error: unknown) => error);
+      expect(literal).to.include({ reason: 'private_address' });
+      expect(receiver.deliveries).to.deep.equal([]);
+
+      const allowed = new GuardedOutboundHttp(open, resolving({ 'desk.example.com': ['127.0.0.1'] }));
+      expect(await allowed.postSigned({ url, secret: 'a-secret-of-sixteen', body: '{}', timestampSeconds: 1, headers: {}, timeoutMs: 5000 })).to.deep.equal({ status: 200 });
+      expect(receiver.deliveries).to.have.length(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('gives up on an endpoint that does not answer in time, or cannot be reached', async () => {
+    const silent = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = new GuardedOutboundHttp(open);
+      const late = await client
+        .postSigned({ url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, secret: 'a-secret-of-sixteen', body: '{}', timestampSeconds: 1, headers: {}, timeoutMs: 100 })
+        .catch((error: unknown) => error);
+      expect(late).to.be.instanceOf(OutboundCallError);
+      expect(late).to.include({ reason: 'timeout' });
+      const unresolvable = await new GuardedOutboundHttp(open, resolving({}))
+        .postSigned({ url: 'https://nowhere.invalid/', secret: 'a-secret-of-sixteen', body: '{}', timestampSeconds: 1, headers: {}, timeoutMs: 5000 })
+        .catch((error: unknown) => error);
+      expect(unresolvable).to.include({ reason: 'unresolvable_host' });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+});
