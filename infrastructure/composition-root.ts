@@ -189,6 +189,11 @@ export interface PlatformOverrides {
   blobStore?: BlobStore;
   /** The search index, instead of the configured one. */
   searchIndex?: SearchIndex;
+  /**
+   * False: the document indexing saga does not run, so documents stay `queued`; for suites of
+   * what the document routes record alone (default true).
+   */
+  documentIndexing?: boolean;
   /** The assistant engine, instead of the configured one. */
   assistant?: AssistantEngine;
 }
@@ -301,7 +306,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     checkoutSettlementSaga(commands),
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
-    documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts }),
+    ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
 
   const sagaDelivery: SagaDelivery =

@@ -1,7 +1,8 @@
 // The documents routes (spec 4.5) over HTTP: every supported type uploaded (each file made by
 // the test), text documents, list, get, view, reindex and delete, with who may do what, the
 // limits (413, 415, 429) and what a refused upload leaves behind: nothing. No indexing saga
-// runs in this suite, so every document stays `queued`.
+// runs in this suite (`documentIndexing: false`), so every document stays `queued`;
+// tests/api/knowledge-retrieval.test.ts indexes uploads of every type and finds them.
 
 import { expect } from 'chai';
 import fs from 'node:fs';
@@ -60,7 +61,10 @@ describe('documents (/api/v1/documents)', () => {
   };
 
   before(async () => {
-    server = await startTestServer({ SCRYPT_LOG_N: '12', DOCUMENT_MAX_BYTES: String(MAX_BYTES), SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password });
+    server = await startTestServer(
+      { SCRYPT_LOG_N: '12', DOCUMENT_MAX_BYTES: String(MAX_BYTES), SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password },
+      { documentIndexing: false },
+    );
     owner = await registerOwner(server, 'docs-org');
     // More members and documents than the free plan allows; the quota has its own tenant below.
     const login = await server.request('POST', '/api/v1/admin/auth/login', { body: ADMIN });

@@ -1,5 +1,7 @@
 // Permission-aware retrieval over the real platform: documents in three workspaces of one
 // organization, indexed by the indexing saga; teams and grants made through the org routes.
+// One upload of every supported type through the documents routes is searchable afterwards,
+// cited in a chat answer to the owner and never to a member without the grant.
 // A member never gets a chunk of a workspace their teams were not granted (nor after the
 // grant is taken back); an admin and the owner get every workspace; another organization
 // gets nothing. The same holds with hybrid retrieval, vectors from a local
@@ -15,6 +17,7 @@ import type { Passage } from '../../application/ports/assistant-engine';
 import { type DocumentCommand, documentDecider, documentEvents, documentStream } from '../../domain/document/document';
 import { userContext } from '../support/context';
 import { LocalEmbeddingsServer } from '../support/embeddings-server';
+import { type FormPart, docxOf, multipartForm, pdfOf } from '../support/documents';
 import { type Account, gql, joinAs, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
@@ -186,6 +189,68 @@ describe('permission-aware retrieval', function () {
       expect(await retrieve(server, seller(), 'handbook')).to.deep.equal([]);
       await server.request('PUT', `/api/v1/org/teams/${org.salesTeam}/members`, { headers: as(org.admin), body: { members: [{ user_id: org.seller.user_id }] } });
       expect(titles(await retrieve(server, seller(), 'handbook'))).to.deep.equal(['Sales handbook']);
+    });
+
+    describe('documents uploaded through the routes', () => {
+      const TYPES: Array<{ name: string; word: string; heading: string | null; file: () => Promise<FormPart> }> = [
+        { name: 'returns.pdf', word: 'pallets', heading: null, file: async () => upload('returns.pdf', pdfOf(['Pallet returns', 'Pallets go back to the depot in Hull.'])) },
+        { name: 'loyalty.docx', word: 'stamps', heading: 'Loyalty', file: async () => upload('loyalty.docx', await docxOf([{ heading: 1, text: 'Loyalty' }, 'Members collect stamps on every visit.'])) },
+        { name: 'garden.html', word: 'gazebo', heading: 'Garden', file: async () => upload('garden.html', '<html><body><h1>Garden</h1><p>The gazebo is booked through reception.</p></body></html>') },
+        { name: 'bikes.md', word: 'tandem', heading: 'Bikes', file: async () => upload('bikes.md', '# Bikes\n\nA tandem can be hired for the whole day.\n') },
+        { name: 'tours.txt', word: 'lighthouse', heading: null, file: async () => upload('tours.txt', 'Tours of the lighthouse start at ten every Sunday.\n') },
+        { name: 'menu.csv', word: 'pumpkin', heading: null, file: async () => upload('menu.csv', 'dish,price\npumpkin soup,4.50\nbread,1.20\n') },
+      ];
+      const upload = (filename: string, content: Buffer | string): FormPart => ({ name: 'file', filename, content: Buffer.isBuffer(content) ? content : Buffer.from(content) });
+      const ids = new Map<string, string>();
+
+      before(async () => {
+        for (const type of TYPES) {
+          const form = multipartForm([{ name: 'workspace_id', value: org.workspaces.sales }, await type.file()]);
+          const response = await server.request('POST', '/api/v1/documents', { headers: { ...as(org.owner), ...form.headers }, rawBody: form.rawBody });
+          expect(response.status, `${type.name}: ${response.text}`).to.equal(201);
+          expect(await indexingOutcome(server, response.json.id), type.name).to.equal('DocumentIndexed');
+          ids.set(type.word, response.json.id);
+        }
+      });
+
+      it('makes one upload of every supported type ready and searchable, under its heading', async () => {
+        for (const type of TYPES) {
+          const id = ids.get(type.word)!;
+          const document = await server.request('GET', `/api/v1/documents/${id}`, { headers: as(org.owner) });
+          expect(document.json, type.name).to.deep.include({ status: 'ready', generation: 1 });
+          expect(document.json.chunks, type.name).to.be.at.least(1);
+          const passages = await retrieve(server, owner(), type.word);
+          expect(passages[0], type.name).to.deep.include({ document_id: id, heading: type.heading });
+          expect(passages[0].text.toLowerCase(), type.name).to.contain(type.word);
+          expect(titles(await retrieve(server, seller(), type.word)), type.name).to.have.length(1);
+          expect(await retrieve(server, outsider(), type.word), type.name).to.deep.equal([]);
+        }
+      });
+
+      it('cites the document in a chat answer to the owner, and gives a member without the grant no citation and the no-answer reply', async () => {
+        const asked = { message: 'Where do the pallets go back to?' };
+        const forOwner = await server.request('POST', '/api/v1/chat', { headers: as(org.owner), body: asked });
+        expect(forOwner.status, forOwner.text).to.equal(200);
+        expect(forOwner.json.answer.answered_from_knowledge).to.equal(true);
+        expect(forOwner.json.answer.citations.map((citation: { document_id: string }) => citation.document_id)).to.include(ids.get('pallets'));
+        expect(forOwner.json.answer.text).to.contain('Hull');
+        const forOutsider = await server.request('POST', '/api/v1/chat', { headers: as(org.outsider), body: asked });
+        expect(forOutsider.status, forOutsider.text).to.equal(200);
+        expect(forOutsider.json.answer).to.deep.include({ answered_from_knowledge: false, citations: [] });
+        expect(forOutsider.json.answer.text).to.not.contain('Hull');
+      });
+
+      it('rebuilds a document on POST /documents/{id}/reindex and forgets it on DELETE', async () => {
+        const id = ids.get('tandem')!;
+        const reindexed = await server.request('POST', `/api/v1/documents/${id}/reindex`, { headers: as(org.owner) });
+        expect(reindexed.status, reindexed.text).to.equal(202);
+        expect(await indexingOutcome(server, id, 2)).to.equal('DocumentIndexed');
+        expect((await retrieve(server, owner(), 'tandem'))[0].document_id).to.equal(id);
+        const deleted = await server.request('DELETE', `/api/v1/documents/${id}`, { headers: as(org.owner) });
+        expect(deleted.status, deleted.text).to.equal(204);
+        await eventually(async () => (await retrieve(server, owner(), 'tandem')).length === 0, 20_000, 'the deleted document to leave retrieval');
+        await eventually(async () => (await server.platform.blobStore.get(`${org.owner.tenant_id}/${id}`)) === null, 20_000, 'the file to be deleted');
+      });
     });
 
     it('drops a deleted document from retrieval (the saga removes its chunks and its file)', async () => {
