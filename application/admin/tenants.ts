@@ -13,17 +13,15 @@ import { normalizeText } from '../../domain/shared/text';
 import type { Branding, TenantSettings } from '../../domain/tenant/events';
 import { type TenantState, tenantStream } from '../../domain/tenant/tenant';
 import { emailProblem, nameProblem, normalizeEmail } from '../../domain/user/user';
-import { workspaceStream } from '../../domain/workspace/workspace';
 import { TENANTS, type TenantDocument, tenantNameKey } from '../../projections/tenants';
-import { type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { type CommandDependencies, loadAggregate } from '../command-handling/handle-command';
 import { type InvitationDependencies, type InvitationView, inviteOwner } from '../invitation/invitations';
 import { type Collection, type FindOptions, InvalidCursorError, type Page, type Where, encodeCursor, queryKeyOf } from '../ports/read-store';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
-import { TENANT_SLUG_SCOPE, createTenant, deleteTenant, rotateWidgetToken, suspendTenant, tenantAggregate, unsuspendTenant, updateTenant } from '../tenant/tenant-commands';
-import { WIDGET_TOKEN_PREFIX } from '../tenant/widget-token';
-import { workspaceAggregate } from '../workspace/workspaces';
+import { TENANT_SLUG_SCOPE, createTenant, deleteTenant, suspendTenant, tenantAggregate, unsuspendTenant, updateTenant } from '../tenant/tenant-commands';
+import { openTenantDefaults } from '../tenant/widget-token';
 import type { AdminPrincipal } from './admin-auth';
 
 export const TENANT_STATUSES = ['active', 'suspended', 'deleted'] as const;
@@ -179,16 +177,7 @@ export async function createTenantWithOwner(
   // Keyed on the tenant, so that a repeat appends nothing twice.
   const step = (name: string): string => `tenant:${tenantId}:${name}`;
   const workspaceId = deps.ids.fromKey(step('workspace'));
-  await handleCommand(
-    deps,
-    workspaceAggregate,
-    workspaceStream(workspaceId),
-    { type: 'CreateWorkspace', data: { tenant_id: tenantId, workspace_id: workspaceId, name: 'Default', is_default: true } },
-    scoped,
-    { idempotencyKey: step('workspace') },
-  );
-  const token = `${WIDGET_TOKEN_PREFIX}${deps.secrets.randomToken(24)}`;
-  await rotateWidgetToken(deps, tenantId, { token_hash: deps.secrets.digest(token), token_sealed: deps.secrets.seal(token) }, scoped, { idempotencyKey: step('widget-token') });
+  await openTenantDefaults(deps, { tenantId, workspaceId }, step, scoped);
   const owner = input.owner_name === undefined ? { email: ownerEmail } : { email: ownerEmail, name: normalizeText(input.owner_name) };
   const invitation = await inviteOwner(deps, admin.admin_id, tenantId, owner, context, options);
   return { tenant: (await getTenantForAdmin(deps, tenantId)).value, invitation: invitation.value };

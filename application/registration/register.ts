@@ -10,7 +10,6 @@ import type { TenantCommand } from '../../domain/tenant/commands';
 import { slugFromName } from '../../domain/tenant/slug';
 import { tenantDecider, tenantNameProblem, tenantStream } from '../../domain/tenant/tenant';
 import { emailProblem, nameProblem, normalizeEmail, userStream } from '../../domain/user/user';
-import { workspaceStream } from '../../domain/workspace/workspace';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { membershipAggregate } from '../membership/memberships';
 import type { PasswordHasher } from '../ports/identity';
@@ -20,9 +19,8 @@ import type { UseCaseSettings } from '../shared/dependencies';
 import type { ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { TENANT_SLUG_SCOPE, tenantAggregate } from '../tenant/tenant-commands';
-import { WIDGET_TOKEN_PREFIX } from '../tenant/widget-token';
+import { openTenantDefaults } from '../tenant/widget-token';
 import { type OtpDependencies, USER_EMAIL_SCOPE, issueOtp, passwordProblem, userAggregate } from '../user/users';
-import { workspaceAggregate } from '../workspace/workspaces';
 
 /** The commands of every step, the password hasher, the secrets of the reservations, token and code, the deadline, and read-your-writes. */
 export type RegistrationDependencies = OtpDependencies &
@@ -136,24 +134,8 @@ export async function finishRegistration(deps: OtpDependencies & ReadYourWritesD
   await handleCommand(deps, membershipAggregate, membershipStream(tenantId), { type: 'AddMember', data: { tenant_id: tenantId, user_id: userId, role: 'owner' } }, scoped, {
     idempotencyKey: step('membership'),
   });
-  await handleCommand(
-    deps,
-    workspaceAggregate,
-    workspaceStream(workspaceId),
-    { type: 'CreateWorkspace', data: { tenant_id: tenantId, workspace_id: workspaceId, name: 'Default', is_default: true } },
-    scoped,
-    { idempotencyKey: step('workspace') },
-  );
-  const token = `${WIDGET_TOKEN_PREFIX}${deps.secrets.randomToken(24)}`;
-  const rotated = await handleCommand(
-    deps,
-    tenantAggregate,
-    tenantStream(tenantId),
-    { type: 'RotateWidgetToken', data: { token_hash: deps.secrets.digest(token), token_sealed: deps.secrets.seal(token) } },
-    scoped,
-    { tenantId, idempotencyKey: step('widget-token') },
-  );
-  await deps.readYourWrites(rotated.position);
+  const position = await openTenantDefaults(deps, { tenantId, workspaceId }, step, scoped);
+  await deps.readYourWrites(position);
   if (!user.email_verified) await issueOtp(deps, userId, user.email, 'email_verification', scoped);
   await handleCommand(deps, registrationAggregate, registrationStream(registrationId), { type: 'CompleteRegistration', data: {} }, scoped, { tenantId });
 }
