@@ -11,14 +11,12 @@ import {
   type ConversationEvent,
   type ConversationState,
   type ConversationStatus,
-  conversationDecider,
-  conversationEvents,
   conversationStream,
 } from '../../domain/conversation/conversation';
+import { conversationAggregate } from '../../application/conversation/conversations';
 import type { Platform } from '../../infrastructure/composition-root';
 import { userContext } from './context';
 
-export const conversationAggregate = { decider: conversationDecider, events: conversationEvents };
 
 export interface ConversationDriver {
   /** Starts a conversation; answers its id. */
