@@ -289,7 +289,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   );
   const accessDenials = new AccessDenialRecorder({ ...commands, logger: logger.child({ component: 'access_denials' }) }, { perMinute: config.accessDenialsPerMinute });
   // Every call to an address a tenant gave goes through the one SSRF guard.
-  const outbound: OutboundHttp = new GuardedOutboundHttp({ allowInsecureUrls: config.handoffAllowInsecureUrls, allowPrivateNetworks: config.handoffAllowPrivateNetworks });
+  const outbound: OutboundHttp = new GuardedOutboundHttp({ allowInsecureUrls: config.outboundAllowInsecure, allowPrivateNetworks: config.outboundAllowPrivateNetworks });
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,
     backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),

@@ -105,8 +105,11 @@ const variables = {
   },
   BILLING_SANDBOX_WEBHOOK_SECRET: { codec: fromString('WebhookSecret', 'at least 16 characters', (raw) => (raw.length >= 16 ? raw : undefined)), default: undefined },
   STRIPE_SECRET_KEY: { codec: fromString('StripeSecretKey', 'a Stripe secret or restricted key (sk_... or rk_...)', (raw) => (/^(sk|rk)_[A-Za-z0-9_]+$/.test(raw) ? raw : undefined)), default: undefined },
+  OUTBOUND_ALLOW_INSECURE: { codec: booleanString, default: undefined },
+  OUTBOUND_ALLOW_PRIVATE_NETWORKS: { codec: booleanString, default: undefined },
+  // Deprecated aliases of the two above (the names #11 shipped), read only when the new name is unset.
   HANDOFF_ALLOW_INSECURE_URLS: { codec: booleanString, default: undefined },
-  HANDOFF_ALLOW_PRIVATE_NETWORKS: { codec: booleanString, default: 'false' },
+  HANDOFF_ALLOW_PRIVATE_NETWORKS: { codec: booleanString, default: undefined },
   HANDOFF_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '6' },
   HANDOFF_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '10000' },
   HANDOFF_RETRY_BASE_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '60' },
@@ -207,10 +210,10 @@ export interface Config {
   llmTimeoutMs: number;
   /** How often a streaming chat sends its keep-alive comment. */
   chatHeartbeatMs: number;
-  /** Addresses tenants give (handoff webhook, CRM) may be plain http; unset, only in development. */
-  handoffAllowInsecureUrls: boolean;
-  /** Addresses tenants give may be private, loopback or link-local (development, tests). */
-  handoffAllowPrivateNetworks: boolean;
+  /** Every outbound request (handoff webhook, CRM, integrations, connectors) may be plain http (OUTBOUND_ALLOW_INSECURE; development only). */
+  outboundAllowInsecure: boolean;
+  /** Every outbound request may go to private, loopback, link-local or metadata addresses (OUTBOUND_ALLOW_PRIVATE_NETWORKS; development, tests). */
+  outboundAllowPrivateNetworks: boolean;
   /** Attempts to post a handoff before it is given up. */
   handoffMaxAttempts: number;
   /** How long one handoff POST may take. */
@@ -353,8 +356,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     llmApiKey: values.LLM_API_KEY as string | null,
     llmTimeoutMs: values.LLM_TIMEOUT_MS as number,
     chatHeartbeatMs: values.CHAT_HEARTBEAT_MS as number,
-    handoffAllowInsecureUrls: (values.HANDOFF_ALLOW_INSECURE_URLS as boolean | null) ?? values.NODE_ENV === 'development',
-    handoffAllowPrivateNetworks: values.HANDOFF_ALLOW_PRIVATE_NETWORKS as boolean,
+    // Relaxed only when the operator says so, whatever NODE_ENV: a development default would
+    // follow a misconfigured production deployment into its own network.
+    outboundAllowInsecure: (values.OUTBOUND_ALLOW_INSECURE as boolean | null) ?? (values.HANDOFF_ALLOW_INSECURE_URLS as boolean | null) ?? false,
+    outboundAllowPrivateNetworks: (values.OUTBOUND_ALLOW_PRIVATE_NETWORKS as boolean | null) ?? (values.HANDOFF_ALLOW_PRIVATE_NETWORKS as boolean | null) ?? false,
     handoffMaxAttempts: values.HANDOFF_MAX_ATTEMPTS as number,
     handoffTimeoutMs: values.HANDOFF_TIMEOUT_MS as number,
     handoffRetryBaseSeconds: values.HANDOFF_RETRY_BASE_SECONDS as number,

@@ -58,7 +58,7 @@ describe('handoff delivery (saga handoff_delivery)', () => {
   before(async () => {
     clock = new ManualClock(new Date('2026-11-22T10:00:00.000Z'));
     server = await startTestServer(
-      { SCRYPT_LOG_N: '12', HANDOFF_ALLOW_INSECURE_URLS: 'true', HANDOFF_ALLOW_PRIVATE_NETWORKS: 'true', HANDOFF_MAX_ATTEMPTS: String(MAX_ATTEMPTS), HANDOFF_RETRY_BASE_SECONDS: '1' },
+      { SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', HANDOFF_MAX_ATTEMPTS: String(MAX_ATTEMPTS), HANDOFF_RETRY_BASE_SECONDS: '1' },
       { clock, sagaRetryPollMs: 3_600_000 },
     );
     receiver = await startWebhookReceiver();

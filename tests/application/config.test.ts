@@ -161,15 +161,26 @@ describe('assistant configuration', () => {
   });
 });
 
-describe('handoff configuration', () => {
-  it('allows plain http only in development unless HANDOFF_ALLOW_INSECURE_URLS says, private networks only when HANDOFF_ALLOW_PRIVATE_NETWORKS says', () => {
-    expect(loadConfig({ NODE_ENV: 'development' })).to.deep.include({ handoffAllowInsecureUrls: true, handoffAllowPrivateNetworks: false });
-    expect(loadConfig({ NODE_ENV: 'test' })).to.deep.include({ handoffAllowInsecureUrls: false, handoffAllowPrivateNetworks: false });
-    expect(loadConfig({ NODE_ENV: 'development', HANDOFF_ALLOW_INSECURE_URLS: 'false' }).handoffAllowInsecureUrls).to.equal(false);
-    expect(loadConfig({ HANDOFF_ALLOW_INSECURE_URLS: 'true', HANDOFF_ALLOW_PRIVATE_NETWORKS: 'true' })).to.deep.include({ handoffAllowInsecureUrls: true, handoffAllowPrivateNetworks: true });
-    expect(() => loadConfig({ HANDOFF_ALLOW_PRIVATE_NETWORKS: 'yes' })).to.throw(ConfigError, /HANDOFF_ALLOW_PRIVATE_NETWORKS: expected "true" or "false"/);
+describe('outbound request configuration', () => {
+  it('allows plain http and private networks only when OUTBOUND_ALLOW_INSECURE and OUTBOUND_ALLOW_PRIVATE_NETWORKS say, in development too', () => {
+    expect(loadConfig({ NODE_ENV: 'development' })).to.deep.include({ outboundAllowInsecure: false, outboundAllowPrivateNetworks: false });
+    expect(loadConfig({ NODE_ENV: 'test' })).to.deep.include({ outboundAllowInsecure: false, outboundAllowPrivateNetworks: false });
+    expect(loadConfig({ OUTBOUND_ALLOW_INSECURE: 'true' })).to.deep.include({ outboundAllowInsecure: true, outboundAllowPrivateNetworks: false });
+    expect(loadConfig({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' })).to.deep.include({ outboundAllowInsecure: false, outboundAllowPrivateNetworks: true });
+    expect(() => loadConfig({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'yes' })).to.throw(ConfigError, /OUTBOUND_ALLOW_PRIVATE_NETWORKS: expected "true" or "false"/);
   });
 
+  it('still reads the deprecated HANDOFF_ALLOW_* names, the new names winning when both are set', () => {
+    expect(loadConfig({ HANDOFF_ALLOW_INSECURE_URLS: 'true', HANDOFF_ALLOW_PRIVATE_NETWORKS: 'true' })).to.deep.include({ outboundAllowInsecure: true, outboundAllowPrivateNetworks: true });
+    expect(loadConfig({ HANDOFF_ALLOW_INSECURE_URLS: 'true', OUTBOUND_ALLOW_INSECURE: 'false', HANDOFF_ALLOW_PRIVATE_NETWORKS: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' })).to.deep.include({
+      outboundAllowInsecure: false,
+      outboundAllowPrivateNetworks: false,
+    });
+    expect(() => loadConfig({ HANDOFF_ALLOW_PRIVATE_NETWORKS: 'yes' })).to.throw(ConfigError, /HANDOFF_ALLOW_PRIVATE_NETWORKS: expected "true" or "false"/);
+  });
+});
+
+describe('handoff configuration', () => {
   it('retries a handoff 6 times from 60 s, each POST 10 s at most, by default', () => {
     expect(loadConfig({})).to.deep.include({ handoffMaxAttempts: 6, handoffRetryBaseSeconds: 60, handoffTimeoutMs: 10_000 });
     expect(loadConfig({ HANDOFF_MAX_ATTEMPTS: '3', HANDOFF_RETRY_BASE_SECONDS: '1', HANDOFF_TIMEOUT_MS: '500' })).to.deep.include({ handoffMaxAttempts: 3, handoffRetryBaseSeconds: 1, handoffTimeoutMs: 500 });
