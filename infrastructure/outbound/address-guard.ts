@@ -1,6 +1,9 @@
-// The guard against server-side request forgery for every address a tenant gives the platform
-// to call (handoff webhook, CRM, connector servers): the platform must not become a way into
-// its own network or its cloud's metadata service. Refused, unless the operator allows it:
+// The platform's one outbound-request guard, against server-side request forgery, for every
+// address a tenant gives the platform to call (handoff webhook, CRM, integrations' base URLs,
+// OpenAPI documents fetched by URL, connector servers): the platform must not become a way into
+// its own network or its cloud's metadata service. Any new outbound call goes through it:
+// `refusalOfForm`/`refusalOf` before the call, and `lookup` handed to node:http/https on it.
+// Refused, unless the operator allows it:
 //   - a scheme other than https (plain http only with `allowInsecureUrls`);
 //   - any address in a private, loopback, link-local, shared (CGNAT), metadata, multicast or
 //     otherwise reserved range, IPv4 or IPv6, IPv4-mapped forms included (only with
@@ -9,15 +12,19 @@
 // (`lookup`, handed to node's http client), so a name pointed at an inside address after it
 // was checked is refused on the call; the connection goes to the very addresses checked.
 // A name that resolves to several addresses is refused when any of them is refused.
+// Literal hosts are read by WHATWG URL parsing, which turns decimal (`2130706433`), octal
+// (`0177.0.0.1`), hex (`0x7f.1`) and short (`127.1`) IPv4 forms into dotted quads and IPv6
+// into its compressed form, so they are checked as the addresses they are; node's BlockList
+// matches IPv4-mapped IPv6 (`::ffff:7f00:1`) against the IPv4 ranges.
 
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import type { OutboundRefusal } from '../../application/ports/outbound-http';
 
 export interface OutboundPolicy {
-  /** Plain http:// allowed (HANDOFF_ALLOW_INSECURE_URLS; development). */
+  /** Plain http:// allowed (OUTBOUND_ALLOW_INSECURE; development only). */
   allowInsecureUrls: boolean;
-  /** Private, loopback and link-local addresses allowed (HANDOFF_ALLOW_PRIVATE_NETWORKS; development, tests). */
+  /** Private, loopback, link-local and metadata addresses allowed (OUTBOUND_ALLOW_PRIVATE_NETWORKS; development, tests). */
   allowPrivateNetworks: boolean;
 }
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { verifySignature } from '../../adapters/connector-sdk/signing';
 import { OutboundCallError } from '../../application/ports/outbound-http';
-import { AddressGuard, type Resolve, isRefusedAddress } from '../../infrastructure/outbound/address-guard';
+import { AddressGuard, REFUSED_ADDRESS_CODE, type Resolve, isRefusedAddress } from '../../infrastructure/outbound/address-guard';
 import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
@@ -41,6 +41,8 @@ describe('outbound address guard', () => {
       'fd00:ec2::254',
       'fc00::1',
       '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '100.64.0.1',
       '::ffff:a9fe:a9fe',
       '64:ff9b::7f00:1',
       '2002:7f00:1::',
@@ -70,6 +72,98 @@ describe('outbound address guard', () => {
     expect(await guard.refusalOf('https://93.184.215.14/hook')).to.equal(null);
     expect(await guard.refusalOf('https://nowhere.invalid/hook')).to.include({ reason: 'unresolvable_host' });
     expect(await new AddressGuard(open, resolving(table)).refusalOf('https://inside.example.com/hook')).to.equal(null);
+  });
+});
+
+describe('outbound address guard: the address forms of issue 12', () => {
+  // Each form names an inside address; WHATWG URL parsing turns the decimal, octal, hex and
+  // short IPv4 forms into dotted quads before the guard looks, so none slips past as a "name".
+  const insideForms = [
+    'https://127.0.0.1/',
+    'https://127.1/',
+    'https://10.0.0.1/',
+    'https://10.1/',
+    'https://172.16.0.1/',
+    'https://172.31.255.254/',
+    'https://192.168.1.1/',
+    'https://100.64.0.1/',
+    'https://169.254.169.254/latest/meta-data/',
+    'https://0.0.0.0/',
+    'https://255.255.255.255/',
+    'https://224.0.0.1/',
+    'https://2130706433/',
+    'https://0177.0.0.1/',
+    'https://017700000001/',
+    'https://0300.0250.1.1/',
+    'https://0x7f.0.0.1/',
+    'https://0x7f000001/',
+    'https://0xa9fea9fe/',
+    'https://[::1]/',
+    'https://[::]/',
+    'https://[::ffff:127.0.0.1]/',
+    'https://[::ffff:7f00:1]/',
+    'https://[0:0:0:0:0:ffff:a9fe:a9fe]/',
+    'https://[fd00:ec2::254]/',
+    'https://[fc00::1]/',
+    'https://[fe80::1]/',
+    'https://[ff02::1]/',
+    'https://local.example.com/',
+  ];
+  const table = { 'local.example.com': ['127.0.0.1'] };
+
+  it('refuses every one by default, the name resolving to 127.0.0.1 included', async () => {
+    const guard = new AddressGuard(strict, resolving(table));
+    for (const url of insideForms) expect(await guard.refusalOf(url), url).to.include({ reason: 'private_address' });
+  });
+
+  it('allows every one when private networks are allowed', async () => {
+    const guard = new AddressGuard({ allowInsecureUrls: false, allowPrivateNetworks: true }, resolving(table));
+    for (const url of insideForms) expect(await guard.refusalOf(url), url).to.equal(null);
+  });
+
+  it('lets the public neighbours of the private ranges through', async () => {
+    const guard = new AddressGuard(strict, resolving({}));
+    for (const url of ['https://172.15.255.255/', 'https://172.32.0.1/', 'https://11.0.0.1/', 'https://192.169.0.1/', 'https://100.128.0.1/', 'https://[2606:4700:4700::1111]/']) {
+      expect(await guard.refusalOf(url), url).to.equal(null);
+    }
+  });
+
+  it('refuses plain http by default, even to a public address, and allows it only when insecure URLs are allowed', async () => {
+    expect(await new AddressGuard(strict, resolving({})).refusalOf('http://93.184.215.14/')).to.include({ reason: 'insecure_url' });
+    expect(await new AddressGuard({ allowInsecureUrls: false, allowPrivateNetworks: true }, resolving({})).refusalOf('http://127.0.0.1/')).to.include({ reason: 'insecure_url' });
+    expect(await new AddressGuard({ allowInsecureUrls: true, allowPrivateNetworks: false }, resolving({})).refusalOf('http://93.184.215.14/')).to.equal(null);
+  });
+
+  it('hands node:http a lookup that answers only checked addresses, so a rebound name never reaches a local server', async () => {
+    const reached: string[] = [];
+    const local = http.createServer((request, response) => {
+      reached.push(request.url ?? '');
+      response.end('inside');
+    });
+    await new Promise<void>((resolve) => local.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (local.address() as AddressInfo).port;
+      const answers = [['93.184.215.14'], ['127.0.0.1']];
+      const resolutions: string[] = [];
+      // Public on the first answer (the check), 127.0.0.1 on the second (the connection).
+      const rebinding: Resolve = async (hostname) => {
+        resolutions.push(hostname);
+        return (answers.shift() ?? ['127.0.0.1']).map((address) => ({ address, family: 4 }));
+      };
+      const guard = new AddressGuard({ allowInsecureUrls: true, allowPrivateNetworks: false }, rebinding);
+      const url = `http://rebind.example.com:${port}/secret`;
+      expect(await guard.refusalOf(url)).to.equal(null);
+      const failure = await new Promise<NodeJS.ErrnoException>((resolve, reject) => {
+        const request = http.get(url, { lookup: guard.lookup }, () => reject(new Error('the local server was reached')));
+        request.on('error', resolve);
+      });
+      expect(failure.code).to.equal(REFUSED_ADDRESS_CODE);
+      expect(resolutions).to.deep.equal(['rebind.example.com', 'rebind.example.com']);
+      expect(reached).to.deep.equal([]);
+    } finally {
+      local.closeAllConnections();
+      await new Promise<void>((resolve) => local.close(() => resolve()));
+    }
   });
 });
 
