@@ -16,6 +16,7 @@ import { documentEvents } from './document/document';
 import { conversationEvents } from './conversation/conversation';
 import { handoffConfigEvents } from './handoff-config/handoff-config';
 import { crmConfigEvents } from './crm-config/crm-config';
+import { integrationEvents } from './integration/integration';
 import { handoffEvents } from './handoff/handoff';
 import { planEvents } from './plan/plan';
 import { providerEventEvents } from './provider-event/provider-event';
@@ -58,6 +59,7 @@ export const domainEvents = eventRegistry([
   handoffConfigEvents,
   crmConfigEvents,
   handoffEvents,
+  integrationEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

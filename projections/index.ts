@@ -3,6 +3,7 @@ import { auditLogProjection } from './audit-log';
 import { conversationsProjection } from './conversations';
 import { conversationAnalyticsProjection } from './conversation-analytics';
 import { crmConfigsProjection } from './crm-configs';
+import { integrationsProjection } from './integrations';
 import { feedbacksProjection } from './feedbacks';
 import { handoffConfigsProjection } from './handoff-configs';
 import { handoffDeliveriesProjection } from './handoff-deliveries';
@@ -50,4 +51,5 @@ export const allProjections: readonly Projection[] = [
   feedbacksProjection,
   conversationAnalyticsProjection,
   documentsProjection,
+  integrationsProjection,
 ];

@@ -259,6 +259,11 @@ describe('Idempotency-Key on creating routes', () => {
         body: { workspace_id: workspaceId, title: `Sampled ${n}`, text: 'sampled' },
         other: { workspace_id: workspaceId, title: `Other ${n}`, text: 'other' },
       }),
+      'POST /api/v1/workspaces/:workspace_id/integrations': (n) => ({
+        path: `/api/v1/workspaces/${workspaceId}/integrations`,
+        body: { name: `Sampled ${n}`, base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } },
+        other: { name: `Other ${n}`, base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } },
+      }),
     };
 
     function postRoutes(): Array<{ route: string; honours: boolean }> {

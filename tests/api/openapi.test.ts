@@ -525,6 +525,23 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('DELETE', `/api/v1/documents/${document.json.id}`, { headers: as(admin) });
     });
 
+    it('integrations', async () => {
+      const workspaceId = (await call('GET', '/api/v1/org/workspaces', { headers: as(admin) })).json.items[0].id;
+      const body = { name: 'Orders API', base_url: 'https://93.184.215.16/api', auth: { kind: 'api_key', in: 'header', name: 'X-Api-Key' }, credentials: 'k-0123456789', default_headers: { Accept: 'application/json' } };
+      const integration = await call('POST', `/api/v1/workspaces/${workspaceId}/integrations`, { headers: as(admin), body });
+      await call('POST', `/api/v1/workspaces/${workspaceId}/integrations`, { headers: as(admin), body: { ...body, base_url: 'http://93.184.215.16/api' } });
+      await call('POST', `/api/v1/workspaces/${workspaceId}/integrations`, { headers: as(member), body });
+      await call('GET', `/api/v1/workspaces/${workspaceId}/integrations?limit=10`, { headers: as(admin) });
+      await call('GET', '/api/v1/workspaces/none/integrations', { headers: as(admin) });
+      await call('GET', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });
+      await call('GET', '/api/v1/integrations/none', { headers: as(admin) });
+      await call('PUT', `/api/v1/integrations/${integration.json.id}`, { headers: { ...as(admin), 'if-match': integration.headers.get('etag')! }, body: { auth: { kind: 'bearer' }, credentials: 'token-0123456789' } });
+      await call('PUT', `/api/v1/integrations/${integration.json.id}`, { headers: { ...as(admin), 'if-match': '"0"' }, body: { name: 'Orders' } });
+      await call('PUT', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin), body: { auth: { kind: 'magic' } } });
+      await call('DELETE', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });
+      await call('DELETE', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });
+    });
+
     it('every described route was answered above', () => {
       const unanswered = [...describedRoutes(document)].filter((route) => !answered.has(route));
       expect(unanswered, `add a call for: ${unanswered.join(', ')}`).to.deep.equal([]);

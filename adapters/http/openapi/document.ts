@@ -14,6 +14,7 @@ import { chatApi } from '../chat/chat.openapi';
 import { conversationsApi } from '../conversations/conversations.openapi';
 import { documentsApi } from '../documents/documents.openapi';
 import { graphqlApi } from '../graphql.openapi';
+import { integrationsApi } from '../integrations/integrations.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
 import { orgAuditLogsApi } from '../org/audit-logs.openapi';
@@ -47,6 +48,7 @@ const AREAS: readonly ApiArea[] = [
   conversationsApi,
   tenantApi,
   documentsApi,
+  integrationsApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {

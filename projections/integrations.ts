@@ -1,0 +1,65 @@
+// Read model `integrations`: each integration of a workspace as its readers see it (id: the
+// integration id). Never the credentials, sealed or not: only whether there are some (the
+// execution of a tool reads them from the integration's stream). Its revision is the
+// integration's version (ETag). A deleted integration leaves the read model.
+
+import { type DefaultHeaders, type IntegrationAuth, type IntegrationEvent, integrationEvents } from '../domain/integration/integration';
+import type { Actor } from '../application/ports/event-store';
+import type { EventProjection } from './projection';
+
+export interface IntegrationDocument {
+  id: string;
+  tenant_id: string;
+  workspace_id: string;
+  name: string;
+  base_url: string;
+  auth: IntegrationAuth;
+  has_credentials: boolean;
+  default_headers: DefaultHeaders;
+  created_at: string;
+  updated_at: string;
+  updated_by: Actor;
+  revision: number;
+  position: number;
+  [field: string]: unknown;
+}
+
+export const INTEGRATIONS = 'integrations';
+
+export const integrationsProjection: EventProjection<IntegrationEvent['type']> = {
+  name: 'integrations',
+  version: 1,
+  collections: [{ name: INTEGRATIONS, indexes: [{ field: 'tenant_id' }, { field: 'workspace_id' }, { field: 'created_at' }] }],
+  handles: integrationEvents.types,
+  async apply(event, view) {
+    const id = event.data.integration_id;
+    const current = await view.get<IntegrationDocument>(INTEGRATIONS, id);
+    if (current && current.position >= event.position) return;
+    switch (event.type) {
+      case 'IntegrationCreated':
+      case 'IntegrationUpdated': {
+        const { tenant_id, workspace_id, name, base_url, auth, credentials_sealed, default_headers } = event.data;
+        const at = event.type === 'IntegrationCreated' ? event.data.created_at : event.data.updated_at;
+        view.put(INTEGRATIONS, {
+          id,
+          tenant_id,
+          workspace_id,
+          name,
+          base_url,
+          auth,
+          has_credentials: credentials_sealed !== null,
+          default_headers,
+          created_at: current?.created_at ?? at,
+          updated_at: at,
+          updated_by: event.metadata.actor,
+          revision: event.revision,
+          position: event.position,
+        } satisfies IntegrationDocument);
+        return;
+      }
+      case 'IntegrationDeleted':
+        view.delete(INTEGRATIONS, id);
+        return;
+    }
+  },
+};
