@@ -22,19 +22,12 @@ import { boundedLimit, candidatesFor, dot, normalized, reciprocalRankFusion, sea
 
 export const SEARCH_CHUNKS = 'search_chunks';
 
-interface ChunkDocument {
+/** A chunk as stored: the port's chunk under a tenant-scoped key, its vector a plain array. */
+type ChunkDocument = Omit<IndexedChunk, 'vector'> & {
   /** keyOf(tenant_id, chunk_id). */
   _id: string;
-  chunk_id: string;
-  tenant_id: string;
-  workspace_id: string;
-  document_id: string;
-  title: string;
-  ordinal: number;
-  heading: string | null;
-  text: string;
   vector: number[] | null;
-}
+};
 
 const WITHOUT_VECTOR = { vector: 0 } as const;
 

@@ -77,17 +77,8 @@ export function scopeToken(tenantId: string, workspaceId: string): string {
   return `k${createHash('sha256').update(JSON.stringify([tenantId, workspaceId])).digest('hex').slice(0, 32)}0`;
 }
 
-interface ChunkRow {
-  id: number;
-  chunk_id: string;
-  tenant_id: string;
-  workspace_id: string;
-  document_id: string;
-  title: string;
-  ordinal: number;
-  heading: string | null;
-  text: string;
-}
+/** A chunk as its row holds it (the vector is kept apart). */
+type ChunkRow = Omit<IndexedChunk, 'vector'> & { id: number };
 
 interface TenantVectors {
   version: number;

@@ -1,27 +1,9 @@
 // The handoff aggregate: one delivery of a handed-off conversation, every attempt and its
 // outcome an event (given/when/then).
 
-import { type HandoffEvent, type HandoffRequestedData, handoffDecider } from '../../domain/handoff/handoff';
+import { handoffDecider } from '../../domain/handoff/handoff';
 import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
-
-const plus = (ms: number): Date => new Date(FIXED_NOW.getTime() + ms);
-const request: HandoffRequestedData = {
-  handoff_id: 'h1',
-  tenant_id: 't1',
-  conversation_id: 'c1',
-  conversation_revision: 4,
-  handed_off_by: { kind: 'user', id: 'u1' },
-  handed_off_at: plus(-60_000).toISOString(),
-  url: 'https://desk.example.com/hook',
-  requested_at: plus(-30_000).toISOString(),
-};
-const requested: HandoffEvent = { type: 'HandoffRequested', data: request };
-const started = (attempt: number, at = FIXED_NOW): HandoffEvent => ({ type: 'HandoffAttemptStarted', data: { handoff_id: 'h1', attempt, url: request.url, started_at: at.toISOString() } });
-const failed = (attempt: number, next: Date): HandoffEvent => ({
-  type: 'HandoffDeliveryFailed',
-  data: { handoff_id: 'h1', attempt, status_code: 500, error: 'the webhook answered HTTP 500', failed_at: FIXED_NOW.toISOString(), next_attempt_at: next.toISOString() },
-});
-const delivered: HandoffEvent = { type: 'HandoffDelivered', data: { handoff_id: 'h1', attempt: 1, status_code: 204, delivered_at: FIXED_NOW.toISOString() } };
+import { delivered, failed, request, requested, started } from '../support/handoff-events';
 
 describe('handoff (decider)', () => {
   const spec = deciderSpec(handoffDecider);
