@@ -50,6 +50,7 @@ export interface UploadedFile {
 export interface Upload {
   /** Non-file fields: a string, or the strings of a repeated field in order. */
   fields: Record<string, string | string[]>;
+  /** In the order they were sent. */
   files: UploadedFile[];
 }
 
@@ -165,6 +166,10 @@ async function parseInto(request: IncomingMessage, folder: string, limits: Limit
     for (const [field, list] of Object.entries(files)) {
       for (const file of list ?? []) upload.files.push({ field, filename: file.originalFilename, media_type: file.mimetype, size: file.size, path: file.filepath });
     }
+    // formidable lists files as their writes finish; the route gets them in the order sent,
+    // which is the order their streams were opened.
+    const sent = new Map(writers.map((writer, index) => [String(writer.path), index]));
+    upload.files.sort((a, b) => (sent.get(a.path) ?? 0) - (sent.get(b.path) ?? 0));
     return upload;
   } catch (error) {
     // The rest is read and dropped (what node:http does with an unread body), so the client
