@@ -17,6 +17,8 @@ import { conversationEvents } from './conversation/conversation';
 import { handoffConfigEvents } from './handoff-config/handoff-config';
 import { crmConfigEvents } from './crm-config/crm-config';
 import { integrationEvents } from './integration/integration';
+import { toolEvents } from './tool/tool';
+import { toolCallEvents } from './tool-call/tool-call';
 import { handoffEvents } from './handoff/handoff';
 import { planEvents } from './plan/plan';
 import { providerEventEvents } from './provider-event/provider-event';
@@ -60,6 +62,8 @@ export const domainEvents = eventRegistry([
   crmConfigEvents,
   handoffEvents,
   integrationEvents,
+  toolEvents,
+  toolCallEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

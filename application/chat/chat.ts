@@ -301,6 +301,8 @@ export async function* answerTurn(deps: ChatDependencies, turn: OpenTurn, signal
         yield chunk;
         continue;
       }
+      // No tools are offered yet (the tool-calling turn comes with issue #12 point 5).
+      if (chunk.kind === 'tool_calls') throw new AssistantEngineError('model_error', 'the model asked for a tool, but none was offered');
       const byId = new Map(passages.map((passage) => [passage.id, passage]));
       const citations = chunk.cited.flatMap((id) => (byId.has(id) ? [citationOf(byId.get(id)!)] : []));
       for (const citation of citations) yield { kind: 'citation', citation };

@@ -4,9 +4,11 @@
 // engine, used when no model is configured, which answers with the best passages themselves
 // and says plainly when nothing relevant is known.
 //
-// Tool calls (Business Tools, connector tools) slot in later as another chunk kind: the model
-// asks for a tool (`tool_call`), the platform runs the step and calls `answer` again with the
-// result in `history`. Nothing here needs them yet.
+// Tool calls (Business Tools, later connector tools): the request offers `tools`; an engine
+// that can call them may end a round with `tool_calls` instead of `done`. The platform then
+// runs each call as a step of the conversation and calls `answer` again with the same request
+// plus every step of this turn so far (`steps`, oldest first), until the engine answers with
+// `done`. The embedded extractive engine never calls tools.
 
 /** A retrieved passage as the engine sees it: `id` is what an answer cites (`[1]`, `[2]` ...). */
 export interface Passage {
@@ -23,6 +25,26 @@ export interface AssistantTurn {
   text: string;
 }
 
+/** A tool the model may call: its name, what it does, and the JSON Schema of its arguments. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** The model asks for a tool: `id` pairs the call with its result; `arguments` is the model's JSON text, unchecked. */
+export interface ToolCallAsk {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** A call of this turn and what it gave: the JSON text handed back to the model (a result, or an error it can explain). */
+export interface ToolStep {
+  call: ToolCallAsk;
+  result: string;
+}
+
 export interface AssistantRequest {
   /** The tenant's assistant: its name and instructions (tenant settings). */
   assistant: { name: string; instructions: string; language: string };
@@ -30,12 +52,18 @@ export interface AssistantRequest {
   history: readonly AssistantTurn[];
   question: string;
   passages: readonly Passage[];
+  /** Tools the model may call this turn; none or absent: answer without tools. */
+  tools?: readonly ToolSpec[];
+  /** The tool calls of this turn so far and their results, oldest first. */
+  steps?: readonly ToolStep[];
   /** Aborted when the client leaves: the engine stops generating. */
   signal?: AbortSignal;
 }
 
 export type AssistantChunk =
   | { kind: 'delta'; text: string }
+  /** Ends the round instead of `done`: run these calls, then ask again with their steps. */
+  | { kind: 'tool_calls'; calls: readonly ToolCallAsk[]; model: string; usage: { prompt_tokens: number; completion_tokens: number } | null }
   | {
       kind: 'done';
       /** The model that answered (`extractive` for the embedded engine). */
@@ -61,6 +89,6 @@ export class AssistantEngineError extends Error {
 export interface AssistantEngine {
   /** The model's name, for the record. */
   readonly model: string;
-  /** Streams the answer: deltas, then exactly one `done`; throws AssistantEngineError on failure. */
+  /** Streams the answer: deltas, then exactly one `done` or `tool_calls`; throws AssistantEngineError on failure. */
   answer(request: AssistantRequest): AsyncIterable<AssistantChunk>;
 }

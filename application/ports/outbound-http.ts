@@ -1,5 +1,6 @@
-// The port for calls from the platform to addresses tenants give it: the handoff webhook now,
-// the CRM and connector servers later. Every call is guarded against server-side request
+// The port for calls from the platform to addresses tenants give it: the handoff webhook, the
+// CRM, business tools' APIs and their OAuth2 token endpoints, OpenAPI documents by URL, and
+// connector servers. Every call is guarded against server-side request
 // forgery (ARCHITECTURE.md, "Sagas and the connector"): https only unless the operator allows
 // plain http, and no address in a private, loopback, link-local or metadata range unless the
 // operator allows private networks (development, tests). The guard looks at the addresses a
@@ -17,7 +18,7 @@ export interface OutboundRefusal {
 /** A call that got no HTTP answer: the guard refused the address, or the network or the time limit failed it. */
 export class OutboundCallError extends Error {
   constructor(
-    readonly reason: OutboundRefusalReason | 'network' | 'timeout',
+    readonly reason: OutboundRefusalReason | 'network' | 'timeout' | 'response_too_large',
     message: string,
   ) {
     super(message);
@@ -43,9 +44,34 @@ export interface OutboundAnswer {
   status: number;
 }
 
+/** Any request to an address a tenant gave (a business tool's API, an OAuth2 token endpoint, an OpenAPI document). */
+export interface OutboundRequest {
+  method: string;
+  url: string;
+  /** Sent as given; the adapter adds only `content-length`. */
+  headers: Record<string, string>;
+  body: Buffer | string | null;
+  timeoutMs: number;
+  /** An answer whose body grows past this is abandoned: OutboundCallError `response_too_large`. */
+  maxResponseBytes: number;
+}
+
+export interface OutboundResponse {
+  status: number;
+  /** Lowercased names; repeated headers joined with `, `. */
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
 export interface OutboundHttp {
   /** Why the platform refuses to call `url` (its scheme, or where its name points), or null when it may. */
   refusalOf(url: string): Promise<OutboundRefusal | null>;
   /** POSTs the signed body; resolves with any HTTP answer (redirects are not followed), rejects with OutboundCallError when none came. */
   postSigned(request: SignedPost): Promise<OutboundAnswer>;
+  /**
+   * Sends the request through the guard (checked again at connection time, to the addresses
+   * checked) and resolves with the whole answer, whatever its status; redirects are not
+   * followed. Rejects with OutboundCallError when no complete answer came in time or in size.
+   */
+  request(request: OutboundRequest): Promise<OutboundResponse>;
 }

@@ -1,15 +1,15 @@
-// The OutboundHttp adapter: POSTs a body signed as spec 5.2 signs connector requests, through
-// the address guard (address-guard.ts), with a time limit. Signature: `x-svc-timestamp` (Unix
+// The OutboundHttp adapter: guarded requests (address-guard.ts) with a time and size limit, and
+// POSTs of a body signed as spec 5.2 signs connector requests. Signature: `x-svc-timestamp` (Unix
 // seconds) and `x-svc-signature` = `v1=` + lowercase hex HMAC-SHA256 of
 // `v1:<timestamp>:<raw body>` under the secret; the connector SDK's verifier
 // (adapters/connector-sdk/signing.ts) accepts it, which tests/infrastructure checks.
 // Redirects are not followed: a redirect could lead where the guard would refuse, and the
-// answer counts as it came. The answer's body is read (to free the connection) and dropped.
+// answer counts as it came. A signed POST's answer body is read (to free the connection) and dropped.
 
 import { createHmac } from 'node:crypto';
 import { type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { OutboundCallError, type OutboundAnswer, type OutboundHttp, type OutboundRefusal, type SignedPost } from '../../application/ports/outbound-http';
+import { OutboundCallError, type OutboundAnswer, type OutboundHttp, type OutboundRefusal, type OutboundRequest, type OutboundResponse, type SignedPost } from '../../application/ports/outbound-http';
 import { AddressGuard, type OutboundPolicy, REFUSED_ADDRESS_CODE, type Resolve } from './address-guard';
 
 export const SIGNATURE_HEADER = 'x-svc-signature';
@@ -34,19 +34,32 @@ export class GuardedOutboundHttp implements OutboundHttp {
     return this.guard.refusalOf(url);
   }
 
-  postSigned(post: SignedPost): Promise<OutboundAnswer> {
-    const form = this.guard.refusalOfForm(post.url);
-    if ('refusal' in form) return Promise.reject(new OutboundCallError(form.refusal.reason, form.refusal.message));
+  async postSigned(post: SignedPost): Promise<OutboundAnswer> {
     const body = Buffer.from(post.body, 'utf8');
     const headers = {
       ...post.headers,
       'content-type': 'application/json',
-      'content-length': String(body.length),
       [TIMESTAMP_HEADER]: String(post.timestampSeconds),
       [SIGNATURE_HEADER]: signBody(post.secret, post.timestampSeconds, body),
     };
+    // Only the status counts: a longer answer is cut, not refused.
+    const answer = await this.send({ method: 'POST', url: post.url, headers, body, timeoutMs: post.timeoutMs, maxResponseBytes: MAX_ANSWER_BYTES }, 'cut');
+    return { status: answer.status };
+  }
+
+  request(request: OutboundRequest): Promise<OutboundResponse> {
+    return this.send(request, 'refuse');
+  }
+
+  /** One guarded exchange; an answer longer than the limit is cut short (`cut`) or refused (`refuse`). */
+  private send(outbound: OutboundRequest, overLimit: 'cut' | 'refuse'): Promise<OutboundResponse> {
+    const form = this.guard.refusalOfForm(outbound.url);
+    if ('refusal' in form) return Promise.reject(new OutboundCallError(form.refusal.reason, form.refusal.message));
+    const body = outbound.body === null ? null : typeof outbound.body === 'string' ? Buffer.from(outbound.body, 'utf8') : outbound.body;
+    const headers: Record<string, string> = { ...outbound.headers };
+    if (body !== null) headers['content-length'] = String(body.length);
     const send = form.url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return new Promise<OutboundAnswer>((resolve, reject) => {
+    return new Promise<OutboundResponse>((resolve, reject) => {
       let settled = false;
       const finish = (outcome: () => void): void => {
         if (settled) return;
@@ -54,19 +67,29 @@ export class GuardedOutboundHttp implements OutboundHttp {
         clearTimeout(timer);
         outcome();
       };
-      const request: ClientRequest = send(form.url, { method: 'POST', headers, lookup: this.guard.lookup }, (answer: IncomingMessage) => {
+      const request: ClientRequest = send(form.url, { method: outbound.method, headers, lookup: this.guard.lookup }, (answer: IncomingMessage) => {
+        const chunks: Buffer[] = [];
         let read = 0;
+        let cut = false;
+        const whole = (): OutboundResponse => ({ status: answer.statusCode ?? 0, headers: headersOf(answer), body: Buffer.concat(chunks) });
         answer.on('data', (chunk: Buffer) => {
+          if (cut) return;
           read += chunk.length;
-          if (read > MAX_ANSWER_BYTES) answer.destroy();
+          if (read <= outbound.maxResponseBytes) {
+            chunks.push(chunk);
+            return;
+          }
+          cut = true;
+          answer.destroy();
+          if (overLimit === 'refuse') finish(() => reject(new OutboundCallError('response_too_large', `the answer is larger than ${outbound.maxResponseBytes} bytes`)));
         });
-        answer.on('close', () => finish(() => resolve({ status: answer.statusCode ?? 0 })));
-        answer.on('error', () => finish(() => resolve({ status: answer.statusCode ?? 0 })));
+        answer.on('close', () => finish(() => resolve(whole())));
+        answer.on('error', () => finish(() => resolve(whole())));
       });
       const timer = setTimeout(() => {
-        finish(() => reject(new OutboundCallError('timeout', `no answer within ${post.timeoutMs} ms`)));
+        finish(() => reject(new OutboundCallError('timeout', `no answer within ${outbound.timeoutMs} ms`)));
         request.destroy();
-      }, post.timeoutMs);
+      }, outbound.timeoutMs);
       request.on('error', (error: NodeJS.ErrnoException) =>
         finish(() =>
           reject(
@@ -78,7 +101,16 @@ export class GuardedOutboundHttp implements OutboundHttp {
           ),
         ),
       );
-      request.end(body);
+      request.end(body ?? undefined);
     });
   }
+}
+
+/** An answer's headers, names lowercased, repeated ones joined. */
+function headersOf(answer: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
 }

@@ -1,0 +1,159 @@
+// The tool-call aggregate (issue #12 points 3 to 5): one call of a business tool, from the
+// request to its outcome. Stream `toolCall-<id>`. A test from the API, a step of a chat turn
+// and (#14) a step of a flow are all tool calls, so the execution log, approvals and the
+// audit see one shape.
+//
+// States:
+//   awaiting_approval  an `approval_required` tool's call waits for an owner or admin;
+//   ready              may run (a read or write tool's call at once, or an approved one);
+//   refused            an owner or admin refused it: it never runs;
+//   succeeded          the API answered 2xx;
+//   failed             the API answered otherwise, or could not be reached, or timed out.
+// Allowed: awaiting_approval -> ready (approved) | refused; ready -> succeeded | failed.
+//
+// What is recorded of the exchange is already redacted (credentials, the end user's token and
+// session) and cut to size by the application: events never hold a secret in clear. The end
+// user's token and session ride along sealed, so a call approved later can still forward them.
+
+import * as t from 'io-ts';
+import { type Either, left, right } from 'fp-ts/Either';
+import type { Decider } from '../shared/decider';
+import { type DomainError, conflict, notFound } from '../shared/errors';
+import { declareEvent, type EventOf, eventGroup, type GroupEvent } from '../shared/events';
+import { toStreamName } from '../shared/stream-names';
+import { RiskTier } from '../tool/tool';
+
+export const ToolCallOrigin = t.union([
+  /** `POST /tools/{id}/test` by a person. */
+  t.type({ kind: t.literal('test') }),
+  /** A step of a chat turn: the conversation, the user message it answers, and the model's id for the call. */
+  t.type({ kind: t.literal('chat'), conversation_id: t.string, reply_to: t.string, call_id: t.string }),
+  /** A step of a flow run (#14). */
+  t.type({ kind: t.literal('flow'), event_id: t.string, flow: t.string, step: t.number }),
+]);
+export type ToolCallOrigin = t.TypeOf<typeof ToolCallOrigin>;
+
+/** Who asked for the call: a member, an end user of the widget, or the platform itself. */
+export const Caller = t.type({ kind: t.keyof({ user: null, end_user: null, admin: null, system: null }), id: t.string });
+export type Caller = t.TypeOf<typeof Caller>;
+
+/** The HTTP exchange as recorded: credentials and end-user headers already redacted, bodies cut. */
+export const RecordedExchange = t.type({
+  request: t.type({ method: t.string, url: t.string, headers: t.record(t.string, t.string), body: t.union([t.string, t.null]) }),
+  response: t.union([
+    t.type({ status: t.number, headers: t.record(t.string, t.string), body: t.string, truncated: t.boolean }),
+    t.null,
+  ]),
+});
+export type RecordedExchange = t.TypeOf<typeof RecordedExchange>;
+
+const CallIdentity = { tenant_id: t.string, workspace_id: t.string, tool_call_id: t.string, tool_id: t.string };
+
+export const ToolCallRequested = declareEvent(
+  'ToolCallRequested',
+  t.type({
+    ...CallIdentity,
+    tool_name: t.string,
+    risk: RiskTier,
+    arguments: t.UnknownRecord,
+    caller: Caller,
+    origin: ToolCallOrigin,
+    /** True when the call waits for an approval before it runs. */
+    awaiting_approval: t.boolean,
+    end_user_token_sealed: t.union([t.string, t.null]),
+    end_user_session_sealed: t.union([t.string, t.null]),
+    requested_at: t.string,
+  }),
+);
+export const ToolCallApproved = declareEvent('ToolCallApproved', t.type({ ...CallIdentity, approved_by: Caller, approved_at: t.string }));
+export const ToolCallRefused = declareEvent('ToolCallRefused', t.type({ ...CallIdentity, refused_by: Caller, reason: t.string, refused_at: t.string }));
+export const ToolCallSucceeded = declareEvent(
+  'ToolCallSucceeded',
+  t.type({ ...CallIdentity, status: t.number, latency_ms: t.number, exchange: RecordedExchange, finished_at: t.string }),
+);
+export const ToolCallFailed = declareEvent(
+  'ToolCallFailed',
+  t.type({
+    ...CallIdentity,
+    /** `http_error` (a non-2xx answer), `timeout`, `network`, `private_address`, `response_too_large`, `integration_gone`, `auth_failed` (no OAuth2 token) ... */
+    code: t.string,
+    message: t.string,
+    status: t.union([t.number, t.null]),
+    latency_ms: t.number,
+    exchange: t.union([RecordedExchange, t.null]),
+    finished_at: t.string,
+  }),
+);
+
+export const toolCallEvents = eventGroup('toolCall', [ToolCallRequested, ToolCallApproved, ToolCallRefused, ToolCallSucceeded, ToolCallFailed]);
+export type ToolCallEvent = GroupEvent<typeof toolCallEvents>;
+
+type RequestedData = EventOf<typeof ToolCallRequested>['data'];
+
+export type ToolCallCommand =
+  | { type: 'RequestToolCall'; data: Omit<RequestedData, 'requested_at'> }
+  | { type: 'ApproveToolCall'; data: { tenant_id: string; by: Caller } }
+  | { type: 'RefuseToolCall'; data: { tenant_id: string; by: Caller; reason: string } }
+  | { type: 'RecordToolCallSuccess'; data: { tenant_id: string; status: number; latency_ms: number; exchange: RecordedExchange } }
+  | { type: 'RecordToolCallFailure'; data: { tenant_id: string; code: string; message: string; status: number | null; latency_ms: number; exchange: RecordedExchange | null } };
+
+export const TOOL_CALL_STATUSES = ['awaiting_approval', 'ready', 'refused', 'succeeded', 'failed'] as const;
+export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
+
+export type ToolCallState =
+  | { status: 'absent' }
+  | ({ status: ToolCallStatus } & Omit<RequestedData, 'awaiting_approval' | 'requested_at'>);
+
+export const toolCallStream = (toolCallId: string): string => toStreamName(toolCallEvents.category, toolCallId);
+
+const toolCallNotFound = (): DomainError => notFound('tool_call_not_found', 'no such tool call');
+
+export const toolCallDecider: Decider<ToolCallCommand, ToolCallEvent, ToolCallState> = {
+  initialState: () => ({ status: 'absent' }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'ToolCallRequested': {
+        const { awaiting_approval, requested_at: _at, ...call } = event.data;
+        return { ...call, status: awaiting_approval ? 'awaiting_approval' : 'ready' };
+      }
+      case 'ToolCallApproved':
+        return state.status === 'absent' ? state : { ...state, status: 'ready' };
+      case 'ToolCallRefused':
+        return state.status === 'absent' ? state : { ...state, status: 'refused' };
+      case 'ToolCallSucceeded':
+        return state.status === 'absent' ? state : { ...state, status: 'succeeded' };
+      case 'ToolCallFailed':
+        return state.status === 'absent' ? state : { ...state, status: 'failed' };
+    }
+  },
+
+  decide(command, state, { now }): Either<DomainError, ToolCallEvent[]> {
+    const at = now.toISOString();
+    if (command.type === 'RequestToolCall') {
+      if (state.status !== 'absent') return right([]);
+      return right([{ type: 'ToolCallRequested', data: { ...command.data, requested_at: at } }]);
+    }
+    if (state.status === 'absent' || state.tenant_id !== command.data.tenant_id) return left(toolCallNotFound());
+    const { tenant_id, workspace_id, tool_call_id, tool_id } = state;
+    const identity = { tenant_id, workspace_id, tool_call_id, tool_id };
+    switch (command.type) {
+      case 'ApproveToolCall':
+        if (state.status !== 'awaiting_approval') return left(conflict('tool_call_not_awaiting_approval', `the tool call is ${state.status}, not awaiting approval`));
+        return right([{ type: 'ToolCallApproved', data: { ...identity, approved_by: command.data.by, approved_at: at } }]);
+      case 'RefuseToolCall':
+        if (state.status !== 'awaiting_approval') return left(conflict('tool_call_not_awaiting_approval', `the tool call is ${state.status}, not awaiting approval`));
+        return right([{ type: 'ToolCallRefused', data: { ...identity, refused_by: command.data.by, reason: command.data.reason, refused_at: at } }]);
+      case 'RecordToolCallSuccess':
+      case 'RecordToolCallFailure': {
+        if (state.status !== 'ready') return left(conflict('tool_call_not_ready', `the tool call is ${state.status}: it cannot run`));
+        if (command.type === 'RecordToolCallSuccess') {
+          const { status, latency_ms, exchange } = command.data;
+          return right([{ type: 'ToolCallSucceeded', data: { ...identity, status, latency_ms, exchange, finished_at: at } }]);
+        }
+        const { code, message, status, latency_ms, exchange } = command.data;
+        return right([{ type: 'ToolCallFailed', data: { ...identity, code, message, status, latency_ms, exchange, finished_at: at } }]);
+      }
+    }
+  },
+};
