@@ -93,6 +93,11 @@ export const SdkConnectionToolsSynced = declareEvent(
     synced_at: t.string,
   }),
 );
+/** A sync that got no usable list from the connector: why, so the audit log has every call and its outcome. */
+export const SdkConnectionSyncFailed = declareEvent(
+  'SdkConnectionSyncFailed',
+  t.type({ ...Identity, reason: DegradedReason, detail: t.string, latency_ms: t.union([t.number, t.null]), failed_at: t.string }),
+);
 export const SdkConnectionDeleted = declareEvent('SdkConnectionDeleted', t.type({ ...Identity, name: t.string, deleted_at: t.string }));
 
 export const sdkConnectionEvents = eventGroup('sdkConnection', [
@@ -103,12 +108,14 @@ export const sdkConnectionEvents = eventGroup('sdkConnection', [
   SdkConnectionDisabled,
   SdkConnectionTested,
   SdkConnectionToolsSynced,
+  SdkConnectionSyncFailed,
   SdkConnectionDeleted,
 ]);
 export type SdkConnectionEvent = GroupEvent<typeof sdkConnectionEvents>;
 
 type TestedData = EventOf<typeof SdkConnectionTested>['data'];
 type SyncedData = EventOf<typeof SdkConnectionToolsSynced>['data'];
+type SyncFailedData = EventOf<typeof SdkConnectionSyncFailed>['data'];
 
 export type SdkConnectionCommand =
   | { type: 'CreateSdkConnection'; data: { tenant_id: string; connection_id: string; name: string; webhook_url: string; secret_sealed: string; enabled: boolean } }
@@ -118,6 +125,7 @@ export type SdkConnectionCommand =
   | { type: 'RotateSdkConnectionSecret'; data: { tenant_id: string; secret_sealed: string; grace_until: string | null } }
   | { type: 'RecordSdkConnectionTest'; data: Omit<TestedData, 'connection_id' | 'tested_at'> }
   | { type: 'RecordSdkConnectionSync'; data: Omit<SyncedData, 'connection_id' | 'synced_at'> }
+  | { type: 'RecordSdkConnectionSyncFailure'; data: Omit<SyncFailedData, 'connection_id' | 'failed_at'> }
   | { type: 'DeleteSdkConnection'; data: { tenant_id: string } };
 
 export interface LiveSdkConnection {
@@ -180,6 +188,9 @@ export const sdkConnectionDecider: Decider<SdkConnectionCommand, SdkConnectionEv
         return { ...state, health: event.data.status };
       case 'SdkConnectionToolsSynced':
         return { ...state, tools: event.data.tools, flows: event.data.flows };
+      case 'SdkConnectionSyncFailed':
+        // What the last good sync stored stays: a failed one changes nothing but the record.
+        return state;
     }
   },
 
@@ -228,6 +239,8 @@ export const sdkConnectionDecider: Decider<SdkConnectionCommand, SdkConnectionEv
         return right([{ type: 'SdkConnectionTested', data: { ...command.data, connection_id, tested_at: at } }]);
       case 'RecordSdkConnectionSync':
         return right([{ type: 'SdkConnectionToolsSynced', data: { ...command.data, connection_id, synced_at: at } }]);
+      case 'RecordSdkConnectionSyncFailure':
+        return right([{ type: 'SdkConnectionSyncFailed', data: { ...command.data, connection_id, failed_at: at } }]);
       case 'DeleteSdkConnection':
         return right([{ type: 'SdkConnectionDeleted', data: { tenant_id, connection_id, name: state.name, deleted_at: at } }]);
     }

@@ -86,9 +86,22 @@ export const ToolOrigin = t.type({
 });
 export type ToolOrigin = t.TypeOf<typeof ToolOrigin>;
 
-/** What the tool calls: an integration (manual and openapi tools) or an SDK connection (#13). */
-export const ToolTarget = t.union([t.type({ kind: t.literal('integration'), integration_id: t.string }), t.type({ kind: t.literal('sdk_connection'), connection_id: t.string })]);
+/**
+ * What the tool calls: an integration (manual and openapi tools) or an SDK connection (#13).
+ * `tool` is the connector's own name of the tool, sent as `tool` in `tool.invoke`: the tool's
+ * name in the workspace may differ (a connector name the model cannot call by, or one already
+ * taken in the workspace, is changed when registered). Absent: the tool's name.
+ */
+export const ToolTarget = t.union([
+  t.type({ kind: t.literal('integration'), integration_id: t.string }),
+  t.intersection([t.type({ kind: t.literal('sdk_connection'), connection_id: t.string }), t.partial({ tool: t.string })]),
+]);
 export type ToolTarget = t.TypeOf<typeof ToolTarget>;
+
+/** The name the connector knows an SDK tool by (what `tool.invoke` sends as `tool`); null for a tool of an integration. */
+export function connectorToolName(target: ToolTarget, definition: Pick<ToolDefinition, 'name'>): string | null {
+  return target.kind === 'sdk_connection' ? (target.tool ?? definition.name) : null;
+}
 
 const ToolIdentity = {
   tenant_id: t.string,
