@@ -1,7 +1,7 @@
 // Connector doctor: probes a running connector endpoint (any implementation, not only this
 // SDK) against the rules of spec 4.1, 5.2, 7.2 and 9, and says how to fix what fails. The
 // CLI prints these results; the platform can run the same checks for a connection test.
-import { callConnector, newRequestId, type ConnectorCallResult } from './client';
+import { callConnector, newRequestId, type CallConnectorOptions, type ConnectorCallResult } from './client';
 import { PROTOCOL_HEADER, REQUIRED_RESPONSE_HEADERS } from './headers';
 import { CapabilitiesListResponse, ToolsListResponse, firstErrorPath, type ProtocolRequest } from './protocol';
 import { PROTOCOL_VERSION } from './version';
@@ -28,6 +28,11 @@ export interface ConnectorDoctorOptions {
   staleTimestampSeconds?: number;
   /** Clock in Unix milliseconds. */
   now?: () => number;
+  /**
+   * How each probe is sent; default `callConnector`. A platform passes its own, so the probes
+   * go through its guard against requests to internal addresses.
+   */
+  send?: (options: CallConnectorOptions) => Promise<ConnectorCallResult>;
 }
 
 interface Probe {
@@ -36,6 +41,7 @@ interface Probe {
   timeoutMs: number;
   nowSeconds: number;
   staleSeconds: number;
+  send: (options: CallConnectorOptions) => Promise<ConnectorCallResult>;
 }
 
 type Observation = { passed: boolean; detail: string };
@@ -52,7 +58,7 @@ function request(type: ProtocolRequest['type'], fields: Partial<ProtocolRequest>
 }
 
 function send(probe: Probe, body: ProtocolRequest, overrides: { url?: string; secret?: string; timestamp?: number; method?: string; headers?: Record<string, string> } = {}): Promise<ConnectorCallResult> {
-  return callConnector({
+  return probe.send({
     url: overrides.url ?? probe.url,
     secret: overrides.secret ?? probe.secret,
     body,
@@ -216,6 +222,7 @@ export async function runConnectorChecks(options: ConnectorDoctorOptions): Promi
     timeoutMs: options.timeoutMs ?? 10_000,
     nowSeconds: Math.floor((options.now ?? Date.now)() / 1000),
     staleSeconds: options.staleTimestampSeconds ?? 3600,
+    send: options.send ?? callConnector,
   };
   let ping: ConnectorCallResult | string;
   try {

@@ -29,6 +29,29 @@ export interface ConnectorRequest {
   platform?: Record<string, unknown> | null;
 }
 
+/** The protocol path under a connection's endpoint (spec 2.6 `endpointPath`, default `/svc`). */
+export const CONNECTOR_PATH = '/svc';
+
+/**
+ * The URL a connection's endpoint (its `webhook_url`) is called at: `{endpoint}/svc`. Trailing
+ * slashes are dropped first, and an endpoint whose path already ends in `/svc` is called as it
+ * is: `https://c.example.com`, `https://c.example.com/` and `https://c.example.com/svc/` all
+ * become `https://c.example.com/svc`. Anything that is not a URL is returned as given, for the
+ * outbound guard to refuse.
+ */
+export function connectorEndpointUrl(endpoint: string): string {
+  let url: URL;
+  try {
+    url = new URL(endpoint.trim());
+  } catch {
+    return endpoint;
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  url.pathname = path.endsWith(CONNECTOR_PATH) ? path : `${path}${CONNECTOR_PATH}`;
+  url.hash = '';
+  return url.toString();
+}
+
 /** Where and how to call: the connection's endpoint (its `webhook_url`) and the secret to sign with, in clear. */
 export interface ConnectorTarget {
   endpoint: string;
