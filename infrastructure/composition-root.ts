@@ -52,6 +52,9 @@ import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
 import { integrationsRouter } from '../adapters/http/integrations/integrations';
+import { sdkConnectionsRouter } from '../adapters/http/sdk-connections/sdk-connections';
+import { GuardedConnectorDoctor } from '../adapters/connector-doctor/connector-doctor';
+import { ConnectorCallError, type ConnectorClient } from '../application/ports/connector-client';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -197,9 +200,23 @@ export interface PlatformOverrides {
   documentIndexing?: boolean;
   /** The assistant engine, instead of the configured one. */
   assistant?: AssistantEngine;
+  /** How the platform calls connectors, instead of the configured client. */
+  connectorClient?: ConnectorClient;
 }
 
 export const BLOBS_FOLDER = 'blobs';
+
+/** How long each probe of a deep connection test may take (the connector doctor's own default). */
+const DOCTOR_PROBE_TIMEOUT_MS = 10_000;
+
+/**
+ * Until the platform's connector client (adapters/connector-client, issue #13 point 1) is wired
+ * here, a call to a connector gets no answer: a test records `degraded` / `unreachable` and a
+ * sync answers 502, never a crash. Suites give theirs (PlatformOverrides.connectorClient).
+ */
+const connectorClientPending: ConnectorClient = {
+  call: () => Promise.reject(new ConnectorCallError('unreachable', 'this build calls no connector yet: the connector client is not wired', 0)),
+};
 
 export const SQLITE_FILE = 'platform.db';
 
@@ -291,6 +308,10 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const accessDenials = new AccessDenialRecorder({ ...commands, logger: logger.child({ component: 'access_denials' }) }, { perMinute: config.accessDenialsPerMinute });
   // Every call to an address a tenant gave goes through the one SSRF guard.
   const outbound: OutboundHttp = new GuardedOutboundHttp({ allowInsecureUrls: config.outboundAllowInsecure, allowPrivateNetworks: config.outboundAllowPrivateNetworks });
+  const connectorClient: ConnectorClient = overrides.connectorClient ?? connectorClientPending;
+  // The deep test's probes go through the same guard as every connector call.
+  const connectorDoctor = new GuardedConnectorDoctor({ outbound, clock, timeoutMs: DOCTOR_PROBE_TIMEOUT_MS });
+  const sdkConnectionAdapters = { outbound, connectorClient, connectorDoctor, sdkConnections: { secretGraceSeconds: config.sdkSecretGraceSeconds } };
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,
     backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
@@ -349,7 +370,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     apiDescriptionRouter(),
     graphqlRouter(identity, graphqlOptions),
     meSessionsRouter(identity),
-    orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner })]),
+    orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), sdkConnectionsRouter(identity, sdkConnectionAdapters)]),
     publicRouter(identity),
     teamRouter(identity, accessDenials),
     adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),

@@ -18,6 +18,7 @@ import { plansProjection } from './plans';
 import { platformSettingsProjection } from './platform-settings';
 import type { Projection } from './projection';
 import { registrationsProjection } from './registrations';
+import { sdkConnectionsProjection } from './sdk-connections';
 import { sessionsProjection } from './sessions';
 import { subscriptionsProjection } from './subscriptions';
 import { teamsProjection } from './teams';
@@ -54,4 +55,5 @@ export const allProjections: readonly Projection[] = [
   documentsProjection,
   integrationsProjection,
   businessToolsProjection,
+  sdkConnectionsProjection,
 ];

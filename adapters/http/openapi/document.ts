@@ -15,6 +15,7 @@ import { conversationsApi } from '../conversations/conversations.openapi';
 import { documentsApi } from '../documents/documents.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { integrationsApi } from '../integrations/integrations.openapi';
+import { sdkConnectionsApi } from '../sdk-connections/sdk-connections.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
 import { orgAuditLogsApi } from '../org/audit-logs.openapi';
@@ -49,6 +50,7 @@ const AREAS: readonly ApiArea[] = [
   tenantApi,
   documentsApi,
   integrationsApi,
+  sdkConnectionsApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
@@ -69,7 +71,10 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }
     name: 'TooManyRequests',
     description: 'a rate limit was hit (`rate_limited`; `Retry-After` says when to try again), or a quota of the plan (`quota_exceeded`, with `quota`, `limit`, `used` and `resets_at`, null for a limit that does not reset)',
   },
-  502: { name: 'BadGateway', description: 'an outside service the platform relies on (the payment provider, the assistant’s model server) refused or could not be reached; try again later' },
+  502: {
+    name: 'BadGateway',
+    description: 'an outside service the platform relies on (the payment provider, the assistant’s model server, an organization’s connector: `connector_unavailable` with `reason` and `detail`) refused or could not be reached; try again later',
+  },
 };
 
 const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
@@ -215,6 +220,8 @@ function components(schemas: Record<string, Schema>): Schema {
           resets_at: { type: ['string', 'null'], format: 'date-time', description: '`quota_exceeded`: when the count starts again; null for limits that do not reset' },
           feature: { type: 'string', enum: ['sdk_connections', 'whatsapp', 'handoff', 'crm'], description: '`feature_not_in_plan`: the feature' },
           plan: { type: ['string', 'null'], description: '`feature_not_in_plan`: the code of the cheapest plan that has it' },
+          reason: { type: 'string', description: '`connector_unavailable`: why the connector gave no answer (`unreachable`, `timeout`, `invalid_signature`, ...)' },
+          detail: { type: 'string', description: '`connector_unavailable`: what was wrong, in words' },
         },
       },
       ...schemas,

@@ -1,0 +1,141 @@
+// Read model `sdk_connections`: each SDK connection of a tenant as its owners and admins see it
+// (id: the connection id). Never a signing secret, sealed or not: only that there is one, and
+// until when a rotated-out secret is still used. The last test and the last sync as recorded,
+// with what the connector advertised then (tools, flows, events, organization metadata). Its
+// revision is the connection's version (ETag). A deleted connection leaves the read model.
+
+import type { Actor } from '../application/ports/event-store';
+import { type AdvertisedTool, type ConnectionHealth, type DegradedReason, type SdkConnectionEvent, sdkConnectionEvents } from '../domain/sdk-connection/sdk-connection';
+import type { EventProjection } from './projection';
+
+export interface ConnectionTestRecord {
+  status: 'healthy' | 'degraded';
+  reason: DegradedReason | null;
+  detail: string | null;
+  latency_ms: number | null;
+  protocol_version: string | null;
+  sdk_version: string | null;
+  deep: { passed: number; total: number } | null;
+  tested_at: string;
+}
+
+export interface ConnectionSyncRecord {
+  via: 'capabilities.list' | 'tools.list';
+  sdk_name: string | null;
+  sdk_version: string | null;
+  synced_at: string;
+}
+
+export interface ConnectionSyncFailure {
+  reason: DegradedReason;
+  detail: string;
+  failed_at: string;
+}
+
+export interface SdkConnectionDocument {
+  id: string;
+  tenant_id: string;
+  name: string;
+  webhook_url: string;
+  enabled: boolean;
+  /** Until when the secret before the last rotation still signs (null: only the current one). */
+  previous_secret_valid_until: string | null;
+  status: ConnectionHealth;
+  last_test: ConnectionTestRecord | null;
+  last_sync: ConnectionSyncRecord | null;
+  /** The last sync that failed after the last one that worked (null once one works again). */
+  last_sync_failure: ConnectionSyncFailure | null;
+  tools: AdvertisedTool[];
+  flows: Record<string, unknown>[];
+  events: Record<string, unknown>[];
+  organization: Record<string, unknown> | null;
+  secret_rotated_at: string | null;
+  created_at: string;
+  updated_at: string;
+  updated_by: Actor;
+  revision: number;
+  position: number;
+  [field: string]: unknown;
+}
+
+export const SDK_CONNECTIONS = 'sdk_connections';
+
+export const sdkConnectionsProjection: EventProjection<SdkConnectionEvent['type']> = {
+  name: 'sdk_connections',
+  version: 1,
+  collections: [{ name: SDK_CONNECTIONS, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }] }],
+  handles: sdkConnectionEvents.types,
+  async apply(event, view) {
+    const id = event.data.connection_id;
+    const current = await view.get<SdkConnectionDocument>(SDK_CONNECTIONS, id);
+    if (current && current.position >= event.position) return;
+    // A test or a sync moves the version (the stream's revision) but is no change of the
+    // configuration: `updated_at` and `updated_by` stay with the last change.
+    const positioned = { revision: event.revision, position: event.position };
+    const stamp = { ...positioned, updated_by: event.metadata.actor };
+    if (event.type === 'SdkConnectionCreated') {
+      const { tenant_id, name, webhook_url, enabled, created_at } = event.data;
+      view.put(SDK_CONNECTIONS, {
+        id,
+        tenant_id,
+        name,
+        webhook_url,
+        enabled,
+        previous_secret_valid_until: null,
+        status: 'untested',
+        last_test: null,
+        last_sync: null,
+        last_sync_failure: null,
+        tools: [],
+        flows: [],
+        events: [],
+        organization: null,
+        secret_rotated_at: null,
+        created_at,
+        updated_at: created_at,
+        ...stamp,
+      } satisfies SdkConnectionDocument);
+      return;
+    }
+    if (event.type === 'SdkConnectionDeleted') {
+      view.delete(SDK_CONNECTIONS, id);
+      return;
+    }
+    if (!current) return;
+    switch (event.type) {
+      case 'SdkConnectionUpdated':
+        view.put(SDK_CONNECTIONS, { ...current, name: event.data.name, webhook_url: event.data.webhook_url, updated_at: event.data.updated_at, ...stamp });
+        return;
+      case 'SdkConnectionSecretRotated':
+        view.put(SDK_CONNECTIONS, {
+          ...current,
+          previous_secret_valid_until: event.data.previous_valid_until,
+          secret_rotated_at: event.data.rotated_at,
+          updated_at: event.data.rotated_at,
+          ...stamp,
+        });
+        return;
+      case 'SdkConnectionEnabled':
+        view.put(SDK_CONNECTIONS, { ...current, enabled: true, updated_at: event.data.enabled_at, ...stamp });
+        return;
+      case 'SdkConnectionDisabled':
+        view.put(SDK_CONNECTIONS, { ...current, enabled: false, updated_at: event.data.disabled_at, ...stamp });
+        return;
+      case 'SdkConnectionTested': {
+        const { status, reason, detail, latency_ms, protocol_version, sdk_version, deep, tested_at } = event.data;
+        view.put(SDK_CONNECTIONS, { ...current, status, last_test: { status, reason, detail, latency_ms, protocol_version, sdk_version, deep, tested_at }, ...positioned });
+        return;
+      }
+      case 'SdkConnectionToolsSynced': {
+        const { via, tools, flows, events, organization, sdk_name, sdk_version, synced_at } = event.data;
+        view.put(SDK_CONNECTIONS, { ...current, tools, flows, events, organization, last_sync: { via, sdk_name, sdk_version, synced_at }, last_sync_failure: null, ...positioned });
+        return;
+      }
+      case 'SdkConnectionSyncFailed': {
+        const { reason, detail, failed_at } = event.data;
+        view.put(SDK_CONNECTIONS, { ...current, last_sync_failure: { reason, detail, failed_at }, ...positioned });
+        return;
+      }
+    }
+  },
+};
