@@ -15,6 +15,7 @@ import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimi
 import { TestPaymentProvider } from '../support/payment-provider';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
+import { subscribeTo } from '../support/subscriptions';
 
 const SUPER_ADMIN = { SUPER_ADMIN_EMAIL: 'root@idempotency.test', SUPER_ADMIN_PASSWORD: 'root password 123' };
 
@@ -213,6 +214,8 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/tenant/handoff': 'sets the configuration (an upsert): the same request again records nothing; a secret the platform made is answered once, and a lost answer is mended by rotating it (an empty secret)',
       'POST /api/v1/tenant/crm': 'sets the configuration (an upsert): the same request again records nothing',
       'POST /api/v1/documents/:id/reindex': 'queues the next indexing generation of a document (If-Match guards a repeat)',
+      'POST /api/v1/org/sdk-connections/:id/test': 'a signed ping whose outcome is recorded each time: a repeat is another test',
+      'POST /api/v1/org/sdk-connections/:id/sync-tools': 'records what the connector advertises now; a repeat registers no tool twice (one per connection, workspace and connector tool)',
     };
     /** Checkouts the confirm sample confirms. */
     const checkouts: string[] = [];
@@ -222,6 +225,8 @@ describe('Idempotency-Key on creating routes', () => {
     before(async () => {
       conversationId = await startConversation(server, owner, { title: 'Sampled replies' });
       workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items[0].id;
+      // SDK connections need the plan that has them.
+      await subscribeTo(server, owner.tenant_id, 'premium');
       for (const plan_code of ['starter', 'growth']) {
         checkouts.push((await server.request('POST', '/api/v1/billing/checkout', { headers: as(owner), body: { plan_code, interval: 'month' } })).json.id);
       }
@@ -258,6 +263,12 @@ describe('Idempotency-Key on creating routes', () => {
         path: '/api/v1/documents/text',
         body: { workspace_id: workspaceId, title: `Sampled ${n}`, text: 'sampled' },
         other: { workspace_id: workspaceId, title: `Other ${n}`, text: 'other' },
+      }),
+      // The answer carries the signing secret the platform made: a replay gives the same one (answers are kept sealed).
+      'POST /api/v1/org/sdk-connections': (n) => ({
+        path: '/api/v1/org/sdk-connections',
+        body: { name: `Sampled ${n}`, webhook_url: 'https://93.184.215.16' },
+        other: { name: `Other ${n}`, webhook_url: 'https://93.184.215.16' },
       }),
       'POST /api/v1/workspaces/:workspace_id/integrations': (n) => ({
         path: `/api/v1/workspaces/${workspaceId}/integrations`,

@@ -21,6 +21,10 @@ import { SANDBOX_SIGNATURE_HEADER, signSandboxWebhook } from '../../infrastructu
 import { conversationsOf } from '../support/conversation-events';
 import { subscribeTo } from '../support/subscriptions';
 import { multipartForm, pdfOf, windowsExecutable } from '../support/documents';
+import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
+import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
+import { SdkProtocolConnectorClient } from '../support/connector-client';
+import { ManualClock } from '../support/stores';
 
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
 const SANDBOX_WEBHOOK_SECRET = 'openapi sandbox webhook secret';
@@ -192,13 +196,13 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       throw new Error(`${method} ${pathOnly} is not described`);
     }
 
-    /** Checks the answer's status and body against the document, and returns it. */
-    async function call(method: string, requestPath: string, options: Parameters<TestServer['request']>[2] = {}): Promise<TestResponse> {
+    /** Checks the answer's status and body against the document, and returns it (`on`: another server of the same build). */
+    async function call(method: string, requestPath: string, options: Parameters<TestServer['request']>[2] = {}, on: TestServer = server): Promise<TestResponse> {
       if (!compiled) {
         ajv.addSchema(document, 'openapi.json');
         compiled = true;
       }
-      const response = await server.request(method, requestPath, options);
+      const response = await on.request(method, requestPath, options);
       const { path, operation } = operationFor(method, requestPath);
       const where = `${method} ${requestPath} answered ${response.status} ${response.text.slice(0, 300)}`;
       let documented: Json = operation.responses[String(response.status)];
@@ -540,6 +544,48 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('PUT', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin), body: { auth: { kind: 'magic' } } });
       await call('DELETE', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });
       await call('DELETE', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });
+    });
+
+    it('sdk connections', async () => {
+      await call('GET', '/api/v1/org/sdk-connections');
+      await call('GET', '/api/v1/org/sdk-connections', { headers: as(member) });
+      await call('POST', '/api/v1/org/sdk-connections', { headers: as(admin), body: { name: 'Not in plan', webhook_url: 'https://93.184.215.16' } });
+      // A deployment that may call the example connector on 127.0.0.1, with a tenant on the plan that has SDK connections.
+      const clock = new ManualClock(new Date());
+      const connectorClient = new SdkProtocolConnectorClient({ outbound: new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true }), clock, timeoutMs: 2000 });
+      const reachable = await startTestServer({ SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, { clock, connectorClient });
+      const secret = 'openapi-connector-secret-0123456789';
+      const connector = await createExampleConnector({ signingSecret: secret, now: () => clock.now().getTime(), otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');
+      try {
+        const tenantOwner = await registerOwner(reachable, 'openapi-sdk-org');
+        await subscribeTo(reachable, tenantOwner.tenant_id, 'premium');
+        const workspaceId = (await reachable.request('GET', '/api/v1/org/workspaces', { headers: as(tenantOwner) })).json.items[0].id;
+        const base = '/api/v1/org/sdk-connections';
+        const webhook = connector.url.replace(/\/svc$/, '');
+        const created = await call('POST', base, { headers: as(tenantOwner), body: { name: 'Coffee shop', webhook_url: webhook, signing_secret: secret, enabled: true } }, reachable);
+        await call('POST', base, { headers: as(tenantOwner), body: { name: 'coffee shop', webhook_url: webhook } }, reachable);
+        await call('POST', base, { headers: as(tenantOwner), body: { name: 'Bad', webhook_url: 'ftp://x' } }, reachable);
+        const path = `${base}/${created.json.id}`;
+        await call('GET', `${base}?limit=5`, { headers: as(tenantOwner) }, reachable);
+        await call('GET', `${base}/none`, { headers: as(tenantOwner) }, reachable);
+        await call('POST', `${path}/test`, { headers: as(tenantOwner) }, reachable);
+        await call('POST', `${path}/test?deep=true`, { headers: as(tenantOwner) }, reachable);
+        await call('POST', `${path}/test?deep=maybe`, { headers: as(tenantOwner) }, reachable);
+        await call('POST', `${path}/sync-tools`, { headers: as(tenantOwner), body: { workspace_id: workspaceId, auto_register: true } }, reachable);
+        await call('POST', `${path}/sync-tools`, { headers: as(tenantOwner), body: { auto_register: true } }, reachable);
+        await call('GET', `${path}/flows`, { headers: as(tenantOwner) }, reachable);
+        const read = await call('GET', path, { headers: as(tenantOwner) }, reachable);
+        await call('PATCH', path, { headers: { ...as(tenantOwner), 'if-match': read.headers.get('etag')! }, body: { signing_secret: '', grace_seconds: 600 } }, reachable);
+        await call('PATCH', path, { headers: { ...as(tenantOwner), 'if-match': read.headers.get('etag')! }, body: { name: 'Stale' } }, reachable);
+        await call('PATCH', path, { headers: as(tenantOwner), body: { grace_seconds: 5 } }, reachable);
+        await connector.close();
+        await call('POST', `${path}/sync-tools`, { headers: as(tenantOwner), body: {} }, reachable);
+        await call('DELETE', path, { headers: as(tenantOwner) }, reachable);
+        await call('DELETE', path, { headers: as(tenantOwner) }, reachable);
+      } finally {
+        await connector.close().catch(() => undefined);
+        await reachable.close();
+      }
     });
 
     it('every described route was answered above', () => {
