@@ -52,6 +52,7 @@ import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
 import { integrationsRouter } from '../adapters/http/integrations/integrations';
+import { toolsRouter } from '../adapters/http/tools/tools';
 import { sdkConnectionsRouter } from '../adapters/http/sdk-connections/sdk-connections';
 import { GuardedConnectorDoctor } from '../adapters/connector-doctor/connector-doctor';
 import { ConnectorCallError, type ConnectorClient } from '../application/ports/connector-client';
@@ -389,6 +390,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),
     integrationsRouter(identity, accessDenials, { outbound }),
+    toolsRouter(identity, accessDenials),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });

@@ -508,6 +508,13 @@ describe('SDK connections (spec 4.2)', () => {
       expect(search.definition.input_schema).to.deep.include({ type: 'object', required: ['query'] });
       const [created] = (await server.platform.eventStore.readStream(`tool-${search.id}`)) as Array<{ data: { target: unknown } }>;
       expect(created.data.target).to.deep.equal({ kind: 'sdk_connection', connection_id: id, tool: 'search_products' });
+      // The workspace's tools, as its readers list them.
+      const listed = await send(admin, 'GET', `/api/v1/workspaces/${workspaceId}/tools?source=sdk`);
+      expect(listed.status, listed.text).to.equal(200);
+      expect(listed.json.items.map((tool: { name: string; connection_id: string; integration_id: null }) => [tool.name, tool.connection_id, tool.integration_id])).to.have.deep.members([
+        ['search_products', id, null],
+        ['order_status', id, null],
+      ]);
 
       const again = await send(owner, 'POST', `${BASE}/${id}/sync-tools`, { workspace_id: workspaceId, auto_register: true });
       expect(again.json.registration.unchanged.map((tool: { name: string }) => tool.name)).to.have.members(['search_products', 'order_status']);
@@ -545,6 +552,14 @@ describe('SDK connections (spec 4.2)', () => {
       const again = await send(owner, 'POST', `${BASE}/${id}/sync-tools`, { workspace_id: workspaceId, auto_register: true });
       expect(again.json.registration).to.deep.include({ created: [], updated: [], disabled: [] });
       expect(await again.events()).to.deep.equal(['SdkConnectionToolsSynced@sdkConnection']);
+
+      // A person's choices stand: a risk raised stays, a tool deleted is not registered again.
+      expect((await send(owner, 'PATCH', `/api/v1/tools/${byName.order_status.id}`, { risk: 'approval_required' })).status).to.equal(200);
+      expect((await send(owner, 'DELETE', `/api/v1/tools/${byName.store_hours.id}`)).status).to.equal(204);
+      const afterEdits = await send(owner, 'POST', `${BASE}/${id}/sync-tools`, { workspace_id: workspaceId, auto_register: true });
+      expect(afterEdits.json.registration.skipped).to.deep.equal([{ tool: 'store.hours', code: 'tool_deleted', reason: 'a person deleted this tool; a sync does not register it again' }]);
+      expect(afterEdits.json.registration.unchanged.map((tool: { name: string }) => tool.name)).to.deep.equal(['order_status']);
+      expect((await send(owner, 'GET', `/api/v1/tools/${byName.order_status.id}`)).json.risk).to.equal('approval_required');
     });
 
     it('registers in another workspace separately; a taken name gets a number', async () => {
