@@ -584,7 +584,7 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('POST', '/api/v1/org/sdk-connections', { headers: as(admin), body: { name: 'Not in plan', webhook_url: 'https://93.184.215.16' } });
       // A deployment that may call the example connector on 127.0.0.1, with a tenant on the plan that has SDK connections.
       const clock = new ManualClock(new Date());
-      const connectorClient = new SdkProtocolConnectorClient({ outbound: new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true }), clock, timeoutMs: 2000 });
+      const connectorClient = new SdkProtocolConnectorClient({ outbound: new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true }), clock, timeoutMs: 10_000 });
       const reachable = await startTestServer({ SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, { clock, connectorClient });
       const secret = 'openapi-connector-secret-0123456789';
       const connector = await createExampleConnector({ signingSecret: secret, now: () => clock.now().getTime(), otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');

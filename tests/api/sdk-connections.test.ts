@@ -11,7 +11,7 @@
 // The deployment here allows plain http and private addresses (OUTBOUND_ALLOW_INSECURE,
 // OUTBOUND_ALLOW_PRIVATE_NETWORKS) so it can reach connectors on 127.0.0.1. Connector calls go
 // through tests/support/connector-client.ts (the SDK's protocol, the platform's outbound
-// guard, CONNECTOR_TIMEOUT_MS of 800 ms) until the platform's own connector client is wired.
+// guard, CONNECTOR_TIMEOUT_MS of 3 s) until the platform's own connector client is wired.
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,7 +31,7 @@ import { type TestResponse, type TestServer, startTestServer } from '../support/
 import { ManualClock } from '../support/stores';
 import { subscribeTo } from '../support/subscriptions';
 
-const TIMEOUT_MS = 800;
+const TIMEOUT_MS = 3000;
 const BASE = '/api/v1/org/sdk-connections';
 
 /** A server that is no connector: answers as `handler` says, for the failures a connector can have. */
