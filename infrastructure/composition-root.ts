@@ -52,6 +52,10 @@ import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
 import { integrationsRouter } from '../adapters/http/integrations/integrations';
+import { toolCallsRouter } from '../adapters/http/tools/tool-calls';
+import { AccessTokenCache } from '../application/tool-call/access-tokens';
+import { approvedToolCallsSaga } from '../application/tool-call/approved-tool-calls';
+import type { ToolCallDependencies } from '../application/tool-call/tool-calls';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -155,6 +159,8 @@ export interface Platform {
   assistant: AssistantEngine;
   /** What a chat turn needs (application/chat): the CLI's `chat ask` runs turns with it. */
   chat: ChatDependencies;
+  /** What calling a business tool needs (`callTool`, application/tool-call): one OAuth2 token cache per platform. */
+  toolCalls: ToolCallDependencies;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
@@ -291,6 +297,14 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const accessDenials = new AccessDenialRecorder({ ...commands, logger: logger.child({ component: 'access_denials' }) }, { perMinute: config.accessDenialsPerMinute });
   // Every call to an address a tenant gave goes through the one SSRF guard.
   const outbound: OutboundHttp = new GuardedOutboundHttp({ allowInsecureUrls: config.outboundAllowInsecure, allowPrivateNetworks: config.outboundAllowPrivateNetworks });
+  const toolCalls: ToolCallDependencies = {
+    ...commands,
+    secrets,
+    outbound,
+    logger: logger.child({ component: 'tool_calls' }),
+    toolLimits: { timeoutMs: config.toolTimeoutMs, maxResponseBytes: config.toolMaxResponseBytes },
+    accessTokens: new AccessTokenCache(),
+  };
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,
     backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
@@ -307,6 +321,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     checkoutSettlementSaga(commands),
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
+    approvedToolCallsSaga(toolCalls),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
 
@@ -368,6 +383,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),
     integrationsRouter(identity, accessDenials, { outbound }),
+    toolCallsRouter(identity, accessDenials, { outbound, logger: toolCalls.logger, toolLimits: toolCalls.toolLimits, accessTokens: toolCalls.accessTokens }),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
@@ -398,6 +414,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     searchIndex,
     assistant,
     chat,
+    toolCalls,
     readYourWrites,
     async start() {
       await runner.start();

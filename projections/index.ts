@@ -4,6 +4,7 @@ import { conversationsProjection } from './conversations';
 import { conversationAnalyticsProjection } from './conversation-analytics';
 import { crmConfigsProjection } from './crm-configs';
 import { integrationsProjection } from './integrations';
+import { toolCallsProjection } from './tool-calls';
 import { feedbacksProjection } from './feedbacks';
 import { handoffConfigsProjection } from './handoff-configs';
 import { handoffDeliveriesProjection } from './handoff-deliveries';
@@ -52,4 +53,5 @@ export const allProjections: readonly Projection[] = [
   conversationAnalyticsProjection,
   documentsProjection,
   integrationsProjection,
+  toolCallsProjection,
 ];

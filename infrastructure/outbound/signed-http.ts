@@ -83,8 +83,11 @@ export class GuardedOutboundHttp implements OutboundHttp {
           answer.destroy();
           if (overLimit === 'refuse') finish(() => reject(new OutboundCallError('response_too_large', `the answer is larger than ${outbound.maxResponseBytes} bytes`)));
         });
-        answer.on('close', () => finish(() => resolve(whole())));
-        answer.on('error', () => finish(() => resolve(whole())));
+        // An answer the server broke off is no answer where its body counts (`refuse`); where only the status does, it stands.
+        const ended = (): void =>
+          finish(() => (overLimit === 'refuse' && !answer.complete ? reject(new OutboundCallError('network', 'the answer was cut off before its end')) : resolve(whole())));
+        answer.on('close', ended);
+        answer.on('error', ended);
       });
       const timer = setTimeout(() => {
         finish(() => reject(new OutboundCallError('timeout', `no answer within ${outbound.timeoutMs} ms`)));
