@@ -1,5 +1,6 @@
 // Every projection the platform runs.
 import { auditLogProjection } from './audit-log';
+import { businessToolsProjection } from './business-tools';
 import { conversationsProjection } from './conversations';
 import { conversationAnalyticsProjection } from './conversation-analytics';
 import { crmConfigsProjection } from './crm-configs';
@@ -53,5 +54,6 @@ export const allProjections: readonly Projection[] = [
   conversationAnalyticsProjection,
   documentsProjection,
   integrationsProjection,
+  businessToolsProjection,
   toolCallsProjection,
 ];
