@@ -6,7 +6,7 @@
 // 1. The tool must be the tenant's, live (404 `tool_not_found`), enabled (409 `tool_disabled`)
 //    and call an integration (409 `tool_not_callable`: an SDK connection's tools are its
 //    connector's, #13). The arguments must satisfy its input_schema (400 `invalid_arguments`
-//    listing every bad field, tool-arguments.ts) and fill its path.
+//    listing every bad field, application/tool/input-schema.ts) and fill its path.
 // 2. The call is recorded (ToolCallRequested: the arguments, the caller, the end user's token
 //    and session sealed). An `approval_required` tool's call waits for an owner's or admin's
 //    approval (`awaiting_approval`), unless the caller approves it as they make it
@@ -30,7 +30,7 @@
 // Log lines name the call, its status and latency: never a URL, header, body or argument.
 
 import { DomainError, conflict, notFound } from '../../domain/shared/errors';
-import { type LiveTool, type ToolCommand, type ToolEvent, type ToolState, toolDecider, toolEvents, toolStream } from '../../domain/tool/tool';
+import { type LiveTool, toolStream } from '../../domain/tool/tool';
 import {
   type RecordedExchange,
   type ToolCallCommand,
@@ -50,7 +50,8 @@ import { OutboundCallError, type OutboundHttp, type OutboundResponse } from '../
 import type { RequestContext } from '../shared/request-context';
 import { AccessTokenCache, AccessTokenError, fetchAccessToken } from './access-tokens';
 import { Redaction } from './redaction';
-import { InvalidArgumentsError, checkArguments } from './tool-arguments';
+import { InvalidArgumentsError, requireValidArguments } from '../tool/input-schema';
+import { toolAggregate } from '../tool/tools';
 import { type AddedToRequest, type ToolHttpRequest, buildToolRequest } from './tool-request';
 
 /** What a caller asks for. */
@@ -101,7 +102,6 @@ export interface ToolCallDependencies extends CommandDependencies {
 export const RECORDED_BODY_MAX_BYTES = 16 * 1024;
 
 export const toolCallAggregate: Aggregate<ToolCallCommand, ToolCallEvent, ToolCallState> = { decider: toolCallDecider, events: toolCallEvents };
-const toolAggregate: Aggregate<ToolCommand, ToolEvent, ToolState> = { decider: toolDecider, events: toolEvents };
 
 const toolNotFound = (): DomainError => notFound('tool_not_found', 'no such tool');
 const toolCallNotFound = (): DomainError => notFound('tool_call_not_found', 'no such tool call');
@@ -119,7 +119,9 @@ const NOTHING_ADDED: AddedToRequest = { headers: {}, query: {} };
 
 /** The checked arguments of a call of `tool` (400 `invalid_arguments` listing every bad field). */
 function callableArguments(tool: LiveTool, args: unknown): Record<string, unknown> {
-  const checked = checkArguments(tool.definition.input_schema, args);
+  requireValidArguments(tool.definition.input_schema, args);
+  // The schema is of type object (a rule of the tool), so arguments that satisfy it are one.
+  const checked = args as Record<string, unknown>;
   const built = buildToolRequest(tool.definition, checked, CHECK_BASE, NOTHING_ADDED);
   if ('problems' in built) throw new InvalidArgumentsError(built.problems);
   return checked;

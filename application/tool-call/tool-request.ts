@@ -18,7 +18,7 @@
 //   (any case) are one header: the argument wins, and the authenticating headers win over both.
 
 import { type ParameterMapping, type ToolDefinition, pathPlaceholders } from '../../domain/tool/tool';
-import type { ArgumentProblem } from './tool-arguments';
+import type { ArgumentProblem } from '../tool/input-schema';
 
 export interface ToolHttpRequest {
   method: string;
