@@ -217,6 +217,11 @@ function components(schemas: Record<string, Schema>): Schema {
           resets_at: { type: ['string', 'null'], format: 'date-time', description: '`quota_exceeded`: when the count starts again; null for limits that do not reset' },
           feature: { type: 'string', enum: ['sdk_connections', 'whatsapp', 'handoff', 'crm'], description: '`feature_not_in_plan`: the feature' },
           plan: { type: ['string', 'null'], description: '`feature_not_in_plan`: the code of the cheapest plan that has it' },
+          errors: {
+            type: 'array',
+            items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } }, required: ['field', 'message'] },
+            description: '`invalid_arguments`: every argument that fails the tool\'s input_schema (`arguments.petId`), with why',
+          },
         },
       },
       ...schemas,
