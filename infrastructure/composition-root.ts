@@ -56,6 +56,7 @@ import { toolCallsRouter } from '../adapters/http/tools/tool-calls';
 import { AccessTokenCache } from '../application/tool-call/access-tokens';
 import { approvedToolCallsSaga } from '../application/tool-call/approved-tool-calls';
 import type { ToolCallDependencies } from '../application/tool-call/tool-calls';
+import { toolsRouter } from '../adapters/http/tools/tools';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -384,6 +385,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     tenantRouter(identity, accessDenials, { outbound }),
     integrationsRouter(identity, accessDenials, { outbound }),
     toolCallsRouter(identity, accessDenials, { outbound, logger: toolCalls.logger, toolLimits: toolCalls.toolLimits, accessTokens: toolCalls.accessTokens }),
+    toolsRouter(identity, accessDenials),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });

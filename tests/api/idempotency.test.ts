@@ -222,14 +222,18 @@ describe('Idempotency-Key on creating routes', () => {
     /** The conversation the agent-reply sample replies in. */
     let conversationId = '';
     let workspaceId = '';
+    /** The integration the sampled tools call. */
+    let integrationId = '';
     /** The tool the test sample runs: its API is at an address this deployment refuses, so each run fails at the guard and nothing leaves the machine. */
     let toolId = '';
     before(async () => {
       conversationId = await startConversation(server, owner, { title: 'Sampled replies' });
       workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items[0].id;
-      const integrationId = await recordIntegration(server, owner.tenant_id, workspaceId, { name: 'Sampled API', base_url: 'http://127.0.0.1:9', auth: { kind: 'none' } });
+      const integration = { name: 'Sampled tools API', base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } };
+      integrationId = (await server.request('POST', `/api/v1/workspaces/${workspaceId}/integrations`, { headers: as(owner), body: integration })).json.id;
+      const refusedIntegration = await recordIntegration(server, owner.tenant_id, workspaceId, { name: 'Sampled API', base_url: 'http://127.0.0.1:9', auth: { kind: 'none' } });
       toolId = await createToolAs(server, owner, workspaceId, {
-        integration_id: integrationId,
+        integration_id: refusedIntegration,
         name: 'sampled_tool',
         method: 'GET',
         path: '/things/{id}',
@@ -279,6 +283,11 @@ describe('Idempotency-Key on creating routes', () => {
         path: `/api/v1/workspaces/${workspaceId}/integrations`,
         body: { name: `Sampled ${n}`, base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } },
         other: { name: `Other ${n}`, base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } },
+      }),
+      'POST /api/v1/workspaces/:workspace_id/tools': (n) => ({
+        path: `/api/v1/workspaces/${workspaceId}/tools`,
+        body: { integration_id: integrationId, name: `sampled${n}`, method: 'GET', path: '/pets' },
+        other: { integration_id: integrationId, name: `other${n}`, method: 'GET', path: '/pets' },
       }),
     };
 

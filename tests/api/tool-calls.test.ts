@@ -10,6 +10,8 @@
 
 import type pino from 'pino';
 import { expect } from 'chai';
+import { handleCommand } from '../../application/command-handling/handle-command';
+import { integrationAggregate } from '../../application/integration/integrations';
 import { approvedToolCallsSaga } from '../../application/tool-call/approved-tool-calls';
 import { callTool } from '../../application/tool-call/tool-calls';
 import { deleteTool, editTool } from '../../application/tool/tools';
@@ -383,13 +385,18 @@ describe('business tool execution, logs and approvals (spec 4.12)', () => {
       expect(recorded.data.exchange.response).to.deep.equal(response.json.response);
     });
 
-    it('a deleted integration fails the call with integration_gone; a disabled tool is 409; a deleted one 404', async () => {
+    it('an integration deleted under a tool (a race: deleting one deletes its tools first) fails the call with integration_gone; a disabled tool is 409; a deleted one 404', async () => {
       const doomed = await integration({ base_url: api.url, auth: { kind: 'none' } });
       const orphan = await tool(doomed);
-      expect((await send(owner, 'DELETE', `/api/v1/integrations/${doomed}`)).status).to.equal(204);
+      const deleted = await handleCommand(server.platform.commands, integrationAggregate, `integration-${doomed}`, { type: 'DeleteIntegration', data: { tenant_id: owner.tenant_id } }, userContext({ tenant_id: owner.tenant_id }));
+      await server.platform.readYourWrites(deleted.position);
       const gone = await test(owner, orphan, { petId: '1' });
       expect(gone.json).to.include({ status: 'failed', request: null });
       expect(gone.json.error.code).to.equal('integration_gone');
+      const cascaded = await integration({ base_url: api.url, auth: { kind: 'none' } });
+      const withIt = await tool(cascaded);
+      expect((await send(owner, 'DELETE', `/api/v1/integrations/${cascaded}?cascade=true`)).status).to.equal(204);
+      expect((await test(owner, withIt, { petId: '1' })).json.code).to.equal('tool_not_found');
 
       const disabled = await tool(integrationId);
       const context = userContext({ tenant_id: owner.tenant_id, actor: { kind: 'user', id: owner.user_id } });
