@@ -3,7 +3,8 @@
 // looked up here; the caller hands in the headers and query parameters that authenticate.
 //
 // - Path placeholders take their argument URL-encoded as one segment (`/pets/{id}` with
-//   `a/b` -> `/pets/a%2Fb`): an argument cannot climb out of the path it was given.
+//   `a/b` -> `/pets/a%2Fb`), and an empty, `.` or `..` one is refused (URL parsers resolve
+//   dot segments, encoded or not): an argument cannot climb out of the path it was given.
 // - Query parameters: an array is sent as the parameter repeated (OpenAPI's default
 //   `form`, exploded); null or absent ones are left out.
 // - Headers: a value with a control character is refused (no header injection).
@@ -61,7 +62,13 @@ export function buildToolRequest(
       problems.push({ field: `arguments.${mapping?.argument ?? placeholder}`, message: `is required: it is the {${placeholder}} of the path` });
       continue;
     }
-    path = path.split(`{${placeholder}}`).join(encodeURIComponent(textOf(args[mapping.argument])));
+    const segment = textOf(args[mapping.argument]);
+    // URL parsers resolve `.` and `..` segments (encoded too, %2e): the argument would climb the path.
+    if (segment === '' || segment === '.' || segment === '..') {
+      problems.push({ field: `arguments.${mapping.argument}`, message: 'must not be empty, . or .. (it is a segment of the path)' });
+      continue;
+    }
+    path = path.split(`{${placeholder}}`).join(encodeURIComponent(segment));
   }
 
   const query: Array<[string, string]> = [];
