@@ -302,6 +302,23 @@ describe('guarded outbound request', () => {
     }
   });
 
+  it('sends a header value beyond Latin-1 as its UTF-8 bytes, and answers a request node:http cannot write as a network failure', async () => {
+    const raw: Buffer[] = [];
+    const api = await serving((request, response) => {
+      raw.push(Buffer.from(request.rawHeaders[request.rawHeaders.indexOf('X-Note') + 1], 'latin1'));
+      response.end();
+    });
+    try {
+      const client = new GuardedOutboundHttp(open);
+      expect((await send(client, api.url, { headers: { 'X-Note': 'prix en € ✓' } })).status).to.equal(200);
+      expect(raw[0].toString('utf8')).to.equal('prix en € ✓');
+      expect(await send(client, api.url, { headers: { 'X-Note': 'split\r\nX-Evil: 1' } }).catch((error: unknown) => error)).to.be.instanceOf(OutboundCallError).and.include({ reason: 'network' });
+      expect(raw).to.have.length(1);
+    } finally {
+      await api.close();
+    }
+  });
+
   it('abandons an answer larger than the limit (response_too_large), and one broken off before its end (network)', async () => {
     const api = await serving((request, response) => {
       if (request.url === '/broken') {
