@@ -52,6 +52,7 @@ import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
 import { integrationsRouter } from '../adapters/http/integrations/integrations';
+import { integrationImportRouter } from '../adapters/http/integrations/import';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -94,6 +95,7 @@ import { SmtpMailer } from './mail/smtp-mailer';
 import { type SandboxDeliveryOptions, SandboxPaymentProvider, deriveSandboxWebhookSecret } from './payments/sandbox';
 import { StripePaymentProvider } from './payments/stripe';
 import { GuardedOutboundHttp } from './outbound/signed-http';
+import { WorkerOpenApiReader } from './openapi/worker-reader';
 import { MongoRateLimiter } from './rate-limit/mongodb';
 import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
@@ -344,6 +346,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   };
 
   let closed = false;
+  // Each OpenAPI document an import reads is read in a worker thread of its own (its heap bounded too).
+  const openapiReader = new WorkerOpenApiReader({ timeoutMs: config.openapiReadTimeoutMs, maxHeapMb: 512, maxWorkers: 2 });
   const httpRouters = (): Router[] => [
     operations(),
     apiDescriptionRouter(),
@@ -368,6 +372,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),
     integrationsRouter(identity, accessDenials, { outbound }),
+    integrationImportRouter(identity, accessDenials, { outbound, openapi: { maxBytes: config.openapiMaxBytes, fetchTimeoutMs: config.openapiFetchTimeoutMs }, openapiReader }),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
@@ -422,6 +427,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await runner.stop();
       await eventStore.close();
       await readStore.close();
+      await openapiReader.close();
       if (mailer instanceof SmtpMailer) mailer.close();
       if (blobStore instanceof S3BlobStore) blobStore.close();
       (sqlite as SqliteDatabase | null)?.close();

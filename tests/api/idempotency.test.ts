@@ -10,6 +10,7 @@ import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotenc
 import { userContext } from '../support/context';
 import { startConversation } from '../support/conversations';
 import { type FormPart, multipartForm } from '../support/documents';
+import { openApiFixture } from '../support/openapi-documents';
 import { temporaryDirectory } from '../support/files';
 import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimit } from '../support/identity';
 import { TestPaymentProvider } from '../support/payment-provider';
@@ -213,6 +214,9 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/tenant/handoff': 'sets the configuration (an upsert): the same request again records nothing; a secret the platform made is answered once, and a lost answer is mended by rotating it (an empty secret)',
       'POST /api/v1/tenant/crm': 'sets the configuration (an upsert): the same request again records nothing',
       'POST /api/v1/documents/:id/reindex': 'queues the next indexing generation of a document (If-Match guards a repeat)',
+      'POST /api/v1/workspaces/:workspace_id/integrations/import/preview': 'reads a document and writes nothing',
+      'POST /api/v1/workspaces/:workspace_id/integrations/import/preview/upload': 'reads a document and writes nothing',
+      'POST /api/v1/integrations/:id/reimport': "applies a document's difference: the same request again finds it applied",
     };
     /** Checkouts the confirm sample confirms. */
     const checkouts: string[] = [];
@@ -258,6 +262,12 @@ describe('Idempotency-Key on creating routes', () => {
         path: '/api/v1/documents/text',
         body: { workspace_id: workspaceId, title: `Sampled ${n}`, text: 'sampled' },
         other: { workspace_id: workspaceId, title: `Other ${n}`, text: 'other' },
+      }),
+      // An import makes an integration and its tools; one operation each, within the plan's business tools.
+      'POST /api/v1/workspaces/:workspace_id/integrations/import/apply': (n) => ({
+        path: `/api/v1/workspaces/${workspaceId}/integrations/import/apply`,
+        body: { source: { document: openApiFixture('petstore.json').toString() }, integration: { name: `Sampled ${n}`, base_url: 'https://93.184.215.16/api' }, operations: ['listPets'], overrides: { listPets: { name: `sampled_${n}` } } },
+        other: { source: { document: openApiFixture('petstore.json').toString() }, integration: { name: `Other ${n}`, base_url: 'https://93.184.215.16/api' }, operations: ['listPets'], overrides: { listPets: { name: `other_${n}` } } },
       }),
       'POST /api/v1/workspaces/:workspace_id/integrations': (n) => ({
         path: `/api/v1/workspaces/${workspaceId}/integrations`,

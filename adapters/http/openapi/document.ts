@@ -15,6 +15,7 @@ import { conversationsApi } from '../conversations/conversations.openapi';
 import { documentsApi } from '../documents/documents.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { integrationsApi } from '../integrations/integrations.openapi';
+import { integrationImportApi } from '../integrations/import.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
 import { orgAuditLogsApi } from '../org/audit-logs.openapi';
@@ -49,6 +50,7 @@ const AREAS: readonly ApiArea[] = [
   tenantApi,
   documentsApi,
   integrationsApi,
+  integrationImportApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
