@@ -34,7 +34,7 @@ import {
   integrationStream,
 } from '../../domain/integration/integration';
 import { DomainError, conflict, invalid, notFound } from '../../domain/shared/errors';
-import { IMPORTED_FIELDS, type RiskTier, TOOL_NAME_PATTERN, type ToolDefinition, type ToolField, changedFields, toolDefinitionProblem, toolStream } from '../../domain/tool/tool';
+import { IMPORTED_FIELDS, type RiskTier, TOOL_NAME_PATTERN, type ToolDefinition, type ToolField, changedFields, reimportedDefinition, toolDefinitionProblem, toolStream } from '../../domain/tool/tool';
 import { BUSINESS_TOOLS, type BusinessToolDocument } from '../../projections/business-tools';
 import { handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { requireQuota } from '../entitlement/entitlements';
@@ -402,14 +402,6 @@ export interface ReimportResult {
 
 const imported = (tool: BusinessToolDocument) => tool.origin as NonNullable<BusinessToolDocument['origin']>;
 
-/** The tool's definition after a reimport of `next` (what decideReimport makes), to check it before writing. */
-function reimported(tool: BusinessToolDocument, next: ToolDefinition, overwrite: boolean): ToolDefinition {
-  const kept = overwrite ? [] : tool.edited_fields;
-  const definition = { ...tool.definition };
-  for (const field of IMPORTED_FIELDS) if (!kept.includes(field)) Object.assign(definition, { [field]: next[field] });
-  return definition;
-}
-
 /**
  * The difference between the integration's imported tools and the document, applied unless
  * `dry_run`. 404 for an integration the caller may not read; applying needs the write flag.
@@ -476,10 +468,14 @@ export async function reimportIntegration(deps: OpenApiImportDependencies, princ
 
   // Everything is checked before the first write.
   for (const { tool, next, entry } of changes) {
-    const problem = toolDefinitionProblem(reimported(tool, next, overwrite));
+    const after = reimportedDefinition({ definition: tool.definition, edited_fields: tool.edited_fields as ToolField[] }, next, overwrite);
+    const problem = toolDefinitionProblem(after);
     if (problem) {
       throw conflict('reimport_conflict', `${entry.operation_key}: the local edits of the tool ${tool.name} (${tool.edited_fields.join(', ')}) do not fit the document's new definition (${problem.message}); reimport with overwrite_edits, or edit the tool first`);
     }
+    // Overwriting a local rename takes the imported name back: it must still be free.
+    const holder = after.name.toLowerCase() === tool.name.toLowerCase() ? tool.id : await reservationHolder(deps, toolNameScope(state.workspace_id), after.name);
+    if (holder !== null && holder !== tool.id) throw conflict('tool_name_taken', `${entry.operation_key}: overwriting the local name of ${tool.name} takes back ${after.name}, which another tool of this workspace uses now`);
   }
   const planned = await planTools(deps, state.workspace_id, newOperations.filter((operation) => chosenKeys.has(operation.operation_key)), {}, undefined);
   if (planned.length > 0) await requireQuota(deps, principal.tenant_id, 'business_tools', planned.length);

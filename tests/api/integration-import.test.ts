@@ -2,7 +2,8 @@
 // local server, which the test deployment may reach: OUTBOUND_ALLOW_INSECURE and
 // OUTBOUND_ALLOW_PRIVATE_NETWORKS) and by upload (JSON and YAML); apply creates the
 // integration and the chosen tools with their events; a reimport of a changed Petstore shows
-// the right difference and keeps a tool's local edit unless told to overwrite it. Failures:
+// the right difference and keeps a tool's local edit (made with PATCH /api/v1/tools/{id})
+// unless told to overwrite it. Failures:
 // 401, 403 for a reader, 404 for another tenant's and an ungranted workspace or integration,
 // 400 per bad field and per unreadable document, the guard's refusal of a private URL under
 // the default configuration, 409, 413, and 429 when the batch exceeds the business tools
@@ -10,12 +11,9 @@
 
 import { expect } from 'chai';
 import { setQuotaOverrides } from '../../application/quota-override/quota-overrides';
-import type { Principal } from '../../application/session/sessions';
 import { systemContext } from '../../application/shared/request-context';
-import { editTool } from '../../application/tool/tools';
 import type { BusinessToolDocument } from '../../projections/business-tools';
 import { BUSINESS_TOOLS } from '../../projections/business-tools';
-import { userContext } from '../support/context';
 import { multipartForm } from '../support/documents';
 import { type Account, gql, joinAs, registerOwner } from '../support/identity';
 import { type DocumentServer, openApiFixture, startDocumentServer } from '../support/openapi-documents';
@@ -65,7 +63,6 @@ describe('OpenAPI import (spec 4.12)', () => {
   const toolsOf = async (integrationId: string): Promise<BusinessToolDocument[]> =>
     (await server.platform.readStore.collection<BusinessToolDocument>(BUSINESS_TOOLS).find({ where: { integration_id: integrationId }, sort: { field: 'created_at', direction: 'asc' }, limit: 1000 })).items;
   const byOperation = (tools: BusinessToolDocument[]): Record<string, BusinessToolDocument> => Object.fromEntries(tools.map((tool) => [tool.origin?.operation_key, tool]));
-  const principalOf = (account: Account): Principal => ({ kind: 'user', user_id: account.user_id, tenant_id: account.tenant_id, role: 'owner', jti: 'test' });
   const importEvents = async (response: TestResponse) => (await response.events()).filter((event) => /^(Integration|Tool)/.test(event));
 
   async function expectRefused(response: TestResponse, status: number, code: string, field?: string): Promise<void> {
@@ -257,7 +254,7 @@ describe('OpenAPI import (spec 4.12)', () => {
       integrationId = applied.json.integration.id;
       // A person rewrites one tool's description.
       const deletePet = byOperation(await toolsOf(integrationId)).deletePet;
-      await editTool(server.platform.identity, principalOf(owner), deletePet.id, { description: 'Removes a pet for good: ask first.' }, userContext({ tenant_id: owner.tenant_id }));
+      expect((await send(owner, 'PATCH', `/api/v1/tools/${deletePet.id}`, { description: 'Removes a pet for good: ask first.' })).status).to.equal(200);
       documents.serve(live, openApiFixture('petstore-expanded-v2.yaml'));
     });
 
@@ -304,7 +301,7 @@ describe('OpenAPI import (spec 4.12)', () => {
       const id = applied.json.integration.id;
       const before = byOperation(await toolsOf(id));
       expect(before.deletePet.definition.name).to.equal('deletePet_2');
-      await editTool(server.platform.identity, principalOf(owner), before.deletePet.id, { description: 'A local description.' }, userContext({ tenant_id: owner.tenant_id }));
+      expect((await send(owner, 'PATCH', `/api/v1/tools/${before.deletePet.id}`, { description: 'A local description.' })).status).to.equal(200);
       await expectRefused(await reimport(owner, id, {}), 400, 'no_openapi_source', 'source');
       const response = await reimport(owner, id, { source: { document: openApiFixture('petstore-expanded-v2.yaml').toString() }, overwrite_edits: true, removed: 'delete', add: [] });
       expect(response.status, response.text).to.equal(200);
