@@ -52,6 +52,11 @@ import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
 import { integrationsRouter } from '../adapters/http/integrations/integrations';
+import { toolCallsRouter } from '../adapters/http/tools/tool-calls';
+import { AccessTokenCache } from '../application/tool-call/access-tokens';
+import { approvedToolCallsSaga } from '../application/tool-call/approved-tool-calls';
+import type { ToolCallDependencies } from '../application/tool-call/tool-calls';
+import { integrationImportRouter } from '../adapters/http/integrations/import';
 import { toolsRouter } from '../adapters/http/tools/tools';
 import { sdkConnectionsRouter } from '../adapters/http/sdk-connections/sdk-connections';
 import { GuardedConnectorDoctor } from '../adapters/connector-doctor/connector-doctor';
@@ -98,6 +103,7 @@ import { SmtpMailer } from './mail/smtp-mailer';
 import { type SandboxDeliveryOptions, SandboxPaymentProvider, deriveSandboxWebhookSecret } from './payments/sandbox';
 import { StripePaymentProvider } from './payments/stripe';
 import { GuardedOutboundHttp } from './outbound/signed-http';
+import { WorkerOpenApiReader } from './openapi/worker-reader';
 import { MongoRateLimiter } from './rate-limit/mongodb';
 import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
@@ -159,6 +165,8 @@ export interface Platform {
   assistant: AssistantEngine;
   /** What a chat turn needs (application/chat): the CLI's `chat ask` runs turns with it. */
   chat: ChatDependencies;
+  /** What calling a business tool needs (`callTool`, application/tool-call): one OAuth2 token cache per platform. */
+  toolCalls: ToolCallDependencies;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
@@ -309,6 +317,14 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const accessDenials = new AccessDenialRecorder({ ...commands, logger: logger.child({ component: 'access_denials' }) }, { perMinute: config.accessDenialsPerMinute });
   // Every call to an address a tenant gave goes through the one SSRF guard.
   const outbound: OutboundHttp = new GuardedOutboundHttp({ allowInsecureUrls: config.outboundAllowInsecure, allowPrivateNetworks: config.outboundAllowPrivateNetworks });
+  const toolCalls: ToolCallDependencies = {
+    ...commands,
+    secrets,
+    outbound,
+    logger: logger.child({ component: 'tool_calls' }),
+    toolLimits: { timeoutMs: config.toolTimeoutMs, maxResponseBytes: config.toolMaxResponseBytes },
+    accessTokens: new AccessTokenCache(),
+  };
   const connectorClient: ConnectorClient = overrides.connectorClient ?? connectorClientPending;
   // The deep test's probes go through the same guard as every connector call.
   const connectorDoctor = new GuardedConnectorDoctor({ outbound, clock, timeoutMs: DOCTOR_PROBE_TIMEOUT_MS });
@@ -329,6 +345,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     checkoutSettlementSaga(commands),
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
+    approvedToolCallsSaga(toolCalls),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
 
@@ -366,6 +383,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   };
 
   let closed = false;
+  // Each OpenAPI document an import reads is read in a worker thread of its own (its heap bounded too).
+  const openapiReader = new WorkerOpenApiReader({ timeoutMs: config.openapiReadTimeoutMs, maxHeapMb: 512, maxWorkers: 2 });
   const httpRouters = (): Router[] => [
     operations(),
     apiDescriptionRouter(),
@@ -390,6 +409,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),
     integrationsRouter(identity, accessDenials, { outbound }),
+    toolCallsRouter(identity, accessDenials, { outbound, logger: toolCalls.logger, toolLimits: toolCalls.toolLimits, accessTokens: toolCalls.accessTokens }),
+    integrationImportRouter(identity, accessDenials, { outbound, openapi: { maxBytes: config.openapiMaxBytes, fetchTimeoutMs: config.openapiFetchTimeoutMs }, openapiReader }),
     toolsRouter(identity, accessDenials),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
   ];
@@ -421,6 +442,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     searchIndex,
     assistant,
     chat,
+    toolCalls,
     readYourWrites,
     async start() {
       await runner.start();
@@ -445,6 +467,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await runner.stop();
       await eventStore.close();
       await readStore.close();
+      await openapiReader.close();
       if (mailer instanceof SmtpMailer) mailer.close();
       if (blobStore instanceof S3BlobStore) blobStore.close();
       (sqlite as SqliteDatabase | null)?.close();

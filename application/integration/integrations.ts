@@ -23,6 +23,7 @@ import {
   type IntegrationCommand,
   type IntegrationEvent,
   type IntegrationState,
+  type OpenApiSource,
   credentialsProblem,
   integrationDecider,
   integrationEvents,
@@ -58,6 +59,8 @@ export interface IntegrationView {
   auth: IntegrationAuth;
   has_credentials: boolean;
   default_headers: DefaultHeaders;
+  /** The OpenAPI document its tools were last imported from, or null. */
+  openapi_source: OpenApiSource | null;
   created_at: string;
   updated_at: string;
   updated_by: Actor;
@@ -71,6 +74,7 @@ const viewOf = (doc: IntegrationDocument): IntegrationView => ({
   auth: doc.auth,
   has_credentials: doc.has_credentials,
   default_headers: doc.default_headers,
+  openapi_source: doc.openapi_source ?? null,
   created_at: doc.created_at,
   updated_at: doc.updated_at,
   updated_by: doc.updated_by,
@@ -98,16 +102,20 @@ export async function getIntegration(deps: ReadModelDependencies, principal: Cal
   return { value: viewOf(doc), version: versionOfRevision(doc.revision) };
 }
 
-/** What executing a tool needs, from the stream (always current), the secret in clear; null when the integration is gone. */
+/**
+ * What executing a tool needs, from the stream (always current), the secret in clear; null when
+ * the integration is gone. `revision` changes with every change of the integration: what is
+ * derived from its credentials (an OAuth2 access token) is kept per revision.
+ */
 export async function integrationCredentials(
   deps: Pick<CommandDependencies, 'eventStore'> & { secrets: Secrets },
   tenantId: string,
   integrationId: string,
-): Promise<{ workspace_id: string; base_url: string; auth: IntegrationAuth; default_headers: DefaultHeaders; credentials: string | null } | null> {
-  const { state } = await loadAggregate(deps, integrationAggregate, integrationStream(integrationId));
+): Promise<{ workspace_id: string; base_url: string; auth: IntegrationAuth; default_headers: DefaultHeaders; credentials: string | null; revision: number } | null> {
+  const { state, revision } = await loadAggregate(deps, integrationAggregate, integrationStream(integrationId));
   if (state.status !== 'active' || state.tenant_id !== tenantId) return null;
   const { workspace_id, base_url, auth, default_headers, credentials_sealed } = state;
-  return { workspace_id, base_url, auth, default_headers, credentials: credentials_sealed === null ? null : deps.secrets.open(credentials_sealed) };
+  return { workspace_id, base_url, auth, default_headers, credentials: credentials_sealed === null ? null : deps.secrets.open(credentials_sealed), revision };
 }
 
 // ------------------------------------------------------------------------------- write checks

@@ -113,6 +113,8 @@ const variables = {
   HANDOFF_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '6' },
   HANDOFF_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '10000' },
   HANDOFF_RETRY_BASE_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '60' },
+  TOOL_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '15000' },
+  TOOL_MAX_RESPONSE_BYTES: { codec: integerBetween(1024, 64 * 1024 * 1024), default: String(1024 * 1024) },
   SDK_SECRET_GRACE_SECONDS: { codec: integerBetween(0, 30 * 24 * 3600), default: '86400' },
   STRIPE_WEBHOOK_SECRET: { codec: fromString('StripeWebhookSecret', "a Stripe endpoint's signing secret (whsec_...)", (raw) => (/^whsec_[A-Za-z0-9_+/=]+$/.test(raw) ? raw : undefined)), default: undefined },
   EMBEDDINGS_BASE_URL: { codec: urlWithScheme('http', 'https'), default: undefined },
@@ -120,6 +122,9 @@ const variables = {
   EMBEDDINGS_MODEL: { codec: nonEmpty, default: 'text-embedding-3-small' },
   EMBEDDINGS_BATCH_SIZE: { codec: integerBetween(1, 2048), default: '64' },
   DOCUMENT_MAX_BYTES: { codec: integerBetween(1024, 1024 * 1024 * 1024), default: String(20 * 1024 * 1024) },
+  OPENAPI_MAX_BYTES: { codec: integerBetween(1024, 100 * 1024 * 1024), default: String(5 * 1024 * 1024) },
+  OPENAPI_FETCH_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '10000' },
+  OPENAPI_READ_TIMEOUT_MS: { codec: integerBetween(100, 600_000), default: '20000' },
   S3_BUCKET: { codec: fromString('S3Bucket', 'an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens)', (raw) => (/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw) ? raw : undefined)), default: undefined },
   S3_ENDPOINT: { codec: urlWithScheme('http', 'https'), default: undefined },
   S3_REGION: { codec: nonEmpty, default: 'us-east-1' },
@@ -221,10 +226,20 @@ export interface Config {
   handoffTimeoutMs: number;
   /** The wait after the first failed attempt; it doubles after each next one, up to an hour. */
   handoffRetryBaseSeconds: number;
+  /** How long one call of a business tool's API (or its OAuth2 token endpoint) may take. */
+  toolTimeoutMs: number;
+  /** The largest answer of a business tool's API; a longer one fails the call (`response_too_large`). */
+  toolMaxResponseBytes: number;
   /** How long the previous signing secret of an SDK connection still signs after a rotation that names no grace (0: not at all). */
   sdkSecretGraceSeconds: number;
   /** Largest document a tenant may upload or add as text (413 `document_too_large` above). */
   documentMaxBytes: number;
+  /** The largest OpenAPI document an import reads, fetched or uploaded. */
+  openapiMaxBytes: number;
+  /** How long fetching an OpenAPI document by URL may take. */
+  openapiFetchTimeoutMs: number;
+  /** How long reading (parsing, validating, dereferencing) one OpenAPI document may take, in its worker thread. */
+  openapiReadTimeoutMs: number;
   /** Set: documents' original bytes live in this S3-compatible bucket; null: under DATA_DIR/blobs. */
   s3: S3Config | null;
 }
@@ -366,8 +381,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     handoffMaxAttempts: values.HANDOFF_MAX_ATTEMPTS as number,
     handoffTimeoutMs: values.HANDOFF_TIMEOUT_MS as number,
     handoffRetryBaseSeconds: values.HANDOFF_RETRY_BASE_SECONDS as number,
+    toolTimeoutMs: values.TOOL_TIMEOUT_MS as number,
+    toolMaxResponseBytes: values.TOOL_MAX_RESPONSE_BYTES as number,
     sdkSecretGraceSeconds: values.SDK_SECRET_GRACE_SECONDS as number,
     documentMaxBytes: values.DOCUMENT_MAX_BYTES as number,
+    openapiMaxBytes: values.OPENAPI_MAX_BYTES as number,
+    openapiFetchTimeoutMs: values.OPENAPI_FETCH_TIMEOUT_MS as number,
+    openapiReadTimeoutMs: values.OPENAPI_READ_TIMEOUT_MS as number,
     s3,
   };
 }

@@ -10,11 +10,13 @@ import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotenc
 import { userContext } from '../support/context';
 import { startConversation } from '../support/conversations';
 import { type FormPart, multipartForm } from '../support/documents';
+import { openApiFixture } from '../support/openapi-documents';
 import { temporaryDirectory } from '../support/files';
 import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimit } from '../support/identity';
 import { TestPaymentProvider } from '../support/payment-provider';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
+import { createToolAs, liftToolLimit, recordIntegration } from '../support/tools';
 import { subscribeTo } from '../support/subscriptions';
 
 const SUPER_ADMIN = { SUPER_ADMIN_EMAIL: 'root@idempotency.test', SUPER_ADMIN_PASSWORD: 'root password 123' };
@@ -214,6 +216,11 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/tenant/handoff': 'sets the configuration (an upsert): the same request again records nothing; a secret the platform made is answered once, and a lost answer is mended by rotating it (an empty secret)',
       'POST /api/v1/tenant/crm': 'sets the configuration (an upsert): the same request again records nothing',
       'POST /api/v1/documents/:id/reindex': 'queues the next indexing generation of a document (If-Match guards a repeat)',
+      'POST /api/v1/tool-calls/:id/approve': 'a change of state of a tool call; repeating it is 409',
+      'POST /api/v1/tool-calls/:id/refuse': 'a change of state of a tool call; repeating it is 409',
+      'POST /api/v1/workspaces/:workspace_id/integrations/import/preview': 'reads a document and writes nothing',
+      'POST /api/v1/workspaces/:workspace_id/integrations/import/preview/upload': 'reads a document and writes nothing',
+      'POST /api/v1/integrations/:id/reimport': "applies a document's difference: the same request again finds it applied",
       'POST /api/v1/org/sdk-connections/:id/test': 'a signed ping whose outcome is recorded each time: a repeat is another test',
       'POST /api/v1/org/sdk-connections/:id/sync-tools': 'records what the connector advertises now; a repeat registers no tool twice (one per connection, workspace and connector tool)',
     };
@@ -224,11 +231,24 @@ describe('Idempotency-Key on creating routes', () => {
     let workspaceId = '';
     /** The integration the sampled tools call. */
     let integrationId = '';
+    /** The tool the test sample runs: its API is at an address this deployment refuses, so each run fails at the guard and nothing leaves the machine. */
+    let toolId = '';
     before(async () => {
+      // The samples create more tools (by hand and by import) than the free plan allows.
+      await liftToolLimit(server, owner.tenant_id);
       conversationId = await startConversation(server, owner, { title: 'Sampled replies' });
       workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items[0].id;
       const integration = { name: 'Sampled tools API', base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } };
       integrationId = (await server.request('POST', `/api/v1/workspaces/${workspaceId}/integrations`, { headers: as(owner), body: integration })).json.id;
+      const refusedIntegration = await recordIntegration(server, owner.tenant_id, workspaceId, { name: 'Sampled API', base_url: 'http://127.0.0.1:9', auth: { kind: 'none' } });
+      toolId = await createToolAs(server, owner, workspaceId, {
+        integration_id: refusedIntegration,
+        name: 'sampled_tool',
+        method: 'GET',
+        path: '/things/{id}',
+        parameters: [{ argument: 'id', in: 'path', name: 'id' }],
+        input_schema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      });
       // SDK connections need the plan that has them.
       await subscribeTo(server, owner.tenant_id, 'premium');
       for (const plan_code of ['starter', 'growth']) {
@@ -267,6 +287,14 @@ describe('Idempotency-Key on creating routes', () => {
         path: '/api/v1/documents/text',
         body: { workspace_id: workspaceId, title: `Sampled ${n}`, text: 'sampled' },
         other: { workspace_id: workspaceId, title: `Other ${n}`, text: 'other' },
+      }),
+      // A test runs the tool once (200 with its outcome): a retry gets that answer, not a second call.
+      'POST /api/v1/tools/:id/test': (n) => ({ path: `/api/v1/tools/${toolId}/test`, body: { arguments: { id: `sampled-${n}` } }, other: { arguments: { id: `other-${n}` } }, status: 200 }),
+      // An import makes an integration and its tools; one operation each, within the plan's business tools.
+      'POST /api/v1/workspaces/:workspace_id/integrations/import/apply': (n) => ({
+        path: `/api/v1/workspaces/${workspaceId}/integrations/import/apply`,
+        body: { source: { document: openApiFixture('petstore.json').toString() }, integration: { name: `Sampled ${n}`, base_url: 'https://93.184.215.16/api' }, operations: ['listPets'], overrides: { listPets: { name: `sampled_${n}` } } },
+        other: { source: { document: openApiFixture('petstore.json').toString() }, integration: { name: `Other ${n}`, base_url: 'https://93.184.215.16/api' }, operations: ['listPets'], overrides: { listPets: { name: `other_${n}` } } },
       }),
       // The answer carries the signing secret the platform made: a replay gives the same one (answers are kept sealed).
       'POST /api/v1/org/sdk-connections': (n) => ({

@@ -21,6 +21,8 @@ import { SANDBOX_SIGNATURE_HEADER, signSandboxWebhook } from '../../infrastructu
 import { conversationsOf } from '../support/conversation-events';
 import { subscribeTo } from '../support/subscriptions';
 import { multipartForm, pdfOf, windowsExecutable } from '../support/documents';
+import { createToolAs, liftToolLimit, recordIntegration } from '../support/tools';
+import { openApiFixture } from '../support/openapi-documents';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
 import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
 import { SdkProtocolConnectorClient } from '../support/connector-client';
@@ -546,6 +548,28 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('DELETE', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });
     });
 
+    it('OpenAPI import', async () => {
+      const workspaceId = (await call('GET', '/api/v1/org/workspaces', { headers: as(admin) })).json.items[0].id;
+      const imports = `/api/v1/workspaces/${workspaceId}/integrations/import`;
+      // This deployment keeps the outbound guard's defaults: a local document URL is refused.
+      await call('POST', `${imports}/preview`, { headers: as(member), body: { url: 'http://127.0.0.1/openapi.json' } });
+      await call('POST', `${imports}/preview`, { headers: as(admin), body: {} });
+      await call('POST', '/api/v1/workspaces/none/integrations/import/preview', { headers: as(admin), body: { url: 'https://93.184.215.16/openapi.json' } });
+      const petstore = multipartForm([{ name: 'file', filename: 'petstore.yaml', content: openApiFixture('petstore-expanded.yaml') }]);
+      await call('POST', `${imports}/preview/upload`, { headers: { ...as(member), ...petstore.headers }, rawBody: petstore.rawBody });
+      const swagger = multipartForm([{ name: 'file', filename: 'swagger.json', content: openApiFixture('swagger-2.0.json') }]);
+      await call('POST', `${imports}/preview/upload`, { headers: { ...as(member), ...swagger.headers }, rawBody: swagger.rawBody });
+      const body = { source: { document: openApiFixture('petstore-expanded.yaml').toString() }, integration: { base_url: 'https://93.184.215.16/pets', auth: { kind: 'bearer' }, credentials: 'token-0123456789' }, operations: ['findPets', 'deletePet'] };
+      const applied = await call('POST', `${imports}/apply`, { headers: as(admin), body });
+      await call('POST', `${imports}/apply`, { headers: as(member), body });
+      await call('POST', `${imports}/apply`, { headers: as(admin), body: { ...body, operations: ['adoptPet'] } });
+      const changed = { source: { document: openApiFixture('petstore-expanded-v2.yaml').toString() } };
+      await call('POST', `/api/v1/integrations/${applied.json.integration.id}/reimport`, { headers: as(member), body: { ...changed, dry_run: true } });
+      await call('POST', `/api/v1/integrations/${applied.json.integration.id}/reimport`, { headers: as(admin), body: { ...changed, add: [], removed: 'keep' } });
+      await call('POST', `/api/v1/integrations/${applied.json.integration.id}/reimport`, { headers: as(admin), body: { removed: 'vanish' } });
+      await call('POST', '/api/v1/integrations/none/reimport', { headers: as(admin), body: { dry_run: true } });
+    });
+
     it('business tools', async () => {
       const workspaceId = (await call('GET', '/api/v1/org/workspaces', { headers: as(admin) })).json.items[0].id;
       const integration = await call('POST', `/api/v1/workspaces/${workspaceId}/integrations`, { headers: as(admin), body: { name: 'Pet store', base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } } });
@@ -576,6 +600,49 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('DELETE', `/api/v1/tools/${tool.json.id}`, { headers: as(admin) });
       await call('POST', tools, { headers: as(admin), body });
       await call('DELETE', `/api/v1/integrations/${integration.json.id}?cascade=true`, { headers: as(admin) });
+    });
+
+    it('tool calls', async () => {
+      // The integration is recorded at an address this deployment refuses to call: every run
+      // fails at the guard (insecure_url), and nothing leaves the machine.
+      await liftToolLimit(server, owner.tenant_id);
+      const workspaceId = (await call('GET', '/api/v1/org/workspaces', { headers: as(admin) })).json.items[0].id;
+      const integrationId = await recordIntegration(server, owner.tenant_id, workspaceId, { name: 'Refunds', base_url: 'http://127.0.0.1:9/api', auth: { kind: 'bearer' }, credentials: 'openapi-bearer-0123456789' });
+      const toolId = await createToolAs(server, owner, workspaceId, {
+        integration_id: integrationId,
+        name: 'refund_order',
+        method: 'POST',
+        path: '/refunds/{orderId}',
+        parameters: [{ argument: 'orderId', in: 'path', name: 'orderId' }],
+        input_schema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+        risk: 'approval_required',
+      });
+      const team = await server.request('POST', '/api/v1/org/teams', { headers: as(admin), body: { name: 'Refunders' } });
+      await server.request('PUT', `/api/v1/org/teams/${team.json.id}/members`, { headers: as(admin), body: { members: [{ user_id: member.user_id, can_write_documents: true }] } });
+      await server.request('PUT', `/api/v1/org/teams/${team.json.id}/workspaces`, { headers: as(admin), body: { workspace_ids: [workspaceId] } });
+      const ran = await call('POST', `/api/v1/tools/${toolId}/test`, { headers: { ...as(admin), 'idempotency-key': 'openapi-tool-test', 'x-end-user-token': 'openapi-end-user' }, body: { arguments: { orderId: 'o-1' } } });
+      expect(ran.json).to.include({ status: 'failed', result: null });
+      const waiting = await call('POST', `/api/v1/tools/${toolId}/test`, { headers: as(member), body: { arguments: { orderId: 'o-2' } } });
+      expect(waiting.status).to.equal(202);
+      await call('POST', `/api/v1/tools/${toolId}/test`, { headers: as(member), body: { arguments: { orderId: 2, extra: true } } });
+      await call('POST', `/api/v1/tools/${toolId}/test`, { headers: as(member), body: { arguments: 'o-3' } });
+      await call('POST', '/api/v1/tools/none/test', { headers: as(admin), body: { arguments: {} } });
+      await call('GET', `/api/v1/tools/${toolId}/logs?status=failed&limit=5`, { headers: as(member) });
+      await call('GET', `/api/v1/tools/${toolId}/logs?status=done`, { headers: as(member) });
+      await call('GET', '/api/v1/tools/none/logs', { headers: as(member) });
+      await call('GET', '/api/v1/tool-calls?status=awaiting_approval', { headers: as(admin) });
+      await call('GET', '/api/v1/tool-calls?status=later', { headers: as(admin) });
+      await call('GET', `/api/v1/tool-calls/${waiting.json.id}`, { headers: as(member) });
+      await call('GET', '/api/v1/tool-calls/none', { headers: as(member) });
+      await call('POST', `/api/v1/tool-calls/${waiting.json.id}/approve`, { headers: as(member) });
+      await call('POST', `/api/v1/tool-calls/${waiting.json.id}/approve`, { headers: as(admin) });
+      await call('POST', `/api/v1/tool-calls/${waiting.json.id}/approve`, { headers: as(admin) });
+      await call('POST', '/api/v1/tool-calls/none/approve', { headers: as(admin) });
+      const refusable = await server.request('POST', `/api/v1/tools/${toolId}/test`, { headers: as(member), body: { arguments: { orderId: 'o-4' } } });
+      await call('POST', `/api/v1/tool-calls/${refusable.json.id}/refuse`, { headers: as(admin), body: { reason: '' } });
+      await call('POST', `/api/v1/tool-calls/${refusable.json.id}/refuse`, { headers: as(admin), body: { reason: 'Refunded by hand.' } });
+      await call('POST', `/api/v1/tool-calls/${refusable.json.id}/refuse`, { headers: as(admin), body: { reason: 'Again.' } });
+      await call('POST', '/api/v1/tool-calls/none/refuse', { headers: as(member), body: { reason: 'No.' } });
     });
 
     it('sdk connections', async () => {

@@ -15,6 +15,8 @@ import { conversationsApi } from '../conversations/conversations.openapi';
 import { documentsApi } from '../documents/documents.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { integrationsApi } from '../integrations/integrations.openapi';
+import { toolCallsApi } from '../tools/tool-calls.openapi';
+import { integrationImportApi } from '../integrations/import.openapi';
 import { sdkConnectionsApi } from '../sdk-connections/sdk-connections.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
@@ -51,7 +53,9 @@ const AREAS: readonly ApiArea[] = [
   tenantApi,
   documentsApi,
   integrationsApi,
+  integrationImportApi,
   toolsApi,
+  toolCallsApi,
   sdkConnectionsApi,
 ];
 
@@ -223,6 +227,11 @@ function components(schemas: Record<string, Schema>): Schema {
           feature: { type: 'string', enum: ['sdk_connections', 'whatsapp', 'handoff', 'crm'], description: '`feature_not_in_plan`: the feature' },
           plan: { type: ['string', 'null'], description: '`feature_not_in_plan`: the code of the cheapest plan that has it' },
           tools: { type: 'integer', description: '`integration_has_tools`: how many tools still call the integration' },
+          errors: {
+            type: 'array',
+            items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } }, required: ['field', 'message'] },
+            description: '`invalid_arguments`: every argument that fails the tool\'s input_schema (`arguments.petId`), with why',
+          },
           reason: { type: 'string', description: '`connector_unavailable`: why the connector gave no answer (`unreachable`, `timeout`, `invalid_signature`, ...)' },
           detail: { type: 'string', description: '`connector_unavailable`: what was wrong, in words' },
         },
