@@ -61,6 +61,12 @@ export function decodeFailure(errors: t.Errors): string {
   return `${path}: expected ${expected}, got ${shown(first.value)}`;
 }
 
+/** What `codec` finds wrong with a value it does not accept. */
+function whatIsWrong(codec: t.Mixed, value: unknown): string {
+  const decoded = codec.decode(value);
+  return decoded._tag === 'Left' ? decodeFailure(decoded.left) : 'the answer does not decode';
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -98,12 +104,15 @@ export function checkAnswer(requestType: ConnectorRequestType, status: number, j
     const hint = status === 404 ? ' (nothing answers the connector protocol at this URL: check the endpoint path)' : '';
     return { reason: 'bad_response', detail: `${http}: type: expected ${expectedTypes(requestType)}, got nothing${hint}` };
   }
-  const codec = typeof json.type === 'string' ? EXPECTED[requestType][json.type] : undefined;
+  // Own keys only: a `type` of "constructor" must not find Object's.
+  const expected = EXPECTED[requestType];
+  const codec = typeof json.type === 'string' && Object.hasOwn(expected, json.type) ? expected[json.type] : undefined;
   if (codec === undefined) return { reason: 'bad_response', detail: `${http}: type: expected ${expectedTypes(requestType)}, got ${shown(json.type)}` };
   if (status < 200 || status > 299) return { reason: 'bad_response', detail: `${http}: a ${String(json.type)} answer with a failure status` };
-  const decoded = codec.decode(json);
-  if (decoded._tag === 'Left') return { reason: 'bad_response', detail: `${http}: ${decodeFailure(decoded.left)}` };
-  const answer = decoded.right as ConnectorAnswer;
+  // The codecs transform nothing, so an answer that `is` one is its own decoding: `is` spares
+  // the copies `decode` makes of intersections; `decode` runs only to say what is wrong.
+  if (!codec.is(json)) return { reason: 'bad_response', detail: `${http}: ${whatIsWrong(codec, json)}` };
+  const answer = json as ConnectorAnswer;
   // Only the listings and pong carry a version; any other than ours means the rest cannot be trusted.
   const version = (answer as { protocol_version?: string }).protocol_version;
   if (version !== undefined && version !== PROTOCOL_VERSION) {

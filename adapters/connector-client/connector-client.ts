@@ -30,7 +30,7 @@ import {
 } from '../../application/ports/connector-client';
 import { OutboundCallError, type OutboundHttp, type OutboundResponse } from '../../application/ports/outbound-http';
 import type { Clock } from '../../application/ports/clock';
-import { checkAnswer, shown } from './answers';
+import { type AnswerCheck, checkAnswer, shown } from './answers';
 
 /** The path the platform posts to under a connection's endpoint (spec 4.1). */
 export const ENDPOINT_PATH = '/svc';
@@ -145,8 +145,14 @@ export class SignedConnectorClient implements ConnectorClient {
     if (declared !== undefined && /^\d+$/.test(declared) && response.body.length < Number(declared)) {
       throw new ConnectorCallError('unreachable', `the connection closed after ${response.body.length} of ${declared} bytes of the answer`, elapsed(), response.status);
     }
-    const text = response.body.toString('utf8');
-    const checked = checkAnswer(request.type, response.status, parseJson(text), text);
+    let checked: AnswerCheck;
+    try {
+      const text = response.body.toString('utf8');
+      checked = checkAnswer(request.type, response.status, parseJson(text), text);
+    } catch (error) {
+      // A check that throws is a bug of ours; the caller still gets a reason, never a crash.
+      checked = { reason: 'bad_response', detail: `the answer could not be checked: ${error instanceof Error ? error.message : shown(error)}` };
+    }
     if ('reason' in checked) throw new ConnectorCallError(checked.reason, checked.detail, elapsed(), response.status);
     return { answer: checked.answer, latency_ms: elapsed(), status: response.status };
   }

@@ -23,7 +23,7 @@ import {
 } from '../../application/ports/connector-client';
 import { OutboundCallError, type OutboundHttp, type OutboundResponse } from '../../application/ports/outbound-http';
 import { PROTOCOL_VERSION } from '../connector-sdk/version';
-import { checkAnswer, decodeFailure, shown } from '../connector-client/answers';
+import { type AnswerCheck, checkAnswer, decodeFailure, shown } from '../connector-client/answers';
 import { ORGANIZATION_WIDE, forwardedHeaders } from '../connector-client/connector-client';
 import { INVOKE_PATH } from './connector-manager';
 
@@ -111,7 +111,12 @@ export class ConnectorManagerClient implements ConnectorClient {
     }
     const success = Success.decode(json);
     if (success._tag === 'Left') return fail('unreachable', `the connector-manager's answer is not its own: ${decodeFailure(success.left)}`);
-    const checked = checkAnswer(request.type, success.right.status, success.right.answer, '');
+    let checked: AnswerCheck;
+    try {
+      checked = checkAnswer(request.type, success.right.status, success.right.answer, '');
+    } catch (error) {
+      checked = { reason: 'bad_response', detail: `the answer could not be checked: ${error instanceof Error ? error.message : shown(error)}` };
+    }
     if ('reason' in checked) return fail(checked.reason, checked.detail, success.right.status);
     return { answer: checked.answer, latency_ms: elapsed(), status: success.right.status };
   }

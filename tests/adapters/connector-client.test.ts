@@ -210,6 +210,10 @@ describe('connector client: answers it cannot use', () => {
     await expectFailure(client().call(target(), requestOf('tool.invoke', { tool: 't' })), 'bad_response', /type: expected result, challenge or error, got "pong"/);
     server.answerWith(json(200, { type: 'result', output: {} }));
     await expectFailure(client().call(target(), requestOf('ping')), 'bad_response', /type: expected pong, got "result"/);
+    for (const type of ['constructor', '__proto__', 'toString', 42]) {
+      server.answerWith(raw(200, `{"type":${JSON.stringify(type)}}`, 'application/json'));
+      await expectFailure(client().call(target(), requestOf('tool.invoke', { tool: 't' })), 'bad_response', /type: expected result, challenge or error, got/);
+    }
     server.answerWith(json(500, { type: 'error', code: 'internal_error', message: 'Internal error' }));
     const error = await expectFailure(client().call(target(), requestOf('ping')), 'bad_response', /HTTP 500: expected a pong answer, got error internal_error/);
     expect(error.status).to.equal(500);
