@@ -56,6 +56,11 @@ import { SignedConnectorClient } from '../adapters/connector-client/connector-cl
 import { ConnectorManagerClient } from '../adapters/connector-manager/remote-client';
 import { MOUNTED_PREFIX, connectorManagerHealthRouter, connectorManagerRouter } from '../adapters/connector-manager/connector-manager';
 import type { ConnectorClient } from '../application/ports/connector-client';
+import { toolCallsRouter } from '../adapters/http/tools/tool-calls';
+import { AccessTokenCache } from '../application/tool-call/access-tokens';
+import { approvedToolCallsSaga } from '../application/tool-call/approved-tool-calls';
+import type { ToolCallDependencies } from '../application/tool-call/tool-calls';
+import { toolsRouter } from '../adapters/http/tools/tools';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -159,6 +164,8 @@ export interface Platform {
   assistant: AssistantEngine;
   /** What a chat turn needs (application/chat): the CLI's `chat ask` runs turns with it. */
   chat: ChatDependencies;
+  /** What calling a business tool needs (`callTool`, application/tool-call): one OAuth2 token cache per platform. */
+  toolCalls: ToolCallDependencies;
   /**
    * Signed protocol requests to connector servers (adapters/connector-client), through the
    * outbound guard; through the connector-manager at CONNECTOR_MANAGER_URL when that is set
@@ -317,6 +324,14 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
         })
       : directConnectorClient);
   const connectorManagerPolicy = { maxAttempts: config.connectorManager.maxAttempts, retryBaseMs: config.connectorManager.retryBaseMs, timeoutMs: config.connectors.timeoutMs };
+  const toolCalls: ToolCallDependencies = {
+    ...commands,
+    secrets,
+    outbound,
+    logger: logger.child({ component: 'tool_calls' }),
+    toolLimits: { timeoutMs: config.toolTimeoutMs, maxResponseBytes: config.toolMaxResponseBytes },
+    accessTokens: new AccessTokenCache(),
+  };
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,
     backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
@@ -333,6 +348,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     checkoutSettlementSaga(commands),
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
+    approvedToolCallsSaga(toolCalls),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
 
@@ -394,6 +410,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),
     integrationsRouter(identity, accessDenials, { outbound }),
+    toolCallsRouter(identity, accessDenials, { outbound, logger: toolCalls.logger, toolLimits: toolCalls.toolLimits, accessTokens: toolCalls.accessTokens }),
+    toolsRouter(identity, accessDenials),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
     // Always registered (404 without CONNECTOR_MANAGER_TOKEN), so the routes do not depend on the configuration.
     connectorManagerRouter({ client: directConnectorClient, token: config.connectorManager.token, policy: connectorManagerPolicy }, MOUNTED_PREFIX),
@@ -427,6 +445,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     assistant,
     chat,
     connectorClient,
+    toolCalls,
     readYourWrites,
     async start() {
       await runner.start();

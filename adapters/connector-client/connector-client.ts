@@ -139,12 +139,6 @@ export class SignedConnectorClient implements ConnectorClient {
       if (error instanceof OutboundCallError) throw new ConnectorCallError(reasonOf(error), error.message, elapsed());
       throw new ConnectorCallError('unreachable', `the call failed: ${error instanceof Error ? error.message : shown(error)}`, elapsed());
     }
-    // The outbound port hands over what arrived when a connection closes mid-answer; a body
-    // shorter than its declared length is a connection that broke, not a malformed answer.
-    const declared = response.headers['content-length'];
-    if (declared !== undefined && /^\d+$/.test(declared) && response.body.length < Number(declared)) {
-      throw new ConnectorCallError('unreachable', `the connection closed after ${response.body.length} of ${declared} bytes of the answer`, elapsed(), response.status);
-    }
     let checked: AnswerCheck;
     try {
       const text = response.body.toString('utf8');

@@ -16,6 +16,7 @@ import { documentsApi } from '../documents/documents.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { integrationsApi } from '../integrations/integrations.openapi';
 import { connectorManagerApi } from '../../connector-manager/connector-manager.openapi';
+import { toolCallsApi } from '../tools/tool-calls.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
 import { orgAuditLogsApi } from '../org/audit-logs.openapi';
@@ -25,6 +26,7 @@ import { orgWorkspacesApi } from '../org/workspaces.openapi';
 import { publicApi } from '../public.openapi';
 import { teamApi } from '../team/team.openapi';
 import { tenantApi } from '../tenant/tenant.openapi';
+import { toolsApi } from '../tools/tools.openapi';
 import type { Access, ApiArea, ErrorStatus, Method, RouteDescription, Schema } from './describe';
 
 /** Every area, in the order the document lists them. */
@@ -51,6 +53,8 @@ const AREAS: readonly ApiArea[] = [
   documentsApi,
   integrationsApi,
   connectorManagerApi,
+  toolsApi,
+  toolCallsApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
@@ -219,6 +223,12 @@ function components(schemas: Record<string, Schema>): Schema {
           resets_at: { type: ['string', 'null'], format: 'date-time', description: '`quota_exceeded`: when the count starts again; null for limits that do not reset' },
           feature: { type: 'string', enum: ['sdk_connections', 'whatsapp', 'handoff', 'crm'], description: '`feature_not_in_plan`: the feature' },
           plan: { type: ['string', 'null'], description: '`feature_not_in_plan`: the code of the cheapest plan that has it' },
+          tools: { type: 'integer', description: '`integration_has_tools`: how many tools still call the integration' },
+          errors: {
+            type: 'array',
+            items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } }, required: ['field', 'message'] },
+            description: '`invalid_arguments`: every argument that fails the tool\'s input_schema (`arguments.petId`), with why',
+          },
         },
       },
       ...schemas,
