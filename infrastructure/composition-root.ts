@@ -52,6 +52,10 @@ import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
 import { integrationsRouter } from '../adapters/http/integrations/integrations';
+import { SignedConnectorClient } from '../adapters/connector-client/connector-client';
+import { ConnectorManagerClient } from '../adapters/connector-manager/remote-client';
+import { MOUNTED_PREFIX, connectorManagerHealthRouter, connectorManagerRouter } from '../adapters/connector-manager/connector-manager';
+import type { ConnectorClient } from '../application/ports/connector-client';
 import { toolCallsRouter } from '../adapters/http/tools/tool-calls';
 import { AccessTokenCache } from '../application/tool-call/access-tokens';
 import { approvedToolCallsSaga } from '../application/tool-call/approved-tool-calls';
@@ -80,7 +84,7 @@ import { createHttpApp } from '../adapters/http/server';
 import { allProjections } from '../projections/index';
 import type { Projection } from '../projections/projection';
 import { ProjectionRunner } from '../projections/runner';
-import type { Config } from './config/config';
+import type { Config, ConnectorManagerConfig } from './config/config';
 import { EventStoreDbSagaDelivery } from './event-store/eventstoredb-saga-delivery';
 import { EventStoreDbEventStore, connectEventStoreDb } from './event-store/eventstoredb';
 import { SqliteEventStore } from './event-store/sqlite';
@@ -167,6 +171,12 @@ export interface Platform {
   chat: ChatDependencies;
   /** What calling a business tool needs (`callTool`, application/tool-call): one OAuth2 token cache per platform. */
   toolCalls: ToolCallDependencies;
+  /**
+   * Signed protocol requests to connector servers (adapters/connector-client), through the
+   * outbound guard; through the connector-manager at CONNECTOR_MANAGER_URL when that is set
+   * (PlatformOverrides.connectorClient instead, for tests).
+   */
+  connectorClient: ConnectorClient;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
@@ -317,6 +327,20 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const accessDenials = new AccessDenialRecorder({ ...commands, logger: logger.child({ component: 'access_denials' }) }, { perMinute: config.accessDenialsPerMinute });
   // Every call to an address a tenant gave goes through the one SSRF guard.
   const outbound: OutboundHttp = new GuardedOutboundHttp({ allowInsecureUrls: config.outboundAllowInsecure, allowPrivateNetworks: config.outboundAllowPrivateNetworks });
+  // Connector calls: direct (signed, through the guard), or through a connector-manager the
+  // operator runs. The connector-manager mounted here always calls directly.
+  const directConnectorClient = new SignedConnectorClient(outbound, { timeoutMs: config.connectors.timeoutMs, maxResponseBytes: config.connectors.maxResponseBytes, clock });
+  const connectorClient: ConnectorClient =
+    overrides.connectorClient ??
+    (config.connectorManager.url && config.connectorManager.token
+      ? new ConnectorManagerClient(operatorOutbound(), {
+          url: config.connectorManager.url,
+          token: config.connectorManager.token,
+          timeoutMs: config.connectors.timeoutMs,
+          maxResponseBytes: config.connectors.maxResponseBytes,
+        })
+      : directConnectorClient);
+  const connectorManagerPolicy = { maxAttempts: config.connectorManager.maxAttempts, retryBaseMs: config.connectorManager.retryBaseMs, timeoutMs: config.connectors.timeoutMs };
   const toolCalls: ToolCallDependencies = {
     ...commands,
     secrets,
@@ -413,6 +437,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     integrationImportRouter(identity, accessDenials, { outbound, openapi: { maxBytes: config.openapiMaxBytes, fetchTimeoutMs: config.openapiFetchTimeoutMs }, openapiReader }),
     toolsRouter(identity, accessDenials),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
+    // Always registered (404 without CONNECTOR_MANAGER_TOKEN), so the routes do not depend on the configuration.
+    connectorManagerRouter({ client: directConnectorClient, token: config.connectorManager.token, policy: connectorManagerPolicy }, MOUNTED_PREFIX),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
 
@@ -442,6 +468,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     searchIndex,
     assistant,
     chat,
+    connectorClient,
     toolCalls,
     readYourWrites,
     async start() {
@@ -475,5 +502,40 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   };
 }
 
-export { ConfigError, loadConfig } from './config/config';
+/**
+ * An OutboundHttp for addresses the operator configured (the connector-manager's URL), not a
+ * tenant: they may be plain http on the private network, as the operator set them.
+ */
+function operatorOutbound(): OutboundHttp {
+  return new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
+}
+
+export interface ConnectorManagerProcess {
+  logger: Logger;
+  /** The connector-manager's node:http server: `POST /v1/invoke` and `GET /health`. */
+  httpServer(): http.Server;
+}
+
+/**
+ * Wires `npm run connector-manager` (adapters/connector-manager/main.ts): the connector-manager
+ * alone, without stores, calling connectors directly through its own outbound guard.
+ */
+export function createConnectorManagerProcess(config: ConnectorManagerConfig, overrides: { logger?: Logger; clock?: Clock } = {}): ConnectorManagerProcess {
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const clock = overrides.clock ?? systemClock;
+  const outbound = new GuardedOutboundHttp({ allowInsecureUrls: config.outboundAllowInsecure, allowPrivateNetworks: config.outboundAllowPrivateNetworks });
+  const client = new SignedConnectorClient(outbound, { timeoutMs: config.connectors.timeoutMs, maxResponseBytes: config.connectors.maxResponseBytes, clock });
+  const policy = { maxAttempts: config.connectorManager.maxAttempts, retryBaseMs: config.connectorManager.retryBaseMs, timeoutMs: config.connectors.timeoutMs };
+  const startedAt = clock.now();
+  const metrics = new PlatformMetrics(() => Promise.resolve([]));
+  const app = createHttpApp({
+    logger,
+    metrics,
+    bodyLimitBytes: config.bodyLimitBytes,
+    routers: [connectorManagerHealthRouter(startedAt), connectorManagerRouter({ client, token: config.connectorManager.token, policy })],
+  });
+  return { logger, httpServer: () => createHttpServer(app) };
+}
+
+export { ConfigError, loadConfig, loadConnectorManagerConfig } from './config/config';
 export { DataFolderError } from './sqlite/data-format';

@@ -62,6 +62,12 @@ export interface ConnectorTarget {
   traceId?: string;
   /** Forwarded when the chat turn carried them (spec 5.1 rule 4). */
   endUser?: { token: string | null; session: string | null };
+  /** The SDK connection called: names the target (`sdk:{connection_id}`) on the connector-manager path. */
+  connectionId?: string;
+  /** Tenancy of the call, sent as `x-svc-tenant-id` / `x-svc-workspace-id` (the connector-manager requires both). */
+  tenantId?: string;
+  /** Null or absent: the call is for the whole organization, not one workspace (sent as `*`). */
+  workspaceId?: string | null;
 }
 
 export interface ConnectorToolDescriptor {
@@ -109,6 +115,8 @@ export class ConnectorCallError extends Error {
     readonly reason: ConnectorFailureReason,
     readonly detail: string,
     readonly latencyMs: number,
+    /** The HTTP status of the answer, when one came (the connector-manager retries 5xx). */
+    readonly status?: number,
   ) {
     super(`${reason}: ${detail}`);
     this.name = 'ConnectorCallError';

@@ -136,6 +136,13 @@ const variables = {
   LLM_MODEL: { codec: nonEmpty, default: undefined },
   LLM_TIMEOUT_MS: { codec: integerBetween(100, 600_000), default: '60000' },
   CHAT_HEARTBEAT_MS: { codec: integerBetween(1, 3_600_000), default: '15000' },
+  CONNECTOR_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '30000' },
+  CONNECTOR_MAX_RESPONSE_BYTES: { codec: integerBetween(1024, 64 * 1024 * 1024), default: String(1024 * 1024) },
+  CONNECTOR_MANAGER_TOKEN: { codec: fromString('ConnectorManagerToken', '16 to 512 printable characters without spaces', (raw) => (/^[\x21-\x7e]{16,512}$/.test(raw) ? raw : undefined)), default: undefined },
+  CONNECTOR_MANAGER_URL: { codec: urlWithScheme('http', 'https'), default: undefined },
+  CONNECTOR_MANAGER_PORT: { codec: integerBetween(0, 65535), default: '8090' },
+  CONNECTOR_MANAGER_MAX_ATTEMPTS: { codec: integerBetween(1, 10), default: '3' },
+  CONNECTOR_MANAGER_RETRY_BASE_MS: { codec: integerBetween(1, 60_000), default: '200' },
 } as const;
 
 type Variables = typeof variables;
@@ -242,6 +249,41 @@ export interface Config {
   openapiReadTimeoutMs: number;
   /** Set: documents' original bytes live in this S3-compatible bucket; null: under DATA_DIR/blobs. */
   s3: S3Config | null;
+  /** How the platform calls connector servers (adapters/connector-client). */
+  connectors: ConnectorCallConfig;
+  /** The connector-manager: mounted under /connector-manager when its token is set; where calls go when its URL is set. */
+  connectorManager: ConnectorManagerSettings;
+}
+
+export interface ConnectorCallConfig {
+  /** The longest wait for a connector's whole answer (CONNECTOR_TIMEOUT_MS, spec 8: about 30 s). */
+  timeoutMs: number;
+  /** A larger answer is refused as `bad_response`. */
+  maxResponseBytes: number;
+}
+
+export interface ConnectorManagerSettings {
+  /** The bearer callers of the connector-manager present; null: the main server does not serve it. */
+  token: string | null;
+  /** Set: the platform sends its connector calls through the connector-manager there (with `token`). */
+  url: string | null;
+  /** Where `npm run connector-manager` listens. */
+  port: number;
+  /** Attempts of one retryable call, the first included. */
+  maxAttempts: number;
+  /** The wait before the second attempt; it doubles before each next one. */
+  retryBaseMs: number;
+}
+
+/** What `npm run connector-manager` reads: the connector-manager's own variables and the outbound policy. */
+export interface ConnectorManagerConfig {
+  host: string;
+  logLevel: Decoded<'LOG_LEVEL'>;
+  bodyLimitBytes: number;
+  outboundAllowInsecure: boolean;
+  outboundAllowPrivateNetworks: boolean;
+  connectors: ConnectorCallConfig;
+  connectorManager: ConnectorManagerSettings & { token: string };
 }
 
 export interface S3Config {
@@ -261,11 +303,12 @@ export class ConfigError extends Error {
   }
 }
 
-/** Decodes the environment; throws ConfigError naming every bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** Decodes the named variables (null when unset), collecting a problem for each bad one. */
+function decodeVariables(env: NodeJS.ProcessEnv, names: ReadonlyArray<keyof Variables>): { values: Record<string, unknown>; problems: string[] } {
   const problems: string[] = [];
   const values: Record<string, unknown> = {};
-  for (const [name, variable] of Object.entries(variables) as Array<[keyof Variables, Variables[keyof Variables]]>) {
+  for (const name of names) {
+    const variable = variables[name];
     const raw = env[name] === undefined || env[name] === '' ? variable.default : env[name];
     if (raw === undefined) {
       values[name] = null;
@@ -280,6 +323,63 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       values[name] = decoded.right;
     }
   }
+  return { values, problems };
+}
+
+function connectorSettings(values: Record<string, unknown>): { connectors: ConnectorCallConfig; connectorManager: ConnectorManagerSettings } {
+  return {
+    connectors: { timeoutMs: values.CONNECTOR_TIMEOUT_MS as number, maxResponseBytes: values.CONNECTOR_MAX_RESPONSE_BYTES as number },
+    connectorManager: {
+      token: values.CONNECTOR_MANAGER_TOKEN as string | null,
+      url: values.CONNECTOR_MANAGER_URL as string | null,
+      port: values.CONNECTOR_MANAGER_PORT as number,
+      maxAttempts: values.CONNECTOR_MANAGER_MAX_ATTEMPTS as number,
+      retryBaseMs: values.CONNECTOR_MANAGER_RETRY_BASE_MS as number,
+    },
+  };
+}
+
+const CONNECTOR_MANAGER_VARIABLES = [
+  'HOST',
+  'LOG_LEVEL',
+  'BODY_LIMIT_BYTES',
+  'OUTBOUND_ALLOW_INSECURE',
+  'OUTBOUND_ALLOW_PRIVATE_NETWORKS',
+  'CONNECTOR_TIMEOUT_MS',
+  'CONNECTOR_MAX_RESPONSE_BYTES',
+  'CONNECTOR_MANAGER_TOKEN',
+  'CONNECTOR_MANAGER_URL',
+  'CONNECTOR_MANAGER_PORT',
+  'CONNECTOR_MANAGER_MAX_ATTEMPTS',
+  'CONNECTOR_MANAGER_RETRY_BASE_MS',
+] as const satisfies ReadonlyArray<keyof Variables>;
+
+/**
+ * Decodes what the connector-manager process reads, and only that: the platform's other
+ * requirements (a mailer in production, ...) are not the connector-manager's. Throws
+ * ConfigError naming every bad variable, and CONNECTOR_MANAGER_TOKEN when it is missing.
+ */
+export function loadConnectorManagerConfig(env: NodeJS.ProcessEnv = process.env): ConnectorManagerConfig {
+  const { values, problems } = decodeVariables(env, CONNECTOR_MANAGER_VARIABLES);
+  if (problems.length === 0 && values.CONNECTOR_MANAGER_TOKEN === null) {
+    problems.push('CONNECTOR_MANAGER_TOKEN: expected the bearer token callers present (16 to 512 printable characters); the connector-manager answers no one without it');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const { connectors, connectorManager } = connectorSettings(values);
+  return {
+    host: values.HOST as string,
+    logLevel: values.LOG_LEVEL as ConnectorManagerConfig['logLevel'],
+    bodyLimitBytes: values.BODY_LIMIT_BYTES as number,
+    outboundAllowInsecure: (values.OUTBOUND_ALLOW_INSECURE as boolean | null) ?? false,
+    outboundAllowPrivateNetworks: (values.OUTBOUND_ALLOW_PRIVATE_NETWORKS as boolean | null) ?? false,
+    connectors,
+    connectorManager: { ...connectorManager, token: connectorManager.token as string },
+  };
+}
+
+/** Decodes the environment; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const { values, problems } = decodeVariables(env, Object.keys(variables) as Array<keyof Variables>);
   const metricsPublic = values.METRICS_PUBLIC as boolean | undefined;
   if (problems.length === 0 && metricsPublic === false && values.METRICS_AUTH_TOKEN === null && env.NODE_ENV === 'production') {
     problems.push('METRICS_AUTH_TOKEN: expected a token in production unless METRICS_PUBLIC=true (GET /metrics would refuse every scrape)');
@@ -303,6 +403,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length === 0 && (values.LLM_BASE_URL === null) !== (values.LLM_MODEL === null)) {
     problems.push('LLM_MODEL: LLM_BASE_URL and LLM_MODEL go together: set both (the assistant answers through that model server) or neither (the embedded extractive engine)');
+  }
+  if (problems.length === 0 && values.CONNECTOR_MANAGER_URL !== null && values.CONNECTOR_MANAGER_TOKEN === null) {
+    problems.push('CONNECTOR_MANAGER_TOKEN: expected the connector-manager\'s token: CONNECTOR_MANAGER_URL sends every connector call there, and it answers no one without it');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   const s3: S3Config | null =
@@ -389,5 +492,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     openapiFetchTimeoutMs: values.OPENAPI_FETCH_TIMEOUT_MS as number,
     openapiReadTimeoutMs: values.OPENAPI_READ_TIMEOUT_MS as number,
     s3,
+    ...connectorSettings(values),
   };
 }

@@ -216,6 +216,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/tenant/handoff': 'sets the configuration (an upsert): the same request again records nothing; a secret the platform made is answered once, and a lost answer is mended by rotating it (an empty secret)',
       'POST /api/v1/tenant/crm': 'sets the configuration (an upsert): the same request again records nothing',
       'POST /api/v1/documents/:id/reindex': 'queues the next indexing generation of a document (If-Match guards a repeat)',
+      'POST /connector-manager/v1/invoke': "creates nothing: it calls a connector; a tool call's retry safety is its request_id",
       'POST /api/v1/tool-calls/:id/approve': 'a change of state of a tool call; repeating it is 409',
       'POST /api/v1/tool-calls/:id/refuse': 'a change of state of a tool call; repeating it is 409',
       'POST /api/v1/workspaces/:workspace_id/integrations/import/preview': 'reads a document and writes nothing',

@@ -30,6 +30,7 @@ import { ManualClock } from '../support/stores';
 
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
 const SANDBOX_WEBHOOK_SECRET = 'openapi sandbox webhook secret';
+const CONNECTOR_MANAGER_TOKEN = 'openapi-connector-manager-token';
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -66,7 +67,13 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
   let document: Json;
 
   before(async () => {
-    server = await startTestServer({ SCRYPT_LOG_N: '12', SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password, BILLING_SANDBOX_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET });
+    server = await startTestServer({
+      SCRYPT_LOG_N: '12',
+      SUPER_ADMIN_EMAIL: ADMIN.email,
+      SUPER_ADMIN_PASSWORD: ADMIN.password,
+      BILLING_SANDBOX_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET,
+      CONNECTOR_MANAGER_TOKEN: CONNECTOR_MANAGER_TOKEN,
+    });
     const response = await server.request('GET', '/api/v1/openapi.json');
     expect(response.status).to.equal(200);
     document = response.json;
@@ -568,6 +575,15 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('POST', `/api/v1/integrations/${applied.json.integration.id}/reimport`, { headers: as(admin), body: { ...changed, add: [], removed: 'keep' } });
       await call('POST', `/api/v1/integrations/${applied.json.integration.id}/reimport`, { headers: as(admin), body: { removed: 'vanish' } });
       await call('POST', '/api/v1/integrations/none/reimport', { headers: as(admin), body: { dry_run: true } });
+    });
+
+    it('the connector-manager', async () => {
+      const headers = { authorization: `Bearer ${CONNECTOR_MANAGER_TOKEN}`, 'x-svc-tenant-id': owner.tenant_id, 'x-svc-workspace-id': '*' };
+      const body = { target_id: 'sdk:conn-1', endpoint: 'http://127.0.0.1:9/', signing_secret: 'a-signing-secret', request: { type: 'ping' } };
+      // The guard of this server refuses a loopback address: a 502 without any network.
+      await call('POST', '/connector-manager/v1/invoke', { headers, body });
+      await call('POST', '/connector-manager/v1/invoke', { headers: { ...headers, authorization: 'Bearer nope' }, body });
+      await call('POST', '/connector-manager/v1/invoke', { headers, body: { ...body, target_id: 'conn-1' } });
     });
 
     it('business tools', async () => {

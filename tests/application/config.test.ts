@@ -219,4 +219,26 @@ describe('document storage configuration', () => {
       expect((error as ConfigError).message).to.not.contain('the-secret');
     }
   });
+
+  it('calls connectors directly within 30 s and 1 MiB by default; the connector-manager is neither served nor used until configured', () => {
+    const config = loadConfig({});
+    expect(config.connectors).to.deep.equal({ timeoutMs: 30_000, maxResponseBytes: 1024 * 1024 });
+    expect(config.connectorManager).to.deep.equal({ token: null, url: null, port: 8090, maxAttempts: 3, retryBaseMs: 200 });
+    const configured = loadConfig({ CONNECTOR_TIMEOUT_MS: '5000', CONNECTOR_MANAGER_TOKEN: 'a-token-of-16-chars', CONNECTOR_MANAGER_URL: 'http://manager:8090', CONNECTOR_MANAGER_MAX_ATTEMPTS: '5' });
+    expect(configured.connectors.timeoutMs).to.equal(5000);
+    expect(configured.connectorManager).to.deep.include({ token: 'a-token-of-16-chars', url: 'http://manager:8090', maxAttempts: 5 });
+  });
+
+  it('refuses a connector timeout out of range, a weak connector-manager token (never echoed), and its URL without the token', () => {
+    expect(() => loadConfig({ CONNECTOR_TIMEOUT_MS: '50' })).to.throw(ConfigError, /CONNECTOR_TIMEOUT_MS: expected an integer from 100 to 120000/);
+    expect(() => loadConfig({ CONNECTOR_MANAGER_MAX_ATTEMPTS: '0' })).to.throw(ConfigError, /CONNECTOR_MANAGER_MAX_ATTEMPTS: expected an integer from 1 to 10/);
+    try {
+      loadConfig({ CONNECTOR_MANAGER_TOKEN: 'has a space in it ok' });
+      expect.fail('expected a ConfigError');
+    } catch (error) {
+      expect((error as ConfigError).problems).to.deep.equal(['CONNECTOR_MANAGER_TOKEN: expected 16 to 512 printable characters without spaces, got (hidden)']);
+    }
+    expect(() => loadConfig({ CONNECTOR_MANAGER_URL: 'ftp://manager' })).to.throw(ConfigError, /CONNECTOR_MANAGER_URL: expected a URL starting with http:\/\/ or https:\/\//);
+    expect(() => loadConfig({ CONNECTOR_MANAGER_URL: 'http://manager:8090' })).to.throw(ConfigError, /CONNECTOR_MANAGER_TOKEN: expected the connector-manager's token/);
+  });
 });

@@ -12,9 +12,10 @@ export type Schema = { [keyword: string]: unknown };
 
 /**
  * Who may call a route: no credential, a user token (optionally of a minimum role), the
- * super admin's token, the metrics token, or a user token where one is optional.
+ * super admin's token, the metrics token, a user token where one is optional, or the
+ * connector-manager's token.
  */
-export type Access = 'public' | 'user' | 'admin_token' | 'metrics_token' | 'optional_user';
+export type Access = 'public' | 'user' | 'admin_token' | 'metrics_token' | 'optional_user' | 'connector_manager_token';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

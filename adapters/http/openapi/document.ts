@@ -15,6 +15,7 @@ import { conversationsApi } from '../conversations/conversations.openapi';
 import { documentsApi } from '../documents/documents.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { integrationsApi } from '../integrations/integrations.openapi';
+import { connectorManagerApi } from '../../connector-manager/connector-manager.openapi';
 import { toolCallsApi } from '../tools/tool-calls.openapi';
 import { integrationImportApi } from '../integrations/import.openapi';
 import { sdkConnectionsApi } from '../sdk-connections/sdk-connections.openapi';
@@ -54,6 +55,7 @@ const AREAS: readonly ApiArea[] = [
   documentsApi,
   integrationsApi,
   integrationImportApi,
+  connectorManagerApi,
   toolsApi,
   toolCallsApi,
   sdkConnectionsApi,
@@ -89,6 +91,7 @@ const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
   admin_token: [{ adminToken: [] }],
   metrics_token: [{ metricsToken: [] }],
   optional_user: [{}, { userToken: [] }],
+  connector_manager_token: [{ connectorManagerToken: [] }],
 };
 
 const PATH_PARAMETER = /\{([^}]+)\}/g;
@@ -119,7 +122,7 @@ function requestBodyOf(method: Method, route: RouteDescription): Schema | undefi
 
 function errorStatusesOf(route: RouteDescription): ErrorStatus[] {
   const statuses = new Set<ErrorStatus>(route.errors ?? []);
-  if (route.access === 'user' || route.access === 'admin_token' || route.access === 'metrics_token') statuses.add(401);
+  if (route.access === 'user' || route.access === 'admin_token' || route.access === 'metrics_token' || route.access === 'connector_manager_token') statuses.add(401);
   // A user token of a suspended organization is 403 `tenant_suspended` on every route.
   if (route.access === 'user' || (route.role && route.role !== 'member')) statuses.add(403);
   if (route.query?.length) statuses.add(400);
@@ -211,6 +214,7 @@ function components(schemas: Record<string, Schema>): Schema {
       userToken: { type: 'http', scheme: 'bearer', bearerFormat: 'PASETO v4.public', description: 'a user token from the GraphQL `login` or `verify_otp` mutation (or accept-invite, switch-tenant), scoped to one organization' },
       adminToken: { type: 'http', scheme: 'bearer', bearerFormat: 'PASETO v4.public', description: 'a super-admin token from `POST /api/v1/admin/auth/login`' },
       metricsToken: { type: 'http', scheme: 'bearer', description: 'the `METRICS_AUTH_TOKEN` of the deployment' },
+      connectorManagerToken: { type: 'http', scheme: 'bearer', description: 'the `CONNECTOR_MANAGER_TOKEN` of the deployment' },
     },
     schemas: {
       Error: {
