@@ -64,7 +64,6 @@ import { integrationImportRouter } from '../adapters/http/integrations/import';
 import { toolsRouter } from '../adapters/http/tools/tools';
 import { sdkConnectionsRouter } from '../adapters/http/sdk-connections/sdk-connections';
 import { GuardedConnectorDoctor } from '../adapters/connector-doctor/connector-doctor';
-import { ConnectorCallError, type ConnectorClient } from '../application/ports/connector-client';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -225,18 +224,6 @@ export interface PlatformOverrides {
 
 export const BLOBS_FOLDER = 'blobs';
 
-/** How long each probe of a deep connection test may take (the connector doctor's own default). */
-const DOCTOR_PROBE_TIMEOUT_MS = 10_000;
-
-/**
- * Until the platform's connector client (adapters/connector-client, issue #13 point 1) is wired
- * here, a call to a connector gets no answer: a test records `degraded` / `unreachable` and a
- * sync answers 502, never a crash. Suites give theirs (PlatformOverrides.connectorClient).
- */
-const connectorClientPending: ConnectorClient = {
-  call: () => Promise.reject(new ConnectorCallError('unreachable', 'this build calls no connector yet: the connector client is not wired', 0)),
-};
-
 export const SQLITE_FILE = 'platform.db';
 
 /** Opens the embedded file, refusing one written with another data format (DataFolderError). */
@@ -349,9 +336,9 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     toolLimits: { timeoutMs: config.toolTimeoutMs, maxResponseBytes: config.toolMaxResponseBytes },
     accessTokens: new AccessTokenCache(),
   };
-  const connectorClient: ConnectorClient = overrides.connectorClient ?? connectorClientPending;
-  // The deep test's probes go through the same guard as every connector call.
-  const connectorDoctor = new GuardedConnectorDoctor({ outbound, clock, timeoutMs: DOCTOR_PROBE_TIMEOUT_MS });
+  // A deep test's probes go straight to the connector (the doctor needs the raw answers: status,
+  // headers, refusals), through the same guard as every connector call, each within the timeout.
+  const connectorDoctor = new GuardedConnectorDoctor({ outbound, clock, timeoutMs: config.connectors.timeoutMs });
   const sdkConnectionAdapters = { outbound, connectorClient, connectorDoctor, sdkConnections: { secretGraceSeconds: config.sdkSecretGraceSeconds } };
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,

@@ -27,13 +27,14 @@ import {
   type ConnectorFailureReason,
   type ConnectorRequest,
   type ConnectorTarget,
+  connectorEndpointUrl,
 } from '../../application/ports/connector-client';
 import { OutboundCallError, type OutboundHttp, type OutboundResponse } from '../../application/ports/outbound-http';
 import type { Clock } from '../../application/ports/clock';
 import { type AnswerCheck, checkAnswer, shown } from './answers';
 
-/** The path the platform posts to under a connection's endpoint (spec 4.1). */
-export const ENDPOINT_PATH = '/svc';
+/** The path the platform posts to under a connection's endpoint (spec 4.1), and the URL it posts to: one definition, on the port. */
+export { CONNECTOR_PATH as ENDPOINT_PATH, connectorEndpointUrl } from '../../application/ports/connector-client';
 
 /** Sent as `x-svc-workspace-id` for a call made for the whole organization. */
 export const ORGANIZATION_WIDE = '*';
@@ -48,27 +49,6 @@ export interface ConnectorClientOptions {
   maxResponseBytes: number;
   /** Makes `x-svc-timestamp`. */
   clock: Clock;
-}
-
-/**
- * The URL a connection's endpoint is called at: `{endpoint}/svc`. Trailing slashes of the
- * endpoint are dropped first, and an endpoint whose path already ends in `/svc` is called as
- * it is, so `https://c.example.com`, `https://c.example.com/` and `https://c.example.com/svc/`
- * all become `https://c.example.com/svc`, and `https://c.example.com/shop/` becomes
- * `https://c.example.com/shop/svc`. A query string is kept, a fragment dropped. Anything that
- * is not a URL is returned as given, for the guard to refuse (`refused_address`).
- */
-export function connectorEndpointUrl(endpoint: string): string {
-  let url: URL;
-  try {
-    url = new URL(endpoint.trim());
-  } catch {
-    return endpoint;
-  }
-  const path = url.pathname.replace(/\/+$/, '');
-  url.pathname = path.endsWith(ENDPOINT_PATH) ? path : `${path}${ENDPOINT_PATH}`;
-  url.hash = '';
-  return url.toString();
 }
 
 /** The headers of a call besides the signature's: trace id, end user, tenancy. */

@@ -36,8 +36,9 @@ export const CONNECTOR_PATH = '/svc';
  * The URL a connection's endpoint (its `webhook_url`) is called at: `{endpoint}/svc`. Trailing
  * slashes are dropped first, and an endpoint whose path already ends in `/svc` is called as it
  * is: `https://c.example.com`, `https://c.example.com/` and `https://c.example.com/svc/` all
- * become `https://c.example.com/svc`. Anything that is not a URL is returned as given, for the
- * outbound guard to refuse.
+ * become `https://c.example.com/svc`, and `https://c.example.com/shop/` becomes
+ * `https://c.example.com/shop/svc`. A query string is kept, a fragment dropped. Anything that
+ * is not a URL is returned as given, for the outbound guard to refuse (`refused_address`).
  */
 export function connectorEndpointUrl(endpoint: string): string {
   let url: URL;

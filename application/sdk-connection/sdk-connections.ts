@@ -401,7 +401,9 @@ async function callConnector(deps: SdkConnectionDependencies, connection: LiveSd
   const [current, previous] = usableSecrets(connection, deps.clock.now()).map((sealed) => deps.secrets.open(sealed));
   const attempt = async (secret: string, signedWith: CallOutcome['signedWith']): Promise<CallOutcome> => {
     try {
-      return { exchange: await deps.connectorClient.call({ endpoint: connection.webhook_url, signingSecret: secret }, request), failure: null, signedWith, secret };
+      // Organization-wide calls (no workspace): the connector-manager path names the tenant and `*`.
+      const target = { endpoint: connection.webhook_url, signingSecret: secret, connectionId: connection.connection_id, tenantId: connection.tenant_id, workspaceId: null };
+      return { exchange: await deps.connectorClient.call(target, { ...request, organization_id: connection.tenant_id }), failure: null, signedWith, secret };
     } catch (error) {
       return { exchange: null, failure: asCallError(error), signedWith, secret };
     }

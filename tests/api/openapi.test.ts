@@ -24,9 +24,6 @@ import { multipartForm, pdfOf, windowsExecutable } from '../support/documents';
 import { createToolAs, liftToolLimit, recordIntegration } from '../support/tools';
 import { openApiFixture } from '../support/openapi-documents';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
-import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
-import { SdkProtocolConnectorClient } from '../support/connector-client';
-import { ManualClock } from '../support/stores';
 
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
 const SANDBOX_WEBHOOK_SECRET = 'openapi sandbox webhook secret';
@@ -666,11 +663,9 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/org/sdk-connections', { headers: as(member) });
       await call('POST', '/api/v1/org/sdk-connections', { headers: as(admin), body: { name: 'Not in plan', webhook_url: 'https://93.184.215.16' } });
       // A deployment that may call the example connector on 127.0.0.1, with a tenant on the plan that has SDK connections.
-      const clock = new ManualClock(new Date());
-      const connectorClient = new SdkProtocolConnectorClient({ outbound: new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true }), clock, timeoutMs: 10_000 });
-      const reachable = await startTestServer({ SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, { clock, connectorClient });
+      const reachable = await startTestServer({ SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
       const secret = 'openapi-connector-secret-0123456789';
-      const connector = await createExampleConnector({ signingSecret: secret, now: () => clock.now().getTime(), otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');
+      const connector = await createExampleConnector({ signingSecret: secret, otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');
       try {
         const tenantOwner = await registerOwner(reachable, 'openapi-sdk-org');
         await subscribeTo(reachable, tenantOwner.tenant_id, 'premium');

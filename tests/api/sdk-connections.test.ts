@@ -9,9 +9,9 @@
 // connector's changes.
 //
 // The deployment here allows plain http and private addresses (OUTBOUND_ALLOW_INSECURE,
-// OUTBOUND_ALLOW_PRIVATE_NETWORKS) so it can reach connectors on 127.0.0.1. Connector calls go
-// through tests/support/connector-client.ts (the SDK's protocol, the platform's outbound
-// guard, CONNECTOR_TIMEOUT_MS of 3 s) until the platform's own connector client is wired.
+// OUTBOUND_ALLOW_PRIVATE_NETWORKS) so it can reach connectors on 127.0.0.1, and waits 3 s for a
+// connector's answer. Connector calls go through the platform's connector client, noting which
+// secret signed each (tests/support/connector-client.ts).
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,10 +22,11 @@ import { checkQuota } from '../../application/entitlement/entitlements';
 import { setQuotaOverrides } from '../../application/quota-override/quota-overrides';
 import { systemContext } from '../../application/shared/request-context';
 import { createLogger } from '../../infrastructure/logging/logger';
+import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
 import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
 import { BUSINESS_TOOLS, type BusinessToolDocument } from '../../projections/business-tools';
 import { expectEveryEventAudited } from '../support/audit';
-import { SdkProtocolConnectorClient } from '../support/connector-client';
+import { RecordingConnectorClient } from '../support/connector-client';
 import { type Account, gql, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
@@ -54,7 +55,7 @@ const baseOf = (listening: ConnectorServer): string => listening.url.replace(/\/
 describe('SDK connections (spec 4.2)', () => {
   let clock: ManualClock;
   let server: TestServer;
-  let client: SdkProtocolConnectorClient;
+  let client: RecordingConnectorClient;
   let owner: Account;
   let admin: Account;
   let member: Account;
@@ -107,7 +108,7 @@ describe('SDK connections (spec 4.2)', () => {
     clock = new ManualClock(new Date('2026-11-20T08:00:00.000Z'));
     const logger = createLogger('debug', { write: (line: string) => void logged.push(line) });
     const outbound = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
-    client = new SdkProtocolConnectorClient({ outbound, clock, timeoutMs: TIMEOUT_MS });
+    client = new RecordingConnectorClient(new SignedConnectorClient(outbound, { timeoutMs: TIMEOUT_MS, maxResponseBytes: 1024 * 1024, clock }));
     server = await startTestServer(
       { SCRYPT_LOG_N: '12', TOKEN_TTL_SECONDS: String(30 * 24 * 3600), OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', CONNECTOR_TIMEOUT_MS: String(TIMEOUT_MS) },
       { clock, logger, connectorClient: client },
