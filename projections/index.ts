@@ -1,5 +1,6 @@
 // Every projection the platform runs.
 import { auditLogProjection } from './audit-log';
+import { businessToolsProjection } from './business-tools';
 import { conversationsProjection } from './conversations';
 import { conversationAnalyticsProjection } from './conversation-analytics';
 import { crmConfigsProjection } from './crm-configs';
@@ -52,4 +53,5 @@ export const allProjections: readonly Projection[] = [
   conversationAnalyticsProjection,
   documentsProjection,
   integrationsProjection,
+  businessToolsProjection,
 ];

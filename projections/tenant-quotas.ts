@@ -37,7 +37,7 @@ export const TENANT_QUOTAS = 'tenant_quotas';
 /** The calendar month (UTC) of an instant, as the key of `messages_by_month`. */
 export const monthKey = (at: string | Date): string => new Date(at).toISOString().slice(0, 7);
 
-const COUNTED_TYPES = ['MemberJoined', 'MemberRemoved', 'QuotaOverridesSet', 'DocumentAdded', 'DocumentDeleted', 'UserMessagePosted'] as const;
+const COUNTED_TYPES = ['MemberJoined', 'MemberRemoved', 'QuotaOverridesSet', 'DocumentAdded', 'DocumentDeleted', 'ToolCreated', 'ToolDeleted', 'UserMessagePosted'] as const;
 type CountedType = (typeof COUNTED_TYPES)[number];
 
 /** How each counted event changes the counters. */
@@ -51,6 +51,10 @@ function countersChange(event: RecordedOf<Exclude<CountedType, 'QuotaOverridesSe
       return { documents: 1 };
     case 'DocumentDeleted':
       return { documents: -1 };
+    case 'ToolCreated':
+      return { business_tools: 1 };
+    case 'ToolDeleted':
+      return { business_tools: -1 };
   }
 }
 
@@ -67,8 +71,8 @@ const emptyDocument = (tenantId: string, at: string): TenantQuotaDocument => ({
 
 export const tenantQuotasProjection: EventProjection<CountedType> = {
   name: 'tenant_quotas',
-  // 2: counts messages (UserMessagePosted).
-  version: 2,
+  // 2: counts messages (UserMessagePosted); 3: business tools (ToolCreated, ToolDeleted).
+  version: 3,
   collections: [{ name: TENANT_QUOTAS }],
   handles: COUNTED_TYPES,
   async apply(event, view) {

@@ -1,0 +1,303 @@
+// Business tools (spec 4.12, issue #12 point 3): operations of a workspace's integrations that
+// the assistant may call.
+//
+// - Who: anyone who may read the workspace lists and reads its tools; creating, changing and
+//   deleting them needs the write flag of one of the caller's teams on it (admins and owners
+//   always), the rule of application/workspace/workspace-access.ts. A tool of a workspace the
+//   caller may not read is 404, as is another tenant's.
+// - A tool calls an integration of its own workspace (400 `integration_not_found` naming
+//   `integration_id` otherwise).
+// - The plan's business tools limit is asked before a tool is created (429 `quota_exceeded`).
+// - A tool's name is how the model calls it, so it is unique within the workspace: a
+//   reservation (`tool_name` scope per workspace) holds it, taken before the tool is created or
+//   renamed and given back when it is deleted or renamed (409 `tool_name_taken`).
+// - `input_schema` must be a JSON Schema ajv compiles (application/tool/input-schema.ts).
+// - A tool's version (its ETag) is its stream's revision; a write given the version the client
+//   saw (If-Match) appends only at that revision (412 otherwise).
+
+import { integrationStream } from '../../domain/integration/integration';
+import { type DomainError, conflict, invalid, notFound } from '../../domain/shared/errors';
+import {
+  type HttpMethod,
+  type ParameterMapping,
+  type RiskTier,
+  type ToolCommand,
+  type ToolDefinition,
+  type ToolEvent,
+  type ToolOrigin,
+  type ToolSource,
+  type ToolState,
+  type ToolTarget,
+  toolDecider,
+  toolEvents,
+  toolStream,
+} from '../../domain/tool/tool';
+import { BUSINESS_TOOLS, type BusinessToolDocument } from '../../projections/business-tools';
+import { type Aggregate, type CommandDependencies, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { type EntitlementDependencies, requireQuota } from '../entitlement/entitlements';
+import { integrationAggregate } from '../integration/integrations';
+import type { Actor } from '../ports/event-store';
+import type { Page } from '../ports/read-store';
+import { type ReservationDependencies, claimReservation, isReservationFree, releaseReservation } from '../reservation/reservations';
+import { type Principal, actingContext } from '../session/sessions';
+import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import type { RequestContext } from '../shared/request-context';
+import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
+import { requireReadableWorkspace, requireWritableWorkspace, workspaceAccess } from '../workspace/workspace-access';
+import { inputSchemaProblem } from './input-schema';
+
+export const toolAggregate: Aggregate<ToolCommand, ToolEvent, ToolState> = { decider: toolDecider, events: toolEvents };
+
+export type ToolDependencies = CommandDependencies & ReadModelDependencies & ReadYourWritesDependencies & EntitlementDependencies & ReservationDependencies;
+
+/** A tool as its readers see it. */
+export interface ToolView extends ToolDefinition {
+  id: string;
+  workspace_id: string;
+  integration_id: string | null;
+  connection_id: string | null;
+  source: ToolSource;
+  /** For an imported tool: the operation it came from and when it was last imported. */
+  origin: { operation_key: string; imported_at: string } | null;
+  /** Definition fields a person changed since the last import (a reimport keeps them unless told otherwise). */
+  edited_fields: string[];
+  created_at: string;
+  updated_at: string;
+  updated_by: Actor;
+}
+
+export const viewOfTool = (doc: BusinessToolDocument): ToolView => ({
+  id: doc.id,
+  workspace_id: doc.workspace_id,
+  integration_id: doc.integration_id,
+  connection_id: doc.connection_id,
+  source: doc.source,
+  ...doc.definition,
+  origin: doc.origin === null ? null : { operation_key: doc.origin.operation_key, imported_at: doc.origin.imported_at },
+  edited_fields: doc.edited_fields,
+  created_at: doc.created_at,
+  updated_at: doc.updated_at,
+  updated_by: doc.updated_by,
+});
+
+const toolNotFound = (): DomainError => notFound('tool_not_found', 'no such tool');
+
+type Caller = Pick<Principal, 'tenant_id' | 'user_id' | 'role'>;
+
+/** The reservation scope of tool names in one workspace. */
+export const toolNameScope = (workspaceId: string): string => `tool_name:${workspaceId}`;
+
+/** Whether `name` is free for a tool in the workspace (names compare without case). */
+export function isToolNameFree(deps: Pick<ReservationDependencies, 'eventStore' | 'secrets'>, workspaceId: string, name: string): Promise<boolean> {
+  return isReservationFree(deps, toolNameScope(workspaceId), name);
+}
+
+// ---------------------------------------------------------------------------------- queries
+
+export interface ToolFilter {
+  integration_id?: string;
+  source?: ToolSource;
+}
+
+/** The tools of a workspace the caller may read (404 `workspace_not_found` otherwise), oldest first. */
+export async function listTools(deps: ReadModelDependencies, principal: Caller, workspaceId: string, filter: ToolFilter, page: { limit?: number; cursor?: string }): Promise<Page<ToolView>> {
+  await requireReadableWorkspace(deps, principal, workspaceId);
+  const found = await deps.readStore.collection<BusinessToolDocument>(BUSINESS_TOOLS).find({
+    where: {
+      tenant_id: principal.tenant_id,
+      workspace_id: workspaceId,
+      ...(filter.integration_id === undefined ? {} : { integration_id: filter.integration_id }),
+      ...(filter.source === undefined ? {} : { source: filter.source }),
+    },
+    sort: { field: 'created_at', direction: 'asc' },
+    ...page,
+  });
+  return { items: found.items.map(viewOfTool), next_cursor: found.next_cursor };
+}
+
+/** The tool with its version, or 404 when it is not in a workspace the caller may read. */
+export async function getTool(deps: ReadModelDependencies, principal: Caller, toolId: string): Promise<Versioned<ToolView>> {
+  const doc = await deps.readStore.collection<BusinessToolDocument>(BUSINESS_TOOLS).get(toolId);
+  if (!doc || doc.tenant_id !== principal.tenant_id || !(await workspaceAccess(deps, principal)).readable.has(doc.workspace_id)) throw toolNotFound();
+  return { value: viewOfTool(doc), version: versionOfRevision(doc.revision) };
+}
+
+// ------------------------------------------------------------------------------- write checks
+
+/** 400 naming `integration_id` unless it is a live integration of the tenant in this workspace. */
+async function requireIntegrationOf(deps: ToolDependencies, tenantId: string, workspaceId: string, integrationId: string): Promise<void> {
+  const { state } = await loadAggregate(deps, integrationAggregate, integrationStream(integrationId));
+  if (state.status !== 'active' || state.tenant_id !== tenantId || state.workspace_id !== workspaceId) {
+    throw invalid('integration_not_found', 'integration_id: no such integration in this workspace', 'integration_id');
+  }
+}
+
+function requireUsableSchema(definition: Partial<ToolDefinition>): void {
+  if (definition.input_schema === undefined) return;
+  const problem = inputSchemaProblem(definition.input_schema);
+  if (problem) throw problem;
+}
+
+/**
+ * The caller's live tool from the write model, in a workspace they may write (404 when they
+ * may not read it, 403 `workspace_read_only` when they only read it), and the revision the
+ * write must append at when the client named the version it saw.
+ */
+async function loadWritable(deps: ToolDependencies, principal: Principal, toolId: string, preconditions: WritePreconditions): Promise<{ state: Extract<ToolState, { status: 'active' }>; options: HandleOptions }> {
+  const { state, revision } = await loadAggregate(deps, toolAggregate, toolStream(toolId));
+  if (state.status !== 'active' || state.tenant_id !== principal.tenant_id) throw toolNotFound();
+  if (!(await workspaceAccess(deps, principal)).readable.has(state.workspace_id)) throw toolNotFound();
+  await requireWritableWorkspace(deps, principal, state.workspace_id);
+  return { state, options: { expectedRevision: expectedRevisionOf('tool', preconditions.expectedVersion, revision) } };
+}
+
+/**
+ * Runs a write that may give the tool a new name: the new name is claimed first (409
+ * `tool_name_taken`), then the write; the old name is given back after it, the new one when
+ * the write is refused.
+ */
+async function withName<T>(deps: ToolDependencies, context: RequestContext, workspaceId: string, toolId: string, names: { from: string | null; to: string | null }, write: () => Promise<T>): Promise<T> {
+  const renamed = names.to !== null && names.to.toLowerCase() !== names.from?.toLowerCase();
+  if (renamed) await claimName(deps, context, workspaceId, names.to as string, toolId);
+  let result: T;
+  try {
+    result = await write();
+  } catch (error) {
+    if (renamed) await releaseReservation(deps, toolNameScope(workspaceId), names.to as string, toolId, context).catch(() => undefined);
+    throw error;
+  }
+  if (renamed && names.from !== null) await releaseReservation(deps, toolNameScope(workspaceId), names.from, toolId, context).catch(() => undefined);
+  return result;
+}
+
+async function claimName(deps: ToolDependencies, context: RequestContext, workspaceId: string, name: string, toolId: string): Promise<void> {
+  try {
+    await claimReservation(deps, toolNameScope(workspaceId), name, toolId, context);
+  } catch (error) {
+    if ((error as DomainError).kind === 'conflict') throw conflict('tool_name_taken', `a tool of this workspace is already called ${name} (names ignore case)`);
+    throw error;
+  }
+}
+
+async function answered(deps: ToolDependencies, principal: Principal, toolId: string, position: number | null): Promise<Versioned<ToolView>> {
+  await deps.readYourWrites(position);
+  return getTool(deps, principal, toolId);
+}
+
+// -------------------------------------------------------------------------------- use cases
+
+/** A tool as a client describes it; the defaults fill what it leaves out. */
+export interface ToolInput {
+  integration_id: string;
+  name: string;
+  description?: string;
+  method: HttpMethod;
+  path: string;
+  parameters?: ParameterMapping[];
+  input_schema?: Record<string, unknown>;
+  chat?: boolean;
+  /** Default: `read` for GET, `write` otherwise. */
+  risk?: RiskTier;
+  enabled?: boolean;
+}
+
+/** The definition an input describes, with the defaults. */
+export function definitionOf(input: Omit<ToolInput, 'integration_id'>): ToolDefinition {
+  return {
+    name: input.name,
+    description: input.description ?? '',
+    method: input.method,
+    path: input.path,
+    parameters: input.parameters ?? [],
+    input_schema: input.input_schema ?? { type: 'object', properties: {} },
+    chat: input.chat ?? true,
+    risk: input.risk ?? (input.method === 'GET' ? 'read' : 'write'),
+    enabled: input.enabled ?? true,
+  };
+}
+
+export interface CreateToolOptions {
+  idempotencyKey?: string;
+  /** An imported tool: the operation and the definition as imported (source `openapi`). */
+  origin?: ToolOrigin;
+  /** Asked by the caller for a batch (an import asks for all its tools at once). */
+  quotaChecked?: boolean;
+}
+
+/**
+ * Creates a tool in a workspace the caller may write. Under an idempotency key the tool's id
+ * and events come from the key, so a retry finds the one it made.
+ */
+export async function createTool(
+  deps: ToolDependencies,
+  principal: Principal,
+  workspaceId: string,
+  input: ToolInput,
+  context: RequestContext,
+  options: CreateToolOptions = {},
+): Promise<Versioned<ToolView>> {
+  await requireWritableWorkspace(deps, principal, workspaceId);
+  const definition = definitionOf(input);
+  requireUsableSchema(definition);
+  await requireIntegrationOf(deps, principal.tenant_id, workspaceId, input.integration_id);
+  const key = options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:tool`;
+  const toolId = key === undefined ? deps.ids.newId() : deps.ids.fromKey(key);
+  const acting = actingContext(principal, context);
+  // A retry of a create that went through finds its tool: no new quota, no new name.
+  if (key !== undefined && (await loadAggregate(deps, toolAggregate, toolStream(toolId))).state.status !== 'absent') return answered(deps, principal, toolId, null);
+  if (!options.quotaChecked) await requireQuota(deps, principal.tenant_id, 'business_tools');
+  const target: ToolTarget = { kind: 'integration', integration_id: input.integration_id };
+  const command: ToolCommand = {
+    type: 'CreateTool',
+    data: { tenant_id: principal.tenant_id, workspace_id: workspaceId, tool_id: toolId, target, source: options.origin ? 'openapi' : 'manual', definition, origin: options.origin ?? null },
+  };
+  const result = await withName(deps, acting, workspaceId, toolId, { from: null, to: definition.name }, () =>
+    handleCommand(deps, toolAggregate, toolStream(toolId), command, acting, { idempotencyKey: key }),
+  );
+  return answered(deps, principal, toolId, result.position);
+}
+
+/** Changes the fields given (an absent one keeps its value); the same values again record nothing. */
+export async function editTool(
+  deps: ToolDependencies,
+  principal: Principal,
+  toolId: string,
+  changes: Partial<ToolDefinition>,
+  context: RequestContext,
+  preconditions: WritePreconditions = {},
+): Promise<Versioned<ToolView>> {
+  const { state, options } = await loadWritable(deps, principal, toolId, preconditions);
+  requireUsableSchema(changes);
+  const acting = actingContext(principal, context);
+  const result = await withName(deps, acting, state.workspace_id, toolId, { from: state.definition.name, to: changes.name ?? null }, () =>
+    handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'EditTool', data: { tenant_id: principal.tenant_id, changes } }, acting, options),
+  );
+  return answered(deps, principal, toolId, result.position);
+}
+
+/** Applies an operation's new definition from a reimport; fields a person edited stay unless `overwrite_edits`. */
+export async function reimportTool(
+  deps: ToolDependencies,
+  principal: Principal,
+  toolId: string,
+  reimport: { imported: ToolDefinition; operation_key: string; overwrite_edits: boolean },
+  context: RequestContext,
+): Promise<Versioned<ToolView>> {
+  const { state, options } = await loadWritable(deps, principal, toolId, {});
+  requireUsableSchema(reimport.imported);
+  const keepsName = !reimport.overwrite_edits && state.edited_fields.includes('name');
+  const acting = actingContext(principal, context);
+  const result = await withName(deps, acting, state.workspace_id, toolId, { from: state.definition.name, to: keepsName ? null : reimport.imported.name }, () =>
+    handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'ReimportTool', data: { tenant_id: principal.tenant_id, ...reimport } }, acting, options),
+  );
+  return answered(deps, principal, toolId, result.position);
+}
+
+/** Deletes the tool and gives its name back; its calls stay in the log and the audit. */
+export async function deleteTool(deps: ToolDependencies, principal: Principal, toolId: string, context: RequestContext, preconditions: WritePreconditions = {}): Promise<void> {
+  const { state, options } = await loadWritable(deps, principal, toolId, preconditions);
+  const acting = actingContext(principal, context);
+  const result = await handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'DeleteTool', data: { tenant_id: principal.tenant_id } }, acting, options);
+  await releaseReservation(deps, toolNameScope(state.workspace_id), state.definition.name, toolId, acting).catch(() => undefined);
+  await deps.readYourWrites(result.position);
+}
