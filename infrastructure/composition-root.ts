@@ -48,6 +48,9 @@ import { sandboxCheckoutPageRouter } from '../adapters/http/billing/sandbox-page
 import { operationsRouter } from '../adapters/http/operations';
 import { chatRouter } from '../adapters/http/chat/chat';
 import type { ChatDependencies } from '../application/chat/chat';
+import type { ToolCaller } from '../application/chat/tool-steps';
+import { chatToolFollowUpSaga } from '../application/chat/tool-follow-up';
+import { DomainError } from '../domain/shared/errors';
 import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
@@ -282,7 +285,11 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     (config.llmBaseUrl && config.llmModel
       ? new OpenAiAssistantEngine({ baseUrl: config.llmBaseUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutMs })
       : new ExtractiveAssistantEngine());
-  const chat: ChatDependencies = { ...identity, searchIndex, embeddings, assistant, logger: logger.child({ component: 'assistant' }) };
+  // Until the tool-call execution (#12 point 4) is wired here, a call the model asks for fails as a step it can explain.
+  const callTool: ToolCaller = async () => {
+    throw new DomainError('conflict', 'tool_calls_unavailable', 'tool calls are not available on this platform yet');
+  };
+  const chat: ChatDependencies = { ...identity, searchIndex, embeddings, assistant, logger: logger.child({ component: 'assistant' }), callTool };
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
   const auditAnchoring = new AuditAnchoring(
     { ...commands, readStore, signer: auditSigner, logger: logger.child({ component: 'audit_anchoring' }) },
@@ -307,6 +314,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     checkoutSettlementSaga(commands),
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
+    chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
 

@@ -83,15 +83,17 @@ export function systemPrompt(request: Pick<AssistantRequest, 'assistant' | 'pass
     'If the passages do not contain the answer, say plainly that the knowledge base has nothing about it. Do not guess and do not use other knowledge.',
     '',
   );
-  if ((request.tools?.length ?? 0) > 0 || (request.steps?.length ?? 0) > 0) {
+  const withTools = (request.tools?.length ?? 0) > 0 || (request.steps?.length ?? 0) > 0;
+  if (withTools) {
     lines.push(
       "You may call the tools you are given to look things up or take actions in the organization's systems for the user, when the user asks for what a tool does. What a tool returns is knowledge too: answer from it.",
       'Never invent a tool\'s result and never say an action was done unless its tool returned success. When a call failed, was refused, or awaits approval, say so plainly.',
       '',
     );
   }
-  if (request.passages.length === 0) lines.push('There are no passages for this question: the knowledge base has nothing about it.');
-  else lines.push('Passages:', '', request.passages.map(passageBlock).join('\n\n'));
+  if (request.passages.length === 0) {
+    lines.push(withTools ? 'There are no passages for this question: answer from what the tools return, or say plainly that you do not know.' : 'There are no passages for this question: the knowledge base has nothing about it.');
+  } else lines.push('Passages:', '', request.passages.map(passageBlock).join('\n\n'));
   return lines.join('\n');
 }
 
