@@ -245,6 +245,19 @@ describe('tool calls in chat (#12 point 5)', function () {
     ]);
   });
 
+  it('gives a retry with the same Idempotency-Key the first answer and its steps, calling nothing twice', async () => {
+    llm.script({ tool_calls: [call('order_status', '{"order_number":"K-9"}')] }, { deltas: ['K-9 has shipped.'] });
+    const headers = { 'idempotency-key': 'chat-tools-retry-1' };
+    const first = await ask(owner, { message: 'Status of K-9?', workspace_id: workspaceId }, headers);
+    const asked = llm.requests.length;
+    const second = await ask(owner, { message: 'Status of K-9?', workspace_id: workspaceId }, headers);
+    expect(second.status, second.text).to.equal(200);
+    expect(second.json).to.deep.equal(first.json);
+    expect(first.json.tool_steps).to.have.length(1);
+    expect(llm.requests.length).to.equal(asked);
+    expect(shop.requests.filter((request) => request.url === '/orders/K-9')).to.have.length(1);
+  });
+
   it('makes no call for a tool that is not offered or arguments that are not JSON, nor for arguments the schema refuses: each is a failed step the model sees', async () => {
     llm.script(
       {
@@ -407,6 +420,41 @@ describe('tool calls in chat (#12 point 5)', function () {
       expect(messages[3].text).to.equal('The cancellation of C-3 was refused.');
       expect(toolResults(lastRequest().body.messages)).to.deep.equal([{ status: 'refused', reason: 'already shipped' }]);
       expect(shop.requests.filter((request) => request.url.includes('C-3'))).to.deep.equal([]);
+    });
+  });
+
+  describe('follow-ups that cannot be given', () => {
+    const awaitingTurn = async (order: string): Promise<{ conversationId: string; toolCallId: string }> => {
+      llm.script({ tool_calls: [call('cancel_order', `{"order_number":"${order}"}`)] });
+      const turn = await ask(owner, { message: `Cancel ${order}`, workspace_id: workspaceId });
+      expect(turn.json.tool_steps[0]?.status, turn.text).to.equal('awaiting_approval');
+      return { conversationId: turn.json.conversation_id, toolCallId: turn.json.tool_steps[0].tool_call_id };
+    };
+
+    it('records why, when the model fails to report the outcome', async () => {
+      const { conversationId, toolCallId } = await awaitingTurn('D-4');
+      llm.script({ status: 500 });
+      expect((await server.request('POST', `/api/v1/tool-calls/${toolCallId}/approve`, { headers: as(admin) })).status).to.equal(200);
+      await eventually(async () => (await messagesOf(conversationId)).length === 4, 20_000, 'the failed follow-up');
+      const messages = await messagesOf(conversationId);
+      expect(messages[1].tool.status).to.equal('succeeded');
+      expect(messages[3]).to.deep.include({ role: 'assistant', text: '' });
+      expect(messages[3].error.code).to.equal('model_error');
+      // A failed follow-up is no message of the conversation's count.
+      const listed = await server.request('GET', `/api/v1/conversations/${conversationId}`, { headers: as(owner) });
+      expect(listed.json.message_count).to.equal(2);
+    });
+
+    it('gives none once a person has taken the conversation over, while the step still shows its outcome', async () => {
+      const { conversationId, toolCallId } = await awaitingTurn('E-5');
+      const handedOff = await server.request('PUT', `/api/v1/conversations/${conversationId}/status`, { headers: as(owner), body: { status: 'handed_off' } });
+      expect(handedOff.status, handedOff.text).to.equal(200);
+      const asked = llm.requests.length;
+      expect((await server.request('POST', `/api/v1/tool-calls/${toolCallId}/approve`, { headers: as(admin) })).status).to.equal(200);
+      await eventually(async () => (await messagesOf(conversationId))[1].tool.status === 'succeeded', 20_000, 'the step moved on');
+      const events = await eventsOf(conversationStream(conversationId));
+      expect(typesOf(events)).to.not.include('AssistantFollowedUp');
+      expect(llm.requests.length).to.equal(asked);
     });
   });
 
