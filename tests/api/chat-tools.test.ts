@@ -10,7 +10,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pino from 'pino';
 import { expect } from 'chai';
-import { followUpTurn } from '../../application/chat/tool-follow-up';
+import { CHAT_TOOL_FOLLOW_UP, followUpTurn } from '../../application/chat/tool-follow-up';
+import { SagaRunner } from '../../application/sagas/saga-runner';
 import { MAX_TOOL_ROUNDS } from '../../application/chat/tool-steps';
 import type { DomainRecordedEvent } from '../../application/ports/domain-event-store';
 import { setQuotaOverrides } from '../../application/quota-override/quota-overrides';
@@ -452,6 +453,10 @@ describe('tool calls in chat (#12 point 5)', function () {
       const asked = llm.requests.length;
       expect((await server.request('POST', `/api/v1/tool-calls/${toolCallId}/approve`, { headers: as(admin) })).status).to.equal(200);
       await eventually(async () => (await messagesOf(conversationId))[1].tool.status === 'succeeded', 20_000, 'the step moved on');
+      // The saga is done with the call's outcome once its checkpoint has passed it.
+      const settled = (await eventsOf(toolCallStream(toolCallId))).find((event) => event.type === 'ToolCallSucceeded')!;
+      const group = `saga:${SagaRunner.groupOf({ name: CHAT_TOOL_FOLLOW_UP, version: 1 })}`;
+      await eventually(async () => ((await server.platform.readStore.getProjectionState(group))?.checkpoint ?? 0) >= settled.position, 20_000, 'the follow-up saga past the outcome');
       const events = await eventsOf(conversationStream(conversationId));
       expect(typesOf(events)).to.not.include('AssistantFollowedUp');
       expect(llm.requests.length).to.equal(asked);
