@@ -19,6 +19,7 @@ import { crmConfigEvents } from './crm-config/crm-config';
 import { integrationEvents } from './integration/integration';
 import { toolEvents } from './tool/tool';
 import { toolCallEvents } from './tool-call/tool-call';
+import { sdkConnectionEvents } from './sdk-connection/sdk-connection';
 import { handoffEvents } from './handoff/handoff';
 import { planEvents } from './plan/plan';
 import { providerEventEvents } from './provider-event/provider-event';
@@ -64,6 +65,7 @@ export const domainEvents = eventRegistry([
   integrationEvents,
   toolEvents,
   toolCallEvents,
+  sdkConnectionEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

@@ -55,6 +55,7 @@ import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
 import { integrationsRouter } from '../adapters/http/integrations/integrations';
+import { toolsRouter } from '../adapters/http/tools/tools';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -376,6 +377,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),
     integrationsRouter(identity, accessDenials, { outbound }),
+    toolsRouter(identity, accessDenials),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });

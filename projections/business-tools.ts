@@ -40,7 +40,7 @@ const chatOffered = (definition: ToolDefinition): boolean => definition.chat && 
 export const businessToolsProjection: EventProjection<ToolEvent['type']> = {
   name: 'business_tools',
   version: 1,
-  collections: [{ name: BUSINESS_TOOLS, indexes: [{ field: 'tenant_id' }, { field: 'workspace_id' }, { field: 'integration_id' }, { field: 'offered_in_chat' }, { field: 'created_at' }] }],
+  collections: [{ name: BUSINESS_TOOLS, indexes: [{ field: 'tenant_id' }, { field: 'workspace_id' }, { field: 'integration_id' }, { field: 'source' }, { field: 'offered_in_chat' }, { field: 'created_at' }] }],
   handles: toolEvents.types,
   async apply(event, view) {
     const id = event.data.tool_id;

@@ -10,6 +10,11 @@
 //   views say `has_credentials`. `integrationCredentials` opens it for the execution of a tool.
 // - An integration's version (its ETag) is its stream's revision; a write given the version
 //   the client saw (If-Match) appends only at that revision (412 otherwise).
+// - An integration that tools still call is not deleted by surprise: 409
+//   `integration_has_tools` with how many, unless the caller asks to delete them too
+//   (`cascade`), which deletes each tool (its name given back, its quota freed), then the
+//   integration. A tool created while that runs (between the listing and the deletion) would
+//   be left calling nothing: its calls fail with the integration gone, and it can be deleted.
 
 import {
   type CredentialsChoice,
@@ -24,7 +29,7 @@ import {
   integrationFieldsProblem,
   integrationStream,
 } from '../../domain/integration/integration';
-import { type DomainError, notFound } from '../../domain/shared/errors';
+import { DomainError, notFound } from '../../domain/shared/errors';
 import { INTEGRATIONS, type IntegrationDocument } from '../../projections/integrations';
 import { type Aggregate, type CommandDependencies, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { type OutboundDependencies, requireCallableEndpoint } from '../outbound/callable-endpoint';
@@ -35,6 +40,7 @@ import { type Principal, actingContext } from '../session/sessions';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
+import { countToolsOfIntegration, deleteToolsOfIntegration } from '../tool/tools';
 import { requireReadableWorkspace, requireWritableWorkspace, workspaceAccess } from '../workspace/workspace-access';
 
 export const integrationAggregate: Aggregate<IntegrationCommand, IntegrationEvent, IntegrationState> = { decider: integrationDecider, events: integrationEvents };
@@ -203,15 +209,37 @@ export async function updateIntegration(
   return answered(deps, principal, integrationId, result.position);
 }
 
-export async function deleteIntegration(deps: IntegrationDependencies, principal: Principal, integrationId: string, context: RequestContext, preconditions: WritePreconditions = {}): Promise<void> {
-  const options = await loadWritable(deps, principal, integrationId, preconditions);
-  const result = await handleCommand(
-    deps,
-    integrationAggregate,
-    integrationStream(integrationId),
-    { type: 'DeleteIntegration', data: { tenant_id: principal.tenant_id } },
-    actingContext(principal, context),
-    options,
-  );
+/** 409 `integration_has_tools`: tools still call the integration; `tools` says how many. */
+export class IntegrationHasToolsError extends DomainError {
+  constructor(readonly tools: number) {
+    super('conflict', 'integration_has_tools', `${tools} ${tools === 1 ? 'tool calls' : 'tools call'} this integration: delete ${tools === 1 ? 'it' : 'them'} first, or delete the integration with cascade=true to delete ${tools === 1 ? 'it' : 'them'} too`);
+  }
+
+  override details(): Record<string, unknown> {
+    return { tools: this.tools };
+  }
+}
+
+/**
+ * Deletes the integration. While tools call it: 409 `integration_has_tools`, unless
+ * `cascade`, which deletes those tools first (so a failure part way leaves the integration
+ * for a retry, never tools calling a deleted one).
+ */
+export async function deleteIntegration(
+  deps: IntegrationDependencies,
+  principal: Principal,
+  integrationId: string,
+  context: RequestContext,
+  preconditions: WritePreconditions = {},
+  options: { cascade?: boolean } = {},
+): Promise<void> {
+  const handleOptions = await loadWritable(deps, principal, integrationId, preconditions);
+  const acting = actingContext(principal, context);
+  if (options.cascade) await deleteToolsOfIntegration(deps, principal.tenant_id, integrationId, acting);
+  else {
+    const tools = await countToolsOfIntegration(deps, principal.tenant_id, integrationId);
+    if (tools > 0) throw new IntegrationHasToolsError(tools);
+  }
+  const result = await handleCommand(deps, integrationAggregate, integrationStream(integrationId), { type: 'DeleteIntegration', data: { tenant_id: principal.tenant_id } }, acting, handleOptions);
   await deps.readYourWrites(result.position);
 }

@@ -15,8 +15,8 @@
 // - A tool's version (its ETag) is its stream's revision; a write given the version the client
 //   saw (If-Match) appends only at that revision (412 otherwise).
 
-import { integrationStream } from '../../domain/integration/integration';
-import { type DomainError, conflict, invalid, notFound } from '../../domain/shared/errors';
+import { integrationDecider, integrationEvents, integrationStream } from '../../domain/integration/integration';
+import { DomainError, conflict, invalid, notFound } from '../../domain/shared/errors';
 import {
   type HttpMethod,
   type ParameterMapping,
@@ -28,14 +28,17 @@ import {
   type ToolSource,
   type ToolState,
   type ToolTarget,
+  editedDefinition,
+  normalizedDefinition,
+  reimportedDefinition,
   toolDecider,
+  toolDefinitionProblem,
   toolEvents,
   toolStream,
 } from '../../domain/tool/tool';
 import { BUSINESS_TOOLS, type BusinessToolDocument } from '../../projections/business-tools';
 import { type Aggregate, type CommandDependencies, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { type EntitlementDependencies, requireQuota } from '../entitlement/entitlements';
-import { integrationAggregate } from '../integration/integrations';
 import type { Actor } from '../ports/event-store';
 import type { Page } from '../ports/read-store';
 import { type ReservationDependencies, claimReservation, isReservationFree, releaseReservation } from '../reservation/reservations';
@@ -47,6 +50,9 @@ import { requireReadableWorkspace, requireWritableWorkspace, workspaceAccess } f
 import { inputSchemaProblem } from './input-schema';
 
 export const toolAggregate: Aggregate<ToolCommand, ToolEvent, ToolState> = { decider: toolDecider, events: toolEvents };
+// The integration's own aggregate, built here rather than imported from its use cases, which
+// call back into this file to delete an integration's tools.
+const integrationAggregate = { decider: integrationDecider, events: integrationEvents };
 
 export type ToolDependencies = CommandDependencies & ReadModelDependencies & ReadYourWritesDependencies & EntitlementDependencies & ReservationDependencies;
 
@@ -122,6 +128,24 @@ export async function getTool(deps: ReadModelDependencies, principal: Caller, to
   return { value: viewOfTool(doc), version: versionOfRevision(doc.revision) };
 }
 
+/** How many live tools call the integration (from the read model). */
+export function countToolsOfIntegration(deps: ReadModelDependencies, tenantId: string, integrationId: string): Promise<number> {
+  return deps.readStore.collection<BusinessToolDocument>(BUSINESS_TOOLS).count({ tenant_id: tenantId, integration_id: integrationId });
+}
+
+async function toolIdsOfIntegration(deps: ReadModelDependencies, tenantId: string, integrationId: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const found = await deps.readStore
+      .collection<BusinessToolDocument>(BUSINESS_TOOLS)
+      .find({ where: { tenant_id: tenantId, integration_id: integrationId }, sort: { field: 'created_at', direction: 'asc' }, limit: 1000, ...(cursor ? { cursor } : {}) });
+    ids.push(...found.items.map((doc) => doc.id));
+    cursor = found.next_cursor ?? undefined;
+  } while (cursor);
+  return ids;
+}
+
 // ------------------------------------------------------------------------------- write checks
 
 /** 400 naming `integration_id` unless it is a live integration of the tenant in this workspace. */
@@ -132,9 +156,13 @@ async function requireIntegrationOf(deps: ToolDependencies, tenantId: string, wo
   }
 }
 
-function requireUsableSchema(definition: Partial<ToolDefinition>): void {
-  if (definition.input_schema === undefined) return;
-  const problem = inputSchemaProblem(definition.input_schema);
+/**
+ * 400 naming the field unless the definition a write would store is sound: its input schema
+ * compiles (ajv) and the decider would accept the rest. Asked before the name is claimed, so a
+ * refused request records nothing.
+ */
+function requireSoundDefinition(definition: ToolDefinition): void {
+  const problem = inputSchemaProblem(definition.input_schema) ?? toolDefinitionProblem(definition);
   if (problem) throw problem;
 }
 
@@ -237,8 +265,8 @@ export async function createTool(
   options: CreateToolOptions = {},
 ): Promise<Versioned<ToolView>> {
   await requireWritableWorkspace(deps, principal, workspaceId);
-  const definition = definitionOf(input);
-  requireUsableSchema(definition);
+  const definition = normalizedDefinition(definitionOf(input));
+  requireSoundDefinition(definition);
   await requireIntegrationOf(deps, principal.tenant_id, workspaceId, input.integration_id);
   const key = options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:tool`;
   const toolId = key === undefined ? deps.ids.newId() : deps.ids.fromKey(key);
@@ -257,20 +285,31 @@ export async function createTool(
   return answered(deps, principal, toolId, result.position);
 }
 
+/**
+ * What a person may change of a tool: its definition's fields. `integration_id` is accepted
+ * only as the tool's own (a client sending back what it read); a tool does not move to
+ * another integration (400 `integration_fixed`): create one there instead.
+ */
+export type ToolChanges = Partial<ToolDefinition> & { integration_id?: string };
+
 /** Changes the fields given (an absent one keeps its value); the same values again record nothing. */
 export async function editTool(
   deps: ToolDependencies,
   principal: Principal,
   toolId: string,
-  changes: Partial<ToolDefinition>,
+  changes: ToolChanges,
   context: RequestContext,
   preconditions: WritePreconditions = {},
 ): Promise<Versioned<ToolView>> {
   const { state, options } = await loadWritable(deps, principal, toolId, preconditions);
-  requireUsableSchema(changes);
+  const { integration_id, ...definitionChanges } = changes;
+  if (integration_id !== undefined && !(state.target.kind === 'integration' && state.target.integration_id === integration_id)) {
+    throw invalid('integration_fixed', "integration_id: a tool's integration does not change; create the tool in the other integration instead", 'integration_id');
+  }
+  requireSoundDefinition(editedDefinition(state.definition, definitionChanges));
   const acting = actingContext(principal, context);
-  const result = await withName(deps, acting, state.workspace_id, toolId, { from: state.definition.name, to: changes.name ?? null }, () =>
-    handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'EditTool', data: { tenant_id: principal.tenant_id, changes } }, acting, options),
+  const result = await withName(deps, acting, state.workspace_id, toolId, { from: state.definition.name, to: definitionChanges.name ?? null }, () =>
+    handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'EditTool', data: { tenant_id: principal.tenant_id, changes: definitionChanges } }, acting, options),
   );
   return answered(deps, principal, toolId, result.position);
 }
@@ -284,10 +323,14 @@ export async function reimportTool(
   context: RequestContext,
 ): Promise<Versioned<ToolView>> {
   const { state, options } = await loadWritable(deps, principal, toolId, {});
-  requireUsableSchema(reimport.imported);
-  const keepsName = !reimport.overwrite_edits && state.edited_fields.includes('name');
+  if (state.origin === null) throw conflict('tool_not_imported', 'the tool was not imported from an OpenAPI document');
+  // The imported schema is asked even when a local edit keeps the tool's own: it becomes the origin.
+  const importedSchema = inputSchemaProblem(reimport.imported.input_schema);
+  if (importedSchema) throw importedSchema;
+  const next = reimportedDefinition(state, reimport.imported, reimport.overwrite_edits);
+  requireSoundDefinition(next);
   const acting = actingContext(principal, context);
-  const result = await withName(deps, acting, state.workspace_id, toolId, { from: state.definition.name, to: keepsName ? null : reimport.imported.name }, () =>
+  const result = await withName(deps, acting, state.workspace_id, toolId, { from: state.definition.name, to: next.name }, () =>
     handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'ReimportTool', data: { tenant_id: principal.tenant_id, ...reimport } }, acting, options),
   );
   return answered(deps, principal, toolId, result.position);
@@ -300,4 +343,35 @@ export async function deleteTool(deps: ToolDependencies, principal: Principal, t
   const result = await handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'DeleteTool', data: { tenant_id: principal.tenant_id } }, acting, options);
   await releaseReservation(deps, toolNameScope(state.workspace_id), state.definition.name, toolId, acting).catch(() => undefined);
   await deps.readYourWrites(result.position);
+}
+
+/**
+ * Deletes every tool that calls the integration, each giving its name back, for the deletion
+ * of the integration itself with `cascade` (application/integration/integrations.ts), whose
+ * caller was found to write the integration's workspace, where its tools are. `acting` is that
+ * caller's acting context. Answers how many it deleted and the position of the last write
+ * (read-your-writes is the caller's, once).
+ */
+export async function deleteToolsOfIntegration(
+  deps: CommandDependencies & ReadModelDependencies & ReservationDependencies,
+  tenantId: string,
+  integrationId: string,
+  acting: RequestContext,
+): Promise<{ deleted: number; position: number | null }> {
+  let deleted = 0;
+  let position: number | null = null;
+  for (const toolId of await toolIdsOfIntegration(deps, tenantId, integrationId)) {
+    const { state } = await loadAggregate(deps, toolAggregate, toolStream(toolId));
+    // Gone since the read model listed it (deleted by someone else meanwhile): nothing to do.
+    if (state.status !== 'active' || state.tenant_id !== tenantId || state.target.kind !== 'integration' || state.target.integration_id !== integrationId) continue;
+    const result = await handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'DeleteTool', data: { tenant_id: tenantId } }, acting).catch((error: unknown) => {
+      if (error instanceof DomainError && error.code === 'tool_not_found') return null;
+      throw error;
+    });
+    if (result === null) continue;
+    await releaseReservation(deps, toolNameScope(state.workspace_id), state.definition.name, toolId, acting).catch(() => undefined);
+    deleted += 1;
+    position = result.position ?? position;
+  }
+  return { deleted, position };
 }

@@ -229,9 +229,21 @@ export function toolDefinitionProblem(definition: ToolDefinition): DomainError |
 
 const toolNotFound = (): DomainError => notFound('tool_not_found', 'no such tool');
 
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+/** JSON with object keys sorted: a schema whose keys come in another order is the same schema. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, field]) => field !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([name, field]) => `${JSON.stringify(name)}:${canonicalJson(field)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
 
-function normalized(definition: ToolDefinition): ToolDefinition {
+const same = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
+
+/** A definition as it is stored: the description in its stored text form. */
+export function normalizedDefinition(definition: ToolDefinition): ToolDefinition {
   return { ...definition, description: normalizeText(definition.description) };
 }
 
@@ -240,33 +252,61 @@ export function changedFields(before: ToolDefinition, after: ToolDefinition): To
   return TOOL_FIELDS.filter((field) => !same(before[field], after[field]));
 }
 
+/** The definition after a person's change: an absent (or undefined) field keeps its value. */
+export function editedDefinition(current: ToolDefinition, changes: Partial<ToolDefinition>): ToolDefinition {
+  return normalizedDefinition({ ...current, ...Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) });
+}
+
+/**
+ * The imported fields whose values differ from the definition as last imported: a person's
+ * local edits. Only what an import describes can be an edit of it, and an edit changed back to
+ * the imported value is no edit any more (the next reimport may update that field again).
+ */
+export function editedFieldsOf(definition: ToolDefinition, origin: ToolOrigin | null): ToolField[] {
+  if (origin === null) return [];
+  const imported = normalizedDefinition(origin.imported);
+  return IMPORTED_FIELDS.filter((field) => !same(definition[field], imported[field]));
+}
+
 function decideEdit(current: LiveTool, changes: Partial<ToolDefinition>, now: Date): Either<DomainError, ToolEvent[]> {
-  const next = normalized({ ...current.definition, ...Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) });
+  const next = editedDefinition(current.definition, changes);
   const problem = toolDefinitionProblem(next);
   if (problem) return left(problem);
   const changed = changedFields(current.definition, next);
   if (changed.length === 0) return right([]);
-  // Only what an import describes can be a local edit of it.
-  const edited = current.origin === null ? [] : [...new Set([...current.edited_fields, ...changed.filter((field) => IMPORTED_FIELDS.includes(field))])];
   const { tenant_id, workspace_id, tool_id, origin } = current;
-  return right([{ type: 'ToolUpdated', data: { tenant_id, workspace_id, tool_id, definition: next, changed, cause: 'edit', origin, edited_fields: edited, updated_at: now.toISOString() } }]);
+  return right([
+    { type: 'ToolUpdated', data: { tenant_id, workspace_id, tool_id, definition: next, changed, cause: 'edit', origin, edited_fields: editedFieldsOf(next, origin), updated_at: now.toISOString() } },
+  ]);
+}
+
+/**
+ * The definition after a reimport: each imported field takes the new import's value, except
+ * those a person edited (unless `overwrite_edits`); `chat`, `risk` and `enabled` stay.
+ */
+export function reimportedDefinition(current: Pick<LiveTool, 'definition' | 'edited_fields'>, imported: ToolDefinition, overwriteEdits: boolean): ToolDefinition {
+  const kept = overwriteEdits ? [] : current.edited_fields;
+  const fresh = normalizedDefinition(imported);
+  const next: ToolDefinition = { ...current.definition };
+  for (const field of IMPORTED_FIELDS) {
+    if (!kept.includes(field)) Object.assign(next, { [field]: fresh[field] });
+  }
+  return next;
 }
 
 function decideReimport(current: LiveTool, data: Extract<ToolCommand, { type: 'ReimportTool' }>['data'], now: Date): Either<DomainError, ToolEvent[]> {
   if (current.origin === null) return left(conflict('tool_not_imported', 'the tool was not imported from an OpenAPI document'));
-  const imported = normalized(data.imported);
-  const kept = data.overwrite_edits ? [] : current.edited_fields;
-  const next: ToolDefinition = { ...current.definition };
-  for (const field of IMPORTED_FIELDS) {
-    if (!kept.includes(field)) Object.assign(next, { [field]: imported[field] });
-  }
+  const imported = normalizedDefinition(data.imported);
+  const next = reimportedDefinition(current, imported, data.overwrite_edits);
   const problem = toolDefinitionProblem(next);
   if (problem) return left(problem);
   const origin: ToolOrigin = { operation_key: data.operation_key, imported, imported_at: now.toISOString() };
   const changed = changedFields(current.definition, next);
   if (changed.length === 0 && same(origin.imported, current.origin.imported) && origin.operation_key === current.origin.operation_key) return right([]);
   const { tenant_id, workspace_id, tool_id } = current;
-  return right([{ type: 'ToolUpdated', data: { tenant_id, workspace_id, tool_id, definition: next, changed, cause: 'reimport', origin, edited_fields: kept, updated_at: now.toISOString() } }]);
+  return right([
+    { type: 'ToolUpdated', data: { tenant_id, workspace_id, tool_id, definition: next, changed, cause: 'reimport', origin, edited_fields: editedFieldsOf(next, origin), updated_at: now.toISOString() } },
+  ]);
 }
 
 export const toolDecider: Decider<ToolCommand, ToolEvent, ToolState> = {
@@ -290,7 +330,7 @@ export const toolDecider: Decider<ToolCommand, ToolEvent, ToolState> = {
     if (command.type === 'CreateTool') {
       if (state.status !== 'absent') return left(conflict('tool_exists', 'the tool already exists'));
       const { tenant_id, workspace_id, tool_id, target, source, origin } = command.data;
-      const definition = normalized(command.data.definition);
+      const definition = normalizedDefinition(command.data.definition);
       const problem = toolDefinitionProblem(definition);
       if (problem) return left(problem);
       if ((source === 'sdk') !== (target.kind === 'sdk_connection')) return left(invalid('invalid_target', 'a tool of an SDK connection has source sdk, and only it', 'source'));

@@ -219,9 +219,13 @@ describe('Idempotency-Key on creating routes', () => {
     /** The conversation the agent-reply sample replies in. */
     let conversationId = '';
     let workspaceId = '';
+    /** The integration the sampled tools call. */
+    let integrationId = '';
     before(async () => {
       conversationId = await startConversation(server, owner, { title: 'Sampled replies' });
       workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items[0].id;
+      const integration = { name: 'Sampled tools API', base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } };
+      integrationId = (await server.request('POST', `/api/v1/workspaces/${workspaceId}/integrations`, { headers: as(owner), body: integration })).json.id;
       for (const plan_code of ['starter', 'growth']) {
         checkouts.push((await server.request('POST', '/api/v1/billing/checkout', { headers: as(owner), body: { plan_code, interval: 'month' } })).json.id);
       }
@@ -263,6 +267,11 @@ describe('Idempotency-Key on creating routes', () => {
         path: `/api/v1/workspaces/${workspaceId}/integrations`,
         body: { name: `Sampled ${n}`, base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } },
         other: { name: `Other ${n}`, base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } },
+      }),
+      'POST /api/v1/workspaces/:workspace_id/tools': (n) => ({
+        path: `/api/v1/workspaces/${workspaceId}/tools`,
+        body: { integration_id: integrationId, name: `sampled${n}`, method: 'GET', path: '/pets' },
+        other: { integration_id: integrationId, name: `other${n}`, method: 'GET', path: '/pets' },
       }),
     };
 

@@ -542,6 +542,38 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('DELETE', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });
     });
 
+    it('business tools', async () => {
+      const workspaceId = (await call('GET', '/api/v1/org/workspaces', { headers: as(admin) })).json.items[0].id;
+      const integration = await call('POST', `/api/v1/workspaces/${workspaceId}/integrations`, { headers: as(admin), body: { name: 'Pet store', base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } } });
+      const tools = `/api/v1/workspaces/${workspaceId}/tools`;
+      const body = {
+        integration_id: integration.json.id,
+        name: 'getPet',
+        description: 'Finds a pet by its id',
+        method: 'GET',
+        path: '/pets/{petId}',
+        parameters: [{ argument: 'petId', in: 'path', name: 'petId' }],
+        input_schema: { type: 'object', properties: { petId: { type: 'integer' } }, required: ['petId'] },
+      };
+      const tool = await call('POST', tools, { headers: as(admin), body });
+      await call('POST', tools, { headers: as(admin), body: { ...body, name: 'GETPET' } });
+      await call('POST', tools, { headers: as(admin), body: { ...body, input_schema: { type: 'object', properties: { petId: { type: 'whole number' } } } } });
+      await call('POST', tools, { headers: as(member), body: { ...body, name: 'memberTool' } });
+      await call('GET', `${tools}?source=manual&integration_id=${integration.json.id}&limit=10`, { headers: as(admin) });
+      await call('GET', `${tools}?source=mine`, { headers: as(admin) });
+      await call('GET', '/api/v1/workspaces/none/tools', { headers: as(admin) });
+      await call('GET', `/api/v1/tools/${tool.json.id}`, { headers: as(admin) });
+      await call('GET', '/api/v1/tools/none', { headers: as(admin) });
+      await call('PATCH', `/api/v1/tools/${tool.json.id}`, { headers: { ...as(admin), 'if-match': tool.headers.get('etag')! }, body: { risk: 'approval_required', chat: false } });
+      await call('PATCH', `/api/v1/tools/${tool.json.id}`, { headers: { ...as(admin), 'if-match': tool.headers.get('etag')! }, body: { description: 'Lost update' } });
+      await call('PATCH', `/api/v1/tools/${tool.json.id}`, { headers: as(admin), body: { path: '/pets' } });
+      await call('DELETE', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });
+      await call('DELETE', `/api/v1/tools/${tool.json.id}`, { headers: as(admin) });
+      await call('DELETE', `/api/v1/tools/${tool.json.id}`, { headers: as(admin) });
+      await call('POST', tools, { headers: as(admin), body });
+      await call('DELETE', `/api/v1/integrations/${integration.json.id}?cascade=true`, { headers: as(admin) });
+    });
+
     it('every described route was answered above', () => {
       const unanswered = [...describedRoutes(document)].filter((route) => !answered.has(route));
       expect(unanswered, `add a call for: ${unanswered.join(', ')}`).to.deep.equal([]);

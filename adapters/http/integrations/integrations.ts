@@ -2,7 +2,8 @@
 // /integrations` and `GET, PUT, DELETE /api/v1/integrations/{id}`. Who may do what and the
 // rules are the use cases' (application/integration/integrations.ts); this file decodes and
 // encodes. Creating honours Idempotency-Key; an integration carries its ETag and changes
-// honour If-Match. The credentials are never answered (`has_credentials`).
+// honour If-Match. The credentials are never answered (`has_credentials`). Deleting one that
+// tools call is 409 unless `?cascade=true`.
 
 import Router from '@koa/router';
 import * as t from 'io-ts';
@@ -41,6 +42,8 @@ export const UpdateIntegrationBody = t.type(
   'UpdateIntegrationBody',
 );
 
+export const DeleteIntegrationQuery = t.type({ cascade: t.union([t.keyof({ true: null, false: null }, 'true or false'), t.undefined]) }, 'DeleteIntegrationQuery');
+
 /** What the integration routes need beyond the identity ports: the guarded client that checks the addresses given. */
 export type IntegrationAdapters = Pick<IntegrationDependencies, 'outbound'>;
 
@@ -72,7 +75,8 @@ export function integrationsRouter(identity: UseCaseDependencies, denials: Acces
   });
 
   router.delete('/integrations/:id', user, async (ctx) => {
-    await deleteIntegration(deps, ctx.state.principal, ctx.params.id, requestContextOf(ctx), preconditionsOf(ctx));
+    const { cascade } = decodeBody(DeleteIntegrationQuery, { cascade: ctx.query.cascade });
+    await deleteIntegration(deps, ctx.state.principal, ctx.params.id, requestContextOf(ctx), preconditionsOf(ctx), { cascade: cascade === 'true' });
     ctx.status = 204;
   });
 

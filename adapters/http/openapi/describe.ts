@@ -130,6 +130,7 @@ export function schemaOfCodec(codec: t.Mixed): Schema {
   if (codec instanceof t.BooleanType) return { type: 'boolean' };
   if (codec instanceof t.NullType) return { type: 'null' };
   if (codec instanceof t.UnknownType) return {};
+  if (codec === t.UnknownRecord) return { type: 'object' };
   if (codec instanceof t.LiteralType) return { const: codec.value };
   if (codec instanceof t.KeyofType) return { type: 'string', enum: Object.keys(codec.keys) };
   if (codec instanceof t.RefinementType) return { ...schemaOfCodec(codec.type), description: codec.name };

@@ -24,6 +24,7 @@ import { orgWorkspacesApi } from '../org/workspaces.openapi';
 import { publicApi } from '../public.openapi';
 import { teamApi } from '../team/team.openapi';
 import { tenantApi } from '../tenant/tenant.openapi';
+import { toolsApi } from '../tools/tools.openapi';
 import type { Access, ApiArea, ErrorStatus, Method, RouteDescription, Schema } from './describe';
 
 /** Every area, in the order the document lists them. */
@@ -49,6 +50,7 @@ const AREAS: readonly ApiArea[] = [
   tenantApi,
   documentsApi,
   integrationsApi,
+  toolsApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
@@ -215,6 +217,7 @@ function components(schemas: Record<string, Schema>): Schema {
           resets_at: { type: ['string', 'null'], format: 'date-time', description: '`quota_exceeded`: when the count starts again; null for limits that do not reset' },
           feature: { type: 'string', enum: ['sdk_connections', 'whatsapp', 'handoff', 'crm'], description: '`feature_not_in_plan`: the feature' },
           plan: { type: ['string', 'null'], description: '`feature_not_in_plan`: the code of the cheapest plan that has it' },
+          tools: { type: 'integer', description: '`integration_has_tools`: how many tools still call the integration' },
         },
       },
       ...schemas,
