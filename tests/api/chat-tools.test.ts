@@ -15,9 +15,8 @@ import { SagaRunner } from '../../application/sagas/saga-runner';
 import { MAX_TOOL_ROUNDS } from '../../application/chat/tool-steps';
 import type { DomainRecordedEvent } from '../../application/ports/domain-event-store';
 import { setQuotaOverrides } from '../../application/quota-override/quota-overrides';
-import type { Principal } from '../../application/session/sessions';
 import { systemContext } from '../../application/shared/request-context';
-import { type ToolInput, createTool } from '../../application/tool/tools';
+import type { ToolInput } from '../../application/tool/tools';
 import { conversationStream } from '../../domain/conversation/conversation';
 import { toolCallStream } from '../../domain/tool-call/tool-call';
 import { createLogger } from '../../infrastructure/logging/logger';
@@ -122,10 +121,10 @@ describe('tool calls in chat (#12 point 5)', function () {
   const toolResults = (messages: ReceivedMessage[]): Json[] => messages.filter((message) => message.role === 'tool').map((message) => JSON.parse(message.content as string));
   const call = (name: string, args: string, id = `call_${name}`) => ({ id, name, arguments: [args] });
 
-  async function addTool(input: Omit<ToolInput, 'integration_id'>, integrationId: string): Promise<string> {
-    const principal: Principal = { kind: 'user', user_id: owner.user_id, tenant_id: owner.tenant_id, role: 'owner', jti: 'chat-tools-suite' };
-    const created = await createTool(server.platform.identity, principal, workspaceId, { ...input, integration_id: integrationId }, systemContext('chat-tools-suite'));
-    return created.value.id;
+  async function addTool(input: Omit<ToolInput, 'integration_id'>, integrationId: string, target: TestServer = server, account: Account = owner, workspace = workspaceId): Promise<string> {
+    const created = await target.request('POST', `/api/v1/workspaces/${workspace}/tools`, { headers: as(account), body: { ...input, integration_id: integrationId } });
+    expect(created.status, created.text).to.equal(201);
+    return created.json.id;
   }
 
   before(async () => {
@@ -475,13 +474,12 @@ describe('tool calls in chat (#12 point 5)', function () {
         headers: as(asker),
         body: { name: 'Shop', base_url: 'https://93.184.215.16/api', auth: { kind: 'bearer' }, credentials: API_TOKEN },
       });
-      const principal: Principal = { kind: 'user', user_id: asker.user_id, tenant_id: asker.tenant_id, role: 'owner', jti: 'embedded-suite' };
-      await createTool(
-        embedded.platform.identity,
-        principal,
+      await addTool(
+        { name: 'cancel_order', description: 'Cancels an order', method: 'POST', path: '/orders/{order_number}/cancel', parameters: [{ argument: 'order_number', in: 'path', name: 'order_number' }], input_schema: ORDER_SCHEMA },
+        integration.json.id,
+        embedded,
+        asker,
         workspace,
-        { integration_id: integration.json.id, name: 'cancel_order', description: 'Cancels an order', method: 'POST', path: '/orders/{order_number}/cancel', parameters: [{ argument: 'order_number', in: 'path', name: 'order_number' }], input_schema: ORDER_SCHEMA },
-        systemContext('embedded-suite'),
       );
       (asker as Account & { workspace: string }).workspace = workspace;
     });
