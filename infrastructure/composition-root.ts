@@ -50,11 +50,14 @@ import { chatRouter } from '../adapters/http/chat/chat';
 import type { ChatDependencies } from '../application/chat/chat';
 import type { ToolCaller } from '../application/chat/tool-steps';
 import { chatToolFollowUpSaga } from '../application/chat/tool-follow-up';
-import { DomainError } from '../domain/shared/errors';
 import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
 import { integrationsRouter } from '../adapters/http/integrations/integrations';
+import { toolCallsRouter } from '../adapters/http/tools/tool-calls';
+import { AccessTokenCache } from '../application/tool-call/access-tokens';
+import { approvedToolCallsSaga } from '../application/tool-call/approved-tool-calls';
+import { type ToolCallDependencies, callTool } from '../application/tool-call/tool-calls';
 import { toolsRouter } from '../adapters/http/tools/tools';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
@@ -159,6 +162,8 @@ export interface Platform {
   assistant: AssistantEngine;
   /** What a chat turn needs (application/chat): the CLI's `chat ask` runs turns with it. */
   chat: ChatDependencies;
+  /** What calling a business tool needs (`callTool`, application/tool-call): one OAuth2 token cache per platform. */
+  toolCalls: ToolCallDependencies;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
@@ -286,11 +291,6 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     (config.llmBaseUrl && config.llmModel
       ? new OpenAiAssistantEngine({ baseUrl: config.llmBaseUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutMs })
       : new ExtractiveAssistantEngine());
-  // Until the tool-call execution (#12 point 4) is wired here, a call the model asks for fails as a step it can explain.
-  const callTool: ToolCaller = async () => {
-    throw new DomainError('conflict', 'tool_calls_unavailable', 'tool calls are not available on this platform yet');
-  };
-  const chat: ChatDependencies = { ...identity, searchIndex, embeddings, assistant, logger: logger.child({ component: 'assistant' }), callTool };
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
   const auditAnchoring = new AuditAnchoring(
     { ...commands, readStore, signer: auditSigner, logger: logger.child({ component: 'audit_anchoring' }) },
@@ -299,6 +299,17 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const accessDenials = new AccessDenialRecorder({ ...commands, logger: logger.child({ component: 'access_denials' }) }, { perMinute: config.accessDenialsPerMinute });
   // Every call to an address a tenant gave goes through the one SSRF guard.
   const outbound: OutboundHttp = new GuardedOutboundHttp({ allowInsecureUrls: config.outboundAllowInsecure, allowPrivateNetworks: config.outboundAllowPrivateNetworks });
+  const toolCalls: ToolCallDependencies = {
+    ...commands,
+    secrets,
+    outbound,
+    logger: logger.child({ component: 'tool_calls' }),
+    toolLimits: { timeoutMs: config.toolTimeoutMs, maxResponseBytes: config.toolMaxResponseBytes },
+    accessTokens: new AccessTokenCache(),
+  };
+  // The chat turn calls business tools through the one tool-call use case.
+  const chatToolCalls: ToolCaller = (tenantId, input, context, options) => callTool(toolCalls, tenantId, input, context, options);
+  const chat: ChatDependencies = { ...identity, searchIndex, embeddings, assistant, logger: logger.child({ component: 'assistant' }), callTool: chatToolCalls };
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,
     backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
@@ -315,6 +326,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     checkoutSettlementSaga(commands),
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
+    approvedToolCallsSaga(toolCalls),
     chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
@@ -377,6 +389,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),
     integrationsRouter(identity, accessDenials, { outbound }),
+    toolCallsRouter(identity, accessDenials, { outbound, logger: toolCalls.logger, toolLimits: toolCalls.toolLimits, accessTokens: toolCalls.accessTokens }),
     toolsRouter(identity, accessDenials),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
   ];
@@ -408,6 +421,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     searchIndex,
     assistant,
     chat,
+    toolCalls,
     readYourWrites,
     async start() {
       await runner.start();

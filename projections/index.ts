@@ -5,6 +5,7 @@ import { conversationsProjection } from './conversations';
 import { conversationAnalyticsProjection } from './conversation-analytics';
 import { crmConfigsProjection } from './crm-configs';
 import { integrationsProjection } from './integrations';
+import { toolCallsProjection } from './tool-calls';
 import { feedbacksProjection } from './feedbacks';
 import { handoffConfigsProjection } from './handoff-configs';
 import { handoffDeliveriesProjection } from './handoff-deliveries';
@@ -54,4 +55,5 @@ export const allProjections: readonly Projection[] = [
   documentsProjection,
   integrationsProjection,
   businessToolsProjection,
+  toolCallsProjection,
 ];

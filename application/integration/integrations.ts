@@ -98,16 +98,20 @@ export async function getIntegration(deps: ReadModelDependencies, principal: Cal
   return { value: viewOf(doc), version: versionOfRevision(doc.revision) };
 }
 
-/** What executing a tool needs, from the stream (always current), the secret in clear; null when the integration is gone. */
+/**
+ * What executing a tool needs, from the stream (always current), the secret in clear; null when
+ * the integration is gone. `revision` changes with every change of the integration: what is
+ * derived from its credentials (an OAuth2 access token) is kept per revision.
+ */
 export async function integrationCredentials(
   deps: Pick<CommandDependencies, 'eventStore'> & { secrets: Secrets },
   tenantId: string,
   integrationId: string,
-): Promise<{ workspace_id: string; base_url: string; auth: IntegrationAuth; default_headers: DefaultHeaders; credentials: string | null } | null> {
-  const { state } = await loadAggregate(deps, integrationAggregate, integrationStream(integrationId));
+): Promise<{ workspace_id: string; base_url: string; auth: IntegrationAuth; default_headers: DefaultHeaders; credentials: string | null; revision: number } | null> {
+  const { state, revision } = await loadAggregate(deps, integrationAggregate, integrationStream(integrationId));
   if (state.status !== 'active' || state.tenant_id !== tenantId) return null;
   const { workspace_id, base_url, auth, default_headers, credentials_sealed } = state;
-  return { workspace_id, base_url, auth, default_headers, credentials: credentials_sealed === null ? null : deps.secrets.open(credentials_sealed) };
+  return { workspace_id, base_url, auth, default_headers, credentials: credentials_sealed === null ? null : deps.secrets.open(credentials_sealed), revision };
 }
 
 // ------------------------------------------------------------------------------- write checks

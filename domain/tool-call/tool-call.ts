@@ -10,6 +10,9 @@
 //   succeeded          the API answered 2xx;
 //   failed             the API answered otherwise, or could not be reached, or timed out.
 // Allowed: awaiting_approval -> ready (approved) | refused; ready -> succeeded | failed.
+// A call approved as it is requested (an owner's or admin's own test of an `approval_required`
+// tool) is recorded requested, not waiting, and approved in one append: it runs with the
+// request. Only a call that waited is run by the approval saga once approved.
 //
 // What is recorded of the exchange is already redacted (credentials, the end user's token and
 // session) and cut to size by the application: events never hold a secret in clear. The end
@@ -91,7 +94,8 @@ export type ToolCallEvent = GroupEvent<typeof toolCallEvents>;
 type RequestedData = EventOf<typeof ToolCallRequested>['data'];
 
 export type ToolCallCommand =
-  | { type: 'RequestToolCall'; data: Omit<RequestedData, 'requested_at'> }
+  /** `approved_by`: the caller approves their own call as they make it (recorded only for an `approval_required` tool). */
+  | { type: 'RequestToolCall'; data: Omit<RequestedData, 'requested_at'> & { approved_by?: Caller } }
   | { type: 'ApproveToolCall'; data: { tenant_id: string; by: Caller } }
   | { type: 'RefuseToolCall'; data: { tenant_id: string; by: Caller; reason: string } }
   | { type: 'RecordToolCallSuccess'; data: { tenant_id: string; status: number; latency_ms: number; exchange: RecordedExchange } }
@@ -132,7 +136,13 @@ export const toolCallDecider: Decider<ToolCallCommand, ToolCallEvent, ToolCallSt
     const at = now.toISOString();
     if (command.type === 'RequestToolCall') {
       if (state.status !== 'absent') return right([]);
-      return right([{ type: 'ToolCallRequested', data: { ...command.data, requested_at: at } }]);
+      const { approved_by, ...requested } = command.data;
+      if (approved_by === undefined || requested.risk !== 'approval_required') return right([{ type: 'ToolCallRequested', data: { ...requested, requested_at: at } }]);
+      const { tenant_id, workspace_id, tool_call_id, tool_id } = requested;
+      return right([
+        { type: 'ToolCallRequested', data: { ...requested, awaiting_approval: false, requested_at: at } },
+        { type: 'ToolCallApproved', data: { tenant_id, workspace_id, tool_call_id, tool_id, approved_by, approved_at: at } },
+      ]);
     }
     if (state.status === 'absent' || state.tenant_id !== command.data.tenant_id) return left(toolCallNotFound());
     const { tenant_id, workspace_id, tool_call_id, tool_id } = state;

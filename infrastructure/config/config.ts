@@ -113,6 +113,8 @@ const variables = {
   HANDOFF_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '6' },
   HANDOFF_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '10000' },
   HANDOFF_RETRY_BASE_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '60' },
+  TOOL_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '15000' },
+  TOOL_MAX_RESPONSE_BYTES: { codec: integerBetween(1024, 64 * 1024 * 1024), default: String(1024 * 1024) },
   STRIPE_WEBHOOK_SECRET: { codec: fromString('StripeWebhookSecret', "a Stripe endpoint's signing secret (whsec_...)", (raw) => (/^whsec_[A-Za-z0-9_+/=]+$/.test(raw) ? raw : undefined)), default: undefined },
   EMBEDDINGS_BASE_URL: { codec: urlWithScheme('http', 'https'), default: undefined },
   EMBEDDINGS_API_KEY: { codec: nonEmpty, default: undefined },
@@ -220,6 +222,10 @@ export interface Config {
   handoffTimeoutMs: number;
   /** The wait after the first failed attempt; it doubles after each next one, up to an hour. */
   handoffRetryBaseSeconds: number;
+  /** How long one call of a business tool's API (or its OAuth2 token endpoint) may take. */
+  toolTimeoutMs: number;
+  /** The largest answer of a business tool's API; a longer one fails the call (`response_too_large`). */
+  toolMaxResponseBytes: number;
   /** Largest document a tenant may upload or add as text (413 `document_too_large` above). */
   documentMaxBytes: number;
   /** Set: documents' original bytes live in this S3-compatible bucket; null: under DATA_DIR/blobs. */
@@ -363,6 +369,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     handoffMaxAttempts: values.HANDOFF_MAX_ATTEMPTS as number,
     handoffTimeoutMs: values.HANDOFF_TIMEOUT_MS as number,
     handoffRetryBaseSeconds: values.HANDOFF_RETRY_BASE_SECONDS as number,
+    toolTimeoutMs: values.TOOL_TIMEOUT_MS as number,
+    toolMaxResponseBytes: values.TOOL_MAX_RESPONSE_BYTES as number,
     documentMaxBytes: values.DOCUMENT_MAX_BYTES as number,
     s3,
   };

@@ -56,7 +56,10 @@ export class GuardedOutboundHttp implements OutboundHttp {
     const form = this.guard.refusalOfForm(outbound.url);
     if ('refusal' in form) return Promise.reject(new OutboundCallError(form.refusal.reason, form.refusal.message));
     const body = outbound.body === null ? null : typeof outbound.body === 'string' ? Buffer.from(outbound.body, 'utf8') : outbound.body;
-    const headers: Record<string, string> = { ...outbound.headers };
+    const headers: Record<string, string> = {};
+    // node:http writes header values as Latin-1: a value beyond it goes as its UTF-8 bytes, as
+    // other clients send it, rather than failing the call.
+    for (const [name, value] of Object.entries(outbound.headers)) headers[name] = /[^\x00-\xff]/.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value;
     if (body !== null) headers['content-length'] = String(body.length);
     const send = form.url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise<OutboundResponse>((resolve, reject) => {
@@ -67,25 +70,35 @@ export class GuardedOutboundHttp implements OutboundHttp {
         clearTimeout(timer);
         outcome();
       };
-      const request: ClientRequest = send(form.url, { method: outbound.method, headers, lookup: this.guard.lookup }, (answer: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        let read = 0;
-        let cut = false;
-        const whole = (): OutboundResponse => ({ status: answer.statusCode ?? 0, headers: headersOf(answer), body: Buffer.concat(chunks) });
-        answer.on('data', (chunk: Buffer) => {
-          if (cut) return;
-          read += chunk.length;
-          if (read <= outbound.maxResponseBytes) {
-            chunks.push(chunk);
-            return;
-          }
-          cut = true;
-          answer.destroy();
-          if (overLimit === 'refuse') finish(() => reject(new OutboundCallError('response_too_large', `the answer is larger than ${outbound.maxResponseBytes} bytes`)));
+      let request: ClientRequest;
+      try {
+        request = send(form.url, { method: outbound.method, headers, lookup: this.guard.lookup }, (answer: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          let read = 0;
+          let cut = false;
+          const whole = (): OutboundResponse => ({ status: answer.statusCode ?? 0, headers: headersOf(answer), body: Buffer.concat(chunks) });
+          answer.on('data', (chunk: Buffer) => {
+            if (cut) return;
+            read += chunk.length;
+            if (read <= outbound.maxResponseBytes) {
+              chunks.push(chunk);
+              return;
+            }
+            cut = true;
+            answer.destroy();
+            if (overLimit === 'refuse') finish(() => reject(new OutboundCallError('response_too_large', `the answer is larger than ${outbound.maxResponseBytes} bytes`)));
+          });
+          // An answer the server broke off is no answer where its body counts (`refuse`); where only the status does, it stands.
+          const ended = (): void =>
+            finish(() => (overLimit === 'refuse' && !answer.complete ? reject(new OutboundCallError('network', 'the answer was cut off before its end')) : resolve(whole())));
+          answer.on('close', ended);
+          answer.on('error', ended);
         });
-        answer.on('close', () => finish(() => resolve(whole())));
-        answer.on('error', () => finish(() => resolve(whole())));
-      });
+      } catch (error) {
+        // A request node:http will not even start (a header it cannot write): no answer, said as such.
+        reject(new OutboundCallError('network', error instanceof Error ? error.message : String(error)));
+        return;
+      }
       const timer = setTimeout(() => {
         finish(() => reject(new OutboundCallError('timeout', `no answer within ${outbound.timeoutMs} ms`)));
         request.destroy();

@@ -15,6 +15,7 @@ import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimi
 import { TestPaymentProvider } from '../support/payment-provider';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
+import { createToolAs, recordIntegration } from '../support/tools';
 
 const SUPER_ADMIN = { SUPER_ADMIN_EMAIL: 'root@idempotency.test', SUPER_ADMIN_PASSWORD: 'root password 123' };
 
@@ -213,6 +214,8 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/tenant/handoff': 'sets the configuration (an upsert): the same request again records nothing; a secret the platform made is answered once, and a lost answer is mended by rotating it (an empty secret)',
       'POST /api/v1/tenant/crm': 'sets the configuration (an upsert): the same request again records nothing',
       'POST /api/v1/documents/:id/reindex': 'queues the next indexing generation of a document (If-Match guards a repeat)',
+      'POST /api/v1/tool-calls/:id/approve': 'a change of state of a tool call; repeating it is 409',
+      'POST /api/v1/tool-calls/:id/refuse': 'a change of state of a tool call; repeating it is 409',
     };
     /** Checkouts the confirm sample confirms. */
     const checkouts: string[] = [];
@@ -221,11 +224,22 @@ describe('Idempotency-Key on creating routes', () => {
     let workspaceId = '';
     /** The integration the sampled tools call. */
     let integrationId = '';
+    /** The tool the test sample runs: its API is at an address this deployment refuses, so each run fails at the guard and nothing leaves the machine. */
+    let toolId = '';
     before(async () => {
       conversationId = await startConversation(server, owner, { title: 'Sampled replies' });
       workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items[0].id;
       const integration = { name: 'Sampled tools API', base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } };
       integrationId = (await server.request('POST', `/api/v1/workspaces/${workspaceId}/integrations`, { headers: as(owner), body: integration })).json.id;
+      const refusedIntegration = await recordIntegration(server, owner.tenant_id, workspaceId, { name: 'Sampled API', base_url: 'http://127.0.0.1:9', auth: { kind: 'none' } });
+      toolId = await createToolAs(server, owner, workspaceId, {
+        integration_id: refusedIntegration,
+        name: 'sampled_tool',
+        method: 'GET',
+        path: '/things/{id}',
+        parameters: [{ argument: 'id', in: 'path', name: 'id' }],
+        input_schema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+      });
       for (const plan_code of ['starter', 'growth']) {
         checkouts.push((await server.request('POST', '/api/v1/billing/checkout', { headers: as(owner), body: { plan_code, interval: 'month' } })).json.id);
       }
@@ -263,6 +277,8 @@ describe('Idempotency-Key on creating routes', () => {
         body: { workspace_id: workspaceId, title: `Sampled ${n}`, text: 'sampled' },
         other: { workspace_id: workspaceId, title: `Other ${n}`, text: 'other' },
       }),
+      // A test runs the tool once (200 with its outcome): a retry gets that answer, not a second call.
+      'POST /api/v1/tools/:id/test': (n) => ({ path: `/api/v1/tools/${toolId}/test`, body: { arguments: { id: `sampled-${n}` } }, other: { arguments: { id: `other-${n}` } }, status: 200 }),
       'POST /api/v1/workspaces/:workspace_id/integrations': (n) => ({
         path: `/api/v1/workspaces/${workspaceId}/integrations`,
         body: { name: `Sampled ${n}`, base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } },

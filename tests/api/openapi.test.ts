@@ -21,6 +21,7 @@ import { SANDBOX_SIGNATURE_HEADER, signSandboxWebhook } from '../../infrastructu
 import { conversationsOf } from '../support/conversation-events';
 import { subscribeTo } from '../support/subscriptions';
 import { multipartForm, pdfOf, windowsExecutable } from '../support/documents';
+import { createToolAs, liftToolLimit, recordIntegration } from '../support/tools';
 
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
 const SANDBOX_WEBHOOK_SECRET = 'openapi sandbox webhook secret';
@@ -572,6 +573,49 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('DELETE', `/api/v1/tools/${tool.json.id}`, { headers: as(admin) });
       await call('POST', tools, { headers: as(admin), body });
       await call('DELETE', `/api/v1/integrations/${integration.json.id}?cascade=true`, { headers: as(admin) });
+    });
+
+    it('tool calls', async () => {
+      // The integration is recorded at an address this deployment refuses to call: every run
+      // fails at the guard (insecure_url), and nothing leaves the machine.
+      await liftToolLimit(server, owner.tenant_id);
+      const workspaceId = (await call('GET', '/api/v1/org/workspaces', { headers: as(admin) })).json.items[0].id;
+      const integrationId = await recordIntegration(server, owner.tenant_id, workspaceId, { name: 'Refunds', base_url: 'http://127.0.0.1:9/api', auth: { kind: 'bearer' }, credentials: 'openapi-bearer-0123456789' });
+      const toolId = await createToolAs(server, owner, workspaceId, {
+        integration_id: integrationId,
+        name: 'refund_order',
+        method: 'POST',
+        path: '/refunds/{orderId}',
+        parameters: [{ argument: 'orderId', in: 'path', name: 'orderId' }],
+        input_schema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+        risk: 'approval_required',
+      });
+      const team = await server.request('POST', '/api/v1/org/teams', { headers: as(admin), body: { name: 'Refunders' } });
+      await server.request('PUT', `/api/v1/org/teams/${team.json.id}/members`, { headers: as(admin), body: { members: [{ user_id: member.user_id, can_write_documents: true }] } });
+      await server.request('PUT', `/api/v1/org/teams/${team.json.id}/workspaces`, { headers: as(admin), body: { workspace_ids: [workspaceId] } });
+      const ran = await call('POST', `/api/v1/tools/${toolId}/test`, { headers: { ...as(admin), 'idempotency-key': 'openapi-tool-test', 'x-end-user-token': 'openapi-end-user' }, body: { arguments: { orderId: 'o-1' } } });
+      expect(ran.json).to.include({ status: 'failed', result: null });
+      const waiting = await call('POST', `/api/v1/tools/${toolId}/test`, { headers: as(member), body: { arguments: { orderId: 'o-2' } } });
+      expect(waiting.status).to.equal(202);
+      await call('POST', `/api/v1/tools/${toolId}/test`, { headers: as(member), body: { arguments: { orderId: 2, extra: true } } });
+      await call('POST', `/api/v1/tools/${toolId}/test`, { headers: as(member), body: { arguments: 'o-3' } });
+      await call('POST', '/api/v1/tools/none/test', { headers: as(admin), body: { arguments: {} } });
+      await call('GET', `/api/v1/tools/${toolId}/logs?status=failed&limit=5`, { headers: as(member) });
+      await call('GET', `/api/v1/tools/${toolId}/logs?status=done`, { headers: as(member) });
+      await call('GET', '/api/v1/tools/none/logs', { headers: as(member) });
+      await call('GET', '/api/v1/tool-calls?status=awaiting_approval', { headers: as(admin) });
+      await call('GET', '/api/v1/tool-calls?status=later', { headers: as(admin) });
+      await call('GET', `/api/v1/tool-calls/${waiting.json.id}`, { headers: as(member) });
+      await call('GET', '/api/v1/tool-calls/none', { headers: as(member) });
+      await call('POST', `/api/v1/tool-calls/${waiting.json.id}/approve`, { headers: as(member) });
+      await call('POST', `/api/v1/tool-calls/${waiting.json.id}/approve`, { headers: as(admin) });
+      await call('POST', `/api/v1/tool-calls/${waiting.json.id}/approve`, { headers: as(admin) });
+      await call('POST', '/api/v1/tool-calls/none/approve', { headers: as(admin) });
+      const refusable = await server.request('POST', `/api/v1/tools/${toolId}/test`, { headers: as(member), body: { arguments: { orderId: 'o-4' } } });
+      await call('POST', `/api/v1/tool-calls/${refusable.json.id}/refuse`, { headers: as(admin), body: { reason: '' } });
+      await call('POST', `/api/v1/tool-calls/${refusable.json.id}/refuse`, { headers: as(admin), body: { reason: 'Refunded by hand.' } });
+      await call('POST', `/api/v1/tool-calls/${refusable.json.id}/refuse`, { headers: as(admin), body: { reason: 'Again.' } });
+      await call('POST', '/api/v1/tool-calls/none/refuse', { headers: as(member), body: { reason: 'No.' } });
     });
 
     it('every described route was answered above', () => {

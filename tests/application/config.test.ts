@@ -188,6 +188,15 @@ describe('handoff configuration', () => {
   });
 });
 
+describe('business tool execution configuration', () => {
+  it('gives a tool call 15 s and 1 MiB of answer by default, within bounds', () => {
+    expect(loadConfig({})).to.deep.include({ toolTimeoutMs: 15_000, toolMaxResponseBytes: 1024 * 1024 });
+    expect(loadConfig({ TOOL_TIMEOUT_MS: '2000', TOOL_MAX_RESPONSE_BYTES: '4096' })).to.deep.include({ toolTimeoutMs: 2000, toolMaxResponseBytes: 4096 });
+    expect(() => loadConfig({ TOOL_TIMEOUT_MS: '10' })).to.throw(ConfigError, /TOOL_TIMEOUT_MS: expected an integer from 100/);
+    expect(() => loadConfig({ TOOL_MAX_RESPONSE_BYTES: '12' })).to.throw(ConfigError, /TOOL_MAX_RESPONSE_BYTES: expected an integer from 1024/);
+  });
+});
+
 describe('document storage configuration', () => {
   it('keeps documents under DATA_DIR unless S3_BUCKET is set, and limits them to DOCUMENT_MAX_BYTES (20 MiB by default)', () => {
     expect(loadConfig({})).to.deep.include({ s3: null, documentMaxBytes: 20 * 1024 * 1024 });

@@ -260,3 +260,134 @@ describe('signed outbound POST', () => {
     }
   });
 });
+
+describe('guarded outbound request', () => {
+  /** A local server whose handler the test gives; answers its URL. */
+  async function serving(handler: http.RequestListener): Promise<{ url: string; close(): Promise<void> }> {
+    const server = http.createServer(handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      async close() {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+  const send = (client: GuardedOutboundHttp, url: string, over: Partial<Parameters<GuardedOutboundHttp['request']>[0]> = {}) =>
+    client.request({ method: 'GET', url, headers: {}, body: null, timeoutMs: 5000, maxResponseBytes: 1024, ...over });
+
+  it('sends the method, headers and body as given and answers the status, lowercased headers and the whole body', async () => {
+    const seen: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; body: string }> = [];
+    const api = await serving((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        seen.push({ method: request.method!, url: request.url!, headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+        response.setHeader('X-Pet', ['a', 'b']);
+        response.writeHead(418, { 'Content-Type': 'application/json' });
+        response.end('{"teapot":true}');
+      });
+    });
+    try {
+      const answer = await send(new GuardedOutboundHttp(open), `${api.url}/pets?x=1`, { method: 'PATCH', headers: { 'content-type': 'application/json', 'X-Trace': 't-1' }, body: '{"name":"Rex"}' });
+      expect(answer.status).to.equal(418);
+      expect(answer.headers).to.include({ 'content-type': 'application/json', 'x-pet': 'a, b' });
+      expect(answer.body.toString('utf8')).to.equal('{"teapot":true}');
+      expect(seen).to.have.length(1);
+      expect(seen[0]).to.deep.include({ method: 'PATCH', url: '/pets?x=1', body: '{"name":"Rex"}' });
+      expect(seen[0].headers).to.include({ 'content-type': 'application/json', 'x-trace': 't-1', 'content-length': '14' });
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('sends a header value beyond Latin-1 as its UTF-8 bytes, and answers a request node:http cannot write as a network failure', async () => {
+    const raw: Buffer[] = [];
+    const api = await serving((request, response) => {
+      raw.push(Buffer.from(request.rawHeaders[request.rawHeaders.indexOf('X-Note') + 1], 'latin1'));
+      response.end();
+    });
+    try {
+      const client = new GuardedOutboundHttp(open);
+      expect((await send(client, api.url, { headers: { 'X-Note': 'prix en € ✓' } })).status).to.equal(200);
+      expect(raw[0].toString('utf8')).to.equal('prix en € ✓');
+      expect(await send(client, api.url, { headers: { 'X-Note': 'split\r\nX-Evil: 1' } }).catch((error: unknown) => error)).to.be.instanceOf(OutboundCallError).and.include({ reason: 'network' });
+      expect(raw).to.have.length(1);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('abandons an answer larger than the limit (response_too_large), and one broken off before its end (network)', async () => {
+    const api = await serving((request, response) => {
+      if (request.url === '/broken') {
+        response.writeHead(200, { 'content-length': '100' });
+        response.write('only a part');
+        setImmediate(() => response.destroy());
+        return;
+      }
+      response.writeHead(200);
+      response.end('x'.repeat(4096));
+    });
+    try {
+      const client = new GuardedOutboundHttp(open);
+      expect(await send(client, `${api.url}/big`).catch((error: unknown) => error)).to.be.instanceOf(OutboundCallError).and.include({ reason: 'response_too_large' });
+      expect((await send(client, `${api.url}/big`, { maxResponseBytes: 4096 })).body).to.have.length(4096);
+      expect(await send(client, `${api.url}/broken`).catch((error: unknown) => error)).to.include({ reason: 'network' });
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('gives up on an answer that does not come in time (timeout)', async () => {
+    const api = await serving(() => undefined);
+    try {
+      expect(await send(new GuardedOutboundHttp(open), api.url, { timeoutMs: 100 }).catch((error: unknown) => error)).to.include({ reason: 'timeout' });
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('answers a redirect as it came, without following it', async () => {
+    const target = await startWebhookReceiver();
+    const api = await serving((_request, response) => {
+      response.writeHead(307, { location: `${target.url}/elsewhere` });
+      response.end();
+    });
+    try {
+      const answer = await send(new GuardedOutboundHttp(open), `${api.url}/moved`, { method: 'POST', body: '{}' });
+      expect(answer.status).to.equal(307);
+      expect(answer.headers.location).to.equal(`${target.url}/elsewhere`);
+      expect(target.deliveries).to.deep.equal([]);
+      expect(target.visits).to.deep.equal([]);
+    } finally {
+      await api.close();
+      await target.close();
+    }
+  });
+
+  it('refuses at connection time a name that resolves inside, even one checked before; and plain http or an inside literal without sending', async () => {
+    const reached: string[] = [];
+    const api = await serving((request, response) => {
+      reached.push(request.url ?? '');
+      response.end('inside');
+    });
+    try {
+      const port = new URL(api.url).port;
+      const answers = [['93.184.215.14'], ['127.0.0.1']];
+      const rebinding: Resolve = async () => (answers.shift() ?? ['127.0.0.1']).map((address) => ({ address, family: 4 }));
+      const client = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: false }, rebinding);
+      const url = `http://api.example.com:${port}/secret`;
+      expect(await client.refusalOf(url)).to.equal(null);
+      expect(await send(client, url).catch((error: unknown) => error)).to.be.instanceOf(OutboundCallError).and.include({ reason: 'private_address' });
+      expect(await send(client, `${api.url}/literal`).catch((error: unknown) => error)).to.include({ reason: 'private_address' });
+      expect(await send(new GuardedOutboundHttp(strict), `${api.url}/plain`).catch((error: unknown) => error)).to.include({ reason: 'insecure_url' });
+      expect(reached).to.deep.equal([]);
+      expect((await send(new GuardedOutboundHttp(open, resolving({ 'api.example.com': ['127.0.0.1'] })), url)).body.toString('utf8')).to.equal('inside');
+      expect(reached).to.deep.equal(['/secret']);
+    } finally {
+      await api.close();
+    }
+  });
+});

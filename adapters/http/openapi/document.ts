@@ -15,6 +15,7 @@ import { conversationsApi } from '../conversations/conversations.openapi';
 import { documentsApi } from '../documents/documents.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { integrationsApi } from '../integrations/integrations.openapi';
+import { toolCallsApi } from '../tools/tool-calls.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
 import { orgAuditLogsApi } from '../org/audit-logs.openapi';
@@ -51,6 +52,7 @@ const AREAS: readonly ApiArea[] = [
   documentsApi,
   integrationsApi,
   toolsApi,
+  toolCallsApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
@@ -218,6 +220,11 @@ function components(schemas: Record<string, Schema>): Schema {
           feature: { type: 'string', enum: ['sdk_connections', 'whatsapp', 'handoff', 'crm'], description: '`feature_not_in_plan`: the feature' },
           plan: { type: ['string', 'null'], description: '`feature_not_in_plan`: the code of the cheapest plan that has it' },
           tools: { type: 'integer', description: '`integration_has_tools`: how many tools still call the integration' },
+          errors: {
+            type: 'array',
+            items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } }, required: ['field', 'message'] },
+            description: '`invalid_arguments`: every argument that fails the tool\'s input_schema (`arguments.petId`), with why',
+          },
         },
       },
       ...schemas,
