@@ -33,7 +33,7 @@ import type { Saga } from '../sagas/saga';
 import type { ReadModelDependencies } from '../shared/read-models';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { assistantOf, historyBefore } from './chat';
-import { type StepOutcome, type ToolStepView, errorOf, outcomeOfRecordedCall, recordedStepsOf, stepFor, unmadeCall } from './tool-steps';
+import { type StepOutcome, type ToolStepView, errorOf, settledOutcomeOf, recordedStepsOf, stepFor, unmadeCall } from './tool-steps';
 
 export const CHAT_TOOL_FOLLOW_UP = 'chat_tool_follow_up';
 
@@ -66,7 +66,7 @@ async function callOf(deps: ChatFollowUpDependencies, view: ToolStepView): Promi
   if (view.tool_call_id === null) return { view, requested: null, outcome: unmadeCall(view.error?.code ?? 'failed', view.error?.message ?? 'the call was not made') };
   const events = (await deps.eventStore.readStream(toolCallStream(view.tool_call_id))) as unknown as ToolCallEvent[];
   const requested = events[0]?.type === 'ToolCallRequested' ? events[0].data : null;
-  return { view, requested, outcome: outcomeOfRecordedCall(events) };
+  return { view, requested, outcome: settledOutcomeOf(events) };
 }
 
 /** Follows up the turn answering `replyTo` in the conversation, as the header says. */

@@ -15,7 +15,7 @@ import type { ConversationEvent, ToolStepStatus } from '../../domain/conversatio
 import type { ToolCallEvent } from '../../domain/tool-call/tool-call';
 import type { ToolCallAsk, ToolStep } from '../ports/assistant-engine';
 import type { RequestContext } from '../shared/request-context';
-import type { ToolCallInput, ToolCallOptions, ToolCallOutcome } from '../tool-call/tool-calls';
+import { type ToolCallInput, type ToolCallOptions, type ToolCallOutcome, outcomeOf } from '../tool-call/tool-calls';
 
 /** Runs one tool call: application/tool-call's `callTool` with its dependencies bound (the composition root binds them). */
 export type ToolCaller = (tenantId: string, input: ToolCallInput, context: RequestContext, options?: ToolCallOptions) => Promise<ToolCallOutcome>;
@@ -104,39 +104,10 @@ export function awaitingApprovalNote(toolNames: readonly string[]): string {
     : `The actions ${listed} await approval by an owner or admin of the organization: they have not run yet. Their results will be reported here once they have.`;
 }
 
-/** The API's answer as the model sees it: its JSON, or its text when it is not JSON; null when empty (as the tool-call use case gives it). */
-function answerBody(body: string): unknown {
-  if (body.length === 0) return null;
-  try {
-    return JSON.parse(body);
-  } catch {
-    return body;
-  }
-}
-
-/** How a recorded call ended, from its events; null while it waits for approval or runs. */
-export function outcomeOfRecordedCall(events: readonly ToolCallEvent[]): ToolCallOutcome | null {
-  for (const event of [...events].reverse()) {
-    switch (event.type) {
-      case 'ToolCallSucceeded':
-        return { status: 'succeeded', tool_call_id: event.data.tool_call_id, http_status: event.data.status, latency_ms: event.data.latency_ms, result: answerBody(event.data.exchange.response?.body ?? '') };
-      case 'ToolCallFailed':
-        return {
-          status: 'failed',
-          tool_call_id: event.data.tool_call_id,
-          code: event.data.code,
-          message: event.data.message,
-          http_status: event.data.status,
-          latency_ms: event.data.latency_ms,
-          result: event.data.exchange?.response ? answerBody(event.data.exchange.response.body) : null,
-        };
-      case 'ToolCallRefused':
-        return { status: 'refused', tool_call_id: event.data.tool_call_id, reason: event.data.reason };
-      default:
-        break;
-    }
-  }
-  return null;
+/** How a recorded call ended (the tool-call use case's reading of its events); null while it waits for approval or runs. */
+export function settledOutcomeOf(events: readonly ToolCallEvent[]): ToolCallOutcome | null {
+  const settled = events.some((event) => event.type === 'ToolCallSucceeded' || event.type === 'ToolCallFailed' || event.type === 'ToolCallRefused');
+  return settled ? outcomeOf(events) : null;
 }
 
 /** The steps of each turn recorded on a conversation, by the user message they answer, each at its last status, in the order first recorded. */

@@ -8,7 +8,7 @@ import {
   MAX_TOOL_RESULT_CHARACTERS,
   argumentsOf,
   awaitingApprovalNote,
-  outcomeOfRecordedCall,
+  settledOutcomeOf,
   recordedStepsOf,
   resultForModel,
   stepFor,
@@ -95,15 +95,15 @@ describe('chat tool steps', () => {
 
   describe('a recorded call’s outcome', () => {
     it('is none while the call waits or runs', () => {
-      expect(outcomeOfRecordedCall([requested])).to.equal(null);
-      expect(outcomeOfRecordedCall([requested, approved])).to.equal(null);
+      expect(settledOutcomeOf([requested])).to.equal(null);
+      expect(settledOutcomeOf([requested, approved])).to.equal(null);
     });
 
-    it('is the API’s answer as JSON, its text when it is not JSON, null when empty', () => {
+    it('is the API’s answer as JSON, its text when it is not JSON, null when empty (as callTool answers it)', () => {
       const succeeded = (body: string): ToolCallEvent => ({ type: 'ToolCallSucceeded', data: { ...identity, status: 200, latency_ms: 12, exchange: exchange(body), finished_at: AT } });
-      expect(outcomeOfRecordedCall([requested, approved, succeeded('{"cancelled":true}')])).to.deep.equal({ status: 'succeeded', tool_call_id: 'tc1', http_status: 200, latency_ms: 12, result: { cancelled: true } });
-      expect(outcomeOfRecordedCall([requested, approved, succeeded('cancelled')])).to.deep.include({ result: 'cancelled' });
-      expect(outcomeOfRecordedCall([requested, approved, succeeded('')])).to.deep.include({ result: null });
+      expect(settledOutcomeOf([requested, approved, succeeded('{"cancelled":true}')])).to.deep.equal({ status: 'succeeded', tool_call_id: 'tc1', http_status: 200, latency_ms: 12, result: { cancelled: true } });
+      expect(settledOutcomeOf([requested, approved, succeeded('cancelled')])).to.deep.include({ result: 'cancelled' });
+      expect(settledOutcomeOf([requested, approved, succeeded('')])).to.deep.include({ result: null });
     });
 
     it('is a failure with its code, and the answer when the API gave one; or a refusal with its reason', () => {
@@ -111,10 +111,10 @@ describe('chat tool steps', () => {
         type: 'ToolCallFailed',
         data: { ...identity, code: withExchange ? 'http_error' : 'timeout', message: 'm', status: withExchange ? 409 : null, latency_ms: 30, exchange: withExchange ? exchange('{"error":"shipped"}', 409) : null, finished_at: AT },
       });
-      expect(outcomeOfRecordedCall([requested, approved, failed(true)])).to.deep.equal({ status: 'failed', tool_call_id: 'tc1', code: 'http_error', message: 'm', http_status: 409, latency_ms: 30, result: { error: 'shipped' } });
-      expect(outcomeOfRecordedCall([requested, approved, failed(false)])).to.deep.equal({ status: 'failed', tool_call_id: 'tc1', code: 'timeout', message: 'm', http_status: null, latency_ms: 30, result: null });
+      expect(settledOutcomeOf([requested, approved, failed(true)])).to.deep.equal({ status: 'failed', tool_call_id: 'tc1', code: 'http_error', message: 'm', http_status: 409, latency_ms: 30, result: { error: 'shipped' } });
+      expect(settledOutcomeOf([requested, approved, failed(false)])).to.deep.equal({ status: 'failed', tool_call_id: 'tc1', code: 'timeout', message: 'm', http_status: null, latency_ms: 30, result: null });
       const refused: ToolCallEvent = { type: 'ToolCallRefused', data: { ...identity, refused_by: { kind: 'user', id: 'admin-1' }, reason: 'no', refused_at: AT } };
-      expect(outcomeOfRecordedCall([requested, refused])).to.deep.equal({ status: 'refused', tool_call_id: 'tc1', reason: 'no' });
+      expect(settledOutcomeOf([requested, refused])).to.deep.equal({ status: 'refused', tool_call_id: 'tc1', reason: 'no' });
     });
   });
 
