@@ -58,6 +58,7 @@ import { toolCallsRouter } from '../adapters/http/tools/tool-calls';
 import { AccessTokenCache } from '../application/tool-call/access-tokens';
 import { approvedToolCallsSaga } from '../application/tool-call/approved-tool-calls';
 import { type ToolCallDependencies, callTool } from '../application/tool-call/tool-calls';
+import { integrationImportRouter } from '../adapters/http/integrations/import';
 import { toolsRouter } from '../adapters/http/tools/tools';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
@@ -101,6 +102,7 @@ import { SmtpMailer } from './mail/smtp-mailer';
 import { type SandboxDeliveryOptions, SandboxPaymentProvider, deriveSandboxWebhookSecret } from './payments/sandbox';
 import { StripePaymentProvider } from './payments/stripe';
 import { GuardedOutboundHttp } from './outbound/signed-http';
+import { WorkerOpenApiReader } from './openapi/worker-reader';
 import { MongoRateLimiter } from './rate-limit/mongodb';
 import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
@@ -365,6 +367,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   };
 
   let closed = false;
+  // Each OpenAPI document an import reads is read in a worker thread of its own (its heap bounded too).
+  const openapiReader = new WorkerOpenApiReader({ timeoutMs: config.openapiReadTimeoutMs, maxHeapMb: 512, maxWorkers: 2 });
   const httpRouters = (): Router[] => [
     operations(),
     apiDescriptionRouter(),
@@ -390,6 +394,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     tenantRouter(identity, accessDenials, { outbound }),
     integrationsRouter(identity, accessDenials, { outbound }),
     toolCallsRouter(identity, accessDenials, { outbound, logger: toolCalls.logger, toolLimits: toolCalls.toolLimits, accessTokens: toolCalls.accessTokens }),
+    integrationImportRouter(identity, accessDenials, { outbound, openapi: { maxBytes: config.openapiMaxBytes, fetchTimeoutMs: config.openapiFetchTimeoutMs }, openapiReader }),
     toolsRouter(identity, accessDenials),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
   ];
@@ -446,6 +451,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await runner.stop();
       await eventStore.close();
       await readStore.close();
+      await openapiReader.close();
       if (mailer instanceof SmtpMailer) mailer.close();
       if (blobStore instanceof S3BlobStore) blobStore.close();
       (sqlite as SqliteDatabase | null)?.close();

@@ -1,9 +1,10 @@
 // Read model `integrations`: each integration of a workspace as its readers see it (id: the
 // integration id). Never the credentials, sealed or not: only whether there are some (the
 // execution of a tool reads them from the integration's stream). Its revision is the
-// integration's version (ETag). A deleted integration leaves the read model.
+// integration's version (ETag). A deleted integration leaves the read model. `openapi_source`
+// is the OpenAPI document its tools were last imported from (null when none was).
 
-import { type DefaultHeaders, type IntegrationAuth, type IntegrationEvent, integrationEvents } from '../domain/integration/integration';
+import { type DefaultHeaders, type IntegrationAuth, type IntegrationEvent, type OpenApiSource, integrationEvents } from '../domain/integration/integration';
 import type { Actor } from '../application/ports/event-store';
 import type { EventProjection } from './projection';
 
@@ -16,6 +17,7 @@ export interface IntegrationDocument {
   auth: IntegrationAuth;
   has_credentials: boolean;
   default_headers: DefaultHeaders;
+  openapi_source: OpenApiSource | null;
   created_at: string;
   updated_at: string;
   updated_by: Actor;
@@ -49,6 +51,7 @@ export const integrationsProjection: EventProjection<IntegrationEvent['type']> =
           auth,
           has_credentials: credentials_sealed !== null,
           default_headers,
+          openapi_source: current?.openapi_source ?? null,
           created_at: current?.created_at ?? at,
           updated_at: at,
           updated_by: event.metadata.actor,
@@ -59,6 +62,10 @@ export const integrationsProjection: EventProjection<IntegrationEvent['type']> =
       }
       case 'IntegrationDeleted':
         view.delete(INTEGRATIONS, id);
+        return;
+      case 'IntegrationOpenApiImported':
+        if (!current) return;
+        view.put(INTEGRATIONS, { ...current, openapi_source: event.data.source, updated_at: event.data.source.imported_at, updated_by: event.metadata.actor, revision: event.revision, position: event.position });
         return;
     }
   },

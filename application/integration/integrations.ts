@@ -23,6 +23,7 @@ import {
   type IntegrationCommand,
   type IntegrationEvent,
   type IntegrationState,
+  type OpenApiSource,
   credentialsProblem,
   integrationDecider,
   integrationEvents,
@@ -58,6 +59,8 @@ export interface IntegrationView {
   auth: IntegrationAuth;
   has_credentials: boolean;
   default_headers: DefaultHeaders;
+  /** The OpenAPI document its tools were last imported from, or null. */
+  openapi_source: OpenApiSource | null;
   created_at: string;
   updated_at: string;
   updated_by: Actor;
@@ -71,6 +74,7 @@ const viewOf = (doc: IntegrationDocument): IntegrationView => ({
   auth: doc.auth,
   has_credentials: doc.has_credentials,
   default_headers: doc.default_headers,
+  openapi_source: doc.openapi_source ?? null,
   created_at: doc.created_at,
   updated_at: doc.updated_at,
   updated_by: doc.updated_by,

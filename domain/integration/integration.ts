@@ -8,6 +8,9 @@
 // - The application checks whether the platform may call the base URL and the token URL at
 //   all (the outbound guard, which depends on the deployment and on name resolution); this
 //   checks their form, the auth and the headers.
+// - An integration whose tools were imported from an OpenAPI document remembers that document
+//   (`IntegrationOpenApiImported`: its URL, or null for an upload, and its SHA-256), so a
+//   reimport can fetch it again and tell whether it changed.
 // - Every command names the caller's tenant: another tenant's integration answers
 //   `integration_not_found` exactly as a missing one does.
 
@@ -87,7 +90,17 @@ export const IntegrationDeleted = declareEvent(
   t.type({ tenant_id: t.string, workspace_id: t.string, integration_id: t.string, name: t.string, deleted_at: t.string }),
 );
 
-export const integrationEvents = eventGroup('integration', [IntegrationCreated, IntegrationUpdated, IntegrationDeleted]);
+/** Where the integration's imported tools came from: the OpenAPI document's URL (null for an upload) and its SHA-256, as last imported. */
+export const OpenApiSource = t.type({ url: t.union([t.string, t.null]), sha256: t.string, api_version: t.string, imported_at: t.string });
+export type OpenApiSource = t.TypeOf<typeof OpenApiSource>;
+
+/** Tools were imported from (or reimported against) an OpenAPI document; a reimport without a document fetches `source.url` again. */
+export const IntegrationOpenApiImported = declareEvent(
+  'IntegrationOpenApiImported',
+  t.type({ tenant_id: t.string, workspace_id: t.string, integration_id: t.string, source: OpenApiSource }),
+);
+
+export const integrationEvents = eventGroup('integration', [IntegrationCreated, IntegrationUpdated, IntegrationDeleted, IntegrationOpenApiImported]);
 export type IntegrationEvent = GroupEvent<typeof integrationEvents>;
 
 /** The credentials after a change: a sealed new secret, removed, or kept as they are. */
@@ -104,11 +117,13 @@ export type IntegrationCommand =
   | { type: 'CreateIntegration'; data: { tenant_id: string; workspace_id: string; integration_id: string; credentials: CredentialsChoice } & IntegrationFields }
   /** An absent field keeps its value. */
   | { type: 'UpdateIntegration'; data: { tenant_id: string; credentials: CredentialsChoice } & Partial<IntegrationFields> }
-  | { type: 'DeleteIntegration'; data: { tenant_id: string } };
+  | { type: 'DeleteIntegration'; data: { tenant_id: string } }
+  /** Remembers the OpenAPI document the integration's tools were (re)imported from. */
+  | { type: 'RecordOpenApiImport'; data: { tenant_id: string; source: Omit<OpenApiSource, 'imported_at'> } };
 
 export type IntegrationState =
   | { status: 'absent' }
-  | ({ status: 'active'; tenant_id: string; workspace_id: string; integration_id: string; credentials_sealed: string | null } & IntegrationFields)
+  | ({ status: 'active'; tenant_id: string; workspace_id: string; integration_id: string; credentials_sealed: string | null; openapi_source: OpenApiSource | null } & IntegrationFields)
   | { status: 'deleted'; tenant_id: string };
 
 type ActiveIntegration = Extract<IntegrationState, { status: 'active' }>;
@@ -243,13 +258,16 @@ function decideUpdate(current: ActiveIntegration, data: Extract<IntegrationComma
 export const integrationDecider: Decider<IntegrationCommand, IntegrationEvent, IntegrationState> = {
   initialState: () => ({ status: 'absent' }),
 
-  evolve(_state, event) {
+  evolve(state, event) {
     switch (event.type) {
       case 'IntegrationCreated':
       case 'IntegrationUpdated': {
         const { tenant_id, workspace_id, integration_id, name, base_url, auth, credentials_sealed, default_headers } = event.data;
-        return { status: 'active', tenant_id, workspace_id, integration_id, name, base_url, auth, credentials_sealed, default_headers };
+        const openapi_source = state.status === 'active' ? state.openapi_source : null;
+        return { status: 'active', tenant_id, workspace_id, integration_id, name, base_url, auth, credentials_sealed, default_headers, openapi_source };
       }
+      case 'IntegrationOpenApiImported':
+        return state.status === 'active' ? { ...state, openapi_source: event.data.source } : state;
       case 'IntegrationDeleted':
         return { status: 'deleted', tenant_id: event.data.tenant_id };
     }
@@ -277,6 +295,10 @@ export const integrationDecider: Decider<IntegrationCommand, IntegrationEvent, I
       case 'DeleteIntegration': {
         const { tenant_id, workspace_id, integration_id, name } = state;
         return right([{ type: 'IntegrationDeleted', data: { tenant_id, workspace_id, integration_id, name, deleted_at: now.toISOString() } }]);
+      }
+      case 'RecordOpenApiImport': {
+        const { tenant_id, workspace_id, integration_id } = state;
+        return right([{ type: 'IntegrationOpenApiImported', data: { tenant_id, workspace_id, integration_id, source: { ...command.data.source, imported_at: now.toISOString() } } }]);
       }
     }
   },

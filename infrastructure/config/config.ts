@@ -121,6 +121,9 @@ const variables = {
   EMBEDDINGS_MODEL: { codec: nonEmpty, default: 'text-embedding-3-small' },
   EMBEDDINGS_BATCH_SIZE: { codec: integerBetween(1, 2048), default: '64' },
   DOCUMENT_MAX_BYTES: { codec: integerBetween(1024, 1024 * 1024 * 1024), default: String(20 * 1024 * 1024) },
+  OPENAPI_MAX_BYTES: { codec: integerBetween(1024, 100 * 1024 * 1024), default: String(5 * 1024 * 1024) },
+  OPENAPI_FETCH_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '10000' },
+  OPENAPI_READ_TIMEOUT_MS: { codec: integerBetween(100, 600_000), default: '20000' },
   S3_BUCKET: { codec: fromString('S3Bucket', 'an S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens)', (raw) => (/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw) ? raw : undefined)), default: undefined },
   S3_ENDPOINT: { codec: urlWithScheme('http', 'https'), default: undefined },
   S3_REGION: { codec: nonEmpty, default: 'us-east-1' },
@@ -228,6 +231,12 @@ export interface Config {
   toolMaxResponseBytes: number;
   /** Largest document a tenant may upload or add as text (413 `document_too_large` above). */
   documentMaxBytes: number;
+  /** The largest OpenAPI document an import reads, fetched or uploaded. */
+  openapiMaxBytes: number;
+  /** How long fetching an OpenAPI document by URL may take. */
+  openapiFetchTimeoutMs: number;
+  /** How long reading (parsing, validating, dereferencing) one OpenAPI document may take, in its worker thread. */
+  openapiReadTimeoutMs: number;
   /** Set: documents' original bytes live in this S3-compatible bucket; null: under DATA_DIR/blobs. */
   s3: S3Config | null;
 }
@@ -372,6 +381,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     toolTimeoutMs: values.TOOL_TIMEOUT_MS as number,
     toolMaxResponseBytes: values.TOOL_MAX_RESPONSE_BYTES as number,
     documentMaxBytes: values.DOCUMENT_MAX_BYTES as number,
+    openapiMaxBytes: values.OPENAPI_MAX_BYTES as number,
+    openapiFetchTimeoutMs: values.OPENAPI_FETCH_TIMEOUT_MS as number,
+    openapiReadTimeoutMs: values.OPENAPI_READ_TIMEOUT_MS as number,
     s3,
   };
 }

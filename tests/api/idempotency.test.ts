@@ -10,12 +10,13 @@ import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotenc
 import { userContext } from '../support/context';
 import { startConversation } from '../support/conversations';
 import { type FormPart, multipartForm } from '../support/documents';
+import { openApiFixture } from '../support/openapi-documents';
 import { temporaryDirectory } from '../support/files';
 import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimit } from '../support/identity';
 import { TestPaymentProvider } from '../support/payment-provider';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
-import { createToolAs, recordIntegration } from '../support/tools';
+import { createToolAs, liftToolLimit, recordIntegration } from '../support/tools';
 
 const SUPER_ADMIN = { SUPER_ADMIN_EMAIL: 'root@idempotency.test', SUPER_ADMIN_PASSWORD: 'root password 123' };
 
@@ -216,6 +217,9 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/documents/:id/reindex': 'queues the next indexing generation of a document (If-Match guards a repeat)',
       'POST /api/v1/tool-calls/:id/approve': 'a change of state of a tool call; repeating it is 409',
       'POST /api/v1/tool-calls/:id/refuse': 'a change of state of a tool call; repeating it is 409',
+      'POST /api/v1/workspaces/:workspace_id/integrations/import/preview': 'reads a document and writes nothing',
+      'POST /api/v1/workspaces/:workspace_id/integrations/import/preview/upload': 'reads a document and writes nothing',
+      'POST /api/v1/integrations/:id/reimport': "applies a document's difference: the same request again finds it applied",
     };
     /** Checkouts the confirm sample confirms. */
     const checkouts: string[] = [];
@@ -227,6 +231,8 @@ describe('Idempotency-Key on creating routes', () => {
     /** The tool the test sample runs: its API is at an address this deployment refuses, so each run fails at the guard and nothing leaves the machine. */
     let toolId = '';
     before(async () => {
+      // The samples create more tools (by hand and by import) than the free plan allows.
+      await liftToolLimit(server, owner.tenant_id);
       conversationId = await startConversation(server, owner, { title: 'Sampled replies' });
       workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items[0].id;
       const integration = { name: 'Sampled tools API', base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } };
@@ -279,6 +285,12 @@ describe('Idempotency-Key on creating routes', () => {
       }),
       // A test runs the tool once (200 with its outcome): a retry gets that answer, not a second call.
       'POST /api/v1/tools/:id/test': (n) => ({ path: `/api/v1/tools/${toolId}/test`, body: { arguments: { id: `sampled-${n}` } }, other: { arguments: { id: `other-${n}` } }, status: 200 }),
+      // An import makes an integration and its tools; one operation each, within the plan's business tools.
+      'POST /api/v1/workspaces/:workspace_id/integrations/import/apply': (n) => ({
+        path: `/api/v1/workspaces/${workspaceId}/integrations/import/apply`,
+        body: { source: { document: openApiFixture('petstore.json').toString() }, integration: { name: `Sampled ${n}`, base_url: 'https://93.184.215.16/api' }, operations: ['listPets'], overrides: { listPets: { name: `sampled_${n}` } } },
+        other: { source: { document: openApiFixture('petstore.json').toString() }, integration: { name: `Other ${n}`, base_url: 'https://93.184.215.16/api' }, operations: ['listPets'], overrides: { listPets: { name: `other_${n}` } } },
+      }),
       'POST /api/v1/workspaces/:workspace_id/integrations': (n) => ({
         path: `/api/v1/workspaces/${workspaceId}/integrations`,
         body: { name: `Sampled ${n}`, base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } },

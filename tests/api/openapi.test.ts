@@ -22,6 +22,7 @@ import { conversationsOf } from '../support/conversation-events';
 import { subscribeTo } from '../support/subscriptions';
 import { multipartForm, pdfOf, windowsExecutable } from '../support/documents';
 import { createToolAs, liftToolLimit, recordIntegration } from '../support/tools';
+import { openApiFixture } from '../support/openapi-documents';
 
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
 const SANDBOX_WEBHOOK_SECRET = 'openapi sandbox webhook secret';
@@ -541,6 +542,28 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('PUT', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin), body: { auth: { kind: 'magic' } } });
       await call('DELETE', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });
       await call('DELETE', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });
+    });
+
+    it('OpenAPI import', async () => {
+      const workspaceId = (await call('GET', '/api/v1/org/workspaces', { headers: as(admin) })).json.items[0].id;
+      const imports = `/api/v1/workspaces/${workspaceId}/integrations/import`;
+      // This deployment keeps the outbound guard's defaults: a local document URL is refused.
+      await call('POST', `${imports}/preview`, { headers: as(member), body: { url: 'http://127.0.0.1/openapi.json' } });
+      await call('POST', `${imports}/preview`, { headers: as(admin), body: {} });
+      await call('POST', '/api/v1/workspaces/none/integrations/import/preview', { headers: as(admin), body: { url: 'https://93.184.215.16/openapi.json' } });
+      const petstore = multipartForm([{ name: 'file', filename: 'petstore.yaml', content: openApiFixture('petstore-expanded.yaml') }]);
+      await call('POST', `${imports}/preview/upload`, { headers: { ...as(member), ...petstore.headers }, rawBody: petstore.rawBody });
+      const swagger = multipartForm([{ name: 'file', filename: 'swagger.json', content: openApiFixture('swagger-2.0.json') }]);
+      await call('POST', `${imports}/preview/upload`, { headers: { ...as(member), ...swagger.headers }, rawBody: swagger.rawBody });
+      const body = { source: { document: openApiFixture('petstore-expanded.yaml').toString() }, integration: { base_url: 'https://93.184.215.16/pets', auth: { kind: 'bearer' }, credentials: 'token-0123456789' }, operations: ['findPets', 'deletePet'] };
+      const applied = await call('POST', `${imports}/apply`, { headers: as(admin), body });
+      await call('POST', `${imports}/apply`, { headers: as(member), body });
+      await call('POST', `${imports}/apply`, { headers: as(admin), body: { ...body, operations: ['adoptPet'] } });
+      const changed = { source: { document: openApiFixture('petstore-expanded-v2.yaml').toString() } };
+      await call('POST', `/api/v1/integrations/${applied.json.integration.id}/reimport`, { headers: as(member), body: { ...changed, dry_run: true } });
+      await call('POST', `/api/v1/integrations/${applied.json.integration.id}/reimport`, { headers: as(admin), body: { ...changed, add: [], removed: 'keep' } });
+      await call('POST', `/api/v1/integrations/${applied.json.integration.id}/reimport`, { headers: as(admin), body: { removed: 'vanish' } });
+      await call('POST', '/api/v1/integrations/none/reimport', { headers: as(admin), body: { dry_run: true } });
     });
 
     it('business tools', async () => {

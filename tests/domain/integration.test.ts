@@ -1,4 +1,5 @@
 import { type IntegrationCommand, type IntegrationEvent, integrationDecider } from '../../domain/integration/integration';
+import { expect } from 'chai';
 import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
 
 describe('integration (decider)', () => {
@@ -58,5 +59,18 @@ describe('integration (decider)', () => {
     spec.given([created(), { type: 'IntegrationDeleted', data: { ...ids, name: 'Orders', deleted_at: at } }]).when(update({ name: 'x' })).thenThrows('not_found', 'integration_not_found');
     spec.given([]).when({ type: 'DeleteIntegration', data: { tenant_id: 't1' } }).thenThrows('not_found', 'integration_not_found');
     spec.given([created()]).when(update({ tenant_id: 't2', name: 'x' })).thenThrows('not_found', 'integration_not_found');
+  });
+
+  it('remembers the OpenAPI document its tools were imported from, through later updates; not for a deleted or other tenant’s integration', () => {
+    const source = { url: 'https://api.example.com/openapi.yaml', sha256: 'a'.repeat(64), api_version: '1.2.0' };
+    const record: IntegrationCommand = { type: 'RecordOpenApiImport', data: { tenant_id: 't1', source } };
+    const imported: IntegrationEvent = { type: 'IntegrationOpenApiImported', data: { ...ids, source: { ...source, imported_at: at } } };
+    spec.given([created()]).when(record).then([imported]);
+    spec.given([created(), imported]).when({ ...record, data: { tenant_id: 't1', source: { ...source, url: null } } }).then([{ ...imported, data: { ...ids, source: { ...source, url: null, imported_at: at } } }]);
+    spec.given([]).when(record).thenThrows('not_found', 'integration_not_found');
+    spec.given([created()]).when({ ...record, data: { tenant_id: 't2', source } }).thenThrows('not_found', 'integration_not_found');
+    spec.given([created(), { type: 'IntegrationDeleted', data: { ...ids, name: 'Orders', deleted_at: at } }]).when(record).thenThrows('not_found', 'integration_not_found');
+    const state = [created(), imported, updated({ name: 'Order API' })].reduce(integrationDecider.evolve, integrationDecider.initialState());
+    expect(state).to.deep.include({ status: 'active', name: 'Order API', openapi_source: { ...source, imported_at: at } });
   });
 });

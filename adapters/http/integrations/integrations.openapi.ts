@@ -1,6 +1,6 @@
 // OpenAPI description of the integrations (integrations/integrations.ts).
 
-import { PAGE_PARAMETERS, type ApiArea, boolean, dateTime, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
+import { PAGE_PARAMETERS, type ApiArea, boolean, dateTime, nullable, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
 import { IntegrationAuth, MAX_DEFAULT_HEADERS, RESERVED_HEADERS } from '../../../domain/integration/integration';
 import { CreateIntegrationBody, UpdateIntegrationBody } from './integrations';
 
@@ -20,6 +20,17 @@ export const integrationsApi: ApiArea = {
       auth: { ...schemaOfCodec(IntegrationAuth), description: 'how the platform authenticates at the API; never the secret' },
       has_credentials: boolean('whether the secret of the auth kind is set; the secret itself is never answered'),
       default_headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'sent with every call' },
+      openapi_source: nullable(
+        object(
+          {
+            url: nullable(string('the URL the document was fetched from; null for an upload or a document sent in the body')),
+            sha256: string("the SHA-256 of the document's bytes, hex"),
+            api_version: string("the document's info.version"),
+            imported_at: dateTime(),
+          },
+          'the OpenAPI document the integration\'s tools were last imported from (POST .../integrations/import/apply, POST /api/v1/integrations/{id}/reimport); null when none was',
+        ),
+      ),
       created_at: dateTime(),
       updated_at: dateTime(),
       updated_by: object({ kind: string('user, admin, ...'), id: string() }),

@@ -16,6 +16,7 @@ import { documentsApi } from '../documents/documents.openapi';
 import { graphqlApi } from '../graphql.openapi';
 import { integrationsApi } from '../integrations/integrations.openapi';
 import { toolCallsApi } from '../tools/tool-calls.openapi';
+import { integrationImportApi } from '../integrations/import.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
 import { orgAuditLogsApi } from '../org/audit-logs.openapi';
@@ -51,6 +52,7 @@ const AREAS: readonly ApiArea[] = [
   tenantApi,
   documentsApi,
   integrationsApi,
+  integrationImportApi,
   toolsApi,
   toolCallsApi,
 ];
