@@ -48,6 +48,8 @@ import { sandboxCheckoutPageRouter } from '../adapters/http/billing/sandbox-page
 import { operationsRouter } from '../adapters/http/operations';
 import { chatRouter } from '../adapters/http/chat/chat';
 import type { ChatDependencies } from '../application/chat/chat';
+import type { ToolCaller } from '../application/chat/tool-steps';
+import { chatToolFollowUpSaga } from '../application/chat/tool-follow-up';
 import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
@@ -59,7 +61,7 @@ import type { ConnectorClient } from '../application/ports/connector-client';
 import { toolCallsRouter } from '../adapters/http/tools/tool-calls';
 import { AccessTokenCache } from '../application/tool-call/access-tokens';
 import { approvedToolCallsSaga } from '../application/tool-call/approved-tool-calls';
-import type { ToolCallDependencies } from '../application/tool-call/tool-calls';
+import { type ToolCallDependencies, callTool } from '../application/tool-call/tool-calls';
 import { integrationImportRouter } from '../adapters/http/integrations/import';
 import { toolsRouter } from '../adapters/http/tools/tools';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
@@ -303,7 +305,6 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     (config.llmBaseUrl && config.llmModel
       ? new OpenAiAssistantEngine({ baseUrl: config.llmBaseUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutMs })
       : new ExtractiveAssistantEngine());
-  const chat: ChatDependencies = { ...identity, searchIndex, embeddings, assistant, logger: logger.child({ component: 'assistant' }) };
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
   const auditAnchoring = new AuditAnchoring(
     { ...commands, readStore, signer: auditSigner, logger: logger.child({ component: 'audit_anchoring' }) },
@@ -334,6 +335,9 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     toolLimits: { timeoutMs: config.toolTimeoutMs, maxResponseBytes: config.toolMaxResponseBytes },
     accessTokens: new AccessTokenCache(),
   };
+  // The chat turn calls business tools through the one tool-call use case.
+  const chatToolCalls: ToolCaller = (tenantId, input, context, options) => callTool(toolCalls, tenantId, input, context, options);
+  const chat: ChatDependencies = { ...identity, searchIndex, embeddings, assistant, logger: logger.child({ component: 'assistant' }), callTool: chatToolCalls };
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,
     backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
@@ -351,6 +355,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
     approvedToolCallsSaga(toolCalls),
+    chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
 
