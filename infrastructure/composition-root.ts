@@ -48,6 +48,8 @@ import { sandboxCheckoutPageRouter } from '../adapters/http/billing/sandbox-page
 import { operationsRouter } from '../adapters/http/operations';
 import { chatRouter } from '../adapters/http/chat/chat';
 import type { ChatDependencies } from '../application/chat/chat';
+import type { ToolCaller } from '../application/chat/tool-steps';
+import { chatToolFollowUpSaga } from '../application/chat/tool-follow-up';
 import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
@@ -59,7 +61,7 @@ import type { ConnectorClient } from '../application/ports/connector-client';
 import { toolCallsRouter } from '../adapters/http/tools/tool-calls';
 import { AccessTokenCache } from '../application/tool-call/access-tokens';
 import { approvedToolCallsSaga } from '../application/tool-call/approved-tool-calls';
-import type { ToolCallDependencies } from '../application/tool-call/tool-calls';
+import { type ToolCallDependencies, callTool } from '../application/tool-call/tool-calls';
 import { integrationImportRouter } from '../adapters/http/integrations/import';
 import { toolsRouter } from '../adapters/http/tools/tools';
 import { sdkConnectionsRouter } from '../adapters/http/sdk-connections/sdk-connections';
@@ -305,7 +307,6 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     (config.llmBaseUrl && config.llmModel
       ? new OpenAiAssistantEngine({ baseUrl: config.llmBaseUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutMs })
       : new ExtractiveAssistantEngine());
-  const chat: ChatDependencies = { ...identity, searchIndex, embeddings, assistant, logger: logger.child({ component: 'assistant' }) };
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
   const auditAnchoring = new AuditAnchoring(
     { ...commands, readStore, signer: auditSigner, logger: logger.child({ component: 'audit_anchoring' }) },
@@ -336,6 +337,9 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     toolLimits: { timeoutMs: config.toolTimeoutMs, maxResponseBytes: config.toolMaxResponseBytes },
     accessTokens: new AccessTokenCache(),
   };
+  // The chat turn calls business tools through the one tool-call use case.
+  const chatToolCalls: ToolCaller = (tenantId, input, context, options) => callTool(toolCalls, tenantId, input, context, options);
+  const chat: ChatDependencies = { ...identity, searchIndex, embeddings, assistant, logger: logger.child({ component: 'assistant' }), callTool: chatToolCalls };
   // A deep test's probes go straight to the connector (the doctor needs the raw answers: status,
   // headers, refusals), through the same guard as every connector call, each within the timeout.
   const connectorDoctor = new GuardedConnectorDoctor({ outbound, clock, timeoutMs: config.connectors.timeoutMs });
@@ -357,6 +361,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
     approvedToolCallsSaga(toolCalls),
+    chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
 

@@ -10,11 +10,16 @@
 //   too (role `assistant`, empty text, `error` set) with the id `failedAnswerId(reply_to)`, so
 //   the thread shows where the assistant failed; it counts as no message and moves no
 //   activity. `seq` is the event's revision in the conversation's stream: the thread's order.
+//   A tool step of the assistant (#12 point 5) is a message of role `tool` with `tool` set (the
+//   tool, the call and its status; no text), id `toolStepMessageId(reply_to, step_id)`, placed
+//   where the step was first recorded; a later outcome of the same step (after an approval)
+//   updates its status in place. It counts as no message either. The follow-up answer after
+//   approved calls is a message of role `assistant` (with `error` when it could not be given).
 // A conversation's document stores the position of the last event applied to it and skips
 // older ones; a message document is written once (an existing one is left alone), so a
 // replay changes nothing.
 
-import { type Citation, type ConversationEvent, type ConversationStatus, type Channel, type Party, conversationEvents } from '../domain/conversation/conversation';
+import { type Citation, type ConversationEvent, type ConversationStatus, type Channel, type Party, type ToolStepStatus, conversationEvents } from '../domain/conversation/conversation';
 import type { EventProjection, ProjectionView } from './projection';
 
 export const CONVERSATIONS = 'conversations';
@@ -51,7 +56,16 @@ export interface ConversationDocument {
   [field: string]: unknown;
 }
 
-export type MessageRole = 'user' | 'assistant' | 'agent';
+export type MessageRole = 'user' | 'assistant' | 'agent' | 'tool';
+
+/** A tool step as its message shows it. */
+export interface ToolStepOfMessage {
+  call_id: string;
+  tool_name: string;
+  tool_id: string | null;
+  tool_call_id: string | null;
+  status: ToolStepStatus;
+}
 
 export interface ConversationMessageDocument {
   /** The message id (for a failed answer: failedAnswerId(reply_to)). */
@@ -75,13 +89,18 @@ export interface ConversationMessageDocument {
   model: string | null;
   latency_ms: number | null;
   usage: { prompt_tokens: number; completion_tokens: number } | null;
-  /** A failed answer's reason; null for every other message. */
+  /** A failed answer's (or tool step's, or follow-up's) reason; null for every other message. */
   error: { code: string; message: string } | null;
+  /** Tool steps only (role `tool`): the tool, the call and its status; null for every other message. */
+  tool: ToolStepOfMessage | null;
   /** The feedback given on an answer; null until then (the feedbacks read model has the rest). */
   feedback_rating: 'up' | 'down' | null;
   position: number;
   [field: string]: unknown;
 }
+
+/** The id of the message that stands for a tool step of the turn answering `replyTo`. */
+export const toolStepMessageId = (replyTo: string, stepId: string): string => `tool-${replyTo}-${stepId}`;
 
 /** The id of the message that stands for a failed answer to `replyTo` (one outcome per user message). */
 export const failedAnswerId = (replyTo: string): string => `failed-${replyTo}`;
@@ -121,6 +140,7 @@ function message(event: Recorded, fields: Pick<ConversationMessageDocument, 'id'
     latency_ms: null,
     usage: null,
     error: null,
+    tool: null,
     feedback_rating: null,
     ...fields,
     seq: event.revision,
@@ -218,6 +238,22 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
         const { tenant_id, reply_to, code, message: reason, failed_at } = event.data;
         const doc = message(event, { id: failedAnswerId(reply_to), conversation_id: id, tenant_id, role: 'assistant', text: '', reply_to, error: { code, message: reason }, created_at: failed_at });
         await addMessage(view, conversation, event, doc, false);
+        return;
+      }
+      case 'AssistantToolStepRecorded': {
+        const { tenant_id, reply_to, step_id, call_id, tool_name, tool_id, tool_call_id, status, error, recorded_at } = event.data;
+        const stepMessageId = toolStepMessageId(reply_to, step_id);
+        const tool: ToolStepOfMessage = { call_id, tool_name, tool_id, tool_call_id, status };
+        // A later outcome of the same step (after an approval): the step moves on in place.
+        if (await view.get(CONVERSATION_MESSAGES, stepMessageId)) view.patch(CONVERSATION_MESSAGES, stepMessageId, { tool, error, position });
+        else view.put(CONVERSATION_MESSAGES, message(event, { id: stepMessageId, conversation_id: id, tenant_id, role: 'tool', text: '', reply_to, tool, error, created_at: recorded_at }));
+        view.patch(CONVERSATIONS, id, base);
+        return;
+      }
+      case 'AssistantFollowedUp': {
+        const { message_id, tenant_id, text, reply_to, citations, answered_from_knowledge, model, latency_ms, usage, error, answered_at } = event.data;
+        const doc = message(event, { id: message_id, conversation_id: id, tenant_id, role: 'assistant', text, reply_to, citations, answered_from_knowledge, model, latency_ms, usage, error, created_at: answered_at });
+        await addMessage(view, conversation, event, doc, error === null);
         return;
       }
       case 'AgentReplied': {

@@ -18,6 +18,18 @@
 //     recorded (`AssistantAnswered`: text, citations, model, latency, usage) or, when the
 //     engine fails or the client leaves, the failure (`AssistantFailed`, code `client_gone`
 //     for a client that left: a half-streamed answer was never read whole, so it is not kept).
+//  6. tools (#12 point 5): in a conversation of a workspace, the workspace's chat-enabled,
+//     enabled business tools are offered to the engine (application/tool/chat-tools.ts; none
+//     without a workspace). When the engine ends a round with tool calls, each runs as a step:
+//     streamed (`tool`, status `requested`, then its outcome), run through the tool-call use
+//     case (origin chat, the asker as caller, the turn's X-End-User-Token / Session forwarded),
+//     recorded on the conversation (`AssistantToolStepRecorded`), and its result given back to
+//     the engine (application/chat/tool-steps.ts has the shapes), which is asked again; at most
+//     MAX_TOOL_ROUNDS rounds, then once more without tools. A name that is no offered tool, or
+//     arguments that are not a JSON object, make a failed step the model sees, not a call. A
+//     call that waits for an owner's or admin's approval ends the turn once the round's calls
+//     are made: its answer says so (`awaitingApprovalNote`), and the follow-up saga
+//     (tool-follow-up.ts) reports the outcome once it is known.
 //
 // With an Idempotency-Key the ids of the conversation and both messages derive from its seed,
 // so a retry after a crash finds what the first attempt recorded and answers that.
@@ -35,17 +47,19 @@ import {
   conversationStream,
 } from '../../domain/conversation/conversation';
 import { DomainError, notFound } from '../../domain/shared/errors';
+import { type ChatTool, chatToolsOf } from '../tool/chat-tools';
+import { MAX_TOOL_ROUNDS, type StepOutcome, type ToolCaller, type ToolStepView, argumentsOf, awaitingApprovalNote, errorOf, recordedStepsOf, resultForModel, stepIdOf, unmadeCall } from './tool-steps';
 import { checkText } from '../../domain/shared/text';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import { canSeeConversation, conversationAggregate, conversationVisibility } from '../conversation/conversations';
 import { type EntitlementDependencies, requireQuota } from '../entitlement/entitlements';
 import { type RetrievalDependencies, retrievePassages } from '../knowledge/retrieval';
-import { AssistantEngineError, type AssistantEngine, type AssistantTurn, type Passage } from '../ports/assistant-engine';
+import { AssistantEngineError, type AssistantChunk, type AssistantEngine, type AssistantTurn, type Passage, type ToolCallAsk, type ToolStep } from '../ports/assistant-engine';
 import type { Secrets } from '../ports/identity';
 import type { Logger } from '../ports/logger';
 import type { Principal } from '../session/sessions';
-import type { ReadYourWritesDependencies } from '../shared/read-models';
+import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { inactiveTenantError, isActiveTenant } from '../tenant/active-tenant';
 import { requireReadableWorkspace } from '../workspace/workspace-access';
@@ -57,6 +71,8 @@ export type ChatDependencies = CommandDependencies &
     secrets: Pick<Secrets, 'seal'>;
     assistant: AssistantEngine;
     logger: Logger;
+    /** Runs the business tool calls the model asks for (application/tool-call's callTool, bound). */
+    callTool: ToolCaller;
   };
 
 /** Earlier messages the engine sees: enough for follow-up questions, few enough to stay fast and cheap. */
@@ -117,6 +133,8 @@ export interface ChatResult {
   /** Null when the assistant is paused (handed off). */
   answer: ChatAnswer | null;
   paused: boolean;
+  /** The business tools the assistant called in this turn, each at its last status, in the order called. */
+  tool_steps: ToolStepView[];
 }
 
 /** A turn whose message is recorded; its answer is still to come (`answerTurn`). */
@@ -125,20 +143,28 @@ export interface OpenTurn {
   user_message_id: string;
   /** A person has taken the conversation over: the assistant answers nothing. */
   paused: boolean;
-  /** The answer an earlier attempt of this turn recorded (a retry with the same Idempotency-Key). */
+  /** The answer an earlier attempt of this turn recorded (a retry with the same Idempotency-Key), and its tool steps. */
   recorded: ChatAnswer | null;
+  recorded_steps: ToolStepView[];
   question: string;
   workspace_id: string | null;
   history: AssistantTurn[];
   answer_message_id: string;
   asker: Asker;
   context: RequestContext;
+  /**
+   * X-End-User-Token / X-End-User-Session of the turn, in clear, forwarded to the tools it
+   * calls. Only in memory, for this turn: recorded sealed, never logged.
+   */
+  end_user: { token: string | null; session: string | null };
 }
 
 /** What the answer of a turn streams: its text in pieces, its citations, then how it ended. */
 export type TurnStep =
   | { kind: 'delta'; text: string }
   | { kind: 'citation'; citation: Citation }
+  /** A tool step: `requested` when the model asks for it, then its outcome. */
+  | { kind: 'tool'; step: ToolStepView }
   | { kind: 'answered'; answer: ChatAnswer }
   | { kind: 'failed'; code: string; message: string };
 
@@ -175,8 +201,16 @@ function historyOf(events: readonly ConversationEvent[], excluding: string): { t
       answers.set(reply_to, { message_id, text, citations, answered_from_knowledge, model });
       if (reply_to !== excluding) turns.push({ role: 'assistant', text });
     }
+    // The report after approved tool calls is what the user was told too.
+    if (event.type === 'AssistantFollowedUp' && event.data.error === null && event.data.reply_to !== excluding) turns.push({ role: 'assistant', text: event.data.text });
   }
   return { turns: turns.slice(-HISTORY_MESSAGES), answers };
+}
+
+/** The engine's history for the turn that answers `messageId`: the conversation before that message. */
+export function historyBefore(events: readonly ConversationEvent[], messageId: string): AssistantTurn[] {
+  const at = events.findIndex((event) => event.type === 'UserMessagePosted' && event.data.message_id === messageId);
+  return historyOf(at < 0 ? events : events.slice(0, at), messageId).turns;
 }
 
 /**
@@ -256,73 +290,95 @@ export async function openTurn(deps: ChatDependencies, asker: Asker, request: Ch
     user_message_id: userMessageId,
     paused,
     recorded: answers.get(userMessageId) ?? null,
+    recorded_steps: recordedStepsOf(events).get(userMessageId) ?? [],
     question,
     workspace_id: workspaceId,
     history: turns,
     answer_message_id: attemptId('answer'),
     asker,
     context: acting,
+    end_user: { token: endUserToken, session: endUserSession },
   };
 }
 
-async function assistantOf(deps: ChatDependencies, tenantId: string): Promise<{ name: string; instructions: string; language: string }> {
+/** The tenant's assistant as its settings say: name, instructions, language. */
+export async function assistantOf(deps: ReadModelDependencies, tenantId: string): Promise<{ name: string; instructions: string; language: string }> {
   const tenant = await deps.readStore.collection<TenantDocument>(TENANTS).get(tenantId);
   const settings = (tenant?.settings ?? {}) as { assistant_name?: string; assistant_instructions?: string; default_language?: string };
   return { name: settings.assistant_name || 'Assistant', instructions: settings.assistant_instructions ?? '', language: settings.default_language || 'en' };
 }
 
-const citationOf = (passage: Passage): Citation => ({ passage_id: passage.id, document_id: passage.document_id, chunk_id: passage.chunk_id, title: passage.title });
+export const citationOf = (passage: Passage): Citation => ({ passage_id: passage.id, document_id: passage.document_id, chunk_id: passage.chunk_id, title: passage.title });
 
 /**
- * Step 5: the answer, streamed as it comes, then recorded. Ends with `answered` or `failed`
- * (nothing more for a paused conversation). An engine failure is recorded and ends as
- * `failed`; when `signal` aborts (the client left) the failure is recorded as `client_gone`.
+ * Steps 5 and 6: the answer, streamed as it comes (with the tool steps it takes), then
+ * recorded. Ends with `answered` or `failed` (nothing more for a paused conversation). An
+ * engine failure is recorded and ends as `failed`; when `signal` aborts (the client left) the
+ * failure is recorded as `client_gone`.
  */
 export async function* answerTurn(deps: ChatDependencies, turn: OpenTurn, signal?: AbortSignal): AsyncGenerator<TurnStep> {
   if (turn.paused) return;
   if (turn.recorded) {
+    for (const step of turn.recorded_steps) yield { kind: 'tool', step };
     yield { kind: 'delta', text: turn.recorded.text };
     for (const citation of turn.recorded.citations) yield { kind: 'citation', citation };
     yield { kind: 'answered', answer: turn.recorded };
     return;
   }
-  const stream = conversationStream(turn.conversation_id);
   const started = performance.now();
   let text = '';
   try {
-    const [assistant, passages] = await Promise.all([
+    const [assistant, passages, tools] = await Promise.all([
       assistantOf(deps, turn.asker.tenant_id),
       retrievePassages(deps, turn.asker, turn.question, { workspaceId: turn.workspace_id }),
+      chatToolsOf(deps, turn.asker.tenant_id, turn.workspace_id),
     ]);
-    for await (const chunk of deps.assistant.answer({ assistant, history: turn.history, question: turn.question, passages, signal })) {
-      if (signal?.aborted) break;
-      if (chunk.kind === 'delta') {
-        text += chunk.text;
-        yield chunk;
-        continue;
+    const offered = new Map(tools.map((tool) => [tool.spec.name, tool]));
+    const steps: ToolStep[] = [];
+    let usage: Usage = null;
+    for (let round = 0; ; round += 1) {
+      // After MAX_TOOL_ROUNDS rounds of calls the model answers with what it has.
+      const specs = round < MAX_TOOL_ROUNDS ? tools.map((tool) => tool.spec) : [];
+      let roundStarted = false;
+      let ending: Exclude<AssistantChunk, { kind: 'delta' }> | null = null;
+      for await (const chunk of deps.assistant.answer({ assistant, history: turn.history, question: turn.question, passages, tools: specs, steps: [...steps], signal })) {
+        if (signal?.aborted) break;
+        if (chunk.kind !== 'delta') {
+          ending = chunk;
+          break;
+        }
+        // What the model says after a round of calls starts a paragraph of its own.
+        const piece = !roundStarted && text !== '' && chunk.text !== '' ? `\n\n${chunk.text}` : chunk.text;
+        roundStarted ||= chunk.text !== '';
+        text += piece;
+        yield { kind: 'delta', text: piece };
       }
-      // No tools are offered yet (the tool-calling turn comes with issue #12 point 5).
-      if (chunk.kind === 'tool_calls') throw new AssistantEngineError('model_error', 'the model asked for a tool, but none was offered');
+      if (signal?.aborted) break;
+      // The engine stopped without `done` or calls: only an abort ends it so.
+      if (ending === null) throw new AssistantEngineError('model_error', 'the engine ended without finishing its answer');
+      usage = addedUsage(usage, ending.usage);
+      if (ending.kind === 'tool_calls') {
+        if (specs.length === 0) throw new AssistantEngineError('model_error', 'the model asked for a tool, but none was offered');
+        const awaiting: string[] = [];
+        for (const ask of ending.calls) {
+          const ran = yield* runToolStep(deps, turn, offered, round, ask);
+          steps.push(ran.step);
+          if (ran.view.status === 'awaiting_approval') awaiting.push(ran.view.tool_name);
+        }
+        if (awaiting.length === 0) continue;
+        // The turn ends here: the follow-up saga reports the outcome once an owner or admin decided.
+        const note = `${text === '' ? '' : '\n\n'}${awaitingApprovalNote(awaiting)}`;
+        text += note;
+        yield { kind: 'delta', text: note };
+        yield* recordAnswer(deps, turn, { text, citations: [], answered_from_knowledge: false, model: ending.model }, started, usage);
+        return;
+      }
       const byId = new Map(passages.map((passage) => [passage.id, passage]));
-      const citations = chunk.cited.flatMap((id) => (byId.has(id) ? [citationOf(byId.get(id)!)] : []));
+      const citations = ending.cited.flatMap((id) => (byId.has(id) ? [citationOf(byId.get(id)!)] : []));
       for (const citation of citations) yield { kind: 'citation', citation };
-      const answer: ChatAnswer = { message_id: turn.answer_message_id, text, citations, answered_from_knowledge: chunk.answered_from_knowledge && citations.length > 0, model: chunk.model };
-      const result = await handleCommand(
-        deps,
-        conversationAggregate,
-        stream,
-        {
-          type: 'RecordAnswer',
-          data: { ...answer, reply_to: turn.user_message_id, latency_ms: Math.round(performance.now() - started), usage: chunk.usage },
-        },
-        turn.context,
-      );
-      await deps.readYourWrites(result.position);
-      yield { kind: 'answered', answer };
+      yield* recordAnswer(deps, turn, { text, citations, answered_from_knowledge: ending.answered_from_knowledge && citations.length > 0, model: ending.model }, started, usage);
       return;
     }
-    // The engine stopped without `done`: only an abort ends it so.
-    if (!signal?.aborted) throw new AssistantEngineError('model_error', 'the engine ended without finishing its answer');
   } catch (error) {
     if (!signal?.aborted && !(error instanceof AssistantEngineError)) {
       await recordFailure(deps, turn, 'internal_error', 'the assistant failed unexpectedly');
@@ -337,6 +393,78 @@ export async function* answerTurn(deps: ChatDependencies, turn: OpenTurn, signal
     }
   }
   await recordFailure(deps, turn, 'client_gone', `the client left after ${[...text].length} characters of the answer`);
+}
+
+type Usage = { prompt_tokens: number; completion_tokens: number } | null;
+
+/** The tokens of every round of a turn, added up; null when no round reported any. */
+function addedUsage(total: Usage, round: Usage): Usage {
+  if (round === null) return total;
+  return { prompt_tokens: (total?.prompt_tokens ?? 0) + round.prompt_tokens, completion_tokens: (total?.completion_tokens ?? 0) + round.completion_tokens };
+}
+
+async function* recordAnswer(
+  deps: ChatDependencies,
+  turn: OpenTurn,
+  content: Pick<ChatAnswer, 'text' | 'citations' | 'answered_from_knowledge' | 'model'>,
+  started: number,
+  usage: Usage,
+): AsyncGenerator<TurnStep> {
+  const answer: ChatAnswer = { message_id: turn.answer_message_id, ...content };
+  const result = await handleCommand(
+    deps,
+    conversationAggregate,
+    conversationStream(turn.conversation_id),
+    { type: 'RecordAnswer', data: { ...answer, reply_to: turn.user_message_id, latency_ms: Math.round(performance.now() - started), usage } },
+    turn.context,
+  );
+  await deps.readYourWrites(result.position);
+  yield { kind: 'answered', answer };
+}
+
+/**
+ * One call the model asked for: streamed as requested, made (unless the tool or arguments
+ * rule it out), recorded on the conversation, streamed with its outcome; gives back the step
+ * for the model. A refusal of the tool-call use case (a DomainError: arguments not valid for
+ * the schema, a tool deleted meanwhile, ...) is a failed step the model can explain or correct.
+ */
+async function* runToolStep(deps: ChatDependencies, turn: OpenTurn, offered: ReadonlyMap<string, ChatTool>, round: number, ask: ToolCallAsk): AsyncGenerator<TurnStep, { step: ToolStep; view: ToolStepView }> {
+  const tool = offered.get(ask.name) ?? null;
+  const stepId = stepIdOf(round, ask.id);
+  const named = { step_id: stepId, call_id: ask.id, tool_name: ask.name, tool_id: tool?.tool_id ?? null };
+  yield { kind: 'tool', step: { ...named, tool_call_id: null, status: 'requested', error: null } };
+  const args = argumentsOf(ask.arguments);
+  let outcome: StepOutcome;
+  if (tool === null) {
+    outcome = unmadeCall('unknown_tool', `no tool named ${JSON.stringify(ask.name).slice(0, 100)} is offered; the tools are: ${[...offered.keys()].join(', ') || 'none'}`);
+  } else if (args === null) {
+    outcome = unmadeCall('invalid_arguments_json', 'the arguments are not a JSON object');
+  } else {
+    const endUser = turn.end_user.token !== null || turn.end_user.session !== null ? { end_user: turn.end_user } : {};
+    try {
+      outcome = await deps.callTool(
+        turn.asker.tenant_id,
+        {
+          tool_id: tool.tool_id,
+          arguments: args,
+          caller: turn.asker.party,
+          origin: { kind: 'chat', conversation_id: turn.conversation_id, reply_to: turn.user_message_id, call_id: ask.id },
+          ...endUser,
+        },
+        turn.context,
+        // A retried turn (same answer id) finds the call it made instead of making another.
+        { idempotencyKey: `${turn.answer_message_id}:tool:${stepId}` },
+      );
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      outcome = unmadeCall(error.code, error.message);
+    }
+  }
+  const recorded = { ...named, tool_call_id: outcome.tool_call_id, status: outcome.status, error: errorOf(outcome) };
+  await handleCommand(deps, conversationAggregate, conversationStream(turn.conversation_id), { type: 'RecordToolStep', data: { reply_to: turn.user_message_id, ...recorded } }, turn.context);
+  const view: ToolStepView = recorded;
+  yield { kind: 'tool', step: view };
+  return { step: { call: ask, result: resultForModel(outcome) }, view };
 }
 
 async function recordFailure(deps: ChatDependencies, turn: OpenTurn, code: string, message: string): Promise<void> {
@@ -359,11 +487,13 @@ export class AssistantUnavailableError extends Error {
 export async function chat(deps: ChatDependencies, asker: Asker, request: ChatRequest, context: RequestContext, options: TurnOptions = {}): Promise<ChatResult> {
   const turn = await openTurn(deps, asker, request, context, options);
   let answer: ChatAnswer | null = null;
+  const steps = new Map<string, ToolStepView>();
   for await (const step of answerTurn(deps, turn)) {
     if (step.kind === 'answered') answer = step.answer;
+    if (step.kind === 'tool' && step.step.status !== 'requested') steps.set(step.step.step_id, step.step);
     if (step.kind === 'failed') throw new AssistantUnavailableError(step.code, step.message);
   }
-  return { conversation_id: turn.conversation_id, user_message_id: turn.user_message_id, answer, paused: turn.paused };
+  return { conversation_id: turn.conversation_id, user_message_id: turn.user_message_id, answer, paused: turn.paused, tool_steps: [...steps.values()] };
 }
 
 /**

@@ -69,6 +69,8 @@ export interface MessageView {
   latency_ms: number | null;
   usage: ConversationMessageDocument['usage'];
   error: ConversationMessageDocument['error'];
+  /** A tool step (role `tool`): the tool, the call and its status; null for other messages. */
+  tool: ConversationMessageDocument['tool'];
   feedback_rating: 'up' | 'down' | null;
 }
 
@@ -130,6 +132,8 @@ export const messageView = (doc: ConversationMessageDocument): MessageView => ({
   latency_ms: doc.latency_ms,
   usage: doc.usage,
   error: doc.error,
+  // Messages recorded before tool steps existed have no such field.
+  tool: doc.tool ?? null,
   feedback_rating: doc.feedback_rating,
 });
 

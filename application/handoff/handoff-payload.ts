@@ -55,6 +55,10 @@ function messageOf(event: ConversationEvent): HandoffMessage | null {
         author: null,
         citations: event.data.citations.map(({ document_id, title }) => ({ document_id, title })),
       };
+    case 'AssistantFollowedUp':
+      // The report after approved tool calls is an answer of the assistant too; one that failed says nothing.
+      if (event.data.error !== null) return null;
+      return { id: event.data.message_id, role: 'assistant', text: event.data.text, at: event.data.answered_at, author: null, citations: event.data.citations.map(({ document_id, title }) => ({ document_id, title })) };
     case 'AgentReplied':
       return { id: event.data.message_id, role: 'agent', text: event.data.text, at: event.data.replied_at, author: event.data.agent, citations: [] };
     default:

@@ -12,6 +12,15 @@
 // handed_off -> open | resolved; resolved -> open. A human agent's reply moves an open or
 // pending conversation to handed_off: the assistant stays paused until someone sets it back
 // to open. A deleted conversation is kept for audit and accepts nothing more.
+//
+// Tool steps (issue #12 point 5): a business tool the assistant called while answering a user
+// message is a step of that turn, recorded here as `AssistantToolStepRecorded` (the call itself
+// is the tool-call aggregate, referenced by `tool_call_id`; a call that could not be made, such
+// as arguments that were not JSON, has none). A step is recorded with each outcome the
+// conversation learns: one that awaited an owner's or admin's approval is recorded again
+// once it ran or was refused. A turn that ended waiting for approvals gets one follow-up
+// answer (`AssistantFollowedUp`) once all of them are settled: the model's report of what
+// they gave, or the reason it could not give one (`error`).
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -76,6 +85,57 @@ export const AssistantFailed = declareEvent(
   'AssistantFailed',
   t.type({ conversation_id: t.string, tenant_id: t.string, reply_to: t.string, code: t.string, message: t.string, failed_at: t.string }),
 );
+export const TOOL_STEP_STATUSES = ['succeeded', 'failed', 'awaiting_approval', 'refused'] as const;
+export const ToolStepStatus = t.keyof({ succeeded: null, failed: null, awaiting_approval: null, refused: null });
+export type ToolStepStatus = t.TypeOf<typeof ToolStepStatus>;
+/** A step's outcome the conversation will not hear of again: only awaiting_approval moves on. */
+export const isSettledToolStep = (status: ToolStepStatus): boolean => status !== 'awaiting_approval';
+
+const StepError = t.union([t.type({ code: t.string, message: t.string }), t.null]);
+
+export const AssistantToolStepRecorded = declareEvent(
+  'AssistantToolStepRecorded',
+  t.type({
+    conversation_id: t.string,
+    tenant_id: t.string,
+    /** The user message whose turn made the call. */
+    reply_to: t.string,
+    /** The step within the turn (its round and the model's call id): the same step keeps it as its outcome moves on. */
+    step_id: t.string,
+    /** The model's id for the call. */
+    call_id: t.string,
+    tool_name: t.string,
+    /** Null when no such tool was offered. */
+    tool_id: t.union([t.string, t.null]),
+    /** The tool call (tool-call aggregate); null when no call was made (no such tool, arguments that were not JSON or not valid). */
+    tool_call_id: t.union([t.string, t.null]),
+    status: ToolStepStatus,
+    /** Why it failed or was refused; null otherwise. */
+    error: StepError,
+    recorded_at: t.string,
+  }),
+);
+export const AssistantFollowedUp = declareEvent(
+  'AssistantFollowedUp',
+  t.type({
+    conversation_id: t.string,
+    tenant_id: t.string,
+    message_id: t.string,
+    /** The user message whose turn waited for approvals. */
+    reply_to: t.string,
+    /** The calls that waited, settled now. */
+    tool_call_ids: t.array(t.string),
+    /** Empty when `error` says why no follow-up could be given. */
+    text: t.string,
+    citations: t.array(Citation),
+    answered_from_knowledge: t.boolean,
+    model: t.string,
+    latency_ms: t.number,
+    usage: Usage,
+    error: StepError,
+    answered_at: t.string,
+  }),
+);
 export const AgentReplied = declareEvent('AgentReplied', t.type({ conversation_id: t.string, tenant_id: t.string, message_id: t.string, text: t.string, agent: Party, replied_at: t.string }));
 export const ConversationRenamed = declareEvent('ConversationRenamed', t.type({ conversation_id: t.string, title: t.string, previous_title: t.string }));
 export const ConversationStatusChanged = declareEvent(
@@ -98,6 +158,8 @@ export const conversationEvents = eventGroup('conversation', [
   ConversationStatusChanged,
   FeedbackGiven,
   ConversationDeleted,
+  AssistantToolStepRecorded,
+  AssistantFollowedUp,
 ]);
 export type ConversationEvent = GroupEvent<typeof conversationEvents>;
 export type Party = t.TypeOf<typeof Party>;
@@ -105,12 +167,16 @@ export type Party = t.TypeOf<typeof Party>;
 type StartedData = EventOf<typeof ConversationStarted>['data'];
 type UserMessageData = EventOf<typeof UserMessagePosted>['data'];
 type AnswerData = EventOf<typeof AssistantAnswered>['data'];
+type ToolStepData = EventOf<typeof AssistantToolStepRecorded>['data'];
+type FollowUpData = EventOf<typeof AssistantFollowedUp>['data'];
 
 export type ConversationCommand =
   | { type: 'StartConversation'; data: Omit<StartedData, 'started_at'> }
   | { type: 'PostUserMessage'; data: Omit<UserMessageData, 'posted_at' | 'conversation_id' | 'tenant_id'> }
   | { type: 'RecordAnswer'; data: Omit<AnswerData, 'answered_at' | 'conversation_id' | 'tenant_id'> }
   | { type: 'RecordAnswerFailure'; data: { reply_to: string; code: string; message: string } }
+  | { type: 'RecordToolStep'; data: Omit<ToolStepData, 'recorded_at' | 'conversation_id' | 'tenant_id'> }
+  | { type: 'RecordFollowUp'; data: Omit<FollowUpData, 'answered_at' | 'conversation_id' | 'tenant_id'> }
   | { type: 'PostAgentReply'; data: { message_id: string; text: string; agent: Party } }
   | { type: 'RenameConversation'; data: { title: string } }
   | { type: 'ChangeConversationStatus'; data: { status: ConversationStatus } }
@@ -130,6 +196,10 @@ export interface LiveConversation {
   answered: ReadonlySet<string>;
   assistant_messages: ReadonlySet<string>;
   feedback: ReadonlySet<string>;
+  /** Each tool step's last recorded status, by `reply_to` and `step_id` (`<reply_to> <step_id>`). */
+  tool_steps: ReadonlyMap<string, ToolStepStatus>;
+  /** User messages whose turn got its follow-up. */
+  followed_up: ReadonlySet<string>;
 }
 
 export type ConversationState = { status: 'absent' } | LiveConversation | { status: 'deleted'; conversation_id: string };
@@ -151,6 +221,8 @@ export const CONVERSATION_TRANSITIONS: Readonly<Record<ConversationStatus, reado
 /** Whether the assistant answers in this status (a person took over a handed-off one). */
 export const assistantAnswersIn = (status: ConversationStatus): boolean => status !== 'handed_off';
 
+const toolStepKey = (replyTo: string, stepId: string): string => `${replyTo} ${stepId}`;
+
 const isLive = (state: ConversationState): state is LiveConversation => state.status !== 'absent' && state.status !== 'deleted';
 const withAdded = (set: ReadonlySet<string>, id: string): ReadonlySet<string> => new Set([...set, id]);
 
@@ -160,7 +232,21 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
     if (event.type === 'ConversationStarted') {
       const { conversation_id, tenant_id, workspace_id, channel, title, started_by } = event.data;
       const none = new Set<string>();
-      return { status: 'open', conversation_id, tenant_id, workspace_id, channel, title, started_by, user_messages: none, answered: none, assistant_messages: none, feedback: none };
+      return {
+        status: 'open',
+        conversation_id,
+        tenant_id,
+        workspace_id,
+        channel,
+        title,
+        started_by,
+        user_messages: none,
+        answered: none,
+        assistant_messages: none,
+        feedback: none,
+        tool_steps: new Map(),
+        followed_up: none,
+      };
     }
     if (event.type === 'ConversationDeleted') return { status: 'deleted', conversation_id: event.data.conversation_id };
     if (!isLive(state)) return state;
@@ -174,6 +260,10 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
         return { ...state, answered: withAdded(state.answered, event.data.reply_to) };
       case 'AgentReplied':
         return state;
+      case 'AssistantToolStepRecorded':
+        return { ...state, tool_steps: new Map([...state.tool_steps, [toolStepKey(event.data.reply_to, event.data.step_id), event.data.status]]) };
+      case 'AssistantFollowedUp':
+        return { ...state, followed_up: withAdded(state.followed_up, event.data.reply_to), assistant_messages: withAdded(state.assistant_messages, event.data.message_id) };
       case 'ConversationRenamed':
         return { ...state, title: event.data.title };
       case 'ConversationStatusChanged':
@@ -211,6 +301,19 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
           return right([{ type: 'AssistantFailed', data: { conversation_id, tenant_id, ...command.data, failed_at: at } }]);
         }
         return right([{ type: 'AssistantAnswered', data: { ...command.data, conversation_id, tenant_id, answered_at: at } }]);
+      }
+      case 'RecordToolStep': {
+        if (!state.user_messages.has(command.data.reply_to)) return left(notFound('message_not_found', 'no such user message in this conversation'));
+        const recorded = state.tool_steps.get(toolStepKey(command.data.reply_to, command.data.step_id));
+        // The same outcome again (a redelivery), or any after a settled one, records nothing.
+        if (recorded !== undefined && (recorded === command.data.status || isSettledToolStep(recorded))) return right([]);
+        return right([{ type: 'AssistantToolStepRecorded', data: { ...command.data, conversation_id, tenant_id, recorded_at: at } }]);
+      }
+      case 'RecordFollowUp': {
+        if (!state.user_messages.has(command.data.reply_to)) return left(notFound('message_not_found', 'no such user message in this conversation'));
+        // One follow-up per turn: a redelivered one records nothing.
+        if (state.followed_up.has(command.data.reply_to)) return right([]);
+        return right([{ type: 'AssistantFollowedUp', data: { ...command.data, conversation_id, tenant_id, answered_at: at } }]);
       }
       case 'PostAgentReply': {
         const text = checkText('text', command.data.text, { max: MAX_MESSAGE_LENGTH, multiline: true, code: 'invalid_message' });

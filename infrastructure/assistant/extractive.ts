@@ -11,8 +11,16 @@
 // relevant passages (in the order retrieval ranked them, at most MAX_QUOTED_PASSAGES), the
 // sentences with the most matching words (rarer words among the passages weigh more) are
 // quoted, at most MAX_SENTENCES_PER_PASSAGE each, in their own order.
+//
+// Tools: it never calls one. When tools are offered and the question asks to act, it says
+// first, plainly, that it cannot take actions without a language model configured, and then
+// answers from the passages as always. "Asks to act" is a deliberately simple rule
+// (`asksToAct`): the question holds one of ACTION_VERBS ("cancel my order", "please book ..."),
+// or every word of a tool's name ("order status" for `order_status`, "cancel ... order" for
+// `cancelOrder`). A question that only mentions such a word gets the sentence too: harmless,
+// as the passages' answer follows it.
 
-import { AssistantEngineError, type AssistantChunk, type AssistantEngine, type AssistantRequest, type Passage } from '../../application/ports/assistant-engine';
+import { AssistantEngineError, type AssistantChunk, type AssistantEngine, type AssistantRequest, type Passage, type ToolSpec } from '../../application/ports/assistant-engine';
 
 export const EXTRACTIVE_MODEL = 'extractive';
 
@@ -80,7 +88,35 @@ function quotable(sentence: string): string {
   return characters.length <= MAX_QUOTE_CHARACTERS ? sentence : `${characters.slice(0, MAX_QUOTE_CHARACTERS).join('').trimEnd()}…`;
 }
 
+/**
+ * Verbs that ask for an action rather than knowledge, in their stemmed form (see `stem`). Words
+ * that are as often nouns of a question about policy ("refund", "return", "order") are left out.
+ */
+const ACTION_VERBS = new Set(
+  `cancel create book reserve reschedule schedule update change modify edit delete remove add send submit pay buy purchase subscribe unsubscribe
+  register reset renew upgrade downgrade activate deactivate block unblock assign approve transfer track resend`
+    .split(/\s+/)
+    .map((verb) => stem(verb)),
+);
+
+/** The words of a tool's name: `cancel_order`, `cancel-order` and `cancelOrder` are "cancel order". */
+function nameTerms(name: string): Set<string> {
+  return meaningfulTerms(name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' '));
+}
+
+/** Whether the question asks to act, by the rule in the header: an action verb, or every word of an offered tool's name. */
+export function asksToAct(question: string, tools: readonly Pick<ToolSpec, 'name'>[]): boolean {
+  if (tools.length === 0) return false;
+  const asked = meaningfulTerms(question);
+  if ([...asked].some((term) => ACTION_VERBS.has(term))) return true;
+  return tools.some((tool) => {
+    const terms = nameTerms(tool.name);
+    return terms.size > 0 && [...terms].every((term) => asked.has(term));
+  });
+}
+
 interface Phrases {
+  cannotAct: string;
   found: string;
   from: (title: string) => string;
   nothing: string;
@@ -89,21 +125,25 @@ interface Phrases {
 /** The engine's own few words, in the tenant's language where it has them (English otherwise). */
 const PHRASES: Record<string, Phrases> = {
   en: {
+    cannotAct: 'I cannot take actions or look things up in your systems here: no language model is configured for this assistant, so it can only quote the knowledge base.',
     found: 'Here is what the knowledge base says:',
     from: (title) => `From "${title}"`,
     nothing: 'I could not find anything about this in the knowledge base, so I cannot answer it from there. Try other words, or ask a person.',
   },
   fr: {
+    cannotAct: "Je ne peux pas effectuer d'actions ni consulter vos systèmes ici : aucun modèle de langage n'est configuré pour cet assistant, il ne peut que citer la base de connaissances.",
     found: 'Voici ce que dit la base de connaissances :',
     from: (title) => `Extrait de « ${title} »`,
     nothing: "Je n'ai rien trouvé à ce sujet dans la base de connaissances, je ne peux donc pas y répondre. Essayez d'autres mots, ou demandez à une personne.",
   },
   de: {
+    cannotAct: 'Ich kann hier keine Aktionen ausführen und nichts in Ihren Systemen nachsehen: Für diesen Assistenten ist kein Sprachmodell eingerichtet, er kann nur die Wissensdatenbank zitieren.',
     found: 'Das steht dazu in der Wissensdatenbank:',
     from: (title) => `Aus „${title}“`,
     nothing: 'Dazu habe ich in der Wissensdatenbank nichts gefunden und kann es daher nicht beantworten. Versuchen Sie andere Worte, oder fragen Sie eine Person.',
   },
   es: {
+    cannotAct: 'No puedo realizar acciones ni consultar sus sistemas aquí: este asistente no tiene configurado un modelo de lenguaje, así que solo puede citar la base de conocimiento.',
     found: 'Esto es lo que dice la base de conocimiento:',
     from: (title) => `De «${title}»`,
     nothing: 'No encontré nada sobre esto en la base de conocimiento, así que no puedo responderlo desde ahí. Pruebe con otras palabras o pregunte a una persona.',
@@ -156,12 +196,14 @@ export class ExtractiveAssistantEngine implements AssistantEngine {
   async *answer(request: AssistantRequest): AsyncIterable<AssistantChunk> {
     const phrases = phrasesFor(request.assistant.language);
     const quotes = extractQuotes(request.question, request.passages);
+    // It never calls a tool: asked to act, it says so before anything else.
+    const preface = asksToAct(request.question, request.tools ?? []) ? `${phrases.cannotAct}\n\n` : '';
     if (quotes.length === 0) {
-      yield { kind: 'delta', text: phrases.nothing };
+      yield { kind: 'delta', text: `${preface}${phrases.nothing}` };
       yield { kind: 'done', model: this.model, cited: [], answered_from_knowledge: false, usage: null };
       return;
     }
-    yield { kind: 'delta', text: phrases.found };
+    yield { kind: 'delta', text: `${preface}${phrases.found}` };
     for (const quote of quotes) {
       if (request.signal?.aborted) throw new AssistantEngineError('cancelled', 'the answer was cancelled');
       const title = quote.passage.heading && quote.passage.heading !== quote.passage.title ? `${quote.passage.title}, ${quote.passage.heading}` : quote.passage.title;

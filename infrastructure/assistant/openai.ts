@@ -12,9 +12,17 @@
 // - Failures become AssistantEngineError: `model_timeout` (no response, or no chunk, within
 //   LLM_TIMEOUT_MS), `model_unreachable`, `model_error` (the server refused: its status is in
 //   the message), `cancelled` (the caller aborted: the client left).
+// - Tools (OpenAI-compatible tool calling): the request's `tools` are sent as functions (name,
+//   description, JSON Schema parameters) and the prompt tells the model it may call them to act
+//   and must never invent their results. Streamed tool-call pieces are put together by their
+//   `index` (the id and name come once, the arguments in pieces); when the model ends with
+//   calls, the round ends with `tool_calls`. The turn's `steps` are sent back as the model's
+//   own messages: per step, the assistant message with its call, then the `tool` message with
+//   the result (`tool_call_id`). Arguments go back as the model wrote them (the platform checks
+//   them), or as `{}` when they were not JSON: the result tells the model what was wrong.
 
 import OpenAI from 'openai';
-import { AssistantEngineError, type AssistantChunk, type AssistantEngine, type AssistantRequest, type Passage } from '../../application/ports/assistant-engine';
+import { AssistantEngineError, type AssistantChunk, type AssistantEngine, type AssistantRequest, type Passage, type ToolCallAsk, type ToolStep } from '../../application/ports/assistant-engine';
 
 export interface OpenAiAssistantOptions {
   /** LLM_BASE_URL, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */
@@ -31,13 +39,38 @@ export interface OpenAiAssistantOptions {
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
+/** Arguments as sent back: what the model wrote, or `{}` when it was not JSON (servers that parse them would refuse the turn; the result says what was wrong). */
+function sentArguments(text: string): string {
+  try {
+    JSON.parse(text);
+    return text;
+  } catch {
+    return '{}';
+  }
+}
+
+/** A step as the model's own two messages: its call, then the result (paired by the call's id). */
+function stepMessages(step: ToolStep): ChatMessage[] {
+  return [
+    { role: 'assistant', content: null, tool_calls: [{ id: step.call.id, type: 'function', function: { name: step.call.name, arguments: sentArguments(step.call.arguments) } }] },
+    { role: 'tool', tool_call_id: step.call.id, content: step.result },
+  ];
+}
+
+/** A call as it streams in: the id and name once, the arguments in pieces. */
+interface CallInPieces {
+  id: string | null;
+  name: string;
+  arguments: string;
+}
+
 function passageBlock(passage: Passage): string {
   const heading = passage.heading && passage.heading !== passage.title ? ` — ${passage.heading}` : '';
   return `[${passage.id}] ${passage.title}${heading}\n${passage.text.trim()}`;
 }
 
-/** The system prompt of one turn: who the assistant is, how to use and cite the passages. */
-export function systemPrompt(request: Pick<AssistantRequest, 'assistant' | 'passages'>): string {
+/** The system prompt of one turn: who the assistant is, how to use and cite the passages, and the tools when there are any. */
+export function systemPrompt(request: Pick<AssistantRequest, 'assistant' | 'passages' | 'tools' | 'steps'>): string {
   const { name, instructions, language } = request.assistant;
   const lines = [
     `You are ${name}, an assistant that answers from this organization's knowledge base.`,
@@ -50,8 +83,17 @@ export function systemPrompt(request: Pick<AssistantRequest, 'assistant' | 'pass
     'If the passages do not contain the answer, say plainly that the knowledge base has nothing about it. Do not guess and do not use other knowledge.',
     '',
   );
-  if (request.passages.length === 0) lines.push('There are no passages for this question: the knowledge base has nothing about it.');
-  else lines.push('Passages:', '', request.passages.map(passageBlock).join('\n\n'));
+  const withTools = (request.tools?.length ?? 0) > 0 || (request.steps?.length ?? 0) > 0;
+  if (withTools) {
+    lines.push(
+      "You may call the tools you are given to look things up or take actions in the organization's systems for the user, when the user asks for what a tool does. What a tool returns is knowledge too: answer from it.",
+      'Never invent a tool\'s result and never say an action was done unless its tool returned success. When a call failed, was refused, or awaits approval, say so plainly.',
+      '',
+    );
+  }
+  if (request.passages.length === 0) {
+    lines.push(withTools ? 'There are no passages for this question: answer from what the tools return, or say plainly that you do not know.' : 'There are no passages for this question: the knowledge base has nothing about it.');
+  } else lines.push('Passages:', '', request.passages.map(passageBlock).join('\n\n'));
   return lines.join('\n');
 }
 
@@ -92,7 +134,12 @@ export class OpenAiAssistantEngine implements AssistantEngine {
       { role: 'system', content: systemPrompt(request) },
       ...request.history.map((turn): ChatMessage => ({ role: turn.role, content: turn.text })),
       { role: 'user', content: request.question },
+      ...(request.steps ?? []).flatMap(stepMessages),
     ];
+    const tools = (request.tools ?? []).map((tool): OpenAI.Chat.Completions.ChatCompletionTool => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }));
     // One controller for the caller's abort and our idle timeout; the package's own timeout only
     // covers the wait for the response to start.
     const controller = new AbortController();
@@ -112,19 +159,27 @@ export class OpenAiAssistantEngine implements AssistantEngine {
     let text = '';
     let model = this.model;
     let usage: { prompt_tokens: number; completion_tokens: number } | null = null;
+    const calls = new Map<number, CallInPieces>();
     try {
       const stream = await this.client.chat.completions.create(
-        { model: this.model, messages, stream: true, stream_options: { include_usage: true } },
+        { model: this.model, messages, stream: true, stream_options: { include_usage: true }, ...(tools.length > 0 ? { tools } : {}) },
         { signal: controller.signal },
       );
       for await (const chunk of stream) {
         rearm();
         if (chunk.model) model = chunk.model;
         if (chunk.usage) usage = { prompt_tokens: chunk.usage.prompt_tokens, completion_tokens: chunk.usage.completion_tokens };
-        const delta = chunk.choices?.[0]?.delta?.content;
-        if (delta) {
-          text += delta;
-          yield { kind: 'delta', text: delta };
+        const delta = chunk.choices?.[0]?.delta;
+        for (const piece of delta?.tool_calls ?? []) {
+          const call = calls.get(piece.index) ?? { id: null, name: '', arguments: '' };
+          if (piece.id) call.id = piece.id;
+          if (piece.function?.name) call.name = piece.function.name;
+          if (piece.function?.arguments) call.arguments += piece.function.arguments;
+          calls.set(piece.index, call);
+        }
+        if (delta?.content) {
+          text += delta.content;
+          yield { kind: 'delta', text: delta.content };
         }
       }
     } catch (error) {
@@ -135,6 +190,15 @@ export class OpenAiAssistantEngine implements AssistantEngine {
     }
     // The package ends an aborted stream quietly, as if it were complete: it was not.
     if (controller.signal.aborted) throw this.failure(new Error('aborted'), { timedOut, cancelled: request.signal?.aborted === true });
+    // Some servers end a round of calls with `stop` rather than `tool_calls`: the calls decide.
+    if (calls.size > 0) {
+      const asked = [...calls.entries()]
+        .sort(([a], [b]) => a - b)
+        // A server that sends no id still needs one: the result is paired with its call by it.
+        .map(([index, call]): ToolCallAsk => ({ id: call.id ?? `call_${index}`, name: call.name, arguments: call.arguments }));
+      yield { kind: 'tool_calls', calls: asked, model, usage };
+      return;
+    }
     const cited = citedPassageIds(text, request.passages);
     yield { kind: 'done', model, cited, answered_from_knowledge: cited.length > 0, usage };
   }

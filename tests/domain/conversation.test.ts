@@ -235,4 +235,51 @@ describe('conversation decider (spec 4.6)', () => {
       spec.given(answeredOnce).when(feedback('a1', 'down', 'x'.repeat(MAX_FEEDBACK_COMMENT_LENGTH + 1))).thenThrows('invalid', 'invalid_feedback', 'comment');
     });
   });
+
+  describe('tool steps and the follow-up after approvals (#12 point 5)', () => {
+    const step = (status: 'succeeded' | 'failed' | 'awaiting_approval' | 'refused', extra: { step_id?: string; error?: { code: string; message: string } | null } = {}) => ({
+      reply_to: 'm1',
+      step_id: extra.step_id ?? '0:call_a',
+      call_id: 'call_a',
+      tool_name: 'cancel_order',
+      tool_id: 'tool-1',
+      tool_call_id: 'tc-1',
+      status,
+      error: extra.error ?? null,
+    });
+    const recordStep = (data: ReturnType<typeof step>) => ({ type: 'RecordToolStep' as const, data });
+    const stepRecorded = (data: ReturnType<typeof step>): ConversationEvent => ({ type: 'AssistantToolStepRecorded', data: { ...data, conversation_id: C, tenant_id: T, recorded_at: AT } });
+    const followUp = { message_id: 'f1', reply_to: 'm1', tool_call_ids: ['tc-1'], text: 'Order A-17 is cancelled.', citations: [], answered_from_knowledge: false, model: 'm', latency_ms: 5, usage: null, error: null };
+    const followedUp: ConversationEvent = { type: 'AssistantFollowedUp', data: { ...followUp, conversation_id: C, tenant_id: T, answered_at: AT } };
+
+    it('records a step of a turn, before or after its answer', () => {
+      spec.given([started, asked('m1')]).when(recordStep(step('succeeded'))).then([stepRecorded(step('succeeded'))]);
+      spec.given(answeredOnce).when(recordStep(step('awaiting_approval'))).then([stepRecorded(step('awaiting_approval'))]);
+    });
+
+    it('moves a step that awaited approval on once; the same outcome again, or any after a settled one, records nothing', () => {
+      const waiting = [...answeredOnce, stepRecorded(step('awaiting_approval'))];
+      spec.given(waiting).when(recordStep(step('awaiting_approval'))).thenNothingHappened();
+      spec.given(waiting).when(recordStep(step('refused', { error: { code: 'refused', message: 'no' } }))).then([stepRecorded(step('refused', { error: { code: 'refused', message: 'no' } }))]);
+      spec.given([...waiting, stepRecorded(step('succeeded'))]).when(recordStep(step('succeeded'))).thenNothingHappened();
+      spec.given([...waiting, stepRecorded(step('succeeded'))]).when(recordStep(step('failed'))).thenNothingHappened();
+      // Another step of the same turn is its own.
+      spec.given(waiting).when(recordStep(step('awaiting_approval', { step_id: '1:call_a' }))).then([stepRecorded(step('awaiting_approval', { step_id: '1:call_a' }))]);
+    });
+
+    it('records one follow-up per turn, which takes feedback like an answer', () => {
+      spec.given(answeredOnce).when({ type: 'RecordFollowUp', data: followUp }).then([followedUp]);
+      spec.given([...answeredOnce, followedUp]).when({ type: 'RecordFollowUp', data: { ...followUp, message_id: 'f2' } }).thenNothingHappened();
+      spec.given([...answeredOnce, followedUp])
+        .when({ type: 'GiveFeedback', data: { message_id: 'f1', rating: 'up', comment: '', given_by: USER } })
+        .then([{ type: 'FeedbackGiven', data: { conversation_id: C, tenant_id: T, message_id: 'f1', rating: 'up', comment: '', given_by: USER, given_at: AT } }]);
+    });
+
+    it('refuses a step or follow-up of a message that is not a user message of this conversation, and both on a deleted one', () => {
+      spec.given(answeredOnce).when(recordStep({ ...step('succeeded'), reply_to: 'a1' })).thenThrows('not_found', 'message_not_found');
+      spec.given(answeredOnce).when({ type: 'RecordFollowUp', data: { ...followUp, reply_to: 'm9' } }).thenThrows('not_found', 'message_not_found');
+      spec.given([...answeredOnce, deleted]).when(recordStep(step('succeeded'))).thenThrows('not_found', 'conversation_not_found');
+      spec.given([...answeredOnce, deleted]).when({ type: 'RecordFollowUp', data: followUp }).thenThrows('not_found', 'conversation_not_found');
+    });
+  });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { AssistantChunk, AssistantRequest, Passage } from '../../application/ports/assistant-engine';
 import { AssistantEngineError } from '../../application/ports/assistant-engine';
-import { EXTRACTIVE_MODEL, ExtractiveAssistantEngine, meaningfulTerms } from '../../infrastructure/assistant/extractive';
+import { EXTRACTIVE_MODEL, ExtractiveAssistantEngine, asksToAct, meaningfulTerms } from '../../infrastructure/assistant/extractive';
 
 const passage = (id: string, title: string, text: string, heading: string | null = null): Passage => ({ id, document_id: `doc-${title}`, chunk_id: `chunk-${id}`, title, heading, text });
 
@@ -106,5 +106,44 @@ describe('extractive assistant engine (the embedded default)', () => {
       expect(error).to.be.instanceOf(AssistantEngineError);
       expect((error as AssistantEngineError).code).to.equal('cancelled');
     }
+  });
+
+  describe('tools: it never calls one, and says so when asked to act', () => {
+    const TOOLS = [
+      { name: 'cancel_order', description: 'Cancels an order', parameters: { type: 'object' } },
+      { name: 'orderStatus', description: "Looks up an order's status", parameters: { type: 'object' } },
+    ];
+    const CANNOT_ACT = 'I cannot take actions or look things up in your systems here: no language model is configured for this assistant, so it can only quote the knowledge base.';
+
+    it('tells an action verb, or every word of an offered tool name, from a question about knowledge', () => {
+      expect(asksToAct('Please cancel my order A-17', TOOLS)).to.equal(true);
+      expect(asksToAct('Could you book a delivery slot for Friday?', TOOLS)).to.equal(true);
+      expect(asksToAct('Changing my address, how?', TOOLS)).to.equal(true);
+      expect(asksToAct('What is the status of order A-17?', TOOLS)).to.equal(true);
+      expect(asksToAct('How long do refunds take?', TOOLS)).to.equal(false);
+      expect(asksToAct('Where do orders ship from?', TOOLS)).to.equal(false);
+      // Without tools nothing is an action it could have taken.
+      expect(asksToAct('Please cancel my order A-17', [])).to.equal(false);
+    });
+
+    it('asked to act with tools offered: says plainly it cannot, then answers from the passages; never a tool call', async () => {
+      const { text, done, chunks } = await ask('Please cancel my order and tell me how long refunds take', [REFUNDS], { tools: TOOLS });
+      expect(text.startsWith(`${CANNOT_ACT}\n\nHere is what the knowledge base says:`), text).to.equal(true);
+      expect(text).to.contain('> Refunds are issued within 14 days of the request');
+      expect(done).to.deep.include({ cited: ['1'], answered_from_knowledge: true });
+      expect(chunks.map((chunk) => chunk.kind)).to.not.include('tool_calls');
+    });
+
+    it('asked to act with nothing relevant known: the sentence and the plain no-answer reply, in the tenant language', async () => {
+      expect((await ask('What is the status of my order?', [OFFICE], { tools: TOOLS })).text).to.equal(
+        `${CANNOT_ACT}\n\nI could not find anything about this in the knowledge base, so I cannot answer it from there. Try other words, or ask a person.`,
+      );
+      expect((await ask('cancel', [], { tools: TOOLS, assistant: { name: 'Ava', instructions: '', language: 'fr' } })).text).to.match(/^Je ne peux pas effectuer d'actions/);
+    });
+
+    it('says nothing of actions when the question asks none, or when no tool is offered', async () => {
+      expect((await ask('How long do refunds take?', [REFUNDS], { tools: TOOLS })).text).to.match(/^Here is what the knowledge base says:/);
+      expect((await ask('Please cancel my order', [REFUNDS])).text).to.not.contain('cannot take actions');
+    });
   });
 });

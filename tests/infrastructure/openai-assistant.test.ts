@@ -94,6 +94,96 @@ describe('OpenAI-compatible assistant engine', () => {
     expect(server.requests[0].headers).to.not.have.property('authorization');
   });
 
+  describe('tool calling', () => {
+    const ORDER_STATUS = {
+      name: 'order_status',
+      description: "Looks up an order's status by its number",
+      parameters: { type: 'object', properties: { order_number: { type: 'string' } }, required: ['order_number'] },
+    };
+    const CANCEL = { name: 'cancel_order', description: 'Cancels an order', parameters: { type: 'object', properties: { order_number: { type: 'string' } } } };
+
+    it('offers the tools as functions and tells the model it may act and must not invent results', async () => {
+      server.script({ deltas: ['ok'] });
+      await collect(engine(), request({ tools: [ORDER_STATUS, CANCEL] }));
+      const [received] = server.requests;
+      expect(received.body.tools).to.deep.equal([
+        { type: 'function', function: ORDER_STATUS },
+        { type: 'function', function: CANCEL },
+      ]);
+      const system = received.body.messages[0].content;
+      expect(system).to.equal(systemPrompt(request({ tools: [ORDER_STATUS, CANCEL] })));
+      expect(system).to.match(/You may call the tools you are given to look things up or take actions/);
+      expect(system).to.match(/Never invent a tool's result/);
+    });
+
+    it('sends no tools and says nothing of them when none is offered', async () => {
+      server.script({ deltas: ['ok'] });
+      await collect(engine(), request({ tools: [] }));
+      expect(server.requests[0].body).to.not.have.property('tools');
+      expect(server.requests[0].body.messages[0].content).to.not.match(/tool/i);
+    });
+
+    it('puts streamed calls together by index (id and name once, arguments in pieces) and ends the round with them', async () => {
+      server.script({
+        deltas: ['Let me check. '],
+        tool_calls: [
+          { id: 'call_a', name: 'order_status', arguments: ['{"order_', 'number": ', '"A-17"}'] },
+          { id: 'call_b', name: 'cancel_order', arguments: ['{"order_number":"B-2"}'] },
+        ],
+        usage: { prompt_tokens: 50, completion_tokens: 9 },
+      });
+      const chunks = await collect(engine(), request({ tools: [ORDER_STATUS, CANCEL] }));
+      expect(chunks).to.deep.equal([
+        { kind: 'delta', text: 'Let me check. ' },
+        {
+          kind: 'tool_calls',
+          calls: [
+            { id: 'call_a', name: 'order_status', arguments: '{"order_number": "A-17"}' },
+            { id: 'call_b', name: 'cancel_order', arguments: '{"order_number":"B-2"}' },
+          ],
+          model: 'scripted-model',
+          usage: { prompt_tokens: 50, completion_tokens: 9 },
+        },
+      ]);
+    });
+
+    it('takes calls ended with `stop` as calls too, and gives a call without an id one', async () => {
+      server.script({ tool_calls: [{ name: 'order_status', arguments: ['{}'] }], finish_reason: 'stop' });
+      const chunks = await collect(engine(), request({ tools: [ORDER_STATUS] }));
+      expect(chunks).to.deep.equal([{ kind: 'tool_calls', calls: [{ id: 'call_0', name: 'order_status', arguments: '{}' }], model: 'scripted-model', usage: null }]);
+    });
+
+    it('sends the steps back: per step the assistant message with its call, then the tool message with the result', async () => {
+      server.script({ deltas: ['Order A-17 has shipped.'] });
+      const steps = [
+        { call: { id: 'call_a', name: 'order_status', arguments: '{"order_number":"A-17"}' }, result: '{"status":"succeeded","http_status":200,"result":{"state":"shipped"}}' },
+        { call: { id: 'call_b', name: 'cancel_order', arguments: '{"order_number": B-2' }, result: '{"status":"failed","error":{"code":"invalid_arguments_json"}}' },
+      ];
+      const chunks = await collect(engine(), request({ tools: [ORDER_STATUS, CANCEL], steps }));
+      expect(chunks[chunks.length - 1]).to.include({ kind: 'done' });
+      const [, ...rest] = server.requests[0].body.messages;
+      expect(rest).to.deep.equal([
+        { role: 'user', content: 'Hello' },
+        { role: 'assistant', content: 'Hi, how can I help?' },
+        { role: 'user', content: 'How long do refunds take?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'order_status', arguments: '{"order_number":"A-17"}' } }] },
+        { role: 'tool', tool_call_id: 'call_a', content: steps[0].result },
+        // Arguments that are not JSON go back as {}: servers that parse them would refuse the turn.
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_b', type: 'function', function: { name: 'cancel_order', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'call_b', content: steps[1].result },
+      ]);
+    });
+
+    it('sends the steps without tools when none is offered any more, and says the tool rules still', async () => {
+      server.script({ deltas: ['Done.'] });
+      const steps = [{ call: { id: 'call_a', name: 'order_status', arguments: '{}' }, result: '{"status":"succeeded"}' }];
+      await collect(engine(), request({ steps }));
+      expect(server.requests[0].body).to.not.have.property('tools');
+      expect(server.requests[0].body.messages[0].content).to.match(/Never invent a tool's result/);
+      expect(server.requests[0].body.messages.map((message) => message.role).slice(-2)).to.deep.equal(['assistant', 'tool']);
+    });
+  });
+
   it('reads [n] markers: only passages given, each once, in order of first use', () => {
     expect(citedPassageIds('a [2] b [1] c [2] d [3] e [01] f [2,1]', PASSAGES)).to.deep.equal(['2', '1']);
     expect(citedPassageIds('no citations', PASSAGES)).to.deep.equal([]);

@@ -4,7 +4,9 @@
 // the assistant role, the last with finish_reason `stop`), the usage in a last chunk with no
 // choices when the request asked for it (`stream_options.include_usage`), then `data: [DONE]`.
 // Each request takes the next scripted completion; a script can hold the stream before a piece
-// until the test lets it go, or answer an error status as OpenAI does.
+// until the test lets it go, or answer an error status as OpenAI does. A script may end with
+// tool calls instead (finish_reason `tool_calls`), streamed as OpenAI does: per call, a first
+// piece with its index, id, type and name, then its arguments in the pieces given.
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +21,17 @@ export interface ScriptedCompletion {
   hold?: { index: number; until: Promise<unknown> };
   /** Answer this status with OpenAI's error body instead of a stream. */
   status?: number;
+  /** End with these tool calls: `arguments` in the pieces they stream in; no `id` sends none. */
+  tool_calls?: Array<{ id?: string; name: string; arguments: string[] }>;
+  /** The finish_reason sent with tool calls (default `tool_calls`; some servers say `stop`). */
+  finish_reason?: string;
+}
+
+export interface ReceivedMessage {
+  role: string;
+  content: string | null;
+  tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
 }
 
 export interface ReceivedRequest {
@@ -28,7 +41,8 @@ export interface ReceivedRequest {
     model: string;
     stream?: boolean;
     stream_options?: { include_usage?: boolean };
-    messages: Array<{ role: string; content: string }>;
+    messages: ReceivedMessage[];
+    tools?: Array<{ type: string; function: { name: string; description: string; parameters: Record<string, unknown> } }>;
   };
 }
 
@@ -94,7 +108,13 @@ export class OpenAiCompatibleServer {
       if (res.destroyed) return;
       send({ ...base, choices: [{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }] });
     }
-    send({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }] });
+    for (const [index, call] of (script.tool_calls ?? []).entries()) {
+      const first = { index, ...(call.id ? { id: call.id } : {}), type: 'function', function: { name: call.name, arguments: '' } };
+      send({ ...base, choices: [{ index: 0, delta: { tool_calls: [first] }, logprobs: null, finish_reason: null }] });
+      for (const piece of call.arguments) send({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, function: { arguments: piece } }] }, logprobs: null, finish_reason: null }] });
+    }
+    const finish = script.tool_calls?.length ? (script.finish_reason ?? 'tool_calls') : 'stop';
+    send({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: finish }] });
     if (body.stream_options?.include_usage && script.usage) {
       const { prompt_tokens, completion_tokens } = script.usage;
       send({ ...base, choices: [], usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens } });

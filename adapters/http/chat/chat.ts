@@ -2,7 +2,9 @@
 //   POST /api/v1/chat          one turn, answered as JSON when the answer is complete;
 //   POST /api/v1/chat/stream   the same turn, its answer streamed as Server-Sent Events.
 // Both count one message against the plan's message quota. Optional headers X-End-User-Token
-// and X-End-User-Session are stored sealed on the user's message (for later tool calls).
+// and X-End-User-Session are stored sealed on the user's message and forwarded to the business
+// tools the assistant calls in the turn; each such call is a `tool` event of the stream and a
+// step in `tool_steps` of the JSON answer.
 // Errors found before the answer starts (401, 403, 400, 404, 409, 429) are plain JSON errors;
 // once a stream has started, a failure is its `error` event. docs/assistant.md has the format.
 //
@@ -78,6 +80,7 @@ export function chatRouter(identity: UseCaseDependencies, denials: AccessDenialR
       for await (const step of answerTurn(deps, turn, stream.gone)) {
         if (step.kind === 'delta') await stream.send('delta', { text: step.text });
         if (step.kind === 'citation') await stream.send('citation', step.citation);
+        if (step.kind === 'tool') await stream.send('tool', step.step);
         if (step.kind === 'answered') done = { ...done, message_id: step.answer.message_id, answered_from_knowledge: step.answer.answered_from_knowledge, model: step.answer.model };
         if (step.kind === 'failed') {
           await stream.send('error', { code: ASSISTANT_UNAVAILABLE, message: `the assistant could not answer (${step.code}); try again`, ...ids });

@@ -1,7 +1,7 @@
 // OpenAPI description of the conversation routes (conversations/conversations.ts); docs/conversations.md.
 
 import { CONVERSATION_SORTS, PREVIEW_LENGTH } from '../../../application/conversation/conversations';
-import { CHANNELS, CONVERSATION_STATUSES, MAX_FEEDBACK_COMMENT_LENGTH, MAX_MESSAGE_LENGTH, MAX_TITLE_LENGTH } from '../../../domain/conversation/conversation';
+import { CHANNELS, CONVERSATION_STATUSES, TOOL_STEP_STATUSES, MAX_FEEDBACK_COMMENT_LENGTH, MAX_MESSAGE_LENGTH, MAX_TITLE_LENGTH } from '../../../domain/conversation/conversation';
 import { PAGE_PARAMETERS, type ApiArea, arrayOf, boolean, dateTime, enumOf, integer, nullable, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
 import { AgentReplyBody, ConversationStatusBody, FeedbackBody, MAX_FILTER_LENGTH, RenameConversationBody } from './conversations';
 
@@ -33,19 +33,29 @@ export const conversationsApi: ApiArea = {
       updated_at: dateTime(),
     }),
     ConversationMessage: object({
-      id: string('the message id (a failed answer: `failed-` and the id of the user message)'),
+      id: string('the message id (a failed answer: `failed-` and the id of the user message; a tool step: `tool-`, the id of the user message, `-` and the step)'),
       conversation_id: string(),
-      role: enumOf(['user', 'assistant', 'agent'], 'agent: a person of the organization replying'),
-      text: string('empty for a failed answer'),
+      role: enumOf(['user', 'assistant', 'agent', 'tool'], 'agent: a person of the organization replying; tool: a business tool the assistant called while answering (`tool` says which and how it went)'),
+      text: string('empty for a failed answer and a tool step'),
       citations: arrayOf(object({ passage_id: string(), document_id: string(), chunk_id: string(), title: string() }), 'the passages an answer cites'),
       author: { anyOf: [PARTY, { type: 'null' }], description: 'who wrote a user message or an agent reply; null for the assistant' },
-      reply_to: nullable(string('for an answer or a failure: the user message it answers')),
+      reply_to: nullable(string('for an answer, a failure, a tool step or a follow-up: the user message whose turn it belongs to')),
       created_at: dateTime(),
       answered_from_knowledge: nullable(boolean('answers: whether the answer rests on the knowledge base')),
       model: nullable(string()),
       latency_ms: nullable(integer()),
       usage: nullable({ ...object({ prompt_tokens: integer(), completion_tokens: integer() }), description: 'tokens, where the model reports them' }),
-      error: nullable({ ...object({ code: string(), message: string() }), description: 'a failed answer: why' }),
+      error: nullable({ ...object({ code: string(), message: string() }), description: 'a failed answer, a failed or refused tool step, a follow-up that could not be given: why' }),
+      tool: nullable({
+        ...object({
+          call_id: string("the model's id for the call"),
+          tool_name: string(),
+          tool_id: nullable(string('null when the model named no tool that was offered')),
+          tool_call_id: nullable(string('the tool call (its log: GET /api/v1/tools/{id}/logs); null when no call was made (no such tool, arguments that were not valid)')),
+          status: enumOf(TOOL_STEP_STATUSES, 'awaiting_approval moves on to succeeded, failed or refused once an owner or admin decided and the call ran'),
+        }),
+        description: 'a tool step (role tool); null for other messages',
+      }),
       feedback_rating: { anyOf: [enumOf(['up', 'down']), { type: 'null' }], description: 'the feedback given on an answer; null until then' },
     }),
     ConversationFeedback: object({
@@ -111,7 +121,7 @@ export const conversationsApi: ApiArea = {
     '/api/v1/conversations/{id}/messages': {
       get: {
         summary: "A conversation's messages",
-        description: `${WHO} Oldest first; a failed answer is a message of role assistant with \`error\`.`,
+        description: `${WHO} Oldest first; a failed answer is a message of role assistant with \`error\`; a tool the assistant called is a message of role tool with \`tool\`, and the report after calls that awaited approval a message of role assistant.`,
         access: 'user',
         query: PAGE_PARAMETERS,
         success: { status: 200, description: 'a page of messages', json: page(ref('ConversationMessage')) },

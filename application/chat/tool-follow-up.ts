@@ -1,0 +1,158 @@
+// Saga `chat_tool_follow_up` (version 1): the rest of a chat turn that ended waiting for
+// approvals (#12 point 5). A turn whose model called an `approval_required` tool ends with an
+// answer saying the action awaits approval (application/chat/chat.ts). When an owner or admin
+// approves the call and it runs (the approval saga of application/tool-call), or refuses it,
+// this saga:
+//  1. records the step's outcome on the conversation (`AssistantToolStepRecorded`, the step
+//     moves on from awaiting_approval), for each call of the turn that waited and is settled;
+//  2. once every call of the turn that waited is settled (the last one to settle triggers it),
+//     gives the model the turn again: the conversation before the user's message, the message,
+//     and every step of the turn with its result, without tools (it reports; the user asks
+//     again for more), and records its report as the turn's follow-up (`AssistantFollowedUp`),
+//     a new assistant message of the conversation. When the model fails, the follow-up records
+//     why (`error`), as a failed answer is recorded: nobody is waiting for a retry.
+// Nothing is followed up in a conversation that is deleted, or handed off to a person (the
+// assistant is paused there; the step's outcome is still recorded for the person to see).
+//
+// It reacts to ToolCallSucceeded, ToolCallFailed and ToolCallRefused, and reads the call's
+// ToolCallRequested: only calls of a chat turn (origin `chat`) that waited for an approval are
+// its business (the others were reported by their turn). Idempotent on redelivery: the step's
+// outcome and the follow-up are recorded once each (the conversation decider); a redelivery
+// after a crash between the model's report and its record asks the model again. A call settled
+// before its turn recorded the step (an approval within milliseconds) is retried by redelivery.
+// Its events carry the system actor `chat_tool_follow_up`, caused by the outcome's event.
+
+import { type ConversationEvent, type ConversationState, assistantAnswersIn, conversationDecider, conversationStream } from '../../domain/conversation/conversation';
+import { type ToolCallEvent, toolCallStream } from '../../domain/tool-call/tool-call';
+import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
+import { conversationAggregate } from '../conversation/conversations';
+import { AssistantEngineError, type AssistantEngine, type ToolStep } from '../ports/assistant-engine';
+import type { RecordedOf } from '../ports/domain-event-store';
+import type { Logger } from '../ports/logger';
+import type { Saga } from '../sagas/saga';
+import type { ReadModelDependencies } from '../shared/read-models';
+import { type RequestContext, systemContext } from '../shared/request-context';
+import { assistantOf, historyBefore } from './chat';
+import { type StepOutcome, type ToolStepView, errorOf, settledOutcomeOf, recordedStepsOf, stepFor, unmadeCall } from './tool-steps';
+
+export const CHAT_TOOL_FOLLOW_UP = 'chat_tool_follow_up';
+
+export type ChatFollowUpDependencies = CommandDependencies &
+  ReadModelDependencies & {
+    assistant: AssistantEngine;
+    logger: Logger;
+  };
+
+type SettledType = 'ToolCallSucceeded' | 'ToolCallFailed' | 'ToolCallRefused';
+
+/** The follow-up's message id: one per turn, derived from the user message it follows up. */
+export const followUpMessageId = (deps: Pick<CommandDependencies, 'ids'>, replyTo: string): string => deps.ids.fromKey(`${replyTo}:tool-follow-up`);
+
+/** The turn's chat call settled: thrown so that delivery tries again once the turn has recorded its step. */
+class StepNotRecordedYet extends Error {
+  constructor(toolCallId: string) {
+    super(`the tool call ${toolCallId} settled before its chat turn recorded the step`);
+    this.name = 'StepNotRecordedYet';
+  }
+}
+
+interface TurnCall {
+  view: ToolStepView;
+  requested: Extract<ToolCallEvent, { type: 'ToolCallRequested' }>['data'] | null;
+  outcome: StepOutcome | null;
+}
+
+async function callOf(deps: ChatFollowUpDependencies, view: ToolStepView): Promise<TurnCall> {
+  if (view.tool_call_id === null) return { view, requested: null, outcome: unmadeCall(view.error?.code ?? 'failed', view.error?.message ?? 'the call was not made') };
+  const events = (await deps.eventStore.readStream(toolCallStream(view.tool_call_id))) as unknown as ToolCallEvent[];
+  const requested = events[0]?.type === 'ToolCallRequested' ? events[0].data : null;
+  return { view, requested, outcome: settledOutcomeOf(events) };
+}
+
+/** Follows up the turn answering `replyTo` in the conversation, as the header says. */
+export async function followUpTurn(deps: ChatFollowUpDependencies, tenantId: string, conversationId: string, replyTo: string, trigger: string, context: RequestContext): Promise<void> {
+  const stream = conversationStream(conversationId);
+  const events = (await deps.eventStore.readStream(stream)) as unknown as ConversationEvent[];
+  const state: ConversationState = events.reduce(conversationDecider.evolve, conversationDecider.initialState());
+  if (state.status === 'absent' || state.status === 'deleted' || state.tenant_id !== tenantId || state.followed_up.has(replyTo)) return;
+  const views = recordedStepsOf(events).get(replyTo) ?? [];
+  if (!views.some((view) => view.tool_call_id === trigger)) throw new StepNotRecordedYet(trigger);
+
+  const calls = await Promise.all(views.map((view) => callOf(deps, view)));
+  const waited = calls.filter((call) => call.view.status === 'awaiting_approval' || (call.requested?.awaiting_approval ?? false));
+  for (const call of waited) {
+    if (call.outcome === null || call.outcome.status === 'awaiting_approval' || call.view.status === call.outcome.status) continue;
+    const { step_id, call_id, tool_name, tool_id, tool_call_id } = call.view;
+    await handleCommand(
+      deps,
+      conversationAggregate,
+      stream,
+      { type: 'RecordToolStep', data: { reply_to: replyTo, step_id, call_id, tool_name, tool_id, tool_call_id, status: call.outcome.status, error: errorOf(call.outcome) } },
+      context,
+    );
+  }
+  // The last call of the turn to settle gives the follow-up; a paused assistant gives none.
+  if (waited.some((call) => call.outcome === null) || !assistantAnswersIn(state.status)) return;
+
+  const question = events.find((event) => event.type === 'UserMessagePosted' && event.data.message_id === replyTo);
+  if (question?.type !== 'UserMessagePosted') return;
+  const steps: ToolStep[] = calls.map((call) => stepFor(call.view, call.requested?.arguments ?? null, call.outcome ?? unmadeCall('no_outcome', 'the call has no recorded outcome')));
+  const started = performance.now();
+  let text = '';
+  let ending: { model: string; usage: { prompt_tokens: number; completion_tokens: number } | null } = { model: deps.assistant.model, usage: null };
+  let error: { code: string; message: string } | null = null;
+  try {
+    const assistant = await assistantOf(deps, tenantId);
+    let done = false;
+    for await (const chunk of deps.assistant.answer({ assistant, history: historyBefore(events, replyTo), question: question.data.text, passages: [], tools: [], steps })) {
+      if (chunk.kind === 'delta') text += chunk.text;
+      else if (chunk.kind === 'tool_calls') throw new AssistantEngineError('model_error', 'the model asked for a tool, but none was offered');
+      else {
+        ending = { model: chunk.model, usage: chunk.usage };
+        done = true;
+      }
+    }
+    if (!done) throw new AssistantEngineError('model_error', 'the engine ended without finishing its answer');
+  } catch (failure) {
+    if (!(failure instanceof AssistantEngineError)) throw failure;
+    deps.logger.warn({ conversation_id: conversationId, code: failure.code, err: failure.message }, 'the assistant could not follow up the approved tool calls');
+    error = { code: failure.code, message: failure.message };
+    text = '';
+  }
+  await handleCommand(
+    deps,
+    conversationAggregate,
+    stream,
+    {
+      type: 'RecordFollowUp',
+      data: {
+        message_id: followUpMessageId(deps, replyTo),
+        reply_to: replyTo,
+        tool_call_ids: waited.flatMap((call) => (call.view.tool_call_id === null ? [] : [call.view.tool_call_id])),
+        text,
+        citations: [],
+        answered_from_knowledge: false,
+        model: ending.model,
+        latency_ms: Math.round(performance.now() - started),
+        usage: ending.usage,
+        error,
+      },
+    },
+    context,
+  );
+}
+
+export function chatToolFollowUpSaga(deps: ChatFollowUpDependencies): Saga<SettledType> {
+  return {
+    name: CHAT_TOOL_FOLLOW_UP,
+    version: 1,
+    filter: { kind: 'event_type', types: ['ToolCallSucceeded', 'ToolCallFailed', 'ToolCallRefused'] },
+    async handle(event: RecordedOf<SettledType>) {
+      const { tenant_id, tool_call_id } = event.data;
+      const [first] = await deps.eventStore.readStream(toolCallStream(tool_call_id), { maxCount: 1 });
+      if (first?.type !== 'ToolCallRequested' || !first.data.awaiting_approval || first.data.origin.kind !== 'chat') return;
+      const context = { ...systemContext(event.metadata.correlation_id, CHAT_TOOL_FOLLOW_UP, event.id), tenant_id };
+      await followUpTurn(deps, tenant_id, first.data.origin.conversation_id, first.data.origin.reply_to, tool_call_id, context);
+    },
+  };
+}
