@@ -70,51 +70,64 @@ export class GuardedOutboundHttp implements OutboundHttp {
         clearTimeout(timer);
         outcome();
       };
-      let request: ClientRequest;
-      try {
-        request = send(form.url, { method: outbound.method, headers, lookup: this.guard.lookup }, (answer: IncomingMessage) => {
-          const chunks: Buffer[] = [];
-          let read = 0;
-          let cut = false;
-          const whole = (): OutboundResponse => ({ status: answer.statusCode ?? 0, headers: headersOf(answer), body: Buffer.concat(chunks) });
-          answer.on('data', (chunk: Buffer) => {
-            if (cut) return;
-            read += chunk.length;
-            if (read <= outbound.maxResponseBytes) {
-              chunks.push(chunk);
-              return;
-            }
-            cut = true;
-            answer.destroy();
-            if (overLimit === 'refuse') finish(() => reject(new OutboundCallError('response_too_large', `the answer is larger than ${outbound.maxResponseBytes} bytes`)));
+      let request: ClientRequest | undefined;
+      // A kept-alive connection the server closed meanwhile fails the request before any answer
+      // (ECONNRESET, EPIPE on a reused socket): the request never reached the server, so it is
+      // sent once more, on a fresh connection, as node's documentation advises.
+      const start = (fresh: boolean): void => {
+        let answered = false;
+        try {
+          request = send(form.url, { method: outbound.method, headers, lookup: this.guard.lookup, ...(fresh ? { agent: false } : {}) }, (answer: IncomingMessage) => {
+            answered = true;
+            const chunks: Buffer[] = [];
+            let read = 0;
+            let cut = false;
+            const whole = (): OutboundResponse => ({ status: answer.statusCode ?? 0, headers: headersOf(answer), body: Buffer.concat(chunks) });
+            answer.on('data', (chunk: Buffer) => {
+              if (cut) return;
+              read += chunk.length;
+              if (read <= outbound.maxResponseBytes) {
+                chunks.push(chunk);
+                return;
+              }
+              cut = true;
+              answer.destroy();
+              if (overLimit === 'refuse') finish(() => reject(new OutboundCallError('response_too_large', `the answer is larger than ${outbound.maxResponseBytes} bytes`)));
+            });
+            // An answer the server broke off is no answer where its body counts (`refuse`); where only the status does, it stands.
+            const ended = (): void =>
+              finish(() => (overLimit === 'refuse' && !answer.complete ? reject(new OutboundCallError('network', 'the answer was cut off before its end')) : resolve(whole())));
+            answer.on('close', ended);
+            answer.on('error', ended);
           });
-          // An answer the server broke off is no answer where its body counts (`refuse`); where only the status does, it stands.
-          const ended = (): void =>
-            finish(() => (overLimit === 'refuse' && !answer.complete ? reject(new OutboundCallError('network', 'the answer was cut off before its end')) : resolve(whole())));
-          answer.on('close', ended);
-          answer.on('error', ended);
+        } catch (error) {
+          // A request node:http will not even start (a header it cannot write): no answer, said as such.
+          finish(() => reject(new OutboundCallError('network', error instanceof Error ? error.message : String(error))));
+          return;
+        }
+        const current = request;
+        current.on('error', (error: NodeJS.ErrnoException) => {
+          if (!fresh && !answered && !settled && current.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
+            start(true);
+            return;
+          }
+          finish(() =>
+            reject(
+              error.code === REFUSED_ADDRESS_CODE
+                ? new OutboundCallError('private_address', error.message)
+                : error.code === 'ENOTFOUND'
+                  ? new OutboundCallError('unresolvable_host', error.message)
+                  : new OutboundCallError('network', error.message || error.code || 'the connection failed'),
+            ),
+          );
         });
-      } catch (error) {
-        // A request node:http will not even start (a header it cannot write): no answer, said as such.
-        reject(new OutboundCallError('network', error instanceof Error ? error.message : String(error)));
-        return;
-      }
+        current.end(body ?? undefined);
+      };
       const timer = setTimeout(() => {
         finish(() => reject(new OutboundCallError('timeout', `no answer within ${outbound.timeoutMs} ms`)));
-        request.destroy();
+        request?.destroy();
       }, outbound.timeoutMs);
-      request.on('error', (error: NodeJS.ErrnoException) =>
-        finish(() =>
-          reject(
-            error.code === REFUSED_ADDRESS_CODE
-              ? new OutboundCallError('private_address', error.message)
-              : error.code === 'ENOTFOUND'
-                ? new OutboundCallError('unresolvable_host', error.message)
-                : new OutboundCallError('network', error.message || error.code || 'the connection failed'),
-          ),
-        ),
-      );
-      request.end(body ?? undefined);
+      start(false);
     });
   }
 }

@@ -3,7 +3,7 @@
 // SDK verifies connector requests (spec 5.2).
 
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { verifySignature } from '../../adapters/connector-sdk/signing';
 import { OutboundCallError } from '../../application/ports/outbound-http';
@@ -388,6 +388,36 @@ describe('guarded outbound request', () => {
       expect(reached).to.deep.equal(['/secret']);
     } finally {
       await api.close();
+    }
+  });
+  it('sends a request again on a fresh connection when the kept-alive one it was given was closed by the server', async () => {
+    // The first connection answers once and keeps alive, then resets on its next request, as a
+    // server that closed an idle connection does; every later connection answers.
+    let connections = 0;
+    const server = net.createServer((socket) => {
+      connections += 1;
+      const first = connections === 1;
+      let requests = 0;
+      socket.on('data', () => {
+        requests += 1;
+        if (first && requests > 1) {
+          socket.resetAndDestroy();
+          return;
+        }
+        const body = first ? 'first' : 'fresh';
+        socket.write(`HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n${body}`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      const client = new GuardedOutboundHttp(open);
+      const ask = () => client.request({ method: 'POST', url, headers: {}, body: '{}', timeoutMs: 5000, maxResponseBytes: 1024 });
+      expect((await ask()).body.toString('utf8')).to.equal('first');
+      expect((await ask()).body.toString('utf8')).to.equal('fresh');
+      expect(connections).to.equal(2);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 });
