@@ -10,8 +10,9 @@ import path from 'node:path';
 import { BLOBS_FOLDER } from '../../infrastructure/composition-root';
 import { expectEveryEventAudited } from '../support/audit';
 import { type FormPart, docxOf, multipartForm, pdfOf, windowsExecutable } from '../support/documents';
-import { type Account, gql, joinAs, registerOwner } from '../support/identity';
+import { type Account, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
+import { castWorkspaceRoles } from '../support/workspace-cast';
 
 const ADMIN = { email: 'root@documents.test', password: 'root password 123' };
 const MAX_BYTES = 64 * 1024;
@@ -65,25 +66,8 @@ describe('documents (/api/v1/documents)', () => {
       { SCRYPT_LOG_N: '12', DOCUMENT_MAX_BYTES: String(MAX_BYTES), SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password },
       { documentIndexing: false },
     );
-    owner = await registerOwner(server, 'docs-org');
     // More members and documents than the free plan allows; the quota has its own tenant below.
-    const login = await server.request('POST', '/api/v1/admin/auth/login', { body: ADMIN });
-    await server.request('PUT', `/api/v1/admin/tenants/${owner.tenant_id}/quotas`, { headers: { authorization: `Bearer ${login.json.token}` }, body: { overrides: { users: null, documents: null }, reason: 'documents suite' } });
-    admin = await joinAs(server, await registerOwner(server, 'docs-adm-home', 'docs-adm@example.com'), owner.tenant_id, 'admin');
-    writer = await joinAs(server, await registerOwner(server, 'docs-wri-home', 'docs-wri@example.com'), owner.tenant_id, 'member');
-    reader = await joinAs(server, await registerOwner(server, 'docs-rea-home', 'docs-rea@example.com'), owner.tenant_id, 'member');
-    stranger = await joinAs(server, await registerOwner(server, 'docs-str-home', 'docs-str@example.com'), owner.tenant_id, 'member');
-    outsider = await registerOwner(server, 'docs-other-org');
-    workspaceId = await defaultWorkspace(owner);
-    foreignWorkspaceId = await defaultWorkspace(outsider);
-    otherWorkspaceId = (await gql(server, 'mutation { create_workspace(name: "Internal") { id } }', {}, owner.token)).json.data.create_workspace.id;
-    // The writer's team may write the default workspace; the reader's only read it; the stranger is in no team.
-    for (const [name, account, canWrite] of [['Writers', writer, true], ['Readers', reader, false]] as const) {
-      const team = await server.request('POST', '/api/v1/org/teams', { headers: as(admin), body: { name } });
-      await server.request('PUT', `/api/v1/org/teams/${team.json.id}/members`, { headers: as(admin), body: { members: [{ user_id: account.user_id, can_write_documents: canWrite }] } });
-      const granted = await server.request('PUT', `/api/v1/org/teams/${team.json.id}/workspaces`, { headers: as(admin), body: { workspace_ids: [workspaceId] } });
-      expect(granted.status).to.equal(200);
-    }
+    ({ owner, admin, writer, reader, stranger, outsider, workspaceId, otherWorkspaceId, foreignWorkspaceId } = await castWorkspaceRoles(server, 'docs', ['documents']));
   });
   after(() => server.close());
 

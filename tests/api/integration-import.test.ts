@@ -10,14 +10,13 @@
 // limit. No credential given appears in any answer or stored event.
 
 import { expect } from 'chai';
-import { setQuotaOverrides } from '../../application/quota-override/quota-overrides';
-import { systemContext } from '../../application/shared/request-context';
 import type { BusinessToolDocument } from '../../projections/business-tools';
 import { BUSINESS_TOOLS } from '../../projections/business-tools';
 import { multipartForm } from '../support/documents';
-import { type Account, gql, joinAs, registerOwner } from '../support/identity';
+import { type Account, registerOwner } from '../support/identity';
 import { type DocumentServer, openApiFixture, startDocumentServer } from '../support/openapi-documents';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
+import { castWorkspaceRoles } from '../support/workspace-cast';
 
 const MAX_BYTES = 64 * 1024;
 
@@ -57,7 +56,6 @@ describe('OpenAPI import (spec 4.12)', () => {
   };
   const apply = (account: Account | null, body: unknown, workspace = workspaceId, extra: Record<string, string> = {}) => send(account, 'POST', `${imports(workspace)}/apply`, body, extra);
   const reimport = (account: Account | null, integrationId: string, body: unknown) => send(account, 'POST', `/api/v1/integrations/${integrationId}/reimport`, body);
-  const defaultWorkspace = async (account: Account): Promise<string> => (await server.request('GET', '/api/v1/org/workspaces', { headers: as(account) })).json.items[0].id;
   const documentUrl = (name: string) => `${documents.url}/specs/${name}`;
   const baseUrl = () => `${documents.url}/v2`;
   const toolsOf = async (integrationId: string): Promise<BusinessToolDocument[]> =>
@@ -80,20 +78,7 @@ describe('OpenAPI import (spec 4.12)', () => {
     documents.serve('/specs/moved.yaml', '', { status: 301, headers: { location: '/specs/petstore-expanded.yaml' } });
     documents.serve('/specs/broken.json', '', { status: 500 });
     server = await startTestServer({ SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', OPENAPI_MAX_BYTES: String(MAX_BYTES) });
-    owner = await registerOwner(server, 'import-org');
-    await setQuotaOverrides(server.platform.identity, 'test-admin', owner.tenant_id, { overrides: { users: null, business_tools: null }, reason: 'test suite' }, systemContext('test'));
-    writer = await joinAs(server, await registerOwner(server, 'imp-wri-home', 'imp-wri@example.com'), owner.tenant_id, 'member');
-    reader = await joinAs(server, await registerOwner(server, 'imp-rea-home', 'imp-rea@example.com'), owner.tenant_id, 'member');
-    stranger = await joinAs(server, await registerOwner(server, 'imp-str-home', 'imp-str@example.com'), owner.tenant_id, 'member');
-    outsider = await registerOwner(server, 'import-other-org');
-    workspaceId = await defaultWorkspace(owner);
-    foreignWorkspaceId = await defaultWorkspace(outsider);
-    otherWorkspaceId = (await gql(server, 'mutation { create_workspace(name: "Internal") { id } }', {}, owner.token)).json.data.create_workspace.id;
-    for (const [name, account, canWrite] of [['Writers', writer, true], ['Readers', reader, false]] as const) {
-      const team = await server.request('POST', '/api/v1/org/teams', { headers: as(owner), body: { name } });
-      await server.request('PUT', `/api/v1/org/teams/${team.json.id}/members`, { headers: as(owner), body: { members: [{ user_id: account.user_id, can_write_documents: canWrite }] } });
-      expect((await server.request('PUT', `/api/v1/org/teams/${team.json.id}/workspaces`, { headers: as(owner), body: { workspace_ids: [workspaceId] } })).status).to.equal(200);
-    }
+    ({ owner, writer, reader, stranger, outsider, workspaceId, otherWorkspaceId, foreignWorkspaceId } = await castWorkspaceRoles(server, 'import', ['business_tools']));
   });
   after(async () => {
     await server.close();

@@ -5,8 +5,9 @@
 // given is ever answered or stored in clear in any event.
 
 import { expect } from 'chai';
-import { type Account, gql, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
+import { type Account } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
+import { castWorkspaceRoles } from '../support/workspace-cast';
 
 const BASE = 'https://93.184.215.16/api';
 
@@ -36,7 +37,6 @@ describe('integrations (spec 4.12)', () => {
     return value;
   };
   const create = (account: Account, body: Record<string, unknown>, workspace = workspaceId) => send(account, 'POST', `/api/v1/workspaces/${workspace}/integrations`, body);
-  const defaultWorkspace = async (account: Account): Promise<string> => (await server.request('GET', '/api/v1/org/workspaces', { headers: as(account) })).json.items[0].id;
   /** The data of the integration's last stored event. */
   const lastData = async (id: string): Promise<Record<string, unknown>> => {
     const events = await server.platform.eventStore.readStream(`integration-${id}`);
@@ -51,20 +51,7 @@ describe('integrations (spec 4.12)', () => {
 
   before(async () => {
     server = await startTestServer({ SCRYPT_LOG_N: '12' });
-    owner = await registerOwner(server, 'integrations-org');
-    await liftSeatLimit(server, owner.tenant_id);
-    writer = await joinAs(server, await registerOwner(server, 'int-wri-home', 'int-wri@example.com'), owner.tenant_id, 'member');
-    reader = await joinAs(server, await registerOwner(server, 'int-rea-home', 'int-rea@example.com'), owner.tenant_id, 'member');
-    stranger = await joinAs(server, await registerOwner(server, 'int-str-home', 'int-str@example.com'), owner.tenant_id, 'member');
-    outsider = await registerOwner(server, 'integrations-other-org');
-    workspaceId = await defaultWorkspace(owner);
-    foreignWorkspaceId = await defaultWorkspace(outsider);
-    otherWorkspaceId = (await gql(server, 'mutation { create_workspace(name: "Internal") { id } }', {}, owner.token)).json.data.create_workspace.id;
-    for (const [name, account, canWrite] of [['Writers', writer, true], ['Readers', reader, false]] as const) {
-      const team = await server.request('POST', '/api/v1/org/teams', { headers: as(owner), body: { name } });
-      await server.request('PUT', `/api/v1/org/teams/${team.json.id}/members`, { headers: as(owner), body: { members: [{ user_id: account.user_id, can_write_documents: canWrite }] } });
-      expect((await server.request('PUT', `/api/v1/org/teams/${team.json.id}/workspaces`, { headers: as(owner), body: { workspace_ids: [workspaceId] } })).status).to.equal(200);
-    }
+    ({ owner, writer, reader, stranger, outsider, workspaceId, otherWorkspaceId, foreignWorkspaceId } = await castWorkspaceRoles(server, 'integrations'));
   });
   after(() => server.close());
 

@@ -19,12 +19,13 @@ import type { RecordedOf } from '../../application/ports/domain-event-store';
 import { silentLogger } from '../../application/ports/logger';
 import { createLogger } from '../../infrastructure/logging/logger';
 import { userContext } from '../support/context';
-import { type Account, gql, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
+import { type Account, gql } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { ManualClock, eventually } from '../support/stores';
 import { type TenantApi, startTenantApi } from '../support/tenant-api';
-import { type IntegrationBody, createIntegrationAs, createToolAs, liftToolLimit, principalOf } from '../support/tools';
+import { type IntegrationBody, createIntegrationAs, createToolAs, principalOf } from '../support/tools';
 import { deadAddress } from '../support/webhook-receiver';
+import { castWorkspaceRoles } from '../support/workspace-cast';
 
 const CLIENT_ID = 'platform-client';
 const SECRETS = {
@@ -102,21 +103,7 @@ describe('business tool execution, logs and approvals (spec 4.12)', () => {
       { clock, logger },
     );
     api = await startTenantApi({ clientId: CLIENT_ID, clientSecret: SECRETS.clientSecret, bigBytes: MAX_RESPONSE_BYTES * 2 });
-    owner = await registerOwner(server, 'tool-calls-org');
-    await liftSeatLimit(server, owner.tenant_id);
-    await liftToolLimit(server, owner.tenant_id);
-    admin = await joinAs(server, await registerOwner(server, 'tc-adm-home', 'tc-adm@example.com'), owner.tenant_id, 'admin');
-    writer = await joinAs(server, await registerOwner(server, 'tc-wri-home', 'tc-wri@example.com'), owner.tenant_id, 'member');
-    reader = await joinAs(server, await registerOwner(server, 'tc-rea-home', 'tc-rea@example.com'), owner.tenant_id, 'member');
-    stranger = await joinAs(server, await registerOwner(server, 'tc-str-home', 'tc-str@example.com'), owner.tenant_id, 'member');
-    outsider = await registerOwner(server, 'tool-calls-other-org');
-    workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items[0].id;
-    outsiderWorkspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(outsider) })).json.items[0].id;
-    for (const [name, account, canWrite] of [['Writers', writer, true], ['Readers', reader, false]] as const) {
-      const team = await server.request('POST', '/api/v1/org/teams', { headers: as(owner), body: { name } });
-      await server.request('PUT', `/api/v1/org/teams/${team.json.id}/members`, { headers: as(owner), body: { members: [{ user_id: account.user_id, can_write_documents: canWrite }] } });
-      await server.request('PUT', `/api/v1/org/teams/${team.json.id}/workspaces`, { headers: as(owner), body: { workspace_ids: [workspaceId] } });
-    }
+    ({ owner, admin, writer, reader, stranger, outsider, workspaceId, foreignWorkspaceId: outsiderWorkspaceId } = await castWorkspaceRoles(server, 'tool-calls', ['business_tools']));
   });
   after(async () => {
     await api.close();

@@ -8,8 +8,9 @@ import { expect } from 'chai';
 import { createTool } from '../../application/tool/tools';
 import { expectEveryEventAudited } from '../support/audit';
 import { userContext } from '../support/context';
-import { type Account, gql, joinAs, registerOwner } from '../support/identity';
+import { type Account } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
+import { castWorkspaceRoles } from '../support/workspace-cast';
 
 const ADMIN = { email: 'root@tools.test', password: 'root password 123' };
 const BASE = 'https://93.184.215.16/api';
@@ -34,7 +35,6 @@ describe('business tools (spec 4.12)', () => {
     server.request(method, path, { headers: account ? as(account, extra) : extra, body });
   const create = (account: Account, body: Record<string, unknown>, workspace = workspaceId) => send(account, 'POST', `/api/v1/workspaces/${workspace}/tools`, body);
   const tool = (name: string, over: Record<string, unknown> = {}): Record<string, unknown> => ({ integration_id: integrationId, name, method: 'GET', path: '/pets', ...over });
-  const defaultWorkspace = async (account: Account): Promise<string> => (await server.request('GET', '/api/v1/org/workspaces', { headers: as(account) })).json.items[0].id;
   const integration = async (account: Account, workspace: string, name = 'Pet store'): Promise<string> => {
     const created = await send(account, 'POST', `/api/v1/workspaces/${workspace}/integrations`, { name, base_url: BASE, auth: { kind: 'none' } });
     expect(created.status, created.text).to.equal(201);
@@ -57,20 +57,7 @@ describe('business tools (spec 4.12)', () => {
   before(async () => {
     server = await startTestServer({ SCRYPT_LOG_N: '12', SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password });
     adminToken = (await server.request('POST', '/api/v1/admin/auth/login', { body: ADMIN })).json.token;
-    owner = await registerOwner(server, 'tools-org');
-    await setQuotas({ users: null, business_tools: null });
-    writer = await joinAs(server, await registerOwner(server, 'tools-wri-home', 'tools-wri@example.com'), owner.tenant_id, 'member');
-    reader = await joinAs(server, await registerOwner(server, 'tools-rea-home', 'tools-rea@example.com'), owner.tenant_id, 'member');
-    stranger = await joinAs(server, await registerOwner(server, 'tools-str-home', 'tools-str@example.com'), owner.tenant_id, 'member');
-    outsider = await registerOwner(server, 'tools-other-org');
-    workspaceId = await defaultWorkspace(owner);
-    foreignWorkspaceId = await defaultWorkspace(outsider);
-    otherWorkspaceId = (await gql(server, 'mutation { create_workspace(name: "Internal") { id } }', {}, owner.token)).json.data.create_workspace.id;
-    for (const [name, account, canWrite] of [['Writers', writer, true], ['Readers', reader, false]] as const) {
-      const team = await server.request('POST', '/api/v1/org/teams', { headers: as(owner), body: { name } });
-      await server.request('PUT', `/api/v1/org/teams/${team.json.id}/members`, { headers: as(owner), body: { members: [{ user_id: account.user_id, can_write_documents: canWrite }] } });
-      expect((await server.request('PUT', `/api/v1/org/teams/${team.json.id}/workspaces`, { headers: as(owner), body: { workspace_ids: [workspaceId] } })).status).to.equal(200);
-    }
+    ({ owner, writer, reader, stranger, outsider, workspaceId, otherWorkspaceId, foreignWorkspaceId } = await castWorkspaceRoles(server, 'tools', ['business_tools']));
     integrationId = await integration(owner, workspaceId);
     otherIntegrationId = await integration(owner, otherWorkspaceId, 'Internal API');
     foreignIntegrationId = await integration(outsider, foreignWorkspaceId);
