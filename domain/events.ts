@@ -20,6 +20,7 @@ import { integrationEvents } from './integration/integration';
 import { toolEvents } from './tool/tool';
 import { toolCallEvents } from './tool-call/tool-call';
 import { sdkConnectionEvents } from './sdk-connection/sdk-connection';
+import { orchestrationEventEvents } from './orchestration-event/orchestration-event';
 import { handoffEvents } from './handoff/handoff';
 import { planEvents } from './plan/plan';
 import { providerEventEvents } from './provider-event/provider-event';
@@ -66,6 +67,7 @@ export const domainEvents = eventRegistry([
   toolEvents,
   toolCallEvents,
   sdkConnectionEvents,
+  orchestrationEventEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */
