@@ -62,6 +62,9 @@ import { approvedToolCallsSaga } from '../application/tool-call/approved-tool-ca
 import type { ToolCallDependencies } from '../application/tool-call/tool-calls';
 import { integrationImportRouter } from '../adapters/http/integrations/import';
 import { toolsRouter } from '../adapters/http/tools/tools';
+import { orchestrationEventsRouter } from '../adapters/http/orchestration/orchestration-events';
+import type { OrchestrationDependencies } from '../application/orchestration/orchestration-events';
+import { orchestrationExpirySaga } from '../application/orchestration/expiry-pass';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -174,6 +177,11 @@ export interface Platform {
    * (PlatformOverrides.connectorClient instead, for tests).
    */
   connectorClient: ConnectorClient;
+  /**
+   * What orchestration events need (application/orchestration): emitting, the dispatch queue
+   * (dispatch-queue.ts) the flow runner takes events from, the deployment's bounds.
+   */
+  orchestration: OrchestrationDependencies;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
@@ -334,6 +342,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     toolLimits: { timeoutMs: config.toolTimeoutMs, maxResponseBytes: config.toolMaxResponseBytes },
     accessTokens: new AccessTokenCache(),
   };
+  const orchestration: OrchestrationDependencies = { ...identity, orchestration: config.orchestration };
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,
     backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
@@ -351,6 +360,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
     approvedToolCallsSaga(toolCalls),
+    orchestrationExpirySaga({ ...commands, readStore }, { concurrency: config.sagaConcurrency }),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
 
@@ -395,7 +405,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     apiDescriptionRouter(),
     graphqlRouter(identity, graphqlOptions),
     meSessionsRouter(identity),
-    orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner })]),
+    orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), orchestrationEventsRouter(identity, { orchestration: config.orchestration })]),
     publicRouter(identity),
     teamRouter(identity, accessDenials),
     adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),
@@ -451,6 +461,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     chat,
     connectorClient,
     toolCalls,
+    orchestration,
     readYourWrites,
     async start() {
       await runner.start();

@@ -6,6 +6,7 @@ import { conversationAnalyticsProjection } from './conversation-analytics';
 import { crmConfigsProjection } from './crm-configs';
 import { integrationsProjection } from './integrations';
 import { toolCallsProjection } from './tool-calls';
+import { orchestrationEventsProjection } from './orchestration-events';
 import { feedbacksProjection } from './feedbacks';
 import { handoffConfigsProjection } from './handoff-configs';
 import { handoffDeliveriesProjection } from './handoff-deliveries';
@@ -56,4 +57,5 @@ export const allProjections: readonly Projection[] = [
   integrationsProjection,
   businessToolsProjection,
   toolCallsProjection,
+  orchestrationEventsProjection,
 ];
