@@ -21,6 +21,7 @@ import { toolEvents } from './tool/tool';
 import { toolCallEvents } from './tool-call/tool-call';
 import { sdkConnectionEvents } from './sdk-connection/sdk-connection';
 import { orchestrationEventEvents } from './orchestration-event/orchestration-event';
+import { rangeReplayEvents } from './orchestration-range-replay/orchestration-range-replay';
 import { handoffEvents } from './handoff/handoff';
 import { planEvents } from './plan/plan';
 import { providerEventEvents } from './provider-event/provider-event';
@@ -68,6 +69,7 @@ export const domainEvents = eventRegistry([
   toolCallEvents,
   sdkConnectionEvents,
   orchestrationEventEvents,
+  rangeReplayEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

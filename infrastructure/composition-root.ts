@@ -65,6 +65,7 @@ import { toolsRouter } from '../adapters/http/tools/tools';
 import { orchestrationEventsRouter } from '../adapters/http/orchestration/orchestration-events';
 import type { OrchestrationDependencies } from '../application/orchestration/orchestration-events';
 import { orchestrationExpirySaga } from '../application/orchestration/expiry-pass';
+import { rangeReplaySaga } from '../application/orchestration/range-replay';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -361,6 +362,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
     approvedToolCallsSaga(toolCalls),
     orchestrationExpirySaga({ ...commands, readStore }, { concurrency: config.sagaConcurrency }),
+    rangeReplaySaga(orchestration),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
 

@@ -7,6 +7,7 @@ import { crmConfigsProjection } from './crm-configs';
 import { integrationsProjection } from './integrations';
 import { toolCallsProjection } from './tool-calls';
 import { orchestrationEventsProjection } from './orchestration-events';
+import { orchestrationRangeReplaysProjection } from './orchestration-range-replays';
 import { feedbacksProjection } from './feedbacks';
 import { handoffConfigsProjection } from './handoff-configs';
 import { handoffDeliveriesProjection } from './handoff-deliveries';
@@ -58,4 +59,5 @@ export const allProjections: readonly Projection[] = [
   businessToolsProjection,
   toolCallsProjection,
   orchestrationEventsProjection,
+  orchestrationRangeReplaysProjection,
 ];

@@ -361,7 +361,7 @@ function checkedReason(reason: string | null | undefined): string | null {
 }
 
 /** Appends the replay of the tenant's event `originalId` as `replayId`, then records it on the original; the position of the last append. */
-async function replayOne(deps: OrchestrationDependencies, tenantId: string, originalId: string, replayId: string, reason: string | null, context: RequestContext): Promise<number | null> {
+async function replayOne(deps: Pick<OrchestrationDependencies, 'eventStore' | 'clock' | 'ids'>, tenantId: string, originalId: string, replayId: string, reason: string | null, context: RequestContext): Promise<number | null> {
   const { state } = await loadOwn(deps, tenantId, originalId);
   const { event_id: _id, tenant_id: _tenant, not_before: _notBefore, received_via: _via, received_at: _at, ...envelope } = state.event;
   const emit: OrchestrationEventCommand = { type: 'EmitOrchestrationEvent', data: { event_id: replayId, tenant_id: tenantId, envelope: replayEnvelope(envelope, originalId), received_via: 'replay' } };
@@ -410,6 +410,50 @@ export interface ReplayedEvent {
 /** Replays run at once within one request. */
 const RANGE_REPLAY_CONCURRENCY = 8;
 
+/** A range as checked: [from, to) on received_at, a name filter, the page size. */
+export interface CheckedRange {
+  from: string;
+  to: string;
+  name: string | null;
+  limit: number;
+  cursor: string | null;
+  reason: string | null;
+}
+
+/** The range of a range replay, checked: 400 naming the field. */
+export function checkRange(deps: Pick<OrchestrationDependencies, 'orchestration'>, input: RangeReplayInput): CheckedRange {
+  const range = timeRange(input.from, input.to, true);
+  const name = nameFilter(input.name ?? undefined);
+  const max = deps.orchestration.replayMaxPerRequest;
+  if (input.limit !== undefined && !(Number.isSafeInteger(input.limit) && input.limit >= 1 && input.limit <= max)) throw invalid('invalid_limit', `limit must be an integer from 1 to ${max}`, 'limit');
+  if (input.cursor !== undefined && (typeof input.cursor !== 'string' || input.cursor.length === 0)) throw invalid('invalid_cursor', 'cursor must be the next_cursor of a previous answer', 'cursor');
+  return { from: range.from as string, to: range.to as string, name: name ?? null, limit: input.limit ?? max, cursor: input.cursor ?? null, reason: checkedReason(input.reason) };
+}
+
+/**
+ * Replays one page of the tenant's root events of `range`, oldest first, each as the id
+ * `replayIdOf` gives it (derived from a key, a retried page makes no second replays). The
+ * replays made, where the next page starts (null: the range is done), and the position of
+ * the last append.
+ */
+export async function replayRangePage(
+  deps: Pick<OrchestrationDependencies, 'eventStore' | 'clock' | 'ids' | 'readStore'>,
+  tenantId: string,
+  range: CheckedRange,
+  replayIdOf: (originalId: string) => string,
+  context: RequestContext,
+): Promise<{ items: ReplayedEvent[]; next_cursor: string | null; position: number | null }> {
+  const where: Where = { tenant_id: tenantId, root: true, ...(range.name === null ? {} : { name: nameCondition(range.name) }), ...receivedCondition(range) };
+  const found = await collection(deps).find({ where, sort: { field: 'received_at', direction: 'asc' }, limit: range.limit, ...(range.cursor ? { cursor: range.cursor } : {}) });
+  const items: ReplayedEvent[] = found.items.map((doc) => ({ replay_of: doc.id, id: replayIdOf(doc.id) }));
+  let last = 0;
+  await forEachConcurrently(items, RANGE_REPLAY_CONCURRENCY, async (item) => {
+    const position = await replayOne(deps, tenantId, item.replay_of, item.id, range.reason, context);
+    last = Math.max(last, position ?? 0);
+  });
+  return { items, next_cursor: found.next_cursor, position: last === 0 ? null : last };
+}
+
 /**
  * Replays the tenant's root events received in [from, to) (of `name` when given), oldest
  * first, one bounded page per request: `next_cursor` continues with the next page, null when
@@ -423,25 +467,11 @@ export async function replayOrchestrationRange(
   context: RequestContext,
   options: { idempotencyKey?: string } = {},
 ): Promise<Page<ReplayedEvent>> {
-  const range = timeRange(input.from, input.to, true);
-  const name = nameFilter(input.name ?? undefined);
-  const max = deps.orchestration.replayMaxPerRequest;
-  if (input.limit !== undefined && !(Number.isSafeInteger(input.limit) && input.limit >= 1 && input.limit <= max)) throw invalid('invalid_limit', `limit must be an integer from 1 to ${max}`, 'limit');
-  if (input.cursor !== undefined && (typeof input.cursor !== 'string' || input.cursor.length === 0)) throw invalid('invalid_cursor', 'cursor must be the next_cursor of a previous answer', 'cursor');
-  const reason = checkedReason(input.reason);
-  const where: Where = { tenant_id: principal.tenant_id, root: true, ...(name === undefined ? {} : { name: nameCondition(name) }), ...receivedCondition(range) };
-  const found = await collection(deps).find({ where, sort: { field: 'received_at', direction: 'asc' }, limit: input.limit ?? max, ...(input.cursor ? { cursor: input.cursor } : {}) });
-  const acting = { ...actingContext(principal, context), tenant_id: principal.tenant_id };
-  const items: ReplayedEvent[] = found.items.map((doc) => ({
-    replay_of: doc.id,
-    id: options.idempotencyKey === undefined ? deps.ids.newId() : deps.ids.fromKey(`${options.idempotencyKey}:replay:${doc.id}`),
-  }));
-  let last = 0;
-  await forEachConcurrently(items, RANGE_REPLAY_CONCURRENCY, async (item) => {
-    const position = await replayOne(deps, principal.tenant_id, item.replay_of, item.id, reason, acting);
-    last = Math.max(last, position ?? 0);
-  });
-  await deps.readYourWrites(last === 0 ? null : last);
-  return { items, next_cursor: found.next_cursor };
+  const range = checkRange(deps, input);
+  const key = options.idempotencyKey;
+  const replayIdOf = (originalId: string): string => (key === undefined ? deps.ids.newId() : deps.ids.fromKey(`${key}:replay:${originalId}`));
+  const page = await replayRangePage(deps, principal.tenant_id, range, replayIdOf, { ...actingContext(principal, context), tenant_id: principal.tenant_id });
+  await deps.readYourWrites(page.position);
+  return { items: page.items, next_cursor: page.next_cursor };
 }
 

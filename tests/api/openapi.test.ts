@@ -683,6 +683,10 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', `/api/v1/org/events/${emitted.json.id}`, { headers: as(admin) });
       await call('POST', '/api/v1/org/events/replay', { headers: as(admin), body: { from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00Z', name: 'shop.order.created', limit: 1 } });
       await call('POST', '/api/v1/org/events/replay', { headers: as(admin), body: { from: '2100-01-01T00:00:00Z', to: '2000-01-01T00:00:00Z' } });
+      const background = await call('POST', '/api/v1/org/events/replay', { headers: as(admin), body: { from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00Z', name: 'crm.contact.updated', background: true } });
+      expect(background.status).to.equal(202);
+      await call('GET', `/api/v1/org/events/replays/${background.json.id}`, { headers: as(admin) });
+      await call('GET', '/api/v1/org/events/replays/none', { headers: as(admin) });
     });
 
     it('every described route was answered above', () => {

@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import { type Account, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
 import { dispatch, dispatchable, fail, process } from '../support/orchestration';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
-import { ManualClock } from '../support/stores';
+import { ManualClock, eventually } from '../support/stores';
 
 const GAP_WAIT_MS = 30_000;
 
@@ -535,6 +535,45 @@ describe('orchestration events (spec 4.13)', () => {
       ] as const) {
         await expectRefused(await replay(body as Record<string, unknown>), 400, code, field);
       }
+    });
+
+    it('replays a range in the background, page after page, with its progress', async () => {
+      const org = await registerOwner(server, 'orchestration-background-org');
+      clock.advance(60_000);
+      const from = clock.now().toISOString();
+      const roots: string[] = [];
+      for (let index = 0; index < 5; index += 1) {
+        clock.advance(1000);
+        roots.push((await emitted(org, { name: 'bg.order.created', payload: { index } })).id);
+      }
+      const caused = await emitted(org, { name: 'bg.order.checked', causation_id: roots[0] });
+      clock.advance(1000);
+      const to = clock.now().toISOString();
+      const started = await send(org, 'POST', '/api/v1/org/events/replay', { from, to, limit: 2, background: true, reason: 'backfill' });
+      expect(started.status, started.text).to.equal(202);
+      expect(started.headers.get('location')).to.equal(`/api/v1/org/events/replays/${started.json.id}`);
+      expect(started.json).to.include({ from, to, name: null, reason: 'backfill', page_size: 2, finished_at: null });
+      expect(await started.events()).to.deep.equal(['RangeReplayStarted@orchestrationRangeReplay']);
+      const progress = () => send(org, 'GET', `/api/v1/org/events/replays/${started.json.id}`);
+      await eventually(async () => (await progress()).json.status === 'finished', 10_000, 'the range replay to finish');
+      const done = (await progress()).json;
+      expect(done).to.include({ status: 'finished', pages: 3, replayed: 5, next_cursor: null });
+      const stream = await server.platform.eventStore.readStream(`orchestrationRangeReplay-${started.json.id}`);
+      expect(stream.map((event) => event.type)).to.deep.equal(['RangeReplayStarted', 'RangeReplayPageReplayed', 'RangeReplayPageReplayed', 'RangeReplayPageReplayed', 'RangeReplayFinished']);
+      for (const id of roots) {
+        const original = await get(id, org);
+        expect(original.replays, id).to.have.length(1);
+        expect(await get(original.replays[0], org)).to.include({ replay_of: id, received_via: 'replay' });
+        const recorded = await server.platform.eventStore.readStream(`orchestrationEvent-${id}`);
+        expect(recorded[recorded.length - 1].data).to.include({ reason: 'backfill' });
+      }
+      expect((await get(caused.id, org)).replays).to.deep.equal([]);
+      await expectRefused(await send(owner, 'GET', `/api/v1/org/events/replays/${started.json.id}`), 404, 'range_replay_not_found');
+      await expectRefused(await send(org, 'GET', '/api/v1/org/events/replays/none'), 404, 'range_replay_not_found');
+      await expectRefused(await send(member, 'GET', `/api/v1/org/events/replays/${started.json.id}`), 403, 'insufficient_role');
+      expect((await send(null, 'GET', `/api/v1/org/events/replays/${started.json.id}`)).status).to.equal(401);
+      await expectRefused(await send(org, 'POST', '/api/v1/org/events/replay', { from, to, background: 'yes' }), 400, 'invalid_request', 'background');
+      await expectRefused(await send(org, 'POST', '/api/v1/org/events/replay', { from: to, to: from, background: true }), 400, 'invalid_request', 'to');
     });
   });
 });

@@ -113,13 +113,29 @@ const REPEATED_KEY = {
   },
 };
 
+const rangeReplay = object({
+  id: string(),
+  status: enumOf(['running', 'finished']),
+  from: dateTime(),
+  to: dateTime(),
+  name: nullableString('an event name or prefix.*; null: every name'),
+  reason: nullableString('recorded on each original'),
+  page_size: integer('root events replayed per page'),
+  pages: integer('pages replayed so far'),
+  replayed: integer('events replayed so far'),
+  next_cursor: nullableString('where the next page starts; null at the beginning of the range and once finished'),
+  started_at: dateTime(),
+  finished_at: nullable(dateTime()),
+  updated_at: dateTime(),
+});
+
 const ID_NOT_FOUND = 'Another organization\'s event, or none, is 404 `orchestration_event_not_found`.';
 
 export const orchestrationEventsApi: ApiArea = {
   tag: 'orchestration events',
   description:
     'Namespaced envelopes that connectors and backends emit into the business flows (spec 2.7, 4.13, 6): queued, dispatched in order into the flow runner, retried, dead-lettered, replayed. Owner and admin only. docs/orchestration-events.md.',
-  schemas: { OrchestrationEvent: orchestrationEvent },
+  schemas: { OrchestrationEvent: orchestrationEvent, RangeReplay: rangeReplay },
   routes: {
     '/api/v1/org/events': {
       get: {
@@ -168,11 +184,31 @@ export const orchestrationEventsApi: ApiArea = {
       post: {
         idempotent: true,
         summary: 'Replay the root events of a time range',
-        description: `Replays the root events (no causation_id, not themselves replays) received in [from, to), of \`name\` when given (an event name or \`prefix.*\`), oldest first: each gets a new event whose replay_of is it. At most \`limit\` (1 to ORCHESTRATION_REPLAY_MAX_PER_REQUEST, the default) per request; \`next_cursor\` replays the next ones when sent back with the same from, to and name, and is null when the range is done. \`reason\` (up to ${REPLAY_REASON_MAX_LENGTH} characters) is recorded on each original.`,
+        description: `Replays the root events (no causation_id, not themselves replays) received in [from, to), of \`name\` when given (an event name or \`prefix.*\`), oldest first: each gets a new event whose replay_of is it. At most \`limit\` (1 to ORCHESTRATION_REPLAY_MAX_PER_REQUEST, the default) per request; \`next_cursor\` replays the next ones when sent back with the same from, to and name, and is null when the range is done. \`reason\` (up to ${REPLAY_REASON_MAX_LENGTH} characters) is recorded on each original. With \`background: true\` the platform replays the whole range by itself, page after page (\`limit\` each, from \`cursor\` when given): 202 at once with the range replay, whose progress GET /api/v1/org/events/replays/{id} shows.`,
         access: 'user',
         role: 'admin',
         body: { json: schemaOfCodec(RangeReplayBody) },
         success: { status: 200, description: 'the replays made by this request', json: page(object({ replay_of: string('the original'), id: string('its replay') })) },
+        otherAnswers: {
+          '202': {
+            description: 'with background: the range replay, recorded; the platform runs it',
+            json: ref('RangeReplay'),
+            headers: {
+              Location: { description: "the path of the range replay's progress", schema: { type: 'string' } },
+              'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+            },
+          },
+        },
+      },
+    },
+    '/api/v1/org/events/replays/{id}': {
+      get: {
+        summary: 'The progress of a range replay run in the background',
+        description: "Pages and events replayed so far, and whether it is finished. Another organization's, or none, is 404 `range_replay_not_found`.",
+        access: 'user',
+        role: 'admin',
+        success: { status: 200, description: 'the range replay', json: ref('RangeReplay') },
+        errors: [404],
       },
     },
     '/api/v1/org/events/{id}': {

@@ -1,7 +1,8 @@
 // Orchestration event routes of spec 4.13 (user token, owner or admin; a member is 403), an
 // area of the /api/v1/org router (org/index.ts authenticates and records every 403):
 // `GET, POST /api/v1/org/events`, `GET /api/v1/org/events/{id}`, `POST .../{id}/retry`,
-// `POST .../{id}/replay`, `POST /api/v1/org/events/replay` (a time range) and
+// `POST .../{id}/replay`, `POST /api/v1/org/events/replay` (a time range, by pages or in the
+// background), `GET /api/v1/org/events/replays/{id}` (a background range replay's progress) and
 // `POST /api/v1/org/events/ingest/{tenant_id}`. The rules are the use cases'
 // (application/orchestration/orchestration-events.ts); this file decodes and encodes. Emit,
 // ingest and both replays honour Idempotency-Key; an event carries its ETag and retry honours
@@ -25,6 +26,7 @@ import {
   statusFilter,
   timeRange,
 } from '../../../application/orchestration/orchestration-events';
+import { getRangeReplay, startRangeReplay } from '../../../application/orchestration/range-replay';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { EnvelopeBody } from '../../../domain/orchestration-event/orchestration-event';
 import { decodeBody } from '../decode';
@@ -39,7 +41,7 @@ const optional = <C extends t.Mixed>(codec: C) => t.union([codec, t.null, t.unde
 
 export const ReplayBody = t.type({ reason: optional(t.string) }, 'ReplayBody');
 export const RangeReplayBody = t.type(
-  { from: t.string, to: t.string, name: optional(t.string), limit: optional(t.number), cursor: optional(t.string), reason: optional(t.string) },
+  { from: t.string, to: t.string, name: optional(t.string), limit: optional(t.number), cursor: optional(t.string), reason: optional(t.string), background: optional(t.boolean) },
   'RangeReplayBody',
 );
 
@@ -95,7 +97,20 @@ export function orchestrationEventsRouter(identity: UseCaseDependencies, adapter
       ...(body.cursor === null || body.cursor === undefined ? {} : { cursor: body.cursor }),
       reason: body.reason ?? null,
     };
-    ctx.body = await replayOrchestrationRange(deps, ctx.state.principal, input, requestContextOf(ctx), { idempotencyKey: idempotencySeedOf(ctx) });
+    const options = { idempotencyKey: idempotencySeedOf(ctx) };
+    if (body.background !== true) {
+      ctx.body = await replayOrchestrationRange(deps, ctx.state.principal, input, requestContextOf(ctx), options);
+      return;
+    }
+    // The platform replays the range by itself, page after page; the answer is where to follow it.
+    const started = await startRangeReplay(deps, ctx.state.principal, input, requestContextOf(ctx), options);
+    ctx.status = 202;
+    ctx.set('location', `/api/v1/org/events/replays/${started.id}`);
+    ctx.body = started;
+  });
+
+  router.get('/events/replays/:id', ownerOrAdmin, async (ctx) => {
+    ctx.body = await getRangeReplay(deps, ctx.state.principal.tenant_id, ctx.params.id);
   });
 
   router.get('/events/:id', ownerOrAdmin, async (ctx) => {
