@@ -17,6 +17,8 @@
 //   3. For each step of each flow: call with `request_id = stepRequestId(event, attempt, flow,
 //      step)`, then `recordStep(...)`. A step already recorded (a resumed attempt) records
 //      nothing again; `loadDispatch` gives the recorded outputs a resumed attempt maps from.
+//      The output goes into an event and the read model: record it bounded (as tool calls
+//      cut their exchanges), never a credential.
 //   4. `markProcessed(...)` when every flow ended, or `failAttempt(..., retryAt)` with the next
 //      attempt's time (exponential back-off and jitter are the runner's policy), or
 //      `failAttempt(..., null)` when the attempts are used up: the event is dead-lettered.

@@ -27,8 +27,8 @@ export async function expireDueEvents(deps: CommandDependencies & ReadModelDepen
   let ended = 0;
   await forEachConcurrently(due.items, options.concurrency, async (doc) => {
     try {
-      await expireEvent(deps, { event_id: doc.id, tenant_id: doc.tenant_id }, dispatcherContext(doc.tenant_id, doc.correlation_id));
-      ended += 1;
+      const position = await expireEvent(deps, { event_id: doc.id, tenant_id: doc.tenant_id }, dispatcherContext(doc.tenant_id, doc.correlation_id));
+      if (position !== null) ended += 1;
     } catch (error) {
       // Unchanged: the next pass tries again.
       options.logger?.error({ err: error, event_id: doc.id }, 'orchestration event not expired');

@@ -23,6 +23,7 @@
 
 import { isLeft } from 'fp-ts/Either';
 import {
+  CLIENT_ID_PATTERN,
   type Envelope,
   type EnvelopeBody,
   EVENT_NAME_PATTERN,
@@ -268,11 +269,20 @@ export async function queueEnvelope(
   context: RequestContext,
   requestSeed?: string,
 ): Promise<EmitOutcome> {
-  const problem = envelopeProblem(body, deps.orchestration, deps.clock.now());
-  if (problem) throw problem;
   const key = body.idempotency_key ?? null;
   const eventId = key !== null ? eventIdOfKey(deps, tenantId, key) : requestSeed !== undefined ? deps.ids.fromKey(`${requestSeed}:orchestration-event`) : deps.ids.newId();
   const stream = orchestrationEventStream(eventId);
+  // A key already used answers its event whatever this body says: a producer retrying the
+  // same envelope after its expires_at passed still learns that it was queued.
+  if (key !== null && CLIENT_ID_PATTERN.test(key)) {
+    const existing = await lastPosition(deps, stream);
+    if (existing !== null) {
+      await deps.readYourWrites(existing);
+      return { created: false, event: await getOrchestrationEvent(deps, tenantId, eventId) };
+    }
+  }
+  const problem = envelopeProblem(body, deps.orchestration, deps.clock.now());
+  if (problem) throw problem;
   const resolved = resolveEnvelope(body, eventId, await knownCause(deps, tenantId, body.causation_id), deps.orchestration);
   if (isLeft(resolved)) throw resolved.left;
   const command: OrchestrationEventCommand = { type: 'EmitOrchestrationEvent', data: { event_id: eventId, tenant_id: tenantId, envelope: resolved.right, received_via: via } };

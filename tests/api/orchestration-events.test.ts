@@ -269,6 +269,17 @@ describe('orchestration events (spec 4.13)', () => {
       expect(foreign.json.id).to.not.equal(id);
     });
 
+    it('answers a repeated key with its event whatever the body, even once the body\'s expires_at has passed', async () => {
+      const body = { name: 'pay.refund.issued', idempotency_key: 'refund-rf_1', expires_at: new Date(clock.now().getTime() + 60_000).toISOString() };
+      const first = await emit(owner, body);
+      expect(first.status).to.equal(201);
+      clock.advance(120_000);
+      const again = await emit(owner, body);
+      expect([again.status, again.json.id]).to.deep.equal([200, first.json.id]);
+      const refused = await emit(owner, { ...body, idempotency_key: 'refund-rf_2' });
+      await expectRefused(refused, 400, 'already_expired', 'expires_at');
+    });
+
     it("a request's Idempotency-Key answers the first emit again and queues nothing", async () => {
       const first = await emit(owner, { name: 'req.key.used' }, { 'idempotency-key': 'emit-once' });
       const again = await emit(owner, { name: 'req.key.used' }, { 'idempotency-key': 'emit-once' });
