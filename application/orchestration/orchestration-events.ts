@@ -25,7 +25,7 @@ import { isLeft } from 'fp-ts/Either';
 import {
   CLIENT_ID_PATTERN,
   type Envelope,
-  type EnvelopeBody,
+  type EnvelopeInput,
   EVENT_NAME_PATTERN,
   type EnvelopeLimits,
   type KnownCause,
@@ -264,7 +264,7 @@ export interface EmitOutcome {
 export async function queueEnvelope(
   deps: OrchestrationDependencies,
   tenantId: string,
-  body: EnvelopeBody & { replay_of?: unknown },
+  body: EnvelopeInput & { replay_of?: unknown },
   via: Exclude<ReceivedVia, 'replay'>,
   context: RequestContext,
   requestSeed?: string,
@@ -296,7 +296,7 @@ export async function queueEnvelope(
 export function emitOrchestrationEvent(
   deps: OrchestrationDependencies,
   principal: Principal,
-  body: EnvelopeBody & { replay_of?: unknown },
+  body: EnvelopeInput & { replay_of?: unknown },
   context: RequestContext,
   options: { idempotencyKey?: string } = {},
 ): Promise<EmitOutcome> {
@@ -308,7 +308,7 @@ export function ingestOrchestrationEvent(
   deps: OrchestrationDependencies,
   principal: Principal,
   pathTenantId: string,
-  body: EnvelopeBody & { replay_of?: unknown },
+  body: EnvelopeInput & { replay_of?: unknown },
   context: RequestContext,
   options: { idempotencyKey?: string } = {},
 ): Promise<EmitOutcome> {
@@ -329,7 +329,7 @@ export function requireOwnTenant(principal: Pick<Principal, 'tenant_id'>, pathTe
 export function emitCausedEvent(
   deps: OrchestrationDependencies,
   cause: { event_id: string; tenant_id: string },
-  body: Omit<EnvelopeBody, 'causation_id' | 'depth'>,
+  body: Omit<EnvelopeInput, 'causation_id' | 'depth'>,
   context: RequestContext,
 ): Promise<EmitOutcome> {
   return queueEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context);

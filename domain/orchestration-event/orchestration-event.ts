@@ -88,6 +88,8 @@ export const EnvelopeBody = t.type(
   'OrchestrationEnvelope',
 );
 export type EnvelopeBody = t.TypeOf<typeof EnvelopeBody>;
+/** An envelope as code gives it (the flow runner's follow-on events): absent fields are left out. */
+export type EnvelopeInput = Pick<EnvelopeBody, 'name'> & Partial<Omit<EnvelopeBody, 'name'>>;
 
 /** What the envelope's rules depend on besides the body (ORCHESTRATION_MAX_PAYLOAD_BYTES, ORCHESTRATION_MAX_DEPTH). */
 export interface EnvelopeLimits {
@@ -105,7 +107,7 @@ export const payloadBytes = (payload: Record<string, unknown>): number => Buffer
  * The first rule the body breaks, as a 400 naming the field, or null. `replay_of` is the
  * service's (set on a replay only): a body that carries it is refused rather than ignored.
  */
-export function envelopeProblem(body: EnvelopeBody & { replay_of?: unknown }, limits: EnvelopeLimits, now: Date): DomainError | null {
+export function envelopeProblem(body: EnvelopeInput & { replay_of?: unknown }, limits: EnvelopeLimits, now: Date): DomainError | null {
   if (body.name.length > EVENT_NAME_MAX_LENGTH || !EVENT_NAME_PATTERN.test(body.name)) {
     return invalid(
       'invalid_event_name',
@@ -191,7 +193,7 @@ export interface KnownCause {
  * count of a chain) and `correlation_id` defaults to its correlation; otherwise `depth`
  * defaults to 0 and `correlation_id` to the event's own id. A depth past the bound is refused.
  */
-export function resolveEnvelope(body: EnvelopeBody, eventId: string, cause: KnownCause | null, limits: EnvelopeLimits): Either<DomainError, Envelope> {
+export function resolveEnvelope(body: EnvelopeInput, eventId: string, cause: KnownCause | null, limits: EnvelopeLimits): Either<DomainError, Envelope> {
   const depth = Math.max(body.depth ?? 0, cause ? cause.depth + 1 : 0);
   if (depth > limits.maxDepth) return left(depthExceeded(depth, limits.maxDepth));
   return right({

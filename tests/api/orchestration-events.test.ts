@@ -234,6 +234,19 @@ describe('orchestration events (spec 4.13)', () => {
         expect(cause).to.include({ depth, correlation_id: (await get(cause.causation_id as string)).correlation_id });
       }
       await expectRefused(await emit(owner, { name: 'loop.step.ran', causation_id: cause.id }), 400, 'depth_exceeded', 'depth');
+      // The flow runner's follow-on events take the same rule.
+      const { emitCausedEvent } = await import('../../application/orchestration/orchestration-events');
+      const { dispatcherContext } = await import('../../application/orchestration/dispatch-queue');
+      const deps = server.platform.orchestration;
+      const context = dispatcherContext(owner.tenant_id, cause.id);
+      let refusal: unknown = null;
+      await emitCausedEvent(deps, ref(cause.id), { name: 'loop.step.ran' }, context).catch((error: unknown) => (refusal = error));
+      expect(refusal).to.deep.include({ kind: 'invalid', code: 'depth_exceeded', field: 'depth' });
+      const followOn = await emitCausedEvent(deps, ref(cause.causation_id as string), { name: 'loop.step.ran', payload: { from: 'flow' } }, context);
+      expect(followOn.created).to.equal(true);
+      expect(followOn.event.value).to.include({ causation_id: cause.causation_id, depth: 8, received_via: 'emit' });
+      const stored = await server.platform.eventStore.readStream(`orchestrationEvent-${followOn.event.value.id}`);
+      expect(stored[0].metadata.actor).to.deep.equal({ kind: 'system', id: 'orchestration_dispatcher' });
       // A cause from elsewhere takes the depth as given.
       expect(await emitted(owner, { name: 'loop.step.ran', causation_id: 'upstream-42', depth: 8 })).to.include({ depth: 8, causation_id: 'upstream-42' });
     });
@@ -429,6 +442,11 @@ describe('orchestration events (spec 4.13)', () => {
       await expectRefused(await send(owner, 'POST', `/api/v1/org/events/${queued.id}/retry`), 409, 'event_not_retryable');
       await dispatch(server, ref(queued.id));
       await expectRefused(await send(owner, 'POST', `/api/v1/org/events/${queued.id}/retry`), 409, 'event_not_retryable');
+      // A running attempt is found again by the runner that resumes stalled ones.
+      const { inFlightDispatches } = await import('../../application/orchestration/dispatch-queue');
+      const stalled = await inFlightDispatches(server.platform.orchestration, { startedBefore: clock.now() });
+      expect(stalled.filter((entry) => entry.event_id === queued.id)).to.deep.equal([{ event_id: queued.id, tenant_id: owner.tenant_id, attempt: 1, started_at: clock.now().toISOString() }]);
+      expect((await inFlightDispatches(server.platform.orchestration, { startedBefore: new Date(clock.now().getTime() - 1) })).map((entry) => entry.event_id)).to.not.include(queued.id);
       const processed = await emitted(owner, { name: 'retry.job.ran' });
       await process(server, ref(processed.id));
       await expectRefused(await send(owner, 'POST', `/api/v1/org/events/${processed.id}/retry`), 409, 'event_not_retryable');
