@@ -20,6 +20,8 @@ import { integrationEvents } from './integration/integration';
 import { toolEvents } from './tool/tool';
 import { toolCallEvents } from './tool-call/tool-call';
 import { sdkConnectionEvents } from './sdk-connection/sdk-connection';
+import { orchestrationEventEvents } from './orchestration-event/orchestration-event';
+import { rangeReplayEvents } from './orchestration-range-replay/orchestration-range-replay';
 import { handoffEvents } from './handoff/handoff';
 import { planEvents } from './plan/plan';
 import { providerEventEvents } from './provider-event/provider-event';
@@ -66,6 +68,8 @@ export const domainEvents = eventRegistry([
   toolEvents,
   toolCallEvents,
   sdkConnectionEvents,
+  orchestrationEventEvents,
+  rangeReplayEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

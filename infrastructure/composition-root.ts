@@ -66,6 +66,10 @@ import { integrationImportRouter } from '../adapters/http/integrations/import';
 import { toolsRouter } from '../adapters/http/tools/tools';
 import { sdkConnectionsRouter } from '../adapters/http/sdk-connections/sdk-connections';
 import { GuardedConnectorDoctor } from '../adapters/connector-doctor/connector-doctor';
+import { orchestrationEventsRouter } from '../adapters/http/orchestration/orchestration-events';
+import type { OrchestrationDependencies } from '../application/orchestration/orchestration-events';
+import { orchestrationExpirySaga } from '../application/orchestration/expiry-pass';
+import { rangeReplaySaga } from '../application/orchestration/range-replay';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -178,6 +182,11 @@ export interface Platform {
    * (PlatformOverrides.connectorClient instead, for tests).
    */
   connectorClient: ConnectorClient;
+  /**
+   * What orchestration events need (application/orchestration): emitting, the dispatch queue
+   * (dispatch-queue.ts) the flow runner takes events from, the deployment's bounds.
+   */
+  orchestration: OrchestrationDependencies;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
@@ -344,6 +353,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   // headers, refusals), through the same guard as every connector call, each within the timeout.
   const connectorDoctor = new GuardedConnectorDoctor({ outbound, clock, timeoutMs: config.connectors.timeoutMs });
   const sdkConnectionAdapters = { outbound, connectorClient, connectorDoctor, sdkConnections: { secretGraceSeconds: config.sdkSecretGraceSeconds } };
+  const orchestration: OrchestrationDependencies = { ...identity, orchestration: config.orchestration };
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,
     backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
@@ -362,6 +372,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
     approvedToolCallsSaga(toolCalls),
     chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),
+    orchestrationExpirySaga({ ...commands, readStore }, { concurrency: config.sagaConcurrency }),
+    rangeReplaySaga(orchestration),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
 
@@ -406,7 +418,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     apiDescriptionRouter(),
     graphqlRouter(identity, graphqlOptions),
     meSessionsRouter(identity),
-    orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), sdkConnectionsRouter(identity, sdkConnectionAdapters)]),
+    orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), sdkConnectionsRouter(identity, sdkConnectionAdapters), orchestrationEventsRouter(identity, { orchestration: config.orchestration })]),
     publicRouter(identity),
     teamRouter(identity, accessDenials),
     adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),
@@ -462,6 +474,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     chat,
     connectorClient,
     toolCalls,
+    orchestration,
     readYourWrites,
     async start() {
       await runner.start();

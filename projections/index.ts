@@ -6,6 +6,8 @@ import { conversationAnalyticsProjection } from './conversation-analytics';
 import { crmConfigsProjection } from './crm-configs';
 import { integrationsProjection } from './integrations';
 import { toolCallsProjection } from './tool-calls';
+import { orchestrationEventsProjection } from './orchestration-events';
+import { orchestrationRangeReplaysProjection } from './orchestration-range-replays';
 import { feedbacksProjection } from './feedbacks';
 import { handoffConfigsProjection } from './handoff-configs';
 import { handoffDeliveriesProjection } from './handoff-deliveries';
@@ -58,4 +60,6 @@ export const allProjections: readonly Projection[] = [
   businessToolsProjection,
   toolCallsProjection,
   sdkConnectionsProjection,
+  orchestrationEventsProjection,
+  orchestrationRangeReplaysProjection,
 ];

@@ -143,6 +143,10 @@ const variables = {
   CONNECTOR_MANAGER_PORT: { codec: integerBetween(0, 65535), default: '8090' },
   CONNECTOR_MANAGER_MAX_ATTEMPTS: { codec: integerBetween(1, 10), default: '3' },
   CONNECTOR_MANAGER_RETRY_BASE_MS: { codec: integerBetween(1, 60_000), default: '200' },
+  ORCHESTRATION_MAX_PAYLOAD_BYTES: { codec: integerBetween(1024, 16 * 1024 * 1024), default: String(64 * 1024) },
+  ORCHESTRATION_MAX_DEPTH: { codec: integerBetween(0, 100), default: '8' },
+  ORCHESTRATION_SEQUENCE_GAP_WAIT_MS: { codec: integerBetween(0, 24 * 3600 * 1000), default: '60000' },
+  ORCHESTRATION_REPLAY_MAX_PER_REQUEST: { codec: integerBetween(1, 1000), default: '100' },
 } as const;
 
 type Variables = typeof variables;
@@ -253,6 +257,19 @@ export interface Config {
   connectors: ConnectorCallConfig;
   /** The connector-manager: mounted under /connector-manager when its token is set; where calls go when its URL is set. */
   connectorManager: ConnectorManagerSettings;
+  /** The bounds of orchestration events (docs/orchestration-events.md). */
+  orchestration: OrchestrationConfig;
+}
+
+export interface OrchestrationConfig {
+  /** The largest payload an envelope may carry, as JSON (ORCHESTRATION_MAX_PAYLOAD_BYTES); larger is 400 `payload_too_large`. */
+  maxPayloadBytes: number;
+  /** The deepest chain of events causing events (ORCHESTRATION_MAX_DEPTH); deeper is 400 `depth_exceeded`. */
+  maxDepth: number;
+  /** How long a sequenced event waits for a missing predecessor before it goes on, the gap recorded (ORCHESTRATION_SEQUENCE_GAP_WAIT_MS). */
+  sequenceGapWaitMs: number;
+  /** Root events one range-replay request replays at most (ORCHESTRATION_REPLAY_MAX_PER_REQUEST). */
+  replayMaxPerRequest: number;
 }
 
 export interface ConnectorCallConfig {
@@ -493,5 +510,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     openapiReadTimeoutMs: values.OPENAPI_READ_TIMEOUT_MS as number,
     s3,
     ...connectorSettings(values),
+    orchestration: {
+      maxPayloadBytes: values.ORCHESTRATION_MAX_PAYLOAD_BYTES as number,
+      maxDepth: values.ORCHESTRATION_MAX_DEPTH as number,
+      sequenceGapWaitMs: values.ORCHESTRATION_SEQUENCE_GAP_WAIT_MS as number,
+      replayMaxPerRequest: values.ORCHESTRATION_REPLAY_MAX_PER_REQUEST as number,
+    },
   };
 }

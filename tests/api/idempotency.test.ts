@@ -224,6 +224,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/integrations/:id/reimport': "applies a document's difference: the same request again finds it applied",
       'POST /api/v1/org/sdk-connections/:id/test': 'a signed ping whose outcome is recorded each time: a repeat is another test',
       'POST /api/v1/org/sdk-connections/:id/sync-tools': 'records what the connector advertises now; a repeat registers no tool twice (one per connection, workspace and connector tool)',
+      'POST /api/v1/org/events/:id/retry': 'a change of state of an orchestration event; repeating it is 409 (If-Match guards it)',
     };
     /** Checkouts the confirm sample confirms. */
     const checkouts: string[] = [];
@@ -234,7 +235,10 @@ describe('Idempotency-Key on creating routes', () => {
     let integrationId = '';
     /** The tool the test sample runs: its API is at an address this deployment refuses, so each run fails at the guard and nothing leaves the machine. */
     let toolId = '';
+    /** The orchestration event the replay sample replays. */
+    let orchestrationEventId = '';
     before(async () => {
+      orchestrationEventId = (await server.request('POST', '/api/v1/org/events', { headers: as(owner), body: { name: 'sampled.order.created' } })).json.id;
       // The samples create more tools (by hand and by import) than the free plan allows.
       await liftToolLimit(server, owner.tenant_id);
       conversationId = await startConversation(server, owner, { title: 'Sampled replies' });
@@ -307,6 +311,22 @@ describe('Idempotency-Key on creating routes', () => {
         path: `/api/v1/workspaces/${workspaceId}/integrations`,
         body: { name: `Sampled ${n}`, base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } },
         other: { name: `Other ${n}`, base_url: 'https://93.184.215.16/api', auth: { kind: 'none' } },
+      }),
+      // An event's id comes from the key: a retried emit finds the event it queued.
+      'POST /api/v1/org/events': (n) => ({ path: '/api/v1/org/events', body: { name: 'sampled.order.created', payload: { n } }, other: { name: 'other.order.created', payload: { n } } }),
+      'POST /api/v1/org/events/ingest/:tenant_id': (n) => ({
+        path: `/api/v1/org/events/ingest/${owner.tenant_id}`,
+        body: { name: 'sampled.order.ingested', payload: { n } },
+        other: { name: 'other.order.ingested', payload: { n } },
+      }),
+      // A replay makes a new event: a retry must not make a second.
+      'POST /api/v1/org/events/:id/replay': (n) => ({ path: `/api/v1/org/events/${orchestrationEventId}/replay`, body: { reason: `Sampled ${n}` }, other: { reason: `Other ${n}` } }),
+      // A range replay answers 200 with the replays it made; a retry gets them, not new ones.
+      'POST /api/v1/org/events/replay': (n) => ({
+        path: '/api/v1/org/events/replay',
+        body: { from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00Z', name: 'sampled.order.created', reason: `Sampled ${n}` },
+        other: { from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00Z', name: 'sampled.order.created', reason: `Other ${n}` },
+        status: 200,
       }),
       'POST /api/v1/workspaces/:workspace_id/tools': (n) => ({
         path: `/api/v1/workspaces/${workspaceId}/tools`,

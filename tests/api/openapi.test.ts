@@ -24,6 +24,7 @@ import { multipartForm, pdfOf, windowsExecutable } from '../support/documents';
 import { createToolAs, liftToolLimit, recordIntegration } from '../support/tools';
 import { openApiFixture } from '../support/openapi-documents';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
+import { fail as failToDeadLetter } from '../support/orchestration';
 
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
 const SANDBOX_WEBHOOK_SECRET = 'openapi sandbox webhook secret';
@@ -696,6 +697,37 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
         await connector.close().catch(() => undefined);
         await reachable.close();
       }
+    });
+
+    it('orchestration events', async () => {
+      const emitted = await call('POST', '/api/v1/org/events', { headers: as(admin), body: { name: 'shop.order.created', source: 'shop', payload: { order: 'o-1' }, ttl_seconds: 600 } });
+      await call('POST', '/api/v1/org/events', { headers: as(admin), body: { name: 'shop.order.created', idempotency_key: 'openapi-once', sequence_key: 'o-1', sequence_n: 1 } });
+      await call('POST', '/api/v1/org/events', { headers: as(admin), body: { name: 'shop.order.created', idempotency_key: 'openapi-once' } });
+      await call('POST', '/api/v1/org/events', { headers: as(admin), body: { name: 'Shop Order' } });
+      await call('POST', '/api/v1/org/events', { headers: as(member), body: { name: 'shop.order.created' } });
+      await call('POST', `/api/v1/org/events/ingest/${owner.tenant_id}`, { headers: as(owner), body: { name: 'crm.contact.updated', delay_seconds: 5 } });
+      await call('POST', '/api/v1/org/events/ingest/another-tenant', { headers: as(owner), body: { name: 'crm.contact.updated' } });
+      await call('GET', '/api/v1/org/events?status=queued&name=shop.order.*&limit=5', { headers: as(admin) });
+      await call('GET', '/api/v1/org/events?status=lost', { headers: as(admin) });
+      await call('GET', `/api/v1/org/events/${emitted.json.id}`, { headers: as(admin) });
+      await call('GET', '/api/v1/org/events/none', { headers: as(admin) });
+      await call('POST', `/api/v1/org/events/${emitted.json.id}/retry`, { headers: as(admin) });
+      await call('POST', '/api/v1/org/events/none/retry', { headers: as(admin) });
+      // Dead-lettered through the dispatch queue (the flow runner's commands), then retried.
+      await failToDeadLetter(server, { event_id: emitted.json.id, tenant_id: owner.tenant_id }, null);
+      await call('POST', `/api/v1/org/events/${emitted.json.id}/retry`, { headers: { ...as(admin), 'if-match': '"0"' } });
+      const retried = await call('POST', `/api/v1/org/events/${emitted.json.id}/retry`, { headers: as(admin) });
+      expect(retried.json.status).to.equal('queued');
+      const replay = await call('POST', `/api/v1/org/events/${emitted.json.id}/replay`, { headers: as(admin), body: { reason: 'described' } });
+      expect(replay.json.replay_of).to.equal(emitted.json.id);
+      await call('POST', '/api/v1/org/events/none/replay', { headers: as(admin), body: {} });
+      await call('GET', `/api/v1/org/events/${emitted.json.id}`, { headers: as(admin) });
+      await call('POST', '/api/v1/org/events/replay', { headers: as(admin), body: { from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00Z', name: 'shop.order.created', limit: 1 } });
+      await call('POST', '/api/v1/org/events/replay', { headers: as(admin), body: { from: '2100-01-01T00:00:00Z', to: '2000-01-01T00:00:00Z' } });
+      const background = await call('POST', '/api/v1/org/events/replay', { headers: as(admin), body: { from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00Z', name: 'crm.contact.updated', background: true } });
+      expect(background.status).to.equal(202);
+      await call('GET', `/api/v1/org/events/replays/${background.json.id}`, { headers: as(admin) });
+      await call('GET', '/api/v1/org/events/replays/none', { headers: as(admin) });
     });
 
     it('every described route was answered above', () => {

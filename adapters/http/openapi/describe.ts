@@ -68,7 +68,7 @@ export interface RouteDescription {
    */
   versioned?: 'read' | 'conditional';
   /** Other answers that are not `{code, message}` (a GraphQL error body, a 503 readiness). */
-  otherAnswers?: Record<string, { description: string; json?: Schema; content?: { type: string; schema: Schema } }>;
+  otherAnswers?: Record<string, { description: string; json?: Schema; content?: { type: string; schema: Schema }; headers?: SuccessAnswer['headers'] }>;
 }
 
 /** One router area: its tag, its routes by OpenAPI path (`/api/v1/org/teams/{id}`), its schemas. */

@@ -22,6 +22,7 @@ import { sdkConnectionsApi } from '../sdk-connections/sdk-connections.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { operationsApi } from '../operations.openapi';
 import { orgAuditLogsApi } from '../org/audit-logs.openapi';
+import { orchestrationEventsApi } from '../orchestration/orchestration-events.openapi';
 import { orgMembersApi } from '../org/members.openapi';
 import { orgTeamsApi } from '../org/teams.openapi';
 import { orgWorkspacesApi } from '../org/workspaces.openapi';
@@ -42,6 +43,7 @@ const AREAS: readonly ApiArea[] = [
   orgTeamsApi,
   orgWorkspacesApi,
   orgAuditLogsApi,
+  orchestrationEventsApi,
   billingApi,
   teamApi,
   adminApi,
@@ -183,7 +185,7 @@ function operationOf(area: ApiArea, path: string, method: Method, route: RouteDe
   for (const status of errorStatusesOf(route)) responses[String(status)] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
   for (const [status, answer] of Object.entries(route.otherAnswers ?? {})) {
     const content = answer.json ? { 'application/json': { schema: answer.json } } : answer.content ? { [answer.content.type]: { schema: answer.content.schema } } : undefined;
-    responses[status] = { description: answer.description, ...(content ? { content } : {}) };
+    responses[status] = { description: answer.description, ...(answer.headers ? { headers: answer.headers } : {}), ...(content ? { content } : {}) };
   }
   const requestBody = requestBodyOf(method, route);
   return {

@@ -1,0 +1,240 @@
+// The dispatch queue: what the dispatcher saga and flow runner (issue #14 point 3) use to take
+// orchestration events in order and record what happens to them. The queue is the
+// `orchestration_events` read model plus each event's own stream: the read model finds what
+// is due, the stream decides (a claim another dispatcher already took is refused there).
+//
+// The dispatcher's loop:
+//   1. `nextDispatchable(deps, {limit})`: events that may start an attempt now, oldest due
+//      first: queued with `not_before` passed, or failed with their next attempt due; never
+//      one whose expiry has passed; in a sequence only its head, and only once every earlier
+//      event of the sequence is settled (processed, dead_letter or expired). A head whose
+//      predecessor never came (a gap) is returned once it has waited
+//      ORCHESTRATION_SEQUENCE_GAP_WAIT_MS, with the gap to record. At most one event per
+//      sequence is returned, so starting every candidate at once keeps each sequence in order.
+//   2. `startDispatch(deps, candidate, flows)`: claims the candidate for an attempt (records the
+//      gap first when there is one). Null when another dispatcher took it or it is no longer
+//      due: skip it.
+//   3. For each step of each flow: call with `request_id = stepRequestId(event, attempt, flow,
+//      step)`, then `recordStep(...)`. A step already recorded (a resumed attempt) records
+//      nothing again; `loadDispatch` gives the recorded outputs a resumed attempt maps from.
+//      The output goes into an event and the read model: record it bounded (as tool calls
+//      cut their exchanges), never a credential.
+//   4. `markProcessed(...)` when every flow ended, or `failAttempt(..., retryAt)` with the next
+//      attempt's time (exponential back-off and jitter are the runner's policy), or
+//      `failAttempt(..., null)` when the attempts are used up: the event is dead-lettered.
+//      `attempts_since_requeue` counts the attempts since a person last re-queued the event,
+//      so a retry from dead_letter gets a fresh budget.
+//   5. `inFlightDispatches(deps, {startedBefore})`: attempts that have been running for long
+//      (their process died): resume them with the same attempt number, so the steps called
+//      again carry the same request ids.
+// Follow-on events go through `emitCausedEvent` (orchestration-events.ts): causation_id and
+// depth + 1 are set there. The expiry pass (expiry-pass.ts) ends events whose expiry passed
+// while they waited.
+//
+// The queue reads a read model, which lags the log by moments: an event appears a little after
+// it is queued, and a sequence's next event is released a little after its predecessor
+// settles; the gap wait is far longer than that lag, so a late projection is never taken for a
+// gap. Nothing is lost: what is due stays due until an attempt is recorded on its stream.
+
+import type { OrchestrationEventCommand, OrchestrationEventStatus, SequenceGap, StepError, StepOutcome } from '../../domain/orchestration-event/orchestration-event';
+import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
+import { DomainError } from '../../domain/shared/errors';
+import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument } from '../../projections/orchestration-events';
+import { type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import type { Where } from '../ports/read-store';
+import type { ReadModelDependencies } from '../shared/read-models';
+import { type RequestContext, systemContext } from '../shared/request-context';
+import { type OrchestrationSettings, orchestrationEventAggregate } from './orchestration-events';
+
+export interface DispatchQueueDependencies extends CommandDependencies, ReadModelDependencies {
+  orchestration: Pick<OrchestrationSettings, 'sequenceGapWaitMs'>;
+}
+
+/** An event that may start an attempt now. */
+export interface DispatchCandidate {
+  event_id: string;
+  tenant_id: string;
+  name: string;
+  /** The attempt `startDispatch` will start (1 for the first). */
+  attempt: number;
+  /** Attempts started since a person last re-queued it (0 before the first). */
+  attempts_since_requeue: number;
+  sequence_key: string | null;
+  sequence_n: number | null;
+  /** When it became due (not_before, or the failed attempt's next attempt time). */
+  due_at: string;
+  /** The sequence numbers it waited for in vain; `startDispatch` records them. */
+  gap: SequenceGap | null;
+}
+
+const WAITING: OrchestrationEventStatus[] = ['queued', 'failed'];
+const UNSETTLED: OrchestrationEventStatus[] = ['queued', 'dispatched', 'failed'];
+/** Rows one scan reads; a pass reads at most SEQUENCE_SCAN_PAGES of them to find sequences. */
+const SCAN_PAGE = 200;
+const SEQUENCE_SCAN_PAGES = 5;
+
+const collection = (deps: ReadModelDependencies) => deps.readStore.collection<OrchestrationEventDocument>(ORCHESTRATION_EVENTS);
+const hasExpired = (doc: Pick<OrchestrationEventDocument, 'expires_at'>, now: Date): boolean => doc.expires_at !== null && Date.parse(doc.expires_at) <= now.getTime();
+const isDue = (doc: OrchestrationEventDocument, now: Date): boolean => WAITING.includes(doc.status) && doc.due_at !== null && Date.parse(doc.due_at) <= now.getTime() && !hasExpired(doc, now);
+
+function candidateOf(doc: OrchestrationEventDocument, gap: SequenceGap | null): DispatchCandidate {
+  return {
+    event_id: doc.id,
+    tenant_id: doc.tenant_id,
+    name: doc.name,
+    attempt: doc.attempts.length + 1,
+    attempts_since_requeue: doc.attempts_since_requeue,
+    sequence_key: doc.sequence_key,
+    sequence_n: doc.sequence_n,
+    due_at: doc.due_at ?? doc.not_before,
+    gap,
+  };
+}
+
+/**
+ * Whether the head of a sequence may go now, and with which gap. `head` is the lowest-numbered
+ * event of its sequence that is not settled (an event past its expiry counts as settled: it
+ * will never be dispatched).
+ */
+async function headDecision(deps: DispatchQueueDependencies, head: OrchestrationEventDocument, now: Date): Promise<DispatchCandidate | null> {
+  if (!isDue(head, now)) return null;
+  const n = head.sequence_n as number;
+  // A head that already had an attempt recorded its gap then (or had none): it is not waiting any more.
+  if (head.attempts.length > 0 || head.sequence_gap !== null) return candidateOf(head, null);
+  const [previous] = (
+    await collection(deps).find({ where: { tenant_id: head.tenant_id, sequence_key: head.sequence_key, sequence_n: { lt: n } }, sort: { field: 'sequence_n', direction: 'desc' }, limit: 1 })
+  ).items;
+  const expected = (previous?.sequence_n ?? 0) + 1;
+  if (n <= expected) return candidateOf(head, null);
+  // Waiting since it came, or since its predecessor settled, whichever is later.
+  const previousSettled = previous ? (previous.settled_at ?? previous.expires_at ?? previous.received_at) : null;
+  const since = Math.max(Date.parse(head.received_at), previousSettled === null ? 0 : Date.parse(previousSettled));
+  const waited = now.getTime() - since;
+  if (waited < deps.orchestration.sequenceGapWaitMs) return null;
+  return candidateOf(head, { missing_from: expected, missing_to: n - 1, waited_ms: waited });
+}
+
+/** The lowest-numbered unsettled event of a sequence, skipping those past their expiry; null when none, or when too many expired ones hide it (the expiry pass clears them). */
+async function sequenceHead(deps: DispatchQueueDependencies, tenantId: string, sequenceKey: string, now: Date): Promise<OrchestrationEventDocument | null> {
+  const pending = await collection(deps).find({
+    where: { tenant_id: tenantId, sequence_key: sequenceKey, status: { in: UNSETTLED } },
+    sort: { field: 'sequence_n', direction: 'asc' },
+    limit: SCAN_PAGE,
+  });
+  return pending.items.find((doc) => doc.status === 'dispatched' || !hasExpired(doc, now)) ?? null;
+}
+
+/**
+ * Events that may start an attempt now, oldest due first, at most `limit` (default 100);
+ * `tenantId` narrows it to one tenant. See the header for the rules.
+ */
+export async function nextDispatchable(deps: DispatchQueueDependencies, options: { limit?: number; tenantId?: string } = {}): Promise<DispatchCandidate[]> {
+  const now = deps.clock.now();
+  const limit = options.limit ?? 100;
+  const tenant: Where = options.tenantId === undefined ? {} : { tenant_id: options.tenantId };
+  const due: Where = { ...tenant, status: { in: WAITING }, due_at: { lte: now.toISOString() } };
+  const candidates: DispatchCandidate[] = [];
+
+  const single = await collection(deps).find({ where: { ...due, sequence_key: null }, sort: { field: 'due_at', direction: 'asc' }, limit: Math.min(1000, limit * 2) });
+  for (const doc of single.items) if (!hasExpired(doc, now)) candidates.push(candidateOf(doc, null));
+
+  // Each sequence with something due, oldest due first; its head decides for the whole sequence.
+  const sequences = new Map<string, { tenant_id: string; sequence_key: string }>();
+  let cursor: string | undefined;
+  for (let page = 0; page < SEQUENCE_SCAN_PAGES && sequences.size < limit; page += 1) {
+    const found = await collection(deps).find({ where: { ...due, sequence_key: { ne: null } }, sort: { field: 'due_at', direction: 'asc' }, limit: SCAN_PAGE, ...(cursor ? { cursor } : {}) });
+    for (const doc of found.items) sequences.set(`${doc.tenant_id}\u0000${doc.sequence_key}`, { tenant_id: doc.tenant_id, sequence_key: doc.sequence_key as string });
+    if (found.next_cursor === null) break;
+    cursor = found.next_cursor;
+  }
+  for (const { tenant_id, sequence_key } of sequences.values()) {
+    const head = await sequenceHead(deps, tenant_id, sequence_key, now);
+    const decided = head === null ? null : await headDecision(deps, head, now);
+    if (decided) candidates.push(decided);
+  }
+  return candidates.sort((a, b) => (a.due_at < b.due_at ? -1 : a.due_at > b.due_at ? 1 : 0)).slice(0, limit);
+}
+
+/** Attempts running since before `startedBefore`: the runner resumes them (same attempt, same request ids). */
+export async function inFlightDispatches(deps: ReadModelDependencies, options: { startedBefore: Date; limit?: number }): Promise<Array<{ event_id: string; tenant_id: string; attempt: number; started_at: string }>> {
+  const found = await collection(deps).find({
+    where: { status: 'dispatched', attempt_started_at: { lte: options.startedBefore.toISOString() } },
+    sort: { field: 'attempt_started_at', direction: 'asc' },
+    limit: options.limit ?? 100,
+  });
+  return found.items.map((doc) => ({ event_id: doc.id, tenant_id: doc.tenant_id, attempt: doc.attempts.length, started_at: doc.attempt_started_at as string }));
+}
+
+/** The event as its stream has it (always current): the envelope, status, and the steps of the running attempt. Null when absent. */
+export async function loadDispatch(deps: Pick<CommandDependencies, 'eventStore'>, eventId: string) {
+  const { state } = await loadAggregate(deps, orchestrationEventAggregate, orchestrationEventStream(eventId));
+  return state.status === 'absent' ? null : state;
+}
+
+/** The dispatcher acts as the platform, in the event's tenant and correlation. */
+export function dispatcherContext(tenantId: string, correlationId: string): RequestContext {
+  return { ...systemContext(correlationId, 'orchestration_dispatcher'), tenant_id: tenantId };
+}
+
+type EventRef = { event_id: string; tenant_id: string };
+
+const positionOf = async (...args: Parameters<typeof run>): Promise<number | null> => (await run(...args)).position;
+
+async function run(deps: CommandDependencies, ref: EventRef, command: OrchestrationEventCommand, context?: RequestContext) {
+  return handleCommand(deps, orchestrationEventAggregate, orchestrationEventStream(ref.event_id), command, context ?? dispatcherContext(ref.tenant_id, ref.event_id));
+}
+
+/**
+ * Claims `candidate` for its attempt, recording the gap it waited for: the attempt number and
+ * the position of the append, or null when the event is no longer dispatchable (another
+ * dispatcher took it, it expired, it was re-queued to a later time): the caller skips it.
+ */
+export async function startDispatch(
+  deps: CommandDependencies,
+  candidate: Pick<DispatchCandidate, 'event_id' | 'tenant_id' | 'gap'>,
+  flows: string[],
+  context?: RequestContext,
+): Promise<{ attempt: number; position: number | null } | null> {
+  try {
+    const result = await run(deps, candidate, { type: 'StartDispatch', data: { tenant_id: candidate.tenant_id, flows, gap: candidate.gap } }, context);
+    const started = result.events.find((event) => event.type === 'OrchestrationDispatchStarted');
+    return started?.type === 'OrchestrationDispatchStarted' ? { attempt: started.data.attempt, position: result.position } : null;
+  } catch (error) {
+    if (error instanceof DomainError && error.kind === 'conflict') return null;
+    throw error;
+  }
+}
+
+export interface StepRecord {
+  attempt: number;
+  flow: string;
+  step: number;
+  request_id: string;
+  outcome: StepOutcome;
+  error: StepError | null;
+  output: unknown;
+  tool_call_id: string | null;
+}
+
+// Each command below answers the position of its append (null when it appended nothing), for
+// a caller that reads the read model next (read-your-writes).
+
+/** Records one step's outcome in the running attempt (the same step with the same request id again records nothing). */
+export async function recordStep(deps: CommandDependencies, ref: EventRef, step: StepRecord, context?: RequestContext): Promise<number | null> {
+  return positionOf(deps, ref, { type: 'RecordStep', data: { tenant_id: ref.tenant_id, ...step } }, context);
+}
+
+/** Ends the running attempt as failed: retried at `retryAt`, or dead-lettered when it is null. */
+export async function failAttempt(deps: CommandDependencies, ref: EventRef, attempt: number, error: StepError, retryAt: Date | null, context?: RequestContext): Promise<number | null> {
+  return positionOf(deps, ref, { type: 'FailAttempt', data: { tenant_id: ref.tenant_id, attempt, error, retry_at: retryAt === null ? null : retryAt.toISOString() } }, context);
+}
+
+/** Ends the running attempt: every flow ran to its end. */
+export async function markProcessed(deps: CommandDependencies, ref: EventRef, attempt: number, context?: RequestContext): Promise<number | null> {
+  return positionOf(deps, ref, { type: 'MarkProcessed', data: { tenant_id: ref.tenant_id, attempt } }, context);
+}
+
+/** Ends a queued or failed event whose expiry has passed (nothing for one running or settled). */
+export async function expireEvent(deps: CommandDependencies, ref: EventRef, context?: RequestContext): Promise<number | null> {
+  return positionOf(deps, ref, { type: 'Expire', data: { tenant_id: ref.tenant_id } }, context);
+}

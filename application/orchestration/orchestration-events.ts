@@ -1,0 +1,487 @@
+// Orchestration events (spec 2.7, 3, 4.13, 6; issue #14 points 1 and 2): emit, ingest, list,
+// get, retry, replay of one event and of a range. Owner and admin only (the routes check the
+// role); another tenant's event is 404. docs/orchestration-events.md is the reference.
+//
+// - Emit and ingest check the envelope (domain/orchestration-event: 400 naming the field),
+//   then append `OrchestrationEventQueued` to the event's own stream. Ingest is the
+//   connector-style entry: the tenant named in its path must be the caller's (403).
+// - `idempotency_key`: the event's id is derived from the tenant and the key, so the event's
+//   own stream is the reservation of the key (appended with no_stream, the EventStoreDB idiom):
+//   any number of emits with one key, at once or years apart, make one event; every one after
+//   the first gets that event back (`created` false) and queues nothing.
+// - An emit that carries the request's Idempotency-Key (and no `idempotency_key`) derives the
+//   event's id from it, so a retried request finds the event it made.
+// - Retry re-reads the event's stream and re-queues it: only from failed or dead_letter (409
+//   `event_not_retryable` otherwise; 409 `event_expired` past its expiry).
+// - Replay re-reads the original's stream, appends a new event whose `replay_of` is the
+//   original (`replayEnvelope`), then records the replay's id on the original. The new event
+//   comes first: were the process to stop between the two, the replay would exist and name
+//   its original, and the view of the original finds it by `replay_of` all the same.
+// - Range replay replays the root events (no causation_id, not themselves replays) of the
+//   tenant received in [from, to), optionally of one name, oldest first, at most
+//   ORCHESTRATION_REPLAY_MAX_PER_REQUEST per request, with a cursor for the rest.
+
+import { isLeft } from 'fp-ts/Either';
+import {
+  CLIENT_ID_PATTERN,
+  type Envelope,
+  type EnvelopeInput,
+  EVENT_NAME_PATTERN,
+  type EnvelopeLimits,
+  type KnownCause,
+  ORCHESTRATION_EVENT_STATUSES,
+  type OrchestrationEventCommand,
+  type OrchestrationEventEvent,
+  type OrchestrationEventState,
+  type OrchestrationEventStatus,
+  type ReceivedVia,
+  envelopeProblem,
+  orchestrationEventDecider,
+  orchestrationEventEvents,
+  orchestrationEventStream,
+  replayEnvelope,
+  resolveEnvelope,
+} from '../../domain/orchestration-event/orchestration-event';
+import { DomainError, forbidden, invalid, notFound } from '../../domain/shared/errors';
+import { textProblem } from '../../domain/shared/text';
+import { ORCHESTRATION_EVENTS, type OrchestrationAttemptDocument, type OrchestrationEventDocument, type OrchestrationStepDocument } from '../../projections/orchestration-events';
+import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import type { Actor } from '../ports/event-store';
+import type { Page, Where } from '../ports/read-store';
+import { type Principal, actingContext } from '../session/sessions';
+import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import type { RequestContext } from '../shared/request-context';
+import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
+import { forEachConcurrently } from '../sagas/saga';
+
+export const orchestrationEventAggregate: Aggregate<OrchestrationEventCommand, OrchestrationEventEvent, OrchestrationEventState> = {
+  decider: orchestrationEventDecider,
+  events: orchestrationEventEvents,
+};
+
+/** The deployment's bounds (README: ORCHESTRATION_*). */
+export interface OrchestrationSettings extends EnvelopeLimits {
+  /** How long a sequenced event waits for a missing predecessor before it goes on and the gap is recorded. */
+  sequenceGapWaitMs: number;
+  /** Root events one range-replay request replays at most; the cursor takes the rest. */
+  replayMaxPerRequest: number;
+}
+
+export interface OrchestrationDependencies extends CommandDependencies, ReadModelDependencies, ReadYourWritesDependencies {
+  orchestration: OrchestrationSettings;
+}
+
+/** The most events one list page holds: a payload may be ORCHESTRATION_MAX_PAYLOAD_BYTES. */
+export const LIST_MAX_LIMIT = 100;
+
+// ------------------------------------------------------------------------------------ views
+
+export interface OrchestrationStepView {
+  step: number;
+  request_id: string;
+  outcome: OrchestrationStepDocument['outcome'];
+  error: OrchestrationStepDocument['error'];
+  output: unknown;
+  tool_call_id: string | null;
+  recorded_at: string;
+}
+
+export interface OrchestrationAttemptView extends Omit<OrchestrationAttemptDocument, 'steps'> {
+  /** The steps of this attempt, per flow it ran. */
+  flow_runs: Array<{ flow: string; steps: OrchestrationStepView[] }>;
+}
+
+/** An orchestration event as owners and admins read it. */
+export interface OrchestrationEventView extends Envelope {
+  id: string;
+  not_before: string;
+  received_via: ReceivedVia;
+  received_at: string;
+  status: OrchestrationEventStatus;
+  /** When a failed event's next attempt is due; null in every other status. */
+  next_attempt_at: string | null;
+  attempts: OrchestrationAttemptView[];
+  sequence_gap: OrchestrationEventDocument['sequence_gap'];
+  requeues: Array<{ previous_status: 'failed' | 'dead_letter'; requeued_at: string; by: Actor }>;
+  /** The events replayed from this one, oldest first. */
+  replays: string[];
+  settled_at: string | null;
+  updated_at: string;
+}
+
+function flowRunsOf(attempt: OrchestrationAttemptDocument): OrchestrationAttemptView['flow_runs'] {
+  const flows = [...attempt.flows, ...attempt.steps.map((step) => step.flow).filter((flow) => !attempt.flows.includes(flow))];
+  return [...new Set(flows)].map((flow) => ({
+    flow,
+    steps: attempt.steps
+      .filter((step) => step.flow === flow)
+      .map(({ flow: _flow, ...step }) => step)
+      .sort((a, b) => a.step - b.step),
+  }));
+}
+
+function viewOf(doc: OrchestrationEventDocument, replays: readonly string[] = doc.replays): OrchestrationEventView {
+  return {
+    id: doc.id,
+    name: doc.name,
+    source: doc.source,
+    payload: doc.payload,
+    version: doc.version,
+    correlation_id: doc.correlation_id,
+    causation_id: doc.causation_id,
+    idempotency_key: doc.idempotency_key,
+    sequence_key: doc.sequence_key,
+    sequence_n: doc.sequence_n,
+    expires_at: doc.expires_at,
+    ttl_seconds: doc.ttl_seconds,
+    depth: doc.depth,
+    delay_seconds: doc.delay_seconds,
+    not_before: doc.not_before,
+    replay_of: doc.replay_of,
+    received_via: doc.received_via,
+    received_at: doc.received_at,
+    status: doc.status,
+    next_attempt_at: doc.status === 'failed' ? doc.due_at : null,
+    attempts: doc.attempts.map(({ steps: _steps, ...attempt }, index) => ({ ...attempt, flow_runs: flowRunsOf(doc.attempts[index]) })),
+    sequence_gap: doc.sequence_gap,
+    requeues: doc.requeues,
+    replays: [...replays],
+    settled_at: doc.settled_at,
+    updated_at: doc.updated_at,
+  };
+}
+
+const eventNotFound = (): DomainError => notFound('orchestration_event_not_found', 'no such orchestration event');
+const collection = (deps: ReadModelDependencies) => deps.readStore.collection<OrchestrationEventDocument>(ORCHESTRATION_EVENTS);
+
+// ---------------------------------------------------------------------------------- queries
+
+/** The event with its version, or 404 when it is not the tenant's. */
+export async function getOrchestrationEvent(deps: ReadModelDependencies, tenantId: string, eventId: string): Promise<Versioned<OrchestrationEventView>> {
+  const doc = await collection(deps).get(eventId);
+  if (!doc || doc.tenant_id !== tenantId) throw eventNotFound();
+  // The replays recorded on the original, and any whose recording on it did not happen.
+  const byReplayOf = await collection(deps).find({ where: { tenant_id: tenantId, replay_of: eventId }, sort: { field: 'received_at', direction: 'asc' }, limit: 1000 });
+  const replays = [...new Set([...doc.replays, ...byReplayOf.items.map((replay) => replay.id)])];
+  return { value: viewOf(doc, replays), version: versionOfRevision(doc.revision) };
+}
+
+export interface OrchestrationEventFilter {
+  status?: OrchestrationEventStatus;
+  /** An exact name, or a prefix of whole segments ending in `.*` (`shop.order.*`). */
+  name?: string;
+  /** received_at from (inclusive) ... to (exclusive), ISO 8601. */
+  from?: string;
+  to?: string;
+}
+
+/** `status` of a list, checked: 400 naming it. */
+export function statusFilter(status: unknown): OrchestrationEventStatus | undefined {
+  if (status === undefined) return undefined;
+  if (typeof status !== 'string' || !(ORCHESTRATION_EVENT_STATUSES as readonly string[]).includes(status)) {
+    throw invalid('invalid_status', `status: expected one of ${ORCHESTRATION_EVENT_STATUSES.join(', ')}`, 'status');
+  }
+  return status as OrchestrationEventStatus;
+}
+
+/** `name` of a list or range replay: an event name, or whole leading segments and `.*`; 400 naming it otherwise. */
+export function nameFilter(name: unknown): string | undefined {
+  if (name === undefined) return undefined;
+  const prefix = typeof name === 'string' && name.endsWith('.*') ? name.slice(0, -2) : null;
+  const valid = typeof name === 'string' && name.length <= 200 && (EVENT_NAME_PATTERN.test(name) || (prefix !== null && /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(prefix)));
+  if (!valid) throw invalid('invalid_request', 'name: expected an event name (shop.order.created) or leading segments followed by .* (shop.order.*)', 'name');
+  return name;
+}
+
+/** `from` / `to` as ISO 8601 times, from before to; 400 naming the bad one. */
+export function timeRange(from: unknown, to: unknown, required = false): { from?: string; to?: string } {
+  const range: { from?: string; to?: string } = {};
+  for (const [field, value] of [['from', from], ['to', to]] as const) {
+    if (value === undefined || value === null) {
+      if (required) throw invalid('invalid_request', `${field}: expected an ISO 8601 time`, field);
+      continue;
+    }
+    if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) throw invalid('invalid_request', `${field}: expected an ISO 8601 time`, field);
+    range[field] = new Date(value).toISOString();
+  }
+  if (range.from !== undefined && range.to !== undefined && range.from >= range.to) throw invalid('invalid_request', 'from must be before to', 'to');
+  return range;
+}
+
+function nameCondition(name: string): Where[string] {
+  if (!name.endsWith('.*')) return name;
+  // Every name under the prefix sorts between `prefix.` and `prefix/` ('/' follows '.').
+  const prefix = name.slice(0, -2);
+  return { gte: `${prefix}.`, lt: `${prefix}/` };
+}
+
+function receivedCondition(range: { from?: string; to?: string }): Where {
+  if (range.from === undefined && range.to === undefined) return {};
+  return { received_at: { ...(range.from === undefined ? {} : { gte: range.from }), ...(range.to === undefined ? {} : { lt: range.to }) } };
+}
+
+/** The tenant's events, newest first, at most LIST_MAX_LIMIT a page. */
+export async function listOrchestrationEvents(deps: ReadModelDependencies, tenantId: string, filter: OrchestrationEventFilter, page: { limit?: number; cursor?: string }): Promise<Page<OrchestrationEventView>> {
+  if (page.limit !== undefined && page.limit > LIST_MAX_LIMIT) throw invalid('invalid_limit', `limit must be an integer from 1 to ${LIST_MAX_LIMIT}`, 'limit');
+  const where: Where = {
+    tenant_id: tenantId,
+    ...(filter.status === undefined ? {} : { status: filter.status }),
+    ...(filter.name === undefined ? {} : { name: nameCondition(filter.name) }),
+    ...receivedCondition(filter),
+  };
+  const found = await collection(deps).find({ where, sort: { field: 'received_at', direction: 'desc' }, limit: page.limit ?? 50, ...(page.cursor ? { cursor: page.cursor } : {}) });
+  return { items: found.items.map((doc) => viewOf(doc)), next_cursor: found.next_cursor };
+}
+
+// -------------------------------------------------------------------------------- emitting
+
+/** The depth and correlation of the event `causation_id` names, when it is one of the tenant's. */
+async function knownCause(deps: Pick<CommandDependencies, 'eventStore'>, tenantId: string, causationId: string | null | undefined): Promise<KnownCause | null> {
+  if (causationId === null || causationId === undefined) return null;
+  const { state } = await loadAggregate(deps, orchestrationEventAggregate, orchestrationEventStream(causationId));
+  return state.status !== 'absent' && state.event.tenant_id === tenantId ? { depth: state.event.depth, correlation_id: state.event.correlation_id } : null;
+}
+
+/** The id of the event a key makes within a tenant: the same key always names the same stream. */
+export const eventIdOfKey = (deps: Pick<CommandDependencies, 'ids'>, tenantId: string, key: string): string => deps.ids.fromKey(`orchestrationEvent\u0000${tenantId}\u0000${key}`);
+
+/** The position of the last event of a stream, to wait for the read models to show it. */
+async function lastPosition(deps: Pick<CommandDependencies, 'eventStore'>, stream: string): Promise<number | null> {
+  const [last] = await deps.eventStore.readStream(stream, { direction: 'backwards', maxCount: 1 });
+  return last?.position ?? null;
+}
+
+export interface EmitOutcome {
+  /** False when an event with the same idempotency_key (or request) was there already: it is answered, nothing is queued. */
+  created: boolean;
+  event: Versioned<OrchestrationEventView>;
+}
+
+/**
+ * Checks and queues one envelope for the tenant. `requestSeed` (the request's Idempotency-Key)
+ * names the event when the envelope has no idempotency_key.
+ */
+export async function queueEnvelope(
+  deps: OrchestrationDependencies,
+  tenantId: string,
+  body: EnvelopeInput & { replay_of?: unknown },
+  via: Exclude<ReceivedVia, 'replay'>,
+  context: RequestContext,
+  requestSeed?: string,
+): Promise<EmitOutcome> {
+  const key = body.idempotency_key ?? null;
+  const eventId = key !== null ? eventIdOfKey(deps, tenantId, key) : requestSeed !== undefined ? deps.ids.fromKey(`${requestSeed}:orchestration-event`) : deps.ids.newId();
+  const stream = orchestrationEventStream(eventId);
+  // A key already used answers its event whatever this body says: a producer retrying the
+  // same envelope after its expires_at passed still learns that it was queued.
+  if (key !== null && CLIENT_ID_PATTERN.test(key)) {
+    const existing = await lastPosition(deps, stream);
+    if (existing !== null) {
+      await deps.readYourWrites(existing);
+      return { created: false, event: await getOrchestrationEvent(deps, tenantId, eventId) };
+    }
+  }
+  const problem = envelopeProblem(body, deps.orchestration, deps.clock.now());
+  if (problem) throw problem;
+  const resolved = resolveEnvelope(body, eventId, await knownCause(deps, tenantId, body.causation_id), deps.orchestration);
+  if (isLeft(resolved)) throw resolved.left;
+  const command: OrchestrationEventCommand = { type: 'EmitOrchestrationEvent', data: { event_id: eventId, tenant_id: tenantId, envelope: resolved.right, received_via: via } };
+  const result = await handleCommand(deps, orchestrationEventAggregate, stream, command, { ...context, tenant_id: tenantId });
+  const created = result.events.length > 0;
+  await deps.readYourWrites(created ? result.position : await lastPosition(deps, stream));
+  return { created, event: await getOrchestrationEvent(deps, tenantId, eventId) };
+}
+
+/** `POST /api/v1/org/events`: the caller's tenant. */
+export function emitOrchestrationEvent(
+  deps: OrchestrationDependencies,
+  principal: Principal,
+  body: EnvelopeInput & { replay_of?: unknown },
+  context: RequestContext,
+  options: { idempotencyKey?: string } = {},
+): Promise<EmitOutcome> {
+  return queueEnvelope(deps, principal.tenant_id, body, 'emit', actingContext(principal, context), options.idempotencyKey);
+}
+
+/** `POST /api/v1/org/events/ingest/{tenant_id}`: the path's tenant must be the caller's (403 `tenant_mismatch`). */
+export function ingestOrchestrationEvent(
+  deps: OrchestrationDependencies,
+  principal: Principal,
+  pathTenantId: string,
+  body: EnvelopeInput & { replay_of?: unknown },
+  context: RequestContext,
+  options: { idempotencyKey?: string } = {},
+): Promise<EmitOutcome> {
+  requireOwnTenant(principal, pathTenantId);
+  return queueEnvelope(deps, principal.tenant_id, body, 'ingest', actingContext(principal, context), options.idempotencyKey);
+}
+
+/** 403 `tenant_mismatch` unless the tenant named in the path is the caller's. */
+export function requireOwnTenant(principal: Pick<Principal, 'tenant_id'>, pathTenantId: string): void {
+  if (pathTenantId !== principal.tenant_id) throw forbidden('tenant_mismatch', "the tenant in the path is not the caller's: events are ingested into one's own organization only");
+}
+
+/**
+ * For the flow runner (issue #14 point 3): queues an event that `cause` caused. Its
+ * causation_id is the cause and its depth the cause's + 1 (400 `depth_exceeded` past the
+ * bound: the chain stops there); the correlation is the cause's unless the body gives one.
+ */
+export function emitCausedEvent(
+  deps: OrchestrationDependencies,
+  cause: { event_id: string; tenant_id: string },
+  body: Omit<EnvelopeInput, 'causation_id' | 'depth'>,
+  context: RequestContext,
+): Promise<EmitOutcome> {
+  return queueEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context);
+}
+
+// --------------------------------------------------------------------------- retry, replay
+
+/** The tenant's event from its stream (always current); 404 otherwise. */
+async function loadOwn(deps: Pick<CommandDependencies, 'eventStore'>, tenantId: string, eventId: string): Promise<{ state: Exclude<OrchestrationEventState, { status: 'absent' }>; revision: number }> {
+  const { state, revision } = await loadAggregate(deps, orchestrationEventAggregate, orchestrationEventStream(eventId));
+  if (state.status === 'absent' || state.event.tenant_id !== tenantId) throw eventNotFound();
+  return { state, revision };
+}
+
+/** Re-queues a failed or dead-lettered event (409 otherwise); the If-Match version, if given, must be current (412). */
+export async function retryOrchestrationEvent(
+  deps: OrchestrationDependencies,
+  principal: Principal,
+  eventId: string,
+  context: RequestContext,
+  preconditions: WritePreconditions = {},
+): Promise<Versioned<OrchestrationEventView>> {
+  const { revision } = await loadOwn(deps, principal.tenant_id, eventId);
+  const expectedRevision = expectedRevisionOf('orchestration event', preconditions.expectedVersion, revision);
+  const result = await handleCommand(deps, orchestrationEventAggregate, orchestrationEventStream(eventId), { type: 'Requeue', data: { tenant_id: principal.tenant_id } }, actingContext(principal, context), {
+    expectedRevision,
+  });
+  await deps.readYourWrites(result.position);
+  return getOrchestrationEvent(deps, principal.tenant_id, eventId);
+}
+
+export const REPLAY_REASON_MAX_LENGTH = 500;
+
+function checkedReason(reason: string | null | undefined): string | null {
+  if (reason === null || reason === undefined) return null;
+  const problem = textProblem('reason', reason, { max: REPLAY_REASON_MAX_LENGTH });
+  if (problem) throw problem;
+  return reason.normalize('NFC').trim();
+}
+
+/** Appends the replay of the tenant's event `originalId` as `replayId`, then records it on the original; the position of the last append. */
+async function replayOne(deps: Pick<OrchestrationDependencies, 'eventStore' | 'clock' | 'ids'>, tenantId: string, originalId: string, replayId: string, reason: string | null, context: RequestContext): Promise<number | null> {
+  const { state } = await loadOwn(deps, tenantId, originalId);
+  const { event_id: _id, tenant_id: _tenant, not_before: _notBefore, received_via: _via, received_at: _at, ...envelope } = state.event;
+  const emit: OrchestrationEventCommand = { type: 'EmitOrchestrationEvent', data: { event_id: replayId, tenant_id: tenantId, envelope: replayEnvelope(envelope, originalId), received_via: 'replay' } };
+  const emitted = await handleCommand(deps, orchestrationEventAggregate, orchestrationEventStream(replayId), emit, context);
+  const record: OrchestrationEventCommand = { type: 'RecordReplay', data: { tenant_id: tenantId, replay_id: replayId, reason } };
+  const recorded = await handleCommand(deps, orchestrationEventAggregate, orchestrationEventStream(originalId), record, context);
+  return recorded.position ?? emitted.position;
+}
+
+/**
+ * Replays one event, whatever its status: a new event whose `replay_of` is the original. Under
+ * the request's Idempotency-Key the new event's id comes from the key, so a retry makes none.
+ */
+export async function replayOrchestrationEvent(
+  deps: OrchestrationDependencies,
+  principal: Principal,
+  eventId: string,
+  input: { reason?: string | null },
+  context: RequestContext,
+  options: { idempotencyKey?: string } = {},
+): Promise<Versioned<OrchestrationEventView>> {
+  const reason = checkedReason(input.reason);
+  const replayId = options.idempotencyKey === undefined ? deps.ids.newId() : deps.ids.fromKey(`${options.idempotencyKey}:replay:${eventId}`);
+  const position = await replayOne(deps, principal.tenant_id, eventId, replayId, reason, { ...actingContext(principal, context), tenant_id: principal.tenant_id });
+  await deps.readYourWrites(position);
+  return getOrchestrationEvent(deps, principal.tenant_id, replayId);
+}
+
+export interface RangeReplayInput {
+  from: string;
+  to: string;
+  name?: string;
+  /** Root events this request replays, 1 to ORCHESTRATION_REPLAY_MAX_PER_REQUEST (the default). */
+  limit?: number;
+  /** The `next_cursor` of the previous answer, with the same from, to and name. */
+  cursor?: string;
+  reason?: string | null;
+}
+
+/** One replayed event: the original and its replay. */
+export interface ReplayedEvent {
+  replay_of: string;
+  id: string;
+}
+
+/** Replays run at once within one request. */
+const RANGE_REPLAY_CONCURRENCY = 8;
+
+/** A range as checked: [from, to) on received_at, a name filter, the page size. */
+export interface CheckedRange {
+  from: string;
+  to: string;
+  name: string | null;
+  limit: number;
+  cursor: string | null;
+  reason: string | null;
+}
+
+/** The range of a range replay, checked: 400 naming the field. */
+export function checkRange(deps: Pick<OrchestrationDependencies, 'orchestration'>, input: RangeReplayInput): CheckedRange {
+  const range = timeRange(input.from, input.to, true);
+  const name = nameFilter(input.name ?? undefined);
+  const max = deps.orchestration.replayMaxPerRequest;
+  if (input.limit !== undefined && !(Number.isSafeInteger(input.limit) && input.limit >= 1 && input.limit <= max)) throw invalid('invalid_limit', `limit must be an integer from 1 to ${max}`, 'limit');
+  if (input.cursor !== undefined && (typeof input.cursor !== 'string' || input.cursor.length === 0)) throw invalid('invalid_cursor', 'cursor must be the next_cursor of a previous answer', 'cursor');
+  return { from: range.from as string, to: range.to as string, name: name ?? null, limit: input.limit ?? max, cursor: input.cursor ?? null, reason: checkedReason(input.reason) };
+}
+
+/**
+ * Replays one page of the tenant's root events of `range`, oldest first, each as the id
+ * `replayIdOf` gives it (derived from a key, a retried page makes no second replays). The
+ * replays made, where the next page starts (null: the range is done), and the position of
+ * the last append.
+ */
+export async function replayRangePage(
+  deps: Pick<OrchestrationDependencies, 'eventStore' | 'clock' | 'ids' | 'readStore'>,
+  tenantId: string,
+  range: CheckedRange,
+  replayIdOf: (originalId: string) => string,
+  context: RequestContext,
+): Promise<{ items: ReplayedEvent[]; next_cursor: string | null; position: number | null }> {
+  const where: Where = { tenant_id: tenantId, root: true, ...(range.name === null ? {} : { name: nameCondition(range.name) }), ...receivedCondition(range) };
+  const found = await collection(deps).find({ where, sort: { field: 'received_at', direction: 'asc' }, limit: range.limit, ...(range.cursor ? { cursor: range.cursor } : {}) });
+  const items: ReplayedEvent[] = found.items.map((doc) => ({ replay_of: doc.id, id: replayIdOf(doc.id) }));
+  let last = 0;
+  await forEachConcurrently(items, RANGE_REPLAY_CONCURRENCY, async (item) => {
+    const position = await replayOne(deps, tenantId, item.replay_of, item.id, range.reason, context);
+    last = Math.max(last, position ?? 0);
+  });
+  return { items, next_cursor: found.next_cursor, position: last === 0 ? null : last };
+}
+
+/**
+ * Replays the tenant's root events received in [from, to) (of `name` when given), oldest
+ * first, one bounded page per request: `next_cursor` continues with the next page, null when
+ * the range is done. Events received while the range is replayed are included when they fall
+ * in it; the replays themselves never are (they are not root events).
+ */
+export async function replayOrchestrationRange(
+  deps: OrchestrationDependencies,
+  principal: Principal,
+  input: RangeReplayInput,
+  context: RequestContext,
+  options: { idempotencyKey?: string } = {},
+): Promise<Page<ReplayedEvent>> {
+  const range = checkRange(deps, input);
+  const key = options.idempotencyKey;
+  const replayIdOf = (originalId: string): string => (key === undefined ? deps.ids.newId() : deps.ids.fromKey(`${key}:replay:${originalId}`));
+  const page = await replayRangePage(deps, principal.tenant_id, range, replayIdOf, { ...actingContext(principal, context), tenant_id: principal.tenant_id });
+  await deps.readYourWrites(page.position);
+  return { items: page.items, next_cursor: page.next_cursor };
+}
+

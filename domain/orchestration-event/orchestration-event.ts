@@ -1,0 +1,503 @@
+// The orchestration-event aggregate (spec 2.7, 3, 4.13, 6; issue #14 points 1 and 2): one
+// envelope a connector or backend emitted into the tenant's business flows, from the moment it
+// is queued to its end. One stream per event, `orchestrationEvent-<id>`.
+//
+// The envelope's rules (`envelopeProblem`, `resolveEnvelope`) are pure and live here, so the
+// routes, the decider and the tests share one statement of them; docs/orchestration-events.md
+// lists them with their error codes.
+//
+// Statuses and their transitions:
+//   queued       emitted, ingested, replayed or re-queued; waits until `not_before` (its delay)
+//                and, in a sequence, until the events before it are settled.
+//                -> dispatched (StartDispatch) | expired (Expire, once `expires_at` passed)
+//   dispatched   an attempt is running: the flow runner records its steps.
+//                -> processed (MarkProcessed) | failed (FailAttempt with a retry time)
+//                | dead_letter (FailAttempt without one: the attempts are used up)
+//   failed       the last attempt failed; the next one is due at `next_attempt_at`.
+//                -> dispatched (StartDispatch once due) | queued (Requeue: the retry route)
+//                | expired (Expire, once `expires_at` passed)
+//   processed    every flow ran to its end. Final (a replay makes a new event).
+//   dead_letter  attempts used up; waits for a person. -> queued (Requeue)
+//   expired      its expiry passed before it could be dispatched; never dispatched. Final.
+// `processed`, `dead_letter` and `expired` are "settled": the next event of the sequence may go.
+// A replay (`RecordReplay`) is allowed in any status: it records the new event's id here; the
+// new event is a stream of its own whose `replay_of` names this one.
+//
+// Time comes in through the decision context; ids through the commands.
+
+import * as t from 'io-ts';
+import { type Either, left, right } from 'fp-ts/Either';
+import type { Decider } from '../shared/decider';
+import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
+import { declareEvent, type EventOf, eventGroup, type GroupEvent } from '../shared/events';
+import { toStreamName } from '../shared/stream-names';
+import { textProblem } from '../shared/text';
+
+// ----------------------------------------------------------------------------- the grammar
+
+/**
+ * `<system>.<entity>.<action>`: three or more dot-separated segments, each a lowercase letter
+ * then lowercase letters, digits or underscores (`shop.order.created`,
+ * `billing.invoice_item.payment_failed`, `crm.contact.address.changed`); at most
+ * EVENT_NAME_MAX_LENGTH characters in all.
+ */
+export const EVENT_NAME_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*){2,}$/;
+export const EVENT_NAME_MAX_LENGTH = 200;
+/** Ids the client gives (`correlation_id`, `causation_id`, `idempotency_key`, `sequence_key`): 1 to 200 printable ASCII characters, no space. */
+export const CLIENT_ID_PATTERN = /^[\x21-\x7e]{1,200}$/;
+export const SOURCE_MAX_LENGTH = 200;
+/** The longest delay and time to live (and the farthest `expires_at`): 30 and 365 days. */
+export const MAX_DELAY_SECONDS = 30 * 24 * 3600;
+export const MAX_TTL_SECONDS = 365 * 24 * 3600;
+export const MAX_VERSION = 2_147_483_647;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+export const ORCHESTRATION_EVENT_STATUSES = ['queued', 'dispatched', 'processed', 'failed', 'dead_letter', 'expired'] as const;
+export type OrchestrationEventStatus = (typeof ORCHESTRATION_EVENT_STATUSES)[number];
+/** Statuses after which the next event of a sequence may be dispatched. */
+export const SETTLED_STATUSES: readonly OrchestrationEventStatus[] = ['processed', 'dead_letter', 'expired'];
+export const isSettled = (status: OrchestrationEventStatus): boolean => SETTLED_STATUSES.includes(status);
+
+/** How an event came in: `POST /org/events`, connector-style ingest, or a replay by the service. */
+export const ReceivedVia = t.keyof({ emit: null, ingest: null, replay: null });
+export type ReceivedVia = t.TypeOf<typeof ReceivedVia>;
+
+const optional = <C extends t.Mixed>(codec: C) => t.union([codec, t.null, t.undefined]);
+
+/**
+ * The emit body (spec 2.7) as the routes decode it: the types only. The rules beyond the types
+ * (grammar, lengths, ranges, pairs, size) are `envelopeProblem`'s, so each refusal names its
+ * field with its own code. `null` and absent mean the same for every optional field.
+ */
+export const EnvelopeBody = t.type(
+  {
+    name: t.string,
+    source: optional(t.string),
+    payload: optional(t.UnknownRecord),
+    version: optional(t.number),
+    correlation_id: optional(t.string),
+    causation_id: optional(t.string),
+    idempotency_key: optional(t.string),
+    sequence_key: optional(t.string),
+    sequence_n: optional(t.number),
+    expires_at: optional(t.string),
+    ttl_seconds: optional(t.number),
+    depth: optional(t.number),
+    delay_seconds: optional(t.number),
+  },
+  'OrchestrationEnvelope',
+);
+export type EnvelopeBody = t.TypeOf<typeof EnvelopeBody>;
+/** An envelope as code gives it (the flow runner's follow-on events): absent fields are left out. */
+export type EnvelopeInput = Pick<EnvelopeBody, 'name'> & Partial<Omit<EnvelopeBody, 'name'>>;
+
+/** What the envelope's rules depend on besides the body (ORCHESTRATION_MAX_PAYLOAD_BYTES, ORCHESTRATION_MAX_DEPTH). */
+export interface EnvelopeLimits {
+  maxPayloadBytes: number;
+  maxDepth: number;
+}
+
+const integerIn = (value: number, min: number, max: number): boolean => Number.isSafeInteger(value) && value >= min && value <= max;
+const given = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
+
+/** The size of a payload as stored: its JSON text in UTF-8 bytes. */
+export const payloadBytes = (payload: Record<string, unknown>): number => Buffer.byteLength(JSON.stringify(payload), 'utf8');
+
+/**
+ * The first rule the body breaks, as a 400 naming the field, or null. `replay_of` is the
+ * service's (set on a replay only): a body that carries it is refused rather than ignored.
+ */
+export function envelopeProblem(body: EnvelopeInput & { replay_of?: unknown }, limits: EnvelopeLimits, now: Date): DomainError | null {
+  if (body.name.length > EVENT_NAME_MAX_LENGTH || !EVENT_NAME_PATTERN.test(body.name)) {
+    return invalid(
+      'invalid_event_name',
+      `name must be <system>.<entity>.<action>: three or more dot-separated segments of lowercase letters, digits and underscores, each starting with a letter, at most ${EVENT_NAME_MAX_LENGTH} characters (for example shop.order.created)`,
+      'name',
+    );
+  }
+  if (given(body.source)) {
+    const problem = textProblem('source', body.source, { max: SOURCE_MAX_LENGTH });
+    if (problem) return problem;
+  }
+  if (given(body.payload)) {
+    const bytes = payloadBytes(body.payload);
+    if (bytes > limits.maxPayloadBytes) return invalid('payload_too_large', `payload is ${bytes} bytes as JSON; at most ${limits.maxPayloadBytes} are accepted`, 'payload');
+  }
+  if (given(body.version) && !integerIn(body.version, 1, MAX_VERSION)) return invalid('invalid_request', `version must be an integer from 1 to ${MAX_VERSION}`, 'version');
+  for (const field of ['correlation_id', 'causation_id', 'idempotency_key', 'sequence_key'] as const) {
+    const value = body[field];
+    if (given(value) && !CLIENT_ID_PATTERN.test(value)) return invalid('invalid_request', `${field} must be 1 to 200 printable ASCII characters without spaces`, field);
+  }
+  if (given(body.sequence_key) !== given(body.sequence_n)) {
+    const missing = given(body.sequence_key) ? 'sequence_n' : 'sequence_key';
+    return invalid('sequence_incomplete', 'sequence_key and sequence_n go together: send both or neither', missing);
+  }
+  if (given(body.sequence_n) && !integerIn(body.sequence_n, 1, Number.MAX_SAFE_INTEGER)) {
+    return invalid('invalid_request', 'sequence_n must be a whole number from 1 (a sequence starts at 1)', 'sequence_n');
+  }
+  if (given(body.expires_at) && given(body.ttl_seconds)) return invalid('expiry_conflict', 'send expires_at or ttl_seconds, not both', 'ttl_seconds');
+  if (given(body.ttl_seconds) && !integerIn(body.ttl_seconds, 1, MAX_TTL_SECONDS)) {
+    return invalid('invalid_request', `ttl_seconds must be a whole number of seconds from 1 to ${MAX_TTL_SECONDS}`, 'ttl_seconds');
+  }
+  if (given(body.expires_at)) {
+    const at = Date.parse(body.expires_at);
+    if (!RFC3339.test(body.expires_at) || Number.isNaN(at)) return invalid('invalid_request', 'expires_at must be an RFC 3339 date-time with a time zone (2026-05-01T12:00:00Z)', 'expires_at');
+    if (at <= now.getTime()) return invalid('already_expired', 'expires_at has already passed', 'expires_at');
+    if (at > now.getTime() + MAX_TTL_SECONDS * 1000) return invalid('invalid_request', `expires_at must be at most ${MAX_TTL_SECONDS} seconds ahead`, 'expires_at');
+  }
+  if (given(body.delay_seconds) && !integerIn(body.delay_seconds, 0, MAX_DELAY_SECONDS)) {
+    return invalid('invalid_request', `delay_seconds must be a whole number of seconds from 0 to ${MAX_DELAY_SECONDS}`, 'delay_seconds');
+  }
+  const delayMs = (body.delay_seconds ?? 0) * 1000;
+  const expiresInMs = given(body.expires_at) ? Date.parse(body.expires_at) - now.getTime() : given(body.ttl_seconds) ? body.ttl_seconds * 1000 : null;
+  if (expiresInMs !== null && delayMs >= expiresInMs) return invalid('delay_past_expiry', 'the event would expire before its delay is over: it could never be dispatched', 'delay_seconds');
+  if (given(body.depth) && !integerIn(body.depth, 0, Number.MAX_SAFE_INTEGER)) return invalid('invalid_request', 'depth must be a whole number from 0', 'depth');
+  if (given(body.depth) && body.depth > limits.maxDepth) return depthExceeded(body.depth, limits.maxDepth);
+  if (body.replay_of !== undefined) return invalid('replay_of_reserved', 'replay_of is set by the service on a replay (POST /api/v1/org/events/{id}/replay), never by a client', 'replay_of');
+  return null;
+}
+
+const depthExceeded = (depth: number, max: number): DomainError =>
+  invalid('depth_exceeded', `depth ${depth} is past the bound of ${max}: events that cause events stop there, so a loop cannot run forever`, 'depth');
+
+/** The envelope as it is recorded: every default applied (times are the decider's). */
+export const Envelope = t.type({
+  name: t.string,
+  source: t.union([t.string, t.null]),
+  payload: t.UnknownRecord,
+  version: t.number,
+  correlation_id: t.string,
+  causation_id: t.union([t.string, t.null]),
+  idempotency_key: t.union([t.string, t.null]),
+  sequence_key: t.union([t.string, t.null]),
+  sequence_n: t.union([t.number, t.null]),
+  /** Set when the client gave an absolute expiry; the decider turns `ttl_seconds` into `expires_at` too. */
+  expires_at: t.union([t.string, t.null]),
+  ttl_seconds: t.union([t.number, t.null]),
+  depth: t.number,
+  delay_seconds: t.number,
+  replay_of: t.union([t.string, t.null]),
+});
+export type Envelope = t.TypeOf<typeof Envelope>;
+
+/** What is known of the event named by `causation_id`, when it is one of the tenant's. */
+export interface KnownCause {
+  depth: number;
+  correlation_id: string;
+}
+
+/**
+ * The envelope a checked body stands for, with the defaults of docs/orchestration-events.md:
+ * `source` null, `payload` {}, `version` 1, `delay_seconds` 0. When `causation_id` names one
+ * of the tenant's events, `depth` is at least its depth + 1 (a producer cannot reset the
+ * count of a chain) and `correlation_id` defaults to its correlation; otherwise `depth`
+ * defaults to 0 and `correlation_id` to the event's own id. A depth past the bound is refused.
+ */
+export function resolveEnvelope(body: EnvelopeInput, eventId: string, cause: KnownCause | null, limits: EnvelopeLimits): Either<DomainError, Envelope> {
+  const depth = Math.max(body.depth ?? 0, cause ? cause.depth + 1 : 0);
+  if (depth > limits.maxDepth) return left(depthExceeded(depth, limits.maxDepth));
+  return right({
+    name: body.name,
+    source: given(body.source) ? body.source.normalize('NFC').trim() : null,
+    payload: body.payload ?? {},
+    version: body.version ?? 1,
+    correlation_id: body.correlation_id ?? cause?.correlation_id ?? eventId,
+    causation_id: body.causation_id ?? null,
+    idempotency_key: body.idempotency_key ?? null,
+    sequence_key: body.sequence_key ?? null,
+    sequence_n: body.sequence_n ?? null,
+    expires_at: given(body.expires_at) ? new Date(body.expires_at).toISOString() : null,
+    ttl_seconds: body.ttl_seconds ?? null,
+    depth,
+    delay_seconds: body.delay_seconds ?? 0,
+    replay_of: null,
+  });
+}
+
+/**
+ * The envelope of a replay of `original`: the same name, source, payload, version,
+ * correlation, causation and depth, and `replay_of` the original. No idempotency key (it
+ * belongs to the original), no sequence (the sequence has moved on: a replay goes on its own),
+ * no delay; the original's time to live again from the replay's time, no absolute expiry.
+ */
+export function replayEnvelope(original: Envelope, originalId: string): Envelope {
+  return {
+    ...original,
+    idempotency_key: null,
+    sequence_key: null,
+    sequence_n: null,
+    expires_at: null,
+    delay_seconds: 0,
+    replay_of: originalId,
+  };
+}
+
+// ------------------------------------------------------------------------------- events
+
+const Identity = { event_id: t.string, tenant_id: t.string };
+const StepError = t.type({ code: t.string, message: t.string });
+export type StepError = t.TypeOf<typeof StepError>;
+export const StepOutcome = t.keyof({ succeeded: null, failed: null, skipped: null });
+export type StepOutcome = t.TypeOf<typeof StepOutcome>;
+
+export const OrchestrationEventQueued = declareEvent(
+  'OrchestrationEventQueued',
+  t.type({
+    ...Identity,
+    ...Envelope.props,
+    /** Not dispatched before this: `received_at` + `delay_seconds`. */
+    not_before: t.string,
+    received_via: ReceivedVia,
+    received_at: t.string,
+  }),
+);
+export const OrchestrationDispatchStarted = declareEvent(
+  'OrchestrationDispatchStarted',
+  t.type({
+    ...Identity,
+    /** 1 for the first attempt; counts on across re-queues. */
+    attempt: t.number,
+    /** The flows the runner matched to the event's name (none: the event is processed with nothing to run). */
+    flows: t.array(t.string),
+    started_at: t.string,
+  }),
+);
+export const OrchestrationStepRecorded = declareEvent(
+  'OrchestrationStepRecorded',
+  t.type({
+    ...Identity,
+    attempt: t.number,
+    flow: t.string,
+    /** The step's index in its flow, from 0. */
+    step: t.number,
+    /** What the step's call carried (`stepRequestId`), so a redelivered call is recognisable. */
+    request_id: t.string,
+    outcome: StepOutcome,
+    error: t.union([StepError, t.null]),
+    /** What the step gave back (later steps map their parameters from it); null when nothing. */
+    output: t.unknown,
+    /** The tool-call aggregate's id when the step called a business tool (domain/tool-call). */
+    tool_call_id: t.union([t.string, t.null]),
+    recorded_at: t.string,
+  }),
+);
+export const OrchestrationAttemptFailed = declareEvent(
+  'OrchestrationAttemptFailed',
+  t.type({
+    ...Identity,
+    attempt: t.number,
+    error: StepError,
+    /** When the next attempt is due; null: none, the event is dead-lettered with this. */
+    next_attempt_at: t.union([t.string, t.null]),
+    failed_at: t.string,
+  }),
+);
+export const OrchestrationEventProcessed = declareEvent('OrchestrationEventProcessed', t.type({ ...Identity, attempt: t.number, processed_at: t.string }));
+export const OrchestrationEventDeadLettered = declareEvent(
+  'OrchestrationEventDeadLettered',
+  t.type({ ...Identity, attempts: t.number, error: StepError, dead_lettered_at: t.string }),
+);
+export const OrchestrationEventExpired = declareEvent('OrchestrationEventExpired', t.type({ ...Identity, expires_at: t.string, expired_at: t.string }));
+export const OrchestrationEventRequeued = declareEvent(
+  'OrchestrationEventRequeued',
+  t.type({ ...Identity, previous_status: t.keyof({ failed: null, dead_letter: null }), requeued_at: t.string }),
+);
+export const OrchestrationEventReplayed = declareEvent(
+  'OrchestrationEventReplayed',
+  t.type({ ...Identity, replay_id: t.string, reason: t.union([t.string, t.null]), replayed_at: t.string }),
+);
+export const OrchestrationSequenceGapRecorded = declareEvent(
+  'OrchestrationSequenceGapRecorded',
+  t.type({
+    ...Identity,
+    sequence_key: t.string,
+    /** The sequence numbers that never came, first and last. */
+    missing_from: t.number,
+    missing_to: t.number,
+    /** How long the event waited for them. */
+    waited_ms: t.number,
+    recorded_at: t.string,
+  }),
+);
+
+export const orchestrationEventEvents = eventGroup('orchestrationEvent', [
+  OrchestrationEventQueued,
+  OrchestrationDispatchStarted,
+  OrchestrationStepRecorded,
+  OrchestrationAttemptFailed,
+  OrchestrationEventProcessed,
+  OrchestrationEventDeadLettered,
+  OrchestrationEventExpired,
+  OrchestrationEventRequeued,
+  OrchestrationEventReplayed,
+  OrchestrationSequenceGapRecorded,
+]);
+export type OrchestrationEventEvent = GroupEvent<typeof orchestrationEventEvents>;
+export type QueuedData = EventOf<typeof OrchestrationEventQueued>['data'];
+
+export const orchestrationEventStream = (eventId: string): string => toStreamName(orchestrationEventEvents.category, eventId);
+
+/**
+ * The `request_id` a step's call carries: the same for the same event, attempt, flow and step,
+ * so a call repeated after a crash (the attempt resumed) is recognisable by the connector, and
+ * a new attempt after a recorded failure is a new request.
+ */
+export const stepRequestId = (eventId: string, attempt: number, flow: string, step: number): string => `${eventId}:${attempt}:${flow}:${step}`;
+
+// ------------------------------------------------------------------------------ commands
+
+/** A gap before a sequenced event, found by the dispatch queue when its wait is over. */
+export interface SequenceGap {
+  missing_from: number;
+  missing_to: number;
+  waited_ms: number;
+}
+
+export type OrchestrationEventCommand =
+  | { type: 'EmitOrchestrationEvent'; data: { event_id: string; tenant_id: string; envelope: Envelope; received_via: ReceivedVia } }
+  /** Claims the event for an attempt; refused when it is not due (the race of two dispatchers is lost here). */
+  | { type: 'StartDispatch'; data: { tenant_id: string; flows: string[]; gap: SequenceGap | null } }
+  | {
+      type: 'RecordStep';
+      data: { tenant_id: string; attempt: number; flow: string; step: number; request_id: string; outcome: StepOutcome; error: StepError | null; output: unknown; tool_call_id: string | null };
+    }
+  /** `retry_at` null: no attempt left, the event is dead-lettered. */
+  | { type: 'FailAttempt'; data: { tenant_id: string; attempt: number; error: StepError; retry_at: string | null } }
+  | { type: 'MarkProcessed'; data: { tenant_id: string; attempt: number } }
+  | { type: 'Expire'; data: { tenant_id: string } }
+  /** The retry route: only from failed or dead_letter. */
+  | { type: 'Requeue'; data: { tenant_id: string } }
+  | { type: 'RecordReplay'; data: { tenant_id: string; replay_id: string; reason: string | null } };
+
+// --------------------------------------------------------------------------------- state
+
+export interface LiveOrchestrationEvent {
+  status: OrchestrationEventStatus;
+  event: QueuedData;
+  /** Attempts started in all. */
+  attempts: number;
+  /** Attempts started since it was last queued by a person (the runner's budget counts these). */
+  attempts_since_requeue: number;
+  /** When a queued event (not_before) or a failed one (next attempt) is due; null otherwise. */
+  due_at: string | null;
+  /** `${flow}#${step}` -> request_id, of the running attempt. */
+  steps: Record<string, string>;
+  replays: string[];
+}
+
+export type OrchestrationEventState = { status: 'absent' } | LiveOrchestrationEvent;
+
+const eventNotFound = (): DomainError => notFound('orchestration_event_not_found', 'no such orchestration event');
+const stepKey = (flow: string, step: number): string => `${flow}#${step}`;
+const plus = (at: Date, seconds: number): string => new Date(at.getTime() + seconds * 1000).toISOString();
+const hasPassed = (instant: string | null, now: Date): boolean => instant !== null && Date.parse(instant) <= now.getTime();
+
+function live(state: OrchestrationEventState, patch: Partial<LiveOrchestrationEvent>): OrchestrationEventState {
+  return state.status === 'absent' ? state : { ...state, ...patch };
+}
+
+export const orchestrationEventDecider: Decider<OrchestrationEventCommand, OrchestrationEventEvent, OrchestrationEventState> = {
+  initialState: () => ({ status: 'absent' }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'OrchestrationEventQueued':
+        return { status: 'queued', event: event.data, attempts: 0, attempts_since_requeue: 0, due_at: event.data.not_before, steps: {}, replays: [] };
+      case 'OrchestrationDispatchStarted':
+        return state.status === 'absent'
+          ? state
+          : { ...state, status: 'dispatched', attempts: event.data.attempt, attempts_since_requeue: state.attempts_since_requeue + 1, due_at: null, steps: {} };
+      case 'OrchestrationStepRecorded':
+        return state.status === 'absent' ? state : { ...state, steps: { ...state.steps, [stepKey(event.data.flow, event.data.step)]: event.data.request_id } };
+      case 'OrchestrationAttemptFailed':
+        // Without a next attempt, the dead-lettering that follows in the same append settles it.
+        return live(state, { status: 'failed', due_at: event.data.next_attempt_at });
+      case 'OrchestrationEventProcessed':
+        return live(state, { status: 'processed', due_at: null });
+      case 'OrchestrationEventDeadLettered':
+        return live(state, { status: 'dead_letter', due_at: null });
+      case 'OrchestrationEventExpired':
+        return live(state, { status: 'expired', due_at: null });
+      case 'OrchestrationEventRequeued':
+        return live(state, { status: 'queued', due_at: event.data.requeued_at, attempts_since_requeue: 0 });
+      case 'OrchestrationEventReplayed':
+        return state.status === 'absent' ? state : { ...state, replays: [...state.replays, event.data.replay_id] };
+      case 'OrchestrationSequenceGapRecorded':
+        return state;
+    }
+  },
+
+  decide(command, state, { now }): Either<DomainError, OrchestrationEventEvent[]> {
+    const at = now.toISOString();
+    if (command.type === 'EmitOrchestrationEvent') {
+      const { event_id, tenant_id, envelope, received_via } = command.data;
+      // The same id again (an idempotency key repeated, a retried request): the first event stands.
+      if (state.status !== 'absent') return state.event.tenant_id === tenant_id ? right([]) : left(conflict('orchestration_event_exists', 'an event with this id exists'));
+      const expires_at = envelope.expires_at ?? (envelope.ttl_seconds === null ? null : plus(now, envelope.ttl_seconds));
+      return right([
+        { type: 'OrchestrationEventQueued', data: { event_id, tenant_id, ...envelope, expires_at, not_before: plus(now, envelope.delay_seconds), received_via, received_at: at } },
+      ]);
+    }
+    if (state.status === 'absent' || state.event.tenant_id !== command.data.tenant_id) return left(eventNotFound());
+    const identity = { event_id: state.event.event_id, tenant_id: state.event.tenant_id };
+    const expired = hasPassed(state.event.expires_at, now);
+    const requireAttempt = (attempt: number): DomainError | null => {
+      if (state.status !== 'dispatched') return conflict('dispatch_not_running', `the event is ${state.status}: no attempt is running`);
+      if (attempt !== state.attempts) return conflict('attempt_mismatch', `attempt ${attempt} is not the running one (${state.attempts})`);
+      return null;
+    };
+    switch (command.type) {
+      case 'StartDispatch': {
+        if (state.status !== 'queued' && state.status !== 'failed') return left(conflict('event_not_dispatchable', `the event is ${state.status}`));
+        if (expired) return left(conflict('event_expired', 'the event expired before it could be dispatched'));
+        if (state.due_at === null || !hasPassed(state.due_at, now)) return left(conflict('event_not_due', `the event is not due before ${state.due_at ?? 'a retry'}`));
+        const gap = command.data.gap;
+        const started: OrchestrationEventEvent = { type: 'OrchestrationDispatchStarted', data: { ...identity, attempt: state.attempts + 1, flows: command.data.flows, started_at: at } };
+        if (gap === null || state.event.sequence_key === null) return right([started]);
+        return right([{ type: 'OrchestrationSequenceGapRecorded', data: { ...identity, sequence_key: state.event.sequence_key, ...gap, recorded_at: at } }, started]);
+      }
+      case 'RecordStep': {
+        const { attempt, flow, step, request_id, outcome, error, output, tool_call_id } = command.data;
+        const recorded = state.steps[stepKey(flow, step)];
+        // A step recorded again after a crash, with its own request id: already there.
+        if (state.status === 'dispatched' && attempt === state.attempts && recorded !== undefined) {
+          return recorded === request_id ? right([]) : left(conflict('step_already_recorded', `step ${step} of ${flow} is recorded with another request_id`));
+        }
+        const problem = requireAttempt(attempt);
+        if (problem) return left(problem);
+        return right([{ type: 'OrchestrationStepRecorded', data: { ...identity, attempt, flow, step, request_id, outcome, error, output: output ?? null, tool_call_id, recorded_at: at } }]);
+      }
+      case 'FailAttempt': {
+        const problem = requireAttempt(command.data.attempt);
+        if (problem) return left(problem);
+        const { attempt, error, retry_at } = command.data;
+        const failed: OrchestrationEventEvent = { type: 'OrchestrationAttemptFailed', data: { ...identity, attempt, error, next_attempt_at: retry_at, failed_at: at } };
+        if (retry_at !== null) return right([failed]);
+        return right([failed, { type: 'OrchestrationEventDeadLettered', data: { ...identity, attempts: state.attempts, error, dead_lettered_at: at } }]);
+      }
+      case 'MarkProcessed': {
+        const problem = requireAttempt(command.data.attempt);
+        if (problem) return left(problem);
+        return right([{ type: 'OrchestrationEventProcessed', data: { ...identity, attempt: command.data.attempt, processed_at: at } }]);
+      }
+      case 'Expire': {
+        if (state.status === 'expired') return right([]);
+        // A running attempt is let finish; a settled event has nothing left to expire.
+        if (state.status !== 'queued' && state.status !== 'failed') return right([]);
+        if (!expired || state.event.expires_at === null) return left(conflict('event_not_expired', `the event does not expire before ${state.event.expires_at ?? 'ever'}`));
+        return right([{ type: 'OrchestrationEventExpired', data: { ...identity, expires_at: state.event.expires_at, expired_at: at } }]);
+      }
+      case 'Requeue': {
+        if (state.status !== 'failed' && state.status !== 'dead_letter') {
+          return left(conflict('event_not_retryable', `only a failed or dead-lettered event is retried; this one is ${state.status}`));
+        }
+        if (expired) return left(conflict('event_expired', 'the event has expired: it would never be dispatched. Replay it instead (a replay has no absolute expiry)'));
+        return right([{ type: 'OrchestrationEventRequeued', data: { ...identity, previous_status: state.status, requeued_at: at } }]);
+      }
+      case 'RecordReplay': {
+        if (state.replays.includes(command.data.replay_id)) return right([]);
+        return right([{ type: 'OrchestrationEventReplayed', data: { ...identity, replay_id: command.data.replay_id, reason: command.data.reason, replayed_at: at } }]);
+      }
+    }
+  },
+};

@@ -1,0 +1,192 @@
+// Read model `orchestration_events`: every orchestration event of every tenant (id: the event
+// id) with its envelope, status, every attempt with its steps and error, the sequence gap it
+// waited for, who re-queued it, `replay_of` and the replays made of it. Its revision is the
+// event stream's (ETag).
+//
+// It serves the list and get routes (by tenant, status, name, received_at), the range replay
+// (`root`: no causation_id and not itself a replay) and the dispatch queue
+// (application/orchestration/dispatch-queue.ts): `due_at` is when a queued or failed event is
+// due (its not_before, or its next attempt), null in every other status; `settled_at` is when
+// it reached processed, dead_letter or expired, which a sequence's next event waits for.
+
+import type { Actor } from '../application/ports/event-store';
+import {
+  type OrchestrationEventEvent,
+  type OrchestrationEventStatus,
+  type ReceivedVia,
+  type StepError,
+  type StepOutcome,
+  orchestrationEventEvents,
+} from '../domain/orchestration-event/orchestration-event';
+import type { EventProjection } from './projection';
+
+export interface OrchestrationStepDocument {
+  flow: string;
+  step: number;
+  request_id: string;
+  outcome: StepOutcome;
+  error: StepError | null;
+  output: unknown;
+  tool_call_id: string | null;
+  recorded_at: string;
+}
+
+export interface OrchestrationAttemptDocument {
+  attempt: number;
+  flows: string[];
+  started_at: string;
+  /** `running` until the attempt ends. */
+  outcome: 'running' | 'processed' | 'failed';
+  error: StepError | null;
+  next_attempt_at: string | null;
+  ended_at: string | null;
+  steps: OrchestrationStepDocument[];
+}
+
+export interface OrchestrationEventDocument {
+  id: string;
+  tenant_id: string;
+  name: string;
+  source: string | null;
+  payload: Record<string, unknown>;
+  version: number;
+  correlation_id: string;
+  causation_id: string | null;
+  idempotency_key: string | null;
+  sequence_key: string | null;
+  sequence_n: number | null;
+  expires_at: string | null;
+  ttl_seconds: number | null;
+  depth: number;
+  delay_seconds: number;
+  not_before: string;
+  replay_of: string | null;
+  received_via: ReceivedVia;
+  received_at: string;
+  status: OrchestrationEventStatus;
+  /** No causation_id and not a replay: what a range replay replays. */
+  root: boolean;
+  due_at: string | null;
+  /** When the running attempt started; null when none runs. */
+  attempt_started_at: string | null;
+  attempts: OrchestrationAttemptDocument[];
+  /** Attempts started since a person last re-queued it: the flow runner's budget counts these. */
+  attempts_since_requeue: number;
+  sequence_gap: { missing_from: number; missing_to: number; waited_ms: number; recorded_at: string } | null;
+  requeues: Array<{ previous_status: 'failed' | 'dead_letter'; requeued_at: string; by: Actor }>;
+  replays: string[];
+  settled_at: string | null;
+  updated_at: string;
+  revision: number;
+  position: number;
+  [field: string]: unknown;
+}
+
+export const ORCHESTRATION_EVENTS = 'orchestration_events';
+
+type Patch = Partial<OrchestrationEventDocument>;
+
+/** The running attempt's document changed by `change`. */
+function withAttempt(doc: OrchestrationEventDocument, attempt: number, change: (current: OrchestrationAttemptDocument) => OrchestrationAttemptDocument): OrchestrationAttemptDocument[] {
+  return doc.attempts.map((entry) => (entry.attempt === attempt ? change(entry) : entry));
+}
+
+export const orchestrationEventsProjection: EventProjection<OrchestrationEventEvent['type']> = {
+  name: 'orchestration_events',
+  version: 1,
+  collections: [
+    {
+      name: ORCHESTRATION_EVENTS,
+      indexes: [
+        { field: 'tenant_id' },
+        { field: 'status' },
+        { field: 'name' },
+        { field: 'received_at' },
+        { field: 'root' },
+        { field: 'replay_of' },
+        { field: 'sequence_key' },
+        { field: 'sequence_n' },
+        { field: 'due_at' },
+        { field: 'expires_at' },
+        { field: 'attempt_started_at' },
+      ],
+    },
+  ],
+  handles: orchestrationEventEvents.types,
+  async apply(event, view) {
+    const id = event.data.event_id;
+    if (event.type === 'OrchestrationEventQueued') {
+      if (await view.get(ORCHESTRATION_EVENTS, id)) return;
+      const { event_id: _id, received_via, received_at, not_before, ...envelope } = event.data;
+      view.put(ORCHESTRATION_EVENTS, {
+        id,
+        ...envelope,
+        not_before,
+        received_via,
+        received_at,
+        status: 'queued',
+        root: envelope.causation_id === null && envelope.replay_of === null,
+        due_at: not_before,
+        attempt_started_at: null,
+        attempts: [],
+        attempts_since_requeue: 0,
+        sequence_gap: null,
+        requeues: [],
+        replays: [],
+        settled_at: null,
+        updated_at: received_at,
+        revision: event.revision,
+        position: event.position,
+      } satisfies OrchestrationEventDocument);
+      return;
+    }
+    const current = await view.get<OrchestrationEventDocument>(ORCHESTRATION_EVENTS, id);
+    if (!current || current.position >= event.position) return;
+    const patch = (changes: Patch, at: string): void => view.patch(ORCHESTRATION_EVENTS, id, { ...changes, updated_at: at, revision: event.revision, position: event.position });
+    switch (event.type) {
+      case 'OrchestrationDispatchStarted': {
+        const { attempt, flows, started_at } = event.data;
+        const entry: OrchestrationAttemptDocument = { attempt, flows, started_at, outcome: 'running', error: null, next_attempt_at: null, ended_at: null, steps: [] };
+        patch({ status: 'dispatched', due_at: null, attempt_started_at: started_at, attempts: [...current.attempts, entry], attempts_since_requeue: current.attempts_since_requeue + 1 }, started_at);
+        return;
+      }
+      case 'OrchestrationStepRecorded': {
+        const { attempt, flow, step, request_id, outcome, error, output, tool_call_id, recorded_at } = event.data;
+        const recorded: OrchestrationStepDocument = { flow, step, request_id, outcome, error, output, tool_call_id, recorded_at };
+        patch({ attempts: withAttempt(current, attempt, (entry) => ({ ...entry, steps: [...entry.steps, recorded] })) }, recorded_at);
+        return;
+      }
+      case 'OrchestrationAttemptFailed': {
+        const { attempt, error, next_attempt_at, failed_at } = event.data;
+        const attempts = withAttempt(current, attempt, (entry) => ({ ...entry, outcome: 'failed', error, next_attempt_at, ended_at: failed_at }));
+        patch({ status: 'failed', due_at: next_attempt_at, attempt_started_at: null, attempts }, failed_at);
+        return;
+      }
+      case 'OrchestrationEventProcessed': {
+        const { attempt, processed_at } = event.data;
+        const attempts = withAttempt(current, attempt, (entry) => ({ ...entry, outcome: 'processed', ended_at: processed_at }));
+        patch({ status: 'processed', due_at: null, attempt_started_at: null, attempts, settled_at: processed_at }, processed_at);
+        return;
+      }
+      case 'OrchestrationEventDeadLettered':
+        patch({ status: 'dead_letter', due_at: null, attempt_started_at: null, settled_at: event.data.dead_lettered_at }, event.data.dead_lettered_at);
+        return;
+      case 'OrchestrationEventExpired':
+        patch({ status: 'expired', due_at: null, settled_at: event.data.expired_at }, event.data.expired_at);
+        return;
+      case 'OrchestrationEventRequeued': {
+        const { previous_status, requeued_at } = event.data;
+        patch({ status: 'queued', due_at: requeued_at, settled_at: null, attempts_since_requeue: 0, requeues: [...current.requeues, { previous_status, requeued_at, by: event.metadata.actor }] }, requeued_at);
+        return;
+      }
+      case 'OrchestrationEventReplayed':
+        patch({ replays: current.replays.includes(event.data.replay_id) ? current.replays : [...current.replays, event.data.replay_id] }, event.data.replayed_at);
+        return;
+      case 'OrchestrationSequenceGapRecorded': {
+        const { missing_from, missing_to, waited_ms, recorded_at } = event.data;
+        patch({ sequence_gap: { missing_from, missing_to, waited_ms, recorded_at } }, recorded_at);
+        return;
+      }
+    }
+  },
+};

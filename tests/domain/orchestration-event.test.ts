@@ -1,0 +1,253 @@
+import { expect } from 'chai';
+import { isLeft, isRight } from 'fp-ts/Either';
+import {
+  type Envelope,
+  type EnvelopeBody,
+  type OrchestrationEventCommand,
+  type OrchestrationEventEvent,
+  envelopeProblem,
+  orchestrationEventDecider,
+  replayEnvelope,
+  resolveEnvelope,
+  stepRequestId,
+} from '../../domain/orchestration-event/orchestration-event';
+import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
+
+const LIMITS = { maxPayloadBytes: 1024, maxDepth: 3 };
+const at = (ms: number): Date => new Date(FIXED_NOW.getTime() + ms);
+const iso = (ms: number): string => at(ms).toISOString();
+
+describe('orchestration event: the envelope rules', () => {
+  const body = (over: Partial<EnvelopeBody> & { replay_of?: unknown } = {}): EnvelopeBody & { replay_of?: unknown } => ({ name: 'shop.order.created', ...over }) as EnvelopeBody;
+  const refusal = (over: Partial<EnvelopeBody> & { replay_of?: unknown }) => {
+    const problem = envelopeProblem(body(over), LIMITS, FIXED_NOW);
+    return problem === null ? null : { code: problem.code, field: problem.field, kind: problem.kind };
+  };
+
+  it('accepts a bare name and a full envelope', () => {
+    expect(refusal({})).to.equal(null);
+    expect(
+      refusal({
+        name: 'billing.invoice_item.payment_failed',
+        source: 'billing-service',
+        payload: { id: 1 },
+        version: 2,
+        correlation_id: 'corr-1',
+        causation_id: 'evt-0',
+        idempotency_key: 'key-1',
+        sequence_key: 'order-1',
+        sequence_n: 1,
+        ttl_seconds: 60,
+        depth: 3,
+        delay_seconds: 59,
+      }),
+    ).to.equal(null);
+    expect(refusal({ name: 'crm.contact.address.changed', expires_at: iso(60_000), source: null, payload: null })).to.equal(null);
+  });
+
+  it('publishes the name grammar: three or more lowercase dotted segments, each starting with a letter', () => {
+    for (const name of ['shop.order', 'Shop.order.created', 'shop..created', 'shop.order.created.', '1shop.order.created', 'shop.order.cre-ated', 'shop.order._x', '', `a.b.${'c'.repeat(200)}`]) {
+      expect(refusal({ name }), name).to.deep.equal({ code: 'invalid_event_name', field: 'name', kind: 'invalid' });
+    }
+    for (const name of ['a.b.c', 'shop.order.created', 'x1.y_2.z3', 'a.b.c.d.e']) expect(refusal({ name }), name).to.equal(null);
+  });
+
+  it('names the field of every other rule', () => {
+    const cases: Array<[Partial<EnvelopeBody> & { replay_of?: unknown }, string, string]> = [
+      [{ source: '' }, 'invalid_request', 'source'],
+      [{ source: 'svc\u0000' }, 'invalid_request', 'source'],
+      [{ payload: { text: 'x'.repeat(1100) } }, 'payload_too_large', 'payload'],
+      [{ version: 0 }, 'invalid_request', 'version'],
+      [{ version: 1.5 }, 'invalid_request', 'version'],
+      [{ correlation_id: 'has space' }, 'invalid_request', 'correlation_id'],
+      [{ causation_id: '' }, 'invalid_request', 'causation_id'],
+      [{ idempotency_key: 'k'.repeat(201) }, 'invalid_request', 'idempotency_key'],
+      [{ sequence_key: 'order-1' }, 'sequence_incomplete', 'sequence_n'],
+      [{ sequence_n: 1 }, 'sequence_incomplete', 'sequence_key'],
+      [{ sequence_key: 'order-1', sequence_n: 0 }, 'invalid_request', 'sequence_n'],
+      [{ expires_at: iso(60_000), ttl_seconds: 60 }, 'expiry_conflict', 'ttl_seconds'],
+      [{ ttl_seconds: 0 }, 'invalid_request', 'ttl_seconds'],
+      [{ expires_at: 'tomorrow' }, 'invalid_request', 'expires_at'],
+      [{ expires_at: '2026-11-23T10:00:00' }, 'invalid_request', 'expires_at'],
+      [{ expires_at: iso(0) }, 'already_expired', 'expires_at'],
+      [{ delay_seconds: -1 }, 'invalid_request', 'delay_seconds'],
+      [{ delay_seconds: 60, ttl_seconds: 60 }, 'delay_past_expiry', 'delay_seconds'],
+      [{ depth: -1 }, 'invalid_request', 'depth'],
+      [{ depth: 4 }, 'depth_exceeded', 'depth'],
+      [{ replay_of: 'evt-1' }, 'replay_of_reserved', 'replay_of'],
+    ];
+    for (const [over, code, field] of cases) expect(refusal(over), JSON.stringify(over)).to.deep.equal({ code, field, kind: 'invalid' });
+  });
+
+  it('fills the defaults; a known cause gives the depth a floor and the correlation its default', () => {
+    const resolved = resolveEnvelope({ name: 'a.b.c' } as EnvelopeBody, 'evt-1', null, LIMITS);
+    expect(isRight(resolved) && resolved.right).to.deep.equal({
+      name: 'a.b.c',
+      source: null,
+      payload: {},
+      version: 1,
+      correlation_id: 'evt-1',
+      causation_id: null,
+      idempotency_key: null,
+      sequence_key: null,
+      sequence_n: null,
+      expires_at: null,
+      ttl_seconds: null,
+      depth: 0,
+      delay_seconds: 0,
+      replay_of: null,
+    });
+    const caused = resolveEnvelope({ name: 'a.b.c', causation_id: 'evt-0', depth: 0 } as EnvelopeBody, 'evt-1', { depth: 1, correlation_id: 'corr-0' }, LIMITS);
+    expect(isRight(caused) && caused.right).to.include({ depth: 2, correlation_id: 'corr-0', causation_id: 'evt-0' });
+    const unknownCause = resolveEnvelope({ name: 'a.b.c', causation_id: 'elsewhere-1', depth: 2 } as EnvelopeBody, 'evt-1', null, LIMITS);
+    expect(isRight(unknownCause) && unknownCause.right).to.include({ depth: 2, correlation_id: 'evt-1' });
+    const tooDeep = resolveEnvelope({ name: 'a.b.c', causation_id: 'evt-0' } as EnvelopeBody, 'evt-1', { depth: 3, correlation_id: 'c' }, LIMITS);
+    expect(isLeft(tooDeep) && { code: tooDeep.left.code, field: tooDeep.left.field }).to.deep.equal({ code: 'depth_exceeded', field: 'depth' });
+  });
+
+  it('replays keep what the event says and drop what belonged to the original', () => {
+    const original: Envelope = {
+      name: 'a.b.c',
+      source: 'svc',
+      payload: { n: 1 },
+      version: 2,
+      correlation_id: 'corr',
+      causation_id: null,
+      idempotency_key: 'key',
+      sequence_key: 'seq',
+      sequence_n: 4,
+      expires_at: iso(1000),
+      ttl_seconds: null,
+      depth: 1,
+      delay_seconds: 30,
+      replay_of: null,
+    };
+    expect(replayEnvelope(original, 'evt-1')).to.deep.equal({ ...original, idempotency_key: null, sequence_key: null, sequence_n: null, expires_at: null, delay_seconds: 0, replay_of: 'evt-1' });
+  });
+
+  it('derives a step request id from the event, attempt, flow and step', () => {
+    expect(stepRequestId('evt-1', 2, 'refunds', 0)).to.equal('evt-1:2:refunds:0');
+  });
+});
+
+describe('orchestration event (decider)', () => {
+  const ids = { event_id: 'evt-1', tenant_id: 't1' };
+  const envelope: Envelope = {
+    name: 'shop.order.created',
+    source: null,
+    payload: { order: 'o-1' },
+    version: 1,
+    correlation_id: 'evt-1',
+    causation_id: null,
+    idempotency_key: null,
+    sequence_key: null,
+    sequence_n: null,
+    expires_at: null,
+    ttl_seconds: null,
+    depth: 0,
+    delay_seconds: 0,
+    replay_of: null,
+  };
+  const spec = (ms = 0) => deciderSpec(orchestrationEventDecider, at(ms));
+  const emit = (over: Partial<Envelope> = {}): OrchestrationEventCommand => ({ type: 'EmitOrchestrationEvent', data: { ...ids, envelope: { ...envelope, ...over }, received_via: 'emit' } });
+  const queued = (over: Partial<Envelope> & { not_before?: string } = {}): OrchestrationEventEvent => ({
+    type: 'OrchestrationEventQueued',
+    data: { ...ids, ...envelope, not_before: iso(0), ...over, received_via: 'emit', received_at: iso(0) },
+  });
+  const start = (gap: { missing_from: number; missing_to: number; waited_ms: number } | null = null): OrchestrationEventCommand => ({ type: 'StartDispatch', data: { tenant_id: 't1', flows: ['refunds'], gap } });
+  const started = (attempt: number, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationDispatchStarted', data: { ...ids, attempt, flows: ['refunds'], started_at: iso(ms) } });
+  const error = { code: 'connector_failed', message: 'the connector answered 500' };
+  const fail = (attempt: number, retryAt: string | null): OrchestrationEventCommand => ({ type: 'FailAttempt', data: { tenant_id: 't1', attempt, error, retry_at: retryAt } });
+  const failed = (attempt: number, next: string | null, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationAttemptFailed', data: { ...ids, attempt, error, next_attempt_at: next, failed_at: iso(ms) } });
+  const deadLettered = (attempts: number, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts, error, dead_lettered_at: iso(ms) } });
+  const processed = (attempt: number): OrchestrationEventEvent => ({ type: 'OrchestrationEventProcessed', data: { ...ids, attempt, processed_at: iso(0) } });
+  const step = (attempt: number, requestId = stepRequestId('evt-1', attempt, 'refunds', 0)): OrchestrationEventCommand => ({
+    type: 'RecordStep',
+    data: { tenant_id: 't1', attempt, flow: 'refunds', step: 0, request_id: requestId, outcome: 'succeeded', error: null, output: { refund: 'r-1' }, tool_call_id: null },
+  });
+  const requeue: OrchestrationEventCommand = { type: 'Requeue', data: { tenant_id: 't1' } };
+  const expire: OrchestrationEventCommand = { type: 'Expire', data: { tenant_id: 't1' } };
+
+  it('queues an emitted event with its times; the same id again records nothing; another tenant cannot take the id', () => {
+    spec().given([]).when(emit()).then([queued()]);
+    spec().given([]).when(emit({ delay_seconds: 30, ttl_seconds: 60 })).then([queued({ delay_seconds: 30, ttl_seconds: 60, not_before: iso(30_000), expires_at: iso(60_000) })]);
+    spec().given([]).when(emit({ expires_at: iso(5000) })).then([queued({ expires_at: iso(5000) })]);
+    spec().given([queued()]).when(emit({ payload: { other: true } })).thenNothingHappened();
+    spec()
+      .given([queued()])
+      .when({ type: 'EmitOrchestrationEvent', data: { event_id: 'evt-1', tenant_id: 't2', envelope, received_via: 'emit' } })
+      .thenThrows('conflict', 'orchestration_event_exists');
+  });
+
+  it('starts an attempt only when due, not past its expiry, and records the gap it waited for first', () => {
+    spec().given([queued()]).when(start()).then([started(1)]);
+    spec(29_999).given([queued({ not_before: iso(30_000) })]).when(start()).thenThrows('conflict', 'event_not_due');
+    spec(30_000).given([queued({ not_before: iso(30_000) })]).when(start()).then([started(1, 30_000)]);
+    spec(5000).given([queued({ expires_at: iso(5000) })]).when(start()).thenThrows('conflict', 'event_expired');
+    spec().given([queued(), started(1)]).when(start()).thenThrows('conflict', 'event_not_dispatchable');
+    const sequenced = queued({ sequence_key: 'order-1', sequence_n: 3 });
+    spec(60_000)
+      .given([sequenced])
+      .when(start({ missing_from: 1, missing_to: 2, waited_ms: 60_000 }))
+      .then([
+        { type: 'OrchestrationSequenceGapRecorded', data: { ...ids, sequence_key: 'order-1', missing_from: 1, missing_to: 2, waited_ms: 60_000, recorded_at: iso(60_000) } },
+        started(1, 60_000),
+      ]);
+  });
+
+  it('records each step of the running attempt once; a step again with its request id records nothing', () => {
+    const recorded: OrchestrationEventEvent = {
+      type: 'OrchestrationStepRecorded',
+      data: { ...ids, attempt: 1, flow: 'refunds', step: 0, request_id: 'evt-1:1:refunds:0', outcome: 'succeeded', error: null, output: { refund: 'r-1' }, tool_call_id: null, recorded_at: iso(0) },
+    };
+    spec().given([queued(), started(1)]).when(step(1)).then([recorded]);
+    spec().given([queued(), started(1), recorded]).when(step(1)).thenNothingHappened();
+    spec().given([queued(), started(1), recorded]).when(step(1, 'another')).thenThrows('conflict', 'step_already_recorded');
+    spec().given([queued(), started(1)]).when(step(2)).thenThrows('conflict', 'attempt_mismatch');
+    spec().given([queued()]).when(step(1)).thenThrows('conflict', 'dispatch_not_running');
+  });
+
+  it('fails an attempt with a retry time, then starts the next one once due; without one it dead-letters', () => {
+    spec().given([queued(), started(1)]).when(fail(1, iso(2000))).then([failed(1, iso(2000))]);
+    spec(1999).given([queued(), started(1), failed(1, iso(2000))]).when(start()).thenThrows('conflict', 'event_not_due');
+    spec(2000).given([queued(), started(1), failed(1, iso(2000))]).when(start()).then([started(2, 2000)]);
+    spec().given([queued(), started(1), failed(1, iso(2000)), started(2)]).when(fail(2, null)).then([failed(2, null), deadLettered(2)]);
+    spec().given([queued(), started(1)]).when(fail(2, null)).thenThrows('conflict', 'attempt_mismatch');
+  });
+
+  it('marks the running attempt processed, once', () => {
+    spec().given([queued(), started(1)]).when({ type: 'MarkProcessed', data: { tenant_id: 't1', attempt: 1 } }).then([processed(1)]);
+    spec().given([queued(), started(1), processed(1)]).when({ type: 'MarkProcessed', data: { tenant_id: 't1', attempt: 1 } }).thenThrows('conflict', 'dispatch_not_running');
+  });
+
+  it('retries only a failed or dead-lettered event, not past its expiry', () => {
+    const requeued: OrchestrationEventEvent = { type: 'OrchestrationEventRequeued', data: { ...ids, previous_status: 'dead_letter', requeued_at: iso(0) } };
+    spec().given([queued(), started(1), failed(1, null), deadLettered(1)]).when(requeue).then([requeued]);
+    spec().given([queued(), started(1), failed(1, iso(9000))]).when(requeue).then([{ ...requeued, data: { ...requeued.data, previous_status: 'failed' } } as OrchestrationEventEvent]);
+    // Re-queued, it is due at once, with a fresh budget.
+    spec().given([queued(), started(1), failed(1, null), deadLettered(1), requeued]).when(start()).then([started(2)]);
+    for (const history of [[queued()], [queued(), started(1)], [queued(), started(1), processed(1)]]) {
+      spec().given(history).when(requeue).thenThrows('conflict', 'event_not_retryable');
+    }
+    spec(5000).given([queued({ expires_at: iso(5000) }), started(1), failed(1, null), deadLettered(1)]).when(requeue).thenThrows('conflict', 'event_expired');
+  });
+
+  it('expires a waiting event once its expiry passed; a running or settled one is left as it is', () => {
+    const expired: OrchestrationEventEvent = { type: 'OrchestrationEventExpired', data: { ...ids, expires_at: iso(5000), expired_at: iso(5000) } };
+    spec(5000).given([queued({ expires_at: iso(5000) })]).when(expire).then([expired]);
+    spec(4999).given([queued({ expires_at: iso(5000) })]).when(expire).thenThrows('conflict', 'event_not_expired');
+    spec(5000).given([queued({ expires_at: iso(5000) }), expired]).when(expire).thenNothingHappened();
+    spec(5000).given([queued({ expires_at: iso(5000) }), started(1)]).when(expire).thenNothingHappened();
+    spec(6000).given([queued({ expires_at: iso(5000) }), started(1), failed(1, iso(9000))]).when(expire).then([{ ...expired, data: { ...expired.data, expired_at: iso(6000) } } as OrchestrationEventEvent]);
+    spec().given([queued()]).when(expire).thenThrows('conflict', 'event_not_expired');
+  });
+
+  it('records each replay once, in any status; another tenant or no event is 404', () => {
+    const record = (replayId: string): OrchestrationEventCommand => ({ type: 'RecordReplay', data: { tenant_id: 't1', replay_id: replayId, reason: null } });
+    const replayed: OrchestrationEventEvent = { type: 'OrchestrationEventReplayed', data: { ...ids, replay_id: 'evt-2', reason: null, replayed_at: iso(0) } };
+    spec().given([queued(), started(1), processed(1)]).when(record('evt-2')).then([replayed]);
+    spec().given([queued(), replayed]).when(record('evt-2')).thenNothingHappened();
+    spec().given([]).when(record('evt-2')).thenThrows('not_found', 'orchestration_event_not_found');
+    spec().given([queued()]).when({ type: 'Requeue', data: { tenant_id: 't2' } }).thenThrows('not_found', 'orchestration_event_not_found');
+  });
+});
