@@ -70,6 +70,7 @@ import { orchestrationEventsRouter } from '../adapters/http/orchestration/orches
 import type { OrchestrationDependencies } from '../application/orchestration/orchestration-events';
 import { orchestrationExpirySaga } from '../application/orchestration/expiry-pass';
 import { rangeReplaySaga } from '../application/orchestration/range-replay';
+import { OrchestrationDispatcher, orchestrationDispatcherSaga } from '../application/orchestration/dispatcher';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -116,6 +117,8 @@ import { WorkerOpenApiReader } from './openapi/worker-reader';
 import { MongoRateLimiter } from './rate-limit/mongodb';
 import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
+import { PrometheusOrchestrationMetrics } from './metrics/orchestration-metrics';
+import { ORCHESTRATION_EVENTS } from '../projections/orchestration-events';
 import { MongoReadStore, connectMongoReadStore } from './read-store/mongodb';
 import { SqliteReadStore } from './read-store/sqlite';
 import { checkDataFormat } from './sqlite/data-format';
@@ -187,6 +190,8 @@ export interface Platform {
    * (dispatch-queue.ts) the flow runner takes events from, the deployment's bounds.
    */
   orchestration: OrchestrationDependencies;
+  /** The flow runner (application/orchestration/dispatcher.ts): `drain()` runs it until nothing is due. */
+  dispatcher: OrchestrationDispatcher;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
@@ -227,6 +232,8 @@ export interface PlatformOverrides {
    * what the document routes record alone (default true).
    */
   documentIndexing?: boolean;
+  /** False: no orchestration dispatcher saga (suites that drive the dispatch queue by hand). */
+  orchestrationDispatcher?: boolean;
   /** The assistant engine, instead of the configured one. */
   assistant?: AssistantEngine;
   /** How the platform calls connectors, instead of the configured client. */
@@ -354,6 +361,16 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const connectorDoctor = new GuardedConnectorDoctor({ outbound, clock, timeoutMs: config.connectors.timeoutMs });
   const sdkConnectionAdapters = { outbound, connectorClient, connectorDoctor, sdkConnections: { secretGraceSeconds: config.sdkSecretGraceSeconds } };
   const orchestration: OrchestrationDependencies = { ...identity, orchestration: config.orchestration };
+  const dispatcherLogger = logger.child({ component: 'orchestration_dispatcher' });
+  const dispatcher = new OrchestrationDispatcher({
+    ...orchestration,
+    secrets,
+    connectorClient,
+    toolCalls,
+    logger: dispatcherLogger,
+    dispatch: config.orchestrationDispatch,
+    orchestrationMetrics: new PrometheusOrchestrationMetrics(metrics.registry, (status) => readStore.collection(ORCHESTRATION_EVENTS).count({ status })),
+  });
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,
     backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
@@ -374,6 +391,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),
     orchestrationExpirySaga({ ...commands, readStore }, { concurrency: config.sagaConcurrency }),
     rangeReplaySaga(orchestration),
+    ...(overrides.orchestrationDispatcher === false ? [] : [orchestrationDispatcherSaga(dispatcher, dispatcherLogger)]),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
 
@@ -475,6 +493,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     connectorClient,
     toolCalls,
     orchestration,
+    dispatcher,
     readYourWrites,
     async start() {
       await runner.start();

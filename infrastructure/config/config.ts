@@ -147,6 +147,11 @@ const variables = {
   ORCHESTRATION_MAX_DEPTH: { codec: integerBetween(0, 100), default: '8' },
   ORCHESTRATION_SEQUENCE_GAP_WAIT_MS: { codec: integerBetween(0, 24 * 3600 * 1000), default: '60000' },
   ORCHESTRATION_REPLAY_MAX_PER_REQUEST: { codec: integerBetween(1, 1000), default: '100' },
+  ORCHESTRATION_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '5' },
+  ORCHESTRATION_RETRY_BASE_MS: { codec: integerBetween(1, 3600 * 1000), default: '1000' },
+  ORCHESTRATION_RETRY_MAX_MS: { codec: integerBetween(1, 24 * 3600 * 1000), default: '300000' },
+  ORCHESTRATION_DISPATCH_CONCURRENCY: { codec: integerBetween(1, 256), default: '16' },
+  ORCHESTRATION_RESUME_AFTER_MS: { codec: integerBetween(0, 24 * 3600 * 1000), default: '60000' },
 } as const;
 
 type Variables = typeof variables;
@@ -259,6 +264,21 @@ export interface Config {
   connectorManager: ConnectorManagerSettings;
   /** The bounds of orchestration events (docs/orchestration-events.md). */
   orchestration: OrchestrationConfig;
+  /** How the dispatcher runs flows and retries them (application/orchestration/dispatcher.ts). */
+  orchestrationDispatch: OrchestrationDispatchConfig;
+}
+
+export interface OrchestrationDispatchConfig {
+  /** Attempts before an event is dead-lettered, counted since a person last re-queued it (ORCHESTRATION_MAX_ATTEMPTS). */
+  maxAttempts: number;
+  /** The first back-off, doubled per attempt, jittered to half..all of it (ORCHESTRATION_RETRY_BASE_MS). */
+  retryBaseMs: number;
+  /** The longest back-off (ORCHESTRATION_RETRY_MAX_MS). */
+  retryMaxMs: number;
+  /** Events dispatched at once (ORCHESTRATION_DISPATCH_CONCURRENCY). */
+  concurrency: number;
+  /** An attempt running longer is taken for one whose process died, and resumed (ORCHESTRATION_RESUME_AFTER_MS). */
+  resumeAfterMs: number;
 }
 
 export interface OrchestrationConfig {
@@ -515,6 +535,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxDepth: values.ORCHESTRATION_MAX_DEPTH as number,
       sequenceGapWaitMs: values.ORCHESTRATION_SEQUENCE_GAP_WAIT_MS as number,
       replayMaxPerRequest: values.ORCHESTRATION_REPLAY_MAX_PER_REQUEST as number,
+    },
+    orchestrationDispatch: {
+      maxAttempts: values.ORCHESTRATION_MAX_ATTEMPTS as number,
+      retryBaseMs: values.ORCHESTRATION_RETRY_BASE_MS as number,
+      retryMaxMs: values.ORCHESTRATION_RETRY_MAX_MS as number,
+      concurrency: values.ORCHESTRATION_DISPATCH_CONCURRENCY as number,
+      resumeAfterMs: values.ORCHESTRATION_RESUME_AFTER_MS as number,
     },
   };
 }

@@ -69,11 +69,11 @@ describe('connector client: the example connector', () => {
     const tools = await client().call(target, requestOf('tools.list'));
     expect(tools.answer.type).to.equal('tools.list');
     if (tools.answer.type !== 'tools.list') return;
-    expect(tools.answer.tools.map((tool) => tool.name)).to.have.members(['search_products', 'order_status', 'approve_refund']);
+    expect(tools.answer.tools.map((tool) => tool.name)).to.have.members(['search_products', 'order_status', 'approve_refund', 'notify_warehouse']);
     const capabilities = await client().call(target, requestOf('capabilities.list'));
     expect(capabilities.answer.type).to.equal('capabilities.list');
     if (capabilities.answer.type !== 'capabilities.list') return;
-    expect(capabilities.answer.flows.map((flow) => flow.id)).to.deep.equal(['order_delay_follow_up']);
+    expect(capabilities.answer.flows.map((flow) => flow.id)).to.deep.equal(['prepare_order', 'order_delay_follow_up']);
     expect(capabilities.answer.organization?.tasks?.[0]).to.deep.equal({ id: 'review_refund', label: 'Review a refund request', priority: 'high' });
   });
 

@@ -71,7 +71,8 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       SUPER_ADMIN_PASSWORD: ADMIN.password,
       BILLING_SANDBOX_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET,
       CONNECTOR_MANAGER_TOKEN: CONNECTOR_MANAGER_TOKEN,
-    });
+    // The orchestration routes' calls drive the dispatch queue by hand (tests/support/orchestration.ts).
+    }, { orchestrationDispatcher: false });
     const response = await server.request('GET', '/api/v1/openapi.json');
     expect(response.status).to.equal(200);
     document = response.json;

@@ -3,8 +3,9 @@
 // of a queued or processed event, 400 per envelope field naming it; one event for 50 parallel
 // emits with one idempotency_key; sequence order over 200 shuffled events and a gap that waits
 // then goes on; expiry; depth; delay; retry; replay; range replay. The flow runner does not
-// exist yet: events are dispatched, processed and failed through the dispatch queue's
-// commands (tests/support/orchestration.ts). Time is a ManualClock.
+// runs elsewhere (tests/api/orchestration-dispatch.test.ts) and is off here: events are
+// dispatched, processed and failed through the dispatch queue's commands
+// (tests/support/orchestration.ts). Time is a ManualClock.
 
 import { expect } from 'chai';
 import { type Account, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
@@ -41,7 +42,7 @@ describe('orchestration events (spec 4.13)', () => {
   }
 
   before(async () => {
-    server = await startTestServer({ SCRYPT_LOG_N: '12', ORCHESTRATION_SEQUENCE_GAP_WAIT_MS: String(GAP_WAIT_MS) }, { clock });
+    server = await startTestServer({ SCRYPT_LOG_N: '12', ORCHESTRATION_SEQUENCE_GAP_WAIT_MS: String(GAP_WAIT_MS) }, { clock, orchestrationDispatcher: false });
     owner = await registerOwner(server, 'orchestration-org');
     await liftSeatLimit(server, owner.tenant_id);
     admin = await joinAs(server, await registerOwner(server, 'orch-adm-home', 'orch-adm@example.com'), owner.tenant_id, 'admin');

@@ -468,20 +468,21 @@ describe('SDK connections (spec 4.2)', () => {
     it('records what capabilities.list advertises: tools, flows, events, organization metadata; GET flows lists the flows', async () => {
       const synced = await send(admin, 'POST', `${BASE}/${id}/sync-tools`, {});
       expect(synced.status, synced.text).to.equal(200);
-      expect(synced.json).to.include({ connection_id: id, via: 'capabilities.list', sdk_version: SDK_VERSION, flows_count: 1, events_count: 2, registration: null });
+      expect(synced.json).to.include({ connection_id: id, via: 'capabilities.list', sdk_version: SDK_VERSION, flows_count: 2, events_count: 2, registration: null });
       expect(synced.json.tools.map((tool: { name: string; chat: boolean }) => [tool.name, tool.chat])).to.deep.equal([
         ['search_products', true],
         ['order_status', true],
         ['approve_refund', false],
+        ['notify_warehouse', false],
       ]);
       expect(synced.json.organization.tasks).to.deep.equal([{ id: 'review_refund', label: 'Review a refund request', priority: 'high' }]);
       expect(await synced.events()).to.deep.equal(['SdkConnectionToolsSynced@sdkConnection']);
       const flows = await send(admin, 'GET', `${BASE}/${id}/flows`);
       expect(flows.status).to.equal(200);
       expect(flows.json.next_cursor).to.equal(null);
-      expect(flows.json.items.map((flow: { id: string }) => flow.id)).to.deep.equal(['order_delay_follow_up']);
+      expect(flows.json.items.map((flow: { id: string }) => flow.id)).to.deep.equal(['prepare_order', 'order_delay_follow_up']);
       const read = await send(admin, 'GET', `${BASE}/${id}`);
-      expect(read.json).to.include({ tools_count: 3, flows_count: 1, events_count: 2 });
+      expect(read.json).to.include({ tools_count: 4, flows_count: 2, events_count: 2 });
       expect(read.json.last_sync).to.deep.include({ via: 'capabilities.list', synced_at: synced.json.synced_at });
     });
 

@@ -31,10 +31,10 @@ describe('example connector', () => {
   it('advertises its tools, flows and organization metadata', async () => {
     const body = await call(protocolBody('capabilities.list'));
     const tools = body.tools as { name: string; chat: boolean; auth: string }[];
-    expect(tools.map((tool) => tool.name)).to.deep.equal(['search_products', 'order_status', 'approve_refund']);
+    expect(tools.map((tool) => tool.name)).to.deep.equal(['search_products', 'order_status', 'approve_refund', 'notify_warehouse']);
     expect(tools.find((tool) => tool.name === 'approve_refund')).to.include({ chat: false });
     expect(tools.find((tool) => tool.name === 'order_status')).to.include({ auth: 'optional' });
-    expect(body.flows).to.have.length(1);
+    expect(body.flows).to.have.length(2);
     for (const list of ['events', 'webhooks', 'schedules', 'marketing']) expect(body[list], list).to.be.an('array').that.is.not.empty;
     expect(body.organization).to.deep.include({ version: 1, tasks: [{ id: 'review_refund', label: 'Review a refund request', priority: 'high' }] });
     expect(body.organization).to.have.property('events').that.deep.includes({ id: 'order_delayed', label: 'Order delayed' });

@@ -2,6 +2,8 @@
 //   - search_products: catalog search over bundled data (no authentication);
 //   - order_status: answers only after an OTP challenge sent to the phone on the order;
 //   - approve_refund: a manager-only tool (`chat: false`, kept off customer chat);
+//   - notify_warehouse: a tool for flows (`chat: false`): the `prepare_order` flow calls it
+//     when the platform receives `shop.order.created` (docs/orchestration-events.md, "Flows");
 // and advertising flows, events, webhooks, schedules, marketing and organization metadata
 // that the platform runs (the connector only advertises them).
 //
@@ -29,6 +31,12 @@ interface SearchProductsParameters extends Record<string, unknown> {
 
 interface OrderStatusParameters extends Record<string, unknown> {
   order_id: string;
+}
+
+interface NotifyWarehouseParameters extends Record<string, unknown> {
+  order_id: string;
+  /** A test aid: fail this many calls for the order (counted per process) before succeeding. */
+  fail_first?: number;
 }
 
 interface ApproveRefundParameters extends Record<string, unknown> {
@@ -160,8 +168,39 @@ export function createExampleConnector(options: ExampleConnectorOptions = {}): C
     },
   });
 
+  // Calls per order, for `fail_first`. A real connector talks to its warehouse here and uses
+  // `request_id` to recognise a call the platform repeated after a crash (same id: same call).
+  const warehouseCalls = new Map<string, number>();
+  connector.tool<NotifyWarehouseParameters>('notify_warehouse', {
+    description: 'Ask the warehouse to prepare an order (run by the prepare_order flow; never offered in chat).',
+    auth: 'none',
+    chat: false,
+    input_schema: {
+      type: 'object',
+      properties: {
+        order_id: { type: 'string', minLength: 1, maxLength: 100 },
+        fail_first: { type: 'integer', minimum: 0, maximum: 100, description: 'Test aid: fail this many calls for the order first' },
+      },
+      required: ['order_id'],
+      additionalProperties: false,
+    },
+    handler: ({ parameters, request_id }) => {
+      const calls = (warehouseCalls.get(parameters.order_id) ?? 0) + 1;
+      warehouseCalls.set(parameters.order_id, calls);
+      if (calls <= (parameters.fail_first ?? 0)) throw new ConnectorError('internal_error', `the warehouse is not answering (call ${calls} for ${parameters.order_id})`);
+      return { output: { order_id: parameters.order_id, ticket: `WH-${parameters.order_id}`, calls, request_id } };
+    },
+  });
+
   connector.advertise({
     flows: [
+      {
+        id: 'prepare_order',
+        label: 'Prepare a new order',
+        trigger: ['shop.order.created'],
+        steps: [{ tool: 'notify_warehouse', parameters: { order_id: '$.payload.order_id', fail_first: '$.payload.fail_first' } }],
+        emits: [{ name: 'shop.order.prepared', payload: { order_id: '$.payload.order_id', ticket: '$.steps.0.output.ticket' } }],
+      },
       {
         id: 'order_delay_follow_up',
         label: 'Follow up on a delayed order',

@@ -1,0 +1,413 @@
+// The dispatcher and flow runner (issue #14 points 3 and 4): takes the queued orchestration
+// events in order (the dispatch queue, dispatch-queue.ts, is its contract), finds the flows of
+// the tenant's enabled SDK connections whose trigger matches the event's name (flows.ts reads
+// them), runs each step, records every outcome on the event's stream, emits the follow-on
+// events, and ends the attempt processed, failed (retried later) or dead-lettered.
+//
+// Saga `orchestration_dispatcher` (version 1). Its subscription (OrchestrationEventQueued, and
+// the events that release a sequence's next event or re-queue one) only wakes the runner; the
+// runner's pass reads the queue (the `orchestration_events` read model, after read-your-writes
+// to the waking event's position) and each event's stream decides (StartDispatch refuses an
+// event another run took). `runDue`, every due pass of the saga runner, wakes it too: delays,
+// back-off and sequence gaps fall due with time, and attempts left running by a process that
+// died are resumed. Nothing queued is lost: what is due stays due in the read model until an
+// attempt is recorded on its stream, whichever process or delivery woke the runner. With
+// EventStoreDB the saga runs on its persistent subscription like the others.
+//
+// One attempt:
+//   1. StartDispatch with the matching flows' keys (`<flow id>@<connection id>`); none: the event
+//      is processed at once, its attempt recording `flows: []` ("no flow").
+//   2. Each flow in turn, each step in turn: parameters mapped from the payload and earlier
+//      steps' outputs, called with request_id = stepRequestId(event, attempt, flow, step)
+//      through the step executor (a connector tool: tool-call/connector-step.ts; a business
+//      tool: callTool with origin flow and the request id as its idempotency key), recorded
+//      (RecordStep: outcome, error, output bounded to OUTPUT_MAX_BYTES). A step that fails ends
+//      the attempt. A flow that matches but cannot be read records one skipped step with why.
+//   3. The flow's `emits`, each recorded as a step after the flow's steps: emitCausedEvent
+//      (causation_id the event, depth + 1) with an idempotency_key derived from the event, the
+//      flow and the emit, so a resumed or retried attempt emits nothing twice; past the depth
+//      bound the emit is recorded as skipped (`depth_exceeded`).
+//   4. MarkProcessed; or FailAttempt with the next attempt at base * 2^(n-1), jittered to
+//      between half and all of it, capped (ORCHESTRATION_RETRY_BASE_MS, _MAX_MS), n the
+//      attempts since the event was last re-queued by a person; once n reaches
+//      ORCHESTRATION_MAX_ATTEMPTS, FailAttempt without a time: dead_letter.
+// Durability: a step is recorded after its call returns. A process that dies between the two
+// leaves the attempt `dispatched`; after ORCHESTRATION_RESUME_AFTER_MS it is resumed with the
+// same attempt number: recorded steps are not called again (their recorded outputs are mapped
+// from), the interrupted step is called once more with the same request_id. So a crash causes
+// at most one repeated call per step, always with the same request_id.
+
+import { type StepError, type StepOutcome, orchestrationEventStream, stepRequestId } from '../../domain/orchestration-event/orchestration-event';
+import { DomainError } from '../../domain/shared/errors';
+import { type SdkConnectionDocument, SDK_CONNECTIONS } from '../../projections/sdk-connections';
+import { BUSINESS_TOOLS, type BusinessToolDocument } from '../../projections/business-tools';
+import type { Logger } from '../ports/logger';
+import type { OrchestrationMetrics } from '../ports/metrics';
+import type { Saga } from '../sagas/saga';
+import type { RequestContext } from '../shared/request-context';
+import { type ConnectorStepDependencies, invokeConnectorTool } from '../tool-call/connector-step';
+import { type ToolCallDependencies, callTool } from '../tool-call/tool-calls';
+import { type DispatchCandidate, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordStep, startDispatch } from './dispatch-queue';
+import { type Flow, type MappingScope, type ReadFlow, mapParameters, mapValue, readFlow, triggerMatches } from './flows';
+import { type OrchestrationDependencies, emitCausedEvent } from './orchestration-events';
+
+export const ORCHESTRATION_DISPATCHER = 'orchestration_dispatcher';
+/** A step's output as recorded (in an event and the read model), at most: larger is recorded as `{truncated: true, bytes}`. */
+export const OUTPUT_MAX_BYTES = 16 * 1024;
+const ERROR_MESSAGE_MAX = 1000;
+
+/** The deployment's dispatch policy (README: ORCHESTRATION_*). */
+export interface DispatchSettings {
+  maxAttempts: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Events dispatched at once (never two of one sequence). */
+  concurrency: number;
+  /** An attempt running longer than this is taken for one whose process died, and resumed. */
+  resumeAfterMs: number;
+}
+
+export interface DispatcherDependencies extends OrchestrationDependencies, ConnectorStepDependencies {
+  toolCalls: ToolCallDependencies;
+  logger: Logger;
+  dispatch: DispatchSettings;
+  orchestrationMetrics?: OrchestrationMetrics;
+  /** Jitter's randomness (tests fix it). */
+  random?: () => number;
+}
+
+/** The next attempt's time, or null when the attempts are used up (`used`: attempts since the last re-queue by a person, this one included). */
+export function nextAttemptAt(settings: DispatchSettings, used: number, now: Date, random: () => number = Math.random): Date | null {
+  if (used >= settings.maxAttempts) return null;
+  const full = Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.max(0, used - 1));
+  return new Date(now.getTime() + Math.round(full / 2 + (random() * full) / 2));
+}
+
+/** An output as recorded: as it is when small enough, otherwise that it was cut. */
+export function boundedOutput(output: unknown): unknown {
+  if (output === undefined) return null;
+  const text = JSON.stringify(output);
+  const bytes = Buffer.byteLength(text ?? 'null', 'utf8');
+  return bytes <= OUTPUT_MAX_BYTES ? output : { truncated: true, bytes };
+}
+
+interface RunnableFlow {
+  key: string;
+  connection_id: string;
+  read: ReadFlow;
+}
+
+/** The flows of the tenant's enabled connections whose trigger matches `name`, in a stable order. */
+export async function matchingFlows(deps: Pick<DispatcherDependencies, 'readStore'>, tenantId: string, name: string): Promise<RunnableFlow[]> {
+  const connections = await deps.readStore
+    .collection<SdkConnectionDocument>(SDK_CONNECTIONS)
+    .find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, limit: 100 });
+  const flows: RunnableFlow[] = [];
+  for (const connection of connections.items) {
+    if (!connection.enabled) continue;
+    for (const raw of connection.flows) {
+      const read = readFlow(raw);
+      const id = read.ok ? read.flow.id : read.id;
+      if (id === null || !triggerMatches(read.ok ? read.flow.triggers : read.triggers, name)) continue;
+      flows.push({ key: `${id}@${connection.id}`, connection_id: connection.id, read });
+    }
+  }
+  return flows;
+}
+
+type StepResult = { outcome: StepOutcome; error: StepError | null; output: unknown; tool_call_id: string | null };
+
+const failed = (code: string, message: string): StepResult => ({ outcome: 'failed', error: { code, message: message.slice(0, ERROR_MESSAGE_MAX) }, output: null, tool_call_id: null });
+
+/** What the stream says of an attempt: the event, the flows it started with, the steps recorded. */
+async function attemptOnStream(deps: Pick<DispatcherDependencies, 'eventStore'>, eventId: string, attempt: number) {
+  const events = await deps.eventStore.readStream(orchestrationEventStream(eventId));
+  let queued: Extract<(typeof events)[number], { type: 'OrchestrationEventQueued' }>['data'] | null = null;
+  let flows: string[] | null = null;
+  let running = false;
+  const steps = new Map<string, { outcome: StepOutcome; error: StepError | null; output: unknown }>();
+  for (const event of events) {
+    if (event.type === 'OrchestrationEventQueued') queued = event.data;
+    if (event.type === 'OrchestrationDispatchStarted' && event.data.attempt === attempt) {
+      flows = event.data.flows;
+      running = true;
+    }
+    if (event.type === 'OrchestrationStepRecorded' && event.data.attempt === attempt) steps.set(`${event.data.flow}#${event.data.step}`, event.data);
+    if ((event.type === 'OrchestrationEventProcessed' || event.type === 'OrchestrationAttemptFailed') && event.data.attempt === attempt) running = false;
+  }
+  return { queued, flows, running, steps };
+}
+
+export class OrchestrationDispatcher {
+  private running: Promise<void> | null = null;
+  private again = false;
+  private waitFor = 0;
+  private readonly active = new Set<string>();
+  private readonly random: () => number;
+  /** True: passes do nothing (a test sets the stage by hand, as a process would have left it). */
+  pause = false;
+
+  constructor(private readonly deps: DispatcherDependencies) {
+    this.random = deps.random ?? Math.random;
+  }
+
+  /** Asks for a pass (after the read models show `position`); resolves when the runner is idle again. */
+  wake(position?: number | null): Promise<void> {
+    if (position !== undefined && position !== null) this.waitFor = Math.max(this.waitFor, position);
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.loop().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** Runs passes until nothing is due: for tests and the bench. */
+  drain(): Promise<void> {
+    return this.wake();
+  }
+
+  private async loop(): Promise<void> {
+    do {
+      this.again = false;
+      await this.deps.readYourWrites(this.waitFor);
+      let progressed = false;
+      if (this.pause) return;
+      try {
+        progressed = await this.pass();
+      } catch (error) {
+        this.deps.logger.error({ err: error }, 'orchestration dispatch pass failed');
+      }
+      if (progressed) this.again = true;
+    } while (this.again);
+  }
+
+  /** One pass: every due event (at most one per sequence) and every attempt to resume; whether anything was done. */
+  private async pass(): Promise<boolean> {
+    const { deps } = this;
+    const now = deps.clock.now();
+    const resumable = await inFlightDispatches(deps, { startedBefore: new Date(Math.max(now.getTime() - deps.dispatch.resumeAfterMs, 0)), limit: 100 });
+    const candidates = await nextDispatchable(deps, { limit: Math.max(deps.dispatch.concurrency * 4, 100) });
+    const work: Array<() => Promise<number | null>> = [
+      ...resumable.filter((item) => !this.active.has(item.event_id)).map((item) => () => this.resume(item)),
+      ...candidates.filter((item) => !this.active.has(item.event_id)).map((item) => () => this.dispatch(item)),
+    ];
+    if (work.length === 0) return false;
+    let last = 0;
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < work.length) {
+        const item = work[next];
+        next += 1;
+        try {
+          last = Math.max(last, (await item()) ?? 0);
+        } catch (error) {
+          // The stream is unchanged where the error struck: the attempt is resumed or the event taken again later.
+          deps.logger.error({ err: error }, 'orchestration event not dispatched');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(deps.dispatch.concurrency, work.length) }, worker));
+    this.waitFor = Math.max(this.waitFor, last);
+    return last > 0;
+  }
+
+  private async exclusively(eventId: string, work: () => Promise<number | null>): Promise<number | null> {
+    if (this.active.has(eventId)) return null;
+    this.active.add(eventId);
+    try {
+      return await work();
+    } finally {
+      this.active.delete(eventId);
+    }
+  }
+
+  /** Starts and runs a new attempt of a due event; the position of its last append. */
+  private dispatch(candidate: DispatchCandidate): Promise<number | null> {
+    return this.exclusively(candidate.event_id, async () => {
+      const flows = await matchingFlows(this.deps, candidate.tenant_id, candidate.name);
+      const started = await startDispatch(this.deps, candidate, flows.map((flow) => flow.key));
+      if (started === null) return null;
+      this.deps.orchestrationMetrics?.attemptStarted(candidate.name);
+      return this.runAttempt(candidate.event_id, candidate.tenant_id, started.attempt, flows, candidate.due_at);
+    });
+  }
+
+  /** Resumes an attempt whose process died: the same attempt, the same request ids. */
+  private resume(item: { event_id: string; tenant_id: string; attempt: number; started_at: string }): Promise<number | null> {
+    return this.exclusively(item.event_id, async () => {
+      const onStream = await attemptOnStream(this.deps, item.event_id, item.attempt);
+      if (!onStream.running || onStream.queued === null || onStream.flows === null) return null;
+      this.deps.logger.warn({ event_id: item.event_id, attempt: item.attempt, started_at: item.started_at }, 'orchestration attempt resumed');
+      const current = await matchingFlows(this.deps, item.tenant_id, onStream.queued.name);
+      const flows = onStream.flows.map((key) => current.find((flow) => flow.key === key) ?? { key, connection_id: '', read: { ok: false as const, id: null, triggers: [], reason: 'the flow is no longer advertised by an enabled connection' } });
+      return this.runAttempt(item.event_id, item.tenant_id, item.attempt, flows, item.started_at);
+    });
+  }
+
+  private async runAttempt(eventId: string, tenantId: string, attempt: number, flows: RunnableFlow[], dueAt: string): Promise<number | null> {
+    const { deps } = this;
+    const onStream = await attemptOnStream(deps, eventId, attempt);
+    const queued = onStream.queued;
+    if (queued === null) return null;
+    const ref = { event_id: eventId, tenant_id: tenantId };
+    const context = dispatcherContext(tenantId, queued.correlation_id);
+    let last: number | null = null;
+    const record = async (flow: string, step: number, result: StepResult): Promise<void> => {
+      const request_id = stepRequestId(eventId, attempt, flow, step);
+      last = (await recordStep(deps, ref, { attempt, flow, step, request_id, ...result, output: boundedOutput(result.output) }, context)) ?? last;
+    };
+
+    let failure: StepError | null = null;
+    for (const flow of flows) {
+      if (!flow.read.ok) {
+        if (!onStream.steps.has(`${flow.key}#0`)) await record(flow.key, 0, { outcome: 'skipped', error: { code: 'unsupported_flow', message: flow.read.reason }, output: null, tool_call_id: null });
+        continue;
+      }
+      failure = await this.runFlow(eventId, tenantId, attempt, flow.key, flow.connection_id, flow.read.flow, queued, onStream.steps, record, context);
+      if (failure) break;
+    }
+
+    const now = deps.clock.now();
+    if (failure === null) {
+      const position = await markProcessed(deps, ref, attempt, context);
+      deps.orchestrationMetrics?.processed(queued.name, Math.max(0, now.getTime() - Date.parse(dueAt)) / 1000, Math.max(0, now.getTime() - Date.parse(queued.received_at)) / 1000);
+      return position ?? last;
+    }
+    const state = await loadAttempts(deps, eventId);
+    const retryAt = nextAttemptAt(deps.dispatch, state, now, this.random);
+    const position = await failAttempt(deps, ref, attempt, failure, retryAt, context);
+    deps.orchestrationMetrics?.attemptFailed(queued.name, retryAt === null);
+    deps.logger.info({ event_id: eventId, attempt, code: failure.code, next_attempt_at: retryAt?.toISOString() ?? null }, retryAt === null ? 'orchestration event dead-lettered' : 'orchestration attempt failed');
+    if (retryAt !== null) {
+      // A timer besides the due passes, so a short back-off is not rounded up to the poll.
+      const wait = retryAt.getTime() - now.getTime();
+      if (wait < 60_000) setTimeout(() => void this.wake(), wait + 5).unref();
+    }
+    return position ?? last;
+  }
+
+  /** Runs one flow's steps and emits; the error that ended it, or null. */
+  private async runFlow(
+    eventId: string,
+    tenantId: string,
+    attempt: number,
+    key: string,
+    connectionId: string,
+    flow: Flow,
+    queued: { name: string; correlation_id: string; source: string | null; payload: Record<string, unknown> },
+    recorded: Map<string, { outcome: StepOutcome; error: StepError | null; output: unknown }>,
+    record: (flow: string, step: number, result: StepResult) => Promise<void>,
+    context: RequestContext,
+  ): Promise<StepError | null> {
+    const { deps } = this;
+    const scope: MappingScope = { event: { id: eventId, name: queued.name, correlation_id: queued.correlation_id, source: queued.source }, payload: queued.payload, steps: [] };
+    for (const [index, step] of flow.steps.entries()) {
+      const already = recorded.get(`${key}#${index}`);
+      if (already) {
+        if (already.outcome === 'failed') return already.error ?? { code: 'step_failed', message: 'a step failed' };
+        scope.steps.push({ output: already.output });
+        continue;
+      }
+      const parameters = mapParameters(step.parameters, scope);
+      const requestId = stepRequestId(eventId, attempt, key, index);
+      const result =
+        step.kind === 'connector_tool'
+          ? await this.connectorStep(tenantId, connectionId, step.tool, parameters, requestId)
+          : await this.businessToolStep(tenantId, step.tool, parameters, requestId, { event_id: eventId, flow: key, step: index }, context);
+      await record(key, index, result);
+      if (result.outcome === 'failed') return result.error;
+      scope.steps.push({ output: result.output });
+    }
+    for (const [offset, emit] of flow.emits.entries()) {
+      const index = flow.steps.length + offset;
+      if (recorded.has(`${key}#${index}`)) continue;
+      const idempotencyKey = `flow:${deps.ids.fromKey(`orchestration-emit\u0000${eventId}\u0000${key}\u0000${offset}`)}`;
+      try {
+        const emitted = await emitCausedEvent(deps, { event_id: eventId, tenant_id: tenantId }, { name: emit.name, source: `flow:${flow.id}`, payload: mapValue(emit.payload, scope) as Record<string, unknown>, idempotency_key: idempotencyKey }, context);
+        await record(key, index, { outcome: 'succeeded', error: null, output: { emitted: emit.name, event_id: emitted.event.value.id }, tool_call_id: null });
+      } catch (error) {
+        if (!(error instanceof DomainError) || error.kind !== 'invalid') throw error;
+        // Past the depth bound (or a mapped payload the envelope refuses): the chain stops here, the flow does not fail for it.
+        await record(key, index, { outcome: 'skipped', error: { code: error.code, message: error.message.slice(0, ERROR_MESSAGE_MAX) }, output: { emitted: emit.name }, tool_call_id: null });
+      }
+    }
+    return null;
+  }
+
+  private async connectorStep(tenantId: string, connectionId: string, tool: string, parameters: Record<string, unknown>, requestId: string): Promise<StepResult> {
+    const step = await invokeConnectorTool(this.deps, { tenantId, connectionId, tool, parameters, requestId });
+    switch (step.kind) {
+      case 'result':
+        return { outcome: 'succeeded', error: null, output: step.output, tool_call_id: null };
+      case 'challenge':
+        // Nobody is there to answer a challenge in a flow.
+        return failed('challenge_unsupported', 'the connector answered with a challenge; a flow step cannot answer one');
+      case 'failed':
+        return failed(step.code, step.message);
+    }
+  }
+
+  private async businessToolStep(tenantId: string, tool: string, parameters: Record<string, unknown>, requestId: string, origin: { event_id: string; flow: string; step: number }, context: RequestContext): Promise<StepResult> {
+    const tools = this.deps.readStore.collection<BusinessToolDocument>(BUSINESS_TOOLS);
+    const byId = await tools.get(tool);
+    const found = byId && byId.tenant_id === tenantId ? [byId] : (await tools.find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, limit: 1000 })).items.filter((candidate) => candidate.name === tool);
+    if (found.length === 0) return failed('tool_not_found', `no business tool ${tool} in this organization`);
+    if (found.length > 1) return failed('tool_ambiguous', `several business tools are called ${tool}: name it by id`);
+    try {
+      const outcome = await callTool(
+        this.deps.toolCalls,
+        tenantId,
+        { tool_id: found[0].id, arguments: parameters, caller: { kind: 'system', id: ORCHESTRATION_DISPATCHER }, origin: { kind: 'flow', ...origin } },
+        context,
+        { idempotencyKey: requestId },
+      );
+      switch (outcome.status) {
+        case 'succeeded':
+          return { outcome: 'succeeded', error: null, output: outcome.result, tool_call_id: outcome.tool_call_id };
+        case 'failed':
+          return { ...failed(outcome.code, outcome.message), tool_call_id: outcome.tool_call_id };
+        case 'awaiting_approval':
+          return { ...failed('awaiting_approval', 'the tool needs an approval; the next attempt finds the same call'), tool_call_id: outcome.tool_call_id };
+        case 'refused':
+          return { ...failed('refused', outcome.reason), tool_call_id: outcome.tool_call_id };
+      }
+    } catch (error) {
+      if (error instanceof DomainError) return failed(error.code, error.message);
+      throw error;
+    }
+  }
+}
+
+/** Attempts since the event was last re-queued by a person, the running one included. */
+async function loadAttempts(deps: Pick<DispatcherDependencies, 'eventStore'>, eventId: string): Promise<number> {
+  const events = await deps.eventStore.readStream(orchestrationEventStream(eventId));
+  let count = 0;
+  for (const event of events) {
+    if (event.type === 'OrchestrationDispatchStarted') count += 1;
+    if (event.type === 'OrchestrationEventRequeued') count = 0;
+  }
+  return count;
+}
+
+type WakingType = 'OrchestrationEventQueued' | 'OrchestrationEventProcessed' | 'OrchestrationEventDeadLettered' | 'OrchestrationEventExpired' | 'OrchestrationEventRequeued';
+
+export function orchestrationDispatcherSaga(dispatcher: OrchestrationDispatcher, logger: Logger): Saga<WakingType> {
+  const wake = (position?: number): void => {
+    dispatcher.wake(position).catch((error: unknown) => logger.error({ err: error }, 'orchestration dispatcher failed'));
+  };
+  return {
+    name: ORCHESTRATION_DISPATCHER,
+    version: 1,
+    filter: { kind: 'event_type', types: ['OrchestrationEventQueued', 'OrchestrationEventProcessed', 'OrchestrationEventDeadLettered', 'OrchestrationEventExpired', 'OrchestrationEventRequeued'] },
+    // Waking is all it does: the queue in the read model is the work, so nothing waits on the delivery.
+    async handle(event) {
+      wake(event.position);
+    },
+    async runDue() {
+      wake();
+    },
+  };
+}

@@ -1,0 +1,296 @@
+// The dispatcher and flow runner (issue #14 points 3 and 4) against the example connector
+// started in process: its `prepare_order` flow (trigger shop.order.created, one step
+// notify_warehouse, one follow-on event shop.order.prepared) synced through the API. An
+// event runs the flow, the step's output is recorded and mapped into the follow-on event
+// (causation_id, depth + 1); an event with no flow ends processed with `flows: []`; a
+// connector that fails twice ends processed after three attempts; one that keeps failing is
+// dead-lettered, and a retry after it recovers ends processed; a replay runs the flow again;
+// 200 events of one sequence, emitted shuffled, reach the connector in sequence_n order; an
+// expired event never reaches it; a flow the runner cannot read is recorded as skipped; an
+// attempt left running (its process died) is resumed with the same request ids.
+//
+// Time is a ManualClock: back-off and gap waits pass only when the test moves the clock, and
+// `platform.dispatcher.drain()` runs the dispatcher until nothing is due.
+
+import { expect } from 'chai';
+import { createConnector } from '../../adapters/connector-sdk';
+import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
+import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
+import { recordStep, startDispatch } from '../../application/orchestration/dispatch-queue';
+import { nextAttemptAt } from '../../application/orchestration/dispatcher';
+import { mapParameters, readFlow, triggerMatches } from '../../application/orchestration/flows';
+import { stepRequestId } from '../../domain/orchestration-event/orchestration-event';
+import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
+import { RecordingConnectorClient } from '../support/connector-client';
+import { type Account, liftSeatLimit, registerOwner } from '../support/identity';
+import { type TestResponse, type TestServer, startTestServer } from '../support/server';
+import { ManualClock } from '../support/stores';
+import { subscribeTo } from '../support/subscriptions';
+
+const SECRET = 'ssec_dispatch-test-secret-0123456789abcdef';
+const MAX_ATTEMPTS = 3;
+
+describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
+  const clock = new ManualClock(new Date('2026-12-01T09:00:00.000Z'));
+  let server: TestServer;
+  let client: RecordingConnectorClient;
+  let owner: Account;
+  let connectionId: string;
+  const closers: Array<() => Promise<void>> = [];
+
+  const as = (account: Account) => ({ authorization: `Bearer ${account.token}` });
+  const send = (method: string, path: string, body?: unknown): Promise<TestResponse> => server.request(method, path, { headers: as(owner), body });
+  async function emit(body: Record<string, unknown>): Promise<string> {
+    const response = await send('POST', '/api/v1/org/events', body);
+    expect(response.status, response.text).to.equal(201);
+    return response.json.id;
+  }
+  const get = async (id: string) => (await send('GET', `/api/v1/org/events/${id}`)).json;
+  const flowKey = () => `prepare_order@${connectionId}`;
+  /** The notify_warehouse calls the connector was sent, in order. */
+  const warehouseCalls = () => client.sent.filter((sent) => sent.request.type === 'tool.invoke' && sent.request.tool === 'notify_warehouse').map((sent) => sent.request);
+  /** Runs the dispatcher until nothing is due, moving the clock past every back-off `times` times. */
+  async function runFor(times = 1): Promise<void> {
+    await server.platform.dispatcher.drain();
+    for (let i = 1; i < times; i += 1) {
+      clock.advance(10 * 60_000);
+      await server.platform.dispatcher.drain();
+    }
+  }
+
+  before(async () => {
+    const outbound = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
+    client = new RecordingConnectorClient(new SignedConnectorClient(outbound, { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, clock }));
+    server = await startTestServer(
+      {
+        SCRYPT_LOG_N: '12',
+        OUTBOUND_ALLOW_INSECURE: 'true',
+        OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+        ORCHESTRATION_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
+        ORCHESTRATION_SEQUENCE_GAP_WAIT_MS: '60000',
+        ORCHESTRATION_RESUME_AFTER_MS: '30000',
+      },
+      { clock, connectorClient: client },
+    );
+    owner = await registerOwner(server, 'dispatch-org');
+    await liftSeatLimit(server, owner.tenant_id);
+    await subscribeTo(server, owner.tenant_id, 'premium');
+    const listening = await createExampleConnector({ signingSecrets: [SECRET], now: () => clock.now().getTime(), otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');
+    closers.push(() => listening.close());
+    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Coffee shop', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
+    expect(created.status, created.text).to.equal(201);
+    connectionId = created.json.id;
+    const synced = await send('POST', `/api/v1/org/sdk-connections/${connectionId}/sync-tools`, {});
+    expect(synced.status, synced.text).to.equal(200);
+    expect(synced.json.flows_count).to.equal(2);
+  });
+  after(async () => {
+    for (const close of closers) await close().catch(() => undefined);
+    await server.close();
+  });
+
+  it('runs the advertised flow: the step called with the derived request id, its output recorded and mapped into a follow-on event (causation, depth + 1)', async () => {
+    const id = await emit({ name: 'shop.order.created', payload: { order_id: 'A-100' } });
+    await runFor();
+    const event = await get(id);
+    expect(event.status).to.equal('processed');
+    expect(event.attempts).to.have.length(1);
+    const [run] = event.attempts[0].flow_runs;
+    expect(run.flow).to.equal(flowKey());
+    expect(run.steps[0]).to.deep.include({ step: 0, outcome: 'succeeded', request_id: stepRequestId(id, 1, flowKey(), 0), error: null });
+    expect(run.steps[0].output).to.deep.include({ order_id: 'A-100', ticket: 'WH-A-100', request_id: stepRequestId(id, 1, flowKey(), 0) });
+    const calls = warehouseCalls().filter((call) => call.parameters?.order_id === 'A-100');
+    expect(calls.map((call) => call.request_id)).to.deep.equal([stepRequestId(id, 1, flowKey(), 0)]);
+    // fail_first is absent from the payload: the parameter is left out, not sent as null.
+    expect(calls[0].parameters).to.deep.equal({ order_id: 'A-100' });
+
+    expect(run.steps[1]).to.deep.include({ step: 1, outcome: 'succeeded' });
+    const followOn = await get(run.steps[1].output.event_id);
+    expect(followOn).to.include({ name: 'shop.order.prepared', causation_id: id, depth: 1, correlation_id: event.correlation_id, source: 'flow:prepare_order' });
+    expect(followOn.payload).to.deep.equal({ order_id: 'A-100', ticket: 'WH-A-100' });
+    // shop.order.prepared triggers nothing: processed with no flow.
+    expect(followOn.status).to.equal('processed');
+    expect(followOn.attempts.map((attempt: { flows: string[] }) => attempt.flows)).to.deep.equal([[]]);
+  });
+
+  it('an event no flow matches ends processed, its attempt recording no flow; the connector is not called', async () => {
+    const before = client.sent.length;
+    const id = await emit({ name: 'crm.contact.updated', payload: { id: 'c-1' } });
+    await runFor();
+    const event = await get(id);
+    expect(event.status).to.equal('processed');
+    expect(event.attempts).to.have.length(1);
+    expect(event.attempts[0]).to.deep.include({ flows: [], outcome: 'processed', flow_runs: [] });
+    expect(client.sent.length).to.equal(before);
+  });
+
+  it('a connector that fails twice then succeeds: failed, failed (each with its error and back-off), then processed after three attempts', async () => {
+    const id = await emit({ name: 'shop.order.created', payload: { order_id: 'B-200', fail_first: 2 } });
+    await runFor();
+    const first = await get(id);
+    expect(first.status).to.equal('failed');
+    expect(first.attempts[0].error).to.deep.include({ code: 'internal_error' });
+    expect(Date.parse(first.next_attempt_at)).to.be.greaterThan(clock.now().getTime());
+    await runFor(3);
+    const event = await get(id);
+    expect(event.status).to.equal('processed');
+    expect(event.attempts.map((attempt: { outcome: string }) => attempt.outcome)).to.deep.equal(['failed', 'failed', 'processed']);
+    // Each attempt is a new request: its own request id.
+    expect(warehouseCalls().filter((call) => call.parameters?.order_id === 'B-200').map((call) => call.request_id)).to.deep.equal([1, 2, 3].map((attempt) => stepRequestId(id, attempt, flowKey(), 0)));
+  });
+
+  it('one that keeps failing is dead-lettered after ORCHESTRATION_MAX_ATTEMPTS; a retry once it recovers gets a fresh budget and ends processed', async () => {
+    const id = await emit({ name: 'shop.order.created', payload: { order_id: 'C-300', fail_first: 4 } });
+    await runFor(MAX_ATTEMPTS + 2);
+    const dead = await get(id);
+    expect(dead.status).to.equal('dead_letter');
+    expect(dead.attempts).to.have.length(MAX_ATTEMPTS);
+    const retried = await send('POST', `/api/v1/org/events/${id}/retry`);
+    expect(retried.status, retried.text).to.equal(200);
+    await runFor(3);
+    const event = await get(id);
+    expect(event.status).to.equal('processed');
+    expect(event.attempts.map((attempt: { outcome: string }) => attempt.outcome)).to.deep.equal(['failed', 'failed', 'failed', 'failed', 'processed']);
+  });
+
+  it('a replay is a new event with replay_of that runs the flow again', async () => {
+    const original = await emit({ name: 'shop.order.created', payload: { order_id: 'D-400' } });
+    await runFor();
+    const replayed = await send('POST', `/api/v1/org/events/${original}/replay`, {});
+    expect(replayed.status, replayed.text).to.be.oneOf([200, 201]);
+    const replayId = replayed.json.id;
+    expect(replayed.json.replay_of).to.equal(original);
+    await runFor();
+    expect((await get(replayId)).status).to.equal('processed');
+    expect(warehouseCalls().filter((call) => call.parameters?.order_id === 'D-400').map((call) => call.request_id)).to.deep.equal([
+      stepRequestId(original, 1, flowKey(), 0),
+      stepRequestId(replayId, 1, flowKey(), 0),
+    ]);
+  });
+
+  it('200 events of one sequence emitted shuffled reach the connector in sequence_n order', async () => {
+    const numbers = Array.from({ length: 200 }, (_, i) => i + 1);
+    for (let i = numbers.length - 1; i > 0; i -= 1) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [numbers[i], numbers[j]] = [numbers[j], numbers[i]];
+    }
+    for (const n of numbers) await emit({ name: 'shop.order.created', sequence_key: 'orders-of-store-7', sequence_n: n, payload: { order_id: `S-${n}` } });
+    await runFor();
+    const seen = warehouseCalls()
+      .map((call) => String(call.parameters?.order_id))
+      .filter((order) => order.startsWith('S-'));
+    expect(seen).to.deep.equal(Array.from({ length: 200 }, (_, i) => `S-${i + 1}`));
+  });
+
+  it('an expired event is never dispatched: it ends expired and the connector never sees it', async () => {
+    // Second of a sequence whose first never comes: it waits for the gap (60 s) and expires first (30 s).
+    const id = await emit({ name: 'shop.order.created', sequence_key: 'expiring', sequence_n: 2, ttl_seconds: 30, payload: { order_id: 'E-500' } });
+    await runFor();
+    clock.advance(45_000);
+    await server.platform.sagas.runDue();
+    await runFor();
+    clock.advance(60_000);
+    await server.platform.sagas.runDue();
+    await runFor();
+    const event = await get(id);
+    expect(event.status).to.equal('expired');
+    expect(event.attempts).to.deep.equal([]);
+    expect(warehouseCalls().filter((call) => call.parameters?.order_id === 'E-500')).to.deep.equal([]);
+  });
+
+  it('resumes an attempt whose process died mid-step: the step is called once more with the same request id, the recorded ones not at all', async () => {
+    // A flow of two steps, so one can be recorded before the "crash" and one not.
+    const twoStep = createConnector({ signingSecrets: [SECRET], now: () => clock.now().getTime() });
+    const seen: string[] = [];
+    twoStep.tool('first', { description: 'first', auth: 'none', chat: false, handler: ({ request_id }) => (seen.push(request_id), { output: { code: 'X1' } }) });
+    twoStep.tool('second', { description: 'second', auth: 'none', chat: false, input_schema: { type: 'object', properties: { code: { type: 'string' } } }, handler: ({ request_id, parameters }) => (seen.push(request_id), { output: { got: parameters.code } }) });
+    twoStep.advertise({ flows: [{ id: 'two_steps', trigger: 'crash.test.started', steps: [{ tool: 'first' }, { tool: 'second', parameters: { code: '$.steps.0.output.code' } }] }] });
+    const listening = await twoStep.listen(0, '127.0.0.1');
+    closers.push(() => listening.close());
+    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Two steps', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
+    const twoId = created.json.id as string;
+    expect((await send('POST', `/api/v1/org/sdk-connections/${twoId}/sync-tools`, {})).status).to.equal(200);
+    const key = `two_steps@${twoId}`;
+
+    // What a process does before it dies: the event is claimed, step 0 called and recorded, step 1 called but not recorded.
+    server.platform.dispatcher.pause = true;
+    const id = await emit({ name: 'crash.test.started' });
+    const ref = { event_id: id, tenant_id: owner.tenant_id };
+    const started = await startDispatch(server.platform.orchestration, { ...ref, gap: null }, [key]);
+    expect(started?.attempt).to.equal(1);
+    await recordStep(server.platform.orchestration, ref, { attempt: 1, flow: key, step: 0, request_id: stepRequestId(id, 1, key, 0), outcome: 'succeeded', error: null, output: { code: 'X1' }, tool_call_id: null });
+    seen.push(stepRequestId(id, 1, key, 1));
+    server.platform.dispatcher.pause = false;
+
+    await runFor();
+    expect((await get(id)).status, 'not resumed before ORCHESTRATION_RESUME_AFTER_MS').to.equal('dispatched');
+    clock.advance(31_000);
+    await runFor();
+    const event = await get(id);
+    expect(event.status).to.equal('processed');
+    expect(event.attempts).to.have.length(1);
+    expect(event.attempts[0].flow_runs[0].steps.map((step: { outcome: string; output: unknown }) => [step.outcome, step.output])).to.deep.equal([
+      ['succeeded', { code: 'X1' }],
+      ['succeeded', { got: 'X1' }],
+    ]);
+    // Step 1 twice, both with the same request id; step 0 never again.
+    expect(seen).to.deep.equal([stepRequestId(id, 1, key, 1), stepRequestId(id, 1, key, 1)]);
+  });
+
+  it('a flow that matches but cannot be read is recorded as skipped with the reason; the event is processed', async () => {
+    const odd = createConnector({ signingSecrets: [SECRET], now: () => clock.now().getTime() });
+    odd.tool('noop', { description: 'noop', auth: 'none', chat: false, handler: () => ({ output: {} }) });
+    odd.advertise({ flows: [{ id: 'with_a_task', trigger: { event: 'odd.flow.started' }, steps: [{ task: 'review_refund' }] }] });
+    const listening = await odd.listen(0, '127.0.0.1');
+    closers.push(() => listening.close());
+    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Odd', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
+    expect((await send('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, {})).status).to.equal(200);
+    const id = await emit({ name: 'odd.flow.started' });
+    await runFor();
+    const event = await get(id);
+    expect(event.status).to.equal('processed');
+    expect(event.attempts[0].flow_runs[0].steps[0]).to.deep.include({ outcome: 'skipped' });
+    expect(event.attempts[0].flow_runs[0].steps[0].error.code).to.equal('unsupported_flow');
+    expect(event.attempts[0].flow_runs[0].steps[0].error.message).to.match(/steps\.0/);
+  });
+
+  describe('flows, mapping and back-off (pure)', () => {
+    it('reads the documented shapes and refuses others with a reason', () => {
+      expect(readFlow({ id: 'f', trigger: 'a.b.c', steps: [{ tool: 't' }] })).to.deep.include({ ok: true });
+      expect(readFlow({ id: 'f', trigger: ['a.b.c', 'a.b.*'], steps: [{ business_tool: 't', parameters: { x: 1 } }] })).to.deep.include({ ok: true });
+      expect(readFlow({ id: 'f', trigger: { events: ['a.b.c'] }, steps: [{ tool: 't' }] })).to.deep.include({ ok: true });
+      expect(readFlow({ id: 'f', trigger: 'order_delayed', steps: [{ tool: 't' }] })).to.deep.include({ ok: false });
+      expect(readFlow({ id: 'f', trigger: 'a.b.c', steps: [] })).to.deep.include({ ok: false });
+      expect(readFlow({ id: 'f', trigger: 'a.b.c', steps: [{ tool: 't', business_tool: 'u' }] })).to.deep.include({ ok: false });
+      expect(readFlow('nope')).to.deep.include({ ok: false });
+    });
+
+    it('matches exact names and whole-segment prefixes', () => {
+      expect(triggerMatches(['shop.order.*'], 'shop.order.created')).to.equal(true);
+      expect(triggerMatches(['shop.order.*'], 'shop.orders.created')).to.equal(false);
+      expect(triggerMatches(['shop.order.created'], 'shop.order.created.late')).to.equal(false);
+    });
+
+    it('maps from the payload, earlier steps and the event; literals stay; missing paths are left out', () => {
+      const scope = { event: { id: 'e1', name: 'a.b.c', correlation_id: 'c1', source: null }, payload: { order: { id: 'o1' }, items: [{ sku: 's1' }] }, steps: [{ output: { ticket: 'T' } }] };
+      expect(mapParameters({ id: '$.payload.order.id', sku: '$.payload.items.0.sku', ticket: '$.steps.0.output.ticket', event: '$.event.id', fixed: 5, nested: { t: '$.steps.0.output.ticket' }, gone: '$.payload.nope' }, scope)).to.deep.equal({
+        id: 'o1',
+        sku: 's1',
+        ticket: 'T',
+        event: 'e1',
+        fixed: 5,
+        nested: { t: 'T' },
+      });
+    });
+
+    it('back-off doubles per attempt, jittered to half..all, capped; none once the attempts are used up', () => {
+      const settings = { maxAttempts: 4, retryBaseMs: 1000, retryMaxMs: 3000, concurrency: 1, resumeAfterMs: 0 };
+      const now = new Date(0);
+      expect(nextAttemptAt(settings, 1, now, () => 0)?.getTime()).to.equal(500);
+      expect(nextAttemptAt(settings, 1, now, () => 1)?.getTime()).to.equal(1000);
+      expect(nextAttemptAt(settings, 2, now, () => 1)?.getTime()).to.equal(2000);
+      expect(nextAttemptAt(settings, 3, now, () => 1)?.getTime()).to.equal(3000);
+      expect(nextAttemptAt(settings, 4, now, () => 1)).to.equal(null);
+    });
+  });
+});
