@@ -61,6 +61,7 @@ import type { ConnectorClient } from '../application/ports/connector-client';
 import { toolCallsRouter } from '../adapters/http/tools/tool-calls';
 import { AccessTokenCache } from '../application/tool-call/access-tokens';
 import { approvedToolCallsSaga } from '../application/tool-call/approved-tool-calls';
+import { connectorToolCallsSaga, resumeToolCall } from '../application/tool-call/connector-tool-calls';
 import { type ToolCallDependencies, callTool } from '../application/tool-call/tool-calls';
 import { integrationImportRouter } from '../adapters/http/integrations/import';
 import { toolsRouter } from '../adapters/http/tools/tools';
@@ -241,6 +242,8 @@ export interface PlatformOverrides {
 }
 
 export const BLOBS_FOLDER = 'blobs';
+/** How much longer than CONNECTOR_TIMEOUT_MS a connector tool's caller waits for the saga to record the outcome. */
+export const CONNECTOR_WAIT_MARGIN_MS = 5_000;
 
 export const SQLITE_FILE = 'platform.db';
 
@@ -352,10 +355,20 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     logger: logger.child({ component: 'tool_calls' }),
     toolLimits: { timeoutMs: config.toolTimeoutMs, maxResponseBytes: config.toolMaxResponseBytes },
     accessTokens: new AccessTokenCache(),
+    // A connector call's caller waits the connector's timeout and a margin (the saga records the outcome); a slower one is reported later.
+    connectorWaitMs: config.connectors.timeoutMs + CONNECTOR_WAIT_MARGIN_MS,
   };
   // The chat turn calls business tools through the one tool-call use case.
   const chatToolCalls: ToolCaller = (tenantId, input, context, options) => callTool(toolCalls, tenantId, input, context, options);
-  const chat: ChatDependencies = { ...identity, searchIndex, embeddings, assistant, logger: logger.child({ component: 'assistant' }), callTool: chatToolCalls };
+  const chat: ChatDependencies = {
+    ...identity,
+    searchIndex,
+    embeddings,
+    assistant,
+    logger: logger.child({ component: 'assistant' }),
+    callTool: chatToolCalls,
+    resumeToolCall: (tenantId, toolCallId, answer, by, context) => resumeToolCall(toolCalls, tenantId, toolCallId, answer, by, context),
+  };
   // A deep test's probes go straight to the connector (the doctor needs the raw answers: status,
   // headers, refusals), through the same guard as every connector call, each within the timeout.
   const connectorDoctor = new GuardedConnectorDoctor({ outbound, clock, timeoutMs: config.connectors.timeoutMs });
@@ -388,6 +401,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
     approvedToolCallsSaga(toolCalls),
+    connectorToolCallsSaga({ ...toolCalls, connectorClient }),
     chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),
     orchestrationExpirySaga({ ...commands, readStore }, { concurrency: config.sagaConcurrency }),
     rangeReplaySaga(orchestration),
@@ -455,7 +469,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),
     integrationsRouter(identity, accessDenials, { outbound }),
-    toolCallsRouter(identity, accessDenials, { outbound, logger: toolCalls.logger, toolLimits: toolCalls.toolLimits, accessTokens: toolCalls.accessTokens }),
+    toolCallsRouter(identity, accessDenials, { outbound, logger: toolCalls.logger, toolLimits: toolCalls.toolLimits, accessTokens: toolCalls.accessTokens, connectorWaitMs: toolCalls.connectorWaitMs }),
     integrationImportRouter(identity, accessDenials, { outbound, openapi: { maxBytes: config.openapiMaxBytes, fetchTimeoutMs: config.openapiFetchTimeoutMs }, openapiReader }),
     toolsRouter(identity, accessDenials),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),

@@ -4,7 +4,8 @@
 // recorded, already redacted and cut by the application (the events never hold a secret).
 // The end user's sealed token and session stay in the stream: the log has no use for them.
 // Listed newest first per tool (GET /tools/{id}/logs), and per tenant, status and caller
-// (GET /tool-calls).
+// (GET /tool-calls). A connector call's challenge shows its prompt while it is open (the resume
+// token and the user's answer stay sealed in the stream).
 
 import type { Caller, RecordedExchange, ToolCallEvent, ToolCallOrigin, ToolCallStatus } from '../domain/tool-call/tool-call';
 import { toolCallEvents } from '../domain/tool-call/tool-call';
@@ -33,6 +34,8 @@ export interface ToolCallDocument {
   /** Why a failed call failed. */
   error: { code: string; message: string } | null;
   exchange: RecordedExchange | null;
+  /** A connector call's open challenge: what the user is asked (#13); null otherwise. */
+  challenge: { prompt: string; at: string } | null;
   position: number;
   [field: string]: unknown;
 }
@@ -73,6 +76,7 @@ export const toolCallsProjection: EventProjection<ToolCallEvent['type']> = {
         latency_ms: null,
         error: null,
         exchange: null,
+        challenge: null,
         position: event.position,
       } satisfies ToolCallDocument);
       return;
@@ -88,14 +92,23 @@ export const toolCallsProjection: EventProjection<ToolCallEvent['type']> = {
         return;
       case 'ToolCallSucceeded': {
         const { status, latency_ms, exchange, finished_at } = event.data;
-        view.patch(TOOL_CALLS, id, { status: 'succeeded', http_status: status, latency_ms, exchange, finished_at, position: event.position });
+        view.patch(TOOL_CALLS, id, { status: 'succeeded', http_status: status, latency_ms, exchange, finished_at, challenge: null, position: event.position });
         return;
       }
       case 'ToolCallFailed': {
         const { code, message, status, latency_ms, exchange, finished_at } = event.data;
-        view.patch(TOOL_CALLS, id, { status: 'failed', http_status: status, latency_ms, exchange, finished_at, error: { code, message }, position: event.position });
+        view.patch(TOOL_CALLS, id, { status: 'failed', http_status: status, latency_ms, exchange, finished_at, error: { code, message }, challenge: null, position: event.position });
         return;
       }
+      case 'ToolCallDispatched':
+        view.patch(TOOL_CALLS, id, { position: event.position });
+        return;
+      case 'ToolCallChallenged':
+        view.patch(TOOL_CALLS, id, { status: 'challenged', challenge: { prompt: event.data.prompt, at: event.data.challenged_at }, position: event.position });
+        return;
+      case 'ToolCallResumed':
+        view.patch(TOOL_CALLS, id, { status: 'ready', challenge: null, position: event.position });
+        return;
     }
   },
 };

@@ -30,12 +30,23 @@
 //     call that waits for an owner's or admin's approval ends the turn once the round's calls
 //     are made: its answer says so (`awaitingApprovalNote`), and the follow-up saga
 //     (tool-follow-up.ts) reports the outcome once it is known.
+//  7. connector tools (#13 point 3): the call is run by the connector saga and the turn waits
+//     for its outcome (application/tool-call/connector-tool-calls.ts). A call the connector
+//     answers with a `challenge` (an OTP) is a step at `challenge` with the prompt; the turn
+//     ends once the round's calls are made, its answer asking the user (`challengeNote`). The
+//     user's NEXT message in the conversation, while that challenge is open, is the answer: it
+//     is recorded as the user's message but masked (CHALLENGE_ANSWER_TEXT, `answers_tool_call`;
+//     the answer itself only sealed on the tool call), sent as `tool.resume`, and is no
+//     question to the model: the model is given the challenged turn again (its question, its
+//     steps with the resumed call's result) and answers. A call that outlives the wait is a
+//     step at `running`: the turn says so (`runningNote`) and the follow-up saga reports it.
 //
 // With an Idempotency-Key the ids of the conversation and both messages derive from its seed,
 // so a retry after a crash finds what the first attempt recorded and answers that.
 
 import type { Role } from '../../domain/membership/membership';
 import {
+  CHALLENGE_ANSWER_TEXT,
   type Citation,
   type ConversationEvent,
   type LiveConversation,
@@ -48,7 +59,25 @@ import {
 } from '../../domain/conversation/conversation';
 import { DomainError, notFound } from '../../domain/shared/errors';
 import { type ChatTool, chatToolsOf } from '../tool/chat-tools';
-import { MAX_TOOL_ROUNDS, type StepOutcome, type ToolCaller, type ToolStepView, argumentsOf, awaitingApprovalNote, errorOf, recordedStepsOf, resultForModel, stepIdOf, unmadeCall } from './tool-steps';
+import {
+  MAX_TOOL_ROUNDS,
+  type StepOutcome,
+  type ToolCaller,
+  type ToolResumer,
+  type ToolStepView,
+  argumentsOf,
+  awaitingApprovalNote,
+  challengeNote,
+  recordedStepsOf,
+  resultForModel,
+  runningNote,
+  stepFor,
+  stepIdOf,
+  unmadeCall,
+  viewAt,
+} from './tool-steps';
+import { type ToolCallEvent, toolCallDecider, toolCallStream } from '../../domain/tool-call/tool-call';
+import { outcomeOf } from '../tool-call/tool-calls';
 import { checkText } from '../../domain/shared/text';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
@@ -73,6 +102,8 @@ export type ChatDependencies = CommandDependencies &
     logger: Logger;
     /** Runs the business tool calls the model asks for (application/tool-call's callTool, bound). */
     callTool: ToolCaller;
+    /** Sends the user's answer to a connector's challenge (application/tool-call's resumeToolCall, bound). */
+    resumeToolCall: ToolResumer;
   };
 
 /** Earlier messages the engine sees: enough for follow-up questions, few enough to stay fast and cheap. */
@@ -157,6 +188,12 @@ export interface OpenTurn {
    * calls. Only in memory, for this turn: recorded sealed, never logged.
    */
   end_user: { token: string | null; session: string | null };
+  /**
+   * The message answers an open challenge: the step that asked, the turn it belongs to, and
+   * the answer in clear (only in memory; sealed on the tool call). `question` and `history`
+   * are then the challenged turn's.
+   */
+  resuming: { view: ToolStepView; reply_to: string; answer: string; steps: ToolStepView[] } | null;
 }
 
 /** What the answer of a turn streams: its text in pieces, its citations, then how it ended. */
@@ -193,7 +230,8 @@ function historyOf(events: readonly ConversationEvent[], excluding: string): { t
   const turns: AssistantTurn[] = [];
   const answers = new Map<string, ChatAnswer>();
   for (const event of events) {
-    if (event.type === 'UserMessagePosted' && event.data.message_id !== excluding) turns.push({ role: 'user', text: event.data.text });
+    // An answer to a challenge (an OTP) is no question, and never shown to the model.
+    if (event.type === 'UserMessagePosted' && event.data.message_id !== excluding && event.data.answers_tool_call === undefined) turns.push({ role: 'user', text: event.data.text });
     // A person's reply is what the user was told from this side: the model sees it as the assistant's.
     if (event.type === 'AgentReplied') turns.push({ role: 'assistant', text: event.data.text });
     if (event.type === 'AssistantAnswered') {
@@ -268,6 +306,7 @@ export async function openTurn(deps: ChatDependencies, asker: Asker, request: Ch
   const attemptId = (part: string): string => idFor(attempt === 0 ? part : `${part}:${attempt}`);
   while (seed && failed.has(attemptId('user-message'))) attempt += 1;
   const userMessageId = attemptId('user-message');
+  const challenge = paused ? null : await openChallengeOf(deps, events);
   await handleCommand(
     deps,
     conversationAggregate,
@@ -276,7 +315,8 @@ export async function openTurn(deps: ChatDependencies, asker: Asker, request: Ch
       type: 'PostUserMessage',
       data: {
         message_id: userMessageId,
-        text: question,
+        text: challenge === null ? question : CHALLENGE_ANSWER_TEXT,
+        ...(challenge === null ? {} : { answers_tool_call: challenge.view.tool_call_id! }),
         author: asker.party,
         end_user_token_sealed: endUserToken === null ? null : deps.secrets.seal(endUserToken),
         end_user_session_sealed: endUserSession === null ? null : deps.secrets.seal(endUserSession),
@@ -285,20 +325,57 @@ export async function openTurn(deps: ChatDependencies, asker: Asker, request: Ch
     acting,
   );
   const { turns, answers } = historyOf(events, userMessageId);
+  const challenged = challenge === null ? null : events.find((event) => event.type === 'UserMessagePosted' && event.data.message_id === challenge.reply_to);
   return {
     conversation_id: conversationId,
     user_message_id: userMessageId,
     paused,
     recorded: answers.get(userMessageId) ?? null,
     recorded_steps: recordedStepsOf(events).get(userMessageId) ?? [],
-    question,
+    question: challenged?.type === 'UserMessagePosted' ? challenged.data.text : question,
     workspace_id: workspaceId,
-    history: turns,
+    history: challenge === null ? turns : historyBefore(events, challenge.reply_to),
+    resuming: challenge === null ? null : { ...challenge, answer: question },
     answer_message_id: attemptId('answer'),
     asker,
     context: acting,
     end_user: { token: endUserToken, session: endUserSession },
   };
+}
+
+/**
+ * The challenge a new message in the conversation answers: the first step recorded at
+ * `challenge` whose call still waits for an answer (one answered meanwhile, or whose turn moved
+ * on, is not open). Null when none is open.
+ */
+async function openChallengeOf(deps: Pick<ChatDependencies, 'eventStore'>, events: readonly ConversationEvent[]): Promise<{ view: ToolStepView; reply_to: string; steps: ToolStepView[] } | null> {
+  for (const [replyTo, steps] of recordedStepsOf(events)) {
+    for (const view of steps) {
+      if (view.status !== 'challenge' || view.tool_call_id === null) continue;
+      const recorded = (await deps.eventStore.readStream(toolCallStream(view.tool_call_id))) as unknown as ToolCallEvent[];
+      if (recorded.reduce(toolCallDecider.evolve, toolCallDecider.initialState()).status === 'challenged') return { view, reply_to: replyTo, steps };
+    }
+  }
+  return null;
+}
+
+/** The steps of a turn as the model is given them again: each call's arguments and its outcome as its events tell it now. */
+async function stepsOfTurn(deps: Pick<ChatDependencies, 'eventStore'>, views: readonly ToolStepView[]): Promise<ToolStep[]> {
+  return Promise.all(
+    views.map(async (view) => {
+      if (view.tool_call_id === null) return stepFor(view, null, unmadeCall(view.error?.code ?? 'failed', view.error?.message ?? 'the call was not made'));
+      const events = (await deps.eventStore.readStream(toolCallStream(view.tool_call_id))) as unknown as ToolCallEvent[];
+      const args = events[0]?.type === 'ToolCallRequested' ? events[0].data.arguments : null;
+      let outcome: StepOutcome;
+      try {
+        outcome = outcomeOf(events);
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        outcome = { status: 'running', tool_call_id: view.tool_call_id };
+      }
+      return stepFor(view, args, outcome);
+    }),
+  );
 }
 
 /** The tenant's assistant as its settings say: name, instructions, language. */
@@ -328,13 +405,25 @@ export async function* answerTurn(deps: ChatDependencies, turn: OpenTurn, signal
   const started = performance.now();
   let text = '';
   try {
+    const steps: ToolStep[] = [];
+    if (turn.resuming) {
+      const resumed = yield* resumeStep(deps, turn, turn.resuming);
+      if (resumed.status === 'challenge' || resumed.status === 'running') {
+        text = resumed.status === 'challenge' ? challengeNote([resumed.prompt!]) : runningNote([resumed.tool_name]);
+        yield { kind: 'delta', text };
+        yield* recordAnswer(deps, turn, { text, citations: [], answered_from_knowledge: false, model: deps.assistant.model }, started, null);
+        return;
+      }
+      // The model is given the challenged turn again, every step with what it gave.
+      const views = turn.resuming.steps.map((view) => (view.step_id === resumed.step_id ? resumed : view));
+      steps.push(...(await stepsOfTurn(deps, views)));
+    }
     const [assistant, passages, tools] = await Promise.all([
       assistantOf(deps, turn.asker.tenant_id),
       retrievePassages(deps, turn.asker, turn.question, { workspaceId: turn.workspace_id }),
       chatToolsOf(deps, turn.asker.tenant_id, turn.workspace_id),
     ]);
     const offered = new Map(tools.map((tool) => [tool.spec.name, tool]));
-    const steps: ToolStep[] = [];
     let usage: Usage = null;
     for (let round = 0; ; round += 1) {
       // After MAX_TOOL_ROUNDS rounds of calls the model answers with what it has.
@@ -360,14 +449,20 @@ export async function* answerTurn(deps: ChatDependencies, turn: OpenTurn, signal
       if (ending.kind === 'tool_calls') {
         if (specs.length === 0) throw new AssistantEngineError('model_error', 'the model asked for a tool, but none was offered');
         const awaiting: string[] = [];
+        const prompts: string[] = [];
+        const running: string[] = [];
         for (const ask of ending.calls) {
           const ran = yield* runToolStep(deps, turn, offered, round, ask);
           steps.push(ran.step);
           if (ran.view.status === 'awaiting_approval') awaiting.push(ran.view.tool_name);
+          if (ran.view.status === 'challenge') prompts.push(ran.view.prompt ?? '');
+          if (ran.view.status === 'running') running.push(ran.view.tool_name);
         }
-        if (awaiting.length === 0) continue;
-        // The turn ends here: the follow-up saga reports the outcome once an owner or admin decided.
-        const note = `${text === '' ? '' : '\n\n'}${awaitingApprovalNote(awaiting)}`;
+        if (awaiting.length === 0 && prompts.length === 0 && running.length === 0) continue;
+        // The turn ends here: the user's next message answers a challenge; the follow-up saga
+        // reports the outcome of a call once an owner or admin decided, or once it ran.
+        const notes = [...(prompts.length > 0 ? [challengeNote(prompts)] : []), ...(awaiting.length > 0 ? [awaitingApprovalNote(awaiting)] : []), ...(running.length > 0 ? [runningNote(running)] : [])];
+        const note = `${text === '' ? '' : '\n\n'}${notes.join('\n\n')}`;
         text += note;
         yield { kind: 'delta', text: note };
         yield* recordAnswer(deps, turn, { text, citations: [], answered_from_knowledge: false, model: ending.model }, started, usage);
@@ -460,11 +555,32 @@ async function* runToolStep(deps: ChatDependencies, turn: OpenTurn, offered: Rea
       outcome = unmadeCall(error.code, error.message);
     }
   }
-  const recorded = { ...named, tool_call_id: outcome.tool_call_id, status: outcome.status, error: errorOf(outcome) };
-  await handleCommand(deps, conversationAggregate, conversationStream(turn.conversation_id), { type: 'RecordToolStep', data: { reply_to: turn.user_message_id, ...recorded } }, turn.context);
-  const view: ToolStepView = recorded;
+  const view = viewAt(named, outcome);
+  await handleCommand(deps, conversationAggregate, conversationStream(turn.conversation_id), { type: 'RecordToolStep', data: { reply_to: turn.user_message_id, ...view } }, turn.context);
   yield { kind: 'tool', step: view };
   return { step: { call: ask, result: resultForModel(outcome) }, view };
+}
+
+/**
+ * The user's message sent as the answer to the open challenge (`tool.resume`): the step of the
+ * challenged turn recorded at its new outcome and streamed. A refusal of the use case (the
+ * call was answered meanwhile) is a failed step, never a crash.
+ */
+async function* resumeStep(deps: ChatDependencies, turn: OpenTurn, resuming: NonNullable<OpenTurn['resuming']>): AsyncGenerator<TurnStep, ToolStepView> {
+  const { view: asked, reply_to } = resuming;
+  const toolCallId = asked.tool_call_id!;
+  let outcome: StepOutcome;
+  try {
+    outcome = await deps.resumeToolCall(turn.asker.tenant_id, toolCallId, resuming.answer, turn.asker.party, turn.context);
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    outcome = { status: 'failed', tool_call_id: toolCallId, code: error.code, message: error.message, http_status: null, latency_ms: 0, result: null };
+  }
+  const { step_id, call_id, tool_name, tool_id } = asked;
+  const view = viewAt({ step_id, call_id, tool_name, tool_id }, outcome);
+  await handleCommand(deps, conversationAggregate, conversationStream(turn.conversation_id), { type: 'RecordToolStep', data: { reply_to, ...view } }, turn.context);
+  yield { kind: 'tool', step: view };
+  return view;
 }
 
 async function recordFailure(deps: ChatDependencies, turn: OpenTurn, code: string, message: string): Promise<void> {

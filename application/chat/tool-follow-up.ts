@@ -14,9 +14,13 @@
 // Nothing is followed up in a conversation that is deleted, or handed off to a person (the
 // assistant is paused there; the step's outcome is still recorded for the person to see).
 //
+// The same goes for a connector tool's call (#13) that outlived its turn's wait: its step is
+// recorded at `running`, and its outcome is reported here once the connector saga records it.
+//
 // It reacts to ToolCallSucceeded, ToolCallFailed and ToolCallRefused, and reads the call's
-// ToolCallRequested: only calls of a chat turn (origin `chat`) that waited for an approval are
-// its business (the others were reported by their turn). Idempotent on redelivery: the step's
+// ToolCallRequested: only calls of a chat turn (origin `chat`) that waited for an approval, or
+// connector calls, are its business; a turn none of whose steps waited (its connector calls
+// answered within the turn) gets no follow-up. Idempotent on redelivery: the step's
 // outcome and the follow-up are recorded once each (the conversation decider); a redelivery
 // after a crash between the model's report and its record asks the model again. A call settled
 // before its turn recorded the step (an approval within milliseconds) is retried by redelivery.
@@ -79,7 +83,9 @@ export async function followUpTurn(deps: ChatFollowUpDependencies, tenantId: str
   if (!views.some((view) => view.tool_call_id === trigger)) throw new StepNotRecordedYet(trigger);
 
   const calls = await Promise.all(views.map((view) => callOf(deps, view)));
-  const waited = calls.filter((call) => call.view.status === 'awaiting_approval' || (call.requested?.awaiting_approval ?? false));
+  const waited = calls.filter((call) => call.view.status === 'awaiting_approval' || call.view.status === 'running' || (call.requested?.awaiting_approval ?? false));
+  // Every call of the turn was reported by the turn itself.
+  if (waited.length === 0) return;
   for (const call of waited) {
     if (call.outcome === null || call.outcome.status === 'awaiting_approval' || call.view.status === call.outcome.status) continue;
     const { step_id, call_id, tool_name, tool_id, tool_call_id } = call.view;
@@ -150,7 +156,7 @@ export function chatToolFollowUpSaga(deps: ChatFollowUpDependencies): Saga<Settl
     async handle(event: RecordedOf<SettledType>) {
       const { tenant_id, tool_call_id } = event.data;
       const [first] = await deps.eventStore.readStream(toolCallStream(tool_call_id), { maxCount: 1 });
-      if (first?.type !== 'ToolCallRequested' || !first.data.awaiting_approval || first.data.origin.kind !== 'chat') return;
+      if (first?.type !== 'ToolCallRequested' || !(first.data.awaiting_approval || first.data.connector !== undefined) || first.data.origin.kind !== 'chat') return;
       const context = { ...systemContext(event.metadata.correlation_id, CHAT_TOOL_FOLLOW_UP, event.id), tenant_id };
       await followUpTurn(deps, tenant_id, first.data.origin.conversation_id, first.data.origin.reply_to, tool_call_id, context);
     },

@@ -8,17 +8,23 @@
 //   {"status":"failed","error":{"code","message"},"http_status":<n or null>,"result":<...>}
 //   {"status":"awaiting_approval","message":"..."}   the call waits for an owner or admin
 //   {"status":"refused","reason":"..."}              an owner or admin refused it
+//   {"status":"challenge","prompt":"...","message":"..."}  a connector asks the user first (#13)
+//   {"status":"running","message":"..."}             a connector call still running
 // A text longer than MAX_TOOL_RESULT_CHARACTERS is cut: `{"status", "truncated": true,
 // "result_text": <its beginning>}`, so one large answer cannot crowd out the conversation.
 
 import type { ConversationEvent, ToolStepStatus } from '../../domain/conversation/conversation';
 import type { ToolCallEvent } from '../../domain/tool-call/tool-call';
 import type { ToolCallAsk, ToolStep } from '../ports/assistant-engine';
+import type { Caller } from '../../domain/tool-call/tool-call';
 import type { RequestContext } from '../shared/request-context';
 import { type ToolCallInput, type ToolCallOptions, type ToolCallOutcome, outcomeOf } from '../tool-call/tool-calls';
 
 /** Runs one tool call: application/tool-call's `callTool` with its dependencies bound (the composition root binds them). */
 export type ToolCaller = (tenantId: string, input: ToolCallInput, context: RequestContext, options?: ToolCallOptions) => Promise<ToolCallOutcome>;
+
+/** Sends the user's answer to a connector's challenge (application/tool-call's resumeToolCall, bound) and gives the outcome. */
+export type ToolResumer = (tenantId: string, toolCallId: string, answer: string, by: Caller, context: RequestContext) => Promise<ToolCallOutcome>;
 
 /** Rounds of tool calls in one turn; after them the model is asked to answer without tools. */
 export const MAX_TOOL_ROUNDS = 5;
@@ -39,6 +45,8 @@ export interface ToolStepView {
   /** `requested` only while it runs (streamed, never recorded). */
   status: 'requested' | ToolStepStatus;
   error: { code: string; message: string } | null;
+  /** At `challenge` only: what the connector asks the user (an OTP, ...). */
+  prompt?: string;
 }
 
 /** A call that was never made: no such tool, or arguments that were not a JSON object or not valid. */
@@ -79,6 +87,12 @@ export function resultForModel(outcome: StepOutcome): string {
     case 'refused':
       shown = { status: 'refused', reason: outcome.reason };
       break;
+    case 'challenge':
+      shown = { status: 'challenge', prompt: outcome.prompt, message: 'The connector asks the user this first; the user was asked, and their answer will be sent to it. The call has not answered yet.' };
+      break;
+    case 'running':
+      shown = { status: 'running', message: 'The call is still running; its result will be reported to the user once it is known.' };
+      break;
   }
   const text = JSON.stringify(shown) ?? 'null';
   if (text.length <= MAX_TOOL_RESULT_CHARACTERS) return text;
@@ -104,6 +118,25 @@ export function awaitingApprovalNote(toolNames: readonly string[]): string {
     : `The actions ${listed} await approval by an owner or admin of the organization: they have not run yet. Their results will be reported here once they have.`;
 }
 
+/** The words a turn ends with when a connector asks the user something first (recorded as its answer). */
+export function challengeNote(prompts: readonly string[]): string {
+  return prompts.length === 1 ? `To go on, I need a confirmation from you: ${prompts[0]}` : `To go on, I need confirmations from you, one message each: ${prompts.map((prompt) => `“${prompt}”`).join(', ')}`;
+}
+
+/** The words a turn ends with when connector calls outlive its wait. */
+export function runningNote(toolNames: readonly string[]): string {
+  const names = [...new Set(toolNames)].map((name) => `“${name}”`).join(', ');
+  return `The action ${names} is still running. Its result will be reported here once it is known.`;
+}
+
+/** A step's view once its call was made: at an outcome, never `requested`. */
+export type MadeStepView = ToolStepView & { status: ToolStepStatus };
+
+/** A view of a step at an outcome: its status, error and, for a challenge, the prompt. */
+export function viewAt(named: Omit<ToolStepView, 'tool_call_id' | 'status' | 'error' | 'prompt'>, outcome: StepOutcome): MadeStepView {
+  return { ...named, tool_call_id: outcome.tool_call_id, status: outcome.status, error: errorOf(outcome), ...(outcome.status === 'challenge' ? { prompt: outcome.prompt } : {}) };
+}
+
 /** How a recorded call ended (the tool-call use case's reading of its events); null while it waits for approval or runs. */
 export function settledOutcomeOf(events: readonly ToolCallEvent[]): ToolCallOutcome | null {
   const settled = events.some((event) => event.type === 'ToolCallSucceeded' || event.type === 'ToolCallFailed' || event.type === 'ToolCallRefused');
@@ -115,9 +148,9 @@ export function recordedStepsOf(events: readonly ConversationEvent[]): Map<strin
   const byTurn = new Map<string, Map<string, ToolStepView>>();
   for (const event of events) {
     if (event.type !== 'AssistantToolStepRecorded') continue;
-    const { reply_to, step_id, call_id, tool_name, tool_id, tool_call_id, status, error } = event.data;
+    const { reply_to, step_id, call_id, tool_name, tool_id, tool_call_id, status, error, prompt } = event.data;
     const steps = byTurn.get(reply_to) ?? new Map<string, ToolStepView>();
-    steps.set(step_id, { step_id, call_id, tool_name, tool_id, tool_call_id, status, error });
+    steps.set(step_id, { step_id, call_id, tool_name, tool_id, tool_call_id, status, error, ...(prompt === undefined ? {} : { prompt }) });
     byTurn.set(reply_to, steps);
   }
   return new Map([...byTurn].map(([replyTo, steps]) => [replyTo, [...steps.values()]]));

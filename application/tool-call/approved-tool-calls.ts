@@ -19,9 +19,9 @@ import { toolCallStream } from '../../domain/tool-call/tool-call';
 
 export const APPROVED_TOOL_CALLS = 'approved_tool_calls';
 
-/** Whether the saga runs the call an approval is of: only one that waited for it. */
+/** Whether the saga runs the call an approval is of: only one that waited for it, and not a connector tool's (the connector saga runs those, connector-tool-calls.ts). */
 export function waitedForApproval(first: RecordedOf | undefined): boolean {
-  return first?.type === 'ToolCallRequested' && first.data.awaiting_approval;
+  return first?.type === 'ToolCallRequested' && first.data.awaiting_approval && first.data.connector === undefined;
 }
 
 export function approvedToolCallsSaga(deps: ToolCallDependencies): Saga<'ToolCallApproved'> {

@@ -45,6 +45,8 @@ export interface ToolCallView {
   request: RecordedExchange['request'] | null;
   /** As answered, redacted and cut (`truncated`); null when no answer came. */
   response: NonNullable<RecordedExchange['response']> | null;
+  /** A connector call's open challenge (#13): what the user is asked; null otherwise. */
+  challenge: { prompt: string; at: string } | null;
 }
 
 export const viewOfToolCall = (doc: ToolCallDocument): ToolCallView => ({
@@ -66,6 +68,8 @@ export const viewOfToolCall = (doc: ToolCallDocument): ToolCallView => ({
   error: doc.error,
   request: doc.exchange?.request ?? null,
   response: doc.exchange?.response ?? null,
+  // Calls recorded before #13 have no such field.
+  challenge: doc.challenge ?? null,
 });
 
 export const isApprover = (principal: Pick<Principal, 'role'>): boolean => ROLE_RANK[principal.role] >= ROLE_RANK.admin;

@@ -3,16 +3,21 @@
 // aggregate (domain/tool-call): requested, maybe approved or refused, then succeeded or failed.
 //
 // `callTool` is the one way a tool is called:
-// 1. The tool must be the tenant's, live (404 `tool_not_found`), enabled (409 `tool_disabled`)
-//    and call an integration (409 `tool_not_callable`: an SDK connection's tools are its
-//    connector's, #13). The arguments must satisfy its input_schema (400 `invalid_arguments`
-//    listing every bad field, application/tool/input-schema.ts) and fill its path.
+// 1. The tool must be the tenant's, live (404 `tool_not_found`) and enabled (409
+//    `tool_disabled`); a connector tool's SDK connection must be there and enabled (409
+//    `connection_disabled`). The arguments must satisfy its input_schema (400
+//    `invalid_arguments` listing every bad field, application/tool/input-schema.ts) and, for an
+//    integration's tool, fill its path.
 // 2. The call is recorded (ToolCallRequested: the arguments, the caller, the end user's token
 //    and session sealed). An `approval_required` tool's call waits for an owner's or admin's
 //    approval (`awaiting_approval`), unless the caller approves it as they make it
 //    (`approvedBy`, an owner's or admin's own test): then requested and approved are one append.
 // 3. A call that need not wait runs at once (`runToolCall`); one that waited is run by the
-//    approval saga (approved-tool-calls.ts) once approved.
+//    approval saga (approved-tool-calls.ts) once approved. A connector tool's call (#13) is
+//    never run by its caller: the saga of connector-tool-calls.ts runs it (so a restart
+//    mid-call repeats it at most once, with the same request_id), and the caller waits for its
+//    outcome at most CONNECTOR_TIMEOUT_MS plus a margin (`awaitToolCallOutcome`): `running`
+//    when the wait ends first, `challenge` when the connector asks the user something.
 //
 // Running a call: the tool and integration as they are then (a tool deleted or disabled
 // meanwhile fails the call: `tool_gone`, `tool_disabled`; an integration deleted:
@@ -30,8 +35,9 @@
 // Log lines name the call, its status and latency: never a URL, header, body or argument.
 
 import { DomainError, conflict, notFound } from '../../domain/shared/errors';
-import { type LiveTool, toolStream } from '../../domain/tool/tool';
+import { type LiveTool, connectorToolName, toolStream } from '../../domain/tool/tool';
 import {
+  type ConnectorOfCall,
   type RecordedExchange,
   type ToolCallCommand,
   type ToolCallEvent,
@@ -44,6 +50,7 @@ import {
 } from '../../domain/tool-call/tool-call';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { integrationCredentials } from '../integration/integrations';
+import { sdkConnectionTarget } from '../sdk-connection/sdk-connections';
 import type { Secrets } from '../ports/identity';
 import type { Logger } from '../ports/logger';
 import { OutboundCallError, type OutboundHttp, type OutboundResponse } from '../ports/outbound-http';
@@ -72,9 +79,16 @@ export interface ToolCallOptions {
   idempotencyKey?: string;
 }
 
-/** How a call ended, or that it waits. `result` is the API's answer as JSON (its text when it is not JSON), already redacted. */
+/**
+ * How a call ended, or that it waits. `result` is the API's answer as JSON (its text when it is
+ * not JSON), already redacted; a connector's: its `output`. `challenge`: the connector asks the
+ * user `prompt` first (answered through `resumeToolCall`); `running`: a connector call whose
+ * outcome was not recorded within the caller's wait.
+ */
 export type ToolCallOutcome =
   | { status: 'awaiting_approval'; tool_call_id: string }
+  | { status: 'challenge'; tool_call_id: string; prompt: string; challenge: Record<string, unknown> }
+  | { status: 'running'; tool_call_id: string }
   | { status: 'refused'; tool_call_id: string; reason: string }
   | { status: 'succeeded'; tool_call_id: string; http_status: number; latency_ms: number; result: unknown }
   | { status: 'failed'; tool_call_id: string; code: string; message: string; http_status: number | null; latency_ms: number; result: unknown };
@@ -96,6 +110,8 @@ export interface ToolCallDependencies extends CommandDependencies {
   toolLimits: ToolLimits;
   /** The integrations' OAuth2 access tokens, kept per process (one cache per platform). */
   accessTokens: AccessTokenCache;
+  /** How long a caller waits for a connector call's outcome (CONNECTOR_TIMEOUT_MS plus a margin). */
+  connectorWaitMs: number;
 }
 
 /** Each body of a recorded exchange, at most, in UTF-8 bytes: the rest is cut (`truncated` on the response). */
@@ -127,6 +143,12 @@ function callableArguments(tool: LiveTool, args: unknown): Record<string, unknow
   return checked;
 }
 
+/** The checked arguments of a connector tool's call: they travel whole as the request's `parameters`. */
+function connectorArguments(tool: LiveTool, args: unknown): Record<string, unknown> {
+  requireValidArguments(tool.definition.input_schema, args);
+  return args as Record<string, unknown>;
+}
+
 /** `callTool`, also answering the position of the last event it wrote (routes answer from the read models). */
 export async function requestToolCall(
   deps: ToolCallDependencies,
@@ -137,8 +159,14 @@ export async function requestToolCall(
 ): Promise<{ outcome: ToolCallOutcome; position: number | null }> {
   const tool = await liveTool(deps, tenantId, input.tool_id);
   if (!tool.definition.enabled) throw conflict('tool_disabled', `the tool ${tool.definition.name} is disabled: enable it to call it`);
-  if (tool.target.kind !== 'integration') throw conflict('tool_not_callable', "the tool belongs to an SDK connection: its connector runs it");
-  const args = callableArguments(tool, input.arguments);
+  let connector: ConnectorOfCall | null = null;
+  if (tool.target.kind === 'sdk_connection') {
+    const connection = await sdkConnectionTarget(deps, tenantId, tool.target.connection_id);
+    if (connection === null) throw conflict('connection_gone', `the SDK connection of the tool ${tool.definition.name} was deleted`);
+    if (!connection.enabled) throw conflict('connection_disabled', `the SDK connection of the tool ${tool.definition.name} is disabled: enable it to call its tools`);
+    connector = { connection_id: tool.target.connection_id, tool: connectorToolName(tool.target, tool.definition) ?? tool.definition.name };
+  }
+  const args = connector === null ? callableArguments(tool, input.arguments) : connectorArguments(tool, input.arguments);
   const key = options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:tool-call`;
   const toolCallId = key === undefined ? deps.ids.newId() : deps.ids.fromKey(key);
   const awaiting = tool.definition.risk === 'approval_required' && options.approvedBy === undefined;
@@ -162,6 +190,7 @@ export async function requestToolCall(
         awaiting_approval: awaiting,
         end_user_token_sealed: sealed(input.end_user?.token),
         end_user_session_sealed: sealed(input.end_user?.session),
+        ...(connector === null ? {} : { connector }),
         ...(options.approvedBy === undefined ? {} : { approved_by: options.approvedBy }),
       },
     },
@@ -169,6 +198,11 @@ export async function requestToolCall(
     { idempotencyKey: key },
   );
   if (awaiting && requested.events.length > 0) return { outcome: { status: 'awaiting_approval', tool_call_id: toolCallId }, position: requested.position };
+  // The connector saga runs it; the caller waits for what it records.
+  if (connector !== null) {
+    const waited = await awaitToolCallOutcome(deps, toolCallId, deps.connectorWaitMs);
+    return { outcome: waited.outcome, position: waited.position ?? requested.position };
+  }
   // A call that need not wait, or a retry that finds its call (answered as it stands).
   const ran = await runToolCall(deps, tenantId, toolCallId, context);
   return { outcome: ran.outcome, position: ran.position ?? requested.position };
@@ -195,6 +229,14 @@ export function outcomeOf(events: readonly ToolCallEvent[]): ToolCallOutcome {
   for (const event of events) {
     const id = event.data.tool_call_id;
     switch (event.type) {
+      case 'ToolCallDispatched':
+        break;
+      case 'ToolCallChallenged':
+        outcome = { status: 'challenge', tool_call_id: id, prompt: event.data.prompt, challenge: event.data.challenge };
+        break;
+      case 'ToolCallResumed':
+        outcome = null;
+        break;
       case 'ToolCallRequested':
         outcome = event.data.awaiting_approval ? { status: 'awaiting_approval', tool_call_id: id } : null;
         break;
@@ -218,8 +260,31 @@ export function outcomeOf(events: readonly ToolCallEvent[]): ToolCallOutcome {
   return outcome;
 }
 
+/** Pauses between readings of a call's stream while its caller waits: short at first (a connector answers in milliseconds), then at most WAIT_STEP_MAX_MS. */
+const WAIT_STEP_MIN_MS = 10;
+const WAIT_STEP_MAX_MS = 250;
+
+/**
+ * The call's outcome once one is recorded (or it waits for an approval or a challenge answer),
+ * reading its stream until then; `running` when `waitMs` ends first. The stream is read, not a
+ * read model: the outcome may be recorded by a saga in another process.
+ */
+export async function awaitToolCallOutcome(deps: Pick<CommandDependencies, 'eventStore'>, toolCallId: string, waitMs: number): Promise<{ outcome: ToolCallOutcome; position: number | null }> {
+  const stream = toolCallStream(toolCallId);
+  const deadline = performance.now() + waitMs;
+  for (let pause = WAIT_STEP_MIN_MS; ; pause = Math.min(pause * 2, WAIT_STEP_MAX_MS)) {
+    const recorded = await deps.eventStore.readStream(stream);
+    const events = recorded.map((event) => event as unknown as ToolCallEvent);
+    const state = events.reduce(toolCallDecider.evolve, toolCallDecider.initialState());
+    if (state.status !== 'ready' && state.status !== 'absent') return { outcome: outcomeOf(events), position: recorded[recorded.length - 1]?.position ?? null };
+    const left = deadline - performance.now();
+    if (left <= 0) return { outcome: { status: 'running', tool_call_id: toolCallId }, position: null };
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+  }
+}
+
 /** The first `maxBytes` bytes of UTF-8 text, cut at a character boundary. */
-function cut(text: string, maxBytes: number): { text: string; truncated: boolean } {
+export function cut(text: string, maxBytes: number): { text: string; truncated: boolean } {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length <= maxBytes) return { text, truncated: false };
   let end = maxBytes;
@@ -350,6 +415,8 @@ export async function runToolCall(deps: ToolCallDependencies, tenantId: string, 
   const state = recorded.reduce(toolCallDecider.evolve, toolCallDecider.initialState());
   if (state.status === 'absent' || state.tenant_id !== tenantId) throw toolCallNotFound();
   if (state.status !== 'ready') return { outcome: outcomeOf(recorded), position: null };
+  // A connector call is the connector saga's to run (connector-tool-calls.ts), never sent from here.
+  if (state.connector !== undefined) return { outcome: { status: 'running', tool_call_id: toolCallId }, position: null };
   const requested = recorded[0];
   if (requested.type !== 'ToolCallRequested') throw new Error(`${stream}@0: expected ToolCallRequested, found ${requested.type}`);
   const open = (sealed: string | null): string | null => (sealed === null ? null : deps.secrets.open(sealed));

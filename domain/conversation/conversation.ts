@@ -52,18 +52,26 @@ export const ConversationStarted = declareEvent(
 );
 export const UserMessagePosted = declareEvent(
   'UserMessagePosted',
-  t.type({
-    conversation_id: t.string,
-    tenant_id: t.string,
-    message_id: t.string,
-    text: t.string,
-    author: Party,
-    /** X-End-User-Token and X-End-User-Session of the turn, sealed (tool calls forward them); null when absent. */
-    end_user_token_sealed: t.union([t.string, t.null]),
-    end_user_session_sealed: t.union([t.string, t.null]),
-    posted_at: t.string,
-  }),
+  t.intersection([
+    t.type({
+      conversation_id: t.string,
+      tenant_id: t.string,
+      message_id: t.string,
+      /** The message; CHALLENGE_ANSWER_TEXT for the answer to a connector's challenge (never the answer itself). */
+      text: t.string,
+      author: Party,
+      /** X-End-User-Token and X-End-User-Session of the turn, sealed (tool calls forward them); null when absent. */
+      end_user_token_sealed: t.union([t.string, t.null]),
+      end_user_session_sealed: t.union([t.string, t.null]),
+      posted_at: t.string,
+    }),
+    /** The tool call whose challenge this message answers (#13): its text is kept on the call, sealed, and out of the model's history. */
+    t.partial({ answers_tool_call: t.string }),
+  ]),
 );
+
+/** What a conversation shows of a message that answered a challenge (an OTP is never recorded in clear). */
+export const CHALLENGE_ANSWER_TEXT = '••••••';
 export const AssistantAnswered = declareEvent(
   'AssistantAnswered',
   t.type({
@@ -85,35 +93,44 @@ export const AssistantFailed = declareEvent(
   'AssistantFailed',
   t.type({ conversation_id: t.string, tenant_id: t.string, reply_to: t.string, code: t.string, message: t.string, failed_at: t.string }),
 );
-export const TOOL_STEP_STATUSES = ['succeeded', 'failed', 'awaiting_approval', 'refused'] as const;
-export const ToolStepStatus = t.keyof({ succeeded: null, failed: null, awaiting_approval: null, refused: null });
+export const TOOL_STEP_STATUSES = ['succeeded', 'failed', 'awaiting_approval', 'refused', 'challenge', 'running'] as const;
+/**
+ * `challenge`: a connector asked the user something (an OTP) before it answers; the user's next
+ * message answers it. `running`: a connector call outlived the turn's wait; its outcome is
+ * reported later (#13).
+ */
+export const ToolStepStatus = t.keyof({ succeeded: null, failed: null, awaiting_approval: null, refused: null, challenge: null, running: null });
 export type ToolStepStatus = t.TypeOf<typeof ToolStepStatus>;
-/** A step's outcome the conversation will not hear of again: only awaiting_approval moves on. */
-export const isSettledToolStep = (status: ToolStepStatus): boolean => status !== 'awaiting_approval';
+/** A step's outcome the conversation will not hear of again: awaiting_approval, challenge and running move on. */
+export const isSettledToolStep = (status: ToolStepStatus): boolean => status !== 'awaiting_approval' && status !== 'challenge' && status !== 'running';
 
 const StepError = t.union([t.type({ code: t.string, message: t.string }), t.null]);
 
 export const AssistantToolStepRecorded = declareEvent(
   'AssistantToolStepRecorded',
-  t.type({
-    conversation_id: t.string,
-    tenant_id: t.string,
-    /** The user message whose turn made the call. */
-    reply_to: t.string,
-    /** The step within the turn (its round and the model's call id): the same step keeps it as its outcome moves on. */
-    step_id: t.string,
-    /** The model's id for the call. */
-    call_id: t.string,
-    tool_name: t.string,
-    /** Null when no such tool was offered. */
-    tool_id: t.union([t.string, t.null]),
-    /** The tool call (tool-call aggregate); null when no call was made (no such tool, arguments that were not JSON or not valid). */
-    tool_call_id: t.union([t.string, t.null]),
-    status: ToolStepStatus,
-    /** Why it failed or was refused; null otherwise. */
-    error: StepError,
-    recorded_at: t.string,
-  }),
+  t.intersection([
+    t.type({
+      conversation_id: t.string,
+      tenant_id: t.string,
+      /** The user message whose turn made the call. */
+      reply_to: t.string,
+      /** The step within the turn (its round and the model's call id): the same step keeps it as its outcome moves on. */
+      step_id: t.string,
+      /** The model's id for the call. */
+      call_id: t.string,
+      tool_name: t.string,
+      /** Null when no such tool was offered. */
+      tool_id: t.union([t.string, t.null]),
+      /** The tool call (tool-call aggregate); null when no call was made (no such tool, arguments that were not JSON or not valid). */
+      tool_call_id: t.union([t.string, t.null]),
+      status: ToolStepStatus,
+      /** Why it failed or was refused; null otherwise. */
+      error: StepError,
+      recorded_at: t.string,
+    }),
+    /** The challenge's human text, for a step at `challenge` (shown to the user; #13). */
+    t.partial({ prompt: t.string }),
+  ]),
 );
 export const AssistantFollowedUp = declareEvent(
   'AssistantFollowedUp',

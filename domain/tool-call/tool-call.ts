@@ -7,9 +7,11 @@
 //   awaiting_approval  an `approval_required` tool's call waits for an owner or admin;
 //   ready              may run (a read or write tool's call at once, or an approved one);
 //   refused            an owner or admin refused it: it never runs;
-//   succeeded          the API answered 2xx;
+//   challenged         a connector tool's call waits for the user's answer to a challenge (an OTP);
+//   succeeded          the API answered 2xx (a connector: `result`);
 //   failed             the API answered otherwise, or could not be reached, or timed out.
-// Allowed: awaiting_approval -> ready (approved) | refused; ready -> succeeded | failed.
+// Allowed: awaiting_approval -> ready (approved) | refused; ready -> succeeded | failed |
+// challenged; challenged -> ready (resumed with the user's answer).
 // A call approved as it is requested (an owner's or admin's own test of an `approval_required`
 // tool) is recorded requested, not waiting, and approved in one append: it runs with the
 // request. Only a call that waited is run by the approval saga once approved.
@@ -17,6 +19,15 @@
 // What is recorded of the exchange is already redacted (credentials, the end user's token and
 // session) and cut to size by the application: events never hold a secret in clear. The end
 // user's token and session ride along sealed, so a call approved later can still forward them.
+//
+// A connector tool's call (issue #13 point 3; `connector` on ToolCallRequested) is run by a saga
+// (application/tool-call/connector-tool-calls.ts), so each sending is recorded before it goes
+// (`ToolCallDispatched`, with the protocol `request_id` derived from the call's id and the
+// phase: `<id>:invoke`, then `<id>:resume:<n>`). A run that finds the phase already sent (a
+// process stopped mid-call) sends it once more with the same request_id; a third sending is
+// refused (`tool_call_interrupted`): the call fails rather than repeat without end. A
+// `challenge` answer records its prompt in clear (it is shown to the user) and the resume
+// token sealed; the user's answer (an OTP) is recorded sealed only.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -52,21 +63,29 @@ export type RecordedExchange = t.TypeOf<typeof RecordedExchange>;
 
 const CallIdentity = { tenant_id: t.string, workspace_id: t.string, tool_call_id: t.string, tool_id: t.string };
 
+/** A connector tool's call: the SDK connection and the connector's name for the tool (what `tool.invoke` sends). */
+export const ConnectorOfCall = t.type({ connection_id: t.string, tool: t.string });
+export type ConnectorOfCall = t.TypeOf<typeof ConnectorOfCall>;
+
 export const ToolCallRequested = declareEvent(
   'ToolCallRequested',
-  t.type({
-    ...CallIdentity,
-    tool_name: t.string,
-    risk: RiskTier,
-    arguments: t.UnknownRecord,
-    caller: Caller,
-    origin: ToolCallOrigin,
-    /** True when the call waits for an approval before it runs. */
-    awaiting_approval: t.boolean,
-    end_user_token_sealed: t.union([t.string, t.null]),
-    end_user_session_sealed: t.union([t.string, t.null]),
-    requested_at: t.string,
-  }),
+  t.intersection([
+    t.type({
+      ...CallIdentity,
+      tool_name: t.string,
+      risk: RiskTier,
+      arguments: t.UnknownRecord,
+      caller: Caller,
+      origin: ToolCallOrigin,
+      /** True when the call waits for an approval before it runs. */
+      awaiting_approval: t.boolean,
+      end_user_token_sealed: t.union([t.string, t.null]),
+      end_user_session_sealed: t.union([t.string, t.null]),
+      requested_at: t.string,
+    }),
+    /** Absent for a call of an integration's tool (and for every call recorded before #13). */
+    t.partial({ connector: ConnectorOfCall }),
+  ]),
 );
 export const ToolCallApproved = declareEvent('ToolCallApproved', t.type({ ...CallIdentity, approved_by: Caller, approved_at: t.string }));
 export const ToolCallRefused = declareEvent('ToolCallRefused', t.type({ ...CallIdentity, refused_by: Caller, reason: t.string, refused_at: t.string }));
@@ -88,7 +107,36 @@ export const ToolCallFailed = declareEvent(
   }),
 );
 
-export const toolCallEvents = eventGroup('toolCall', [ToolCallRequested, ToolCallApproved, ToolCallRefused, ToolCallSucceeded, ToolCallFailed]);
+/** A connector call is about to be sent (once more, after a stop mid-call, with the same request_id). */
+export const ToolCallDispatched = declareEvent('ToolCallDispatched', t.type({ ...CallIdentity, request_id: t.string, attempt: t.number, dispatched_at: t.string }));
+export const ToolCallChallenged = declareEvent(
+  'ToolCallChallenged',
+  t.type({
+    ...CallIdentity,
+    /** The human text of the challenge, shown to the user. */
+    prompt: t.string,
+    /** The connector's `challenge` object as it came (kind, channel, masked destination, ...): shown, never secret. */
+    challenge: t.UnknownRecord,
+    resume_token_sealed: t.string,
+    latency_ms: t.number,
+    challenged_at: t.string,
+  }),
+);
+export const ToolCallResumed = declareEvent(
+  'ToolCallResumed',
+  t.type({ ...CallIdentity, /** The user's answer (an OTP), sealed: never in clear. */ response_sealed: t.string, resumed_by: Caller, resumed_at: t.string }),
+);
+
+export const toolCallEvents = eventGroup('toolCall', [
+  ToolCallRequested,
+  ToolCallApproved,
+  ToolCallRefused,
+  ToolCallSucceeded,
+  ToolCallFailed,
+  ToolCallDispatched,
+  ToolCallChallenged,
+  ToolCallResumed,
+]);
 export type ToolCallEvent = GroupEvent<typeof toolCallEvents>;
 
 type RequestedData = EventOf<typeof ToolCallRequested>['data'];
@@ -99,14 +147,29 @@ export type ToolCallCommand =
   | { type: 'ApproveToolCall'; data: { tenant_id: string; by: Caller } }
   | { type: 'RefuseToolCall'; data: { tenant_id: string; by: Caller; reason: string } }
   | { type: 'RecordToolCallSuccess'; data: { tenant_id: string; status: number; latency_ms: number; exchange: RecordedExchange } }
-  | { type: 'RecordToolCallFailure'; data: { tenant_id: string; code: string; message: string; status: number | null; latency_ms: number; exchange: RecordedExchange | null } };
+  | { type: 'RecordToolCallFailure'; data: { tenant_id: string; code: string; message: string; status: number | null; latency_ms: number; exchange: RecordedExchange | null } }
+  | { type: 'DispatchToolCall'; data: { tenant_id: string } }
+  | { type: 'RecordToolCallChallenge'; data: { tenant_id: string; prompt: string; challenge: Record<string, unknown>; resume_token_sealed: string; latency_ms: number } }
+  | { type: 'ResumeToolCall'; data: { tenant_id: string; response_sealed: string; by: Caller } };
 
-export const TOOL_CALL_STATUSES = ['awaiting_approval', 'ready', 'refused', 'succeeded', 'failed'] as const;
+export const TOOL_CALL_STATUSES = ['awaiting_approval', 'ready', 'challenged', 'refused', 'succeeded', 'failed'] as const;
 export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
+
+/** How often one phase of a connector call (its invoke, each resume) is sent: once, and once more after a stop mid-call. */
+export const MAX_CONNECTOR_DISPATCHES = 2;
 
 export type ToolCallState =
   | { status: 'absent' }
-  | ({ status: ToolCallStatus } & Omit<RequestedData, 'awaiting_approval' | 'requested_at'>);
+  | ({
+      status: ToolCallStatus;
+      /** Resumes so far: the phase a connector call is in (0: its invoke). */
+      resumes: number;
+      /** Sendings of the current phase so far. */
+      dispatches: number;
+    } & Omit<RequestedData, 'awaiting_approval' | 'requested_at'>);
+
+/** The protocol request_id of a connector call's phase: derived from the call, so a repeat is recognisable. */
+export const connectorRequestId = (toolCallId: string, resumes: number): string => (resumes === 0 ? `${toolCallId}:invoke` : `${toolCallId}:resume:${resumes}`);
 
 export const toolCallStream = (toolCallId: string): string => toStreamName(toolCallEvents.category, toolCallId);
 
@@ -119,7 +182,7 @@ export const toolCallDecider: Decider<ToolCallCommand, ToolCallEvent, ToolCallSt
     switch (event.type) {
       case 'ToolCallRequested': {
         const { awaiting_approval, requested_at: _at, ...call } = event.data;
-        return { ...call, status: awaiting_approval ? 'awaiting_approval' : 'ready' };
+        return { ...call, status: awaiting_approval ? 'awaiting_approval' : 'ready', resumes: 0, dispatches: 0 };
       }
       case 'ToolCallApproved':
         return state.status === 'absent' ? state : { ...state, status: 'ready' };
@@ -129,6 +192,12 @@ export const toolCallDecider: Decider<ToolCallCommand, ToolCallEvent, ToolCallSt
         return state.status === 'absent' ? state : { ...state, status: 'succeeded' };
       case 'ToolCallFailed':
         return state.status === 'absent' ? state : { ...state, status: 'failed' };
+      case 'ToolCallDispatched':
+        return state.status === 'absent' ? state : { ...state, dispatches: state.dispatches + 1 };
+      case 'ToolCallChallenged':
+        return state.status === 'absent' ? state : { ...state, status: 'challenged' };
+      case 'ToolCallResumed':
+        return state.status === 'absent' ? state : { ...state, status: 'ready', resumes: state.resumes + 1, dispatches: 0 };
     }
   },
 
@@ -164,6 +233,21 @@ export const toolCallDecider: Decider<ToolCallCommand, ToolCallEvent, ToolCallSt
         const { code, message, status, latency_ms, exchange } = command.data;
         return right([{ type: 'ToolCallFailed', data: { ...identity, code, message, status, latency_ms, exchange, finished_at: at } }]);
       }
+      case 'DispatchToolCall':
+        if (state.status !== 'ready') return left(conflict('tool_call_not_ready', `the tool call is ${state.status}: it cannot run`));
+        if (state.connector === undefined) return left(conflict('tool_call_not_connector', 'only a connector tool call is dispatched'));
+        if (state.dispatches >= MAX_CONNECTOR_DISPATCHES) {
+          return left(conflict('tool_call_interrupted', `the call was sent ${state.dispatches} times without an answer being recorded: it is not sent again`));
+        }
+        return right([{ type: 'ToolCallDispatched', data: { ...identity, request_id: connectorRequestId(tool_call_id, state.resumes), attempt: state.dispatches + 1, dispatched_at: at } }]);
+      case 'RecordToolCallChallenge': {
+        if (state.status !== 'ready' || state.connector === undefined) return left(conflict('tool_call_not_ready', `the tool call is ${state.status}: it cannot run`));
+        const { prompt, challenge, resume_token_sealed, latency_ms } = command.data;
+        return right([{ type: 'ToolCallChallenged', data: { ...identity, prompt, challenge, resume_token_sealed, latency_ms, challenged_at: at } }]);
+      }
+      case 'ResumeToolCall':
+        if (state.status !== 'challenged') return left(conflict('tool_call_not_challenged', `the tool call is ${state.status}, not waiting for a challenge answer`));
+        return right([{ type: 'ToolCallResumed', data: { ...identity, response_sealed: command.data.response_sealed, resumed_by: command.data.by, resumed_at: at } }]);
     }
   },
 };

@@ -72,8 +72,11 @@ export class GuardedOutboundHttp implements OutboundHttp {
       };
       let request: ClientRequest | undefined;
       // A kept-alive connection the server closed meanwhile fails the request before any answer
-      // (ECONNRESET, EPIPE on a reused socket): the request never reached the server, so it is
-      // sent once more, on a fresh connection, as node's documentation advises.
+      // (ECONNRESET, EPIPE on a reused socket). Whether the server read the request first cannot
+      // be told, so only a request of an idempotent method (RFC 9110 9.2.2) is sent once more, on
+      // a fresh connection; a POST fails as `network`, and its caller decides (a connector call
+      // is repeated only with its request_id).
+      const resendable = IDEMPOTENT_METHODS.has(outbound.method.toUpperCase());
       const start = (fresh: boolean): void => {
         let answered = false;
         try {
@@ -107,7 +110,7 @@ export class GuardedOutboundHttp implements OutboundHttp {
         }
         const current = request;
         current.on('error', (error: NodeJS.ErrnoException) => {
-          if (!fresh && !answered && !settled && current.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
+          if (resendable && !fresh && !answered && !settled && current.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
             start(true);
             return;
           }
@@ -131,6 +134,9 @@ export class GuardedOutboundHttp implements OutboundHttp {
     });
   }
 }
+
+/** Methods a client may send again after a connection failed under them (RFC 9110 9.2.2). */
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
 /** An answer's headers, names lowercased, repeated ones joined. */
 function headersOf(answer: IncomingMessage): Record<string, string> {

@@ -9,6 +9,7 @@ import {
   MAX_TITLE_LENGTH,
   assistantAnswersIn,
   conversationDecider,
+  type ToolStepStatus,
 } from '../../domain/conversation/conversation';
 import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
 
@@ -237,7 +238,8 @@ describe('conversation decider (spec 4.6)', () => {
   });
 
   describe('tool steps and the follow-up after approvals (#12 point 5)', () => {
-    const step = (status: 'succeeded' | 'failed' | 'awaiting_approval' | 'refused', extra: { step_id?: string; error?: { code: string; message: string } | null } = {}) => ({
+    const step = (status: ToolStepStatus, extra: { step_id?: string; error?: { code: string; message: string } | null; prompt?: string } = {}) => ({
+      ...(extra.prompt === undefined ? {} : { prompt: extra.prompt }),
       reply_to: 'm1',
       step_id: extra.step_id ?? '0:call_a',
       call_id: 'call_a',
@@ -265,6 +267,15 @@ describe('conversation decider (spec 4.6)', () => {
       spec.given([...waiting, stepRecorded(step('succeeded'))]).when(recordStep(step('failed'))).thenNothingHappened();
       // Another step of the same turn is its own.
       spec.given(waiting).when(recordStep(step('awaiting_approval', { step_id: '1:call_a' }))).then([stepRecorded(step('awaiting_approval', { step_id: '1:call_a' }))]);
+    });
+
+    it('moves a connector step on from challenge or running (#13): a challenge again, then its outcome; nothing after that', () => {
+      const challenged = [...answeredOnce, stepRecorded(step('challenge', { prompt: 'Enter the code' }))];
+      spec.given(challenged).when(recordStep(step('challenge', { prompt: 'Enter the code' }))).thenNothingHappened();
+      spec.given(challenged).when(recordStep(step('running'))).then([stepRecorded(step('running'))]);
+      spec.given(challenged).when(recordStep(step('failed', { error: { code: 'denied', message: 'wrong code' } }))).then([stepRecorded(step('failed', { error: { code: 'denied', message: 'wrong code' } }))]);
+      spec.given([...challenged, stepRecorded(step('running'))]).when(recordStep(step('succeeded'))).then([stepRecorded(step('succeeded'))]);
+      spec.given([...challenged, stepRecorded(step('succeeded'))]).when(recordStep(step('challenge', { prompt: 'again' }))).thenNothingHappened();
     });
 
     it('records one follow-up per turn, which takes feedback like an answer', () => {

@@ -70,4 +70,41 @@ describe('tool call (decider)', () => {
     spec.given([]).when(success).thenThrows('not_found', 'tool_call_not_found');
     spec.given([requested()]).when(approve('t2')).thenThrows('not_found', 'tool_call_not_found');
   });
+  describe('a connector tool call (#13)', () => {
+    const connectorCall = { risk: 'write' as RiskTier, awaiting_approval: false, connector: { connection_id: 'conn-1', tool: 'order_status' } };
+    const ready = requested(connectorCall);
+    const dispatch: ToolCallCommand = { type: 'DispatchToolCall', data: { tenant_id: 't1' } };
+    const dispatched = (requestId: string, attempt: number): ToolCallEvent => ({ type: 'ToolCallDispatched', data: { ...ids, request_id: requestId, attempt, dispatched_at: at } });
+    const challenge: ToolCallCommand = {
+      type: 'RecordToolCallChallenge',
+      data: { tenant_id: 't1', prompt: 'Enter the code', challenge: { kind: 'otp', message: 'Enter the code' }, resume_token_sealed: 'sealed-resume', latency_ms: 4 },
+    };
+    const challenged: ToolCallEvent = {
+      type: 'ToolCallChallenged',
+      data: { ...ids, prompt: 'Enter the code', challenge: { kind: 'otp', message: 'Enter the code' }, resume_token_sealed: 'sealed-resume', latency_ms: 4, challenged_at: at },
+    };
+    const resume: ToolCallCommand = { type: 'ResumeToolCall', data: { tenant_id: 't1', response_sealed: 'sealed-otp', by: member } };
+    const resumed: ToolCallEvent = { type: 'ToolCallResumed', data: { ...ids, response_sealed: 'sealed-otp', resumed_by: member, resumed_at: at } };
+
+    it('records each sending with a request_id derived from the call and its phase, at most twice per phase', () => {
+      spec.given([ready]).when(dispatch).then([dispatched('c1:invoke', 1)]);
+      spec.given([ready, dispatched('c1:invoke', 1)]).when(dispatch).then([dispatched('c1:invoke', 2)]);
+      spec.given([ready, dispatched('c1:invoke', 1), dispatched('c1:invoke', 2)]).when(dispatch).thenThrows('conflict', 'tool_call_interrupted');
+      spec.given([ready, dispatched('c1:invoke', 1), challenged, resumed]).when(dispatch).then([dispatched('c1:resume:1', 1)]);
+      spec.given([ready, dispatched('c1:invoke', 1), succeeded]).when(dispatch).thenThrows('conflict', 'tool_call_not_ready');
+      // An integration's tool call is never dispatched.
+      spec.given([requested({ risk: 'read', awaiting_approval: false })]).when(dispatch).thenThrows('conflict', 'tool_call_not_connector');
+      spec.given([requested({ ...connectorCall, awaiting_approval: true })]).when(dispatch).thenThrows('conflict', 'tool_call_not_ready');
+    });
+
+    it('is challenged, resumed with the answer sealed, and answered; a challenged call has no outcome yet and is resumed once', () => {
+      spec.given([ready, dispatched('c1:invoke', 1)]).when(challenge).then([challenged]);
+      spec.given([ready, dispatched('c1:invoke', 1), challenged]).when(resume).then([resumed]);
+      spec.given([ready, dispatched('c1:invoke', 1), challenged]).when(success).thenThrows('conflict', 'tool_call_not_ready');
+      spec.given([ready, dispatched('c1:invoke', 1), challenged, resumed]).when(resume).thenThrows('conflict', 'tool_call_not_challenged');
+      spec.given([ready, dispatched('c1:invoke', 1), challenged, resumed, dispatched('c1:resume:1', 1)]).when(success).then([succeeded]);
+      spec.given([ready]).when(resume).thenThrows('conflict', 'tool_call_not_challenged');
+      spec.given([ready, dispatched('c1:invoke', 1), challenged]).when({ ...resume, data: { ...resume.data, tenant_id: 't2' } } as ToolCallCommand).thenThrows('not_found', 'tool_call_not_found');
+    });
+  });
 });

@@ -390,32 +390,38 @@ describe('guarded outbound request', () => {
       await api.close();
     }
   });
-  it('sends a request again on a fresh connection when the kept-alive one it was given was closed by the server', async () => {
-    // The first connection answers once and keeps alive, then resets on its next request, as a
-    // server that closed an idle connection does; every later connection answers.
+  it('sends an idempotent request again on a fresh connection when its kept-alive one was reset, and a POST never', async () => {
+    // Each connection answers its first request and keeps alive, then resets on its next one, as
+    // a server that closed an idle connection (or crashed reading the request) does.
     let connections = 0;
+    const received: string[] = [];
     const server = net.createServer((socket) => {
       connections += 1;
-      const first = connections === 1;
       let requests = 0;
-      socket.on('data', () => {
+      socket.on('data', (chunk: Buffer) => {
         requests += 1;
-        if (first && requests > 1) {
+        received.push(chunk.toString('latin1').split(' ')[0]);
+        if (requests > 1) {
           socket.resetAndDestroy();
           return;
         }
-        const body = first ? 'first' : 'fresh';
-        socket.write(`HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n${body}`);
+        socket.write(`HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok`);
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     try {
       const client = new GuardedOutboundHttp(open);
-      const ask = () => client.request({ method: 'POST', url, headers: {}, body: '{}', timeoutMs: 5000, maxResponseBytes: 1024 });
-      expect((await ask()).body.toString('utf8')).to.equal('first');
-      expect((await ask()).body.toString('utf8')).to.equal('fresh');
+      const ask = (method: string) => client.request({ method, url, headers: {}, body: method === 'POST' ? '{}' : null, timeoutMs: 5000, maxResponseBytes: 1024 });
+      expect((await ask('GET')).body.toString('utf8')).to.equal('ok');
+      // The GET meets the reset on the kept-alive connection and is answered on a fresh one.
+      expect((await ask('GET')).body.toString('utf8')).to.equal('ok');
       expect(connections).to.equal(2);
+      // A POST on a kept-alive connection meets the reset too: it may have been read, so it is not sent again.
+      expect((await ask('GET')).body.toString('utf8')).to.equal('ok');
+      expect(await ask('POST').catch((error: unknown) => error)).to.be.instanceOf(OutboundCallError).and.to.include({ reason: 'network' });
+      expect(connections).to.equal(3);
+      expect(received).to.deep.equal(['GET', 'GET', 'GET', 'GET', 'POST']);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }

@@ -6,12 +6,12 @@ import type { ConnectorClient, ConnectorExchange, ConnectorRequest, ConnectorTar
 
 export class RecordingConnectorClient implements ConnectorClient {
   /** Every call, in order: where, signed with which secret, what. */
-  readonly sent: Array<{ endpoint: string; secret: string; request: ConnectorRequest }> = [];
+  readonly sent: Array<{ endpoint: string; secret: string; request: ConnectorRequest; endUser?: ConnectorTarget['endUser'] }> = [];
 
   constructor(private readonly client: ConnectorClient) {}
 
   call(target: ConnectorTarget, request: ConnectorRequest): Promise<ConnectorExchange> {
-    this.sent.push({ endpoint: target.endpoint, secret: target.signingSecret, request });
+    this.sent.push({ endpoint: target.endpoint, secret: target.signingSecret, request, ...(target.endUser ? { endUser: target.endUser } : {}) });
     return this.client.call(target, request);
   }
 }

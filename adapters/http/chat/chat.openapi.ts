@@ -35,6 +35,12 @@ const EVENT_STREAM = [
   'A comment line `: keep-alive` comes every CHAT_HEARTBEAT_MS while the answer is awaited. When the client leaves, the answer stops and the conversation records it (`AssistantFailed`, code `client_gone`).',
 ].join(' ');
 
+
+/** `schema` with properties that are present only sometimes (not required). */
+function withOptional(schema: ReturnType<typeof object>, optional: Record<string, ReturnType<typeof string>>): ReturnType<typeof object> {
+  return { ...schema, properties: { ...(schema.properties as Record<string, unknown>), ...optional } } as ReturnType<typeof object>;
+}
+
 export const chatApi: ApiArea = {
   tag: 'chat',
   description: "The assistant (spec 4.6): a question answered from the organization's knowledge base, with citations, in a conversation. Each message counts against the plan's message quota.",
@@ -52,7 +58,7 @@ export const chatApi: ApiArea = {
       answered_from_knowledge: boolean('false when the answer says the knowledge base has nothing about the question'),
       model: string('the model that answered; `extractive` for the embedded engine'),
     }),
-    ChatToolStep: object({
+    ChatToolStep: withOptional(object({
       step_id: string('the step within its turn: the round and the call id'),
       call_id: string("the model's id for the call"),
       tool_name: string(),
@@ -60,7 +66,7 @@ export const chatApi: ApiArea = {
       tool_call_id: nullable(string('the tool call; null when none was made (no such tool, arguments that were not valid)')),
       status: enumOf(['requested', ...TOOL_STEP_STATUSES], '`requested` only in the stream, while the call is made'),
       error: nullable({ ...object({ code: string(), message: string() }), description: 'why it failed or was refused' }),
-    }),
+    }), { prompt: string("at `challenge` only: what a connector asks the user first (an OTP, ...); the user's next message in the conversation is the answer") }),
     ChatTurn: object({
       conversation_id: string(),
       user_message_id: string(),

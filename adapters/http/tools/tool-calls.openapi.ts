@@ -40,11 +40,12 @@ export const toolCallsApi: ApiArea = {
       error: nullable(
         object(
           { code: string(), message: string() },
-          'why a failed call failed: http_error (a non-2xx answer), timeout, network, private_address, insecure_url, unresolvable_host, response_too_large, auth_failed (no credentials, or no OAuth2 token), integration_gone, tool_gone, tool_disabled, invalid_arguments (the schema changed before an approved call ran)',
+          'why a failed call failed: http_error (a non-2xx answer), timeout, network, private_address, insecure_url, unresolvable_host, response_too_large, auth_failed (no credentials, or no OAuth2 token), integration_gone, tool_gone, tool_disabled, invalid_arguments (the schema changed before an approved call ran); for a connector tool: the connector\'s error code (denied, customer_not_found, person_not_found, not_found, invalid_request, configuration_error, internal_error, ...), or why no usable answer came (unreachable, timeout, refused_address, invalid_signature, protocol_mismatch, bad_response), connection_gone, connection_disabled, interrupted',
         ),
       ),
       request: nullable(object({ method: string(), url: string(), headers, body: nullable(string()) }, `the request as sent. ${REDACTION}`)),
       response: nullable(object({ status: integer(), headers, body: string(), truncated: boolean() }, `the answer as it came; null when none came. ${REDACTION}`)),
+      challenge: nullable(object({ prompt: string(), at: dateTime() }, "a connector tool's open challenge (status `challenged`): what the user is asked; the resume token and the user's answer are never shown")),
     }),
     ToolTestResult: {
       allOf: [ref('ToolCall'), object({ result: { description: "the API's answer as JSON (its text when it is not JSON; null when empty or when none came), redacted, whole" } })],

@@ -1,0 +1,281 @@
+// Connector tools called (issue #13 point 3): a business tool of an SDK connection (source
+// `sdk`, target `sdk_connection`) is run by its organization's connector server, through the
+// platform's connector client, as `tool.invoke`, then `tool.resume` after each challenge.
+//
+// Saga `connector_tool_calls` (version 1) drives every connector call, so no caller sends one
+// itself: it reacts to a call that is ready (ToolCallRequested not waiting for an approval,
+// ToolCallApproved of one that waited, ToolCallResumed), and `runConnectorToolCall`:
+//  1. checks the call is still ready (a redelivery after the outcome sends nothing), the tool
+//     live and enabled (`tool_gone`, `tool_disabled`), its connection there and enabled
+//     (`connection_gone`, `connection_disabled`), the arguments still valid for the schema;
+//  2. records the sending (ToolCallDispatched, with the request_id derived from the call's id
+//     and phase: `<id>:invoke`, `<id>:resume:<n>`) before it goes, so a process that stops
+//     mid-call is seen on redelivery: the same request goes once more with the same request_id,
+//     and a third time never (the call fails `interrupted`; domain/tool-call);
+//  3. sends the request: `tool` the connector's name, `parameters` the arguments,
+//     `organization_id` the tenant, `conversation_id` and `channel` of the chat's conversation,
+//     the end user's X-End-User-Token / Session of the turn (spec 5.1 rule 4), signed with the
+//     current secret, once more with the previous one during a rotation's grace when the
+//     connector refuses the signature;
+//  4. records the answer: `result` -> ToolCallSucceeded (its `output` is the call's result);
+//     `challenge` -> ToolCallChallenged (the prompt in clear, the resume token sealed);
+//     `error` (the codes of spec 7.2: denied, customer_not_found, not_found, invalid_request,
+//     configuration_error, internal_error, ...) -> ToolCallFailed with the connector's code and
+//     message; no usable answer (a ConnectorCallError) -> ToolCallFailed with its reason
+//     (unreachable, timeout, refused_address, invalid_signature, protocol_mismatch,
+//     bad_response).
+// What is recorded of the exchange: the protocol request with `resume_token` and
+// `challenge_response` redacted, the connector's `output` (or its error), the end user's
+// headers never. Log lines name the call, its outcome and latency only.
+//
+// `resumeToolCall` records the user's answer to a challenge (sealed) and waits for the outcome,
+// as `callTool` waits for a first one. Its events carry the system actor `connector_tool_calls`.
+
+import { conversationStream } from '../../domain/conversation/conversation';
+import { DomainError } from '../../domain/shared/errors';
+import { toolStream } from '../../domain/tool/tool';
+import { type Caller, type ToolCallCommand, type ToolCallEvent, toolCallDecider, toolCallStream } from '../../domain/tool-call/tool-call';
+import { handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { ConnectorCallError, type ConnectorAnswer, type ConnectorClient, type ConnectorRequest, type ConnectorTarget, connectorEndpointUrl } from '../ports/connector-client';
+import type { RecordedOf } from '../ports/domain-event-store';
+import type { Saga } from '../sagas/saga';
+import { sdkConnectionTarget } from '../sdk-connection/sdk-connections';
+import { type RequestContext, systemContext } from '../shared/request-context';
+import { InvalidArgumentsError, requireValidArguments } from '../tool/input-schema';
+import { toolAggregate } from '../tool/tools';
+import { REDACTED, Redaction } from './redaction';
+import { RECORDED_BODY_MAX_BYTES, type ToolCallDependencies, type ToolCallOutcome, awaitToolCallOutcome, cut, toolCallAggregate } from './tool-calls';
+
+export const CONNECTOR_TOOL_CALLS = 'connector_tool_calls';
+
+export type ConnectorToolCallDependencies = ToolCallDependencies & { connectorClient: ConnectorClient };
+
+/** A challenge's human text: its `message` (the SDK's convention), else `prompt` or `text`, else a plain request. */
+export function challengePrompt(challenge: Record<string, unknown>): string {
+  for (const field of ['message', 'prompt', 'text']) {
+    const value = challenge[field];
+    if (typeof value === 'string' && value.trim() !== '') return value.trim().slice(0, 1000);
+  }
+  return 'Please confirm to continue: enter the code you received.';
+}
+
+/** The longest connector error message kept (a model relays it; a page of stack trace helps nobody). */
+const MAX_ERROR_MESSAGE = 1000;
+
+type Step =
+  | { kind: 'failed'; code: string; message: string; status: number | null; latency_ms: number; answer: ConnectorAnswer | null }
+  | { kind: 'result'; output: Record<string, unknown>; status: number; latency_ms: number }
+  | { kind: 'challenge'; resume_token: string; challenge: Record<string, unknown>; latency_ms: number };
+
+const failedBefore = (code: string, message: string): Step => ({ kind: 'failed', code, message, status: null, latency_ms: 0, answer: null });
+
+/** The chat conversation's channel (`console`, `widget`, ...), for the request's `channel`. */
+async function channelOf(deps: ConnectorToolCallDependencies, conversationId: string): Promise<string | null> {
+  const [started] = await deps.eventStore.readStream(conversationStream(conversationId), { maxCount: 1 });
+  return started?.type === 'ConversationStarted' ? started.data.channel : null;
+}
+
+/**
+ * Runs a connector call that is ready (see the header) and records its outcome; a call in any
+ * other state, or no connector call, is left as it is. Never throws for what the connector did.
+ */
+export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, tenantId: string, toolCallId: string, context: RequestContext): Promise<void> {
+  const stream = toolCallStream(toolCallId);
+  const events = (await deps.eventStore.readStream(stream)) as unknown as ToolCallEvent[];
+  const state = events.reduce(toolCallDecider.evolve, toolCallDecider.initialState());
+  if (state.status !== 'ready' || state.tenant_id !== tenantId || state.connector === undefined) return;
+  const requested = events[0];
+  if (requested?.type !== 'ToolCallRequested') throw new Error(`${stream}@0: expected ToolCallRequested, found ${requested?.type}`);
+  const connector = state.connector;
+
+  const record = async (command: ToolCallCommand): Promise<void> => {
+    try {
+      await handleCommand(deps, toolCallAggregate, stream, command, context);
+    } catch (error) {
+      // Another run recorded an outcome first (a concurrent redelivery): that one stands.
+      if (error instanceof DomainError && error.code === 'tool_call_not_ready') return;
+      throw error;
+    }
+  };
+  const finish = async (step: Step, requestId: string | null, request: ConnectorRequest | null, endpoint: string | null, secrets: string[]): Promise<void> => {
+    const redaction = new Redaction(secrets);
+    const exchange = (body: string, status: number) =>
+      request === null || endpoint === null
+        ? null
+        : {
+            request: { method: 'POST', url: redaction.url(connectorEndpointUrl(endpoint)), headers: { 'x-svc-protocol': '1', 'x-svc-trace-id': request.request_id }, body: cut(redaction.text(JSON.stringify(recordedRequest(request))), RECORDED_BODY_MAX_BYTES).text },
+            response: (() => {
+              const kept = cut(redaction.text(body), RECORDED_BODY_MAX_BYTES);
+              return { status, headers: {}, body: kept.text, truncated: kept.truncated };
+            })(),
+          };
+    switch (step.kind) {
+      case 'result': {
+        const recorded = exchange(JSON.stringify(step.output), step.status);
+        await record({ type: 'RecordToolCallSuccess', data: { tenant_id: tenantId, status: step.status, latency_ms: step.latency_ms, exchange: recorded! } });
+        break;
+      }
+      case 'challenge':
+        await record({
+          type: 'RecordToolCallChallenge',
+          data: { tenant_id: tenantId, prompt: challengePrompt(step.challenge), challenge: step.challenge, resume_token_sealed: deps.secrets.seal(step.resume_token), latency_ms: step.latency_ms },
+        });
+        break;
+      case 'failed': {
+        const recorded = step.answer === null || step.status === null ? null : exchange(JSON.stringify(step.answer), step.status);
+        const message = redaction.text(step.message).slice(0, MAX_ERROR_MESSAGE);
+        await record({ type: 'RecordToolCallFailure', data: { tenant_id: tenantId, code: step.code, message, status: step.status, latency_ms: step.latency_ms, exchange: recorded } });
+        break;
+      }
+    }
+    deps.logger.info(
+      { tenant_id: tenantId, tool_call_id: toolCallId, connection_id: connector.connection_id, request_id: requestId, outcome: step.kind, latency_ms: step.latency_ms, ...(step.kind === 'failed' ? { code: step.code } : {}) },
+      'connector tool call answered',
+    );
+  };
+
+  // 1. What may still stop the call before anything is sent.
+  const { state: tool } = await loadAggregate(deps, toolAggregate, toolStream(state.tool_id));
+  if (tool.status !== 'active' || tool.tenant_id !== tenantId) return finish(failedBefore('tool_gone', 'the tool was deleted'), null, null, null, []);
+  if (!tool.definition.enabled) return finish(failedBefore('tool_disabled', 'the tool was disabled'), null, null, null, []);
+  const connection = await sdkConnectionTarget(deps, tenantId, connector.connection_id);
+  if (connection === null) return finish(failedBefore('connection_gone', "the tool's SDK connection was deleted"), null, null, null, []);
+  if (!connection.enabled) return finish(failedBefore('connection_disabled', "the tool's SDK connection is disabled"), null, null, null, []);
+  if (state.resumes === 0) {
+    try {
+      requireValidArguments(tool.definition.input_schema, state.arguments);
+    } catch (error) {
+      if (error instanceof InvalidArgumentsError) return finish(failedBefore('invalid_arguments', error.message), null, null, null, []);
+      throw error;
+    }
+  }
+
+  // 2. The sending, recorded before it goes.
+  let requestId: string;
+  try {
+    const dispatched = await handleCommand(deps, toolCallAggregate, stream, { type: 'DispatchToolCall', data: { tenant_id: tenantId } }, context);
+    const event = dispatched.events.find((candidate) => candidate.type === 'ToolCallDispatched');
+    if (event?.type !== 'ToolCallDispatched') return;
+    requestId = event.data.request_id;
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    if (error.code === 'tool_call_not_ready') return;
+    if (error.code === 'tool_call_interrupted') return finish(failedBefore('interrupted', `the platform stopped while the connector was being called, twice; ${error.message}`), null, null, null, []);
+    throw error;
+  }
+
+  // 3. The request: an invoke, or a resume with the last challenge's token and the user's answer.
+  const open = (sealed: string | null): string | null => (sealed === null ? null : deps.secrets.open(sealed));
+  const origin = requested.data.origin;
+  const conversationId = origin.kind === 'chat' ? origin.conversation_id : null;
+  const channel = conversationId === null ? null : await channelOf(deps, conversationId);
+  const base: ConnectorRequest = {
+    type: 'tool.invoke',
+    request_id: requestId,
+    organization_id: tenantId,
+    tool: connector.tool,
+    ...(conversationId === null ? {} : { conversation_id: conversationId }),
+    ...(channel === null ? {} : { channel }),
+  };
+  let request: ConnectorRequest;
+  const secretsShown: string[] = [];
+  if (state.resumes === 0) {
+    request = { ...base, parameters: state.arguments };
+  } else {
+    const challenged = [...events].reverse().find((event) => event.type === 'ToolCallChallenged');
+    const resumed = [...events].reverse().find((event) => event.type === 'ToolCallResumed');
+    if (challenged?.type !== 'ToolCallChallenged' || resumed?.type !== 'ToolCallResumed') throw new Error(`${stream}: resumed without a challenge`);
+    const resumeToken = deps.secrets.open(challenged.data.resume_token_sealed);
+    const answer = deps.secrets.open(resumed.data.response_sealed);
+    secretsShown.push(resumeToken, answer);
+    request = { ...base, type: 'tool.resume', resume_token: resumeToken, challenge_response: answer };
+  }
+  const endUser = { token: open(requested.data.end_user_token_sealed), session: open(requested.data.end_user_session_sealed) };
+  const shown = [...secretsShown, ...[endUser.token, endUser.session].filter((value): value is string => value !== null), ...connection.secrets];
+  const target = (signingSecret: string): ConnectorTarget => ({
+    endpoint: connection.endpoint,
+    signingSecret,
+    traceId: requestId,
+    endUser,
+    connectionId: connector.connection_id,
+    tenantId,
+    workspaceId: state.workspace_id,
+  });
+  const [current, previous] = connection.secrets;
+  const step = await send(deps.connectorClient, target, request, current, previous);
+  return finish(step, requestId, request, connection.endpoint, shown);
+}
+
+/** The request as recorded: the resume token and the user's answer never in clear. */
+function recordedRequest(request: ConnectorRequest): Record<string, unknown> {
+  return {
+    ...request,
+    ...(request.resume_token ? { resume_token: REDACTED } : {}),
+    ...(request.challenge_response !== undefined && request.challenge_response !== null ? { challenge_response: REDACTED } : {}),
+  };
+}
+
+const refusedSignature = (step: Step): boolean => step.kind === 'failed' && step.code === 'invalid_signature';
+
+/** One sending (signed with the current secret; during a rotation's grace once more with the previous one when the signature is refused). */
+async function send(client: ConnectorClient, target: (secret: string) => ConnectorTarget, request: ConnectorRequest, current: string, previous: string | undefined): Promise<Step> {
+  const first = await sendOnce(client, target(current), request);
+  return previous !== undefined && refusedSignature(first) ? sendOnce(client, target(previous), request) : first;
+}
+
+async function sendOnce(client: ConnectorClient, target: ConnectorTarget, request: ConnectorRequest): Promise<Step> {
+  try {
+    const { answer, latency_ms, status } = await client.call(target, request);
+    switch (answer.type) {
+      case 'result':
+        return { kind: 'result', output: answer.output, status, latency_ms };
+      case 'challenge':
+        return { kind: 'challenge', resume_token: answer.resume_token, challenge: answer.challenge, latency_ms };
+      case 'error':
+        return { kind: 'failed', code: answer.code, message: answer.message, status, latency_ms, answer };
+      default:
+        // The client checks the answer's type against the request's: this is a bug of ours, not the connector's.
+        return { kind: 'failed', code: 'bad_response', message: `the connector answered ${answer.type} to ${request.type}`, status, latency_ms, answer: null };
+    }
+  } catch (error) {
+    if (!(error instanceof ConnectorCallError)) throw error;
+    return { kind: 'failed', code: error.reason, message: error.detail, status: error.status ?? null, latency_ms: error.latencyMs, answer: null };
+  }
+}
+
+/**
+ * The user's answer to a call's challenge (an OTP), recorded sealed (ToolCallResumed), then the
+ * outcome as `callTool` gives one: the saga sends `tool.resume`. 409 `tool_call_not_challenged`
+ * for a call that is not waiting for an answer; 404 for another tenant's.
+ */
+export async function resumeToolCall(
+  deps: ToolCallDependencies,
+  tenantId: string,
+  toolCallId: string,
+  answer: string,
+  by: Caller,
+  context: RequestContext,
+): Promise<ToolCallOutcome> {
+  await handleCommand(deps, toolCallAggregate, toolCallStream(toolCallId), { type: 'ResumeToolCall', data: { tenant_id: tenantId, response_sealed: deps.secrets.seal(answer), by } }, context);
+  return (await awaitToolCallOutcome(deps, toolCallId, deps.connectorWaitMs)).outcome;
+}
+
+type ReadyType = 'ToolCallRequested' | 'ToolCallApproved' | 'ToolCallResumed';
+
+export function connectorToolCallsSaga(deps: ConnectorToolCallDependencies): Saga<ReadyType> {
+  return {
+    name: CONNECTOR_TOOL_CALLS,
+    version: 1,
+    filter: { kind: 'event_type', types: ['ToolCallRequested', 'ToolCallApproved', 'ToolCallResumed'] },
+    async handle(event: RecordedOf<ReadyType>) {
+      const { tenant_id, tool_call_id } = event.data;
+      if (event.type === 'ToolCallRequested' && (event.data.connector === undefined || event.data.awaiting_approval)) return;
+      if (event.type !== 'ToolCallRequested') {
+        const [first] = await deps.eventStore.readStream(toolCallStream(tool_call_id), { maxCount: 1 });
+        if (first?.type !== 'ToolCallRequested' || first.data.connector === undefined) return;
+      }
+      const context = { ...systemContext(event.metadata.correlation_id, CONNECTOR_TOOL_CALLS, event.id), tenant_id };
+      await runConnectorToolCall(deps, tenant_id, tool_call_id, context);
+    },
+  };
+}
