@@ -373,6 +373,10 @@ export class OrchestrationDispatcher {
           return { ...failed('awaiting_approval', 'the tool needs an approval; the next attempt finds the same call'), tool_call_id: outcome.tool_call_id };
         case 'refused':
           return { ...failed('refused', outcome.reason), tool_call_id: outcome.tool_call_id };
+        case 'challenge':
+          return { ...failed('challenge_unsupported', 'the tool answered with a challenge; a flow step cannot answer one'), tool_call_id: outcome.tool_call_id };
+        case 'running':
+          return { ...failed('still_running', 'the tool call had no outcome yet; the next attempt finds the same call'), tool_call_id: outcome.tool_call_id };
       }
     } catch (error) {
       if (error instanceof DomainError) return failed(error.code, error.message);

@@ -36,13 +36,14 @@ import { DomainError } from '../../domain/shared/errors';
 import { toolStream } from '../../domain/tool/tool';
 import { type Caller, type ToolCallCommand, type ToolCallEvent, toolCallDecider, toolCallStream } from '../../domain/tool-call/tool-call';
 import { handleCommand, loadAggregate } from '../command-handling/handle-command';
-import { ConnectorCallError, type ConnectorAnswer, type ConnectorClient, type ConnectorRequest, type ConnectorTarget, connectorEndpointUrl } from '../ports/connector-client';
+import { type ConnectorClient, type ConnectorRequest, type ConnectorTarget, connectorEndpointUrl } from '../ports/connector-client';
 import type { RecordedOf } from '../ports/domain-event-store';
 import type { Saga } from '../sagas/saga';
 import { sdkConnectionTarget } from '../sdk-connection/sdk-connections';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { InvalidArgumentsError, requireValidArguments } from '../tool/input-schema';
 import { toolAggregate } from '../tool/tools';
+import { type ConnectorStep, failedBefore, sendConnectorRequest } from './connector-step';
 import { REDACTED, Redaction } from './redaction';
 import { RECORDED_BODY_MAX_BYTES, type ToolCallDependencies, type ToolCallOutcome, awaitToolCallOutcome, cut, toolCallAggregate } from './tool-calls';
 
@@ -62,12 +63,8 @@ export function challengePrompt(challenge: Record<string, unknown>): string {
 /** The longest connector error message kept (a model relays it; a page of stack trace helps nobody). */
 const MAX_ERROR_MESSAGE = 1000;
 
-type Step =
-  | { kind: 'failed'; code: string; message: string; status: number | null; latency_ms: number; answer: ConnectorAnswer | null }
-  | { kind: 'result'; output: Record<string, unknown>; status: number; latency_ms: number }
-  | { kind: 'challenge'; resume_token: string; challenge: Record<string, unknown>; latency_ms: number };
-
-const failedBefore = (code: string, message: string): Step => ({ kind: 'failed', code, message, status: null, latency_ms: 0, answer: null });
+// One sending and its outcome: the step executor the flow runner shares (connector-step.ts).
+type Step = ConnectorStep;
 
 /** The chat conversation's channel (`console`, `widget`, ...), for the request's `channel`. */
 async function channelOf(deps: ConnectorToolCallDependencies, conversationId: string): Promise<string | null> {
@@ -202,7 +199,7 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
     workspaceId: state.workspace_id,
   });
   const [current, previous] = connection.secrets;
-  const step = await send(deps.connectorClient, target, request, current, previous);
+  const step = await sendConnectorRequest(deps.connectorClient, target, request, current, previous);
   return finish(step, requestId, request, connection.endpoint, shown);
 }
 
@@ -213,34 +210,6 @@ function recordedRequest(request: ConnectorRequest): Record<string, unknown> {
     ...(request.resume_token ? { resume_token: REDACTED } : {}),
     ...(request.challenge_response !== undefined && request.challenge_response !== null ? { challenge_response: REDACTED } : {}),
   };
-}
-
-const refusedSignature = (step: Step): boolean => step.kind === 'failed' && step.code === 'invalid_signature';
-
-/** One sending (signed with the current secret; during a rotation's grace once more with the previous one when the signature is refused). */
-async function send(client: ConnectorClient, target: (secret: string) => ConnectorTarget, request: ConnectorRequest, current: string, previous: string | undefined): Promise<Step> {
-  const first = await sendOnce(client, target(current), request);
-  return previous !== undefined && refusedSignature(first) ? sendOnce(client, target(previous), request) : first;
-}
-
-async function sendOnce(client: ConnectorClient, target: ConnectorTarget, request: ConnectorRequest): Promise<Step> {
-  try {
-    const { answer, latency_ms, status } = await client.call(target, request);
-    switch (answer.type) {
-      case 'result':
-        return { kind: 'result', output: answer.output, status, latency_ms };
-      case 'challenge':
-        return { kind: 'challenge', resume_token: answer.resume_token, challenge: answer.challenge, latency_ms };
-      case 'error':
-        return { kind: 'failed', code: answer.code, message: answer.message, status, latency_ms, answer };
-      default:
-        // The client checks the answer's type against the request's: this is a bug of ours, not the connector's.
-        return { kind: 'failed', code: 'bad_response', message: `the connector answered ${answer.type} to ${request.type}`, status, latency_ms, answer: null };
-    }
-  } catch (error) {
-    if (!(error instanceof ConnectorCallError)) throw error;
-    return { kind: 'failed', code: error.reason, message: error.detail, status: error.status ?? null, latency_ms: error.latencyMs, answer: null };
-  }
 }
 
 /**
