@@ -19,6 +19,17 @@ import { tenantQuotas } from '../../application/quota-override/quota-overrides';
 import { QUOTAS } from '../../domain/plan/plan';
 import { documentStatusCounts } from '../../application/document/documents';
 import { askAsOperator } from '../../application/chat/chat';
+import {
+  LIST_MAX_LIMIT,
+  type OrchestrationEventView,
+  getOrchestrationEvent,
+  listOrchestrationEvents,
+  nameFilter,
+  replayOrchestrationEventAsOperator,
+  retryOrchestrationEventAsOperator,
+  statusFilter,
+} from '../../application/orchestration/orchestration-events';
+import { DomainError } from '../../domain/shared/errors';
 
 const USAGE = `usage: npm run cli -- <command>
 
@@ -36,6 +47,11 @@ const USAGE = `usage: npm run cli -- <command>
   documents status [--tenant ID]     documents and chunks per tenant and indexing status (indexing progress)
   chat ask --tenant ID [--workspace ID] [--conversation ID] "question"
                                      ask the tenant's assistant as the operator (every workspace); prints the answer and its sources
+  events orchestration list --tenant ID [--status S] [--name N] [--limit N]
+                                     the tenant's orchestration events, newest first
+  events orchestration show ID --tenant ID     envelope, status, every attempt with its error and steps, replays
+  events orchestration retry ID --tenant ID    re-queues a failed or dead-lettered event
+  events orchestration replay ID --tenant ID [--reason TEXT]   a new event replaying it; prints the new id
   sagas failures                     deliveries retrying or dead-lettered
   connector doctor URL --secret S    run the protocol conformance checks against a connector
 `;
@@ -268,6 +284,8 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
         return 0;
       }, options.platform);
     }
+    case 'events orchestration':
+      return orchestrationEvents(positional, flags, out, context);
     case 'sagas failures':
       return withPlatform(async (platform) => {
         const failures = await platform.sagaDelivery.listFailures();
@@ -280,6 +298,87 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
       out(USAGE);
       return area === undefined || area === 'help' || flags.help ? 0 : 2;
   }
+}
+
+/** `events orchestration list|show|retry|replay`: the routes of spec 4.13, the operator (the system actor) acting. */
+async function orchestrationEvents(positional: string[], flags: Record<string, string | true>, out: Output, context: ReturnType<typeof systemContext>): Promise<number> {
+  const [command, eventId] = positional;
+  const tenantId = flags.tenant;
+  if (typeof tenantId !== 'string') return usageError(out, `events orchestration ${command ?? 'list|show|retry|replay'} needs --tenant ID`);
+  switch (command) {
+    case 'list': {
+      let filter: { status?: ReturnType<typeof statusFilter>; name?: string };
+      try {
+        filter = { status: statusFilter(flags.status === true ? '' : flags.status), name: nameFilter(flags.name === true ? '' : flags.name) };
+      } catch (error) {
+        if (error instanceof DomainError) return usageError(out, error.message);
+        throw error;
+      }
+      const limit = flags.limit === undefined ? 50 : Number(flags.limit);
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) return usageError(out, `--limit must be an integer from 1 to ${LIST_MAX_LIMIT}`);
+      return withPlatform(async (platform) => {
+        await caughtUp(platform);
+        const page = await listOrchestrationEvents(platform, tenantId, filter, { limit });
+        printTable(out, ['id', 'name', 'status', 'attempts', 'received_at'], page.items.map((event) => [event.id, event.name, event.status, event.attempts.length, event.received_at]));
+        if (page.next_cursor) out(`more than ${limit}: narrow with --status or --name, or raise --limit (at most ${LIST_MAX_LIMIT})`);
+        return 0;
+      });
+    }
+    case 'show':
+      if (!eventId) return usageError(out, 'events orchestration show needs an event ID');
+      return withPlatform(async (platform) => {
+        await caughtUp(platform);
+        printOrchestrationEvent(out, (await getOrchestrationEvent(platform, tenantId, eventId)).value);
+        return 0;
+      });
+    case 'retry':
+    case 'replay': {
+      if (!eventId) return usageError(out, `events orchestration ${command} needs an event ID`);
+      const reason = typeof flags.reason === 'string' ? flags.reason : null;
+      return withPlatform(async (platform) => {
+        // Running, not only caught up: the command waits for the read models to show what it recorded.
+        await platform.projections.start();
+        await platform.projections.waitFor(await platform.eventStore.headPosition(), { timeoutMs: 30_000 });
+        if (command === 'retry') {
+          const event = (await retryOrchestrationEventAsOperator(platform.orchestration, tenantId, eventId, context)).value;
+          out(`re-queued ${event.id} (${event.name}): ${event.status}; a running dispatcher takes it next`);
+        } else {
+          const replay = (await replayOrchestrationEventAsOperator(platform.orchestration, tenantId, eventId, { reason }, context)).value;
+          out(`replayed ${eventId} as ${replay.id} (${replay.status})`);
+        }
+        return 0;
+      });
+    }
+    default:
+      return usageError(out, 'events orchestration needs list, show, retry or replay');
+  }
+}
+
+function printOrchestrationEvent(out: Output, event: OrchestrationEventView): void {
+  const shown = (value: unknown): string => (value === null || value === undefined ? '-' : String(value));
+  out(`event ${event.id}  ${event.name}  ${event.status}`);
+  out(`  source: ${shown(event.source)}  version: ${event.version}  received: ${event.received_at} via ${event.received_via}`);
+  out(`  correlation_id: ${event.correlation_id}  causation_id: ${shown(event.causation_id)}  depth: ${event.depth}`);
+  out(`  idempotency_key: ${shown(event.idempotency_key)}  sequence: ${event.sequence_key === null ? '-' : `${event.sequence_key} #${event.sequence_n}`}`);
+  out(`  not_before: ${event.not_before}  expires_at: ${shown(event.expires_at)}  next_attempt_at: ${shown(event.next_attempt_at)}  settled_at: ${shown(event.settled_at)}`);
+  if (event.sequence_gap) out(`  sequence_gap: ${JSON.stringify(event.sequence_gap)}`);
+  out(`  payload: ${JSON.stringify(event.payload)}`);
+  out(`  replay_of: ${shown(event.replay_of)}`);
+  out(`  replays: ${event.replays.length === 0 ? '-' : event.replays.join(', ')}`);
+  out(`attempts: ${event.attempts.length === 0 ? '-' : event.attempts.length}`);
+  for (const attempt of event.attempts) {
+    const error = attempt.error ? `  error ${attempt.error.code}: ${attempt.error.message}` : '';
+    out(`  #${attempt.attempt} ${attempt.outcome}  started ${attempt.started_at}  ended ${shown(attempt.ended_at)}${error}`);
+    if (attempt.flow_runs.length === 0) out('    no flow matched');
+    for (const run of attempt.flow_runs) {
+      out(`    flow ${run.flow}`);
+      for (const step of run.steps) {
+        const detail = step.error ? `error ${step.error.code}: ${step.error.message}` : `output ${JSON.stringify(step.output)}`;
+        out(`      step ${step.step} ${step.outcome}  request_id ${step.request_id}  ${detail}`);
+      }
+    }
+  }
+  for (const requeue of event.requeues) out(`requeued from ${requeue.previous_status} at ${requeue.requeued_at} by ${requeue.by.kind} ${requeue.by.id}`);
 }
 
 function usageError(out: Output, message: string): number {

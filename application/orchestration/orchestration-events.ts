@@ -352,13 +352,20 @@ export async function retryOrchestrationEvent(
   context: RequestContext,
   preconditions: WritePreconditions = {},
 ): Promise<Versioned<OrchestrationEventView>> {
-  const { revision } = await loadOwn(deps, principal.tenant_id, eventId);
+  return requeue(deps, principal.tenant_id, eventId, actingContext(principal, context), preconditions);
+}
+
+/** The operator's retry (`npm run cli -- events orchestration retry`): as the route's, the system actor acting. */
+export function retryOrchestrationEventAsOperator(deps: OrchestrationDependencies, tenantId: string, eventId: string, context: RequestContext): Promise<Versioned<OrchestrationEventView>> {
+  return requeue(deps, tenantId, eventId, { ...context, tenant_id: tenantId });
+}
+
+async function requeue(deps: OrchestrationDependencies, tenantId: string, eventId: string, context: RequestContext, preconditions: WritePreconditions = {}): Promise<Versioned<OrchestrationEventView>> {
+  const { revision } = await loadOwn(deps, tenantId, eventId);
   const expectedRevision = expectedRevisionOf('orchestration event', preconditions.expectedVersion, revision);
-  const result = await handleCommand(deps, orchestrationEventAggregate, orchestrationEventStream(eventId), { type: 'Requeue', data: { tenant_id: principal.tenant_id } }, actingContext(principal, context), {
-    expectedRevision,
-  });
+  const result = await handleCommand(deps, orchestrationEventAggregate, orchestrationEventStream(eventId), { type: 'Requeue', data: { tenant_id: tenantId } }, context, { expectedRevision });
   await deps.readYourWrites(result.position);
-  return getOrchestrationEvent(deps, principal.tenant_id, eventId);
+  return getOrchestrationEvent(deps, tenantId, eventId);
 }
 
 export const REPLAY_REASON_MAX_LENGTH = 500;
@@ -393,11 +400,20 @@ export async function replayOrchestrationEvent(
   context: RequestContext,
   options: { idempotencyKey?: string } = {},
 ): Promise<Versioned<OrchestrationEventView>> {
+  return replayAs(deps, principal.tenant_id, eventId, input, actingContext(principal, context), options);
+}
+
+/** The operator's replay (`npm run cli -- events orchestration replay`): as the route's, the system actor acting. */
+export function replayOrchestrationEventAsOperator(deps: OrchestrationDependencies, tenantId: string, eventId: string, input: { reason?: string | null }, context: RequestContext): Promise<Versioned<OrchestrationEventView>> {
+  return replayAs(deps, tenantId, eventId, input, context);
+}
+
+async function replayAs(deps: OrchestrationDependencies, tenantId: string, eventId: string, input: { reason?: string | null }, context: RequestContext, options: { idempotencyKey?: string } = {}): Promise<Versioned<OrchestrationEventView>> {
   const reason = checkedReason(input.reason);
   const replayId = options.idempotencyKey === undefined ? deps.ids.newId() : deps.ids.fromKey(`${options.idempotencyKey}:replay:${eventId}`);
-  const position = await replayOne(deps, principal.tenant_id, eventId, replayId, reason, { ...actingContext(principal, context), tenant_id: principal.tenant_id });
+  const position = await replayOne(deps, tenantId, eventId, replayId, reason, { ...context, tenant_id: tenantId });
   await deps.readYourWrites(position);
-  return getOrchestrationEvent(deps, principal.tenant_id, replayId);
+  return getOrchestrationEvent(deps, tenantId, replayId);
 }
 
 export interface RangeReplayInput {

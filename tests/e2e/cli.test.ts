@@ -16,6 +16,7 @@ import { temporaryDirectory } from '../support/files';
 import { startTestServer } from '../support/server';
 import { ManualClock, eventually } from '../support/stores';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
+import { fail, process as processEvent } from '../support/orchestration';
 
 const run = promisify(execFile);
 const CLI = path.join(__dirname, '..', '..', 'adapters', 'cli', 'main.js');
@@ -222,6 +223,109 @@ describe('operator CLI: documents status', function () {
       expect((await cli(server.platform.config.dataDir, 'documents', 'status', '--tenant')).code).to.equal(2);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('operator CLI: events orchestration (#14)', function () {
+  // Each CLI run is a process start (about a second and a half): a dozen of them.
+  this.timeout(90_000);
+
+  it('lists, shows, retries a dead-lettered event, refuses to retry a processed one, and replays', async () => {
+    // No dispatcher: the events are driven to their statuses through the dispatch queue's commands, as it would.
+    const server = await startTestServer({ SCRYPT_LOG_N: '12' }, { orchestrationDispatcher: false });
+    try {
+      const owner = await registerOwner(server, 'cli-orchestration-org');
+      const headers = { authorization: `Bearer ${owner.token}` };
+      const emit = async (name: string, payload: Record<string, unknown>): Promise<string> => {
+        const response = await server.request('POST', '/api/v1/org/events', { headers, body: { name, payload } });
+        expect(response.status, response.text).to.equal(201);
+        return response.json.id;
+      };
+      const dead = await emit('shop.order.created', { order_id: 'A-1' });
+      const done = await emit('shop.order.created', { order_id: 'A-2' });
+      const queued = await emit('crm.contact.updated', { contact_id: 'C-1' });
+      await fail(server, { event_id: dead, tenant_id: owner.tenant_id }, null);
+      await processEvent(server, { event_id: done, tenant_id: owner.tenant_id });
+      const other = await registerOwner(server, 'cli-orchestration-other');
+      const dataDir = server.platform.config.dataDir;
+
+      const listed = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', owner.tenant_id);
+      expect(listed.code, listed.stderr).to.equal(0);
+      const lines = listed.stdout.trim().split('\n');
+      expect(lines[0]).to.match(/^id\s+name\s+status\s+attempts\s+received_at$/);
+      expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 4))).to.deep.equal([
+        [queued, 'crm.contact.updated', 'queued', '0'],
+        [done, 'shop.order.created', 'processed', '1'],
+        [dead, 'shop.order.created', 'dead_letter', '1'],
+      ]);
+      const filtered = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', owner.tenant_id, '--status', 'dead_letter', '--name', 'shop.order.*', '--limit', '5');
+      expect(filtered.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/)[0])).to.deep.equal([dead]);
+      const limited = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', owner.tenant_id, '--limit', '1');
+      expect(limited.stdout.trim().split('\n').slice(1, 2).map((line) => line.split(/\s+/)[0])).to.deep.equal([queued]);
+      expect(limited.stdout).to.contain('more than 1');
+      const none = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', other.tenant_id);
+      expect(none.stdout.trim().split('\n').slice(1)).to.deep.equal(['(none)']);
+
+      const shown = await cli(dataDir, 'events', 'orchestration', 'show', dead, '--tenant', owner.tenant_id);
+      expect(shown.code, shown.stderr).to.equal(0);
+      expect(shown.stdout).to.contain(`event ${dead}  shop.order.created  dead_letter`);
+      expect(shown.stdout).to.contain('payload: {"order_id":"A-1"}');
+      expect(shown.stdout).to.contain('replay_of: -');
+      expect(shown.stdout).to.match(/#1 failed\s+started \S+\s+ended \S+\s+error connector_failed: the connector answered 500/);
+      expect(shown.stdout).to.contain('flow test_flow');
+      // Another tenant's event is not found, as through the API.
+      const elsewhere = await cli(dataDir, 'events', 'orchestration', 'show', dead, '--tenant', other.tenant_id);
+      expect(elsewhere.code).to.equal(1);
+      expect(elsewhere.stderr).to.contain('orchestration_event_not_found');
+
+      const retried = await cli(dataDir, 'events', 'orchestration', 'retry', dead, '--tenant', owner.tenant_id);
+      expect(retried.code, retried.stderr).to.equal(0);
+      expect(retried.stdout).to.contain(`re-queued ${dead} (shop.order.created): queued`);
+      const afterRetry = (await server.request('GET', `/api/v1/org/events/${dead}`, { headers })).json;
+      expect(afterRetry.status).to.equal('queued');
+      expect(afterRetry.requeues).to.have.length(1);
+      expect(afterRetry.requeues[0]).to.deep.include({ previous_status: 'dead_letter', by: { kind: 'system', id: 'operator-cli' } });
+      const refused = await cli(dataDir, 'events', 'orchestration', 'retry', done, '--tenant', owner.tenant_id);
+      expect(refused.code).to.equal(1);
+      expect(refused.stderr).to.contain('event_not_retryable: only a failed or dead-lettered event is retried; this one is processed');
+
+      const replayed = await cli(dataDir, 'events', 'orchestration', 'replay', done, '--tenant', owner.tenant_id, '--reason', 'warehouse lost it');
+      expect(replayed.code, replayed.stderr).to.equal(0);
+      const replayId = new RegExp(`^replayed ${done} as (\\S+) \\(queued\\)$`).exec(replayed.stdout.trim())![1];
+      const replay = (await server.request('GET', `/api/v1/org/events/${replayId}`, { headers })).json;
+      expect(replay).to.include({ replay_of: done, name: 'shop.order.created', status: 'queued', received_via: 'replay' });
+      expect((await server.request('GET', `/api/v1/org/events/${done}`, { headers })).json.replays).to.deep.equal([replayId]);
+      const original = await cli(dataDir, 'events', 'orchestration', 'show', done, '--tenant', owner.tenant_id);
+      expect(original.stdout).to.contain(`replays: ${replayId}`);
+      const ofReplay = await cli(dataDir, 'events', 'orchestration', 'show', replayId, '--tenant', owner.tenant_id);
+      expect(ofReplay.stdout).to.contain(`replay_of: ${done}`);
+      expect(ofReplay.stdout).to.contain('attempts: -');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers usage errors with exit code 2', async () => {
+    const dir = temporaryDirectory();
+    try {
+      for (const args of [
+        ['list'],
+        ['list', '--tenant'],
+        ['list', '--tenant', 't1', '--status', 'lost'],
+        ['list', '--tenant', 't1', '--name', 'Not A Name'],
+        ['list', '--tenant', 't1', '--limit', '101'],
+        ['show', '--tenant', 't1'],
+        ['retry', '--tenant', 't1'],
+        ['replay', '--tenant', 't1'],
+        ['frobnicate', '--tenant', 't1'],
+      ]) {
+        const result = await cli(dir.path, 'events', 'orchestration', ...args);
+        expect(result.code, args.join(' ')).to.equal(2);
+        expect(result.stdout, args.join(' ')).to.match(/^error: /);
+      }
+    } finally {
+      dir.remove();
     }
   });
 });

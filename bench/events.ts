@@ -1,0 +1,254 @@
+// `npm run bench -- events [--events N] [--concurrency N] [--warmup N]`: orchestration events
+// end to end (issue #14: at least 1,000 events/s emitted-to-processed with a local connector,
+// on the embedded store).
+//
+// Set-up, as a user would: the platform on the embedded store in a temporary data folder,
+// started (projections, sagas, the dispatcher) in this process; the example connector
+// (adapters/connector-sdk/example) listening on 127.0.0.1 in this process too; an organization
+// on the premium plan whose SDK connection to it is created, enabled and synced through the
+// API, so the dispatcher finds the advertised `prepare_order` flow (one step: the connector's
+// `notify_warehouse`; one follow-on event: `shop.order.prepared`).
+//
+// Each section emits N `shop.order.created` events (a distinct order each) from `concurrency`
+// emitters in a closed loop, and times each event from the moment its emit is answered (it is
+// stored and queued) to the moment its `OrchestrationEventProcessed` is in the store (read
+// from a subscription to $all; the flow's signed call to the connector and its follow-on
+// event's emit are done by then). Throughput: N over the wall time from the first emit to the
+// last processed. Latency percentiles: emitted -> processed.
+// - HTTP: `POST /api/v1/org/events` with the owner's token, as producers do.
+// - use case: emitOrchestrationEvent in process (no HTTP), what the route calls.
+//
+// The reference is a bare loop doing the work every event requires without the platform: one
+// signed `tool.invoke` of `notify_warehouse` on the same connector per event, through the
+// SDK's callConnector, `concurrency` at once. It stores nothing, so it is the ceiling: what
+// the connector and the signing cost. No target on the ratio; the issue's target is on the
+// platform's own events/s. Nothing is asserted: the numbers go to docs/performance.md.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { AddressInfo } from 'node:net';
+import { callConnector, PROTOCOL_VERSION } from '../adapters/connector-sdk';
+import { createExampleConnector } from '../adapters/connector-sdk/example/connector';
+import { handleCommand } from '../application/command-handling/handle-command';
+import { emitOrchestrationEvent } from '../application/orchestration/orchestration-events';
+import { seedPlanCatalogue } from '../application/plan/plans';
+import { silentLogger } from '../application/ports/logger';
+import { register } from '../application/registration/register';
+import { login } from '../application/session/login';
+import type { Principal } from '../application/session/sessions';
+import { systemContext } from '../application/shared/request-context';
+import { activateSubscription } from '../application/subscription/subscriptions';
+import { userAggregate } from '../application/user/users';
+import { userStream } from '../domain/user/user';
+import { type Platform, createPlatform, loadConfig } from '../infrastructure/composition-root';
+
+const SECRET = 'ssec_bench-events-secret-0123456789abcdef';
+const PASSWORD = 'bench password 123';
+
+interface Options {
+  events: number;
+  concurrency: number;
+  warmup: number;
+}
+
+function parseOptions(args: string[]): Options {
+  const read = (name: string, fallback: number): number => {
+    const at = args.indexOf(`--${name}`);
+    return at >= 0 ? Number(args[at + 1]) : fallback;
+  };
+  return { events: read('events', 3000), concurrency: read('concurrency', 32), warmup: read('warmup', 300) };
+}
+
+interface Measurement {
+  name: string;
+  events: number;
+  seconds: number;
+  /** emitted -> processed (reference: per call), ms, sorted. */
+  latencies: number[];
+}
+
+const percentile = (sorted: number[], fraction: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]);
+
+/** Runs `work(index)` for 0..count-1 with `concurrency` at once. */
+async function closedLoop(count: number, concurrency: number, work: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const index = next;
+      next += 1;
+      await work(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+}
+
+interface Bench {
+  platform: Platform;
+  baseUrl: string;
+  connectorUrl: string;
+  token: string;
+  principal: Principal;
+  /** Resolves when the event's OrchestrationEventProcessed is in the store; the time it was seen. */
+  processed(eventId: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function setUp(): Promise<Bench> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-events-'));
+  const platform = await createPlatform(
+    // SQLITE_SYNCHRONOUS from the environment (default full, as deployed), to see what the commits' fsyncs cost.
+    loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'full' }),
+    { logger: silentLogger },
+  );
+  await platform.start();
+  const connector = await createExampleConnector({ signingSecret: SECRET, otpDelivery: { send: () => undefined } }).listen(0, '127.0.0.1');
+  const server = platform.httpServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const { identity } = platform;
+  const context = systemContext('bench');
+  await seedPlanCatalogue(platform.commands);
+  const owner = await register(identity, { email: 'owner@bench.test', password: PASSWORD, name: 'Owner', organization_name: 'Bench Shop', slug: 'bench-shop' }, context);
+  // Verified without the emailed code: the bench measures events, not sign-up.
+  await handleCommand(identity, userAggregate, userStream(owner.user_id), { type: 'IssueOtp', data: { purpose: 'email_verification', code_hash: 'bench', expires_at: '2999-01-01T00:00:00Z' } }, context);
+  await handleCommand(identity, userAggregate, userStream(owner.user_id), { type: 'VerifyOtp', data: { purpose: 'email_verification', code_hash: 'bench' } }, context);
+  // SDK connections are a premium feature: the subscription's own activation, as a paid checkout does.
+  const activated = await activateSubscription(
+    platform.commands,
+    { tenant_id: owner.tenant_id, plan_id: 'premium', plan_code: 'premium', interval: 'month', payment_id: 'bench-pay', checkout_id: 'bench-checkout', paid_at: new Date().toISOString() },
+    { ...systemContext('bench', 'payment_provider'), tenant_id: owner.tenant_id },
+  );
+  await platform.readYourWrites(activated.position);
+  const session = await login(identity, 'owner@bench.test', PASSWORD, owner.tenant_id, context);
+
+  const api = async (method: string, route: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> => {
+    const response = await fetch(`${baseUrl}${route}`, { method, headers: { authorization: `Bearer ${session.token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+  };
+  const created = await api('POST', '/api/v1/org/sdk-connections', { name: 'Bench shop connector', webhook_url: connector.url, signing_secret: SECRET, enabled: true });
+  if (created.status !== 201) throw new Error(`the connection was not created: ${JSON.stringify(created.json)}`);
+  const synced = await api('POST', `/api/v1/org/sdk-connections/${created.json.id as string}/sync-tools`, {});
+  if (synced.status !== 200) throw new Error(`the connection was not synced: ${JSON.stringify(synced.json)}`);
+
+  // Every OrchestrationEventProcessed, as the store records it.
+  const seen = new Map<string, number>();
+  const waiting = new Map<string, (at: number) => void>();
+  const subscription = platform.storedEvents.subscribeToAll({ fromPosition: await platform.eventStore.headPosition() });
+  const following = (async () => {
+    for await (const message of subscription) {
+      if (message.kind !== 'event' || message.event.type !== 'OrchestrationEventProcessed') continue;
+      const id = (message.event.data as { event_id: string }).event_id;
+      const at = performance.now();
+      const resolve = waiting.get(id);
+      if (resolve) {
+        waiting.delete(id);
+        resolve(at);
+      } else seen.set(id, at);
+    }
+  })();
+  return {
+    platform,
+    baseUrl,
+    connectorUrl: connector.url,
+    token: session.token,
+    principal: { kind: 'user', user_id: owner.user_id, tenant_id: owner.tenant_id, role: 'owner', jti: 'bench' },
+    processed(eventId) {
+      const at = seen.get(eventId);
+      if (at !== undefined) {
+        seen.delete(eventId);
+        return Promise.resolve(at);
+      }
+      return new Promise((resolve) => waiting.set(eventId, resolve));
+    },
+    async close() {
+      await subscription.stop();
+      await following;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await connector.close();
+      await platform.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+type Emit = (orderId: string) => Promise<string>;
+
+/** N events from `concurrency` emitters; each timed from its emit's answer to its processed event. */
+async function measureEvents(bench: Bench, name: string, emit: Emit, count: number, concurrency: number, prefix: string): Promise<Measurement> {
+  const latencies: number[] = [];
+  const settled: Array<Promise<void>> = [];
+  const started = performance.now();
+  await closedLoop(count, concurrency, async (index) => {
+    const id = await emit(`${prefix}-${index}`);
+    const emittedAt = performance.now();
+    settled.push(bench.processed(id).then((at) => void latencies.push(at - emittedAt)));
+  });
+  await Promise.all(settled);
+  const seconds = (performance.now() - started) / 1000;
+  return { name, events: count, seconds, latencies: latencies.sort((a, b) => a - b) };
+}
+
+/** The bare reference: one signed tool.invoke of notify_warehouse per event, nothing stored. */
+async function measureReference(bench: Bench, count: number, concurrency: number, prefix: string): Promise<Measurement> {
+  const latencies: number[] = [];
+  const started = performance.now();
+  await closedLoop(count, concurrency, async (index) => {
+    const callStarted = performance.now();
+    const answer = await callConnector({
+      url: bench.connectorUrl,
+      secret: SECRET,
+      body: { protocol_version: PROTOCOL_VERSION, request_id: `${prefix}-${index}`, type: 'tool.invoke', tool: 'notify_warehouse', parameters: { order_id: `${prefix}-${index}` } },
+    });
+    if (answer.status !== 200 || (answer.json as { type?: string } | undefined)?.type !== 'result') throw new Error(`the reference got ${answer.status} ${answer.text}`);
+    latencies.push(performance.now() - callStarted);
+  });
+  const seconds = (performance.now() - started) / 1000;
+  return { name: "reference: bare loop, the SDK's callConnector per event (signed tool.invoke)", events: count, seconds, latencies: latencies.sort((a, b) => a - b) };
+}
+
+export async function run(args: string[]): Promise<void> {
+  const options = parseOptions(args);
+  const bench = await setUp();
+  try {
+    const viaHttp: Emit = async (orderId) => {
+      const response = await fetch(`${bench.baseUrl}/api/v1/org/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bench.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'shop.order.created', source: 'bench', payload: { order_id: orderId } }),
+      });
+      const body = (await response.json()) as { id?: string };
+      if (response.status !== 201 || !body.id) throw new Error(`emit answered ${response.status} ${JSON.stringify(body)}`);
+      return body.id;
+    };
+    const viaUseCase: Emit = async (orderId) =>
+      (await emitOrchestrationEvent(bench.platform.orchestration, bench.principal, { name: 'shop.order.created', source: 'bench', payload: { order_id: orderId } }, systemContext('bench'))).event.value.id;
+
+    console.log(
+      `events bench: ${options.events} shop.order.created per section, ${options.concurrency} concurrent emitters, the prepare_order flow calling the example connector in process; embedded store (SQLite, SQLITE_SYNCHRONOUS=${bench.platform.config.sqliteSynchronous}), dispatch concurrency ${bench.platform.config.orchestrationDispatch.concurrency}, Node ${process.version}`,
+    );
+    // Warm-up: JIT, caches, the connector's keep-alive sockets.
+    await measureReference(bench, options.warmup, options.concurrency, 'warm-ref');
+    await measureEvents(bench, 'warm-up', viaHttp, options.warmup, options.concurrency, 'warm-http');
+    await measureEvents(bench, 'warm-up', viaUseCase, options.warmup, options.concurrency, 'warm-app');
+
+    const reference = await measureReference(bench, options.events, options.concurrency, 'ref');
+    const http = await measureEvents(bench, 'platform, emitted over HTTP (POST /api/v1/org/events)', viaHttp, options.events, options.concurrency, 'http');
+    const useCase = await measureEvents(bench, 'platform, emitted through the use case (emitOrchestrationEvent, no HTTP)', viaUseCase, options.events, options.concurrency, 'app');
+
+    console.log('');
+    console.log('| path | events | seconds | events/s | p50 ms | p99 ms | max ms |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|');
+    for (const m of [reference, http, useCase]) {
+      console.log(`| ${m.name} | ${m.events} | ${m.seconds.toFixed(2)} | ${Math.round(m.events / m.seconds)} | ${percentile(m.latencies, 0.5).toFixed(1)} | ${percentile(m.latencies, 0.99).toFixed(1)} | ${m.latencies[m.latencies.length - 1].toFixed(1)} |`);
+    }
+    console.log('');
+    const rate = (m: Measurement): number => m.events / m.seconds;
+    console.log(`ratio platform over HTTP / reference: ${(rate(http) / rate(reference)).toFixed(3)}; through the use case / reference: ${(rate(useCase) / rate(reference)).toFixed(3)}`);
+    console.log(`target (issue #14): >= 1000 events/s end to end; over HTTP ${Math.round(rate(http))} events/s`);
+  } finally {
+    await bench.close();
+  }
+}
