@@ -23,7 +23,7 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import Router from '@koa/router';
 import * as t from 'io-ts';
-import { ProtocolRequestType } from '../connector-sdk/protocol';
+import { ProtocolRequestFields, ProtocolRequestType } from '../connector-sdk/protocol';
 import type { ConnectorClient, ConnectorRequest, ConnectorTarget } from '../../application/ports/connector-client';
 import { invalid } from '../../domain/shared/errors';
 import { decodeBody } from '../http/decode';
@@ -46,28 +46,13 @@ const TENANCY_VALUE = /^[\x21-\x7e]{1,200}$/;
 const NonEmpty = t.refinement(t.string, (value) => value.trim().length > 0, 'a non-empty string');
 const TargetId = t.refinement(t.string, (value) => /^sdk:[\x21-\x7e]{1,200}$/.test(value), 'sdk:{connection_id}');
 const TimeoutMs = t.refinement(t.number, (value) => Number.isInteger(value) && value >= 1 && value <= MAX_TIMEOUT_MS, `an integer from 1 to ${MAX_TIMEOUT_MS}`);
-const JsonObject = t.record(t.string, t.unknown);
-const optional = <C extends t.Mixed>(codec: C) => t.union([codec, t.null]);
 
 /** The protocol request (spec 2.2) as a caller of the connector-manager sends it: `protocol_version` and `request_id` may be left out. */
 export const InvokeRequest = t.intersection(
   [
     t.type({ type: ProtocolRequestType }),
-    t.partial({
-      protocol_version: t.literal('1'),
-      request_id: NonEmpty,
-      organization_id: optional(t.string),
-      conversation_id: optional(t.string),
-      channel: optional(t.string),
-      identity: optional(JsonObject),
-      tool: optional(t.string),
-      parameters: optional(JsonObject),
-      authentication: optional(JsonObject),
-      resume_token: optional(t.string),
-      challenge_response: optional(t.string),
-      person: optional(JsonObject),
-      platform: optional(JsonObject),
-    }),
+    t.partial({ protocol_version: t.literal('1'), request_id: NonEmpty }),
+    ProtocolRequestFields,
   ],
   'ProtocolRequest',
 );

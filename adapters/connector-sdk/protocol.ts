@@ -24,6 +24,21 @@ export const ProtocolRequestType = t.keyof({
 });
 export type ProtocolRequestType = t.TypeOf<typeof ProtocolRequestType>;
 
+/** The optional fields of a protocol request (spec 2.2). */
+export const ProtocolRequestFields = t.partial({
+  organization_id: optional(t.string),
+  conversation_id: optional(t.string),
+  channel: optional(t.string),
+  identity: optional(JsonObject),
+  tool: optional(t.string),
+  parameters: optional(JsonObject),
+  authentication: optional(JsonObject),
+  resume_token: optional(t.string),
+  challenge_response: optional(t.string),
+  person: optional(JsonObject),
+  platform: optional(JsonObject),
+});
+
 /** `ProtocolRequest` (spec 2.2): the JSON body the platform posts to the connector. */
 export const ProtocolRequest = t.intersection([
   t.type({
@@ -31,19 +46,7 @@ export const ProtocolRequest = t.intersection([
     request_id: t.string,
     type: ProtocolRequestType,
   }),
-  t.partial({
-    organization_id: optional(t.string),
-    conversation_id: optional(t.string),
-    channel: optional(t.string),
-    identity: optional(JsonObject),
-    tool: optional(t.string),
-    parameters: optional(JsonObject),
-    authentication: optional(JsonObject),
-    resume_token: optional(t.string),
-    challenge_response: optional(t.string),
-    person: optional(JsonObject),
-    platform: optional(JsonObject),
-  }),
+  ProtocolRequestFields,
 ]);
 export type ProtocolRequest = t.TypeOf<typeof ProtocolRequest>;
 

@@ -11,8 +11,7 @@
 
 import { ROLE_RANK } from '../../domain/membership/membership';
 import { invalid, notFound } from '../../domain/shared/errors';
-import { type Caller, type RecordedExchange, TOOL_CALL_STATUSES, type ToolCallOrigin, type ToolCallStatus } from '../../domain/tool-call/tool-call';
-import type { RiskTier } from '../../domain/tool/tool';
+import { type RecordedExchange, TOOL_CALL_STATUSES, type ToolCallStatus } from '../../domain/tool-call/tool-call';
 import { TOOL_CALLS, type ToolCallDocument } from '../../projections/tool-calls';
 import type { CommandDependencies } from '../command-handling/handle-command';
 import type { Page, Where } from '../ports/read-store';
@@ -23,53 +22,41 @@ import { liveTool } from './tool-calls';
 
 export type ToolCallReader = Pick<Principal, 'tenant_id' | 'user_id' | 'role'>;
 
-/** A tool call as its readers see it. */
-export interface ToolCallView {
-  id: string;
-  workspace_id: string;
-  tool_id: string;
-  tool_name: string;
-  risk: RiskTier;
-  caller: Caller;
-  origin: ToolCallOrigin;
-  arguments: Record<string, unknown>;
-  status: ToolCallStatus;
-  requested_at: string;
-  approval: { by: Caller; at: string } | null;
-  refusal: { by: Caller; reason: string; at: string } | null;
-  finished_at: string | null;
-  http_status: number | null;
-  latency_ms: number | null;
-  error: { code: string; message: string } | null;
+/** The read model's fields a reader sees as they are stored. */
+const SHOWN_AS_STORED = [
+  'id',
+  'workspace_id',
+  'tool_id',
+  'tool_name',
+  'risk',
+  'caller',
+  'origin',
+  'arguments',
+  'status',
+  'requested_at',
+  'approval',
+  'refusal',
+  'finished_at',
+  'http_status',
+  'latency_ms',
+  'error',
+  'challenge',
+] as const satisfies ReadonlyArray<keyof ToolCallDocument>;
+
+/** A tool call as its readers see it: the stored fields, and the exchange as its two halves. */
+export type ToolCallView = Pick<ToolCallDocument, (typeof SHOWN_AS_STORED)[number]> & {
   /** As sent, redacted; null when nothing was sent. */
   request: RecordedExchange['request'] | null;
   /** As answered, redacted and cut (`truncated`); null when no answer came. */
   response: NonNullable<RecordedExchange['response']> | null;
-  /** A connector call's open challenge (#13): what the user is asked; null otherwise. */
-  challenge: { prompt: string; at: string } | null;
-}
+};
 
 export const viewOfToolCall = (doc: ToolCallDocument): ToolCallView => ({
-  id: doc.id,
-  workspace_id: doc.workspace_id,
-  tool_id: doc.tool_id,
-  tool_name: doc.tool_name,
-  risk: doc.risk,
-  caller: doc.caller,
-  origin: doc.origin,
-  arguments: doc.arguments,
-  status: doc.status,
-  requested_at: doc.requested_at,
-  approval: doc.approval,
-  refusal: doc.refusal,
-  finished_at: doc.finished_at,
-  http_status: doc.http_status,
-  latency_ms: doc.latency_ms,
-  error: doc.error,
+  ...(Object.fromEntries(SHOWN_AS_STORED.map((field) => [field, doc[field]])) as Pick<ToolCallDocument, (typeof SHOWN_AS_STORED)[number]>),
+  // Calls recorded before #13 have no challenge field.
+  challenge: doc.challenge ?? null,
   request: doc.exchange?.request ?? null,
   response: doc.exchange?.response ?? null,
-  // Calls recorded before #13 have no such field.
-  challenge: doc.challenge ?? null,
 });
 
 export const isApprover = (principal: Pick<Principal, 'role'>): boolean => ROLE_RANK[principal.role] >= ROLE_RANK.admin;
