@@ -16,6 +16,7 @@ import { documentEvents } from './document/document';
 import { conversationEvents } from './conversation/conversation';
 import { handoffConfigEvents } from './handoff-config/handoff-config';
 import { crmConfigEvents } from './crm-config/crm-config';
+import { widgetConfigEvents } from './widget-config/widget-config';
 import { integrationEvents } from './integration/integration';
 import { toolEvents } from './tool/tool';
 import { toolCallEvents } from './tool-call/tool-call';
@@ -70,6 +71,7 @@ export const domainEvents = eventRegistry([
   sdkConnectionEvents,
   orchestrationEventEvents,
   rangeReplayEvents,
+  widgetConfigEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

@@ -4,6 +4,7 @@ import { businessToolsProjection } from './business-tools';
 import { conversationsProjection } from './conversations';
 import { conversationAnalyticsProjection } from './conversation-analytics';
 import { crmConfigsProjection } from './crm-configs';
+import { widgetConfigsProjection } from './widget-configs';
 import { integrationsProjection } from './integrations';
 import { toolCallsProjection } from './tool-calls';
 import { orchestrationEventsProjection } from './orchestration-events';
@@ -62,4 +63,5 @@ export const allProjections: readonly Projection[] = [
   sdkConnectionsProjection,
   orchestrationEventsProjection,
   orchestrationRangeReplaysProjection,
+  widgetConfigsProjection,
 ];

@@ -9,7 +9,9 @@
 //     otherwise); with one, it must be a console conversation of the tenant the asker may see
 //     (404 `conversation_not_found` otherwise, never 403: its existence is not revealed), by
 //     the rule of application/conversation: an Admin or Owner sees every one of the tenant, a
-//     member their own and those of the workspaces they may read;
+//     member their own and those of the workspaces they may read. A public channel's asker (a
+//     widget visitor, a WhatsApp sender: `publicChannelAsker`) starts conversations of that
+//     channel in the channel's workspace and continues only their own;
 //  3. the message is posted (`UserMessagePosted`), with X-End-User-Token / X-End-User-Session
 //     sealed (they are for the tool calls of later issues, never logged or shown);
 //  4. a handed-off conversation stops there: a person has taken over, the assistant is paused;
@@ -47,6 +49,7 @@
 import type { Role } from '../../domain/membership/membership';
 import {
   CHALLENGE_ANSWER_TEXT,
+  type Channel,
   type Citation,
   type ConversationEvent,
   type LiveConversation,
@@ -119,6 +122,12 @@ export interface Asker {
   user_id: string;
   role: Role;
   party: Party;
+  /**
+   * A public channel's asker (a widget visitor, a WhatsApp sender): the channel their
+   * conversations are in, and the one workspace the assistant answers them from (chosen by the
+   * tenant's admins for the channel). Absent for members and the operator (channel `console`).
+   */
+  public_channel?: { channel: Exclude<Channel, 'console' | 'api'>; workspace_id: string };
 }
 
 /**
@@ -126,6 +135,19 @@ export interface Asker {
  * (the admin acts on their behalf; the event metadata names the admin as actor).
  */
 export const askerOf = (principal: Principal): Asker => ({ tenant_id: principal.tenant_id, user_id: principal.user_id, role: principal.role, party: { kind: 'user', id: principal.user_id } });
+
+/**
+ * A visitor of a public channel. The owner role only opens the channel's one workspace to
+ * retrieval (every turn is fixed to it); the visitor continues only the conversations they
+ * started in that channel (canContinueConversation).
+ */
+export const publicChannelAsker = (tenantId: string, party: Party, channel: Exclude<Channel, 'console' | 'api'>, workspaceId: string): Asker => ({
+  tenant_id: tenantId,
+  user_id: party.id,
+  role: 'owner',
+  party,
+  public_channel: { channel, workspace_id: workspaceId },
+});
 
 /** The platform's operator trying the assistant (the CLI): an owner's view of every workspace. */
 export const operatorAsker = (tenantId: string, operatorId: string): Asker => ({ tenant_id: tenantId, user_id: operatorId, role: 'owner', party: { kind: 'system', id: operatorId } });
@@ -137,6 +159,10 @@ export const operatorAsker = (tenantId: string, operatorId: string): Asker => ({
  * other channels are the widget's and messaging's, answered by people as agent replies.
  */
 export async function canContinueConversation(deps: ChatDependencies, conversation: Pick<LiveConversation, 'tenant_id' | 'channel' | 'workspace_id' | 'started_by'>, asker: Asker): Promise<boolean> {
+  if (asker.public_channel) {
+    const { channel } = asker.public_channel;
+    return conversation.tenant_id === asker.tenant_id && conversation.channel === channel && conversation.started_by.kind === asker.party.kind && conversation.started_by.id === asker.party.id;
+  }
   if (conversation.channel !== 'console') return false;
   return canSeeConversation(await conversationVisibility(deps, asker), asker, conversation);
 }
@@ -284,14 +310,15 @@ export async function openTurn(deps: ChatDependencies, asker: Asker, request: Ch
     paused = !assistantAnswersIn(state.status);
     events = recorded;
   } else {
-    workspaceId = request.workspace_id ?? null;
+    if (asker.public_channel && request.workspace_id) throw new DomainError('invalid', 'invalid_request', 'workspace_id: the channel answers from the workspace its admins chose', 'workspace_id');
+    workspaceId = asker.public_channel?.workspace_id ?? request.workspace_id ?? null;
     if (workspaceId) await requireReadableWorkspace(deps, asker, workspaceId);
     conversationId = idFor('conversation');
     const started = await handleCommand(
       deps,
       conversationAggregate,
       conversationStream(conversationId),
-      { type: 'StartConversation', data: { conversation_id: conversationId, tenant_id: asker.tenant_id, workspace_id: workspaceId, channel: 'console', title: titleFrom(question), started_by: asker.party } },
+      { type: 'StartConversation', data: { conversation_id: conversationId, tenant_id: asker.tenant_id, workspace_id: workspaceId, channel: asker.public_channel?.channel ?? 'console', title: titleFrom(question), started_by: asker.party } },
       acting,
       // A retry with the same seed finds the conversation it started and records nothing.
       seed ? { idempotencyKey: `${seed}:start` } : {},

@@ -1,0 +1,54 @@
+// Read model `widget_configs`: each tenant's widget configuration (id: the tenant id), read on
+// every widget request and WebSocket connection. The identity secret is kept sealed here for
+// the visitor check; no view ever answers it. Its revision is the configuration's version (ETag).
+
+import { type WidgetConfigEvent, type WidgetSettings, widgetConfigEvents } from '../domain/widget-config/widget-config';
+import type { Actor } from '../application/ports/event-store';
+import type { EventProjection } from './projection';
+
+export interface WidgetConfigDocument {
+  id: string;
+  tenant_id: string;
+  /** Null until the first WidgetConfigured: the defaults apply. */
+  settings: WidgetSettings | null;
+  identity_secret_sealed: string | null;
+  identity_secret_rotated_at: string | null;
+  updated_at: string;
+  updated_by: Actor;
+  revision: number;
+  position: number;
+  [field: string]: unknown;
+}
+
+export const WIDGET_CONFIGS = 'widget_configs';
+
+export const widgetConfigsProjection: EventProjection<WidgetConfigEvent['type']> = {
+  name: 'widget_configs',
+  version: 1,
+  collections: [{ name: WIDGET_CONFIGS }],
+  handles: widgetConfigEvents.types,
+  async apply(event, view) {
+    const current = await view.get<WidgetConfigDocument>(WIDGET_CONFIGS, event.data.tenant_id);
+    if (current && current.position >= event.position) return;
+    const base: WidgetConfigDocument = current ?? {
+      id: event.data.tenant_id,
+      tenant_id: event.data.tenant_id,
+      settings: null,
+      identity_secret_sealed: null,
+      identity_secret_rotated_at: null,
+      updated_at: '',
+      updated_by: event.metadata.actor,
+      revision: -1,
+      position: -1,
+    };
+    const touched = { revision: event.revision, position: event.position, updated_by: event.metadata.actor };
+    switch (event.type) {
+      case 'WidgetConfigured':
+        view.put(WIDGET_CONFIGS, { ...base, ...touched, settings: event.data.settings, updated_at: event.data.configured_at });
+        return;
+      case 'WidgetIdentitySecretRotated':
+        view.put(WIDGET_CONFIGS, { ...base, ...touched, identity_secret_sealed: event.data.secret_sealed, identity_secret_rotated_at: event.data.rotated_at, updated_at: event.data.rotated_at });
+        return;
+    }
+  },
+};
