@@ -1,4 +1,4 @@
-// `npm run bench -- ws [--visitors 1000] [--messages 5] [--documents 5] [--warmup 100] [--rounds 1]`:
+// `npm run bench -- ws [--visitors 1000] [--messages 5] [--documents 5] [--warmup 100] [--rounds 1] [--profile]`:
 // the widget's realtime chat (issue #15): `visitors` WebSocket visitors at once on /ws/chat, each
 // sending `messages` messages one after another (the next once the previous turn's `done`
 // came), on the embedded default: SQLite store and index, the extractive engine, a few
@@ -44,6 +44,7 @@ interface Options {
   documents: number;
   warmup: number;
   rounds: number;
+  profile: boolean;
 }
 
 function parseOptions(args: string[]): Options {
@@ -51,10 +52,11 @@ function parseOptions(args: string[]): Options {
     const at = args.indexOf(`--${name}`);
     return at >= 0 ? Number(args[at + 1]) : fallback;
   };
-  return { visitors: read('visitors', 1000), messages: read('messages', 5), documents: read('documents', 5), warmup: read('warmup', 100), rounds: read('rounds', 1) };
+  return { visitors: read('visitors', 1000), messages: read('messages', 5), documents: read('documents', 5), warmup: read('warmup', 100), rounds: read('rounds', 1), profile: args.includes('--profile') };
 }
 
 const SYNCHRONOUS = process.env.SQLITE_SYNCHRONOUS ?? 'full';
+const PROFILE_DIR = path.join(os.tmpdir(), 'svc-bench-ws-profile');
 
 const percentile = (sorted: readonly number[], p: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]);
 
@@ -141,7 +143,9 @@ interface RunResult {
 type ChildMessage = Listening | Usage | { kind: 'sampling' };
 
 async function runServer(kind: 'platform' | 'reference', options: Options): Promise<RunResult> {
-  const child = fork(path.join(__dirname, '_ws-server.js'), [kind, String(options.documents)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // --profile: the platform's process writes a CPU profile (node --cpu-prof) where the bench says.
+  const execArgv = options.profile && kind === 'platform' ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const child = fork(path.join(__dirname, '_ws-server.js'), [kind, String(options.documents)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
   const replies: ChildMessage[] = [];
   const waiters: Array<() => void> = [];
   child.on('message', (message) => {
@@ -264,6 +268,7 @@ export async function run(args: string[]): Promise<void> {
   report(results, true);
   const platform = results.filter((result) => result.server === 'platform');
   const reference = results.filter((result) => result.server === 'reference');
+  if (options.profile) console.log(`CPU profile of the platform's process: ${PROFILE_DIR}`);
   const rate = (list: RunResult[]): number => list.reduce((sum, result) => sum + result.messages / result.seconds, 0) / list.length;
   console.log(`\nplatform / reference messages/s: ${(rate(platform) / rate(reference)).toFixed(2)}`);
 }
