@@ -30,6 +30,7 @@ import { publicApi } from '../public.openapi';
 import { teamApi } from '../team/team.openapi';
 import { tenantApi } from '../tenant/tenant.openapi';
 import { toolsApi } from '../tools/tools.openapi';
+import { widgetPagesApi } from '../widget/widget-pages.openapi';
 import type { Access, ApiArea, ErrorStatus, Method, RouteDescription, Schema } from './describe';
 
 /** Every area, in the order the document lists them. */
@@ -61,6 +62,7 @@ const AREAS: readonly ApiArea[] = [
   toolsApi,
   toolCallsApi,
   sdkConnectionsApi,
+  widgetPagesApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
