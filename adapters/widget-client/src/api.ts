@@ -46,8 +46,18 @@ export class WidgetApi {
     return this.json('GET', '/api/v1/widget/settings');
   }
 
-  messages(conversationId: string): Promise<{ items: StoredMessage[] }> {
-    return this.json('GET', `/api/v1/widget/conversations/${encodeURIComponent(conversationId)}/messages?limit=50`);
+  /** The last `keep` messages of the visitor's conversation, oldest first (its pages run oldest first). */
+  async messages(conversationId: string, keep = 50): Promise<StoredMessage[]> {
+    const path = `/api/v1/widget/conversations/${encodeURIComponent(conversationId)}/messages?limit=100`;
+    let messages: StoredMessage[] = [];
+    let cursor: string | null = null;
+    for (let pages = 0; pages < 20; pages += 1) {
+      const page: { items: StoredMessage[]; next_cursor: string | null } = await this.json('GET', cursor ? `${path}&cursor=${encodeURIComponent(cursor)}` : path);
+      messages = [...messages, ...page.items].slice(-keep);
+      cursor = page.next_cursor;
+      if (!cursor) break;
+    }
+    return messages;
   }
 
   lead(fields: Partial<Record<LeadField, string>> & { conversation_id?: string; page_url?: string }): Promise<{ lead_id: string }> {
@@ -70,7 +80,7 @@ export class WidgetApi {
   async chat(body: { message: string; conversation_id: string | null }, onEvent: (event: TurnEvent) => void): Promise<void> {
     const response = await fetch(this.url('/api/v1/widget/chat'), {
       method: 'POST',
-      headers: { ...this.headers(), 'content-type': 'application/json', accept: 'text/event-stream, application/json' },
+      headers: { ...this.headers(), 'content-type': 'application/json', accept: 'text/event-stream, application/json;q=0.9' },
       body: JSON.stringify(body.conversation_id ? body : { message: body.message }),
     });
     if (!response.ok) throw await problemOf(response);

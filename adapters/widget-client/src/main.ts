@@ -98,7 +98,7 @@ function boot(): void {
 
 /** The corner the settings chose (the view knows it from its root's class). */
 function placeLauncher(host: HTMLElement): void {
-  const left = Boolean(host.shadowRoot?.querySelector('.svc.left'));
+  const left = Boolean(host.shadowRoot?.querySelector('.svc.is-left'));
   host.style.setProperty(left ? 'left' : 'right', '20px', 'important');
   host.style.setProperty(left ? 'right' : 'left', 'auto', 'important');
 }

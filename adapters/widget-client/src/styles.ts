@@ -14,10 +14,12 @@ button:disabled{cursor:default;opacity:.55}
 :focus-visible{outline:2px solid var(--svc-focus,var(--svc-primary));outline-offset:2px}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .launcher{display:flex;align-items:center;justify-content:center;width:56px;height:56px;border-radius:50%;border:0;padding:0;background:var(--svc-primary);color:var(--svc-on-primary,#fff);box-shadow:0 4px 14px rgba(0,0,0,.25)}
-.launcher svg{width:28px;height:28px;fill:none;stroke:currentColor;stroke-width:2;stroke-linecap:round;stroke-linejoin:round}
+svg{fill:none;stroke:currentColor;stroke-width:2;stroke-linecap:round;stroke-linejoin:round}
+.launcher svg{width:28px;height:28px}
 .panel{position:absolute;bottom:72px;right:0;width:min(380px,calc(100vw - 32px));height:min(600px,calc(100vh - 110px));display:flex;flex-direction:column;background:var(--svc-background);border-radius:var(--svc-radius,14px);box-shadow:0 10px 40px rgba(0,0,0,.25);overflow:hidden}
-.left .panel{right:auto;left:0}
-.page .panel{position:relative;bottom:auto;width:100%;height:100%;border-radius:0;box-shadow:none}
+.is-left .panel{right:auto;left:0}
+.is-page{height:100%}
+.is-page .panel{position:relative;bottom:auto;width:100%;height:100%;border-radius:0;box-shadow:none}
 header{display:flex;align-items:center;gap:8px;padding:12px 14px;background:var(--svc-primary);color:var(--svc-on-primary,#fff)}
 header img{width:28px;height:28px;border-radius:6px;object-fit:contain;background:#fff}
 header h2{flex:1;margin:0;font-size:16px;font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
@@ -37,7 +39,8 @@ header .close{border:0;font-size:22px;line-height:1;padding:2px 6px}
 .sources{margin:6px 0 0;padding:6px 0 0 18px;border-top:1px solid rgba(0,0,0,.1);font-size:13px;white-space:normal}
 .sources-title{margin:6px 0 0;font-size:12px;font-weight:600;opacity:.75;white-space:normal}
 .rate{display:flex;gap:6px;margin-top:6px}
-.rate button{background:transparent;border:1px solid rgba(0,0,0,.2);border-radius:6px;padding:2px 8px;font-size:13px}
+.rate button{display:flex;background:transparent;border:1px solid rgba(0,0,0,.2);border-radius:6px;padding:4px 8px}
+.rate svg{width:16px;height:16px}
 .rate button[aria-pressed=true]{background:var(--svc-primary);color:var(--svc-on-primary,#fff);border-color:var(--svc-primary)}
 .status{min-height:0;padding:0 14px;font-size:12px;opacity:.75}
 .status:empty{display:none}

@@ -58,7 +58,7 @@ export class WidgetView {
     applyStyles(shadow, settings);
     const title = titleOf(settings);
     this.placeholder = 'Type your message';
-    this.root = el('div', { class: `svc ${mode} ${settings.position === 'bottom-left' ? 'left' : 'right'}`, part: 'widget' });
+    this.root = el('div', { class: `svc is-${mode} is-${settings.position === 'bottom-left' ? 'left' : 'right'}`, part: 'widget' });
     applyColours(this.root, settings);
 
     this.launcher =
@@ -216,8 +216,8 @@ export class WidgetView {
   finishAnswer(messageId: string): void {
     const bubble = this.bubble(messageId);
     if (!bubble || !this.settings.features.feedback || bubble.querySelector('.rate')) return;
-    const up = el('button', { type: 'button', 'aria-pressed': 'false', 'aria-label': 'Helpful', 'data-rating': 'up' }, '\u{1F44D}');
-    const down = el('button', { type: 'button', 'aria-pressed': 'false', 'aria-label': 'Not helpful', 'data-rating': 'down' }, '\u{1F44E}');
+    const up = el('button', { type: 'button', 'aria-pressed': 'false', 'aria-label': 'Helpful', title: 'Helpful', 'data-rating': 'up' }, icon('up'));
+    const down = el('button', { type: 'button', 'aria-pressed': 'false', 'aria-label': 'Not helpful', title: 'Not helpful', 'data-rating': 'down' }, icon('down'));
     const row = el('div', { class: 'rate', role: 'group', 'aria-label': 'Was this answer helpful?' }, up, down);
     for (const button of [up, down]) {
       button.addEventListener('click', () => this.actions.rate(bubble.getAttribute('data-id')!, button.getAttribute('data-rating') as Rating));

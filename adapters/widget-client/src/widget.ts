@@ -6,7 +6,7 @@
 
 import { ApiError, type TurnEvent, WidgetApi } from './api';
 import { ChatConnection } from './connection';
-import type { Identity, LeadField, Rating, ServerFrame, StoredMessage, WidgetSettings } from './protocol';
+import type { Identity, LeadField, Rating, ServerFrame, WidgetSettings } from './protocol';
 import { type Mode, WidgetView } from './view';
 import { VisitorStore } from './visitor';
 
@@ -123,10 +123,10 @@ export class Widget {
     const conversationId = this.store.load().conversation_id;
     if (this.transcriptLoaded || this.connection.ready || conversationId === null) return;
     try {
-      const page = await this.api.messages(conversationId);
+      const messages = await this.api.messages(conversationId);
       if (this.connection.ready) return;
       this.transcriptLoaded = true;
-      this.view?.showTranscript(inOrder(page.items));
+      this.view?.showTranscript(messages);
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) this.forgetConversation();
     }
@@ -140,7 +140,7 @@ export class Widget {
         view.setStatus('');
         this.setConversation(frame.conversation_id);
         // What the platform has is the truth: a turn cut off by a lost socket shows as it ended.
-        if (frame.conversation_id !== null && !this.busy) view.showTranscript(inOrder(frame.messages ?? []));
+        if (frame.conversation_id !== null && !this.busy) view.showTranscript(frame.messages ?? []);
         this.transcriptLoaded = true;
         return;
       }
@@ -310,9 +310,4 @@ export class Widget {
     if (error instanceof ApiError) this.view?.showError(PROBLEMS[error.code] ?? error.message);
     else this.view?.showError('The chat could not reach the server. Please check your connection and try again.');
   }
-}
-
-/** Oldest first, whatever order a page came in. */
-function inOrder(messages: readonly StoredMessage[]): StoredMessage[] {
-  return [...messages].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
 }
