@@ -55,9 +55,10 @@ export class ChatConnection {
     if (this.state === 'idle' || this.state === 'stopped') this.open();
   }
 
-  /** Reopens now, so that `resume` carries what changed (the identity). */
+  /** Reopens now, so that `resume` carries what changed (the identity): also after a refusal, which the new identity may answer. */
   restart(): void {
-    if (this.state === 'idle' || this.state === 'refused') return;
+    if (this.state === 'idle') return;
+    this.failures = 0;
     this.drop();
     this.open();
   }

@@ -92,6 +92,8 @@ export class Widget {
       if (typeof value === 'string' && value !== '') given[key] = value;
     }
     this.identity = Object.keys(given).length > 0 ? given : null;
+    // A socket refused for want of an identity (4401) may be let in now.
+    this.refused = false;
     this.connection.restart();
   }
 
