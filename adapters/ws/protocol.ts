@@ -5,7 +5,7 @@
 import * as t from 'io-ts';
 import type { Citation } from '../../domain/conversation/conversation';
 import type { ToolStepView } from '../../application/chat/tool-steps';
-import type { WidgetMessageView } from '../../application/widget/widget-conversations';
+import type { WidgetMessageView } from '../../application/widget/widget-chat';
 import { NonEmptyTrimmed } from '../../domain/shared/codecs';
 
 /** Close codes (RFC 6455 4000-4999 are the application's; 1001, 1009, 1011, 1013 are the standard's). */

@@ -29,8 +29,8 @@ import type { WidgetSocketMetrics } from '../../application/ports/metrics';
 import type { RateLimiter } from '../../application/ports/rate-limiter';
 import type { RequestContext } from '../../application/shared/request-context';
 import { type Visitor, type VisitorClaim, type WidgetAccessDependencies, type WidgetPrincipal, authenticateWidget, requireAllowedOrigin, visitorOf } from '../../application/widget/widget-access';
-import { openWidgetTurn } from '../../application/widget/widget-chat';
-import { type WidgetMessageView, giveWidgetFeedback, lastWidgetMessages, widgetMessage } from '../../application/widget/widget-conversations';
+import { type WidgetMessageView, openWidgetTurn, recentVisitorMessages } from '../../application/widget/widget-chat';
+import { giveWidgetFeedback, widgetMessage } from '../../application/widget/widget-conversations';
 import { DomainError } from '../../domain/shared/errors';
 import { decodeBody } from '../http/decode';
 import { CLIENT_FRAMES, CLOSE, type FeedbackFrame, type MessageFrame, type ResumeFrame, type ServerFrame, closeReason, isClientFrameType } from './protocol';
@@ -306,7 +306,7 @@ export class WidgetChatConnection {
     let messages: WidgetMessageView[] = [];
     if (conversationId !== null) {
       try {
-        messages = await lastWidgetMessages(this.host.deps, this.widget, visitor, conversationId);
+        messages = await recentVisitorMessages(this.host.deps, this.widget, visitor, conversationId);
       } catch (error) {
         if (!(error instanceof DomainError) || error.kind !== 'not_found') throw error;
         this.send(errorFrame(error, { conversation_id: conversationId }));
@@ -390,7 +390,7 @@ export class WidgetChatConnection {
     } else if (answer !== null) {
       // The answer's own record (answerTurn waited until the read models show it).
       const stored = await widgetMessage(deps, turn.conversation_id, answer.message_id);
-      this.send({ type: 'message', conversation_id: turn.conversation_id, message: stored ?? answerView(answer, turn, deps.clock.now().toISOString()) });
+      this.send({ type: 'message', conversation_id: turn.conversation_id, message: stored ?? answerView(answer, deps.clock.now().toISOString()) });
     }
     this.send({ type: 'done', ...ids, message_id: answer?.message_id ?? null, paused: turn.paused });
   }
@@ -487,21 +487,17 @@ const userMessageView = (turn: OpenTurn): WidgetMessageView => ({
   text: turn.user_message.text,
   citations: [],
   created_at: turn.user_message.created_at,
-  reply_to: null,
   failed: false,
-  tool: null,
   feedback_rating: null,
 });
 
 /** The answer as streamed, when its record is not in the read models yet (their wait timed out). */
-const answerView = (answer: ChatAnswer, turn: OpenTurn, now: string): WidgetMessageView => ({
+const answerView = (answer: ChatAnswer, now: string): WidgetMessageView => ({
   id: answer.message_id,
   role: 'assistant',
   text: answer.text,
   citations: answer.citations,
   created_at: now,
-  reply_to: turn.user_message_id,
   failed: false,
-  tool: null,
   feedback_rating: null,
 });

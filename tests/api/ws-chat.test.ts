@@ -226,7 +226,7 @@ describe('/ws/chat (the widget over WebSocket)', function () {
       expect(types.slice(1, -2).every((type: string) => type === 'delta' || type === 'citation')).to.equal(true);
       const [user, ...rest] = frames;
       expect(user.client_message_id).to.equal('c-1');
-      expect(user.message).to.deep.include({ role: 'user', text: 'Within how many days can I return a product for a refund?', citations: [], reply_to: null });
+      expect(user.message).to.deep.include({ role: 'user', text: 'Within how many days can I return a product for a refund?', citations: [], failed: false });
       const done = rest.at(-1);
       const stored = rest.at(-2).message;
       conversationId = done.conversation_id;
@@ -237,7 +237,7 @@ describe('/ws/chat (the widget over WebSocket)', function () {
       expect(deltas.map((frame: Frame) => frame.text).join('')).to.equal(stored.text).and.to.contain('within 30 days for a full refund');
       const citations = rest.filter((frame: Frame) => frame.type === 'citation');
       expect(citations.map((frame: Frame) => [frame.message_id, frame.citation.document_id, frame.citation.title])).to.deep.equal([[answerId, documentId, 'Returns']]);
-      expect(stored).to.deep.include({ id: answerId, role: 'assistant', reply_to: user.message.id, failed: false, feedback_rating: null });
+      expect(stored).to.deep.include({ id: answerId, role: 'assistant', failed: false, feedback_rating: null });
       expect(stored.citations).to.deep.equal(citations.map((frame: Frame) => frame.citation));
 
       const events = await server.platform.eventStore.readStream(conversationStream(conversationId));
@@ -305,6 +305,15 @@ describe('/ws/chat (the widget over WebSocket)', function () {
       expect(await stranger.next('error')).to.deep.include({ code: 'message_not_found' });
       await stranger.close();
       expect((await eventTypes(server, conversationId)).filter((type) => type === 'FeedbackGiven')).to.have.length(1);
+
+      // An admin turned feedback off in the widget's settings.
+      await configureWidget(server, owner.tenant_id, { feedback: false });
+      const later = await open();
+      await later.resume(visitor, { conversation_id: conversationId });
+      later.send({ type: 'feedback', message_id: answerId, rating: 'down' });
+      expect(await later.next('error')).to.deep.include({ code: 'feedback_disabled', message_id: answerId });
+      await later.close();
+      await configureWidget(server, owner.tenant_id, { feedback: true });
     });
 
     it('answers a message over the quota with quota_exceeded and its numbers, recording nothing; the socket stays open', async () => {
