@@ -1,5 +1,5 @@
 // What the widget and the platform say to each other, as the browser sees it: the /ws/chat
-// frames (docs/widget.md, "The /ws/chat protocol"), the widget settings and the answers of the
+// frames (docs/widget.md, "WebSocket protocol (/ws/chat)"), the widget settings and the answers of the
 // widget HTTP routes. Written for the browser bundle, which imports nothing of the server.
 
 export interface Citation {
@@ -24,6 +24,10 @@ export interface StoredMessage {
   text: string;
   citations: Citation[];
   created_at: string;
+  /** An answer the assistant could not give. */
+  failed?: boolean;
+  /** The visitor's rating of this answer, once given (one per answer). */
+  feedback_rating?: Rating | null;
 }
 
 export interface Identity {
@@ -42,11 +46,11 @@ export type ClientFrame =
 
 export type ServerFrame =
   | { type: 'ready'; conversation_id: string | null; messages: StoredMessage[] }
-  | { type: 'message'; message: StoredMessage; client_message_id?: string }
+  | { type: 'message'; conversation_id?: string; message: StoredMessage; client_message_id?: string }
   | { type: 'delta'; message_id: string; text: string }
   | { type: 'citation'; message_id: string; citation: Citation }
   | { type: 'tool'; message_id: string; step: ToolStep }
-  | { type: 'error'; code: string; message: string; [detail: string]: unknown }
+  | { type: 'error'; code: string; message: string; message_id?: string; [detail: string]: unknown }
   | { type: 'done'; conversation_id: string; user_message_id: string; message_id: string | null; paused: boolean }
   | { type: 'pong' }
   | { type: 'ack'; of: string; message_id?: string };

@@ -41,7 +41,7 @@ header .close{border:0;font-size:22px;line-height:1;padding:2px 6px}
 .rate{display:flex;gap:6px;margin-top:6px}
 .rate button{display:flex;background:transparent;border:1px solid rgba(0,0,0,.2);border-radius:6px;padding:4px 8px}
 .rate svg{width:16px;height:16px}
-.rate button[aria-pressed=true]{background:var(--svc-primary);color:var(--svc-on-primary,#fff);border-color:var(--svc-primary)}
+.rate button[aria-pressed=true]{opacity:1;background:var(--svc-primary);color:var(--svc-on-primary,#fff);border-color:var(--svc-primary)}
 .status{min-height:0;padding:0 14px;font-size:12px;opacity:.75}
 .status:empty{display:none}
 .lead{padding:12px 14px;border-top:1px solid rgba(0,0,0,.1);display:grid;gap:8px;max-height:60%;overflow-y:auto}

@@ -207,9 +207,10 @@ export class WidgetView {
     this.hideTyping();
     const existing = this.bubble(message.id);
     const bubble = existing ?? this.add(this.answerBubble(message.id, message.role));
-    bubble.querySelector('.text')!.textContent = message.text;
+    bubble.querySelector('.text')!.textContent = message.failed && !message.text ? 'The assistant could not answer this message.' : message.text;
     for (const citation of message.citations ?? []) this.addCitation(message.id, citation);
-    if (message.role === 'assistant') this.finishAnswer(message.id);
+    if (message.role === 'assistant' && !message.failed) this.finishAnswer(message.id);
+    if (message.feedback_rating) this.rated(message.id, message.feedback_rating, false);
   }
 
   /** An answer is complete: it can be rated now. */
@@ -225,9 +226,13 @@ export class WidgetView {
     bubble.appendChild(row);
   }
 
-  rated(messageId: string, rating: Rating): void {
-    for (const button of this.bubble(messageId)?.querySelectorAll('.rate button') ?? []) button.setAttribute('aria-pressed', String(button.getAttribute('data-rating') === rating));
-    this.setStatus('Thanks for your feedback.');
+  /** An answer rated: one rating per answer, so the buttons show it and take no other. */
+  rated(messageId: string, rating: Rating, thank = true): void {
+    for (const button of this.bubble(messageId)?.querySelectorAll<HTMLButtonElement>('.rate button') ?? []) {
+      button.setAttribute('aria-pressed', String(button.getAttribute('data-rating') === rating));
+      button.disabled = true;
+    }
+    if (thank) this.setStatus('Thanks for your feedback.');
   }
 
   toolStep(step: ToolStep): void {

@@ -42,6 +42,8 @@ export class Widget {
   /** The visitor's message sent over the socket and waiting for the platform's id. */
   private pendingLocalId: string | null = null;
   private transcriptLoaded = false;
+  /** Ratings sent over the socket, waiting for their `ack`. */
+  private readonly pendingRatings = new Map<string, Rating>();
   private refused = false;
 
   constructor(private readonly options: WidgetOptions) {
@@ -147,6 +149,8 @@ export class Widget {
         return;
       }
       case 'message':
+        // The conversation is known from the turn's first frame (a new one for a first message).
+        if (frame.conversation_id) this.setConversation(frame.conversation_id);
         if (frame.message.role === 'user') {
           if (frame.client_message_id) view.renameMessage(frame.client_message_id, frame.message.id);
           else if (this.pendingLocalId) view.renameMessage(this.pendingLocalId, frame.message.id);
@@ -163,24 +167,41 @@ export class Widget {
         return view.addCitation(frame.message_id, frame.citation);
       case 'tool':
         return view.toolStep(frame.step);
-      case 'error':
+      case 'error': {
         // A conversation the platform no longer continues for this visitor: a new one starts.
         if (frame.code === 'conversation_not_found') return this.forgetConversation();
+        const rating = frame.message_id !== undefined ? this.pendingRatings.get(frame.message_id) : undefined;
+        if (frame.message_id !== undefined && rating !== undefined) {
+          this.pendingRatings.delete(frame.message_id);
+          // One rating per answer: one given before (another tab) stands.
+          if (frame.code === 'feedback_given') return view.rated(frame.message_id, rating);
+          return view.showError(frame.message || 'Your feedback could not be recorded.');
+        }
         this.endTurn();
         return view.showError(PROBLEMS[frame.code] ?? frame.message ?? 'Something went wrong.');
+      }
+      case 'ack': {
+        const rating = frame.message_id !== undefined ? this.pendingRatings.get(frame.message_id) : undefined;
+        if (frame.message_id !== undefined && rating !== undefined) {
+          this.pendingRatings.delete(frame.message_id);
+          view.rated(frame.message_id, rating);
+        }
+        return;
+      }
       case 'done':
         this.setConversation(frame.conversation_id);
         if (frame.message_id) view.finishAnswer(frame.message_id);
         else if (frame.paused) view.note('Your message was passed on to the team.');
         this.endTurn();
         return;
-      case 'ack':
       case 'pong':
         return;
     }
   }
 
   private onLost(): void {
+    // Unacknowledged ratings are dropped: the buttons stay unpressed, to be clicked again.
+    this.pendingRatings.clear();
     if (this.busy) {
       // The answer may still have been recorded: the next `ready` shows it.
       this.endTurn();
@@ -262,12 +283,17 @@ export class Widget {
   }
 
   private async rate(messageId: string, rating: Rating): Promise<void> {
-    if (messageId.startsWith('local-')) return;
+    if (messageId.startsWith('local-') || this.pendingRatings.has(messageId)) return;
+    // Over the socket the `ack` (or an error naming the message) settles it.
+    this.pendingRatings.set(messageId, rating);
+    if (this.connection.send({ type: 'feedback', message_id: messageId, rating })) return;
+    this.pendingRatings.delete(messageId);
     try {
-      if (!this.connection.send({ type: 'feedback', message_id: messageId, rating })) await this.api.feedback(messageId, rating);
+      await this.api.feedback(messageId, rating);
       this.view?.rated(messageId, rating);
     } catch (error) {
-      this.showProblem(error);
+      if (error instanceof ApiError && error.code === 'feedback_given') this.view?.rated(messageId, rating);
+      else this.showProblem(error);
     }
   }
 
