@@ -31,6 +31,7 @@ import { teamApi } from '../team/team.openapi';
 import { tenantApi } from '../tenant/tenant.openapi';
 import { toolsApi } from '../tools/tools.openapi';
 import { widgetPagesApi } from '../widget/widget-pages.openapi';
+import { widgetApi } from '../widget/widget.openapi';
 import type { Access, ApiArea, ErrorStatus, Method, RouteDescription, Schema } from './describe';
 
 /** Every area, in the order the document lists them. */
@@ -63,6 +64,7 @@ const AREAS: readonly ApiArea[] = [
   toolCallsApi,
   sdkConnectionsApi,
   widgetPagesApi,
+  widgetApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
@@ -96,6 +98,7 @@ const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
   metrics_token: [{ metricsToken: [] }],
   optional_user: [{}, { userToken: [] }],
   connector_manager_token: [{ connectorManagerToken: [] }],
+  widget_token: [{ widgetToken: [] }],
 };
 
 const PATH_PARAMETER = /\{([^}]+)\}/g;
@@ -126,7 +129,9 @@ function requestBodyOf(method: Method, route: RouteDescription): Schema | undefi
 
 function errorStatusesOf(route: RouteDescription): ErrorStatus[] {
   const statuses = new Set<ErrorStatus>(route.errors ?? []);
-  if (route.access === 'user' || route.access === 'admin_token' || route.access === 'metrics_token' || route.access === 'connector_manager_token') statuses.add(401);
+  if (route.access === 'user' || route.access === 'admin_token' || route.access === 'metrics_token' || route.access === 'connector_manager_token' || route.access === 'widget_token') statuses.add(401);
+  // A widget token of a suspended or deleted organization, a disabled widget, an origin not allowed: 403.
+  if (route.access === 'widget_token') statuses.add(403);
   // A user token of a suspended organization is 403 `tenant_suspended` on every route.
   if (route.access === 'user' || (route.role && route.role !== 'member')) statuses.add(403);
   if (route.query?.length) statuses.add(400);
@@ -171,10 +176,12 @@ function operationOf(area: ApiArea, path: string, method: Method, route: RouteDe
     .join(' ');
   const { success } = route;
   const successTypes = success.content ? (typeof success.content.type === 'string' ? [success.content.type] : success.content.type) : [];
-  const successContent = success.json
-    ? { 'application/json': { schema: success.json } }
-    : success.content
-      ? Object.fromEntries(successTypes.map((type) => [type, { schema: success.content!.schema }]))
+  const successContent =
+    success.json || success.content
+      ? {
+          ...(success.json ? { 'application/json': { schema: success.json } } : {}),
+          ...(success.content ? Object.fromEntries(successTypes.map((type) => [type, { schema: success.content!.schema }])) : {}),
+        }
       : undefined;
   const headers = {
     ...success.headers,
@@ -219,6 +226,11 @@ function components(schemas: Record<string, Schema>): Schema {
       adminToken: { type: 'http', scheme: 'bearer', bearerFormat: 'PASETO v4.public', description: 'a super-admin token from `POST /api/v1/admin/auth/login`' },
       metricsToken: { type: 'http', scheme: 'bearer', description: 'the `METRICS_AUTH_TOKEN` of the deployment' },
       connectorManagerToken: { type: 'http', scheme: 'bearer', description: 'the `CONNECTOR_MANAGER_TOKEN` of the deployment' },
+      widgetToken: {
+        type: 'http',
+        scheme: 'bearer',
+        description: "an organization's widget token (publishable: it is in the embedding page; an admin reads it in the console settings, `rotate_widget_token` replaces it at once); refused on every other route",
+      },
     },
     schemas: {
       Error: {
