@@ -3,6 +3,7 @@
 // 422; concurrent duplicates create one resource; a crashed request is taken over after its
 // hold and finishes what it started; the answer survives a restart.
 
+import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { startIdempotentRequest } from '../../application/idempotency-key/idempotent-requests';
 import { createTeam } from '../../application/team/teams';
@@ -12,7 +13,7 @@ import { startConversation } from '../support/conversations';
 import { type FormPart, multipartForm } from '../support/documents';
 import { openApiFixture } from '../support/openapi-documents';
 import { temporaryDirectory } from '../support/files';
-import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimit } from '../support/identity';
+import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimit, widgetTokenOf } from '../support/identity';
 import { TestPaymentProvider } from '../support/payment-provider';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
@@ -225,6 +226,10 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/org/sdk-connections/:id/test': 'a signed ping whose outcome is recorded each time: a repeat is another test',
       'POST /api/v1/org/sdk-connections/:id/sync-tools': 'records what the connector advertises now; a repeat registers no tool twice (one per connection, workspace and connector tool)',
       'POST /api/v1/org/events/:id/retry': 'a change of state of an orchestration event; repeating it is 409 (If-Match guards it)',
+      'POST /api/v1/widget/messages/:id/feedback': 'once per answer: a retry is 409 feedback_given',
+      'POST /api/v1/widget/conversations/:id/handoff': 'a change of state of the conversation; repeating it is 409 already_handed_off',
+      'POST /api/v1/widget/stt': 'creates nothing: it transcribes the audio sent',
+      'POST /api/v1/widget/tts': 'creates nothing: it speaks the text sent',
     };
     /** Checkouts the confirm sample confirms. */
     const checkouts: string[] = [];
@@ -260,8 +265,13 @@ describe('Idempotency-Key on creating routes', () => {
         checkouts.push((await server.request('POST', '/api/v1/billing/checkout', { headers: as(owner), body: { plan_code, interval: 'month' } })).json.id);
       }
     });
-    /** A valid request of each creating route, and another one for the same route; `admin` ones are sent with the super admin's token. */
-    const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown; admin?: boolean; status?: number; multipart?: boolean }> = {
+    /** A widget visitor of the organization (routes of the widget token). */
+    let visitorHeaders: Record<string, string> = {};
+    before(async () => {
+      visitorHeaders = { authorization: `Bearer ${await widgetTokenOf(server, owner)}`, 'x-widget-visitor': randomBytes(16).toString('base64url') };
+    });
+    /** A valid request of each creating route, and another one for the same route; `admin` ones are sent with the super admin's token, `headers` replace the owner's. */
+    const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown; admin?: boolean; status?: number; multipart?: boolean; headers?: () => Record<string, string> }> = {
       'POST /api/v1/org/teams': (n) => ({ path: '/api/v1/org/teams', body: { name: `Sampled ${n}` }, other: { name: `Other ${n}` } }),
       'POST /api/v1/team/invite': (n) => ({
         path: '/api/v1/team/invite',
@@ -328,6 +338,13 @@ describe('Idempotency-Key on creating routes', () => {
         other: { from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00Z', name: 'sampled.order.created', reason: `Other ${n}` },
         status: 200,
       }),
+      // A visitor's lead: a retry must not leave it twice (the visitor's key, within the organization).
+      'POST /api/v1/widget/leads': (n) => ({
+        path: '/api/v1/widget/leads',
+        headers: () => visitorHeaders,
+        body: { email: `sampled-${n}@example.com` },
+        other: { email: `other-${n}@example.com` },
+      }),
       'POST /api/v1/workspaces/:workspace_id/tools': (n) => ({
         path: `/api/v1/workspaces/${workspaceId}/tools`,
         body: { integration_id: integrationId, name: `sampled${n}`, method: 'GET', path: '/pets' },
@@ -361,6 +378,7 @@ describe('Idempotency-Key on creating routes', () => {
         const sample = SAMPLES[route](n);
         const caller = sample.admin ? { ...owner, token: superAdminToken } : owner;
         const send = (key: string, body: unknown) => {
+          if (sample.headers) return server.request('POST', sample.path, { headers: { ...sample.headers(), 'idempotency-key': key }, body });
           if (!sample.multipart) return server.request('POST', sample.path, { headers: as(caller, key), body });
           const form = multipartForm(body as FormPart[]);
           return server.request('POST', sample.path, { headers: as(caller, key, form.headers), rawBody: form.rawBody });

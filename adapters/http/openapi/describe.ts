@@ -12,10 +12,11 @@ export type Schema = { [keyword: string]: unknown };
 
 /**
  * Who may call a route: no credential, a user token (optionally of a minimum role), the
- * super admin's token, the metrics token, a user token where one is optional, or the
- * connector-manager's token.
+ * super admin's token, the metrics token, a user token where one is optional, the
+ * connector-manager's token, a tenant's widget token (the widget's routes), or either a user
+ * token or a widget token.
  */
-export type Access = 'public' | 'user' | 'admin_token' | 'metrics_token' | 'optional_user' | 'connector_manager_token';
+export type Access = 'public' | 'user' | 'admin_token' | 'metrics_token' | 'optional_user' | 'connector_manager_token' | 'widget_token' | 'user_or_widget_token';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
