@@ -324,7 +324,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       registrationTimeoutSeconds: config.registrationTimeoutSeconds,
       impersonationTtlSeconds: config.impersonationTtlSeconds,
     },
-    readYourWrites: (position) => readYourWrites(position),
+    readYourWrites,
   };
   const searchIndex: SearchIndex = overrides.searchIndex ?? (readStore instanceof MongoReadStore ? mongoSearchIndex(readStore) : new SqliteSearchIndex(openSqlite()));
   const assistant: AssistantEngine =
