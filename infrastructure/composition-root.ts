@@ -53,6 +53,7 @@ import { chatToolFollowUpSaga } from '../application/chat/tool-follow-up';
 import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
 import { tenantRouter } from '../adapters/http/tenant/index';
+import { widgetRouter } from '../adapters/http/widget/widget';
 import { integrationsRouter } from '../adapters/http/integrations/integrations';
 import { SignedConnectorClient } from '../adapters/connector-client/connector-client';
 import { ConnectorManagerClient } from '../adapters/connector-manager/remote-client';
@@ -489,6 +490,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     chatRouter(identity, accessDenials, chat, { heartbeatMs: config.chatHeartbeatMs }),
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),
+    widgetRouter(identity, chat, { publicUrl: config.publicUrl, heartbeatMs: config.chatHeartbeatMs }),
     integrationsRouter(identity, accessDenials, { outbound }),
     toolCallsRouter(identity, accessDenials, { outbound, logger: toolCalls.logger, toolLimits: toolCalls.toolLimits, accessTokens: toolCalls.accessTokens, connectorWaitMs: toolCalls.connectorWaitMs }),
     integrationImportRouter(identity, accessDenials, { outbound, openapi: { maxBytes: config.openapiMaxBytes, fetchTimeoutMs: config.openapiFetchTimeoutMs }, openapiReader }),

@@ -276,6 +276,10 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
       case 'ConversationDeleted':
         view.patch(CONVERSATIONS, id, { ...base, deleted: true, deleted_at: event.data.deleted_at });
         return;
+      case 'EndUserIdentityCleared':
+        // Nothing shown changes; the revision moves on with the stream's (the conversation's ETag).
+        view.patch(CONVERSATIONS, id, base);
+        return;
     }
   },
 };

@@ -19,7 +19,8 @@ import type { FieldCondition, Page, Where } from '../ports/read-store';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { RateLimitedError } from '../user/abuse-controls';
-import { requireVisitorConversation, requireWidgetFeature } from '../widget/visitor-conversations';
+import { requireWidgetFeature } from '../widget/visitor-conversations';
+import { requireVisitorConversation } from '../widget/widget-chat';
 import { type Visitor, type WidgetPrincipal, visitorContext } from '../widget/widget-access';
 
 export const leadAggregate: Aggregate<LeadCommand, LeadEvent, LeadState> = { decider: leadDecider, events: leadEvents };

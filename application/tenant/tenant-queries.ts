@@ -67,6 +67,11 @@ export async function publicTenantBranding(deps: ReadModelDependencies, slug: st
   const page = await deps.readStore.collection<TenantDocument>(TENANTS).find({ where: { slug }, limit: 1 });
   const tenant = page.items[0];
   if (!tenant || tenant.status !== 'active') throw notFound('tenant_not_found', `no organization with the slug ${slug}`);
+  return brandingOfTenant(tenant);
+}
+
+/** What anyone may see of a tenant's branding (its status is the caller's to check). */
+export function brandingOfTenant(tenant: TenantDocument): PublicTenantBranding {
   // A name the text rule would refuse falls back to the slug, which is always clean.
   const name = tenantNameProblem(tenant.name) ? tenant.slug : normalizeText(tenant.name);
   return {

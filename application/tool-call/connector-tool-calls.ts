@@ -14,7 +14,8 @@
 //     and a third time never (the call fails `interrupted`; domain/tool-call);
 //  3. sends the request: `tool` the connector's name, `parameters` the arguments,
 //     `organization_id` the tenant, `conversation_id` and `channel` of the chat's conversation,
-//     the end user's X-End-User-Token / Session of the turn (spec 5.1 rule 4), signed with the
+//     the end user's X-End-User-Token / Session of the turn (spec 5.1 rule 4; none once they
+//     cleared their identity in the conversation: end-user.ts), signed with the
 //     current secret, once more with the previous one during a rotation's grace when the
 //     connector refuses the signature;
 //  4. records the answer: `result` -> ToolCallSucceeded (its `output` is the call's result);
@@ -44,6 +45,7 @@ import { type RequestContext, systemContext } from '../shared/request-context';
 import { InvalidArgumentsError, requireValidArguments } from '../tool/input-schema';
 import { toolAggregate } from '../tool/tools';
 import { type ConnectorStep, failedBefore, sendConnectorRequest } from './connector-step';
+import { forwardedEndUser } from './end-user';
 import { REDACTED, Redaction } from './redaction';
 import { RECORDED_BODY_MAX_BYTES, type ToolCallDependencies, type ToolCallOutcome, awaitToolCallOutcome, cut, toolCallAggregate } from './tool-calls';
 
@@ -162,7 +164,6 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
   }
 
   // 3. The request: an invoke, or a resume with the last challenge's token and the user's answer.
-  const open = (sealed: string | null): string | null => (sealed === null ? null : deps.secrets.open(sealed));
   const origin = requested.data.origin;
   const conversationId = origin.kind === 'chat' ? origin.conversation_id : null;
   const channel = conversationId === null ? null : await channelOf(deps, conversationId);
@@ -187,7 +188,7 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
     secretsShown.push(resumeToken, answer);
     request = { ...base, type: 'tool.resume', resume_token: resumeToken, challenge_response: answer };
   }
-  const endUser = { token: open(requested.data.end_user_token_sealed), session: open(requested.data.end_user_session_sealed) };
+  const endUser = await forwardedEndUser(deps, requested.data);
   const shown = [...secretsShown, ...[endUser.token, endUser.session].filter((value): value is string => value !== null), ...connection.secrets];
   const target = (signingSecret: string): ConnectorTarget => ({
     endpoint: connection.endpoint,

@@ -23,7 +23,7 @@
 // meanwhile fails the call: `tool_gone`, `tool_disabled`; an integration deleted:
 // `integration_gone`), the arguments checked again (the schema may have changed), the request
 // built from the mapping (tool-request.ts) with the integration's credentials opened only now,
-// the end user's headers forwarded, and sent through the outbound guard with TOOL_TIMEOUT_MS
+// the end user's headers forwarded (unless they cleared their identity since: end-user.ts), and sent through the outbound guard with TOOL_TIMEOUT_MS
 // and TOOL_MAX_RESPONSE_BYTES. What is recorded of the exchange is redacted (redaction.ts) and
 // each body cut to RECORDED_BODY_MAX_BYTES; the caller gets the API's answer as JSON (its text
 // when it is not JSON), redacted the same way, whole. The outcome: ToolCallSucceeded for a 2xx,
@@ -56,6 +56,7 @@ import type { Logger } from '../ports/logger';
 import { OutboundCallError, type OutboundHttp, type OutboundResponse } from '../ports/outbound-http';
 import type { RequestContext } from '../shared/request-context';
 import { AccessTokenCache, AccessTokenError, fetchAccessToken } from './access-tokens';
+import { forwardedEndUser } from './end-user';
 import { Redaction } from './redaction';
 import { InvalidArgumentsError, requireValidArguments } from '../tool/input-schema';
 import { toolAggregate } from '../tool/tools';
@@ -419,8 +420,7 @@ export async function runToolCall(deps: ToolCallDependencies, tenantId: string, 
   if (state.connector !== undefined) return { outcome: { status: 'running', tool_call_id: toolCallId }, position: null };
   const requested = recorded[0];
   if (requested.type !== 'ToolCallRequested') throw new Error(`${stream}@0: expected ToolCallRequested, found ${requested.type}`);
-  const open = (sealed: string | null): string | null => (sealed === null ? null : deps.secrets.open(sealed));
-  const endUser = { token: open(requested.data.end_user_token_sealed), session: open(requested.data.end_user_session_sealed) };
+  const endUser = await forwardedEndUser(deps, requested.data);
 
   const started = performance.now();
   const result = await attempt(deps, state, endUser);

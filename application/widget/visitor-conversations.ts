@@ -10,7 +10,7 @@
 // tenant turned off in the widget's settings (feedback, handoff_button, lead_form, voice) is
 // 403 `widget_feature_disabled` on its route.
 
-import { type LiveConversation, conversationStream } from '../../domain/conversation/conversation';
+import { conversationStream } from '../../domain/conversation/conversation';
 import { handoffConfigStream } from '../../domain/handoff-config/handoff-config';
 import { DomainError, conflict, notFound } from '../../domain/shared/errors';
 import type { WidgetSettings } from '../../domain/widget-config/widget-config';
@@ -21,6 +21,7 @@ import { requireFeature } from '../entitlement/entitlements';
 import { handoffConfigAggregate } from '../handoff/handoff-config';
 import type { RequestContext } from '../shared/request-context';
 import { type Visitor, type WidgetPrincipal, visitorContext } from './widget-access';
+import { isVisitorConversation, requireVisitorConversation } from './widget-chat';
 
 /** The features of the widget's settings a tenant may turn off. */
 export type WidgetFeature = keyof Pick<WidgetSettings, 'lead_form' | 'handoff_button' | 'feedback' | 'voice'>;
@@ -39,24 +40,6 @@ export class WidgetFeatureDisabledError extends DomainError {
 /** 403 `widget_feature_disabled` unless the tenant's widget offers `feature`. */
 export function requireWidgetFeature(widget: Pick<WidgetPrincipal, 'settings'>, feature: WidgetFeature): void {
   if (!widget.settings[feature]) throw new WidgetFeatureDisabledError(feature);
-}
-
-const conversationNotFound = (): DomainError => notFound('conversation_not_found', 'no such conversation');
-
-/** Whether the conversation is one the visitor started through this tenant's widget. */
-export const isVisitorConversation = (conversation: Pick<LiveConversation, 'tenant_id' | 'channel' | 'started_by'>, widget: Pick<WidgetPrincipal, 'tenant_id'>, visitor: Visitor): boolean =>
-  conversation.tenant_id === widget.tenant_id && conversation.channel === 'widget' && conversation.started_by.kind === visitor.party.kind && conversation.started_by.id === visitor.party.id;
-
-/** The visitor's live widget conversation, from its stream (404 `conversation_not_found` for any other). */
-export async function requireVisitorConversation(
-  deps: Pick<ConversationDependencies, 'eventStore'>,
-  widget: Pick<WidgetPrincipal, 'tenant_id'>,
-  visitor: Visitor,
-  conversationId: string,
-): Promise<LiveConversation> {
-  const { state } = await loadAggregate(deps, conversationAggregate, conversationStream(conversationId));
-  if (state.status === 'absent' || state.status === 'deleted' || !isVisitorConversation(state, widget, visitor)) throw conversationNotFound();
-  return state;
 }
 
 /**

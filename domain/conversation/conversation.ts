@@ -21,6 +21,13 @@
 // once it ran or was refused. A turn that ended waiting for approvals gets one follow-up
 // answer (`AssistantFollowedUp`) once all of them are settled: the model's report of what
 // they gave, or the reason it could not give one (`error`).
+//
+// End-user identity (spec 5.1 rule 4): X-End-User-Token / X-End-User-Session sent with a message
+// are sealed on it and forwarded to the tools of its turn, also to calls that run later (after an
+// approval, a challenge, a long connector call). `EndUserIdentityCleared` (the widget's
+// clearIdentity(), POST /api/v1/widget/identity/clear) ends that: a call whose message came
+// before it forwards neither (application/tool-call/end-user.ts). It is recorded only when a
+// message since the last clear held one, so clearing again records nothing.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -167,6 +174,7 @@ export const FeedbackGiven = declareEvent(
   'FeedbackGiven',
   t.type({ conversation_id: t.string, tenant_id: t.string, message_id: t.string, rating: t.keyof({ up: null, down: null }), comment: t.string, given_by: Party, given_at: t.string }),
 );
+export const EndUserIdentityCleared = declareEvent('EndUserIdentityCleared', t.type({ conversation_id: t.string, tenant_id: t.string, cleared_at: t.string }));
 export const ConversationDeleted = declareEvent('ConversationDeleted', t.type({ conversation_id: t.string, tenant_id: t.string, deleted_at: t.string }));
 
 export const conversationEvents = eventGroup('conversation', [
@@ -181,6 +189,7 @@ export const conversationEvents = eventGroup('conversation', [
   ConversationDeleted,
   AssistantToolStepRecorded,
   AssistantFollowedUp,
+  EndUserIdentityCleared,
 ]);
 export type ConversationEvent = GroupEvent<typeof conversationEvents>;
 export type Party = t.TypeOf<typeof Party>;
@@ -202,7 +211,8 @@ export type ConversationCommand =
   | { type: 'RenameConversation'; data: { title: string } }
   | { type: 'ChangeConversationStatus'; data: { status: ConversationStatus; reason?: string } }
   | { type: 'GiveFeedback'; data: { message_id: string; rating: 'up' | 'down'; comment: string; given_by: Party } }
-  | { type: 'DeleteConversation'; data: Record<string, never> };
+  | { type: 'DeleteConversation'; data: Record<string, never> }
+  | { type: 'ClearEndUserIdentity'; data: Record<string, never> };
 
 export interface LiveConversation {
   status: ConversationStatus;
@@ -221,6 +231,8 @@ export interface LiveConversation {
   tool_steps: ReadonlyMap<string, ToolStepStatus>;
   /** User messages whose turn got its follow-up. */
   followed_up: ReadonlySet<string>;
+  /** Whether a message since the last EndUserIdentityCleared carried an end-user token or session. */
+  end_user_held: boolean;
 }
 
 export type ConversationState = { status: 'absent' } | LiveConversation | { status: 'deleted'; conversation_id: string };
@@ -268,6 +280,7 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
         feedback: none,
         tool_steps: new Map(),
         followed_up: none,
+        end_user_held: false,
       };
     }
     if (event.type === 'ConversationDeleted') return { status: 'deleted', conversation_id: event.data.conversation_id };
@@ -275,7 +288,11 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
     switch (event.type) {
       case 'UserMessagePosted':
         // The reopening of a resolved conversation is the ConversationStatusChanged after it.
-        return { ...state, user_messages: withAdded(state.user_messages, event.data.message_id) };
+        return {
+          ...state,
+          user_messages: withAdded(state.user_messages, event.data.message_id),
+          end_user_held: state.end_user_held || event.data.end_user_token_sealed !== null || event.data.end_user_session_sealed !== null,
+        };
       case 'AssistantAnswered':
         return { ...state, answered: withAdded(state.answered, event.data.reply_to), assistant_messages: withAdded(state.assistant_messages, event.data.message_id) };
       case 'AssistantFailed':
@@ -292,6 +309,8 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
         return { ...state, status: event.data.status };
       case 'FeedbackGiven':
         return { ...state, feedback: withAdded(state.feedback, event.data.message_id) };
+      case 'EndUserIdentityCleared':
+        return { ...state, end_user_held: false };
     }
   },
   decide(command, state, { now }): Either<DomainError, ConversationEvent[]> {
@@ -372,6 +391,10 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
       }
       case 'DeleteConversation':
         return right([{ type: 'ConversationDeleted', data: { conversation_id, tenant_id, deleted_at: at } }]);
+      case 'ClearEndUserIdentity':
+        // Nothing held since the last clear: nothing to forget.
+        if (!state.end_user_held) return right([]);
+        return right([{ type: 'EndUserIdentityCleared', data: { conversation_id, tenant_id, cleared_at: at } }]);
     }
   },
 };

@@ -3,7 +3,6 @@
 // 422; concurrent duplicates create one resource; a crashed request is taken over after its
 // hold and finishes what it started; the answer survives a restart.
 
-import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { startIdempotentRequest } from '../../application/idempotency-key/idempotent-requests';
 import { createTeam } from '../../application/team/teams';
@@ -216,6 +215,9 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/conversations/:id/messages/:message_id/feedback': 'once per answer: a retry is 409 feedback_given',
       'POST /api/v1/tenant/handoff': 'sets the configuration (an upsert): the same request again records nothing; a secret the platform made is answered once, and a lost answer is mended by rotating it (an empty secret)',
       'POST /api/v1/tenant/crm': 'sets the configuration (an upsert): the same request again records nothing',
+      'POST /api/v1/tenant/widget': 'changes the widget settings given (an upsert): the same request again records nothing',
+      'POST /api/v1/tenant/widget/identity-secret': 'makes a new identity secret each time, answered once; a lost answer is mended by rotating again (the previous secret stops at once)',
+      'POST /api/v1/widget/identity/clear': 'forgets the end-user identity of a conversation: the same request again records nothing',
       'POST /api/v1/documents/:id/reindex': 'queues the next indexing generation of a document (If-Match guards a repeat)',
       'POST /connector-manager/v1/invoke': "creates nothing: it calls a connector; a tool call's retry safety is its request_id",
       'POST /api/v1/tool-calls/:id/approve': 'a change of state of a tool call; repeating it is 409',
@@ -242,7 +244,10 @@ describe('Idempotency-Key on creating routes', () => {
     let toolId = '';
     /** The orchestration event the replay sample replays. */
     let orchestrationEventId = '';
+    /** The organization's widget token, for the widget's samples. */
+    let widgetToken = '';
     before(async () => {
+      widgetToken = await widgetTokenOf(server, owner);
       orchestrationEventId = (await server.request('POST', '/api/v1/org/events', { headers: as(owner), body: { name: 'sampled.order.created' } })).json.id;
       // The samples create more tools (by hand and by import) than the free plan allows.
       await liftToolLimit(server, owner.tenant_id);
@@ -265,13 +270,8 @@ describe('Idempotency-Key on creating routes', () => {
         checkouts.push((await server.request('POST', '/api/v1/billing/checkout', { headers: as(owner), body: { plan_code, interval: 'month' } })).json.id);
       }
     });
-    /** A widget visitor of the organization (routes of the widget token). */
-    let visitorHeaders: Record<string, string> = {};
-    before(async () => {
-      visitorHeaders = { authorization: `Bearer ${await widgetTokenOf(server, owner)}`, 'x-widget-visitor': randomBytes(16).toString('base64url') };
-    });
-    /** A valid request of each creating route, and another one for the same route; `admin` ones are sent with the super admin's token, `headers` replace the owner's. */
-    const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown; admin?: boolean; status?: number; multipart?: boolean; headers?: () => Record<string, string> }> = {
+    /** A valid request of each creating route, and another one for the same route; `admin` ones are sent with the super admin's token. */
+    const SAMPLES: Record<string, (n: number) => { path: string; body: unknown; other: unknown; admin?: boolean; widget?: boolean; status?: number; multipart?: boolean }> = {
       'POST /api/v1/org/teams': (n) => ({ path: '/api/v1/org/teams', body: { name: `Sampled ${n}` }, other: { name: `Other ${n}` } }),
       'POST /api/v1/team/invite': (n) => ({
         path: '/api/v1/team/invite',
@@ -289,6 +289,8 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/billing/confirm': () => ({ path: '/api/v1/billing/confirm', body: { checkout_id: checkouts[0] }, other: { checkout_id: checkouts[1] }, status: 200 }),
       // A chat turn answers 200 (the answer, not a created resource), and the same answer to a retry with its key.
       'POST /api/v1/chat': (n) => ({ path: '/api/v1/chat', body: { message: `Sampled question ${n}` }, other: { message: `Other question ${n}` }, status: 200 }),
+      // A visitor's turn: the keys are the visitor's own (sent with the widget token).
+      'POST /api/v1/widget/chat': (n) => ({ path: '/api/v1/widget/chat', widget: true, body: { message: `Sampled question ${n}` }, other: { message: `Other question ${n}` }, status: 200 }),
       // A human agent's reply: a retry must not send it twice.
       'POST /api/v1/conversations/:id/messages': (n) => ({ path: `/api/v1/conversations/${conversationId}/messages`, body: { text: `Sampled ${n}` }, other: { text: `Other ${n}` } }),
       // An upload is compared by its fields and its file's name and digest.
@@ -341,7 +343,7 @@ describe('Idempotency-Key on creating routes', () => {
       // A visitor's lead: a retry must not leave it twice (the visitor's key, within the organization).
       'POST /api/v1/widget/leads': (n) => ({
         path: '/api/v1/widget/leads',
-        headers: () => visitorHeaders,
+        widget: true,
         body: { email: `sampled-${n}@example.com` },
         other: { email: `other-${n}@example.com` },
       }),
@@ -378,7 +380,7 @@ describe('Idempotency-Key on creating routes', () => {
         const sample = SAMPLES[route](n);
         const caller = sample.admin ? { ...owner, token: superAdminToken } : owner;
         const send = (key: string, body: unknown) => {
-          if (sample.headers) return server.request('POST', sample.path, { headers: { ...sample.headers(), 'idempotency-key': key }, body });
+          if (sample.widget) return server.request('POST', sample.path, { headers: { authorization: `Bearer ${widgetToken}`, 'x-widget-visitor': 'idempotency-visitor-0123456789', 'idempotency-key': key }, body });
           if (!sample.multipart) return server.request('POST', sample.path, { headers: as(caller, key), body });
           const form = multipartForm(body as FormPart[]);
           return server.request('POST', sample.path, { headers: as(caller, key, form.headers), rawBody: form.rawBody });

@@ -15,7 +15,8 @@ import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotenc
 import { type ApiArea, schemaOfCodec } from '../../adapters/http/openapi/describe';
 import { buildOpenApiDocument } from '../../adapters/http/openapi/document';
 import { answeredConversation } from '../support/conversations';
-import { type Account, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
+import { type Account, gql, joinAs, liftSeatLimit, registerOwner, widgetTokenOf } from '../support/identity';
+import { identitySignature } from '../../application/widget/widget-access';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxWebhook } from '../../infrastructure/payments/sandbox';
 import { conversationsOf } from '../support/conversation-events';
@@ -30,14 +31,14 @@ import { asVisitor, newVisitorId, visitorAsks, widgetOf } from '../support/widge
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
 const SANDBOX_WEBHOOK_SECRET = 'openapi sandbox webhook secret';
 const CONNECTOR_MANAGER_TOKEN = 'openapi-connector-manager-token';
-const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'options'] as const;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-/** `/api/v1/org/teams/:id` (a router's path) as OpenAPI writes it: `/api/v1/org/teams/{id}`. */
+/** `/api/v1/org/teams/:id` (a router's path) as OpenAPI writes it: `/api/v1/org/teams/{id}`; a wildcard `/*path` as `/{path}`. */
 function openApiPath(routerPath: string): string {
-  return routerPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  return routerPath.replace(/[:*]([A-Za-z0-9_]+)/g, '{$1}');
 }
 
 /** Every method and path the app's routers register (HEAD comes with GET by itself). */
@@ -484,6 +485,42 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       expect(streamed.text).to.match(/^event: delta\ndata: /);
       await call('POST', '/api/v1/chat/stream', { headers: as(member), body: { message: 42 } });
       await call('POST', '/api/v1/chat/stream', { headers: as(member), body: { message: 'Refunds?', workspace_id: 'none' } });
+    });
+
+    it('the website widget and its configuration', async () => {
+      const config = await call('GET', '/api/v1/tenant/widget', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/widget', { headers: as(member) });
+      const configured = await call('POST', '/api/v1/tenant/widget', { headers: { ...as(admin), 'if-match': config.headers.get('etag')! }, body: { title: 'Help', allowed_origins: ['https://shop.example'], theme: { radius: '8px' } } });
+      await call('POST', '/api/v1/tenant/widget', { headers: { ...as(admin), 'if-match': config.headers.get('etag')! }, body: { title: 'Lost update' } });
+      await call('POST', '/api/v1/tenant/widget', { headers: as(admin), body: { primary_color: 'red' } });
+      await call('POST', '/api/v1/tenant/widget', { headers: as(admin), body: { workspace_id: 'none' } });
+      await call('POST', '/api/v1/tenant/widget', { headers: as(admin), body: { identity_verification: 'required' } });
+      const rotated = await call('POST', '/api/v1/tenant/widget/identity-secret', { headers: { ...as(admin), 'if-match': configured.headers.get('etag')! } });
+      await call('POST', '/api/v1/tenant/widget/identity-secret', { headers: as(member) });
+      await call('POST', '/api/v1/tenant/widget', { headers: as(admin), body: { identity_verification: 'optional' } });
+
+      const token = await widgetTokenOf(server, owner);
+      const visitor = { authorization: `Bearer ${token}`, 'x-widget-visitor': 'openapi-visitor-0123456789', origin: 'https://shop.example' };
+      await call('OPTIONS', '/api/v1/widget/chat', { headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } });
+      await call('GET', '/api/v1/widget/settings', { headers: visitor });
+      await call('GET', '/api/v1/widget/settings', { headers: { ...visitor, origin: 'https://evil.example' } });
+      await call('GET', '/api/v1/widget/settings');
+      const turn = await call('POST', '/api/v1/widget/chat', { headers: { ...visitor, 'x-end-user-token': 'openapi-end-user' }, body: { message: 'How long do refunds take?' } });
+      const signed = { ...visitor, 'x-widget-user-id': 'host-user-1', 'x-widget-user-hash': identitySignature(rotated.json.identity_secret, 'host-user-1') };
+      const streamed = await call('POST', '/api/v1/widget/chat', { headers: { ...signed, accept: 'text/event-stream' }, body: { message: 'And shipping?' } });
+      expect(streamed.text).to.match(/^event: delta\ndata: /);
+      await call('POST', '/api/v1/widget/chat', { headers: visitor, body: { message: '' } });
+      await call('POST', '/api/v1/widget/chat', { headers: { ...visitor, 'x-widget-user-id': 'host-user-1', 'x-widget-user-hash': 'f'.repeat(64) }, body: { message: 'Hi' } });
+      await call('POST', '/api/v1/widget/chat', { headers: visitor, body: { message: 'Refunds?', conversation_id: 'none' } });
+      const conversation = `/api/v1/widget/conversations/${turn.json.conversation_id}/messages`;
+      await call('GET', `${conversation}?limit=1`, { headers: visitor });
+      await call('GET', conversation, { headers: { ...visitor, 'x-widget-visitor': 'another-visitor-0123456789' } });
+      await call('GET', conversation, { headers: { ...visitor, 'x-widget-visitor': 'short' } });
+      await call('POST', '/api/v1/widget/identity/clear', { headers: visitor, body: { conversation_id: turn.json.conversation_id } });
+      await call('POST', '/api/v1/widget/identity/clear', { headers: visitor, body: { conversation_id: 5 } });
+      await call('POST', '/api/v1/widget/identity/clear', { headers: visitor, body: { conversation_id: 'none' } });
+      await gql(server, 'mutation { rotate_widget_token { widget_token } }', {}, owner.token);
+      await call('POST', '/api/v1/widget/identity/clear', { headers: visitor, body: {} });
     });
 
     it('tenant configuration, feedback and analytics', async () => {

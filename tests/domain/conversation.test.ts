@@ -302,4 +302,30 @@ describe('conversation decider (spec 4.6)', () => {
       spec.given([...answeredOnce, deleted]).when({ type: 'RecordFollowUp', data: followUp }).thenThrows('not_found', 'conversation_not_found');
     });
   });
+  describe('clearing the end-user identity (the widget\'s clearIdentity())', () => {
+    const askedWith = (message_id: string, sealed: { token?: string; session?: string }): ConversationEvent => ({
+      type: 'UserMessagePosted',
+      data: { conversation_id: C, tenant_id: T, message_id, text: 'Where is my order?', author: USER, end_user_token_sealed: sealed.token ?? null, end_user_session_sealed: sealed.session ?? null, posted_at: AT },
+    });
+    const clear = { type: 'ClearEndUserIdentity', data: {} } as const;
+    const cleared: ConversationEvent = { type: 'EndUserIdentityCleared', data: { conversation_id: C, tenant_id: T, cleared_at: AT } };
+
+    it('records the clear when a message since the last one carried a token or a session', () => {
+      spec.given([started, askedWith('m1', { token: 'sealed-token' })]).when(clear).then([cleared]);
+      spec.given([started, askedWith('m1', { session: 'sealed-session' }), asked('m2')]).when(clear).then([cleared]);
+      spec.given([started, askedWith('m1', { token: 'sealed-1' }), cleared, askedWith('m2', { token: 'sealed-2' })]).when(clear).then([cleared]);
+    });
+
+    it('records nothing when nothing is held: no message carried one, or it was cleared already', () => {
+      spec.given([started]).when(clear).thenNothingHappened();
+      spec.given([started, asked('m1')]).when(clear).thenNothingHappened();
+      spec.given([started, askedWith('m1', { token: 'sealed-token' }), cleared]).when(clear).thenNothingHappened();
+      spec.given([started, askedWith('m1', { token: 'sealed-token' }), cleared, asked('m2')]).when(clear).thenNothingHappened();
+    });
+
+    it('is refused on a conversation that is absent or deleted', () => {
+      spec.given([]).when(clear).thenThrows('not_found', 'conversation_not_found');
+      spec.given([started, askedWith('m1', { token: 'sealed-token' }), deleted]).when(clear).thenThrows('not_found', 'conversation_not_found');
+    });
+  });
 });

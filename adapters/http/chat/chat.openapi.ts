@@ -7,7 +7,7 @@ import { TOOL_STEP_STATUSES } from '../../../domain/conversation/conversation';
 import { type ApiArea, type QueryParameter, arrayOf, boolean, enumOf, nullable, object, ref, schemaOfCodec, string } from '../openapi/describe';
 import { ChatBody, END_USER_SESSION_HEADER, END_USER_TOKEN_HEADER } from './chat';
 
-const END_USER_HEADERS: readonly QueryParameter[] = [
+export const END_USER_HEADERS: readonly QueryParameter[] = [
   {
     name: END_USER_TOKEN_HEADER,
     description: "the end user's token in the tenant's own systems, stored sealed on the message and forwarded to the business tools the assistant calls in this turn (and to a call approved later); never logged or returned",
@@ -25,7 +25,7 @@ const BODY_DESCRIPTION =
 
 const TOOLS_DESCRIPTION = `In a conversation of a workspace, the assistant may call the workspace's business tools whose \`chat\` flag is on and which are enabled (none without a workspace; the embedded engine never calls one, and says so when asked to act): each call is a step of the turn, at most ${MAX_TOOL_ROUNDS} rounds of calls. A call of an \`approval_required\` tool waits for an owner or admin (POST /api/v1/tool-calls/{id}/approve): the answer then says so, and once it ran (or was refused) the assistant's report of it is a new assistant message of the conversation.`;
 
-const EVENT_STREAM = [
+export const EVENT_STREAM = [
   'Server-Sent Events, in this order:',
   '`event: delta` with `data: {"text": ...}`, the answer in pieces (concatenate them);',
   '`event: tool` with `data: {"step_id", "call_id", "tool_name", "tool_id", "tool_call_id", "status", "error"}` for each business tool the assistant calls, between the deltas: first with status `requested` (tool_call_id null), then with its outcome (`succeeded`, `failed`, `awaiting_approval`, `refused`; `error` {code, message} when failed or refused);',

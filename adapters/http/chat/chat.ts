@@ -16,7 +16,7 @@ import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import * as t from 'io-ts';
 import type { AccessDenialRecorder } from '../../../application/access-denial/access-denials';
-import { AssistantUnavailableError, type ChatDependencies, type ChatRequest, answerTurn, askerOf, chat, openTurn } from '../../../application/chat/chat';
+import { AssistantUnavailableError, type ChatDependencies, type ChatRequest, type OpenTurn, answerTurn, askerOf, chat, openTurn } from '../../../application/chat/chat';
 import { actingContext } from '../../../application/session/sessions';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { NonEmptyTrimmed } from '../../../domain/shared/codecs';
@@ -25,6 +25,7 @@ import { HttpError } from '../errors';
 import type { AuthenticatedState } from '../middleware/authenticate';
 import { authenticateUserRecordingDenials } from '../middleware/authorize';
 import { idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
+import type { RequestState } from '../middleware/request-context';
 import { requestContextOf } from '../request-context';
 import { EventStream } from './event-stream';
 
@@ -39,7 +40,8 @@ export interface ChatRouteOptions {
   heartbeatMs: number;
 }
 
-const ASSISTANT_UNAVAILABLE = 'assistant_unavailable';
+/** The code of a model server's failure (502 on JSON, an `error` event on a stream). */
+export const ASSISTANT_UNAVAILABLE = 'assistant_unavailable';
 
 function chatRequestOf(ctx: ParameterizedContext<AuthenticatedState>): ChatRequest {
   const body = decodeBody(ChatBody, ctx.request.body);
@@ -70,32 +72,40 @@ export function chatRouter(identity: UseCaseDependencies, denials: AccessDenialR
   router.post('/chat/stream', user, async (ctx) => {
     const { principal } = ctx.state;
     const turn = await openTurn(deps, askerOf(principal), chatRequestOf(ctx), actingContext(principal, requestContextOf(ctx)));
-    // From here the response is the stream: Koa leaves it to us, and errors become `error` events.
-    ctx.status = 200;
-    ctx.respond = false;
-    const stream = new EventStream(ctx.res, options.heartbeatMs);
-    const ids = { conversation_id: turn.conversation_id, user_message_id: turn.user_message_id };
-    try {
-      let done = { ...ids, message_id: null as string | null, paused: turn.paused, answered_from_knowledge: null as boolean | null, model: null as string | null };
-      for await (const step of answerTurn(deps, turn, stream.gone)) {
-        if (step.kind === 'delta') await stream.send('delta', { text: step.text });
-        if (step.kind === 'citation') await stream.send('citation', step.citation);
-        if (step.kind === 'tool') await stream.send('tool', step.step);
-        if (step.kind === 'answered') done = { ...done, message_id: step.answer.message_id, answered_from_knowledge: step.answer.answered_from_knowledge, model: step.answer.model };
-        if (step.kind === 'failed') {
-          await stream.send('error', { code: ASSISTANT_UNAVAILABLE, message: `the assistant could not answer (${step.code}); try again`, ...ids });
-          return;
-        }
-      }
-      // A client that left gets nothing more; what happened is on the conversation (client_gone).
-      if (!stream.gone.aborted) await stream.send('done', done);
-    } catch (error) {
-      ctx.state.logger.error({ err: error, conversation_id: turn.conversation_id }, 'chat stream failed');
-      await stream.send('error', { code: 'internal_error', message: 'Internal server error', ...ids });
-    } finally {
-      stream.end();
-    }
+    await streamTurnAnswer(ctx, deps, turn, options.heartbeatMs);
   });
 
   return router;
+}
+
+/**
+ * Streams the answer of an open turn as Server-Sent Events (`delta`, `citation`, `tool`, then
+ * `done` or `error`; docs/assistant.md): from here the response is the stream, Koa leaves it to
+ * us, and errors become `error` events. Shared by /api/v1/chat/stream and the widget's chat.
+ */
+export async function streamTurnAnswer(ctx: ParameterizedContext<RequestState>, deps: ChatDependencies, turn: OpenTurn, heartbeatMs: number): Promise<void> {
+  ctx.status = 200;
+  ctx.respond = false;
+  const stream = new EventStream(ctx.res, heartbeatMs);
+  const ids = { conversation_id: turn.conversation_id, user_message_id: turn.user_message_id };
+  try {
+    let done = { ...ids, message_id: null as string | null, paused: turn.paused, answered_from_knowledge: null as boolean | null, model: null as string | null };
+    for await (const step of answerTurn(deps, turn, stream.gone)) {
+      if (step.kind === 'delta') await stream.send('delta', { text: step.text });
+      if (step.kind === 'citation') await stream.send('citation', step.citation);
+      if (step.kind === 'tool') await stream.send('tool', step.step);
+      if (step.kind === 'answered') done = { ...done, message_id: step.answer.message_id, answered_from_knowledge: step.answer.answered_from_knowledge, model: step.answer.model };
+      if (step.kind === 'failed') {
+        await stream.send('error', { code: ASSISTANT_UNAVAILABLE, message: `the assistant could not answer (${step.code}); try again`, ...ids });
+        return;
+      }
+    }
+    // A client that left gets nothing more; what happened is on the conversation (client_gone).
+    if (!stream.gone.aborted) await stream.send('done', done);
+  } catch (error) {
+    ctx.state.logger.error({ err: error, conversation_id: turn.conversation_id }, 'chat stream failed');
+    await stream.send('error', { code: 'internal_error', message: 'Internal server error', ...ids });
+  } finally {
+    stream.end();
+  }
 }

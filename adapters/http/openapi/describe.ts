@@ -18,7 +18,8 @@ export type Schema = { [keyword: string]: unknown };
  */
 export type Access = 'public' | 'user' | 'admin_token' | 'metrics_token' | 'optional_user' | 'connector_manager_token' | 'widget_token' | 'user_or_widget_token';
 
-export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+/** `options`: a CORS preflight answered by a route of its own (the widget's). */
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options';
 
 /** Error statuses a route can answer with `{code, message, field?}`. */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 422 | 429 | 502;
@@ -43,7 +44,7 @@ export interface SuccessAnswer {
   description: string;
   /** The JSON body (absent for 204). */
   json?: Schema;
-  /** Another media type and its schema (text, NDJSON, HTML); several when the answer is one of them (a document's own type). */
+  /** Another media type and its schema (text, NDJSON, HTML); several when the answer is one of them (a document's own type); beside `json` when the client chooses by Accept. */
   content?: { type: string | readonly string[]; schema: Schema };
   headers?: Record<string, { description: string; schema: Schema }>;
 }

@@ -30,6 +30,7 @@ import { publicApi } from '../public.openapi';
 import { teamApi } from '../team/team.openapi';
 import { tenantApi } from '../tenant/tenant.openapi';
 import { toolsApi } from '../tools/tools.openapi';
+import { widgetApi } from '../widget/widget.openapi';
 import { tenantLeadsApi } from '../tenant/leads.openapi';
 import { widgetFeedbackHandoffApi } from '../widget/feedback-handoff.openapi';
 import { widgetLeadsApi } from '../widget/leads.openapi';
@@ -65,6 +66,7 @@ const AREAS: readonly ApiArea[] = [
   toolsApi,
   toolCallsApi,
   sdkConnectionsApi,
+  widgetApi,
   tenantLeadsApi,
   widgetLeadsApi,
   widgetFeedbackHandoffApi,
@@ -181,10 +183,12 @@ function operationOf(area: ApiArea, path: string, method: Method, route: RouteDe
     .join(' ');
   const { success } = route;
   const successTypes = success.content ? (typeof success.content.type === 'string' ? [success.content.type] : success.content.type) : [];
-  const successContent = success.json
-    ? { 'application/json': { schema: success.json } }
-    : success.content
-      ? Object.fromEntries(successTypes.map((type) => [type, { schema: success.content!.schema }]))
+  const successContent =
+    success.json || success.content
+      ? {
+          ...(success.json ? { 'application/json': { schema: success.json } } : {}),
+          ...(success.content ? Object.fromEntries(successTypes.map((type) => [type, { schema: success.content!.schema }])) : {}),
+        }
       : undefined;
   const headers = {
     ...success.headers,
@@ -229,7 +233,11 @@ function components(schemas: Record<string, Schema>): Schema {
       adminToken: { type: 'http', scheme: 'bearer', bearerFormat: 'PASETO v4.public', description: 'a super-admin token from `POST /api/v1/admin/auth/login`' },
       metricsToken: { type: 'http', scheme: 'bearer', description: 'the `METRICS_AUTH_TOKEN` of the deployment' },
       connectorManagerToken: { type: 'http', scheme: 'bearer', description: 'the `CONNECTOR_MANAGER_TOKEN` of the deployment' },
-      widgetToken: { type: 'http', scheme: 'bearer', description: "an organization's publishable widget token (`wt_...`, the console's settings): it names the organization, not a person; the visitor is told by `X-Widget-Visitor` (docs/widget.md)" },
+      widgetToken: {
+        type: 'http',
+        scheme: 'bearer',
+        description: "an organization's widget token (publishable: it is in the embedding page; an admin reads it in the console settings, `rotate_widget_token` replaces it at once); refused on every other route",
+      },
     },
     schemas: {
       Error: {

@@ -1,7 +1,7 @@
-// Everything under /api/v1/tenant (spec 4.8): the organization's handoff webhook, CRM
-// connector, feedback and analytics. A user token of the organization's owner or an admin
-// (a member is 403 `insufficient_role`, recorded like every denial; a widget token is 401).
-// Shapes in docs/tenant-configuration.md.
+// Everything under /api/v1/tenant (spec 4.8, 4.4): the organization's handoff webhook, CRM
+// connector, feedback, analytics and website widget configuration. A user token of the
+// organization's owner or an admin (a member is 403 `insufficient_role`, recorded like every
+// denial; a widget token is 401). Shapes in docs/tenant-configuration.md and docs/widget.md.
 
 import Router from '@koa/router';
 import type { AccessDenialRecorder } from '../../../application/access-denial/access-denials';
@@ -14,6 +14,7 @@ import { tenantCrmRouter } from './crm';
 import { tenantFeedbacksRouter } from './feedbacks';
 import { tenantHandoffRouter } from './handoff';
 import { tenantLeadsRouter } from './leads';
+import { tenantWidgetRouter } from './widget';
 
 /** What the tenant routes need beyond the identity ports: the guarded client that checks the addresses tenants give. */
 export interface TenantAdapters {
@@ -24,7 +25,7 @@ export function tenantRouter(identity: UseCaseDependencies, denials: AccessDenia
   const router = new Router<AuthenticatedState>({ prefix: '/api/v1/tenant' });
   router.use(authenticateUserRecordingDenials(identity, denials), requireRole('admin'));
   const deps = { ...identity, ...adapters };
-  for (const area of [tenantHandoffRouter(deps), tenantCrmRouter(deps), tenantFeedbacksRouter(identity), tenantAnalyticsRouter(identity)]) router.use(area.routes());
+  for (const area of [tenantHandoffRouter(deps), tenantCrmRouter(deps), tenantFeedbacksRouter(identity), tenantAnalyticsRouter(identity), tenantWidgetRouter(identity)]) router.use(area.routes());
   // The leads the widget's visitors left (#15).
   router.use(tenantLeadsRouter(identity).routes());
   return router;

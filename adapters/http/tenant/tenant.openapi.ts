@@ -10,6 +10,16 @@ import { PAGE_PARAMETERS, type ApiArea, type QueryParameter, type Schema, arrayO
 import { CrmBody } from './crm';
 import { RATINGS } from './feedbacks';
 import { HandoffBody } from './handoff';
+import { WidgetSettingsBody } from './widget';
+import {
+  IDENTITY_VERIFICATION_MODES,
+  LAUNCHER_ICONS,
+  LEAD_FORM_FIELDS,
+  MAX_ALLOWED_ORIGINS,
+  MAX_CUSTOM_CSS_LENGTH,
+  MAX_THEME_TOKENS,
+  WIDGET_POSITIONS,
+} from '../../../domain/widget-config/widget-config';
 
 const ACTOR = object({ kind: string('user, admin, end_user, system, ...'), id: string() });
 const day = (description: string): Schema => ({ type: 'string', format: 'date', description });
@@ -26,6 +36,33 @@ const HANDOFF_CONFIG_FIELDS = {
   updated_at: nullable(dateTime()),
   updated_by: { anyOf: [ACTOR, { type: 'null' }] },
 };
+
+const WIDGET_CONFIG_FIELDS = {
+  configured: boolean('false until the first change: the settings are the defaults'),
+  title: string('the panel’s header; empty: the organization’s display name'),
+  welcome_message: string('the first bubble; empty: the branding’s welcome message'),
+  primary_color: string('#rrggbb'),
+  background_color: string('#rrggbb'),
+  text_color: string('#rrggbb'),
+  position: enumOf(WIDGET_POSITIONS),
+  launcher_icon: enumOf(LAUNCHER_ICONS),
+  theme: { type: 'object', additionalProperties: { type: 'string' }, description: 'theme tokens: name -> one CSS value, set as `--svc-<name>` inside the shadow root' },
+  custom_css: string('CSS applied inside the widget’s shadow root'),
+  allowed_origins: arrayOf(string(), 'the sites that may embed the widget (lower case, no trailing slash)'),
+  workspace_id: nullable(string('the workspace the widget answers from; null: the default workspace')),
+  lead_form: boolean(),
+  lead_form_fields: arrayOf(enumOf(LEAD_FORM_FIELDS)),
+  handoff_button: boolean(),
+  feedback: boolean(),
+  voice: boolean(),
+  identity_verification: enumOf(IDENTITY_VERIFICATION_MODES),
+  has_identity_secret: boolean('the secret itself is only answered by the rotation that made it'),
+  identity_secret_rotated_at: nullable(dateTime()),
+  updated_at: nullable(dateTime()),
+  updated_by: { anyOf: [ACTOR, { type: 'null' }] },
+};
+
+const WIDGET_RULES = `Each setting given replaces its value; the others stay. 400 \`invalid_widget_settings\` naming the setting: a colour that is not #rrggbb; more than ${MAX_THEME_TOKENS} theme tokens, a token name not of lower-case letters, digits and -, a value that is not one CSS value (1 to 200 characters without ; { } < > \\); custom_css longer than ${MAX_CUSTOM_CSS_LENGTH} characters, with @import or a <style> tag; lead_form_fields without email or phone; a title over 100 or a welcome message over 500 characters. 400 \`invalid_origin\` naming \`allowed_origins.<i>\`: an origin that is not https://host[:port] or https://*.host[:port] (http only for localhost), more than ${MAX_ALLOWED_ORIGINS}. 404 \`workspace_not_found\` for a workspace_id that is not the organization’s. 409 \`identity_secret_missing\` for identity_verification optional or required before an identity secret was made. 400 \`invalid_request\` for a field that is no setting.`;
 
 const RANGE: readonly QueryParameter[] = [
   {
@@ -47,7 +84,7 @@ const URL_ERRORS =
 
 export const tenantApi: ApiArea = {
   tag: 'tenant',
-  description: 'The organization’s handoff webhook, CRM connector, feedback and assistant analytics (spec 4.8); owner or admin.',
+  description: 'The organization’s handoff webhook, CRM connector, feedback, assistant analytics (spec 4.8) and website widget configuration (4.4); owner or admin.',
   schemas: {
     HandoffConfig: object(HANDOFF_CONFIG_FIELDS, 'the handoff webhook configuration; never the secret'),
     HandoffConfigAnswer: {
@@ -86,6 +123,11 @@ export const tenantApi: ApiArea = {
         updated_by: { anyOf: [ACTOR, { type: 'null' }] },
       },
       'the CRM connector configuration; never the credential',
+    ),
+    WidgetConfig: object(WIDGET_CONFIG_FIELDS, 'the website widget’s configuration; never the identity secret'),
+    WidgetIdentitySecretAnswer: object(
+      { ...WIDGET_CONFIG_FIELDS, identity_secret: string('the new identity secret: shown this once, never again; the host’s backend signs its user ids with it (hex HMAC-SHA256)') },
+      'the configuration after the rotation, and the new secret',
     ),
     Feedback: object({
       id: string(),
@@ -147,6 +189,29 @@ export const tenantApi: ApiArea = {
         versioned: 'conditional',
         body: { json: schemaOfCodec(CrmBody) },
         success: { status: 200, description: 'the configuration as it stands', json: ref('CrmConfig') },
+      },
+    },
+    '/api/v1/tenant/widget': {
+      get: { summary: 'The website widget’s configuration', access: 'user', role: 'admin', versioned: 'read', success: { status: 200, description: 'the configuration (never the identity secret)', json: ref('WidgetConfig') } },
+      post: {
+        summary: 'Change the website widget’s settings',
+        description: `${WIDGET_RULES} The same settings again record nothing.`,
+        access: 'user',
+        role: 'admin',
+        versioned: 'conditional',
+        body: { json: schemaOfCodec(WidgetSettingsBody) },
+        success: { status: 200, description: 'the configuration as it stands', json: ref('WidgetConfig') },
+        errors: [404, 409],
+      },
+    },
+    '/api/v1/tenant/widget/identity-secret': {
+      post: {
+        summary: 'Make a new identity secret for verified visitors',
+        description: 'Makes a new identity secret and answers it in `identity_secret`, this once. The previous one stops at once: visitors signed with it are refused (401 `invalid_identity`) until the host’s backend signs with the new one.',
+        access: 'user',
+        role: 'admin',
+        versioned: 'conditional',
+        success: { status: 201, description: 'the configuration and the new secret', json: ref('WidgetIdentitySecretAnswer') },
       },
     },
     '/api/v1/tenant/feedbacks': {
