@@ -39,8 +39,9 @@
 
 import { type StepError, type StepOutcome, orchestrationEventStream, stepRequestId } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError } from '../../domain/shared/errors';
-import { type SdkConnectionDocument, SDK_CONNECTIONS } from '../../projections/sdk-connections';
-import { BUSINESS_TOOLS, type BusinessToolDocument } from '../../projections/business-tools';
+import { type SdkConnectionDocument, SDK_CONNECTIONS, sdkConnectionsProjection } from '../../projections/sdk-connections';
+import { BUSINESS_TOOLS, type BusinessToolDocument, businessToolsProjection } from '../../projections/business-tools';
+import { orchestrationEventsProjection } from '../../projections/orchestration-events';
 import type { Logger } from '../ports/logger';
 import type { OrchestrationMetrics } from '../ports/metrics';
 import type { Saga } from '../sagas/saga';
@@ -55,6 +56,13 @@ export const ORCHESTRATION_DISPATCHER = 'orchestration_dispatcher';
 /** A step's output as recorded (in an event and the read model), at most: larger is recorded as `{truncated: true, bytes}`. */
 export const OUTPUT_MAX_BYTES = 16 * 1024;
 const ERROR_MESSAGE_MAX = 1000;
+
+/**
+ * The read models a pass reads: the queue, the connections' flows, the business tools. A pass
+ * waits for these to show what woke it, not for every projection of the platform (the audit
+ * log, analytics ...), which would hold every pass back to the slowest of them.
+ */
+const DISPATCHER_READ_MODELS = [orchestrationEventsProjection.name, sdkConnectionsProjection.name, businessToolsProjection.name];
 
 /** The deployment's dispatch policy (README: ORCHESTRATION_*). */
 export interface DispatchSettings {
@@ -172,7 +180,7 @@ export class OrchestrationDispatcher {
   private async loop(): Promise<void> {
     do {
       this.again = false;
-      await this.deps.readYourWrites(this.waitFor);
+      await this.deps.readYourWrites(this.waitFor, DISPATCHER_READ_MODELS);
       let progressed = false;
       if (this.pause) return;
       try {

@@ -44,7 +44,7 @@ import {
 } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError, forbidden, invalid, notFound } from '../../domain/shared/errors';
 import { textProblem } from '../../domain/shared/text';
-import { ORCHESTRATION_EVENTS, type OrchestrationAttemptDocument, type OrchestrationEventDocument, type OrchestrationStepDocument } from '../../projections/orchestration-events';
+import { ORCHESTRATION_EVENTS, orchestrationEventsProjection, type OrchestrationAttemptDocument, type OrchestrationEventDocument, type OrchestrationStepDocument } from '../../projections/orchestration-events';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { Actor } from '../ports/event-store';
 import type { Page, Where } from '../ports/read-store';
@@ -268,6 +268,8 @@ export async function queueEnvelope(
   via: Exclude<ReceivedVia, 'replay'>,
   context: RequestContext,
   requestSeed?: string,
+  /** The read models to wait for before answering; default all (a client reads anything next). */
+  readsNext?: readonly string[],
 ): Promise<EmitOutcome> {
   const key = body.idempotency_key ?? null;
   const eventId = key !== null ? eventIdOfKey(deps, tenantId, key) : requestSeed !== undefined ? deps.ids.fromKey(`${requestSeed}:orchestration-event`) : deps.ids.newId();
@@ -277,7 +279,7 @@ export async function queueEnvelope(
   if (key !== null && CLIENT_ID_PATTERN.test(key)) {
     const existing = await lastPosition(deps, stream);
     if (existing !== null) {
-      await deps.readYourWrites(existing);
+      await deps.readYourWrites(existing, readsNext);
       return { created: false, event: await getOrchestrationEvent(deps, tenantId, eventId) };
     }
   }
@@ -288,7 +290,7 @@ export async function queueEnvelope(
   const command: OrchestrationEventCommand = { type: 'EmitOrchestrationEvent', data: { event_id: eventId, tenant_id: tenantId, envelope: resolved.right, received_via: via } };
   const result = await handleCommand(deps, orchestrationEventAggregate, stream, command, { ...context, tenant_id: tenantId });
   const created = result.events.length > 0;
-  await deps.readYourWrites(created ? result.position : await lastPosition(deps, stream));
+  await deps.readYourWrites(created ? result.position : await lastPosition(deps, stream), readsNext);
   return { created, event: await getOrchestrationEvent(deps, tenantId, eventId) };
 }
 
@@ -332,7 +334,8 @@ export function emitCausedEvent(
   body: Omit<EnvelopeInput, 'causation_id' | 'depth'>,
   context: RequestContext,
 ): Promise<EmitOutcome> {
-  return queueEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context);
+  // The dispatcher, its caller, reads only the event's view next (and the queue, which it waits for itself).
+  return queueEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context, undefined, [orchestrationEventsProjection.name]);
 }
 
 // --------------------------------------------------------------------------- retry, replay

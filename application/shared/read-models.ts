@@ -8,6 +8,9 @@ export interface ReadModelDependencies {
 }
 
 export interface ReadYourWritesDependencies {
-  /** Waits until the read models have passed a write's position (read-your-writes). */
-  readYourWrites(position: number | null): Promise<boolean>;
+  /**
+   * Waits until the read models have passed a write's position (read-your-writes): all of
+   * them, or only the named projections when the caller reads nothing else next.
+   */
+  readYourWrites(position: number | null, projections?: readonly string[]): Promise<boolean>;
 }

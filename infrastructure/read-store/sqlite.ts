@@ -78,6 +78,9 @@ export class SqliteReadStore implements ReadStore {
   private readonly cache: ReadCache;
   /** SQLite's count of other connections' commits, as of the last read of projection states. */
   private dataVersion = -1;
+  /** Projection commits waiting for the next group (commitProjection). */
+  private readonly pendingCommits: Array<{ commit: ProjectionCommit; resolve: () => void; reject: (error: unknown) => void }> = [];
+  private commitFlushScheduled = false;
 
   /** `cacheTtlMs` 0 turns the read cache off (see read-cache.ts). */
   constructor(
@@ -313,18 +316,68 @@ export class SqliteReadStore implements ReadStore {
     return new UniqueConstraintError(collection, 'id');
   }
 
-  async commitProjection(commit: ProjectionCommit): Promise<void> {
-    this.transaction(() => {
-      const stored = this.readState(commit.projection);
-      // The lease first: a process that lost it stands by rather than reloading to try again.
-      checkLeaseHolder(commit.projection, stored, commit.holder);
-      const actual = stored?.checkpoint ?? 0;
-      if (actual !== commit.expectedCheckpoint) {
-        throw new CheckpointConflictError(commit.projection, commit.expectedCheckpoint, actual);
+  /**
+   * Group commit, as the event store's appends: the projection and saga checkpoint commits
+   * that arrive in the same turn of the event loop share one transaction and one WAL sync.
+   * Each is still checked and applied on its own (in a savepoint, so one that is refused, a
+   * lost lease or a moved checkpoint, leaves the others of the group untouched), and each
+   * caller's promise settles only once the group is on disk. An appended event wakes every
+   * projection and saga at once, so their commits meet here instead of syncing one by one.
+   */
+  commitProjection(commit: ProjectionCommit): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pendingCommits.push({ commit, resolve, reject });
+      if (!this.commitFlushScheduled) {
+        this.commitFlushScheduled = true;
+        setImmediate(() => this.flushCommits());
       }
-      for (const operation of commit.operations) this.applyOperation(operation);
-      this.writeState(commit.state, stored);
     });
+  }
+
+  private flushCommits(): void {
+    this.commitFlushScheduled = false;
+    const group = this.pendingCommits.splice(0, this.pendingCommits.length);
+    if (group.length === 0) return;
+    let outcomes: Array<{ ok: true } | { ok: false; error: unknown }>;
+    try {
+      outcomes = this.transaction(() =>
+        group.map(({ commit }) => {
+          if (group.length === 1) {
+            this.commitOne(commit);
+            return { ok: true as const };
+          }
+          try {
+            // Nested in the group's transaction, better-sqlite3 makes this a savepoint.
+            this.db.transaction(() => this.commitOne(commit))();
+            return { ok: true as const };
+          } catch (error) {
+            // Reads in the rolled-back savepoint may have cached what it undid.
+            this.cache.invalidateAll();
+            return { ok: false as const, error };
+          }
+        }),
+      );
+    } catch (error) {
+      for (const pending of group) pending.reject(error);
+      return;
+    }
+    group.forEach((pending, index) => {
+      const outcome = outcomes[index]!;
+      if (outcome.ok) pending.resolve();
+      else pending.reject(outcome.error);
+    });
+  }
+
+  private commitOne(commit: ProjectionCommit): void {
+    const stored = this.readState(commit.projection);
+    // The lease first: a process that lost it stands by rather than reloading to try again.
+    checkLeaseHolder(commit.projection, stored, commit.holder);
+    const actual = stored?.checkpoint ?? 0;
+    if (actual !== commit.expectedCheckpoint) {
+      throw new CheckpointConflictError(commit.projection, commit.expectedCheckpoint, actual);
+    }
+    for (const operation of commit.operations) this.applyOperation(operation);
+    this.writeState(commit.state, stored);
   }
 
   private readState(projection: string): ProjectionState | null {

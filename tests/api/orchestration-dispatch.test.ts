@@ -168,7 +168,9 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     ]);
   });
 
-  it('200 events of one sequence emitted shuffled reach the connector in sequence_n order', async () => {
+  it('200 events of one sequence emitted shuffled reach the connector in sequence_n order', async function () {
+    // 400 requests and passes one after the other: far from 20 s alone, near it on a shared, busy machine.
+    this.timeout(90_000);
     const numbers = Array.from({ length: 200 }, (_, i) => i + 1);
     for (let i = numbers.length - 1; i > 0; i -= 1) {
       const j = Math.floor(Math.random() * (i + 1));
@@ -218,8 +220,10 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     const ref = { event_id: id, tenant_id: owner.tenant_id };
     const started = await startDispatch(server.platform.orchestration, { ...ref, gap: null }, [key]);
     expect(started?.attempt).to.equal(1);
-    await recordStep(server.platform.orchestration, ref, { attempt: 1, flow: key, step: 0, request_id: stepRequestId(id, 1, key, 0), outcome: 'succeeded', error: null, output: { code: 'X1' }, tool_call_id: null });
+    const recorded = await recordStep(server.platform.orchestration, ref, { attempt: 1, flow: key, step: 0, request_id: stepRequestId(id, 1, key, 0), outcome: 'succeeded', error: null, output: { code: 'X1' }, tool_call_id: null });
     seen.push(stepRequestId(id, 1, key, 1));
+    // Appended here, not through a route: the read models are waited for by hand.
+    await server.platform.orchestration.readYourWrites(recorded);
     server.platform.dispatcher.pause = false;
 
     await runFor();

@@ -245,6 +245,25 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       expect(await store.getProjectionState(projection)).to.deep.include({ checkpoint: 10 });
     });
 
+    it('settles commits made at once each on its own: a refused one leaves the others applied', async () => {
+      const [first, refused, third] = [uniqueName('projection'), uniqueName('projection'), uniqueName('projection')];
+      await store.putProjectionState(state(refused, 10));
+      const put = (id: string) => ({ kind: 'put' as const, collection: name, doc: { id, name: id, age: 1, team: 'red', active: true } });
+      const outcomes = await Promise.allSettled([
+        store.commitProjection({ projection: first, expectedCheckpoint: 0, state: state(first, 7), operations: [put('one')] }),
+        store.commitProjection({ projection: refused, expectedCheckpoint: 5, state: state(refused, 12), operations: [put('two')] }),
+        store.commitProjection({ projection: third, expectedCheckpoint: 0, state: state(third, 9), operations: [put('three')] }),
+      ]);
+      expect(outcomes.map((outcome) => outcome.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
+      expect((outcomes[1] as PromiseRejectedResult).reason).to.be.instanceOf(CheckpointConflictError);
+      expect(await people.get('one')).to.deep.include({ name: 'one' });
+      expect(await people.get('two')).to.equal(null);
+      expect(await people.get('three')).to.deep.include({ name: 'three' });
+      expect(await store.getProjectionState(first)).to.deep.include({ checkpoint: 7 });
+      expect(await store.getProjectionState(refused)).to.deep.include({ checkpoint: 10 });
+      expect(await store.getProjectionState(third)).to.deep.include({ checkpoint: 9 });
+    });
+
     it('applies nothing when one operation violates a unique index', async () => {
       const projection = uniqueName('projection');
       await people.put({ id: 'a', name: 'Ada', age: 1, team: 'red', active: true, email: 'taken@example.com' });
