@@ -22,10 +22,15 @@ import { conversationStream } from '../../domain/conversation/conversation';
 import { type Account, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
+import { subscribeTo } from '../support/subscriptions';
+import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver';
 
 const CHROMIUM = '/usr/bin/chromium';
-/** Whether an element has the focus inside the widget's shadow root (run in the page). */
-const FOCUSED = '(element) => element.getRootNode().activeElement === element';
+// Run in the page (the tests are compiled without the DOM's types).
+/** Whether an element has the focus inside the widget's shadow root. */
+const FOCUSED = (element: any): boolean => element.getRootNode().activeElement === element; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** An element's computed style property (the property comes as the argument: a function is sent to the page as its source). */
+const COMPUTED = (element: any, property: string): string => element.ownerDocument.defaultView.getComputedStyle(element)[property]; // eslint-disable-line @typescript-eslint/no-explicit-any
 const ARTIFACTS = path.resolve(process.env.TEST_ARTIFACTS_DIR ?? path.join(__dirname, '..', '..', '..', 'test-artifacts'), 'widget');
 
 const REFUND_POLICY = [
@@ -109,6 +114,8 @@ describe('the website widget in headless Chromium', function () {
   this.timeout(120_000);
   let server: TestServer | null = null;
   let host: HostPage | null = null;
+  /** Where the tenant's team is told of a handoff. */
+  let handoffHook: WebhookReceiver | null = null;
   let browser: Browser | null = null;
   let context: BrowserContext | null = null;
   let page: Page | null = null;
@@ -139,9 +146,17 @@ describe('the website widget in headless Chromium', function () {
       console.log(`    skipped: ${CHROMIUM} is absent; install Debian's chromium package (apt-get install -y chromium) to run the browser suite`);
       this.skip();
     }
-    server = await startTestServer({ SCRYPT_LOG_N: '12' });
+    // The handoff webhook is a local receiver: outbound calls to it are allowed.
+    server = await startTestServer({ SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
+    handoffHook = await startWebhookReceiver();
     owner = await registerOwner(server, slug);
+    // Handoff is a feature of the paid plans, and tells the team through the tenant's webhook.
+    await subscribeTo(server, owner.tenant_id, 'starter');
+    const handoff = await server.request('POST', '/api/v1/tenant/handoff', { headers: as(owner), body: { url: `${handoffHook.url}/hooks/handoff` } });
+    expect(handoff.status, handoff.text).to.equal(200);
     token = await widgetTokenOf(server, owner);
+    // This run's screenshots only.
+    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
     host = await startHostPage(server.url, token);
 
     // The site that embeds the widget is one the tenant allows.
@@ -173,6 +188,7 @@ describe('the website widget in headless Chromium', function () {
     await browser?.close();
     await host?.close();
     await server?.close();
+    await handoffHook?.close();
   });
 
   it('on a host page with hostile CSS: opens, streams an answer with its citation over /ws/chat, takes feedback, a lead and a handoff', async () => {
@@ -187,7 +203,7 @@ describe('the website widget in headless Chromium', function () {
     const launcher = page!.locator('button.launcher');
     await launcher.waitFor();
     // The host page's rules do not reach inside: the launcher is the widget's own size and colour.
-    expect(await launcher.evaluate('(element) => getComputedStyle(element).backgroundColor')).to.equal('rgb(10, 125, 79)');
+    expect(await launcher.evaluate(COMPUTED, 'backgroundColor')).to.equal('rgb(10, 125, 79)');
     expect(await launcher.boundingBox()).to.deep.include({ width: 56, height: 56 });
     expect(await launcher.getAttribute('aria-label')).to.equal('Open chat: Shop help');
     await screenshot('host-page-launcher');
@@ -198,7 +214,7 @@ describe('the website widget in headless Chromium', function () {
     expect(await launcher.getAttribute('aria-expanded')).to.equal('true');
     const input = page!.getByRole('textbox', { name: 'Message' });
     expect(await input.evaluate(FOCUSED)).to.equal(true);
-    expect(await input.evaluate('(element) => getComputedStyle(element).fontSize')).to.equal('15px');
+    expect(await input.evaluate(COMPUTED, 'fontSize')).to.equal('15px');
     expect(await page!.locator('.msg.welcome').textContent()).to.equal('Hello! Ask us anything.');
 
     await input.fill(QUESTION);
@@ -218,8 +234,8 @@ describe('the website widget in headless Chromium', function () {
 
     const conversationId = await conversationOf(page!);
     const answerId = await answer.getAttribute('data-id');
-    await answer.getByRole('button', { name: 'Helpful' }).click();
-    await eventually(async () => (await answer.getByRole('button', { name: 'Helpful' }).getAttribute('aria-pressed')) === 'true', 5_000, 'the feedback acknowledged');
+    await answer.getByRole('button', { name: 'Helpful', exact: true }).click();
+    await eventually(async () => (await answer.getByRole('button', { name: 'Helpful', exact: true }).getAttribute('aria-pressed')) === 'true', 5_000, 'the feedback acknowledged');
     await eventually(
       async () => (await server!.platform.eventStore.readStream(conversationStream(conversationId))).some((event) => event.type === 'FeedbackGiven' && (event.data as { message_id: string; rating: string }).message_id === answerId && (event.data as { rating: string }).rating === 'up'),
       5_000,
@@ -240,6 +256,7 @@ describe('the website widget in headless Chromium', function () {
     await page!.locator('.note', { hasText: 'A person from the team will answer here.' }).waitFor();
     const handoffs = await server!.platform.eventStore.readAll({ direction: 'backwards', filter: { kind: 'event_type', types: ['HandoffRequested'] }, maxCount: 50 });
     expect(handoffs.some((event) => (event.data as { conversation_id: string }).conversation_id === conversationId)).to.equal(true);
+    await eventually(() => handoffHook!.deliveries.some((delivery) => delivery.body.toString('utf8').includes(conversationId)), 10_000, 'the team told through the handoff webhook');
     await screenshot('host-page-lead-and-handoff');
   });
 
