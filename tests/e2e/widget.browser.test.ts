@@ -11,6 +11,7 @@
 // them elsewhere). Without /usr/bin/chromium the suite reports itself skipped and says why
 // (.ci/run installs it).
 
+import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +20,7 @@ import { expect } from 'chai';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 import { documentStream } from '../../domain/document/document';
 import { conversationStream } from '../../domain/conversation/conversation';
+import type { DomainRecordedEvent } from '../../application/ports/domain-event-store';
 import { type Account, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
@@ -355,5 +357,45 @@ describe('the website widget in headless Chromium', function () {
     const answer = await finishedAnswer(page!);
     expect(await answer.locator('.text').textContent()).to.include('14 days');
     expect(await conversationOf(page!)).to.equal(conversationId);
+  });
+
+  it("verified identity: the host's backend signs its user id, identify() makes the visitor that user with their token, clearIdentity() signs them out", async () => {
+    const secret = await server!.request('POST', '/api/v1/tenant/widget/identity-secret', { headers: as(owner) });
+    expect(secret.status, secret.text).to.equal(201);
+    const optional = await server!.request('POST', '/api/v1/tenant/widget', { headers: as(owner), body: { identity_verification: 'optional' } });
+    expect(optional.status, optional.text).to.equal(200);
+    // What the host's backend does (docs/widget.md, "Verified identity").
+    const userHash = createHmac('sha256', secret.json.identity_secret).update('customer-42', 'utf8').digest('hex');
+    const started = (events: DomainRecordedEvent[]) => (events.find((event) => event.type === 'ConversationStarted')!.data as { started_by: { kind: string; id: string } }).started_by;
+    const postedTokens = (events: DomainRecordedEvent[]) =>
+      events.filter((event) => event.type === 'UserMessagePosted').map((event) => (event.data as { end_user_token_sealed: string | null }).end_user_token_sealed);
+
+    await page!.goto(host!.url);
+    expect(await page!.evaluate('window.SvcWidget.ready')).to.equal(true);
+    await page!.evaluate(`window.SvcWidget.identify(${JSON.stringify({ user_id: 'customer-42', user_hash: userHash, token: 'host-session-token', session: 'host-session' })})`);
+    await page!.evaluate('window.SvcWidget.open()');
+    const input = page!.getByRole('textbox', { name: 'Message' });
+    await input.fill(QUESTION);
+    await input.press('Enter');
+    await finishedAnswer(page!);
+    const signedIn = await conversationOf(page!);
+    const signedInEvents = await server!.platform.eventStore.readStream(conversationStream(signedIn));
+    expect(started(signedInEvents)).to.deep.equal({ kind: 'end_user', id: 'verified:customer-42' });
+    const [sealed] = postedTokens(signedInEvents);
+    expect(server!.platform.secrets.open(sealed!)).to.equal('host-session-token');
+
+    // Sign-out on the host: the platform stops forwarding the token, and the page forgets the user's conversation.
+    await page!.evaluate('window.SvcWidget.clearIdentity()');
+    expect((await server!.platform.eventStore.readStream(conversationStream(signedIn))).map((event) => event.type)).to.include('EndUserIdentityCleared');
+    expect(await page!.locator('.msg.user').count()).to.equal(0);
+    await input.fill(QUESTION);
+    await input.press('Enter');
+    await finishedAnswer(page!);
+    const anonymous = await conversationOf(page!);
+    expect(anonymous).to.not.equal(signedIn);
+    const anonymousEvents = await server!.platform.eventStore.readStream(conversationStream(anonymous));
+    expect(started(anonymousEvents).id).to.match(/^visitor:/);
+    expect(postedTokens(anonymousEvents)).to.deep.equal([null]);
+    await screenshot('verified-identity-signed-out');
   });
 });

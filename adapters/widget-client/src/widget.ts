@@ -101,10 +101,16 @@ export class Widget {
 
   /** Stops forwarding the end user's token and session (POST /widget/identity/clear) and forgets the identity here. */
   async clearIdentity(): Promise<void> {
+    const verified = Boolean(this.identity?.user_id);
     try {
       await this.api.clearIdentity(this.store.load().conversation_id);
     } finally {
       this.identity = null;
+      // A signed-in user's conversation is theirs, not the browser's: after sign-out it is neither shown nor continued.
+      if (verified) {
+        this.forgetConversation();
+        this.view?.showTranscript([]);
+      }
       this.connection.restart();
     }
   }
@@ -143,8 +149,9 @@ export class Widget {
       case 'ready': {
         view.setStatus('');
         this.setConversation(frame.conversation_id);
-        // What the platform has is the truth: a turn cut off by a lost socket shows as it ended.
-        if (frame.conversation_id !== null && !this.busy) view.showTranscript(frame.messages ?? []);
+        // What the platform has is the truth: a turn cut off by a lost socket shows as it ended,
+        // and a conversation that is not this visitor's (any more) is not shown.
+        if (!this.busy) view.showTranscript(frame.conversation_id === null ? [] : (frame.messages ?? []));
         this.transcriptLoaded = true;
         return;
       }
