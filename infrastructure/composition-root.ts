@@ -94,6 +94,7 @@ import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
 import type { PaymentProvider } from '../application/ports/payment-provider';
 import { createHttpServer } from '../adapters/http/http-server';
+import { WidgetChatSockets } from '../adapters/ws/widget-chat-socket';
 import { createHttpApp } from '../adapters/http/server';
 import { allProjections } from '../projections/index';
 import type { Projection } from '../projections/projection';
@@ -126,6 +127,7 @@ import { MongoRateLimiter } from './rate-limit/mongodb';
 import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
 import { PrometheusOrchestrationMetrics } from './metrics/orchestration-metrics';
+import { PrometheusWidgetSocketMetrics } from './metrics/widget-socket-metrics';
 import { ORCHESTRATION_EVENTS } from '../projections/orchestration-events';
 import { MongoReadStore, connectMongoReadStore } from './read-store/mongodb';
 import { SqliteReadStore } from './read-store/sqlite';
@@ -211,8 +213,14 @@ export interface Platform {
   httpRouters(): Router[];
   /** The HTTP application over this platform. */
   httpApp(): Koa;
-  /** A node:http server for `httpApp()`. */
+  /** A node:http server for `httpApp()`, serving the widget's WebSocket (/ws/chat) on its upgrades too. */
   httpServer(): http.Server;
+  /**
+   * The shutdown of /ws/chat (main.ts calls it with `server.close()`): running turns get
+   * `graceMs` to finish, then every widget socket is closed 1001 so the widget reconnects.
+   * Needed before `server.close()` can complete: upgraded sockets keep the server open.
+   */
+  closeWidgetSockets(graceMs?: number): Promise<void>;
   /** Stops sagas and projections (their checkpoints are committed per batch) and closes the stores. */
   close(): Promise<void>;
 }
@@ -504,6 +512,10 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     speechRouter(identity, { speech, limiter, speechSettings }, widgetOptions),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
+  const widgetSockets = new WidgetChatSockets(
+    { ...chat, secrets, logger: logger.child({ component: 'widget_socket' }), limiter, socketMetrics: new PrometheusWidgetSocketMetrics(metrics.registry) },
+    { publicUrl: config.publicUrl, ...config.widgetSocket },
+  );
 
   return {
     config,
@@ -548,10 +560,17 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     },
     httpRouters,
     httpApp,
-    httpServer: () => createHttpServer(httpApp()),
+    httpServer: () => {
+      const server = createHttpServer(httpApp());
+      widgetSockets.attach(server);
+      return server;
+    },
+    closeWidgetSockets: (graceMs) => widgetSockets.close(graceMs),
     async close() {
       if (closed) return;
       closed = true;
+      // Turns of widget sockets still open are ended (recorded) before the stores close.
+      await widgetSockets.close();
       if (paymentProvider instanceof SandboxPaymentProvider) paymentProvider.close();
       await accessDenials.stop();
       await auditAnchoring.stop();

@@ -1,5 +1,5 @@
 // `npm start`: serves the platform. Stops gracefully on SIGTERM/SIGINT: stop accepting,
-// finish in-flight requests, stop projections and sagas (their checkpoints are committed
+// finish in-flight requests and widget chat turns (widget sockets closed 1001), stop projections and sagas (their checkpoints are committed
 // with every batch), close the stores.
 
 import 'reflect-metadata';
@@ -64,6 +64,9 @@ async function main(): Promise<void> {
         });
     });
     server.closeIdleConnections();
+    // Upgraded sockets keep the server open until they end: the widget's are closed 1001 once
+    // their running turns finished (half the deadline at most), so the widget reconnects elsewhere.
+    platform.closeWidgetSockets(Math.floor(config.shutdownTimeoutMs / 2)).catch((error: unknown) => logger.error({ err: error }, 'error while closing widget sockets'));
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -198,6 +198,8 @@ export interface ChatResult {
 export interface OpenTurn {
   conversation_id: string;
   user_message_id: string;
+  /** The user's message as recorded: its text (masked for the answer to a challenge) and when (its `created_at` in the message list). */
+  user_message: { text: string; created_at: string };
   /** A person has taken the conversation over: the assistant answers nothing. */
   paused: boolean;
   /** The answer an earlier attempt of this turn recorded (a retry with the same Idempotency-Key), and its tool steps. */
@@ -334,7 +336,7 @@ export async function openTurn(deps: ChatDependencies, asker: Asker, request: Ch
   while (seed && failed.has(attemptId('user-message'))) attempt += 1;
   const userMessageId = attemptId('user-message');
   const challenge = paused ? null : await openChallengeOf(deps, events);
-  await handleCommand(
+  const posted = await handleCommand(
     deps,
     conversationAggregate,
     conversationStream(conversationId),
@@ -352,10 +354,14 @@ export async function openTurn(deps: ChatDependencies, asker: Asker, request: Ch
     acting,
   );
   const { turns, answers } = historyOf(events, userMessageId);
+  // A retry that found its message recorded appended nothing: the first attempt's record tells.
+  const postedEvent = [...posted.events, ...events].find((event) => event.type === 'UserMessagePosted' && event.data.message_id === userMessageId);
+  const userMessage = postedEvent?.type === 'UserMessagePosted' ? { text: postedEvent.data.text, created_at: postedEvent.data.posted_at } : { text: challenge === null ? question : CHALLENGE_ANSWER_TEXT, created_at: deps.clock.now().toISOString() };
   const challenged = challenge === null ? null : events.find((event) => event.type === 'UserMessagePosted' && event.data.message_id === challenge.reply_to);
   return {
     conversation_id: conversationId,
     user_message_id: userMessageId,
+    user_message: userMessage,
     paused,
     recorded: answers.get(userMessageId) ?? null,
     recorded_steps: recordedStepsOf(events).get(userMessageId) ?? [],

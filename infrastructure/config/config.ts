@@ -149,6 +149,12 @@ const variables = {
   LLM_MODEL: { codec: nonEmpty, default: undefined },
   LLM_TIMEOUT_MS: { codec: integerBetween(100, 600_000), default: '60000' },
   CHAT_HEARTBEAT_MS: { codec: integerBetween(1, 3_600_000), default: '15000' },
+  WIDGET_WS_HEARTBEAT_MS: { codec: integerBetween(1, 3_600_000), default: '25000' },
+  WIDGET_WS_RESUME_TIMEOUT_MS: { codec: integerBetween(1, 600_000), default: '10000' },
+  WIDGET_WS_MAX_CONNECTIONS_PER_VISITOR: { codec: integerBetween(1, 1000), default: '5' },
+  WIDGET_WS_MESSAGES_PER_MINUTE: { codec: integerBetween(1, 100_000), default: '20' },
+  WIDGET_WS_HIGH_WATER_BYTES: { codec: integerBetween(1024, 64 * 1024 * 1024), default: String(256 * 1024) },
+  WIDGET_WS_SLOW_CLIENT_MS: { codec: integerBetween(1, 3_600_000), default: '30000' },
   CONNECTOR_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '30000' },
   CONNECTOR_MAX_RESPONSE_BYTES: { codec: integerBetween(1024, 64 * 1024 * 1024), default: String(1024 * 1024) },
   CONNECTOR_MANAGER_TOKEN: { codec: fromString('ConnectorManagerToken', '16 to 512 printable characters without spaces', (raw) => (/^[\x21-\x7e]{16,512}$/.test(raw) ? raw : undefined)), default: undefined },
@@ -245,6 +251,15 @@ export interface Config {
   llmTimeoutMs: number;
   /** How often a streaming chat sends its keep-alive comment. */
   chatHeartbeatMs: number;
+  /** /ws/chat (adapters/ws): heartbeat, the resume deadline, per-visitor limits, backpressure. */
+  widgetSocket: {
+    heartbeatMs: number;
+    resumeTimeoutMs: number;
+    maxConnectionsPerVisitor: number;
+    messagesPerMinute: number;
+    highWaterBytes: number;
+    slowClientMs: number;
+  };
   /** Every outbound request (handoff webhook, CRM, integrations, connectors) may be plain http (OUTBOUND_ALLOW_INSECURE; development only). */
   outboundAllowInsecure: boolean;
   /** Every outbound request may go to private, loopback, link-local or metadata addresses (OUTBOUND_ALLOW_PRIVATE_NETWORKS; development, tests). */
@@ -561,6 +576,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     llmApiKey: values.LLM_API_KEY as string | null,
     llmTimeoutMs: values.LLM_TIMEOUT_MS as number,
     chatHeartbeatMs: values.CHAT_HEARTBEAT_MS as number,
+    widgetSocket: {
+      heartbeatMs: values.WIDGET_WS_HEARTBEAT_MS as number,
+      resumeTimeoutMs: values.WIDGET_WS_RESUME_TIMEOUT_MS as number,
+      maxConnectionsPerVisitor: values.WIDGET_WS_MAX_CONNECTIONS_PER_VISITOR as number,
+      messagesPerMinute: values.WIDGET_WS_MESSAGES_PER_MINUTE as number,
+      highWaterBytes: values.WIDGET_WS_HIGH_WATER_BYTES as number,
+      slowClientMs: values.WIDGET_WS_SLOW_CLIENT_MS as number,
+    },
     // Relaxed only when the operator says so, whatever NODE_ENV: a development default would
     // follow a misconfigured production deployment into its own network.
     outboundAllowInsecure: (values.OUTBOUND_ALLOW_INSECURE as boolean | null) ?? (values.HANDOFF_ALLOW_INSECURE_URLS as boolean | null) ?? false,

@@ -72,6 +72,8 @@ export async function startTestServer(env: Record<string, string> = {}, override
       return { status: response.status, headers: response.headers, text, json, events: () => eventsOfRequest(platform, requestId) };
     },
     async close() {
+      // Upgraded sockets (/ws/chat) are not the server's to close: they would keep it open.
+      await platform.closeWidgetSockets();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await platform.close();
