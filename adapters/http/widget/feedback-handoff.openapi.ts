@@ -4,7 +4,8 @@ import { MAX_FEEDBACK_COMMENT_LENGTH, MAX_STATUS_REASON_LENGTH } from '../../../
 import { type ApiArea, boolean, dateTime, enumOf, object, ref, schemaOfCodec, string } from '../openapi/describe';
 import { FeedbackBody } from '../conversations/conversations';
 import { VisitorHandoffBody } from './feedback-handoff';
-import { VISITOR_HEADERS, WIDGET_AUTH_ERRORS } from './leads.openapi';
+import { WIDGET_AUTH_ERRORS } from './leads.openapi';
+import { VISITOR_HEADERS } from './widget.openapi';
 
 export const widgetFeedbackHandoffApi: ApiArea = {
   tag: 'widget',

@@ -3,7 +3,7 @@
 import { SUPPORTED_AUDIO_TYPES } from '../../../application/speech/audio-types';
 import { MAX_SPEECH_TEXT_LENGTH } from '../../../application/speech/speech';
 import { type ApiArea, object, ref, schemaOfCodec, string } from '../openapi/describe';
-import { VISITOR_HEADERS } from './leads.openapi';
+import { VISITOR_HEADERS } from './widget.openapi';
 import { AUDIO_FIELD, TtsBody } from './speech';
 
 const NOT_CONFIGURED = { '503': { description: '`configuration_error`: the platform has no speech server (its operator sets SPEECH_BASE_URL); the message says so', json: ref('Error') } };
