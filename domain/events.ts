@@ -17,6 +17,7 @@ import { conversationEvents } from './conversation/conversation';
 import { handoffConfigEvents } from './handoff-config/handoff-config';
 import { crmConfigEvents } from './crm-config/crm-config';
 import { widgetConfigEvents } from './widget-config/widget-config';
+import { leadEvents } from './lead/lead';
 import { integrationEvents } from './integration/integration';
 import { toolEvents } from './tool/tool';
 import { toolCallEvents } from './tool-call/tool-call';
@@ -72,6 +73,7 @@ export const domainEvents = eventRegistry([
   orchestrationEventEvents,
   rangeReplayEvents,
   widgetConfigEvents,
+  leadEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

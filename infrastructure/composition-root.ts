@@ -45,6 +45,9 @@ import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
 import { publicRouter } from '../adapters/http/public';
 import { sandboxCheckoutPageRouter } from '../adapters/http/billing/sandbox-page';
+import { widgetScriptRouter } from '../adapters/http/widget/widget-script';
+import { publicChatPageRouter } from '../adapters/http/widget/chat-page';
+import { WIDGET_BUNDLE_PATH } from '../adapters/widget-client/bundle';
 import { operationsRouter } from '../adapters/http/operations';
 import { chatRouter } from '../adapters/http/chat/chat';
 import type { ChatDependencies } from '../application/chat/chat';
@@ -83,6 +86,12 @@ import { registrationSaga } from '../application/registration/registration-proce
 import { checkoutSettlementSaga } from '../application/checkout/checkout-settlement';
 import { subscriptionPeriodsSaga } from '../application/subscription/subscription-periods';
 import { handoffDeliverySaga } from '../application/handoff/handoff-delivery';
+import { leadCrmDeliverySaga } from '../application/lead/lead-crm-delivery';
+import type { Speech } from '../application/ports/speech';
+import { widgetLeadsRouter } from '../adapters/http/widget/leads';
+import { widgetFeedbackHandoffRouter } from '../adapters/http/widget/feedback-handoff';
+import { speechRouter } from '../adapters/http/widget/speech';
+import { OpenAiSpeech } from './speech/openai-speech';
 import type { OutboundHttp } from '../application/ports/outbound-http';
 import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
@@ -400,6 +409,13 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     outcomeTimeoutMs: Math.max(120_000, config.handoffTimeoutMs * 3),
     concurrency: config.sagaConcurrency,
   };
+  const crmDeliveryPolicy = {
+    maxAttempts: config.crmDelivery.maxAttempts,
+    backoffMs: exponentialBackoff(config.crmDelivery.retryBaseSeconds * 1000, 3600_000),
+    timeoutMs: config.crmDelivery.timeoutMs,
+    outcomeTimeoutMs: Math.max(120_000, config.crmDelivery.timeoutMs * 3),
+    concurrency: config.sagaConcurrency,
+  };
   const mailPolicy = { maxAttempts: config.sagaMaxAttempts, backoffMs: exponentialBackoff(), outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS, concurrency: config.sagaConcurrency };
   const platformSagas = overrides.sagas ?? [
     ...allSagas,
@@ -409,6 +425,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     checkoutSettlementSaga(commands),
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
+    leadCrmDeliverySaga({ ...commands, readStore, secrets, outbound }, crmDeliveryPolicy),
     approvedToolCallsSaga(toolCalls),
     connectorToolCallsSaga({ ...toolCalls, connectorClient }),
     chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),
@@ -451,6 +468,13 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     introspection: config.graphqlIntrospection,
   };
 
+  // Speech to text and text to speech: an OpenAI-compatible audio server when SPEECH_BASE_URL is set, otherwise none (503 on the speech routes).
+  const speech: Speech | null = config.speech.baseUrl
+    ? new OpenAiSpeech({ baseUrl: config.speech.baseUrl, apiKey: config.speech.apiKey, sttModel: config.speech.sttModel, ttsModel: config.speech.ttsModel, timeoutMs: config.speech.timeoutMs })
+    : null;
+  const speechSettings = { maxAudioBytes: config.speech.maxAudioBytes, defaultVoice: config.speech.ttsVoice, perMinute: config.speech.requestsPerMinute };
+  const widgetOptions = { publicUrl: config.publicUrl };
+
   let closed = false;
   // Each OpenAPI document an import reads is read in a worker thread of its own (its heap bounded too).
   const openapiReader = new WorkerOpenApiReader({ timeoutMs: config.openapiReadTimeoutMs, maxHeapMb: 512, maxWorkers: 2 });
@@ -483,8 +507,14 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     integrationImportRouter(identity, accessDenials, { outbound, openapi: { maxBytes: config.openapiMaxBytes, fetchTimeoutMs: config.openapiFetchTimeoutMs }, openapiReader }),
     toolsRouter(identity, accessDenials),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
+    widgetScriptRouter({ bundlePath: WIDGET_BUNDLE_PATH }),
+    publicChatPageRouter(identity, { publicUrl: config.publicUrl }),
     // Always registered (404 without CONNECTOR_MANAGER_TOKEN), so the routes do not depend on the configuration.
     connectorManagerRouter({ client: directConnectorClient, token: config.connectorManager.token, policy: connectorManagerPolicy }, MOUNTED_PREFIX),
+    // The widget's leads, feedback, handoff and speech (#15).
+    widgetLeadsRouter({ ...identity, limiter, leadLimits: { perVisitorPerHour: config.widgetLeads.perVisitorPerHour, perIpPerHour: config.widgetLeads.perIpPerHour } }, widgetOptions),
+    widgetFeedbackHandoffRouter(identity, widgetOptions),
+    speechRouter(identity, { speech, limiter, speechSettings }, widgetOptions),
   ];
   const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
   const widgetSockets = new WidgetChatSockets(

@@ -5,6 +5,7 @@ import { conversationsProjection } from './conversations';
 import { conversationAnalyticsProjection } from './conversation-analytics';
 import { crmConfigsProjection } from './crm-configs';
 import { widgetConfigsProjection } from './widget-configs';
+import { leadsProjection } from './leads';
 import { integrationsProjection } from './integrations';
 import { toolCallsProjection } from './tool-calls';
 import { orchestrationEventsProjection } from './orchestration-events';
@@ -64,4 +65,5 @@ export const allProjections: readonly Projection[] = [
   orchestrationEventsProjection,
   orchestrationRangeReplaysProjection,
   widgetConfigsProjection,
+  leadsProjection,
 ];

@@ -4,6 +4,8 @@
 import { DomainError, type DomainErrorKind } from '../../domain/shared/errors';
 import { PaymentProviderError, ProviderCheckoutNotFoundError } from '../../application/ports/payment-provider';
 import { InvalidCursorError } from '../../application/ports/read-store';
+import { SpeechNotConfiguredError, SpeechProviderError } from '../../application/ports/speech';
+import { RateLimitedError } from '../../application/user/abuse-controls';
 
 export class HttpError extends Error {
   constructor(
@@ -51,6 +53,9 @@ interface ClientError {
 
 export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof HttpError) return { status: error.status, body: { code: error.code, message: error.message }, headers: error.headers, unexpected: false };
+  if (error instanceof RateLimitedError) {
+    return { status: 429, body: { code: error.code, message: error.message }, headers: { 'retry-after': String(error.retryAfterSeconds) }, unexpected: false };
+  }
   if (error instanceof DomainError) {
     const body = { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}), ...error.details() };
     return { status: STATUS_OF_KIND[error.kind], body, headers: {}, unexpected: false };
@@ -59,6 +64,12 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   // The provider's fault (or a checkout it lost), never the client's: 502, not the provider's own status. Logged: someone should look.
   if (error instanceof PaymentProviderError || error instanceof ProviderCheckoutNotFoundError) {
     return { status: 502, body: { code: 'payment_provider_error', message: 'the payment provider refused or could not be reached; try again later' }, headers: {}, unexpected: true };
+  }
+  // The deployment's configuration, not the client: the message says what the operator sets.
+  if (error instanceof SpeechNotConfiguredError) return { status: 503, body: { code: 'configuration_error', message: error.message }, headers: {}, unexpected: false };
+  // The speech server's fault: logged, and told as such (its own status is not the client's).
+  if (error instanceof SpeechProviderError) {
+    return { status: 502, body: { code: 'speech_unavailable', message: `the speech server gave no usable answer (${error.reason}); try again later` }, headers: {}, unexpected: true };
   }
   const clientError = error as ClientError;
   const status = clientError?.status ?? clientError?.statusCode;

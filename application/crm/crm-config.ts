@@ -1,8 +1,9 @@
 // The CRM connector configuration (spec 4.8, `GET, POST /api/v1/tenant/crm`): an owner or
 // admin sets which CRM the leads go to, its address, the credential, and the field mapping.
 // The plan must include crm. The credential is sealed before it enters an event and never
-// answered: a read says whether there is one. Leads are sent in a later issue; it reads
-// `enabledCrmConfig` for the address and the credential in clear.
+// answered: a read says whether there is one. The lead CRM delivery saga
+// (application/lead/lead-crm-delivery.ts) reads `enabledCrmConfig` for the address and the
+// credential in clear.
 
 import {
   type CredentialChoice,

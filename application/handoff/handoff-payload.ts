@@ -28,6 +28,8 @@ export interface HandoffPayload {
   tenant_id: string;
   handed_off_at: string;
   handed_off_by: { kind: string; id: string };
+  /** Why, when whoever handed it off said (a widget visitor asking for a person); null otherwise. */
+  reason: string | null;
   conversation: {
     id: string;
     title: string;
@@ -75,6 +77,9 @@ export async function handoffPayload(deps: Pick<CommandDependencies, 'eventStore
   const state: ConversationState = events.reduce(conversationDecider.evolve, conversationDecider.initialState());
   if (state.status === 'absent' || state.status === 'deleted') return null;
   const messages = events.map(messageOf).filter((message): message is HandoffMessage => message !== null);
+  // The hand-off itself is the last event read: the status change at `conversation_revision`.
+  const handOff = events[events.length - 1];
+  const reason = handOff?.type === 'ConversationStatusChanged' ? (handOff.data.reason ?? null) : null;
   const shown = messages.slice(-HANDOFF_MESSAGES);
   return {
     type: 'conversation.handed_off',
@@ -82,6 +87,7 @@ export async function handoffPayload(deps: Pick<CommandDependencies, 'eventStore
     tenant_id: request.tenant_id,
     handed_off_at: request.handed_off_at,
     handed_off_by: request.handed_off_by,
+    reason,
     conversation: {
       id: state.conversation_id,
       title: state.title,

@@ -164,7 +164,11 @@ export const AgentReplied = declareEvent('AgentReplied', t.type({ conversation_i
 export const ConversationRenamed = declareEvent('ConversationRenamed', t.type({ conversation_id: t.string, title: t.string, previous_title: t.string }));
 export const ConversationStatusChanged = declareEvent(
   'ConversationStatusChanged',
-  t.type({ conversation_id: t.string, tenant_id: t.string, status: ConversationStatus, previous_status: ConversationStatus, changed_at: t.string }),
+  t.intersection([
+    t.type({ conversation_id: t.string, tenant_id: t.string, status: ConversationStatus, previous_status: ConversationStatus, changed_at: t.string }),
+    /** Why, in the words of whoever changed it (a widget visitor asking for a person says why); the handoff webhook carries it. */
+    t.partial({ reason: t.string }),
+  ]),
 );
 export const FeedbackGiven = declareEvent(
   'FeedbackGiven',
@@ -205,7 +209,7 @@ export type ConversationCommand =
   | { type: 'RecordFollowUp'; data: Omit<FollowUpData, 'answered_at' | 'conversation_id' | 'tenant_id'> }
   | { type: 'PostAgentReply'; data: { message_id: string; text: string; agent: Party } }
   | { type: 'RenameConversation'; data: { title: string } }
-  | { type: 'ChangeConversationStatus'; data: { status: ConversationStatus } }
+  | { type: 'ChangeConversationStatus'; data: { status: ConversationStatus; reason?: string } }
   | { type: 'GiveFeedback'; data: { message_id: string; rating: 'up' | 'down'; comment: string; given_by: Party } }
   | { type: 'DeleteConversation'; data: Record<string, never> }
   | { type: 'ClearEndUserIdentity'; data: Record<string, never> };
@@ -238,6 +242,7 @@ export const conversationStream = (conversationId: string): string => toStreamNa
 export const MAX_MESSAGE_LENGTH = 8000;
 export const MAX_TITLE_LENGTH = 200;
 export const MAX_FEEDBACK_COMMENT_LENGTH = 2000;
+export const MAX_STATUS_REASON_LENGTH = 500;
 
 /** The status changes `PUT .../status` may make (a human agent's reply and a user's message make theirs themselves). */
 export const CONVERSATION_TRANSITIONS: Readonly<Record<ConversationStatus, readonly ConversationStatus[]>> = {
@@ -371,7 +376,11 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
         if (!CONVERSATION_TRANSITIONS[state.status].includes(next)) {
           return left(conflict('invalid_status_transition', `a conversation that is ${state.status} can become ${CONVERSATION_TRANSITIONS[state.status].join(', ')}, not ${next}`));
         }
-        return right([{ type: 'ConversationStatusChanged', data: { conversation_id, tenant_id, status: next, previous_status: state.status, changed_at: at } }]);
+        const reason = checkText('reason', command.data.reason ?? '', { min: 0, max: MAX_STATUS_REASON_LENGTH, multiline: true, code: 'invalid_request' });
+        if (reason._tag === 'Left') return reason;
+        return right([
+          { type: 'ConversationStatusChanged', data: { conversation_id, tenant_id, status: next, previous_status: state.status, changed_at: at, ...(reason.right === '' ? {} : { reason: reason.right }) } },
+        ]);
       }
       case 'GiveFeedback': {
         if (!state.assistant_messages.has(command.data.message_id)) return left(notFound('message_not_found', 'feedback is given on an answer of the assistant in this conversation'));

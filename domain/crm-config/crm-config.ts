@@ -1,5 +1,5 @@
 // The CRM connector configuration of a tenant (spec 4.8): which CRM the leads the assistant
-// collects go to (the widget's leads, a later issue, send them), its address, the credential
+// collects go to (the widget's leads: domain/lead), its address, the credential
 // the platform uses there, and how a lead's fields map onto the CRM's fields. One stream per
 // tenant, `crmConfig-<tenant id>`.
 //

@@ -113,6 +113,19 @@ const variables = {
   HANDOFF_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '6' },
   HANDOFF_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '10000' },
   HANDOFF_RETRY_BASE_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '60' },
+  CRM_DELIVERY_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '6' },
+  CRM_DELIVERY_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '10000' },
+  CRM_DELIVERY_RETRY_BASE_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '60' },
+  WIDGET_LEADS_PER_HOUR: { codec: integerBetween(1, 1_000_000), default: '10' },
+  WIDGET_LEADS_PER_IP_PER_HOUR: { codec: integerBetween(1, 1_000_000), default: '100' },
+  SPEECH_BASE_URL: { codec: urlWithScheme('http', 'https'), default: undefined },
+  SPEECH_API_KEY: { codec: nonEmpty, default: undefined },
+  SPEECH_STT_MODEL: { codec: nonEmpty, default: 'whisper-1' },
+  SPEECH_TTS_MODEL: { codec: nonEmpty, default: 'tts-1' },
+  SPEECH_TTS_VOICE: { codec: fromString('Voice', '1 to 64 letters, digits, _ . and -', (raw) => (/^[A-Za-z0-9_.-]{1,64}$/.test(raw) ? raw : undefined)), default: 'alloy' },
+  SPEECH_TIMEOUT_MS: { codec: integerBetween(100, 600_000), default: '30000' },
+  SPEECH_MAX_AUDIO_BYTES: { codec: integerBetween(1024, 25 * 1024 * 1024), default: String(10 * 1024 * 1024) },
+  SPEECH_REQUESTS_PER_MINUTE: { codec: integerBetween(1, 1_000_000), default: '20' },
   TOOL_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '15000' },
   TOOL_MAX_RESPONSE_BYTES: { codec: integerBetween(1024, 64 * 1024 * 1024), default: String(1024 * 1024) },
   SDK_SECRET_GRACE_SECONDS: { codec: integerBetween(0, 30 * 24 * 3600), default: '86400' },
@@ -257,6 +270,12 @@ export interface Config {
   handoffTimeoutMs: number;
   /** The wait after the first failed attempt; it doubles after each next one, up to an hour. */
   handoffRetryBaseSeconds: number;
+  /** Sending leads to the tenant's CRM (application/lead/lead-crm-delivery.ts). */
+  crmDelivery: CrmDeliveryConfig;
+  /** Leads one widget visitor, and one client address, may leave an hour (429 past either). */
+  widgetLeads: { perVisitorPerHour: number; perIpPerHour: number };
+  /** Speech to text and text to speech; `baseUrl` null: the platform has none (503 `configuration_error`). */
+  speech: SpeechConfig;
   /** How long one call of a business tool's API (or its OAuth2 token endpoint) may take. */
   toolTimeoutMs: number;
   /** The largest answer of a business tool's API; a longer one fails the call (`response_too_large`). */
@@ -281,6 +300,31 @@ export interface Config {
   orchestration: OrchestrationConfig;
   /** How the dispatcher runs flows and retries them (application/orchestration/dispatcher.ts). */
   orchestrationDispatch: OrchestrationDispatchConfig;
+}
+
+export interface CrmDeliveryConfig {
+  /** Attempts before a lead's delivery is given up (CRM_DELIVERY_MAX_ATTEMPTS). */
+  maxAttempts: number;
+  /** How long one call of the CRM may take (CRM_DELIVERY_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** The wait after the first failed attempt; it doubles after each next one, up to an hour (CRM_DELIVERY_RETRY_BASE_SECONDS). */
+  retryBaseSeconds: number;
+}
+
+export interface SpeechConfig {
+  /** SPEECH_BASE_URL: an OpenAI-compatible audio server (`https://api.openai.com/v1`); null: no speech. */
+  baseUrl: string | null;
+  /** SPEECH_API_KEY; null for a server that needs none. */
+  apiKey: string | null;
+  sttModel: string;
+  ttsModel: string;
+  /** The voice when a request names none. */
+  ttsVoice: string;
+  timeoutMs: number;
+  /** The largest audio accepted for transcription (413 above). */
+  maxAudioBytes: number;
+  /** Speech requests per caller (a member, a widget visitor) and minute (429 above). */
+  requestsPerMinute: number;
 }
 
 export interface OrchestrationDispatchConfig {
@@ -456,6 +500,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length === 0 && (values.LLM_BASE_URL === null) !== (values.LLM_MODEL === null)) {
     problems.push('LLM_MODEL: LLM_BASE_URL and LLM_MODEL go together: set both (the assistant answers through that model server) or neither (the embedded extractive engine)');
   }
+  if (problems.length === 0 && values.SPEECH_API_KEY !== null && values.SPEECH_BASE_URL === null) {
+    problems.push('SPEECH_BASE_URL: expected the speech server SPEECH_API_KEY is for (e.g. https://api.openai.com/v1); without it the platform has no speech');
+  }
   if (problems.length === 0 && values.CONNECTOR_MANAGER_URL !== null && values.CONNECTOR_MANAGER_TOKEN === null) {
     problems.push('CONNECTOR_MANAGER_TOKEN: expected the connector-manager\'s token: CONNECTOR_MANAGER_URL sends every connector call there, and it answers no one without it');
   }
@@ -544,6 +591,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     handoffMaxAttempts: values.HANDOFF_MAX_ATTEMPTS as number,
     handoffTimeoutMs: values.HANDOFF_TIMEOUT_MS as number,
     handoffRetryBaseSeconds: values.HANDOFF_RETRY_BASE_SECONDS as number,
+    crmDelivery: {
+      maxAttempts: values.CRM_DELIVERY_MAX_ATTEMPTS as number,
+      timeoutMs: values.CRM_DELIVERY_TIMEOUT_MS as number,
+      retryBaseSeconds: values.CRM_DELIVERY_RETRY_BASE_SECONDS as number,
+    },
+    widgetLeads: { perVisitorPerHour: values.WIDGET_LEADS_PER_HOUR as number, perIpPerHour: values.WIDGET_LEADS_PER_IP_PER_HOUR as number },
+    speech: {
+      baseUrl: values.SPEECH_BASE_URL as string | null,
+      apiKey: values.SPEECH_API_KEY as string | null,
+      sttModel: values.SPEECH_STT_MODEL as string,
+      ttsModel: values.SPEECH_TTS_MODEL as string,
+      ttsVoice: values.SPEECH_TTS_VOICE as string,
+      timeoutMs: values.SPEECH_TIMEOUT_MS as number,
+      maxAudioBytes: values.SPEECH_MAX_AUDIO_BYTES as number,
+      requestsPerMinute: values.SPEECH_REQUESTS_PER_MINUTE as number,
+    },
     toolTimeoutMs: values.TOOL_TIMEOUT_MS as number,
     toolMaxResponseBytes: values.TOOL_MAX_RESPONSE_BYTES as number,
     sdkSecretGraceSeconds: values.SDK_SECRET_GRACE_SECONDS as number,

@@ -228,6 +228,10 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/org/sdk-connections/:id/test': 'a signed ping whose outcome is recorded each time: a repeat is another test',
       'POST /api/v1/org/sdk-connections/:id/sync-tools': 'records what the connector advertises now; a repeat registers no tool twice (one per connection, workspace and connector tool)',
       'POST /api/v1/org/events/:id/retry': 'a change of state of an orchestration event; repeating it is 409 (If-Match guards it)',
+      'POST /api/v1/widget/messages/:id/feedback': 'once per answer: a retry is 409 feedback_given',
+      'POST /api/v1/widget/conversations/:id/handoff': 'a change of state of the conversation; repeating it is 409 already_handed_off',
+      'POST /api/v1/widget/stt': 'creates nothing: it transcribes the audio sent',
+      'POST /api/v1/widget/tts': 'creates nothing: it speaks the text sent',
     };
     /** Checkouts the confirm sample confirms. */
     const checkouts: string[] = [];
@@ -335,6 +339,13 @@ describe('Idempotency-Key on creating routes', () => {
         body: { from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00Z', name: 'sampled.order.created', reason: `Sampled ${n}` },
         other: { from: '2000-01-01T00:00:00Z', to: '2100-01-01T00:00:00Z', name: 'sampled.order.created', reason: `Other ${n}` },
         status: 200,
+      }),
+      // A visitor's lead: a retry must not leave it twice (the visitor's key, within the organization).
+      'POST /api/v1/widget/leads': (n) => ({
+        path: '/api/v1/widget/leads',
+        widget: true,
+        body: { email: `sampled-${n}@example.com` },
+        other: { email: `other-${n}@example.com` },
       }),
       'POST /api/v1/workspaces/:workspace_id/tools': (n) => ({
         path: `/api/v1/workspaces/${workspaceId}/tools`,

@@ -26,6 +26,7 @@ import { createToolAs, liftToolLimit, recordIntegration } from '../support/tools
 import { openApiFixture } from '../support/openapi-documents';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
 import { fail as failToDeadLetter } from '../support/orchestration';
+import { asVisitor, newVisitorId, visitorAsks, widgetOf } from '../support/widget-visitors';
 
 const ADMIN = { email: 'root@openapi.test', password: 'root password 123' };
 const SANDBOX_WEBHOOK_SECRET = 'openapi sandbox webhook secret';
@@ -267,6 +268,10 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/public/tenant-branding?slug=no-such-org');
       await call('GET', '/api/v1/public/tenant-slug-available?slug=openapi-org');
       await call('GET', '/api/v1/public/tenant-slug-available?slug=x');
+      const script = await call('GET', '/widget.js');
+      await call('GET', '/widget.js', { headers: { 'if-none-match': script.headers.get('etag')! } });
+      await call('GET', '/chat/openapi-org');
+      await call('GET', '/chat/no-such-org');
     });
 
     it('sessions and members', async () => {
@@ -766,6 +771,33 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       expect(background.status).to.equal(202);
       await call('GET', `/api/v1/org/events/replays/${background.json.id}`, { headers: as(admin) });
       await call('GET', '/api/v1/org/events/replays/none', { headers: as(admin) });
+    });
+
+    it('widget leads, feedback, handoff and speech', async () => {
+      const widget = await widgetOf(server, owner);
+      const visitorId = newVisitorId();
+      const visitor = asVisitor(widget.token, visitorId);
+      const turn = await visitorAsks(server, widget, visitorId, 'Can someone call me back?');
+      await call('POST', '/api/v1/widget/leads', { headers: { ...visitor, 'idempotency-key': 'openapi-lead' }, body: { name: 'Ada Lovelace', email: 'ada@example.com', conversation_id: turn.conversation_id } });
+      await call('POST', '/api/v1/widget/leads', { headers: visitor, body: { name: 'Ada Lovelace' } });
+      await call('POST', '/api/v1/widget/leads', { headers: visitor, body: { email: 'ada@example.com', conversation_id: 'none' } });
+      await call('POST', '/api/v1/widget/leads', { headers: { 'x-widget-visitor': visitorId }, body: { email: 'ada@example.com' } });
+      await call('GET', '/api/v1/tenant/leads?crm_status=not_sent&from=2000-01-01&limit=5', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/leads?crm_status=lost', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/leads', { headers: as(member) });
+      await call('POST', `/api/v1/widget/messages/${turn.answer!.message_id}/feedback`, { headers: visitor, body: { rating: 'up', comment: 'clear' } });
+      await call('POST', `/api/v1/widget/messages/${turn.answer!.message_id}/feedback`, { headers: visitor, body: { rating: 'down' } });
+      await call('POST', `/api/v1/widget/messages/${turn.user_message_id}/feedback`, { headers: visitor, body: { rating: 'up' } });
+      await call('POST', `/api/v1/widget/messages/${turn.answer!.message_id}/feedback`, { headers: visitor, body: { rating: 'meh' } });
+      await call('POST', `/api/v1/widget/conversations/${turn.conversation_id}/handoff`, { headers: visitor, body: { reason: 'A person, please' } });
+      await call('POST', '/api/v1/widget/conversations/none/handoff', { headers: visitor, body: {} });
+      await call('POST', `/api/v1/widget/conversations/${turn.conversation_id}/handoff`, { headers: { authorization: `Bearer ${widget.token}` }, body: {} });
+      // This deployment has no speech server: both speech routes say so.
+      const recording = multipartForm([{ name: 'file', filename: 'voice.wav', content: Buffer.from('RIFF\0\0\0\0WAVEfmt ') }]);
+      await call('POST', '/api/v1/widget/stt', { headers: { ...as(member), ...recording.headers }, rawBody: recording.rawBody });
+      await call('POST', '/api/v1/widget/stt', { headers: recording.headers, rawBody: recording.rawBody });
+      await call('POST', '/api/v1/widget/tts', { headers: as(member), body: { text: 'Hello' } });
+      await call('POST', '/api/v1/widget/tts', { headers: visitor, body: { text: 'Hello' } });
     });
 
     it('every described route was answered above', () => {

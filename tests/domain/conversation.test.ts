@@ -105,6 +105,15 @@ describe('conversation decider (spec 4.6)', () => {
       spec.given(resolved).when({ type: 'ChangeConversationStatus', data: { status: 'handed_off' } }).thenThrows('conflict', 'invalid_status_transition');
       spec.given([...resolved, statusChanged('resolved', 'open')]).when({ type: 'ChangeConversationStatus', data: { status: 'handed_off' } }).then([statusChanged('open', 'handed_off')]);
     });
+
+    it('keeps the reason given with a change (a visitor asking for a person), trimmed; an empty one is none', () => {
+      const handOff = (reason: string) => spec.given([started]).when({ type: 'ChangeConversationStatus', data: { status: 'handed_off', reason } });
+      const withReason = statusChanged('open', 'handed_off');
+      handOff('  I want to speak to someone about my refund ').then([{ ...withReason, data: { ...withReason.data, reason: 'I want to speak to someone about my refund' } } as ConversationEvent]);
+      handOff('   ').then([withReason]);
+      handOff('x'.repeat(501)).thenThrows('invalid', 'invalid_request', 'reason');
+      handOff('stop\u0000').thenThrows('invalid', 'invalid_request', 'reason');
+    });
   });
 
   describe('user messages', () => {

@@ -13,9 +13,10 @@ export type Schema = { [keyword: string]: unknown };
 /**
  * Who may call a route: no credential, a user token (optionally of a minimum role), the
  * super admin's token, the metrics token, a user token where one is optional, the
- * connector-manager's token, or a tenant's widget token.
+ * connector-manager's token, a tenant's widget token (the widget's routes), or either a user
+ * token or a widget token.
  */
-export type Access = 'public' | 'user' | 'admin_token' | 'metrics_token' | 'optional_user' | 'connector_manager_token' | 'widget_token';
+export type Access = 'public' | 'user' | 'admin_token' | 'metrics_token' | 'optional_user' | 'connector_manager_token' | 'widget_token' | 'user_or_widget_token';
 
 /** `options`: a CORS preflight answered by a route of its own (the widget's). */
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options';

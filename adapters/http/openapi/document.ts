@@ -30,7 +30,12 @@ import { publicApi } from '../public.openapi';
 import { teamApi } from '../team/team.openapi';
 import { tenantApi } from '../tenant/tenant.openapi';
 import { toolsApi } from '../tools/tools.openapi';
+import { widgetPagesApi } from '../widget/widget-pages.openapi';
 import { widgetApi } from '../widget/widget.openapi';
+import { tenantLeadsApi } from '../tenant/leads.openapi';
+import { widgetFeedbackHandoffApi } from '../widget/feedback-handoff.openapi';
+import { widgetLeadsApi } from '../widget/leads.openapi';
+import { widgetSpeechApi } from '../widget/speech.openapi';
 import type { Access, ApiArea, ErrorStatus, Method, RouteDescription, Schema } from './describe';
 
 /** Every area, in the order the document lists them. */
@@ -62,7 +67,12 @@ const AREAS: readonly ApiArea[] = [
   toolsApi,
   toolCallsApi,
   sdkConnectionsApi,
+  widgetPagesApi,
   widgetApi,
+  tenantLeadsApi,
+  widgetLeadsApi,
+  widgetFeedbackHandoffApi,
+  widgetSpeechApi,
 ];
 
 const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }> = {
@@ -97,6 +107,7 @@ const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
   optional_user: [{}, { userToken: [] }],
   connector_manager_token: [{ connectorManagerToken: [] }],
   widget_token: [{ widgetToken: [] }],
+  user_or_widget_token: [{ userToken: [] }, { widgetToken: [] }],
 };
 
 const PATH_PARAMETER = /\{([^}]+)\}/g;
@@ -127,9 +138,9 @@ function requestBodyOf(method: Method, route: RouteDescription): Schema | undefi
 
 function errorStatusesOf(route: RouteDescription): ErrorStatus[] {
   const statuses = new Set<ErrorStatus>(route.errors ?? []);
-  if (route.access === 'user' || route.access === 'admin_token' || route.access === 'metrics_token' || route.access === 'connector_manager_token' || route.access === 'widget_token') statuses.add(401);
-  // A widget token of a suspended or deleted organization, a disabled widget, an origin not allowed: 403.
-  if (route.access === 'widget_token') statuses.add(403);
+  if (route.access !== 'public' && route.access !== 'optional_user') statuses.add(401);
+  // A widget token of a suspended or deleted organization, a disabled widget, or a page on an origin the organization does not allow.
+  if (route.access === 'widget_token' || route.access === 'user_or_widget_token') statuses.add(403);
   // A user token of a suspended organization is 403 `tenant_suspended` on every route.
   if (route.access === 'user' || (route.role && route.role !== 'member')) statuses.add(403);
   if (route.query?.length) statuses.add(400);
@@ -244,6 +255,7 @@ function components(schemas: Record<string, Schema>): Schema {
           resets_at: { type: ['string', 'null'], format: 'date-time', description: '`quota_exceeded`: when the count starts again; null for limits that do not reset' },
           feature: { type: 'string', enum: ['sdk_connections', 'whatsapp', 'handoff', 'crm'], description: '`feature_not_in_plan`: the feature' },
           plan: { type: ['string', 'null'], description: '`feature_not_in_plan`: the code of the cheapest plan that has it' },
+          setting: { type: 'string', enum: ['lead_form', 'handoff_button', 'feedback', 'voice'], description: '`widget_feature_disabled`: the widget setting that is off' },
           tools: { type: 'integer', description: '`integration_has_tools`: how many tools still call the integration' },
           errors: {
             type: 'array',

@@ -13,6 +13,7 @@ import { tenantAnalyticsRouter } from './analytics';
 import { tenantCrmRouter } from './crm';
 import { tenantFeedbacksRouter } from './feedbacks';
 import { tenantHandoffRouter } from './handoff';
+import { tenantLeadsRouter } from './leads';
 import { tenantWidgetRouter } from './widget';
 
 /** What the tenant routes need beyond the identity ports: the guarded client that checks the addresses tenants give. */
@@ -25,5 +26,7 @@ export function tenantRouter(identity: UseCaseDependencies, denials: AccessDenia
   router.use(authenticateUserRecordingDenials(identity, denials), requireRole('admin'));
   const deps = { ...identity, ...adapters };
   for (const area of [tenantHandoffRouter(deps), tenantCrmRouter(deps), tenantFeedbacksRouter(identity), tenantAnalyticsRouter(identity), tenantWidgetRouter(identity)]) router.use(area.routes());
+  // The leads the widget's visitors left (#15).
+  router.use(tenantLeadsRouter(identity).routes());
   return router;
 }

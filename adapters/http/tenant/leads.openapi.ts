@@ -1,0 +1,58 @@
+// OpenAPI description of `GET /tenant/leads` (tenant/leads.ts); docs/widget.md, "Leads and the CRM".
+
+import { LEAD_CRM_STATUSES } from '../../../application/lead/leads';
+import { CRM_KINDS } from '../../../domain/crm-config/crm-config';
+import { PAGE_PARAMETERS, type ApiArea, type QueryParameter, dateTime, enumOf, integer, nullable, object, page, ref, string } from '../openapi/describe';
+
+const TIME_BOUND = (name: 'from' | 'to', side: string): QueryParameter => ({
+  name,
+  description: `${side} bound on \`captured_at\`, included: an ISO 8601 time, or a day (YYYY-MM-DD, UTC) standing for its ${name === 'from' ? 'first' : 'last'} instant; anything else is 400 naming it`,
+  schema: { type: 'string' },
+});
+
+export const tenantLeadsApi: ApiArea = {
+  tag: 'tenant',
+  schemas: {
+    Lead: object({
+      id: string(),
+      name: nullable(string()),
+      email: nullable(string()),
+      phone: nullable(string()),
+      company: nullable(string()),
+      message: nullable(string()),
+      page_url: nullable(string('the page the visitor left it on')),
+      conversation_id: nullable(string('the visitor’s widget conversation it came from')),
+      source: enumOf(['widget']),
+      visitor: object({ kind: string('end_user'), id: string('the visitor as conversations name them') }),
+      captured_at: dateTime(),
+      crm_status: enumOf(LEAD_CRM_STATUSES, 'not_sent (no CRM was on when it came in), pending, retrying (the next attempt is at crm.next_attempt_at), sent, failed (given up after the last attempt, or the CRM was turned off)'),
+      crm: nullable({
+        ...object({
+          kind: enumOf(CRM_KINDS),
+          attempts: integer('attempts started'),
+          last_status_code: nullable(integer('the CRM’s HTTP status of the latest answer; null when none came')),
+          last_error: nullable(string('why the latest attempt failed, with the start of the CRM’s answer')),
+          record_id: nullable(string('the id the CRM gave the contact or lead, when it said')),
+          requested_at: nullable(dateTime()),
+          last_attempt_at: nullable(dateTime()),
+          next_attempt_at: nullable(dateTime()),
+          sent_at: nullable(dateTime()),
+          failed_at: nullable(dateTime()),
+        }),
+        description: 'the delivery to the CRM; null when not sent anywhere',
+      }),
+    }),
+  },
+  routes: {
+    '/api/v1/tenant/leads': {
+      get: {
+        summary: 'Leads the widget’s visitors left',
+        description: 'Every lead of the organization, newest first, with how its delivery to the CRM stands. Failed attempts are retried with exponential back-off (CRM_DELIVERY_MAX_ATTEMPTS); then the lead is `failed`.',
+        access: 'user',
+        role: 'admin',
+        query: [{ name: 'crm_status', description: `one of ${LEAD_CRM_STATUSES.join(', ')}`, schema: enumOf(LEAD_CRM_STATUSES) }, TIME_BOUND('from', 'lower'), TIME_BOUND('to', 'upper'), ...PAGE_PARAMETERS],
+        success: { status: 200, description: 'leads, newest first', json: page(ref('Lead')) },
+      },
+    },
+  },
+};

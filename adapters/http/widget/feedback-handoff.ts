@@ -1,0 +1,37 @@
+// What a widget visitor does with their own conversation besides chatting (spec 4.4):
+// `POST /api/v1/widget/messages/{id}/feedback` rates an answer of the assistant, and
+// `POST /api/v1/widget/conversations/{id}/handoff` asks for a person (the tenant's handoff
+// webhook is called as for a member's handoff). Widget token, visitor header; the rules are
+// application/widget/visitor-conversations.ts.
+
+import Router from '@koa/router';
+import * as t from 'io-ts';
+import type { ConversationDependencies } from '../../../application/conversation/conversations';
+import { giveVisitorFeedback, handOffVisitorConversation } from '../../../application/widget/visitor-conversations';
+import type { WidgetAccessDependencies } from '../../../application/widget/widget-access';
+import { FeedbackBody } from '../conversations/conversations';
+import { decodeBody } from '../decode';
+import { requestContextOf } from '../request-context';
+import { type WidgetState, authenticateWidgetRequest, requestVisitor } from './widget-auth';
+
+export const VisitorHandoffBody = t.type({ reason: t.union([t.string, t.undefined]) }, 'VisitorHandoffBody');
+
+export function widgetFeedbackHandoffRouter(deps: ConversationDependencies & WidgetAccessDependencies, options: { publicUrl: string | null }): Router<WidgetState> {
+  const router = new Router<WidgetState>({ prefix: '/api/v1/widget' });
+  const widget = authenticateWidgetRequest(deps, options);
+
+  router.post('/messages/:id/feedback', widget, async (ctx) => {
+    const visitor = requestVisitor(deps, ctx);
+    const { rating, comment } = decodeBody(FeedbackBody, ctx.request.body);
+    ctx.body = await giveVisitorFeedback(deps, ctx.state.widget, visitor, ctx.params.id, { rating, comment }, requestContextOf(ctx));
+    ctx.status = 201;
+  });
+
+  router.post('/conversations/:id/handoff', widget, async (ctx) => {
+    const visitor = requestVisitor(deps, ctx);
+    const { reason } = decodeBody(VisitorHandoffBody, ctx.request.body);
+    ctx.body = await handOffVisitorConversation(deps, ctx.state.widget, visitor, ctx.params.id, { reason }, requestContextOf(ctx));
+  });
+
+  return router;
+}

@@ -1,0 +1,73 @@
+// The lead aggregate (given/when/then): a lead is captured once with its fields checked one by
+// one, and its delivery to the CRM is requested once, every attempt claimed before the call and
+// settled by one outcome.
+
+import { expect } from 'chai';
+import { type LeadCommand, checkedLeadFields, leadDecider } from '../../domain/lead/lead';
+import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
+import { captured, failedCrm, lead, requestedCrm, sentCrm, startedCrm, visitor } from '../support/lead-events';
+
+describe('lead (decider)', () => {
+  const spec = deciderSpec(leadDecider);
+  const capture = (fields: Extract<LeadCommand, { type: 'CaptureLead' }>['data']['fields']): LeadCommand => ({
+    type: 'CaptureLead',
+    data: { lead_id: 'l1', tenant_id: 't1', fields, conversation_id: null, source: 'widget', visitor },
+  });
+
+  it('captures a lead once, its fields in their stored form and empty ones absent', () => {
+    spec
+      .given([])
+      .when(capture({ name: '  Ada Lovelace ', email: 'Ada@Example.COM', phone: '', company: 'Analytical Engines', message: null, page_url: ' https://shop.example.com/pricing ' }))
+      .then([{ type: 'LeadCaptured', data: { ...lead, captured_at: FIXED_NOW.toISOString() } }]);
+    spec.given([captured]).when(capture({ email: 'ada@example.com' })).thenThrows('conflict', 'lead_exists');
+  });
+
+  it('needs an email or a phone, and names each bad field', () => {
+    spec.given([]).when(capture({ name: 'Ada' })).thenThrows('invalid', 'invalid_lead', 'email');
+    spec.given([]).when(capture({ email: '   ', phone: '' })).thenThrows('invalid', 'invalid_lead', 'email');
+    spec.given([]).when(capture({ email: 'not an address' })).thenThrows('invalid', 'invalid_lead', 'email');
+    spec.given([]).when(capture({ phone: '12' })).thenThrows('invalid', 'invalid_lead', 'phone');
+    spec.given([]).when(capture({ phone: 'call me maybe' })).thenThrows('invalid', 'invalid_lead', 'phone');
+    spec.given([]).when(capture({ phone: '+1 (555) 010-9999', name: 'x'.repeat(201) })).thenThrows('invalid', 'invalid_lead', 'name');
+    spec.given([]).when(capture({ phone: '+1 555 0100', company: 'Evil\u202Etxt' })).thenThrows('invalid', 'invalid_lead', 'company');
+    spec.given([]).when(capture({ phone: '+1 555 0100', message: 'y'.repeat(2001) })).thenThrows('invalid', 'invalid_lead', 'message');
+    spec.given([]).when(capture({ phone: '+1 555 0100', page_url: 'javascript:alert(1)' })).thenThrows('invalid', 'invalid_lead', 'page_url');
+    spec.given([]).when(capture({ phone: '+1 555 0100', page_url: 'shop.example.com' })).thenThrows('invalid', 'invalid_lead', 'page_url');
+  });
+
+  it('keeps a phone as written and a multi-line message', () => {
+    const checked = checkedLeadFields({ phone: ' +44 20 7946 0958 ', message: 'Call me\nafter five' });
+    expect(checked).to.deep.equal({ _tag: 'Right', right: { name: null, email: null, phone: '+44 20 7946 0958', company: null, message: 'Call me\nafter five', page_url: null } });
+  });
+
+  it('requests the CRM delivery once', () => {
+    spec.given([captured]).when({ type: 'RequestCrmDelivery', data: { kind: 'hubspot', url: 'https://api.hubapi.com' } }).then([{ ...requestedCrm, data: { ...requestedCrm.data, requested_at: FIXED_NOW.toISOString() } } as typeof requestedCrm]);
+    spec.given([captured, requestedCrm]).when({ type: 'RequestCrmDelivery', data: { kind: 'webhook', url: 'https://hooks.example.com' } }).thenNothingHappened();
+    spec.given([]).when({ type: 'RequestCrmDelivery', data: { kind: 'hubspot', url: 'https://api.hubapi.com' } }).thenThrows('not_found', 'lead_not_found');
+    spec.given([captured]).when({ type: 'StartCrmAttempt', data: { attempt: 1, kind: 'hubspot', url: 'https://api.hubapi.com' } }).thenThrows('not_found', 'crm_delivery_not_found');
+  });
+
+  it('claims the next attempt only: of two racing deliveries one calls', () => {
+    const url = 'https://api.hubapi.com/crm/v3/objects/contacts';
+    spec.given([captured, requestedCrm]).when({ type: 'StartCrmAttempt', data: { attempt: 1, kind: 'hubspot', url } }).then([startedCrm(1)]);
+    spec.given([captured, requestedCrm, startedCrm(1)]).when({ type: 'StartCrmAttempt', data: { attempt: 1, kind: 'hubspot', url } }).thenNothingHappened();
+    spec.given([captured, requestedCrm, startedCrm(1), failedCrm(1, FIXED_NOW)]).when({ type: 'StartCrmAttempt', data: { attempt: 2, kind: 'hubspot', url } }).then([startedCrm(2)]);
+    spec.given([captured, requestedCrm, startedCrm(1), sentCrm]).when({ type: 'StartCrmAttempt', data: { attempt: 2, kind: 'hubspot', url } }).thenNothingHappened();
+  });
+
+  it('records the outcome of the attempt under way only; a late success still counts', () => {
+    spec.given([captured, requestedCrm, startedCrm(1)]).when({ type: 'RecordCrmFailure', data: { attempt: 2, status_code: 500, error: 'x', next_attempt_at: FIXED_NOW.toISOString() } }).thenNothingHappened();
+    spec.given([captured, requestedCrm, startedCrm(1), failedCrm(1, FIXED_NOW)]).when({ type: 'RecordSentToCrm', data: { attempt: 1, status_code: 201, crm_record_id: '512' } }).then([sentCrm]);
+    spec.given([captured, requestedCrm, startedCrm(1), sentCrm]).when({ type: 'RecordSentToCrm', data: { attempt: 1, status_code: 201, crm_record_id: '512' } }).thenNothingHappened();
+  });
+
+  it('gives up after the attempt that failed, or before the next one when the CRM was turned off', () => {
+    spec.given([captured, requestedCrm, startedCrm(1)]).when({ type: 'AbandonCrmDelivery', data: { attempt: 1, status_code: 500, error: 'x' } }).then([
+      { type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts: 1, status_code: 500, error: 'x', abandoned_at: FIXED_NOW.toISOString() } },
+    ]);
+    spec.given([captured, requestedCrm]).when({ type: 'AbandonCrmDelivery', data: { attempt: 0, status_code: null, error: 'off' } }).then([
+      { type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts: 0, status_code: null, error: 'off', abandoned_at: FIXED_NOW.toISOString() } },
+    ]);
+    spec.given([captured, requestedCrm, startedCrm(1), sentCrm]).when({ type: 'AbandonCrmDelivery', data: { attempt: 1, status_code: null, error: 'x' } }).thenNothingHappened();
+  });
+});
