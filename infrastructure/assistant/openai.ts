@@ -22,6 +22,7 @@
 //   them), or as `{}` when they were not JSON: the result tells the model what was wrong.
 
 import OpenAI from 'openai';
+import { openAiCompatibleClient } from '../llm/openai-client';
 import { AssistantEngineError, type AssistantChunk, type AssistantEngine, type AssistantRequest, type Passage, type ToolCallAsk, type ToolStep } from '../../application/ports/assistant-engine';
 
 export interface OpenAiAssistantOptions {
@@ -115,18 +116,8 @@ export class OpenAiAssistantEngine implements AssistantEngine {
 
   constructor(private readonly options: OpenAiAssistantOptions) {
     this.model = options.model;
-    this.client = new OpenAI({
-      baseURL: options.baseUrl,
-      // The package insists on a key; a server that needs none gets no Authorization header.
-      apiKey: options.apiKey ?? 'not-set',
-      defaultHeaders: options.apiKey ? {} : { Authorization: null },
-      organization: null,
-      project: null,
-      timeout: options.timeoutMs,
-      // A failed turn is recorded and the user asks again; retrying here would only make them wait.
-      maxRetries: 0,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-    });
+    // A failed turn is recorded and the user asks again; retrying here would only make them wait.
+    this.client = openAiCompatibleClient({ baseUrl: options.baseUrl, apiKey: options.apiKey ?? null, timeoutMs: options.timeoutMs, maxRetries: 0, fetch: options.fetch });
   }
 
   async *answer(request: AssistantRequest): AsyncIterable<AssistantChunk> {

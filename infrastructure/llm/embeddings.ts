@@ -12,7 +12,9 @@
 // - Every failure becomes an EmbeddingsError naming the status and code only: the server's
 //   own message can quote the key, and the message reaches events a tenant reads.
 
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type OpenAI from 'openai';
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { openAiCompatibleClient } from './openai-client';
 import { type Embeddings, EmbeddingsError } from '../../application/ports/embeddings';
 
 export interface OpenAiEmbeddingsOptions {
@@ -40,16 +42,7 @@ export class OpenAiEmbeddings implements Embeddings {
     if (!Number.isInteger(options.batchSize) || options.batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${options.batchSize}`);
     this.model = options.model;
     this.batchSize = options.batchSize;
-    this.client = new OpenAI({
-      baseURL: options.baseUrl,
-      // The package insists on a key; without one the header is removed below.
-      apiKey: options.apiKey ?? 'none',
-      organization: null,
-      project: null,
-      timeout: options.timeoutMs ?? DEFAULT_EMBEDDINGS_TIMEOUT_MS,
-      maxRetries: options.maxRetries ?? 2,
-      defaultHeaders: options.apiKey === null ? { Authorization: null } : undefined,
-    });
+    this.client = openAiCompatibleClient({ baseUrl: options.baseUrl, apiKey: options.apiKey, timeoutMs: options.timeoutMs ?? DEFAULT_EMBEDDINGS_TIMEOUT_MS, maxRetries: options.maxRetries ?? 2 });
   }
 
   async embed(texts: readonly string[]): Promise<number[][]> {

@@ -12,6 +12,7 @@
 //   Not retried: the visitor is waiting, and says it again.
 
 import OpenAI, { toFile } from 'openai';
+import { openAiCompatibleClient } from '../llm/openai-client';
 import { type Audio, type Speech, SpeechProviderError } from '../../application/ports/speech';
 
 export interface OpenAiSpeechOptions {
@@ -41,16 +42,7 @@ export class OpenAiSpeech implements Speech {
   private readonly client: OpenAI;
 
   constructor(private readonly options: OpenAiSpeechOptions) {
-    this.client = new OpenAI({
-      baseURL: options.baseUrl,
-      // The package insists on a key; a server that needs none gets no Authorization header.
-      apiKey: options.apiKey ?? 'not-set',
-      defaultHeaders: options.apiKey ? {} : { Authorization: null },
-      organization: null,
-      project: null,
-      timeout: options.timeoutMs,
-      maxRetries: 0,
-    });
+    this.client = openAiCompatibleClient({ baseUrl: options.baseUrl, apiKey: options.apiKey ?? null, timeoutMs: options.timeoutMs, maxRetries: 0 });
   }
 
   async transcribe(audio: Buffer, mime: string): Promise<string> {
