@@ -17,6 +17,9 @@ import { conversationEvents } from './conversation/conversation';
 import { handoffConfigEvents } from './handoff-config/handoff-config';
 import { crmConfigEvents } from './crm-config/crm-config';
 import { widgetConfigEvents } from './widget-config/widget-config';
+import { whatsappConfigEvents } from './whatsapp-config/whatsapp-config';
+import { whatsappMessageEvents } from './whatsapp-message/whatsapp-message';
+import { whatsappReplyEvents } from './whatsapp-reply/whatsapp-reply';
 import { integrationEvents } from './integration/integration';
 import { toolEvents } from './tool/tool';
 import { toolCallEvents } from './tool-call/tool-call';
@@ -72,6 +75,9 @@ export const domainEvents = eventRegistry([
   orchestrationEventEvents,
   rangeReplayEvents,
   widgetConfigEvents,
+  whatsappConfigEvents,
+  whatsappMessageEvents,
+  whatsappReplyEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

@@ -82,6 +82,12 @@ import { registrationSaga } from '../application/registration/registration-proce
 import { checkoutSettlementSaga } from '../application/checkout/checkout-settlement';
 import { subscriptionPeriodsSaga } from '../application/subscription/subscription-periods';
 import { handoffDeliverySaga } from '../application/handoff/handoff-delivery';
+import { whatsappInboundSaga } from '../application/whatsapp/inbound-messages';
+import { whatsappReplyDeliverySaga } from '../application/whatsapp/reply-delivery';
+import { whatsappWebhookRouter } from '../adapters/http/whatsapp/webhook';
+import { adminWhatsAppRouter } from '../adapters/http/admin/whatsapp';
+import { WhatsAppCloudApiMessaging } from '../adapters/messaging/whatsapp-cloud-api';
+import { OutboxMessaging } from '../adapters/messaging/outbox';
 import type { OutboundHttp } from '../application/ports/outbound-http';
 import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
@@ -391,6 +397,19 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     outcomeTimeoutMs: Math.max(120_000, config.handoffTimeoutMs * 3),
     concurrency: config.sagaConcurrency,
   };
+  // WhatsApp replies: the Cloud API at the operator's WHATSAPP_GRAPH_BASE_URL (its path takes
+  // only the tenant's checked digits), or the embedded outbox (docs/whatsapp.md).
+  const whatsappSettings = { outboxOnly: config.whatsapp.outboxOnly };
+  const whatsappTransports = {
+    cloudApi: new WhatsAppCloudApiMessaging(operatorOutbound(), { baseUrl: config.whatsapp.graphBaseUrl, timeoutMs: config.whatsapp.timeoutMs }),
+    outbox: new OutboxMessaging(),
+  };
+  const whatsappPolicy = {
+    maxAttempts: config.whatsapp.maxAttempts,
+    backoffMs: exponentialBackoff(config.whatsapp.retryBaseSeconds * 1000, 3600_000),
+    outcomeTimeoutMs: Math.max(120_000, config.whatsapp.timeoutMs * 3),
+    concurrency: config.sagaConcurrency,
+  };
   const mailPolicy = { maxAttempts: config.sagaMaxAttempts, backoffMs: exponentialBackoff(), outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS, concurrency: config.sagaConcurrency };
   const platformSagas = overrides.sagas ?? [
     ...allSagas,
@@ -400,6 +419,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     checkoutSettlementSaga(commands),
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
+    whatsappInboundSaga({ ...chat, secrets }),
+    whatsappReplyDeliverySaga({ ...commands, readStore, secrets, transports: whatsappTransports, whatsapp: whatsappSettings }, whatsappPolicy),
     approvedToolCallsSaga(toolCalls),
     connectorToolCallsSaga({ ...toolCalls, connectorClient }),
     chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),
@@ -465,6 +486,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     adminAnalyticsRouter(identity),
     billingRouter(identity, accessDenials, { paymentProvider, billing: { returnUrl: config.billingReturnUrl, publicUrl: config.publicUrl } }),
     adminPaymentsRouter(identity),
+    adminWhatsAppRouter(identity, whatsappSettings),
+    whatsappWebhookRouter({ ...identity, logger: logger.child({ component: 'whatsapp' }) }),
     chatRouter(identity, accessDenials, chat, { heartbeatMs: config.chatHeartbeatMs }),
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),

@@ -5,6 +5,8 @@ import { conversationsProjection } from './conversations';
 import { conversationAnalyticsProjection } from './conversation-analytics';
 import { crmConfigsProjection } from './crm-configs';
 import { widgetConfigsProjection } from './widget-configs';
+import { whatsappConfigsProjection } from './whatsapp-configs';
+import { whatsappRepliesProjection } from './whatsapp-replies';
 import { integrationsProjection } from './integrations';
 import { toolCallsProjection } from './tool-calls';
 import { orchestrationEventsProjection } from './orchestration-events';
@@ -64,4 +66,6 @@ export const allProjections: readonly Projection[] = [
   orchestrationEventsProjection,
   orchestrationRangeReplaysProjection,
   widgetConfigsProjection,
+  whatsappConfigsProjection,
+  whatsappRepliesProjection,
 ];
