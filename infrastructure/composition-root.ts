@@ -84,6 +84,7 @@ import { subscriptionPeriodsSaga } from '../application/subscription/subscriptio
 import { handoffDeliverySaga } from '../application/handoff/handoff-delivery';
 import { whatsappInboundSaga } from '../application/whatsapp/inbound-messages';
 import { whatsappReplyDeliverySaga } from '../application/whatsapp/reply-delivery';
+import { whatsappConversationRepliesSaga } from '../application/whatsapp/conversation-replies';
 import { whatsappWebhookRouter } from '../adapters/http/whatsapp/webhook';
 import { adminWhatsAppRouter } from '../adapters/http/admin/whatsapp';
 import { WhatsAppCloudApiMessaging } from '../adapters/messaging/whatsapp-cloud-api';
@@ -421,6 +422,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
     whatsappInboundSaga({ ...chat, secrets }),
     whatsappReplyDeliverySaga({ ...commands, readStore, secrets, transports: whatsappTransports, whatsapp: whatsappSettings }, whatsappPolicy),
+    whatsappConversationRepliesSaga({ ...commands, logger: logger.child({ component: 'whatsapp' }) }),
     approvedToolCallsSaga(toolCalls),
     connectorToolCallsSaga({ ...toolCalls, connectorClient }),
     chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),

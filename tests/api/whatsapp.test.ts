@@ -460,6 +460,30 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       }
     });
 
+    it('sends a person’s reply in the conversation to the sender; once handed off the assistant stays quiet', async () => {
+      const id = wamid();
+      await deliverTo(outbox, [{ from: '16505550010', id, text: 'I would like to talk to a person' }]);
+      const { conversation_id } = await handled(outbox, id);
+      const asOwner = { authorization: `Bearer ${outbox.account.token}` };
+      const posted = await server.request('POST', `/api/v1/conversations/${conversation_id}/messages`, { headers: asOwner, body: { text: 'Hi, this is Sam from support.' } });
+      expect(posted.status, posted.text).to.equal(201);
+      let reply: Json = null;
+      await eventually(async () => {
+        reply = (await outboxItems(`?tenant_id=${outbox.account.tenant_id}&limit=1000`)).find((item) => item.kind === 'agent_reply' && item.conversation_id === conversation_id) ?? null;
+        return reply?.status === 'kept';
+      }, WAIT_MS, 'the person’s reply kept');
+      expect(reply).to.deep.include({ to: '16505550010', text: 'Hi, this is Sam from support.', in_reply_to: null, phone_number_id: outbox.phone_number_id });
+      const [queued] = await server.platform.eventStore.readStream(whatsappReplyStream(reply.id));
+      expect(queued.metadata.actor).to.deep.equal({ kind: 'system', id: 'whatsapp_conversation_replies' });
+
+      const later = wamid();
+      await deliverTo(outbox, [{ from: '16505550010', id: later, text: 'Thanks Sam!' }]);
+      expect(await handled(outbox, later)).to.deep.include({ outcome: 'paused', detail: 'handed_off', conversation_id, reply_id: null });
+      const conversation = await server.platform.eventStore.readStream(conversationStream(conversation_id));
+      expect(conversation.filter((event) => event.type === 'UserMessagePosted').map((event) => (event.data as Json).text)).to.deep.equal(['I would like to talk to a person', 'Thanks Sam!']);
+      expect(conversation.filter((event) => event.type === 'AssistantAnswered')).to.have.length(1);
+    });
+
     it('tells a sender who sends no text that only text is understood, and answers a reaction with nothing', async () => {
       const image = wamid();
       const reaction = wamid();
