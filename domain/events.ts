@@ -18,6 +18,9 @@ import { handoffConfigEvents } from './handoff-config/handoff-config';
 import { crmConfigEvents } from './crm-config/crm-config';
 import { widgetConfigEvents } from './widget-config/widget-config';
 import { leadEvents } from './lead/lead';
+import { whatsappConfigEvents } from './whatsapp-config/whatsapp-config';
+import { whatsappMessageEvents } from './whatsapp-message/whatsapp-message';
+import { whatsappReplyEvents } from './whatsapp-reply/whatsapp-reply';
 import { integrationEvents } from './integration/integration';
 import { toolEvents } from './tool/tool';
 import { toolCallEvents } from './tool-call/tool-call';
@@ -74,6 +77,9 @@ export const domainEvents = eventRegistry([
   rangeReplayEvents,
   widgetConfigEvents,
   leadEvents,
+  whatsappConfigEvents,
+  whatsappMessageEvents,
+  whatsappReplyEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

@@ -92,6 +92,13 @@ import { widgetLeadsRouter } from '../adapters/http/widget/leads';
 import { widgetFeedbackHandoffRouter } from '../adapters/http/widget/feedback-handoff';
 import { speechRouter } from '../adapters/http/widget/speech';
 import { OpenAiSpeech } from './speech/openai-speech';
+import { whatsappInboundSaga } from '../application/whatsapp/inbound-messages';
+import { whatsappReplyDeliverySaga } from '../application/whatsapp/reply-delivery';
+import { whatsappConversationRepliesSaga } from '../application/whatsapp/conversation-replies';
+import { whatsappWebhookRouter } from '../adapters/http/whatsapp/webhook';
+import { adminWhatsAppRouter } from '../adapters/http/admin/whatsapp';
+import { WhatsAppCloudApiMessaging } from '../adapters/messaging/whatsapp-cloud-api';
+import { OutboxMessaging } from '../adapters/messaging/outbox';
 import type { OutboundHttp } from '../application/ports/outbound-http';
 import type { Secrets } from '../application/ports/identity';
 import type { Mailer } from '../application/ports/mailer';
@@ -416,6 +423,19 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     outcomeTimeoutMs: Math.max(120_000, config.crmDelivery.timeoutMs * 3),
     concurrency: config.sagaConcurrency,
   };
+  // WhatsApp replies: the Cloud API at the operator's WHATSAPP_GRAPH_BASE_URL (its path takes
+  // only the tenant's checked digits), or the embedded outbox (docs/whatsapp.md).
+  const whatsappSettings = { outboxOnly: config.whatsapp.outboxOnly };
+  const whatsappTransports = {
+    cloudApi: new WhatsAppCloudApiMessaging(operatorOutbound(), { baseUrl: config.whatsapp.graphBaseUrl, timeoutMs: config.whatsapp.timeoutMs }),
+    outbox: new OutboxMessaging(),
+  };
+  const whatsappPolicy = {
+    maxAttempts: config.whatsapp.maxAttempts,
+    backoffMs: exponentialBackoff(config.whatsapp.retryBaseSeconds * 1000, 3600_000),
+    outcomeTimeoutMs: Math.max(120_000, config.whatsapp.timeoutMs * 3),
+    concurrency: config.sagaConcurrency,
+  };
   const mailPolicy = { maxAttempts: config.sagaMaxAttempts, backoffMs: exponentialBackoff(), outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS, concurrency: config.sagaConcurrency };
   const platformSagas = overrides.sagas ?? [
     ...allSagas,
@@ -426,6 +446,9 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
     leadCrmDeliverySaga({ ...commands, readStore, secrets, outbound }, crmDeliveryPolicy),
+    whatsappInboundSaga({ ...chat, secrets }),
+    whatsappReplyDeliverySaga({ ...commands, readStore, secrets, transports: whatsappTransports, whatsapp: whatsappSettings }, whatsappPolicy),
+    whatsappConversationRepliesSaga({ ...commands, logger: logger.child({ component: 'whatsapp' }) }),
     approvedToolCallsSaga(toolCalls),
     connectorToolCallsSaga({ ...toolCalls, connectorClient }),
     chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),
@@ -498,6 +521,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     adminAnalyticsRouter(identity),
     billingRouter(identity, accessDenials, { paymentProvider, billing: { returnUrl: config.billingReturnUrl, publicUrl: config.publicUrl } }),
     adminPaymentsRouter(identity),
+    adminWhatsAppRouter(identity, whatsappSettings),
+    whatsappWebhookRouter({ ...identity, logger: logger.child({ component: 'whatsapp' }) }),
     chatRouter(identity, accessDenials, chat, { heartbeatMs: config.chatHeartbeatMs }),
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),

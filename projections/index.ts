@@ -6,6 +6,8 @@ import { conversationAnalyticsProjection } from './conversation-analytics';
 import { crmConfigsProjection } from './crm-configs';
 import { widgetConfigsProjection } from './widget-configs';
 import { leadsProjection } from './leads';
+import { whatsappConfigsProjection } from './whatsapp-configs';
+import { whatsappRepliesProjection } from './whatsapp-replies';
 import { integrationsProjection } from './integrations';
 import { toolCallsProjection } from './tool-calls';
 import { orchestrationEventsProjection } from './orchestration-events';
@@ -66,4 +68,6 @@ export const allProjections: readonly Projection[] = [
   orchestrationRangeReplaysProjection,
   widgetConfigsProjection,
   leadsProjection,
+  whatsappConfigsProjection,
+  whatsappRepliesProjection,
 ];

@@ -155,6 +155,11 @@ const variables = {
   WIDGET_WS_MESSAGES_PER_MINUTE: { codec: integerBetween(1, 100_000), default: '20' },
   WIDGET_WS_HIGH_WATER_BYTES: { codec: integerBetween(1024, 64 * 1024 * 1024), default: String(256 * 1024) },
   WIDGET_WS_SLOW_CLIENT_MS: { codec: integerBetween(1, 3_600_000), default: '30000' },
+  WHATSAPP_GRAPH_BASE_URL: { codec: urlWithScheme('http', 'https'), default: 'https://graph.facebook.com' },
+  WHATSAPP_OUTBOX: { codec: booleanString, default: 'false' },
+  WHATSAPP_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '15000' },
+  WHATSAPP_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '5' },
+  WHATSAPP_RETRY_BASE_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '30' },
   CONNECTOR_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '30000' },
   CONNECTOR_MAX_RESPONSE_BYTES: { codec: integerBetween(1024, 64 * 1024 * 1024), default: String(1024 * 1024) },
   CONNECTOR_MANAGER_TOKEN: { codec: fromString('ConnectorManagerToken', '16 to 512 printable characters without spaces', (raw) => (/^[\x21-\x7e]{16,512}$/.test(raw) ? raw : undefined)), default: undefined },
@@ -292,6 +297,8 @@ export interface Config {
   openapiReadTimeoutMs: number;
   /** Set: documents' original bytes live in this S3-compatible bucket; null: under DATA_DIR/blobs. */
   s3: S3Config | null;
+  /** The WhatsApp channel (docs/whatsapp.md). */
+  whatsapp: WhatsAppConfig;
   /** How the platform calls connector servers (adapters/connector-client). */
   connectors: ConnectorCallConfig;
   /** The connector-manager: mounted under /connector-manager when its token is set; where calls go when its URL is set. */
@@ -325,6 +332,19 @@ export interface SpeechConfig {
   maxAudioBytes: number;
   /** Speech requests per caller (a member, a widget visitor) and minute (429 above). */
   requestsPerMinute: number;
+}
+
+export interface WhatsAppConfig {
+  /** Where the Cloud API is (WHATSAPP_GRAPH_BASE_URL, no trailing slash): Meta's, or a local server speaking its format. */
+  graphBaseUrl: string;
+  /** Every reply stays in the embedded outbox, whatever the tenant's access token (WHATSAPP_OUTBOX). */
+  outboxOnly: boolean;
+  /** How long one Cloud API call may take (WHATSAPP_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Attempts to send a reply before it is given up (WHATSAPP_MAX_ATTEMPTS). */
+  maxAttempts: number;
+  /** The wait after the first failed attempt; it doubles after each next one, up to an hour (WHATSAPP_RETRY_BASE_SECONDS). */
+  retryBaseSeconds: number;
 }
 
 export interface OrchestrationDispatchConfig {
@@ -615,6 +635,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     openapiFetchTimeoutMs: values.OPENAPI_FETCH_TIMEOUT_MS as number,
     openapiReadTimeoutMs: values.OPENAPI_READ_TIMEOUT_MS as number,
     s3,
+    whatsapp: {
+      graphBaseUrl: (values.WHATSAPP_GRAPH_BASE_URL as string).replace(/\/+$/, ''),
+      outboxOnly: values.WHATSAPP_OUTBOX as boolean,
+      timeoutMs: values.WHATSAPP_TIMEOUT_MS as number,
+      maxAttempts: values.WHATSAPP_MAX_ATTEMPTS as number,
+      retryBaseSeconds: values.WHATSAPP_RETRY_BASE_SECONDS as number,
+    },
     ...connectorSettings(values),
     orchestration: {
       maxPayloadBytes: values.ORCHESTRATION_MAX_PAYLOAD_BYTES as number,

@@ -211,6 +211,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/billing/subscription': 'cancels the subscription; repeating it changes nothing',
       'POST /api/v1/billing/cancel': 'cancels the subscription; repeating it changes nothing',
       'POST /api/v1/billing/webhook': "the payment provider's; its events are deduplicated by their ids",
+      'POST /api/v1/whatsapp/webhook': "Meta's; each message is recorded once by its id, however often it is delivered",
       'POST /api/v1/chat/stream': 'a stream cannot be given again; POST /api/v1/chat is the retry-safe turn',
       'POST /api/v1/conversations/:id/messages/:message_id/feedback': 'once per answer: a retry is 409 feedback_given',
       'POST /api/v1/tenant/handoff': 'sets the configuration (an upsert): the same request again records nothing; a secret the platform made is answered once, and a lost answer is mended by rotating it (an empty secret)',

@@ -3,6 +3,7 @@
 // the API answers as it says: responses of a walk through the routes match the documented
 // schemas. The GraphQL SDL is served at GET /graphql/schema.graphql.
 
+import { createHmac } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
@@ -469,6 +470,38 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('POST', '/api/v1/billing/subscription', { headers: as(owner), body: { at_period_end: true } });
       await call('POST', '/api/v1/billing/cancel', { headers: as(owner), body: { at_period_end: false } });
       await call('POST', '/api/v1/billing/cancel', { headers: as(owner), body: {} });
+    });
+
+    it('the WhatsApp channel', async () => {
+      const root = as((await call('POST', '/api/v1/admin/auth/login', { body: ADMIN })).json.token);
+      const config = `/api/v1/admin/whatsapp/config?tenant_id=${owner.tenant_id}`;
+      const appSecret = 'openapi-app-secret-0123456789abcd';
+      await call('GET', config, { headers: root });
+      await call('GET', config, { headers: as(owner) });
+      await call('GET', '/api/v1/admin/whatsapp/config?tenant_id=none', { headers: root });
+      await call('GET', '/api/v1/admin/whatsapp/config', { headers: root });
+      await call('PUT', config, { headers: root, body: { phone_number_id: '300000000000001', display_phone_number: '+1 555 0199', verify_token: 'openapi-verify-token', app_secret: appSecret } });
+      await call('PUT', config, { headers: { ...root, 'if-match': '"9"' }, body: { enabled: true } });
+      await call('PUT', config, { headers: root, body: { phone_number_id: 'not digits' } });
+      await call('PUT', '/api/v1/admin/whatsapp/config?tenant_id=none', { headers: root, body: { enabled: true } });
+      const other = await registerOwner(server, 'openapi-wa-other');
+      await call('PUT', `/api/v1/admin/whatsapp/config?tenant_id=${other.tenant_id}`, { headers: root, body: { phone_number_id: '300000000000001', verify_token: 'openapi-verify-other', app_secret: appSecret } });
+      await call('GET', '/api/v1/admin/whatsapp/configs?enabled=true&limit=5', { headers: root });
+      await call('GET', '/api/v1/admin/whatsapp/configs?enabled=maybe', { headers: root });
+      await call('GET', '/api/v1/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=openapi-verify-token&hub.challenge=1158201444');
+      await call('GET', '/api/v1/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=not-the-token&hub.challenge=1158201444');
+      await call('GET', '/api/v1/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=openapi-verify-token');
+      const delivery = JSON.stringify({
+        object: 'whatsapp_business_account',
+        entry: [{ id: '102290129340398', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550199', phone_number_id: '300000000000001' }, contacts: [{ profile: { name: 'Sheena' }, wa_id: '16505551234' }], messages: [{ from: '16505551234', id: 'wamid.openapi', timestamp: '1795860000', type: 'text', text: { body: 'Hello' } }] } }] }],
+      });
+      const signature = `sha256=${createHmac('sha256', appSecret).update(delivery).digest('hex')}`;
+      await call('POST', '/api/v1/whatsapp/webhook', { headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, rawBody: delivery });
+      await call('POST', '/api/v1/whatsapp/webhook', { headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }, rawBody: delivery });
+      await call('POST', '/api/v1/whatsapp/webhook', { headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, rawBody: '{"object": "page"}' });
+      await call('GET', `/api/v1/admin/whatsapp/outbox?tenant_id=${owner.tenant_id}&status=kept&limit=5`, { headers: root });
+      await call('GET', '/api/v1/admin/whatsapp/outbox?status=lost', { headers: root });
+      await call('GET', '/api/v1/admin/whatsapp/outbox', { headers: as(owner) });
     });
 
     it('the super admin’s payments', async () => {

@@ -8,6 +8,8 @@ import { adminAnalyticsApi } from '../admin/analytics.openapi';
 import { adminPlansApi } from '../admin/plans.openapi';
 import { sandboxCheckoutPageApi } from '../billing/sandbox-page.openapi';
 import { adminPaymentsApi } from '../admin/payments.openapi';
+import { adminWhatsAppApi } from '../admin/whatsapp.openapi';
+import { whatsappWebhookApi } from '../whatsapp/webhook.openapi';
 import { apiDescriptionApi } from '../api-description.openapi';
 import { billingApi } from '../billing/billing.openapi';
 import { chatApi } from '../chat/chat.openapi';
@@ -57,6 +59,8 @@ const AREAS: readonly ApiArea[] = [
   sandboxCheckoutPageApi,
   adminAnalyticsApi,
   adminPaymentsApi,
+  adminWhatsAppApi,
+  whatsappWebhookApi,
   chatApi,
   conversationsApi,
   tenantApi,

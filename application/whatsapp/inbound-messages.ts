@@ -1,0 +1,182 @@
+// Saga `whatsapp_inbound` (version 1): what the platform does with each WhatsApp message the
+// webhook recorded (`WhatsAppMessageReceived`), in the background, so the webhook answers Meta
+// at once whatever the model takes.
+//
+// A text message is a turn of the sender's conversation: channel `whatsapp`, one per tenant and
+// sender until it is deleted (a resolved one is opened again by the next message, as any
+// conversation is), its id derived from a keyed digest of the sender (deterministic: two
+// messages racing find the same conversation; the phone number is in no stream name), asked as
+// `publicChannelAsker(tenant, end_user whatsapp:<wa_id>, 'whatsapp', workspace)`: the
+// workspace the configuration names, or the tenant's default one. The turn runs under an
+// idempotency seed derived from the message, so a redelivery after a crash finds what the
+// first attempt recorded and asks the model nothing again. The answer is queued as a reply
+// (reply-delivery.ts sends it). Other outcomes (domain/whatsapp-message):
+//   - not text (an image, a voice note, a location...): a reply says only text is understood;
+//     reactions, system notices and the welcome request get no reply;
+//   - the message quota used up: a reply says the assistant is unavailable for now;
+//   - the model failed (recorded on the conversation): a reply asks to try again later;
+//   - the conversation is handed off to a person: no reply from the assistant;
+//   - the channel turned off, the tenant suspended or without the feature meanwhile: nothing.
+// Its own events (`WhatsAppMessageHandled`, `WhatsAppReplyQueued`) carry the system actor
+// `whatsapp_inbound`; the turn's events carry the sender (end_user) as the actor.
+
+import { type Party, conversationStream } from '../../domain/conversation/conversation';
+import { DomainError } from '../../domain/shared/errors';
+import type { MessageOutcome, WhatsAppMessageReceivedData } from '../../domain/whatsapp-message/whatsapp-message';
+import { whatsappMessageStream } from '../../domain/whatsapp-message/whatsapp-message';
+import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
+import { AssistantUnavailableError, type ChatDependencies, chat, publicChannelAsker, titleFrom } from '../chat/chat';
+import { handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { conversationAggregate } from '../conversation/conversations';
+import { QuotaExceededError } from '../entitlement/entitlements';
+import type { Secrets } from '../ports/identity';
+import type { Saga } from '../sagas/saga';
+import { type RequestContext, systemContext } from '../shared/request-context';
+import { queueWhatsAppReply } from './reply-delivery';
+import { configurationOfTenant, whyNotServed } from './whatsapp-config';
+import { senderPartyId, whatsappMessageAggregate } from './whatsapp-webhook';
+
+export const WHATSAPP_INBOUND = 'whatsapp_inbound';
+
+export type InboundDependencies = ChatDependencies & { secrets: Pick<Secrets, 'seal' | 'digest'> };
+
+/** What the sender is told when their message is not text. */
+export const ONLY_TEXT_NOTICE = 'Sorry, I can only read text messages. Please write your question as text.';
+/** What the sender is told when the tenant's message quota is used up. */
+export const UNAVAILABLE_NOTICE = 'Sorry, the assistant is not available right now. Please try again later.';
+/** What the sender is told when the model could not answer. */
+export const FAILED_NOTICE = 'Sorry, I could not answer just now. Please try again in a moment.';
+
+/** Message types that are no question and get no reply: a reaction to a message, a system notice, WhatsApp's welcome request. */
+const SILENT_TYPES = new Set(['reaction', 'system', 'request_welcome']);
+
+/** Conversations of one sender a scan looks through for one that is not deleted. */
+const MAX_GENERATIONS = 1000;
+
+/**
+ * The sender's conversation: the first of its numbered generations that is not deleted,
+ * started when it does not exist yet (two messages racing start it once).
+ */
+export async function senderConversation(deps: InboundDependencies, tenantId: string, party: Party, workspaceId: string, title: string, context: RequestContext): Promise<string> {
+  const senderKey = deps.secrets.digest(`whatsapp-sender\u0000${tenantId}\u0000${party.id}`);
+  for (let generation = 0; generation < MAX_GENERATIONS; generation += 1) {
+    const conversationId = deps.ids.fromKey(`whatsappConversation:${senderKey}:${generation}`);
+    const { state } = await loadAggregate(deps, conversationAggregate, conversationStream(conversationId));
+    if (state.status === 'deleted') continue;
+    if (state.status !== 'absent') return conversationId;
+    try {
+      await handleCommand(
+        deps,
+        conversationAggregate,
+        conversationStream(conversationId),
+        { type: 'StartConversation', data: { conversation_id: conversationId, tenant_id: tenantId, workspace_id: workspaceId, channel: 'whatsapp', title, started_by: party } },
+        context,
+      );
+    } catch (error) {
+      if (!(error instanceof DomainError && error.code === 'conversation_exists')) throw error;
+    }
+    return conversationId;
+  }
+  throw new Error(`the sender has ${MAX_GENERATIONS} deleted WhatsApp conversations`);
+}
+
+/** The workspace the configuration names, or the tenant's default one. */
+async function workspaceOf(deps: InboundDependencies, tenantId: string, configured: string | null): Promise<string | null> {
+  if (configured !== null) return configured;
+  // The default workspace is the tenant's first (made with the tenant); `is_default` is no indexed field.
+  const { items } = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, limit: 20 });
+  return (items.find((workspace) => workspace.is_default) ?? null)?.id ?? null;
+}
+
+interface Handling {
+  outcome: MessageOutcome;
+  conversation_id: string | null;
+  user_message_id: string | null;
+  reply: { text: string; kind: 'answer' | 'notice' } | null;
+  detail: string | null;
+}
+
+const handling = (outcome: MessageOutcome, detail: string | null, reply: Handling['reply'] = null): Handling => ({ outcome, conversation_id: null, user_message_id: null, reply, detail });
+
+/** What the message calls for: a turn and its answer, a notice, or nothing. */
+async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageReceivedData, turnContext: RequestContext): Promise<Handling> {
+  const { tenant_id, message_id } = message;
+  const configuration = await configurationOfTenant(deps, tenant_id);
+  if (configuration === null || configuration.phone_number_id !== message.phone_number_id) return handling('ignored', 'number_not_configured');
+  const refusal = await whyNotServed(deps, tenant_id, configuration.enabled);
+  if (refusal !== null) return handling('ignored', refusal);
+  if (message.type !== 'text' || message.text === null) {
+    return SILENT_TYPES.has(message.type) ? handling('ignored', `type_${message.type}`) : handling('unsupported_type', `type_${message.type}`, { text: ONLY_TEXT_NOTICE, kind: 'notice' });
+  }
+  const workspaceId = await workspaceOf(deps, tenant_id, configuration.workspace_id);
+  if (workspaceId === null) return handling('refused', 'no_workspace');
+  const party: Party = { kind: 'end_user', id: senderPartyId(message.from) };
+  const asker = publicChannelAsker(tenant_id, party, 'whatsapp', workspaceId);
+  try {
+    const conversationId = await senderConversation(deps, tenant_id, party, workspaceId, titleFrom(message.text) || 'WhatsApp', turnContext);
+    const result = await chat(deps, asker, { message: message.text, conversation_id: conversationId }, turnContext, { idempotencyKey: `${WHATSAPP_INBOUND}:${message_id}` });
+    const turn = { conversation_id: result.conversation_id, user_message_id: result.user_message_id };
+    if (result.paused || result.answer === null) return { ...turn, outcome: 'paused', reply: null, detail: 'handed_off' };
+    return { ...turn, outcome: 'answered', reply: { text: result.answer.text, kind: 'answer' }, detail: null };
+  } catch (error) {
+    if (error instanceof QuotaExceededError) return handling('over_quota', error.code, { text: UNAVAILABLE_NOTICE, kind: 'notice' });
+    if (error instanceof AssistantUnavailableError) return handling('assistant_failed', error.code, { text: FAILED_NOTICE, kind: 'notice' });
+    // A text the conversation refuses (spaces only, characters it does not store): nothing to answer.
+    if (error instanceof DomainError) return handling('refused', error.code);
+    throw error;
+  }
+}
+
+export function whatsappInboundSaga(deps: InboundDependencies): Saga<'WhatsAppMessageReceived'> {
+  return {
+    name: WHATSAPP_INBOUND,
+    version: 1,
+    filter: { kind: 'event_type', types: ['WhatsAppMessageReceived'] },
+    async handle(event) {
+      const message = event.data;
+      const stream = whatsappMessageStream(message.message_id);
+      const { state } = await loadAggregate(deps, whatsappMessageAggregate, stream);
+      if (state.status !== 'received') return;
+      const correlationId = event.metadata.correlation_id;
+      const turnContext: RequestContext = {
+        tenant_id: message.tenant_id,
+        actor: { kind: 'end_user', id: senderPartyId(message.from) },
+        request_id: null,
+        correlation_id: correlationId,
+        causation_id: event.id,
+        ip: null,
+      };
+      const sagaContext: RequestContext = { ...systemContext(correlationId, WHATSAPP_INBOUND, event.id), tenant_id: message.tenant_id };
+      const handled = await handlingOf(deps, message, turnContext);
+      const replyId = handled.reply === null ? null : deps.ids.fromKey(`whatsappReply:${message.message_id}`);
+      // The reply first: a crash before the outcome is recorded redelivers the trigger, which
+      // finds the turn recorded (its seed) and the reply queued (its id), and records the outcome.
+      if (handled.reply !== null && replyId !== null) {
+        await queueWhatsAppReply(
+          deps,
+          {
+            reply_id: replyId,
+            tenant_id: message.tenant_id,
+            phone_number_id: message.phone_number_id,
+            to: message.from,
+            text: handled.reply.text,
+            kind: handled.reply.kind,
+            conversation_id: handled.conversation_id,
+            in_reply_to: message.message_id,
+          },
+          sagaContext,
+        );
+      }
+      await handleCommand(
+        deps,
+        whatsappMessageAggregate,
+        stream,
+        {
+          type: 'RecordWhatsAppMessageHandled',
+          data: { outcome: handled.outcome, conversation_id: handled.conversation_id, user_message_id: handled.user_message_id, reply_id: replyId, detail: handled.detail },
+        },
+        sagaContext,
+      );
+    },
+  };
+}

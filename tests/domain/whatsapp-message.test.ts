@@ -1,0 +1,37 @@
+// The WhatsApp message aggregate (given/when/then): a message is received once however often
+// Meta delivers it, and handled once.
+
+import type { WhatsAppMessageEvent, WhatsAppMessageReceivedData } from '../../domain/whatsapp-message/whatsapp-message';
+import { whatsappMessageDecider } from '../../domain/whatsapp-message/whatsapp-message';
+import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
+
+describe('WhatsApp message (decider)', () => {
+  const spec = deciderSpec(whatsappMessageDecider);
+  const { received_at: _at, ...message }: WhatsAppMessageReceivedData = {
+    message_id: 'm1',
+    tenant_id: 't1',
+    wamid: 'wamid.HBgL1',
+    phone_number_id: '106540352242922',
+    from: '16505551234',
+    profile_name: 'Sheena Nelson',
+    type: 'text',
+    text: 'Does it come in another color?',
+    sent_at: '2026-11-22T09:59:58.000Z',
+    received_at: FIXED_NOW.toISOString(),
+  };
+  const received: WhatsAppMessageEvent = { type: 'WhatsAppMessageReceived', data: { ...message, received_at: FIXED_NOW.toISOString() } };
+  const outcome = { outcome: 'answered' as const, conversation_id: 'c1', user_message_id: 'u1', reply_id: 'r1', detail: null };
+  const handled: WhatsAppMessageEvent = { type: 'WhatsAppMessageHandled', data: { message_id: 'm1', tenant_id: 't1', ...outcome, handled_at: FIXED_NOW.toISOString() } };
+
+  it('is received once: a delivery of a message already received records nothing', () => {
+    spec.given([]).when({ type: 'ReceiveWhatsAppMessage', data: message }).then([received]);
+    spec.given([received]).when({ type: 'ReceiveWhatsAppMessage', data: message }).thenNothingHappened();
+    spec.given([received, handled]).when({ type: 'ReceiveWhatsAppMessage', data: message }).thenNothingHappened();
+  });
+
+  it('is handled once, and only once received', () => {
+    spec.given([received]).when({ type: 'RecordWhatsAppMessageHandled', data: outcome }).then([handled]);
+    spec.given([received, handled]).when({ type: 'RecordWhatsAppMessageHandled', data: { ...outcome, outcome: 'ignored' } }).thenNothingHappened();
+    spec.given([]).when({ type: 'RecordWhatsAppMessageHandled', data: outcome }).thenThrows('not_found', 'whatsapp_message_not_found');
+  });
+});
