@@ -50,6 +50,13 @@ module.exports = {
       to: { path: ['^domain/', '^application/', '^projections/', '^infrastructure/', '^adapters/(?!connector-sdk/)'] },
     },
     {
+      name: 'widget-client-stands-alone',
+      comment: "widget.js runs in the visitor's browser: its sources import only each other (esbuild bundles them alone)",
+      severity: 'error',
+      from: { path: '^adapters/widget-client/src/' },
+      to: { pathNot: '^adapters/widget-client/src/' },
+    },
+    {
       name: 'production-code-does-not-import-tests',
       severity: 'error',
       from: { path: '^(domain|application|projections|adapters|infrastructure)/' },

@@ -45,6 +45,9 @@ import { orgRouter } from '../adapters/http/org/index';
 import { teamRouter } from '../adapters/http/team/index';
 import { publicRouter } from '../adapters/http/public';
 import { sandboxCheckoutPageRouter } from '../adapters/http/billing/sandbox-page';
+import { widgetScriptRouter } from '../adapters/http/widget/widget-script';
+import { publicChatPageRouter } from '../adapters/http/widget/chat-page';
+import { WIDGET_BUNDLE_PATH } from '../adapters/widget-client/bundle';
 import { operationsRouter } from '../adapters/http/operations';
 import { chatRouter } from '../adapters/http/chat/chat';
 import type { ChatDependencies } from '../application/chat/chat';
@@ -504,6 +507,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     integrationImportRouter(identity, accessDenials, { outbound, openapi: { maxBytes: config.openapiMaxBytes, fetchTimeoutMs: config.openapiFetchTimeoutMs }, openapiReader }),
     toolsRouter(identity, accessDenials),
     documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
+    widgetScriptRouter({ bundlePath: WIDGET_BUNDLE_PATH }),
+    publicChatPageRouter(identity, { publicUrl: config.publicUrl }),
     // Always registered (404 without CONNECTOR_MANAGER_TOKEN), so the routes do not depend on the configuration.
     connectorManagerRouter({ client: directConnectorClient, token: config.connectorManager.token, policy: connectorManagerPolicy }, MOUNTED_PREFIX),
     // The widget's leads, feedback, handoff and speech (#15).

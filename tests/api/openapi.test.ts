@@ -268,6 +268,10 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/public/tenant-branding?slug=no-such-org');
       await call('GET', '/api/v1/public/tenant-slug-available?slug=openapi-org');
       await call('GET', '/api/v1/public/tenant-slug-available?slug=x');
+      const script = await call('GET', '/widget.js');
+      await call('GET', '/widget.js', { headers: { 'if-none-match': script.headers.get('etag')! } });
+      await call('GET', '/chat/openapi-org');
+      await call('GET', '/chat/no-such-org');
     });
 
     it('sessions and members', async () => {

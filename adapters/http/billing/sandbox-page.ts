@@ -16,36 +16,12 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CardEntry, CardField, SandboxCheckoutPages, SandboxCheckoutView, SandboxTestCardDescription } from '../../../application/ports/sandbox-checkout';
 import { formBody, formField, formOf } from '../bodies/form';
+import { Html, html, linkable } from '../html';
 import type { RequestState } from '../middleware/request-context';
 
 export const SANDBOX_PAGE_PREFIX = '/billing/sandbox';
 
 // ------------------------------------------------------------------------------- rendering
-
-/** Markup that is already safe: only `html` makes it, so nothing reaches the page unescaped by mistake. */
-class Html {
-  constructor(readonly text: string) {}
-}
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (character) => ESCAPES[character]);
-
-type Fragment = string | number | Html | readonly Html[] | null | undefined | false;
-
-/** A template whose every interpolated string is escaped; Html fragments go in as they are. */
-function html(strings: TemplateStringsArray, ...values: Fragment[]): Html {
-  let text = strings[0];
-  values.forEach((value, index) => {
-    if (value instanceof Html) text += value.text;
-    else if (Array.isArray(value)) text += value.map((fragment: Html) => fragment.text).join('');
-    else if (value !== null && value !== undefined && value !== false) text += escapeHtml(String(value));
-    text += strings[index + 1];
-  });
-  return new Html(text);
-}
-
-/** A link only to an http(s) URL: a `javascript:` one would run in the page even escaped. */
-const linkable = (url: string): boolean => /^https?:\/\//i.test(url);
 
 /** Minor units in the currency's own decimals ($19.00, ¥1,900); an unknown code is shown as it is. */
 export function formattedAmount(amount: number, currency: string): string {

@@ -30,6 +30,7 @@ import { publicApi } from '../public.openapi';
 import { teamApi } from '../team/team.openapi';
 import { tenantApi } from '../tenant/tenant.openapi';
 import { toolsApi } from '../tools/tools.openapi';
+import { widgetPagesApi } from '../widget/widget-pages.openapi';
 import { widgetApi } from '../widget/widget.openapi';
 import { tenantLeadsApi } from '../tenant/leads.openapi';
 import { widgetFeedbackHandoffApi } from '../widget/feedback-handoff.openapi';
@@ -66,6 +67,7 @@ const AREAS: readonly ApiArea[] = [
   toolsApi,
   toolCallsApi,
   sdkConnectionsApi,
+  widgetPagesApi,
   widgetApi,
   tenantLeadsApi,
   widgetLeadsApi,

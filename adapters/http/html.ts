@@ -1,0 +1,28 @@
+// Server-rendered HTML pages (the sandbox checkout page, the public chat page): one template
+// tag that escapes every interpolated value, so nothing a tenant or a visitor wrote reaches a
+// page unescaped by mistake.
+
+/** Markup that is already safe: only `html` makes it. */
+export class Html {
+  constructor(readonly text: string) {}
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+export const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (character) => ESCAPES[character]);
+
+export type Fragment = string | number | Html | readonly Html[] | null | undefined | false;
+
+/** A template whose every interpolated string is escaped; Html fragments go in as they are. */
+export function html(strings: TemplateStringsArray, ...values: Fragment[]): Html {
+  let text = strings[0];
+  values.forEach((value, index) => {
+    if (value instanceof Html) text += value.text;
+    else if (Array.isArray(value)) text += value.map((fragment: Html) => fragment.text).join('');
+    else if (value !== null && value !== undefined && value !== false) text += escapeHtml(String(value));
+    text += strings[index + 1];
+  });
+  return new Html(text);
+}
+
+/** A link only to an http(s) URL: a `javascript:` one would run in the page even escaped. */
+export const linkable = (url: string): boolean => /^https?:\/\//i.test(url);
