@@ -311,7 +311,7 @@ describe('/ws/chat (the widget over WebSocket)', function () {
       const later = await open();
       await later.resume(visitor, { conversation_id: conversationId });
       later.send({ type: 'feedback', message_id: answerId, rating: 'down' });
-      expect(await later.next('error')).to.deep.include({ code: 'feedback_disabled', message_id: answerId });
+      expect(await later.next('error')).to.deep.include({ code: 'widget_feature_disabled', message_id: answerId });
       await later.close();
       await configureWidget(server, owner.tenant_id, { feedback: true });
     });
