@@ -5,6 +5,7 @@
 // mid-attempt, or before the first).
 
 import { type HandoffEvent, type HandoffStatus, handoffEvents } from '../domain/handoff/handoff';
+import { abandonedPatch, retryingPatch } from './delivery-attempts';
 import type { EventProjection } from './projection';
 
 export type HandoffDeliveryStatus = Exclude<HandoffStatus, 'absent'>;
@@ -79,25 +80,10 @@ export const handoffDeliveriesProjection: EventProjection<HandoffEvent['type']> 
         view.patch(HANDOFF_DELIVERIES, current.id, { status: 'delivered', last_status_code: event.data.status_code, last_error: null, next_attempt_at: null, delivered_at: event.data.delivered_at, position });
         return;
       case 'HandoffDeliveryFailed':
-        view.patch(HANDOFF_DELIVERIES, current.id, {
-          status: 'retrying',
-          attempts: Math.max(current.attempts, event.data.attempt),
-          last_status_code: event.data.status_code,
-          last_error: event.data.error,
-          next_attempt_at: event.data.next_attempt_at,
-          position,
-        });
+        view.patch(HANDOFF_DELIVERIES, current.id, { ...retryingPatch(current.attempts, event.data), position });
         return;
       case 'HandoffAbandoned':
-        view.patch(HANDOFF_DELIVERIES, current.id, {
-          status: 'abandoned',
-          attempts: event.data.attempts,
-          last_status_code: event.data.status_code,
-          last_error: event.data.error,
-          next_attempt_at: null,
-          abandoned_at: event.data.abandoned_at,
-          position,
-        });
+        view.patch(HANDOFF_DELIVERIES, current.id, { ...abandonedPatch(event.data), abandoned_at: event.data.abandoned_at, position });
         return;
     }
   },

@@ -5,6 +5,7 @@
 // webhook's lookup of a status callback's reply by Meta's message id (`provider_message_id`).
 
 import { type DeliveryStatus, type ReplyKind, type WhatsAppReplyEvent, type WhatsAppReplyStatus, whatsappReplyEvents } from '../domain/whatsapp-reply/whatsapp-reply';
+import { abandonedPatch, retryingPatch } from './delivery-attempts';
 import type { EventProjection } from './projection';
 
 export type WhatsAppReplyDeliveryStatus = Exclude<WhatsAppReplyStatus, 'absent'>;
@@ -105,22 +106,11 @@ export const whatsappRepliesProjection: EventProjection<WhatsAppReplyEvent['type
         view.patch(WHATSAPP_REPLIES, current.id, { status: 'kept', transport: 'outbox', last_error: null, next_attempt_at: null, settled_at: event.data.kept_at, position });
         return;
       case 'WhatsAppReplyFailed':
-        view.patch(WHATSAPP_REPLIES, current.id, {
-          status: 'retrying',
-          attempts: Math.max(current.attempts, event.data.attempt),
-          last_status_code: event.data.status_code,
-          last_error: event.data.error,
-          next_attempt_at: event.data.next_attempt_at,
-          position,
-        });
+        view.patch(WHATSAPP_REPLIES, current.id, { ...retryingPatch(current.attempts, event.data), position });
         return;
       case 'WhatsAppReplyAbandoned':
         view.patch(WHATSAPP_REPLIES, current.id, {
-          status: 'abandoned',
-          attempts: event.data.attempts,
-          last_status_code: event.data.status_code,
-          last_error: event.data.error,
-          next_attempt_at: null,
+          ...abandonedPatch(event.data),
           settled_at: event.data.abandoned_at,
           position,
         });
