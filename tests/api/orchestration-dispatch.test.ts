@@ -7,7 +7,9 @@
 // dead-lettered, and a retry after it recovers ends processed; a replay runs the flow again;
 // 200 events of one sequence, emitted shuffled, reach the connector in sequence_n order; an
 // expired event never reaches it; a flow the runner cannot read is recorded as skipped; an
-// attempt left running (its process died) is resumed with the same request ids.
+// attempt left running (its process died) is resumed with the same request ids; a business
+// tool step calls the tenant's API through its tool; /metrics counts attempts, failures and
+// dead letters by event name.
 //
 // Time is a ManualClock: back-off and gap waits pass only when the test moves the clock, and
 // `platform.dispatcher.drain()` runs the dispatcher until nothing is due.
@@ -26,6 +28,8 @@ import { type Account, liftSeatLimit, registerOwner } from '../support/identity'
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
 import { subscribeTo } from '../support/subscriptions';
+import { startTenantApi } from '../support/tenant-api';
+import { createIntegrationAs, createToolAs } from '../support/tools';
 
 const SECRET = 'ssec_dispatch-test-secret-0123456789abcdef';
 const MAX_ATTEMPTS = 3;
@@ -69,6 +73,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
         ORCHESTRATION_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
         ORCHESTRATION_SEQUENCE_GAP_WAIT_MS: '60000',
         ORCHESTRATION_RESUME_AFTER_MS: '30000',
+        METRICS_PUBLIC: 'true',
       },
       { clock, connectorClient: client },
     );
@@ -151,6 +156,25 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     const event = await get(id);
     expect(event.status).to.equal('processed');
     expect(event.attempts.map((attempt: { outcome: string }) => attempt.outcome)).to.deep.equal(['failed', 'failed', 'failed', 'failed', 'processed']);
+  });
+
+  it('counts attempts, failures and dead letters by event name in /metrics, and shows the queue depth', async () => {
+    const metric = async (line: string): Promise<number> => {
+      const scraped = await server.request('GET', '/metrics');
+      expect(scraped.status).to.equal(200);
+      const found = scraped.text.split('\n').find((candidate) => candidate.startsWith(`${line} `));
+      return found === undefined ? 0 : Number(found.slice(line.length + 1));
+    };
+    const byName = (name: string) => `${name}{event_name="shop.order.created"}`;
+    const before = await Promise.all([metric(byName('orchestration_attempts_total')), metric(byName('orchestration_failures_total')), metric(byName('orchestration_dead_letters_total'))]);
+    const id = await emit({ name: 'shop.order.created', payload: { order_id: 'M-900', fail_first: 99 } });
+    await runFor(MAX_ATTEMPTS + 2);
+    expect((await get(id)).status).to.equal('dead_letter');
+    const after = await Promise.all([metric(byName('orchestration_attempts_total')), metric(byName('orchestration_failures_total')), metric(byName('orchestration_dead_letters_total'))]);
+    expect(after.map((value, index) => value - before[index]!)).to.deep.equal([MAX_ATTEMPTS, MAX_ATTEMPTS, 1]);
+    // Nothing waits once the dispatcher is drained; the gauge reads the queue when scraped.
+    expect(await metric('orchestration_queue_depth{status="queued"}')).to.equal(0);
+    expect(await metric('orchestration_queue_depth{status="dispatched"}')).to.equal(0);
   });
 
   it('a replay is a new event with replay_of that runs the flow again', async () => {
@@ -239,6 +263,45 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     ]);
     // Step 1 twice, both with the same request id; step 0 never again.
     expect(seen).to.deep.equal([stepRequestId(id, 1, key, 1), stepRequestId(id, 1, key, 1)]);
+  });
+
+  it('runs a business tool step: the tenant\'s API is called once through the tool, with the payload mapped; its answer is the step\'s output', async () => {
+    const api = await startTenantApi({ clientId: 'dispatch-client', clientSecret: 'dispatch-client-secret' });
+    closers.push(() => api.close());
+    const workspaces = await send('GET', '/api/v1/org/workspaces');
+    const workspaceId = workspaces.json.items.find((workspace: { is_default: boolean }) => workspace.is_default).id as string;
+    const integrationId = await createIntegrationAs(server, owner, workspaceId, { name: 'Pet API', base_url: api.url, auth: { kind: 'none' } });
+    const toolId = await createToolAs(server, owner, workspaceId, {
+      integration_id: integrationId,
+      name: 'pet_lookup',
+      description: 'Finds a pet',
+      method: 'GET',
+      path: '/pets/{petId}',
+      parameters: [{ argument: 'petId', in: 'path', name: 'petId' }],
+      input_schema: { type: 'object', properties: { petId: { type: 'string', minLength: 1 } }, required: ['petId'], additionalProperties: false },
+    });
+    const petShop = createConnector({ signingSecrets: [SECRET], now: () => clock.now().getTime() });
+    petShop.tool('noop', { description: 'noop', auth: 'none', chat: false, handler: () => ({ output: {} }) });
+    petShop.advertise({ flows: [{ id: 'check_pet', trigger: 'pets.check.requested', steps: [{ business_tool: 'pet_lookup', parameters: { petId: '$.payload.pet' } }] }] });
+    const listening = await petShop.listen(0, '127.0.0.1');
+    closers.push(() => listening.close());
+    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Pet shop', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
+    expect((await send('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, {})).status).to.equal(200);
+
+    const id = await emit({ name: 'pets.check.requested', payload: { pet: 'P-7' } });
+    await runFor();
+    const event = await get(id);
+    expect(event.status).to.equal('processed');
+    const [step] = event.attempts[0].flow_runs[0].steps;
+    expect(step).to.deep.include({ step: 0, outcome: 'succeeded', error: null });
+    expect(step.tool_call_id).to.be.a('string');
+    expect(step.output).to.deep.include({ method: 'GET', url: '/pets/P-7' });
+    expect(api.received.filter((request) => request.url.startsWith('/pets/')).map((request) => request.url)).to.deep.equal(['/pets/P-7']);
+    // The call is a tool call of origin flow, named by the event and step, as every call of a tool is.
+    const call = await send('GET', `/api/v1/tool-calls/${step.tool_call_id}`);
+    expect(call.status, call.text).to.equal(200);
+    expect(call.json.tool_id).to.equal(toolId);
+    expect(call.json.origin).to.deep.include({ kind: 'flow', event_id: id, step: 0 });
   });
 
   it('a flow that matches but cannot be read is recorded as skipped with the reason; the event is processed', async () => {
