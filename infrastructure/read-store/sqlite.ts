@@ -213,7 +213,17 @@ export class SqliteReadStore implements ReadStore {
     const current = this.getDoc(collection, id);
     if (!current) return null;
     const next = { ...current, ...changes, id };
-    this.putDoc(collection, next);
+    // Only the declared fields whose values change are written besides the document: an index
+    // whose column is not set is left alone, where setting every column rewrote every index
+    // on every patch (a status change touched all eleven of an orchestration event's).
+    const changed = [...(this.declared.get(collection)?.keys() ?? [])].filter((field) => columnValue(fieldValue(current, field)) !== columnValue(fieldValue(next, field)));
+    const sql = `UPDATE ${tableName(collection)} SET doc = ?${changed.map((field) => `, "${columnName(field)}" = ?`).join('')} WHERE id = ?`;
+    this.cache.invalidate(collection);
+    try {
+      this.prepared(sql).run(JSON.stringify(next), ...changed.map((field) => columnValue(fieldValue(next, field))), id);
+    } catch (error) {
+      throw this.mapUniqueViolation(collection, error);
+    }
     return next;
   }
 

@@ -93,6 +93,19 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       expect(await people.get('a')).to.equal(null);
     });
 
+    it('finds a patched document by the declared fields it changed, and still by those it kept, in a collection and in a projection commit', async () => {
+      await people.put({ id: 'p', name: 'Pat', age: 40, team: 'red', active: true, email: 'pat@example.com' });
+      await people.patch('p', { age: 41, name: 'Pat B.' });
+      expect((await people.find({ where: { age: 41 } })).items.map((doc) => doc.id)).to.deep.equal(['p']);
+      expect((await people.find({ where: { age: 40 } })).items).to.deep.equal([]);
+      expect((await people.find({ where: { email: 'pat@example.com' } })).items.map((doc) => doc.name)).to.deep.equal(['Pat B.']);
+      const projection = uniqueName('projection');
+      await store.commitProjection({ projection, expectedCheckpoint: 0, state: state(projection, 1), operations: [{ kind: 'patch', collection: name, id: 'p', changes: { email: 'pat.b@example.com' } }] });
+      expect((await people.find({ where: { email: 'pat.b@example.com' } })).items.map((doc) => doc.id)).to.deep.equal(['p']);
+      expect((await people.find({ where: { email: 'pat@example.com' } })).items).to.deep.equal([]);
+      expect((await people.find({ where: { age: 41 } })).items.map((doc) => doc.id)).to.deep.equal(['p']);
+    });
+
     it('replaces a whole document on put', async () => {
       await people.put({ id: 'a', name: 'Ada', age: 36, team: 'red', active: true, email: 'ada@example.com' });
       await people.put({ id: 'a', name: 'Ada L.', age: 36, team: 'red', active: true });
