@@ -20,7 +20,7 @@ export const WORKSPACES = 'workspaces';
 export const workspacesProjection: EventProjection<WorkspaceEvent['type']> = {
   name: 'workspaces',
   version: 2,
-  collections: [{ name: WORKSPACES, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }] }],
+  collections: [{ name: WORKSPACES, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }, { field: 'is_default' }] }],
   handles: workspaceEvents.types,
   async apply(event, view) {
     if (event.type === 'WorkspaceCreated') {

@@ -24,7 +24,7 @@ import { type Party, conversationStream } from '../../domain/conversation/conver
 import { DomainError } from '../../domain/shared/errors';
 import type { MessageOutcome, WhatsAppMessageReceivedData } from '../../domain/whatsapp-message/whatsapp-message';
 import { whatsappMessageStream } from '../../domain/whatsapp-message/whatsapp-message';
-import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
+import { defaultWorkspaceOf } from '../workspace/workspaces';
 import { AssistantUnavailableError, type ChatDependencies, chat, publicChannelAsker, titleFrom } from '../chat/chat';
 import { handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { conversationAggregate } from '../conversation/conversations';
@@ -82,10 +82,7 @@ export async function senderConversation(deps: InboundDependencies, tenantId: st
 
 /** The workspace the configuration names, or the tenant's default one. */
 async function workspaceOf(deps: InboundDependencies, tenantId: string, configured: string | null): Promise<string | null> {
-  if (configured !== null) return configured;
-  // The default workspace is the tenant's first (made with the tenant); `is_default` is no indexed field.
-  const { items } = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, limit: 20 });
-  return (items.find((workspace) => workspace.is_default) ?? null)?.id ?? null;
+  return configured ?? defaultWorkspaceOf(deps, tenantId);
 }
 
 interface Handling {

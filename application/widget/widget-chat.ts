@@ -12,7 +12,7 @@
 import { type LiveConversation, conversationStream } from '../../domain/conversation/conversation';
 import { type DomainError, notFound } from '../../domain/shared/errors';
 import { CONVERSATIONS, CONVERSATION_MESSAGES, type ConversationDocument, type ConversationMessageDocument } from '../../projections/conversations';
-import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
+import { defaultWorkspaceOf } from '../workspace/workspaces';
 import { type Asker, type ChatDependencies, type ChatResult, type OpenTurn, type TurnOptions, chat, openTurn, publicChannelAsker } from '../chat/chat';
 import { handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { conversationAggregate } from '../conversation/conversations';
@@ -61,10 +61,9 @@ const conversationNotFound = (): DomainError => notFound('conversation_not_found
  */
 export async function widgetWorkspaceOf(deps: ReadModelDependencies, widget: Pick<WidgetPrincipal, 'tenant_id' | 'settings'>): Promise<string> {
   if (widget.settings.workspace_id !== null) return widget.settings.workspace_id;
-  const { items } = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).find({ where: { tenant_id: widget.tenant_id }, sort: { field: 'created_at', direction: 'asc' }, limit: 1000 });
-  const fallback = items.find((workspace) => workspace.is_default);
-  if (!fallback) throw notFound('workspace_not_found', 'this organization has no default workspace yet');
-  return fallback.id;
+  const fallback = await defaultWorkspaceOf(deps, widget.tenant_id);
+  if (fallback === null) throw notFound('workspace_not_found', 'this organization has no default workspace yet');
+  return fallback;
 }
 
 /** The visitor as a chat asker: conversations of channel `widget` in the widget's workspace, their own only. */

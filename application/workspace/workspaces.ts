@@ -24,6 +24,12 @@ type WorkspaceWriteDependencies = CommandDependencies & ReadModelDependencies & 
 const summaryOf = (doc: WorkspaceDocument): WorkspaceSummary => ({ id: doc.id, name: doc.name, is_default: doc.is_default, created_at: doc.created_at });
 
 /** The tenant's workspaces, oldest first. */
+/** The tenant's default workspace (made with the tenant), or null while it is still being set up. */
+export async function defaultWorkspaceOf(deps: ReadModelDependencies, tenantId: string): Promise<string | null> {
+  const { items } = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).find({ where: { tenant_id: tenantId, is_default: true }, limit: 1 });
+  return items[0]?.id ?? null;
+}
+
 export async function listTenantWorkspaces(deps: ReadModelDependencies, tenantId: string): Promise<WorkspaceSummary[]> {
   const page = await deps.readStore
     .collection<WorkspaceDocument>(WORKSPACES)
