@@ -3,6 +3,13 @@
 // indexed, so filters and sorts never parse JSON. By default it lives in the same SQLite
 // file as the events, on the same connection.
 //
+// A collection's table is an ordinary rowid table with `id` unique. Until 2026-11 they were
+// WITHOUT ROWID tables keyed by `id`; SQLite advises against that layout for rows larger than
+// about a twentieth of a page, and documents are larger (an audit entry is about 700 bytes):
+// a random id put the whole document in a random leaf of the key's b-tree, which split and
+// rewrote far more pages per write (a measured 2.8x per insert, docs/performance.md). A table
+// of the old layout is copied into the new one the first time its collection is ensured.
+//
 // Index names carry a random suffix and are recorded in `_read_indexes`, so that a rebuilt
 // shadow table can take its live name (ALTER TABLE RENAME) while a later shadow of the
 // same name still gets indexes of its own.
@@ -56,6 +63,9 @@ CREATE TABLE IF NOT EXISTS _projections (
   state TEXT NOT NULL
 ) WITHOUT ROWID;
 `;
+
+/** A collection table's own columns; each declared field adds one. */
+const DOCUMENT_COLUMNS = 'id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL';
 
 const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
 const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
@@ -128,7 +138,8 @@ export class SqliteReadStore implements ReadStore {
         // Another process may have declared indexes since this one opened the file: read them
         // again now that this transaction holds the write lock.
         this.loadIndexes();
-        this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL) WITHOUT ROWID`);
+        this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (${DOCUMENT_COLUMNS})`);
+        this.migrateToRowidLayout(spec.name);
         const columns = new Set(this.db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('rm_${spec.name}')`).all().map((c) => c.name));
         for (const index of spec.indexes ?? []) {
           if (!FIELD_PATH.test(index.field)) throw new Error(`invalid index field ${index.field}`);
@@ -158,6 +169,33 @@ export class SqliteReadStore implements ReadStore {
         }
       })
       .immediate();
+  }
+
+  /**
+   * Copies a collection kept in the old WITHOUT ROWID layout into the rowid layout, in the
+   * caller's transaction: same columns, same documents, its indexes made again under their
+   * recorded names (so `_read_indexes` stays true).
+   */
+  private migrateToRowidLayout(collection: string): void {
+    const table = `rm_${collection}`;
+    const definition = this.db.prepare<[string], { sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(table);
+    if (!definition || !/WITHOUT\s+ROWID\s*$/i.test(definition.sql)) return;
+    const fieldColumns = this.db
+      .prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?)')
+      .all(table)
+      .map((column) => column.name)
+      .filter((name) => name !== 'id' && name !== 'doc')
+      .map((name) => `"${name}"`);
+    const moving = `${table}__rowid`;
+    const columns = ['id', 'doc', ...fieldColumns].join(', ');
+    this.db.exec(`DROP TABLE IF EXISTS "${moving}"`);
+    this.db.exec(`CREATE TABLE "${moving}" (${DOCUMENT_COLUMNS}${fieldColumns.map((column) => `, ${column}`).join('')})`);
+    this.db.exec(`INSERT INTO "${moving}" (${columns}) SELECT ${columns} FROM "${table}" ORDER BY id`);
+    this.db.exec(`DROP TABLE "${table}"`);
+    this.db.exec(`ALTER TABLE "${moving}" RENAME TO "${table}"`);
+    for (const row of this.fieldsOf(collection).values()) {
+      this.db.exec(`CREATE ${row.is_unique ? 'UNIQUE ' : ''}INDEX "${row.index_name}" ON "${table}" ("${columnName(row.field)}")`);
+    }
   }
 
   async dropCollection(name: string): Promise<void> {

@@ -1,7 +1,7 @@
 // The embedded read store with its cache on: what the contract cannot see from outside.
 
 import { expect } from 'chai';
-import type { Document } from '../../application/ports/read-store';
+import { type Document, UniqueConstraintError } from '../../application/ports/read-store';
 import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
 import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
 import { sqliteFixture } from '../support/files';
@@ -95,5 +95,47 @@ describe('SQLite read store with the read cache on', () => {
     expect(await fixture.store.getProjectionState('tags')).to.deep.include({ checkpoint: 7 });
     expect(await tagged.get('b')).to.deep.equal({ id: 'b', tag: 'y' });
     expect((await tagged.find({ where: { tag: 'x' } })).items).to.deep.equal([]);
+  });
+});
+
+describe('SQLite read store: collections kept in the old WITHOUT ROWID layout', () => {
+  it('copies one into the rowid layout when it is ensured, keeping its documents, indexes and unique fields', async () => {
+    const fixture = sqliteFixture((db) => {
+      new SqliteReadStore(db);
+      // The layout and index bookkeeping the store wrote before 2026-11.
+      db.exec(`CREATE TABLE rm_people (id TEXT PRIMARY KEY, doc TEXT NOT NULL, "f_email", "f_team") WITHOUT ROWID;
+        CREATE UNIQUE INDEX "ix_people_aaaa0001" ON rm_people ("f_email");
+        CREATE INDEX "ix_people_aaaa0002" ON rm_people ("f_team");
+        INSERT INTO _read_indexes VALUES ('people', 'email', 1, 'ix_people_aaaa0001'), ('people', 'team', 0, 'ix_people_aaaa0002');
+        INSERT INTO rm_people VALUES ('p2', '{"id":"p2","email":"b@x.test","team":"red"}', 'b@x.test', 'red'),
+          ('p1', '{"id":"p1","email":"a@x.test","team":"blue"}', 'a@x.test', 'blue'),
+          ('p3', '{"id":"p3","email":"c@x.test","team":"red"}', 'c@x.test', 'red');`);
+      return { db, store: new SqliteReadStore(db), close: async () => undefined };
+    });
+    try {
+      const { db, store } = fixture.store;
+      await store.ensureCollection({ name: 'people', indexes: [{ field: 'email', unique: true }, { field: 'team' }] });
+      const table = db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'rm_people'").get();
+      expect(table?.sql).to.not.match(/WITHOUT ROWID/i);
+      const indexes = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rm_people' AND name LIKE 'ix_%' ORDER BY name").all();
+      expect(indexes.map((index) => index.name)).to.deep.equal(['ix_people_aaaa0001', 'ix_people_aaaa0002']);
+
+      const people = store.collection<Document & { email: string; team: string }>('people');
+      expect(await people.get('p1')).to.deep.equal({ id: 'p1', email: 'a@x.test', team: 'blue' });
+      expect((await people.find({ where: { team: 'red' } })).items.map((doc) => doc.id)).to.deep.equal(['p2', 'p3']);
+      expect((await people.find({})).items.map((doc) => doc.id)).to.deep.equal(['p1', 'p2', 'p3']);
+      await people.put({ id: 'p1', email: 'a@x.test', team: 'green' });
+      expect(await people.get('p1')).to.deep.include({ team: 'green' });
+      let refused: unknown = null;
+      await people.put({ id: 'p4', email: 'b@x.test', team: 'red' }).catch((error: unknown) => {
+        refused = error;
+      });
+      expect(refused).to.be.instanceOf(UniqueConstraintError);
+      // Ensured again: nothing left to copy.
+      await store.ensureCollection({ name: 'people', indexes: [{ field: 'email', unique: true }, { field: 'team' }] });
+      expect(await people.count({})).to.equal(3);
+    } finally {
+      await fixture.dispose();
+    }
   });
 });
