@@ -7,6 +7,10 @@
 //   a conflict or an error in one append leaves the others of the group untouched).
 // - Subscribers are woken in-process when a group commits, and poll as a fallback so that
 //   another process (the operator CLI tailing `$all`) sees appends too.
+// - The events of the last commits stay in memory (the tail): a live subscriber that is
+//   caught up reads its next page there, filtered in memory, instead of querying `$all`. The
+//   tail is only ever a contiguous range of positions ending at the store's head; when
+//   another process appended in between, or a subscriber is further behind, it reads SQLite.
 
 import { Subject } from 'rxjs';
 import {
@@ -48,7 +52,7 @@ interface StreamRow {
   metadata: string | null;
 }
 
-type Outcome = { ok: true; result: AppendResult } | { ok: false; error: unknown };
+type Outcome = { ok: true; result: AppendResult; rows: EventRow[] } | { ok: false; error: unknown };
 
 interface PendingAppend {
   stream: string;
@@ -81,11 +85,15 @@ CREATE TABLE IF NOT EXISTS streams (
 `;
 
 const PAGE_SIZE = 500;
+/** Events kept in the tail; a subscriber further behind reads SQLite. */
+const TAIL_CAPACITY = 8192;
 
 export interface SqliteEventStoreOptions {
   /** How often subscribers look for appends made by other processes. */
   pollIntervalMs?: number;
   now?: () => Date;
+  /** Events of the last commits kept in memory for live subscribers (default 8,192). */
+  tailCapacity?: number;
 }
 
 export class SqliteEventStore implements EventStore {
@@ -104,10 +112,12 @@ export class SqliteEventStore implements EventStore {
    * statement each time cost more than the read itself.
    */
   private readonly allReads = new Map<string, Statement<Array<string | number>, EventRow>>();
+  private readonly tail: CommittedTail;
 
   constructor(private readonly db: SqliteDatabase, options: SqliteEventStoreOptions = {}) {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.now = options.now ?? (() => new Date());
+    this.tail = new CommittedTail(options.tailCapacity ?? TAIL_CAPACITY);
     db.exec(SCHEMA);
     this.statements = {
       stream: db.prepare<[string], StreamRow>('SELECT revision, deleted, truncate_before, metadata FROM streams WHERE stream = ?'),
@@ -133,11 +143,11 @@ export class SqliteEventStore implements EventStore {
     // conflict or error leaves the others of the group untouched.
     const appendOne = db.transaction((append: PendingAppend) => this.appendInTransaction(append));
     this.transactions = {
-      single: db.transaction((append: PendingAppend): Outcome[] => [{ ok: true, result: this.appendInTransaction(append) }]),
+      single: db.transaction((append: PendingAppend): Outcome[] => [{ ok: true, ...this.appendInTransaction(append) }]),
       group: db.transaction((group: PendingAppend[]): Outcome[] =>
         group.map((append): Outcome => {
           try {
-            return { ok: true, result: appendOne(append) };
+            return { ok: true, ...appendOne(append) };
           } catch (error) {
             return { ok: false, error };
           }
@@ -171,6 +181,7 @@ export class SqliteEventStore implements EventStore {
       return;
     }
     let head = 0;
+    this.tail.add(outcomes.flatMap((outcome) => (outcome.ok ? outcome.rows : [])));
     group.forEach((append, index) => {
       const outcome = outcomes[index];
       if (outcome.ok) {
@@ -183,37 +194,41 @@ export class SqliteEventStore implements EventStore {
     if (head > 0) this.committed$.next(head);
   }
 
-  private appendInTransaction({ stream, events, expected }: PendingAppend): AppendResult {
+  /** The append's result and the rows it inserted (none for a repeated append). */
+  private appendInTransaction({ stream, events, expected }: PendingAppend): { result: AppendResult; rows: EventRow[] } {
     const row = this.statements.stream.get(stream);
     const current = liveRevision(row);
     if (events.length > 0) {
       const replay = this.previousAppendOf(stream, events);
-      if (replay) return replay;
+      if (replay) return { result: replay, rows: [] };
     }
     if (!revisionMatches(expected, current)) {
       throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
     }
     if (events.length === 0) {
-      return { nextExpectedRevision: current ?? -1, position: this.head() };
+      return { result: { nextExpectedRevision: current ?? -1, position: this.head() }, rows: [] };
     }
     let revision = row ? row.revision : -1;
-    let position = 0;
+    const rows: EventRow[] = [];
     const recordedAt = this.now().toISOString();
     for (const event of events) {
       revision += 1;
-      const info = this.statements.insert.run(
-        event.id,
+      const inserted: EventRow = {
+        position: 0,
+        event_id: event.id,
         stream,
         revision,
-        event.type,
-        JSON.stringify(event.data ?? null),
-        JSON.stringify(event.metadata),
-        recordedAt,
-      );
-      position = Number(info.lastInsertRowid);
+        type: event.type,
+        data: JSON.stringify(event.data ?? null),
+        metadata: JSON.stringify(event.metadata),
+        recorded_at: recordedAt,
+      };
+      const info = this.statements.insert.run(inserted.event_id, stream, revision, inserted.type, inserted.data, inserted.metadata, recordedAt);
+      inserted.position = Number(info.lastInsertRowid);
+      rows.push(inserted);
     }
     this.statements.upsertStream.run(stream, revision);
-    return { nextExpectedRevision: revision, position };
+    return { result: { nextExpectedRevision: revision, position: rows[rows.length - 1].position }, rows };
   }
 
   /**
@@ -310,6 +325,8 @@ export class SqliteEventStore implements EventStore {
   readPage(fromPosition: number, filter: AllFilter | undefined): { events: RecordedEvent[]; scannedTo: number } {
     const head = this.head();
     if (head <= fromPosition) return { events: [], scannedTo: fromPosition };
+    const fromTail = this.tail.page(fromPosition, head, filter, PAGE_SIZE);
+    if (fromTail) return { events: fromTail.rows.map(toRecordedEvent), scannedTo: fromTail.scannedTo };
     const rows = this.readAllRows({ fromPosition, filter, maxCount: PAGE_SIZE, upTo: head });
     const scannedTo = rows.length === PAGE_SIZE ? rows[rows.length - 1].position : head;
     return { events: rows.map(toRecordedEvent), scannedTo };
@@ -421,6 +438,89 @@ function prefixSql(column: string, prefixes: readonly string[]): { sql: string; 
     sql: `(${prefixes.map(() => `substr(${column}, 1, ?) = ?`).join(' OR ')})`,
     params: prefixes.flatMap((prefix) => [String(prefix.length), prefix]),
   };
+}
+
+/**
+ * The rows of this process's last commits: a contiguous range of positions, `first` to
+ * `last`. A commit that does not follow on (another process appended in between) starts it
+ * again; the oldest rows go once it holds `capacity`.
+ */
+class CommittedTail {
+  private rows: EventRow[] = [];
+  private start = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  private get first(): number {
+    return this.rows.length > this.start ? this.rows[this.start].position : 0;
+  }
+
+  private get last(): number {
+    return this.rows.length > this.start ? this.rows[this.rows.length - 1].position : 0;
+  }
+
+  add(committed: EventRow[]): void {
+    if (committed.length === 0) return;
+    committed.sort((a, b) => a.position - b.position);
+    for (const row of committed) {
+      if (this.rows.length > this.start && row.position !== this.last + 1) this.clear();
+      this.rows.push(row);
+    }
+    if (this.rows.length - this.start > this.capacity) this.start = this.rows.length - this.capacity;
+    // Drop the forgotten rows in one go now and then, not one by one.
+    if (this.start > this.capacity) {
+      this.rows = this.rows.slice(this.start);
+      this.start = 0;
+    }
+  }
+
+  private clear(): void {
+    this.rows = [];
+    this.start = 0;
+  }
+
+  /**
+   * The page after `fromPosition` up to `head`, filtered as `readAllRows` filters (system
+   * streams left out), when the tail holds all of it; otherwise null (read SQLite).
+   */
+  page(fromPosition: number, head: number, filter: AllFilter | undefined, maxCount: number): { rows: EventRow[]; scannedTo: number } | null {
+    if (this.rows.length === this.start || head !== this.last || fromPosition < this.first - 1) return null;
+    const matches = rowFilter(filter);
+    const rows: EventRow[] = [];
+    for (let index = this.start + (fromPosition - this.first + 1); index < this.rows.length; index += 1) {
+      const row = this.rows[index];
+      if (row.stream.charCodeAt(0) === 36 /* $ */ || !matches(row)) continue;
+      rows.push(row);
+      if (rows.length === maxCount) return { rows, scannedTo: row.position };
+    }
+    return { rows, scannedTo: head };
+  }
+}
+
+const rowFilters = new WeakMap<AllFilter, (row: EventRow) => boolean>();
+
+/** `filterSql` in memory (made once per filter: a subscription keeps its own). */
+function rowFilter(filter: AllFilter | undefined): (row: EventRow) => boolean {
+  if (!filter) return () => true;
+  let matches = rowFilters.get(filter);
+  if (!matches) {
+    matches = rowFilterOf(filter);
+    rowFilters.set(filter, matches);
+  }
+  return matches;
+}
+
+function rowFilterOf(filter: AllFilter): (row: EventRow) => boolean {
+  switch (filter.kind) {
+    case 'event_type': {
+      const types = new Set(filter.types);
+      return (row) => types.has(row.type);
+    }
+    case 'event_type_prefix':
+      return (row) => filter.prefixes.some((prefix) => row.type.startsWith(prefix));
+    case 'stream_prefix':
+      return (row) => filter.prefixes.some((prefix) => row.stream.startsWith(prefix));
+  }
 }
 
 /** Catch-up then live: pages through `$all`, then waits for the next commit. */

@@ -1,0 +1,129 @@
+// The embedded event store's tail: live subscribers read the last commits from memory. What
+// they are given must be exactly what a read of `$all` gives, whatever else happens: appends
+// of another process in between, refused appends in a group, a subscriber further behind
+// than the tail holds.
+
+import { expect } from 'chai';
+import { type AllFilter, type RecordedEvent, type SubscriptionMessage, WrongExpectedRevisionError } from '../../application/ports/event-store';
+import { SqliteEventStore } from '../../infrastructure/event-store/sqlite';
+import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
+import { newEvent, uniqueStream } from '../support/events';
+import { sqliteFixture } from '../support/files';
+
+/** Collects a subscription's events until `count` have come. */
+async function collect(store: SqliteEventStore, filter: AllFilter | undefined, count: number, whileRunning: () => Promise<void>): Promise<RecordedEvent[]> {
+  const subscription = store.subscribeToAll({ fromPosition: 0, ...(filter ? { filter } : {}) });
+  const iterator = subscription[Symbol.asyncIterator]();
+  const events: RecordedEvent[] = [];
+  const reading = (async () => {
+    while (events.length < count) {
+      const next: IteratorResult<SubscriptionMessage> = await iterator.next();
+      if (next.done) break;
+      if (next.value.kind === 'event') events.push(next.value.event);
+    }
+  })();
+  try {
+    await whileRunning();
+    await reading;
+  } finally {
+    await subscription.stop();
+  }
+  return events;
+}
+
+const summary = (events: RecordedEvent[]) => events.map((event) => `${event.position} ${event.stream} ${event.type} ${JSON.stringify(event.data)}`);
+
+describe('SQLite event store: the tail of the last commits', () => {
+  let fixture: ReturnType<typeof sqliteFixture<SqliteEventStore>>;
+
+  beforeEach(() => {
+    fixture = sqliteFixture((db) => new SqliteEventStore(db, { pollIntervalMs: 20, tailCapacity: 16 }));
+  });
+
+  afterEach(() => fixture.dispose());
+
+  it('gives live subscribers, each with its filter, what a read of $all gives', async () => {
+    const store = fixture.store;
+    const orders = uniqueStream('order');
+    const carts = uniqueStream('cart');
+    const filters: Array<AllFilter | undefined> = [
+      undefined,
+      { kind: 'event_type', types: ['OrderPlaced', 'CartEmptied'] },
+      { kind: 'event_type_prefix', prefixes: ['Cart'] },
+      { kind: 'stream_prefix', prefixes: ['order-'] },
+    ];
+    const appendAll = async (): Promise<void> => {
+      await store.appendToStream(orders, [newEvent('OrderOpened')]);
+      for (let round = 0; round < 12; round += 1) {
+        // One group: a refused append among accepted ones, and a system stream the subscribers skip.
+        const refused = store.appendToStream(orders, [newEvent('Never')], { expectedRevision: 'no_stream' });
+        await Promise.all([
+          store.appendToStream(orders, [newEvent('OrderPlaced', { round }), newEvent('OrderPaid', { round })]),
+          store.appendToStream(carts, [newEvent('CartFilled', { round })]),
+          store.appendToStream(`$system-${round}`, [newEvent('Internal')]),
+          store.appendToStream(carts, [newEvent('CartEmptied', { round })]),
+          refused.then(
+            () => expect.fail('appended on an existing stream with no_stream'),
+            (error: unknown) => expect(error).to.be.instanceOf(WrongExpectedRevisionError),
+          ),
+        ]);
+      }
+    };
+    const expected = [49, 24, 24, 25];
+    const [everything, typed, prefixed, byStream] = await Promise.all(filters.map((filter, index) => collect(store, filter, expected[index], index === 0 ? appendAll : async () => undefined)));
+    expect(everything).to.have.length(49);
+    for (const [filter, got] of [
+      [filters[0], everything],
+      [filters[1], typed],
+      [filters[2], prefixed],
+      [filters[3], byStream],
+    ] as const) {
+      expect(summary(got)).to.deep.equal(summary(await store.readAll(filter ? { filter } : {})));
+    }
+  });
+
+  it('gives a subscriber what another process appended between its own commits, once, in order', async () => {
+    const store = fixture.store;
+    const other = openSqliteDatabase(fixture.path);
+    const otherStore = new SqliteEventStore(other, { pollIntervalMs: 20 });
+    try {
+      const stream = uniqueStream();
+      const events = await collect(store, undefined, 30, async () => {
+        for (let round = 0; round < 10; round += 1) {
+          await store.appendToStream(stream, [newEvent('Here', { round })]);
+          await otherStore.appendToStream(uniqueStream('elsewhere'), [newEvent('There', { round })]);
+          await store.appendToStream(stream, [newEvent('HereAgain', { round })]);
+        }
+      });
+      expect(summary(events)).to.deep.equal(summary(await store.readAll()));
+      expect(events.map((event) => event.position)).to.deep.equal(Array.from({ length: 30 }, (_, index) => index + 1));
+    } finally {
+      await otherStore.close();
+      other.close();
+    }
+  });
+
+  it('reads SQLite for a subscriber further behind than the tail holds', async () => {
+    const store = fixture.store;
+    const stream = uniqueStream();
+    for (let batch = 0; batch < 5; batch += 1) {
+      await store.appendToStream(stream, Array.from({ length: 10 }, (_, index) => newEvent('Counted', { n: batch * 10 + index })));
+    }
+    // Only the last 16 of these 50 are in memory; the subscription starts at 0.
+    const events = await collect(store, undefined, 52, async () => {
+      await store.appendToStream(stream, [newEvent('Counted', { n: 50 }), newEvent('Counted', { n: 51 })]);
+    });
+    expect(events.map((event) => (event.data as { n: number }).n)).to.deep.equal(Array.from({ length: 52 }, (_, index) => index));
+  });
+
+  it('gives each subscriber its own copy of an event read from memory', async () => {
+    const store = fixture.store;
+    const stream = uniqueStream();
+    const [first, second] = await Promise.all([
+      collect(store, undefined, 1, () => store.appendToStream(stream, [newEvent('Shared', { items: [1] })]).then(() => undefined)),
+      collect(store, undefined, 1, async () => undefined),
+    ]);
+    (first[0].data as { items: number[] }).items.push(2);
+    expect(second[0].data).to.deep.equal({ items: [1] });
+  });
+});
