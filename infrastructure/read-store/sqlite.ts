@@ -424,8 +424,13 @@ export class SqliteReadStore implements ReadStore {
     if (actual !== commit.expectedCheckpoint) {
       throw new CheckpointConflictError(commit.projection, commit.expectedCheckpoint, actual);
     }
-    for (const operation of commit.operations) this.applyOperation(operation);
+    for (const operation of coalesceWrites(commit.operations, (collection) => this.hasUniqueField(collection))) this.applyOperation(operation);
     this.writeState(commit.state, stored);
+  }
+
+  private hasUniqueField(collection: string): boolean {
+    for (const row of this.declared.get(collection)?.values() ?? []) if (row.is_unique) return true;
+    return false;
   }
 
   private readState(projection: string): ProjectionState | null {
@@ -581,6 +586,49 @@ function parseState(text: string): ProjectionState {
   return { ...state, lease: state.lease ?? null };
 }
 
+
+/**
+ * One write per document instead of one per event: a batch's successive writes to one
+ * document (an audit chain's head is put once per entry, an orchestration event patched once
+ * per step) are folded into the write they amount to, made where the first one stood. Only
+ * for collections without a unique field: there the order of writes to different documents
+ * can matter (one frees a value another takes), so their writes are kept as they are.
+ */
+export function coalesceWrites(operations: readonly WriteOperation[], hasUniqueField: (collection: string) => boolean): WriteOperation[] {
+  if (operations.length < 2) return [...operations];
+  const folded: WriteOperation[] = [];
+  const slotOf = new Map<string, number>();
+  for (const operation of operations) {
+    if (hasUniqueField(operation.collection)) {
+      folded.push(operation);
+      continue;
+    }
+    const id = operation.kind === 'put' ? operation.doc.id : operation.id;
+    const key = `${operation.collection}\u0000${id}`;
+    const slot = slotOf.get(key);
+    if (slot === undefined) {
+      slotOf.set(key, folded.length);
+      folded.push(operation);
+    } else {
+      folded[slot] = foldWrite(folded[slot], operation);
+    }
+  }
+  return folded;
+}
+
+/** The one write that `earlier` then `later` (of the same document) amount to. */
+function foldWrite(earlier: WriteOperation, later: WriteOperation): WriteOperation {
+  if (later.kind !== 'patch') return later;
+  switch (earlier.kind) {
+    case 'put':
+      return { kind: 'put', collection: earlier.collection, doc: { ...earlier.doc, ...later.changes, id: earlier.doc.id } };
+    case 'patch':
+      return { kind: 'patch', collection: earlier.collection, id: earlier.id, changes: { ...earlier.changes, ...later.changes } };
+    case 'delete':
+      // A patch of a document that is not there changes nothing.
+      return earlier;
+  }
+}
 
 function tableName(collection: string): string {
   if (!COLLECTION_NAME.test(collection)) throw new Error(`invalid collection name ${collection}`);

@@ -2,7 +2,7 @@
 
 import { expect } from 'chai';
 import { type Document, UniqueConstraintError } from '../../application/ports/read-store';
-import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
+import { SqliteReadStore, coalesceWrites } from '../../infrastructure/read-store/sqlite';
 import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
 import { sqliteFixture } from '../support/files';
 
@@ -134,6 +134,78 @@ describe('SQLite read store: collections kept in the old WITHOUT ROWID layout', 
       // Ensured again: nothing left to copy.
       await store.ensureCollection({ name: 'people', indexes: [{ field: 'email', unique: true }, { field: 'team' }] });
       expect(await people.count({})).to.equal(3);
+    } finally {
+      await fixture.dispose();
+    }
+  });
+});
+
+describe('SQLite read store: successive writes to one document in a commit', () => {
+  const noUnique = () => false;
+
+  it('folds them into the one write they amount to, where the first stood', () => {
+    const folded = coalesceWrites(
+      [
+        { kind: 'put', collection: 'heads', doc: { id: 'h', seq: 1 } },
+        { kind: 'patch', collection: 'events', id: 'e', changes: { status: 'dispatched', step: 1 } },
+        { kind: 'put', collection: 'heads', doc: { id: 'h', seq: 2 } },
+        { kind: 'patch', collection: 'events', id: 'e', changes: { status: 'processed' } },
+        { kind: 'put', collection: 'docs', doc: { id: 'd', a: 1 } },
+        { kind: 'patch', collection: 'docs', id: 'd', changes: { b: 2 } },
+        { kind: 'delete', collection: 'gone', id: 'g' },
+        { kind: 'patch', collection: 'gone', id: 'g', changes: { back: true } },
+        { kind: 'patch', collection: 'later', id: 'l', changes: { a: 1 } },
+        { kind: 'delete', collection: 'later', id: 'l' },
+      ],
+      noUnique,
+    );
+    expect(folded).to.deep.equal([
+      { kind: 'put', collection: 'heads', doc: { id: 'h', seq: 2 } },
+      { kind: 'patch', collection: 'events', id: 'e', changes: { status: 'processed', step: 1 } },
+      { kind: 'put', collection: 'docs', doc: { id: 'd', a: 1, b: 2 } },
+      { kind: 'delete', collection: 'gone', id: 'g' },
+      { kind: 'delete', collection: 'later', id: 'l' },
+    ]);
+  });
+
+  it('keeps every write of a collection with a unique field, in order', () => {
+    const operations = [
+      { kind: 'put', collection: 'people', doc: { id: 'a', email: 'x' } },
+      { kind: 'put', collection: 'people', doc: { id: 'b', email: 'y' } },
+      { kind: 'put', collection: 'people', doc: { id: 'a', email: 'y' } },
+    ] as const;
+    expect(coalesceWrites(operations, (collection) => collection === 'people')).to.deep.equal(operations);
+  });
+
+  it('leaves the store as the writes one by one would', async () => {
+    const fixture = sqliteFixture((db) => new SqliteReadStore(db));
+    try {
+      await fixture.store.ensureCollection({ name: 'things', indexes: [{ field: 'status' }] });
+      await fixture.store.ensureCollection({ name: 'people', indexes: [{ field: 'email', unique: true }] });
+      const things = fixture.store.collection('things');
+      await things.put({ id: 'kept', status: 'old', note: 'stays' });
+      await fixture.store.commitProjection({
+        projection: 'folding',
+        expectedCheckpoint: 0,
+        operations: [
+          { kind: 'patch', collection: 'things', id: 'kept', changes: { status: 'mid' } },
+          { kind: 'put', collection: 'things', doc: { id: 'new', status: 'a' } },
+          { kind: 'patch', collection: 'things', id: 'kept', changes: { status: 'new' } },
+          { kind: 'patch', collection: 'things', id: 'new', changes: { status: 'b' } },
+          // One frees an address the other then takes: kept in order, this commits.
+          { kind: 'put', collection: 'people', doc: { id: 'p1', email: 'one@x.test' } },
+          { kind: 'put', collection: 'people', doc: { id: 'p1', email: 'two@x.test' } },
+          { kind: 'put', collection: 'people', doc: { id: 'p2', email: 'one@x.test' } },
+        ],
+        state: { name: 'folding', version: 1, checkpoint: 3, status: 'running', error: null, updated_at: new Date(0).toISOString() },
+      });
+      expect(await things.get('kept')).to.deep.equal({ id: 'kept', status: 'new', note: 'stays' });
+      expect(await things.get('new')).to.deep.equal({ id: 'new', status: 'b' });
+      expect((await things.find({ where: { status: 'new' } })).items.map((doc) => doc.id)).to.deep.equal(['kept']);
+      expect((await fixture.store.collection('people').find({ sort: { field: 'id', direction: 'asc' } })).items).to.deep.equal([
+        { id: 'p1', email: 'two@x.test' },
+        { id: 'p2', email: 'one@x.test' },
+      ]);
     } finally {
       await fixture.dispose();
     }
