@@ -1,5 +1,5 @@
 // The one clock and the one id generator of a running process.
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Clock, IdGenerator } from '../application/ports/clock';
 
 export const systemClock: Clock = { now: () => new Date() };
@@ -10,4 +10,41 @@ function idFromKey(key: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-export const uuidGenerator: IdGenerator = { newId: () => randomUUID(), fromKey: idFromKey };
+/**
+ * Version 7 UUIDs (RFC 9562): 48 bits of Unix milliseconds, then a 12-bit counter (method 1
+ * of its section 6.2) that keeps the ids of one process increasing within a millisecond, then
+ * 62 random bits. Ids made one after another are neighbours in every index that holds them:
+ * an insert lands on the index's last page instead of a random one, which cut what the
+ * embedded store writes per event by about a third (docs/performance.md). An id so shows
+ * when it was made, to the millisecond; nothing it names is secret for that.
+ */
+export function timeOrderedIdGenerator(now: () => number = Date.now): () => string {
+  let lastMs = -1;
+  let counter = 0;
+  return () => {
+    let ms = now();
+    if (ms > lastMs) {
+      lastMs = ms;
+      // Started at a random point below half its range, so that a burst has room to count.
+      counter = randomBytes(2).readUInt16BE(0) & 0x7ff;
+    } else {
+      // The clock stood still or went back: keep counting on the last millisecond.
+      ms = lastMs;
+      counter += 1;
+      if (counter > 0xfff) {
+        lastMs += 1;
+        ms = lastMs;
+        counter = 0;
+      }
+    }
+    const bytes = randomBytes(16);
+    bytes.writeUIntBE(ms, 0, 6);
+    bytes[6] = 0x70 | (counter >> 8);
+    bytes[7] = counter & 0xff;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    const hex = bytes.toString('hex');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  };
+}
+
+export const uuidGenerator: IdGenerator = { newId: timeOrderedIdGenerator(), fromKey: idFromKey };

@@ -1,0 +1,33 @@
+// The process's ids: version 7 UUIDs that increase, so that indexes take them at their end.
+import { expect } from 'chai';
+import { timeOrderedIdGenerator, uuidGenerator } from '../../infrastructure/system';
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('Ids', () => {
+  it('are version 7 UUIDs carrying the millisecond they were made', () => {
+    const id = timeOrderedIdGenerator(() => Date.UTC(2026, 10, 23, 12, 0, 0, 5))();
+    expect(id).to.match(UUID_V7);
+    expect(parseInt(id.replace(/-/g, '').slice(0, 12), 16)).to.equal(Date.UTC(2026, 10, 23, 12, 0, 0, 5));
+    expect(uuidGenerator.newId()).to.match(UUID_V7);
+  });
+
+  it('increase strictly, and stay distinct, within one millisecond and when the clock goes back', () => {
+    let clock = 1_000_000;
+    const next = timeOrderedIdGenerator(() => clock);
+    const ids: string[] = [];
+    for (let index = 0; index < 10_000; index += 1) {
+      if (index === 6_000) clock -= 50;
+      if (index === 8_000) clock += 100;
+      ids.push(next());
+    }
+    for (let index = 1; index < ids.length; index += 1) expect(ids[index] > ids[index - 1], `${ids[index - 1]} then ${ids[index]}`).to.equal(true);
+    expect(new Set(ids).size).to.equal(ids.length);
+    for (const id of ids) expect(id).to.match(UUID_V7);
+  });
+
+  it('derive the same id from the same key', () => {
+    expect(uuidGenerator.fromKey('a key')).to.equal(uuidGenerator.fromKey('a key'));
+    expect(uuidGenerator.fromKey('a key')).to.not.equal(uuidGenerator.fromKey('another key'));
+  });
+});
