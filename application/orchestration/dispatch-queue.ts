@@ -63,6 +63,8 @@ export interface DispatchCandidate {
   sequence_n: number | null;
   /** When it became due (not_before, or the failed attempt's next attempt time). */
   due_at: string;
+  /** When it was queued. */
+  received_at: string;
   /** The sequence numbers it waited for in vain; `startDispatch` records them. */
   gap: SequenceGap | null;
 }
@@ -87,6 +89,7 @@ function candidateOf(doc: OrchestrationEventDocument, gap: SequenceGap | null): 
     sequence_key: doc.sequence_key,
     sequence_n: doc.sequence_n,
     due_at: doc.due_at ?? doc.not_before,
+    received_at: doc.received_at,
     gap,
   };
 }
@@ -188,17 +191,19 @@ async function run(deps: CommandDependencies, ref: EventRef, command: Orchestrat
  * Claims `candidate` for its attempt, recording the gap it waited for: the attempt number and
  * the position of the append, or null when the event is no longer dispatchable (another
  * dispatcher took it, it expired, it was re-queued to a later time): the caller skips it.
+ * With no flows the attempt is processed in the same append (`processed`).
  */
 export async function startDispatch(
   deps: CommandDependencies,
   candidate: Pick<DispatchCandidate, 'event_id' | 'tenant_id' | 'gap'>,
   flows: string[],
   context?: RequestContext,
-): Promise<{ attempt: number; position: number | null } | null> {
+): Promise<{ attempt: number; position: number | null; processed: boolean } | null> {
   try {
     const result = await run(deps, candidate, { type: 'StartDispatch', data: { tenant_id: candidate.tenant_id, flows, gap: candidate.gap } }, context);
     const started = result.events.find((event) => event.type === 'OrchestrationDispatchStarted');
-    return started?.type === 'OrchestrationDispatchStarted' ? { attempt: started.data.attempt, position: result.position } : null;
+    const processed = result.events.some((event) => event.type === 'OrchestrationEventProcessed');
+    return started?.type === 'OrchestrationDispatchStarted' ? { attempt: started.data.attempt, position: result.position, processed } : null;
   } catch (error) {
     if (error instanceof DomainError && error.kind === 'conflict') return null;
     throw error;
@@ -222,6 +227,16 @@ export interface StepRecord {
 /** Records one step's outcome in the running attempt (the same step with the same request id again records nothing). */
 export async function recordStep(deps: CommandDependencies, ref: EventRef, step: StepRecord, context?: RequestContext): Promise<number | null> {
   return positionOf(deps, ref, { type: 'RecordStep', data: { tenant_id: ref.tenant_id, ...step } }, context);
+}
+
+/**
+ * Records the attempt's last step, which did not fail, and ends the attempt processed in the
+ * same append: one write fewer than `recordStep` then `markProcessed`. `processed` is false
+ * when the step was recorded already (a resumed attempt): the caller marks it processed.
+ */
+export async function recordLastStep(deps: CommandDependencies, ref: EventRef, step: StepRecord, context?: RequestContext): Promise<{ position: number | null; processed: boolean }> {
+  const result = await run(deps, ref, { type: 'RecordStep', data: { tenant_id: ref.tenant_id, ...step, ends_attempt: true } }, context);
+  return { position: result.position, processed: result.events.some((event) => event.type === 'OrchestrationEventProcessed') };
 }
 
 /** Ends the running attempt as failed: retried at `retryAt`, or dead-lettered when it is null. */

@@ -16,7 +16,7 @@
 //
 // One attempt:
 //   1. StartDispatch with the matching flows' keys (`<flow id>@<connection id>`); none: the event
-//      is processed at once, its attempt recording `flows: []` ("no flow").
+//      is processed at once, in the same append, its attempt recording `flows: []` ("no flow").
 //   2. Each flow in turn, each step in turn: parameters mapped from the payload and earlier
 //      steps' outputs, called with request_id = stepRequestId(event, attempt, flow, step)
 //      through the step executor (a connector tool: tool-call/connector-step.ts; a business
@@ -27,10 +27,13 @@
 //      (causation_id the event, depth + 1) with an idempotency_key derived from the event, the
 //      flow and the emit, so a resumed or retried attempt emits nothing twice; past the depth
 //      bound the emit is recorded as skipped (`depth_exceeded`).
-//   4. MarkProcessed; or FailAttempt with the next attempt at base * 2^(n-1), jittered to
-//      between half and all of it, capped (ORCHESTRATION_RETRY_BASE_MS, _MAX_MS), n the
-//      attempts since the event was last re-queued by a person; once n reaches
-//      ORCHESTRATION_MAX_ATTEMPTS, FailAttempt without a time: dead_letter.
+//   4. Processed: the last step of the last flow, when it does not fail, is recorded with
+//      `ends_attempt` and the attempt ends in the same append (MarkProcessed only when that step
+//      was recorded before, by an attempt now resumed). Or FailAttempt with the next attempt at
+//      base * 2^(n-1), jittered to between half and all of it, capped
+//      (ORCHESTRATION_RETRY_BASE_MS, _MAX_MS), n the attempts since the event was last
+//      re-queued by a person; once n reaches ORCHESTRATION_MAX_ATTEMPTS, FailAttempt without a
+//      time: dead_letter.
 // Durability: a step is recorded after its call returns. A process that dies between the two
 // leaves the attempt `dispatched`; after ORCHESTRATION_RESUME_AFTER_MS it is resumed with the
 // same attempt number: recorded steps are not called again (their recorded outputs are mapped
@@ -48,7 +51,7 @@ import type { Saga } from '../sagas/saga';
 import type { RequestContext } from '../shared/request-context';
 import { type ConnectorStepDependencies, invokeConnectorTool } from '../tool-call/connector-step';
 import { type ToolCallDependencies, callTool } from '../tool-call/tool-calls';
-import { type DispatchCandidate, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordStep, startDispatch } from './dispatch-queue';
+import { type DispatchCandidate, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordLastStep, recordStep, startDispatch } from './dispatch-queue';
 import { type Flow, type MappingScope, type ReadFlow, mapParameters, mapValue, readFlow, triggerMatches } from './flows';
 import { type OrchestrationDependencies, emitCausedEvent } from './orchestration-events';
 
@@ -239,6 +242,10 @@ export class OrchestrationDispatcher {
       const started = await startDispatch(this.deps, candidate, flows.map((flow) => flow.key));
       if (started === null) return null;
       this.deps.orchestrationMetrics?.attemptStarted(candidate.name);
+      if (started.processed) {
+        this.processedMetric(candidate.name, candidate.due_at, candidate.received_at);
+        return started.position;
+      }
       return this.runAttempt(candidate.event_id, candidate.tenant_id, started.attempt, flows, candidate.due_at);
     });
   }
@@ -263,25 +270,35 @@ export class OrchestrationDispatcher {
     const ref = { event_id: eventId, tenant_id: tenantId };
     const context = dispatcherContext(tenantId, queued.correlation_id);
     let last: number | null = null;
-    const record = async (flow: string, step: number, result: StepResult): Promise<void> => {
+    let processed = false;
+    // The attempt's last step, when it does not fail, ends the attempt in the same append.
+    const record = async (flow: string, step: number, result: StepResult, endsAttempt: boolean): Promise<void> => {
       const request_id = stepRequestId(eventId, attempt, flow, step);
-      last = (await recordStep(deps, ref, { attempt, flow, step, request_id, ...result, output: boundedOutput(result.output) }, context)) ?? last;
+      const recorded = { attempt, flow, step, request_id, ...result, output: boundedOutput(result.output) };
+      if (endsAttempt && result.outcome !== 'failed') {
+        const ended = await recordLastStep(deps, ref, recorded, context);
+        last = ended.position ?? last;
+        processed = ended.processed;
+        return;
+      }
+      last = (await recordStep(deps, ref, recorded, context)) ?? last;
     };
 
     let failure: StepError | null = null;
-    for (const flow of flows) {
+    for (const [index, flow] of flows.entries()) {
+      const lastFlow = index === flows.length - 1;
       if (!flow.read.ok) {
-        if (!onStream.steps.has(`${flow.key}#0`)) await record(flow.key, 0, { outcome: 'skipped', error: { code: 'unsupported_flow', message: flow.read.reason }, output: null, tool_call_id: null });
+        if (!onStream.steps.has(`${flow.key}#0`)) await record(flow.key, 0, { outcome: 'skipped', error: { code: 'unsupported_flow', message: flow.read.reason }, output: null, tool_call_id: null }, lastFlow);
         continue;
       }
-      failure = await this.runFlow(eventId, tenantId, attempt, flow.key, flow.connection_id, flow.read.flow, queued, onStream.steps, record, context);
+      failure = await this.runFlow(eventId, tenantId, attempt, flow.key, flow.connection_id, flow.read.flow, queued, onStream.steps, (step, result, endsFlow) => record(flow.key, step, result, lastFlow && endsFlow), context);
       if (failure) break;
     }
 
     const now = deps.clock.now();
     if (failure === null) {
-      const position = await markProcessed(deps, ref, attempt, context);
-      deps.orchestrationMetrics?.processed(queued.name, Math.max(0, now.getTime() - Date.parse(dueAt)) / 1000, Math.max(0, now.getTime() - Date.parse(queued.received_at)) / 1000);
+      const position = processed ? null : await markProcessed(deps, ref, attempt, context);
+      this.processedMetric(queued.name, dueAt, queued.received_at, now);
       return position ?? last;
     }
     const state = await loadAttempts(deps, eventId);
@@ -297,7 +314,11 @@ export class OrchestrationDispatcher {
     return position ?? last;
   }
 
-  /** Runs one flow's steps and emits; the error that ended it, or null. */
+  private processedMetric(name: string, dueAt: string, receivedAt: string, now: Date = this.deps.clock.now()): void {
+    this.deps.orchestrationMetrics?.processed(name, Math.max(0, now.getTime() - Date.parse(dueAt)) / 1000, Math.max(0, now.getTime() - Date.parse(receivedAt)) / 1000);
+  }
+
+  /** Runs one flow's steps and emits; the error that ended it, or null. `record`'s `endsFlow` marks the flow's last step. */
   private async runFlow(
     eventId: string,
     tenantId: string,
@@ -307,10 +328,11 @@ export class OrchestrationDispatcher {
     flow: Flow,
     queued: { name: string; correlation_id: string; source: string | null; payload: Record<string, unknown> },
     recorded: Map<string, { outcome: StepOutcome; error: StepError | null; output: unknown }>,
-    record: (flow: string, step: number, result: StepResult) => Promise<void>,
+    record: (step: number, result: StepResult, endsFlow: boolean) => Promise<void>,
     context: RequestContext,
   ): Promise<StepError | null> {
     const { deps } = this;
+    const lastIndex = flow.steps.length + flow.emits.length - 1;
     const scope: MappingScope = { event: { id: eventId, name: queued.name, correlation_id: queued.correlation_id, source: queued.source }, payload: queued.payload, steps: [] };
     for (const [index, step] of flow.steps.entries()) {
       const already = recorded.get(`${key}#${index}`);
@@ -325,7 +347,7 @@ export class OrchestrationDispatcher {
         step.kind === 'connector_tool'
           ? await this.connectorStep(tenantId, connectionId, step.tool, parameters, requestId)
           : await this.businessToolStep(tenantId, step.tool, parameters, requestId, { event_id: eventId, flow: key, step: index }, context);
-      await record(key, index, result);
+      await record(index, result, index === lastIndex);
       if (result.outcome === 'failed') return result.error;
       scope.steps.push({ output: result.output });
     }
@@ -335,11 +357,11 @@ export class OrchestrationDispatcher {
       const idempotencyKey = `flow:${deps.ids.fromKey(`orchestration-emit\u0000${eventId}\u0000${key}\u0000${offset}`)}`;
       try {
         const emitted = await emitCausedEvent(deps, { event_id: eventId, tenant_id: tenantId }, { name: emit.name, source: `flow:${flow.id}`, payload: mapValue(emit.payload, scope) as Record<string, unknown>, idempotency_key: idempotencyKey }, context);
-        await record(key, index, { outcome: 'succeeded', error: null, output: { emitted: emit.name, event_id: emitted.event.value.id }, tool_call_id: null });
+        await record(index, { outcome: 'succeeded', error: null, output: { emitted: emit.name, event_id: emitted.event_id }, tool_call_id: null }, index === lastIndex);
       } catch (error) {
         if (!(error instanceof DomainError) || error.kind !== 'invalid') throw error;
         // Past the depth bound (or a mapped payload the envelope refuses): the chain stops here, the flow does not fail for it.
-        await record(key, index, { outcome: 'skipped', error: { code: error.code, message: error.message.slice(0, ERROR_MESSAGE_MAX) }, output: { emitted: emit.name }, tool_call_id: null });
+        await record(index, { outcome: 'skipped', error: { code: error.code, message: error.message.slice(0, ERROR_MESSAGE_MAX) }, output: { emitted: emit.name }, tool_call_id: null }, index === lastIndex);
       }
     }
     return null;

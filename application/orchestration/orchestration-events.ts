@@ -44,7 +44,7 @@ import {
 } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError, forbidden, invalid, notFound } from '../../domain/shared/errors';
 import { textProblem } from '../../domain/shared/text';
-import { ORCHESTRATION_EVENTS, orchestrationEventsProjection, type OrchestrationAttemptDocument, type OrchestrationEventDocument, type OrchestrationStepDocument } from '../../projections/orchestration-events';
+import { ORCHESTRATION_EVENTS, type OrchestrationAttemptDocument, type OrchestrationEventDocument, type OrchestrationStepDocument } from '../../projections/orchestration-events';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { Actor } from '../ports/event-store';
 import type { Page, Where } from '../ports/read-store';
@@ -268,9 +268,28 @@ export async function queueEnvelope(
   via: Exclude<ReceivedVia, 'replay'>,
   context: RequestContext,
   requestSeed?: string,
-  /** The read models to wait for before answering; default all (a client reads anything next). */
-  readsNext?: readonly string[],
 ): Promise<EmitOutcome> {
+  const queued = await appendEnvelope(deps, tenantId, body, via, context, requestSeed);
+  // The caller may read any read model next.
+  await deps.readYourWrites(queued.position);
+  return { created: queued.created, event: await getOrchestrationEvent(deps, tenantId, queued.event_id) };
+}
+
+/** What `appendEnvelope` did: the event's id, whether this call queued it, and the position to wait for to read it. */
+export interface AppendedEnvelope {
+  created: boolean;
+  event_id: string;
+  position: number | null;
+}
+
+async function appendEnvelope(
+  deps: OrchestrationDependencies,
+  tenantId: string,
+  body: EnvelopeInput & { replay_of?: unknown },
+  via: Exclude<ReceivedVia, 'replay'>,
+  context: RequestContext,
+  requestSeed?: string,
+): Promise<AppendedEnvelope> {
   const key = body.idempotency_key ?? null;
   const eventId = key !== null ? eventIdOfKey(deps, tenantId, key) : requestSeed !== undefined ? deps.ids.fromKey(`${requestSeed}:orchestration-event`) : deps.ids.newId();
   const stream = orchestrationEventStream(eventId);
@@ -278,10 +297,7 @@ export async function queueEnvelope(
   // same envelope after its expires_at passed still learns that it was queued.
   if (key !== null && CLIENT_ID_PATTERN.test(key)) {
     const existing = await lastPosition(deps, stream);
-    if (existing !== null) {
-      await deps.readYourWrites(existing, readsNext);
-      return { created: false, event: await getOrchestrationEvent(deps, tenantId, eventId) };
-    }
+    if (existing !== null) return { created: false, event_id: eventId, position: existing };
   }
   const problem = envelopeProblem(body, deps.orchestration, deps.clock.now());
   if (problem) throw problem;
@@ -290,8 +306,7 @@ export async function queueEnvelope(
   const command: OrchestrationEventCommand = { type: 'EmitOrchestrationEvent', data: { event_id: eventId, tenant_id: tenantId, envelope: resolved.right, received_via: via } };
   const result = await handleCommand(deps, orchestrationEventAggregate, stream, command, { ...context, tenant_id: tenantId });
   const created = result.events.length > 0;
-  await deps.readYourWrites(created ? result.position : await lastPosition(deps, stream), readsNext);
-  return { created, event: await getOrchestrationEvent(deps, tenantId, eventId) };
+  return { created, event_id: eventId, position: created ? result.position : await lastPosition(deps, stream) };
 }
 
 /** `POST /api/v1/org/events`: the caller's tenant. */
@@ -333,9 +348,10 @@ export function emitCausedEvent(
   cause: { event_id: string; tenant_id: string },
   body: Omit<EnvelopeInput, 'causation_id' | 'depth'>,
   context: RequestContext,
-): Promise<EmitOutcome> {
-  // The dispatcher, its caller, reads only the event's view next (and the queue, which it waits for itself).
-  return queueEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context, undefined, [orchestrationEventsProjection.name]);
+): Promise<AppendedEnvelope> {
+  // The dispatcher, its caller, needs only the event's id: it reads no read model for it (the
+  // queue it reads next it waits for itself), so it waits for none here.
+  return appendEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context);
 }
 
 // --------------------------------------------------------------------------- retry, replay

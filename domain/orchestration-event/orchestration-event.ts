@@ -10,8 +10,10 @@
 //   queued       emitted, ingested, replayed or re-queued; waits until `not_before` (its delay)
 //                and, in a sequence, until the events before it are settled.
 //                -> dispatched (StartDispatch) | expired (Expire, once `expires_at` passed)
+//                | processed (StartDispatch with no flow: the attempt starts and ends at once)
 //   dispatched   an attempt is running: the flow runner records its steps.
-//                -> processed (MarkProcessed) | failed (FailAttempt with a retry time)
+//                -> processed (MarkProcessed, or the attempt's last step recorded with
+//                `ends_attempt`) | failed (FailAttempt with a retry time)
 //                | dead_letter (FailAttempt without one: the attempts are used up)
 //   failed       the last attempt failed; the next one is due at `next_attempt_at`.
 //                -> dispatched (StartDispatch once due) | queued (Requeue: the retry route)
@@ -355,11 +357,26 @@ export interface SequenceGap {
 
 export type OrchestrationEventCommand =
   | { type: 'EmitOrchestrationEvent'; data: { event_id: string; tenant_id: string; envelope: Envelope; received_via: ReceivedVia } }
-  /** Claims the event for an attempt; refused when it is not due (the race of two dispatchers is lost here). */
+  /**
+   * Claims the event for an attempt; refused when it is not due (the race of two dispatchers is
+   * lost here). With no flow to run the attempt is processed in the same append.
+   */
   | { type: 'StartDispatch'; data: { tenant_id: string; flows: string[]; gap: SequenceGap | null } }
+  /** `ends_attempt`: the last step of the last flow, which did not fail; the attempt is processed in the same append. */
   | {
       type: 'RecordStep';
-      data: { tenant_id: string; attempt: number; flow: string; step: number; request_id: string; outcome: StepOutcome; error: StepError | null; output: unknown; tool_call_id: string | null };
+      data: {
+        tenant_id: string;
+        attempt: number;
+        flow: string;
+        step: number;
+        request_id: string;
+        outcome: StepOutcome;
+        error: StepError | null;
+        output: unknown;
+        tool_call_id: string | null;
+        ends_attempt?: boolean;
+      };
     }
   /** `retry_at` null: no attempt left, the event is dead-lettered. */
   | { type: 'FailAttempt'; data: { tenant_id: string; attempt: number; error: StepError; retry_at: string | null } }
@@ -452,9 +469,11 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
         if (expired) return left(conflict('event_expired', 'the event expired before it could be dispatched'));
         if (state.due_at === null || !hasPassed(state.due_at, now)) return left(conflict('event_not_due', `the event is not due before ${state.due_at ?? 'a retry'}`));
         const gap = command.data.gap;
-        const started: OrchestrationEventEvent = { type: 'OrchestrationDispatchStarted', data: { ...identity, attempt: state.attempts + 1, flows: command.data.flows, started_at: at } };
-        if (gap === null || state.event.sequence_key === null) return right([started]);
-        return right([{ type: 'OrchestrationSequenceGapRecorded', data: { ...identity, sequence_key: state.event.sequence_key, ...gap, recorded_at: at } }, started]);
+        const attempt = state.attempts + 1;
+        const started: OrchestrationEventEvent[] = [{ type: 'OrchestrationDispatchStarted', data: { ...identity, attempt, flows: command.data.flows, started_at: at } }];
+        if (command.data.flows.length === 0) started.push({ type: 'OrchestrationEventProcessed', data: { ...identity, attempt, processed_at: at } });
+        if (gap === null || state.event.sequence_key === null) return right(started);
+        return right([{ type: 'OrchestrationSequenceGapRecorded', data: { ...identity, sequence_key: state.event.sequence_key, ...gap, recorded_at: at } }, ...started]);
       }
       case 'RecordStep': {
         const { attempt, flow, step, request_id, outcome, error, output, tool_call_id } = command.data;
@@ -465,7 +484,9 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
         }
         const problem = requireAttempt(attempt);
         if (problem) return left(problem);
-        return right([{ type: 'OrchestrationStepRecorded', data: { ...identity, attempt, flow, step, request_id, outcome, error, output: output ?? null, tool_call_id, recorded_at: at } }]);
+        const recordedStep: OrchestrationEventEvent = { type: 'OrchestrationStepRecorded', data: { ...identity, attempt, flow, step, request_id, outcome, error, output: output ?? null, tool_call_id, recorded_at: at } };
+        if (command.data.ends_attempt !== true || outcome === 'failed') return right([recordedStep]);
+        return right([recordedStep, { type: 'OrchestrationEventProcessed', data: { ...identity, attempt, processed_at: at } }]);
       }
       case 'FailAttempt': {
         const problem = requireAttempt(command.data.attempt);

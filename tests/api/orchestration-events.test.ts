@@ -245,8 +245,9 @@ describe('orchestration events (spec 4.13)', () => {
       expect(refusal).to.deep.include({ kind: 'invalid', code: 'depth_exceeded', field: 'depth' });
       const followOn = await emitCausedEvent(deps, ref(cause.causation_id as string), { name: 'loop.step.ran', payload: { from: 'flow' } }, context);
       expect(followOn.created).to.equal(true);
-      expect(followOn.event.value).to.include({ causation_id: cause.causation_id, depth: 8, received_via: 'emit' });
-      const stored = await server.platform.eventStore.readStream(`orchestrationEvent-${followOn.event.value.id}`);
+      await server.platform.readYourWrites(followOn.position);
+      expect(await get(followOn.event_id)).to.include({ causation_id: cause.causation_id, depth: 8, received_via: 'emit' });
+      const stored = await server.platform.eventStore.readStream(`orchestrationEvent-${followOn.event_id}`);
       expect(stored[0].metadata.actor).to.deep.equal({ kind: 'system', id: 'orchestration_dispatcher' });
       // A cause from elsewhere takes the depth as given.
       expect(await emitted(owner, { name: 'loop.step.ran', causation_id: 'upstream-42', depth: 8 })).to.include({ depth: 8, causation_id: 'upstream-42' });

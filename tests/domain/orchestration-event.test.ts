@@ -207,6 +207,31 @@ describe('orchestration event (decider)', () => {
     spec().given([queued()]).when(step(1)).thenThrows('conflict', 'dispatch_not_running');
   });
 
+  it('processes an attempt with no flow as it starts, in the same append', () => {
+    const none: OrchestrationEventCommand = { type: 'StartDispatch', data: { tenant_id: 't1', flows: [], gap: null } };
+    spec()
+      .given([queued()])
+      .when(none)
+      .then([{ type: 'OrchestrationDispatchStarted', data: { ...ids, attempt: 1, flows: [], started_at: iso(0) } }, processed(1)]);
+    spec().given([queued(), started(1), failed(1, iso(0))]).when(none).then([{ type: 'OrchestrationDispatchStarted', data: { ...ids, attempt: 2, flows: [], started_at: iso(0) } }, processed(2)]);
+  });
+
+  it("ends the attempt processed with its last step when the runner says so, unless that step failed", () => {
+    const last = (outcome: 'succeeded' | 'skipped' | 'failed'): OrchestrationEventCommand => {
+      const command = step(1);
+      return { ...command, data: { ...(command.data as Extract<OrchestrationEventCommand, { type: 'RecordStep' }>['data']), outcome, ends_attempt: true } } as OrchestrationEventCommand;
+    };
+    const recorded = (outcome: 'succeeded' | 'skipped' | 'failed'): OrchestrationEventEvent => ({
+      type: 'OrchestrationStepRecorded',
+      data: { ...ids, attempt: 1, flow: 'refunds', step: 0, request_id: 'evt-1:1:refunds:0', outcome, error: null, output: { refund: 'r-1' }, tool_call_id: null, recorded_at: iso(0) },
+    });
+    spec().given([queued(), started(1)]).when(last('succeeded')).then([recorded('succeeded'), processed(1)]);
+    spec().given([queued(), started(1)]).when(last('skipped')).then([recorded('skipped'), processed(1)]);
+    spec().given([queued(), started(1)]).when(last('failed')).then([recorded('failed')]);
+    // Already recorded (a resumed attempt): nothing again; the runner then marks it processed itself.
+    spec().given([queued(), started(1), recorded('succeeded')]).when(last('succeeded')).thenNothingHappened();
+  });
+
   it('fails an attempt with a retry time, then starts the next one once due; without one it dead-letters', () => {
     spec().given([queued(), started(1)]).when(fail(1, iso(2000))).then([failed(1, iso(2000))]);
     spec(1999).given([queued(), started(1), failed(1, iso(2000))]).when(start()).thenThrows('conflict', 'event_not_due');
