@@ -4,7 +4,9 @@
 //   position, so the global order is the commit order and positions are never reused.
 // - Group commit: appends that arrive while a flush is pending share one transaction and
 //   one WAL sync, each still checked against its own expected revision (in a savepoint, so
-//   a conflict or an error in one append leaves the others of the group untouched).
+//   a conflict or an error in one append leaves the others of the group untouched). The
+//   transaction is the connection's commit group (../sqlite/commit-group.ts), shared with
+//   the read store's projection commits of the same turn.
 // - Subscribers are woken in-process when a group commits, and poll as a fallback so that
 //   another process (the operator CLI tailing `$all`) sees appends too.
 // - The events of the last commits stay in memory (the tail): a live subscriber that is
@@ -30,6 +32,7 @@ import {
   revisionMatches,
 } from '../../application/ports/event-store';
 import type { Statement } from 'better-sqlite3';
+import { CommitGroup } from '../sqlite/commit-group';
 import type { SqliteDatabase } from '../sqlite/database';
 
 const MAX_PREPARED_ALL_READS = 256;
@@ -98,14 +101,13 @@ export interface SqliteEventStoreOptions {
 
 export class SqliteEventStore implements EventStore {
   private readonly pending: PendingAppend[] = [];
-  private flushScheduled = false;
   private closed = false;
   /** Emits the head position after every committed group. */
   private readonly committed$ = new Subject<number>();
   private readonly pollIntervalMs: number;
   private readonly now: () => Date;
   private readonly statements;
-  private readonly transactions;
+  private readonly group: CommitGroup;
   /**
    * Reads of `$all` prepared once per distinct query: every subscription (each projection and
    * saga group) reads a page with its own filter after every commit, and preparing the same
@@ -142,44 +144,41 @@ export class SqliteEventStore implements EventStore {
     // A lone append needs no savepoint; in a group each append gets one, so that its
     // conflict or error leaves the others of the group untouched.
     const appendOne = db.transaction((append: PendingAppend) => this.appendInTransaction(append));
-    this.transactions = {
-      single: db.transaction((append: PendingAppend): Outcome[] => [{ ok: true, ...this.appendInTransaction(append) }]),
-      group: db.transaction((group: PendingAppend[]): Outcome[] =>
-        group.map((append): Outcome => {
-          try {
-            return { ok: true, ...appendOne(append) };
-          } catch (error) {
-            return { ok: false, error };
-          }
-        }),
-      ),
-    };
+    this.group = CommitGroup.of(db);
+    this.group.join<PendingAppend[], Outcome[]>({
+      take: () => (this.pending.length === 0 ? null : this.pending.splice(0, this.pending.length)),
+      write: (appends, alone) =>
+        alone && appends.length === 1
+          ? [{ ok: true, ...this.appendInTransaction(appends[0]) }]
+          : appends.map((append): Outcome => {
+              try {
+                return { ok: true, ...appendOne(append) };
+              } catch (error) {
+                return { ok: false, error };
+              }
+            }),
+      settle: (appends, result) => this.settle(appends, result),
+    });
   }
 
   appendToStream(stream: string, events: readonly NewEvent[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new Error('event store is closed'));
     return new Promise<AppendResult>((resolve, reject) => {
       this.pending.push({ stream, events, expected: options.expectedRevision ?? 'any', resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.group.schedule();
     });
   }
 
-  /** Commits every pending append in one transaction: one WAL sync for the whole group. */
-  private flush(): void {
-    this.flushScheduled = false;
-    const group = this.pending.splice(0, this.pending.length);
-    if (group.length === 0) return;
-    let outcomes: Outcome[];
-    try {
-      outcomes = group.length === 1 ? this.transactions.single.immediate(group[0]) : this.transactions.group.immediate(group);
-    } catch (error) {
-      if (group.length === 1) group[0].reject(error);
-      else for (const append of group) append.reject(error);
+  /**
+   * Settles a committed group of appends (the connection's commit group, commit-group.ts: one
+   * transaction and one WAL sync for them and the read store's commits of the same turn).
+   */
+  private settle(group: PendingAppend[], result: { ok: true; outcomes: Outcome[] } | { ok: false; error: unknown }): void {
+    if (!result.ok) {
+      for (const append of group) append.reject(result.error);
       return;
     }
+    const outcomes = result.outcomes;
     let head = 0;
     this.tail.add(outcomes.flatMap((outcome) => (outcome.ok ? outcome.rows : [])));
     group.forEach((append, index) => {
@@ -391,7 +390,7 @@ export class SqliteEventStore implements EventStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    if (this.pending.length > 0) this.flush();
+    if (this.pending.length > 0) this.group.flush();
     this.closed = true;
     this.committed$.complete();
   }

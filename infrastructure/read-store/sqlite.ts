@@ -45,6 +45,7 @@ import {
   queryKeyOf,
 } from '../../application/ports/read-store';
 import type Database from 'better-sqlite3';
+import { CommitGroup } from '../sqlite/commit-group';
 import type { SqliteDatabase } from '../sqlite/database';
 import { type Loaded, ReadCache } from './read-cache';
 
@@ -72,6 +73,14 @@ const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
 type SqlValue = string | number | null;
 
+interface PendingCommit {
+  commit: ProjectionCommit;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+type CommitOutcome = { ok: true } | { ok: false; error: unknown };
+
 interface IndexRow {
   collection: string;
   field: string;
@@ -89,8 +98,8 @@ export class SqliteReadStore implements ReadStore {
   /** SQLite's count of other connections' commits, as of the last read of projection states. */
   private dataVersion = -1;
   /** Projection commits waiting for the next group (commitProjection). */
-  private readonly pendingCommits: Array<{ commit: ProjectionCommit; resolve: () => void; reject: (error: unknown) => void }> = [];
-  private commitFlushScheduled = false;
+  private readonly pendingCommits: PendingCommit[] = [];
+  private readonly group: CommitGroup;
 
   /** `cacheTtlMs` 0 turns the read cache off (see read-cache.ts). */
   constructor(
@@ -98,6 +107,12 @@ export class SqliteReadStore implements ReadStore {
     options: { cacheTtlMs?: number } = {},
   ) {
     this.cache = new ReadCache(options.cacheTtlMs ?? 0);
+    this.group = CommitGroup.of(db);
+    this.group.join<PendingCommit[], CommitOutcome[]>({
+      take: () => (this.pendingCommits.length === 0 ? null : this.pendingCommits.splice(0, this.pendingCommits.length)),
+      write: (group, alone) => this.writeCommits(group, alone),
+      settle: (group, result) => this.settleCommits(group, result),
+    });
     db.exec(SCHEMA);
     this.loadIndexes();
   }
@@ -365,8 +380,9 @@ export class SqliteReadStore implements ReadStore {
   }
 
   /**
-   * Group commit, as the event store's appends: the projection and saga checkpoint commits
-   * that arrive in the same turn of the event loop share one transaction and one WAL sync.
+   * Group commit, with the event store's appends: the projection and saga checkpoint commits
+   * that arrive in the same turn of the event loop share one transaction and one WAL sync,
+   * the connection's commit group (../sqlite/commit-group.ts), with the appends of that turn.
    * Each is still checked and applied on its own (in a savepoint, so one that is refused, a
    * lost lease or a moved checkpoint, leaves the others of the group untouched), and each
    * caller's promise settles only once the group is on disk. An appended event wakes every
@@ -375,42 +391,38 @@ export class SqliteReadStore implements ReadStore {
   commitProjection(commit: ProjectionCommit): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.pendingCommits.push({ commit, resolve, reject });
-      if (!this.commitFlushScheduled) {
-        this.commitFlushScheduled = true;
-        setImmediate(() => this.flushCommits());
+      this.group.schedule();
+    });
+  }
+
+  /** Applies a group of projection commits inside the connection's group transaction, each on its own unless it is alone there. */
+  private writeCommits(group: PendingCommit[], alone: boolean): CommitOutcome[] {
+    return group.map(({ commit }) => {
+      if (alone && group.length === 1) {
+        this.commitOne(commit);
+        return { ok: true as const };
+      }
+      try {
+        // Nested in the group's transaction, better-sqlite3 makes this a savepoint.
+        this.db.transaction(() => this.commitOne(commit))();
+        return { ok: true as const };
+      } catch (error) {
+        // Reads in the rolled-back savepoint may have cached what it undid.
+        this.cache.invalidateAll();
+        return { ok: false as const, error };
       }
     });
   }
 
-  private flushCommits(): void {
-    this.commitFlushScheduled = false;
-    const group = this.pendingCommits.splice(0, this.pendingCommits.length);
-    if (group.length === 0) return;
-    let outcomes: Array<{ ok: true } | { ok: false; error: unknown }>;
-    try {
-      outcomes = this.transaction(() =>
-        group.map(({ commit }) => {
-          if (group.length === 1) {
-            this.commitOne(commit);
-            return { ok: true as const };
-          }
-          try {
-            // Nested in the group's transaction, better-sqlite3 makes this a savepoint.
-            this.db.transaction(() => this.commitOne(commit))();
-            return { ok: true as const };
-          } catch (error) {
-            // Reads in the rolled-back savepoint may have cached what it undid.
-            this.cache.invalidateAll();
-            return { ok: false as const, error };
-          }
-        }),
-      );
-    } catch (error) {
-      for (const pending of group) pending.reject(error);
+  private settleCommits(group: PendingCommit[], result: { ok: true; outcomes: CommitOutcome[] } | { ok: false; error: unknown }): void {
+    if (!result.ok) {
+      // Reads inside the transaction may have cached what the rollback just undid.
+      this.cache.invalidateAll();
+      for (const pending of group) pending.reject(result.error);
       return;
     }
     group.forEach((pending, index) => {
-      const outcome = outcomes[index]!;
+      const outcome = result.outcomes[index];
       if (outcome.ok) pending.resolve();
       else pending.reject(outcome.error);
     });
