@@ -1,5 +1,5 @@
 // The one clock and the one id generator of a running process.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 import type { Clock, IdGenerator } from '../application/ports/clock';
 
 export const systemClock: Clock = { now: () => new Date() };
@@ -21,12 +21,23 @@ function idFromKey(key: string): string {
 export function timeOrderedIdGenerator(now: () => number = Date.now): () => string {
   let lastMs = -1;
   let counter = 0;
+  // Random bytes drawn 4 KiB at a time: one call into the CSPRNG per 256 ids, not two per id.
+  const pool = Buffer.alloc(4096);
+  let used = pool.length;
+  const random = (bytes: number): Buffer => {
+    if (used + bytes > pool.length) {
+      randomFillSync(pool);
+      used = 0;
+    }
+    used += bytes;
+    return pool.subarray(used - bytes, used);
+  };
   return () => {
     let ms = now();
     if (ms > lastMs) {
       lastMs = ms;
       // Started at a random point below half its range, so that a burst has room to count.
-      counter = randomBytes(2).readUInt16BE(0) & 0x7ff;
+      counter = random(2).readUInt16BE(0) & 0x7ff;
     } else {
       // The clock stood still or went back: keep counting on the last millisecond.
       ms = lastMs;
@@ -37,7 +48,7 @@ export function timeOrderedIdGenerator(now: () => number = Date.now): () => stri
         counter = 0;
       }
     }
-    const bytes = randomBytes(16);
+    const bytes = Buffer.from(random(16));
     bytes.writeUIntBE(ms, 0, 6);
     bytes[6] = 0x70 | (counter >> 8);
     bytes[7] = counter & 0xff;

@@ -115,6 +115,7 @@ export class SqliteEventStore implements EventStore {
    */
   private readonly allReads = new Map<string, Statement<Array<string | number>, EventRow>>();
   private readonly tail: CommittedTail;
+  private headThisTurn: number | null = null;
 
   constructor(private readonly db: SqliteDatabase, options: SqliteEventStoreOptions = {}) {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
@@ -190,7 +191,10 @@ export class SqliteEventStore implements EventStore {
         append.reject(outcome.error);
       }
     });
-    if (head > 0) this.committed$.next(head);
+    if (head > 0) {
+      if (this.headThisTurn !== null) this.headThisTurn = Math.max(this.headThisTurn, head);
+      this.committed$.next(head);
+    }
   }
 
   /** The append's result and the rows it inserted (none for a repeated append). */
@@ -322,7 +326,7 @@ export class SqliteEventStore implements EventStore {
 
   /** Reads the next page for a subscription, never past the head seen before the read. */
   readPage(fromPosition: number, filter: AllFilter | undefined): { events: RecordedEvent[]; scannedTo: number } {
-    const head = this.head();
+    const head = this.headForPage();
     if (head <= fromPosition) return { events: [], scannedTo: fromPosition };
     const fromTail = this.tail.page(fromPosition, head, filter, PAGE_SIZE);
     if (fromTail) return { events: fromTail.rows.map(toRecordedEvent), scannedTo: fromTail.scannedTo };
@@ -354,6 +358,21 @@ export class SqliteEventStore implements EventStore {
 
   private head(): number {
     return this.statements.head.get()?.head ?? 0;
+  }
+
+  /**
+   * The head position for a subscriber's next page. Every subscriber asks after every commit,
+   * so it is read once per turn of the event loop: this process's own commits raise it, and
+   * another process's appends are seen from the next turn on (as the poll would see them).
+   */
+  private headForPage(): number {
+    if (this.headThisTurn === null) {
+      this.headThisTurn = this.head();
+      setImmediate(() => {
+        this.headThisTurn = null;
+      });
+    }
+    return this.headThisTurn;
   }
 
   async streamRevision(stream: string): Promise<number | null> {
