@@ -74,6 +74,8 @@ export interface DispatchSettings {
   retryMaxMs: number;
   /** Events dispatched at once (never two of one sequence). */
   concurrency: number;
+  /** Events of one tenant dispatched at once: one tenant's backlog, or its slow connector, never holds every slot. */
+  tenantConcurrency: number;
   /** An attempt running longer than this is taken for one whose process died, and resumed. */
   resumeAfterMs: number;
 }
@@ -88,7 +90,7 @@ export interface DispatcherDependencies extends OrchestrationDependencies, Conne
 }
 
 /** The next attempt's time, or null when the attempts are used up (`used`: attempts since the last re-queue by a person, this one included). */
-export function nextAttemptAt(settings: DispatchSettings, used: number, now: Date, random: () => number = Math.random): Date | null {
+export function nextAttemptAt(settings: Pick<DispatchSettings, 'maxAttempts' | 'retryBaseMs' | 'retryMaxMs'>, used: number, now: Date, random: () => number = Math.random): Date | null {
   if (used >= settings.maxAttempts) return null;
   const full = Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.max(0, used - 1));
   return new Date(now.getTime() + Math.round(full / 2 + (random() * full) / 2));
@@ -201,9 +203,19 @@ export class OrchestrationDispatcher {
     const now = deps.clock.now();
     const resumable = await inFlightDispatches(deps, { startedBefore: new Date(Math.max(now.getTime() - deps.dispatch.resumeAfterMs, 0)), limit: 100 });
     const candidates = await nextDispatchable(deps, { limit: Math.max(deps.dispatch.concurrency * 4, 100) });
+    // At most tenantConcurrency of one tenant's events in this pass (a pass ends when all its
+    // work has): the rest of that tenant's due events wait for the next pass.
+    const taken = new Map<string, number>();
+    const withinTenantShare = (item: { event_id: string; tenant_id: string }): boolean => {
+      if (this.active.has(item.event_id)) return false;
+      const count = taken.get(item.tenant_id) ?? 0;
+      if (count >= deps.dispatch.tenantConcurrency) return false;
+      taken.set(item.tenant_id, count + 1);
+      return true;
+    };
     const work: Array<() => Promise<number | null>> = [
-      ...resumable.filter((item) => !this.active.has(item.event_id)).map((item) => () => this.resume(item)),
-      ...candidates.filter((item) => !this.active.has(item.event_id)).map((item) => () => this.dispatch(item)),
+      ...resumable.filter(withinTenantShare).map((item) => () => this.resume(item)),
+      ...candidates.filter(withinTenantShare).map((item) => () => this.dispatch(item)),
     ];
     if (work.length === 0) return false;
     let last = 0;

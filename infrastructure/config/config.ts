@@ -174,7 +174,8 @@ const variables = {
   ORCHESTRATION_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '5' },
   ORCHESTRATION_RETRY_BASE_MS: { codec: integerBetween(1, 3600 * 1000), default: '1000' },
   ORCHESTRATION_RETRY_MAX_MS: { codec: integerBetween(1, 24 * 3600 * 1000), default: '300000' },
-  ORCHESTRATION_DISPATCH_CONCURRENCY: { codec: integerBetween(1, 256), default: '16' },
+  ORCHESTRATION_DISPATCH_CONCURRENCY: { codec: integerBetween(1, 1024), default: '64' },
+  ORCHESTRATION_TENANT_CONCURRENCY: { codec: integerBetween(1, 1024), default: '32' },
   ORCHESTRATION_RESUME_AFTER_MS: { codec: integerBetween(0, 24 * 3600 * 1000), default: '60000' },
 } as const;
 
@@ -356,6 +357,8 @@ export interface OrchestrationDispatchConfig {
   retryMaxMs: number;
   /** Events dispatched at once (ORCHESTRATION_DISPATCH_CONCURRENCY). */
   concurrency: number;
+  /** Events of one tenant dispatched at once (ORCHESTRATION_TENANT_CONCURRENCY). */
+  tenantConcurrency: number;
   /** An attempt running longer is taken for one whose process died, and resumed (ORCHESTRATION_RESUME_AFTER_MS). */
   resumeAfterMs: number;
 }
@@ -654,6 +657,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryBaseMs: values.ORCHESTRATION_RETRY_BASE_MS as number,
       retryMaxMs: values.ORCHESTRATION_RETRY_MAX_MS as number,
       concurrency: values.ORCHESTRATION_DISPATCH_CONCURRENCY as number,
+      tenantConcurrency: values.ORCHESTRATION_TENANT_CONCURRENCY as number,
       resumeAfterMs: values.ORCHESTRATION_RESUME_AFTER_MS as number,
     },
   };

@@ -351,7 +351,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     });
 
     it('back-off doubles per attempt, jittered to half..all, capped; none once the attempts are used up', () => {
-      const settings = { maxAttempts: 4, retryBaseMs: 1000, retryMaxMs: 3000, concurrency: 1, resumeAfterMs: 0 };
+      const settings = { maxAttempts: 4, retryBaseMs: 1000, retryMaxMs: 3000 };
       const now = new Date(0);
       expect(nextAttemptAt(settings, 1, now, () => 0)?.getTime()).to.equal(500);
       expect(nextAttemptAt(settings, 1, now, () => 1)?.getTime()).to.equal(1000);

@@ -1,0 +1,103 @@
+// The dispatcher's slots are shared between tenants: at most ORCHESTRATION_TENANT_CONCURRENCY
+// of one tenant's events run at once, so one tenant's backlog (or its slow connector) never
+// holds every slot while another tenant's events wait. Two organizations, each with the
+// example connector as an SDK connection; every connector call is held a moment, so the calls
+// in flight can be counted.
+
+import { expect } from 'chai';
+import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
+import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
+import type { ConnectorClient, ConnectorExchange, ConnectorRequest, ConnectorTarget } from '../../application/ports/connector-client';
+import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
+import { systemClock } from '../../infrastructure/system';
+import { type Account, liftSeatLimit, registerOwner } from '../support/identity';
+import { type TestServer, startTestServer } from '../support/server';
+import { subscribeTo } from '../support/subscriptions';
+
+const SECRET = 'ssec_tenant-share-test-secret-0123456789abcdef';
+
+/** Holds each warehouse call 40 ms and counts the calls in flight, per connector endpoint and in all. */
+class HoldingClient implements ConnectorClient {
+  readonly order: string[] = [];
+  private readonly inFlight = new Map<string, number>();
+  readonly peak = new Map<string, number>();
+  peakTotal = 0;
+  private total = 0;
+
+  constructor(private readonly client: ConnectorClient) {}
+
+  async call(target: ConnectorTarget, request: ConnectorRequest): Promise<ConnectorExchange> {
+    if (request.type !== 'tool.invoke' || request.tool !== 'notify_warehouse') return this.client.call(target, request);
+    const key = target.endpoint;
+    this.order.push(key);
+    this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
+    this.total += 1;
+    this.peak.set(key, Math.max(this.peak.get(key) ?? 0, this.inFlight.get(key) as number));
+    this.peakTotal = Math.max(this.peakTotal, this.total);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      return await this.client.call(target, request);
+    } finally {
+      this.inFlight.set(key, (this.inFlight.get(key) as number) - 1);
+      this.total -= 1;
+    }
+  }
+}
+
+describe('orchestration dispatcher: slots shared between tenants (ORCHESTRATION_TENANT_CONCURRENCY)', () => {
+  let server: TestServer;
+  let client: HoldingClient;
+  const closers: Array<() => Promise<void>> = [];
+  const endpoints = new Map<string, string>();
+
+  async function organizationWithConnector(slug: string): Promise<Account> {
+    const owner = await registerOwner(server, slug);
+    await liftSeatLimit(server, owner.tenant_id);
+    await subscribeTo(server, owner.tenant_id, 'premium');
+    const listening = await createExampleConnector({ signingSecrets: [SECRET], otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');
+    closers.push(() => listening.close());
+    const headers = { authorization: `Bearer ${owner.token}` };
+    const created = await server.request('POST', '/api/v1/org/sdk-connections', { headers, body: { name: `${slug} shop`, webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true } });
+    expect(created.status, created.text).to.equal(201);
+    const synced = await server.request('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, { headers, body: {} });
+    expect(synced.status, synced.text).to.equal(200);
+    endpoints.set(slug, listening.url.replace(/\/svc$/, ''));
+    return owner;
+  }
+
+  before(async () => {
+    const outbound = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
+    client = new HoldingClient(new SignedConnectorClient(outbound, { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, clock: systemClock }));
+    server = await startTestServer(
+      { SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ORCHESTRATION_DISPATCH_CONCURRENCY: '4', ORCHESTRATION_TENANT_CONCURRENCY: '2' },
+      { connectorClient: client, orchestrationDispatcher: false },
+    );
+  });
+  after(async () => {
+    for (const close of closers) await close().catch(() => undefined);
+    await server.close();
+  });
+
+  it("runs at most two of a tenant's events at once, and another tenant's events alongside a backlog", async () => {
+    const busy = await organizationWithConnector('busy-shop');
+    const quiet = await organizationWithConnector('quiet-shop');
+    const emit = async (owner: Account, order: string): Promise<void> => {
+      const response = await server.request('POST', '/api/v1/org/events', { headers: { authorization: `Bearer ${owner.token}` }, body: { name: 'shop.order.created', payload: { order_id: order } } });
+      expect(response.status, response.text).to.equal(201);
+    };
+    for (let index = 0; index < 6; index += 1) await emit(busy, `busy-${index}`);
+    for (let index = 0; index < 2; index += 1) await emit(quiet, `quiet-${index}`);
+
+    await server.platform.dispatcher.drain();
+
+    const busyEndpoint = endpoints.get('busy-shop') as string;
+    const quietEndpoint = endpoints.get('quiet-shop') as string;
+    expect(client.order.filter((endpoint) => endpoint === busyEndpoint)).to.have.length(6);
+    expect(client.order.filter((endpoint) => endpoint === quietEndpoint)).to.have.length(2);
+    expect(client.peak.get(busyEndpoint)).to.equal(2);
+    expect(client.peakTotal).to.be.at.most(4);
+    // The quiet tenant's events were emitted last but did not wait for the busy one's backlog:
+    // both are among the first four calls.
+    expect(client.order.slice(0, 4).filter((endpoint) => endpoint === quietEndpoint)).to.have.length(2);
+  });
+});
