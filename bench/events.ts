@@ -71,7 +71,14 @@ interface Measurement {
   seconds: number;
   /** emitted -> processed (reference: per call), ms, sorted. */
   latencies: number[];
+  /** This process's CPU time (user + system) over the section, ms: the platform's, and the bench's bookkeeping. */
+  cpuMs: number;
 }
+
+const cpuMsSince = (from: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1000;
+};
 
 const percentile = (sorted: number[], fraction: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]);
 
@@ -235,6 +242,7 @@ type Emit = (orderId: string) => Promise<string>;
 async function measureEvents(bench: Bench, name: string, emit: Emit, count: number, concurrency: number, prefix: string): Promise<Measurement> {
   const latencies: number[] = [];
   const settled: Array<Promise<number>> = [];
+  const cpu = process.cpuUsage();
   const started = wallClockMs();
   await closedLoop(count, concurrency, async (index) => {
     const id = await emit(`${prefix}-${index}`);
@@ -242,7 +250,7 @@ async function measureEvents(bench: Bench, name: string, emit: Emit, count: numb
     settled.push(bench.processed(id).then((at) => (latencies.push(at - emittedAt), at)));
   });
   const last = Math.max(...(await Promise.all(settled)));
-  return { name, events: count, seconds: (last - started) / 1000, latencies: latencies.sort((a, b) => a - b) };
+  return { name, events: count, seconds: (last - started) / 1000, latencies: latencies.sort((a, b) => a - b), cpuMs: cpuMsSince(cpu) };
 }
 
 /** N events emitted over HTTP by the producers of the outside process; each timed from its emit's answer (there) to its processed event (here). */
@@ -252,16 +260,18 @@ async function measureHttpEvents(bench: Bench, name: string, count: number, conc
   bench.outside.onEmitted = (events) => {
     for (const { id, at: emittedAt } of events) settled.push(bench.processed(id).then((at) => (latencies.push(at - emittedAt), at)));
   };
+  const cpu = process.cpuUsage();
   bench.outside.send({ kind: 'emit', base_url: bench.baseUrl, token: bench.token, count, concurrency, prefix });
   const { started_at } = await bench.outside.next('emits_done');
   const last = Math.max(...(await Promise.all(settled)));
   bench.outside.onEmitted = null;
-  return { name, events: count, seconds: (last - started_at) / 1000, latencies: latencies.sort((a, b) => a - b) };
+  return { name, events: count, seconds: (last - started_at) / 1000, latencies: latencies.sort((a, b) => a - b), cpuMs: cpuMsSince(cpu) };
 }
 
 /** The bare reference: one signed tool.invoke of notify_warehouse per event, nothing stored. */
 async function measureReference(bench: Bench, count: number, concurrency: number, prefix: string): Promise<Measurement> {
   const latencies: number[] = [];
+  const cpu = process.cpuUsage();
   const started = wallClockMs();
   await closedLoop(count, concurrency, async (index) => {
     const callStarted = wallClockMs();
@@ -274,7 +284,7 @@ async function measureReference(bench: Bench, count: number, concurrency: number
     latencies.push(wallClockMs() - callStarted);
   });
   const seconds = (wallClockMs() - started) / 1000;
-  return { name: "reference: bare loop, the SDK's callConnector per event (signed tool.invoke)", events: count, seconds, latencies: latencies.sort((a, b) => a - b) };
+  return { name: "reference: bare loop, the SDK's callConnector per event (signed tool.invoke)", events: count, seconds, latencies: latencies.sort((a, b) => a - b), cpuMs: cpuMsSince(cpu) };
 }
 
 export async function run(args: string[]): Promise<void> {
@@ -297,10 +307,12 @@ export async function run(args: string[]): Promise<void> {
     const useCase = await measureEvents(bench, 'platform, emitted through the use case (emitOrchestrationEvent, no HTTP)', viaUseCase, options.events, options.concurrency, 'app');
 
     console.log('');
-    console.log('| path | events | seconds | events/s | p50 ms | p99 ms | max ms |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|');
+    console.log('| path | events | seconds | events/s | p50 ms | p99 ms | max ms | CPU ms per event (this process) |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
     for (const m of [reference, http, useCase]) {
-      console.log(`| ${m.name} | ${m.events} | ${m.seconds.toFixed(2)} | ${Math.round(m.events / m.seconds)} | ${percentile(m.latencies, 0.5).toFixed(1)} | ${percentile(m.latencies, 0.99).toFixed(1)} | ${m.latencies[m.latencies.length - 1].toFixed(1)} |`);
+      console.log(
+        `| ${m.name} | ${m.events} | ${m.seconds.toFixed(2)} | ${Math.round(m.events / m.seconds)} | ${percentile(m.latencies, 0.5).toFixed(1)} | ${percentile(m.latencies, 0.99).toFixed(1)} | ${m.latencies[m.latencies.length - 1].toFixed(1)} | ${(m.cpuMs / m.events).toFixed(2)} |`,
+      );
     }
     console.log('');
     const rate = (m: Measurement): number => m.events / m.seconds;

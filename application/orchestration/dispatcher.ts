@@ -202,7 +202,9 @@ export class OrchestrationDispatcher {
     const { deps } = this;
     const now = deps.clock.now();
     const resumable = await inFlightDispatches(deps, { startedBefore: new Date(Math.max(now.getTime() - deps.dispatch.resumeAfterMs, 0)), limit: 100 });
-    const candidates = await nextDispatchable(deps, { limit: Math.max(deps.dispatch.concurrency * 4, 100) });
+    // Twice the slots: when one tenant's backlog fills its share, other tenants' due events are
+    // still among those read. Each candidate is a whole document read and parsed, so not more.
+    const candidates = await nextDispatchable(deps, { limit: deps.dispatch.concurrency * 2 });
     // At most tenantConcurrency of one tenant's events in this pass (a pass ends when all its
     // work has): the rest of that tenant's due events wait for the next pass.
     const taken = new Map<string, number>();
