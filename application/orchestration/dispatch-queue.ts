@@ -129,12 +129,12 @@ async function sequenceHead(deps: DispatchQueueDependencies, tenantId: string, s
 
 /**
  * Events that may start an attempt now, oldest due first, at most `limit` (default 100);
- * `tenantId` narrows it to one tenant. See the header for the rules.
+ * `tenantId` narrows it to one tenant, `exceptTenantId` leaves one out. See the header for the rules.
  */
-export async function nextDispatchable(deps: DispatchQueueDependencies, options: { limit?: number; tenantId?: string } = {}): Promise<DispatchCandidate[]> {
+export async function nextDispatchable(deps: DispatchQueueDependencies, options: { limit?: number; tenantId?: string; exceptTenantId?: string } = {}): Promise<DispatchCandidate[]> {
   const now = deps.clock.now();
   const limit = options.limit ?? 100;
-  const tenant: Where = options.tenantId === undefined ? {} : { tenant_id: options.tenantId };
+  const tenant: Where = options.tenantId !== undefined ? { tenant_id: options.tenantId } : options.exceptTenantId !== undefined ? { tenant_id: { ne: options.exceptTenantId } } : {};
   const due: Where = { ...tenant, status: { in: WAITING }, due_at: { lte: now.toISOString() } };
   const candidates: DispatchCandidate[] = [];
 

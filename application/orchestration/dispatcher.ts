@@ -202,9 +202,6 @@ export class OrchestrationDispatcher {
     const { deps } = this;
     const now = deps.clock.now();
     const resumable = await inFlightDispatches(deps, { startedBefore: new Date(Math.max(now.getTime() - deps.dispatch.resumeAfterMs, 0)), limit: 100 });
-    // Twice the slots: when one tenant's backlog fills its share, other tenants' due events are
-    // still among those read. Each candidate is a whole document read and parsed, so not more.
-    const candidates = await nextDispatchable(deps, { limit: deps.dispatch.concurrency * 2 });
     // At most tenantConcurrency of one tenant's events in this pass (a pass ends when all its
     // work has): the rest of that tenant's due events wait for the next pass.
     const taken = new Map<string, number>();
@@ -215,10 +212,20 @@ export class OrchestrationDispatcher {
       taken.set(item.tenant_id, count + 1);
       return true;
     };
-    const work: Array<() => Promise<number | null>> = [
-      ...resumable.filter(withinTenantShare).map((item) => () => this.resume(item)),
-      ...candidates.filter(withinTenantShare).map((item) => () => this.dispatch(item)),
-    ];
+    const work: Array<() => Promise<number | null>> = resumable.filter(withinTenantShare).map((item) => () => this.resume(item));
+    const take = (candidates: DispatchCandidate[]): void => {
+      for (const item of candidates) if (withinTenantShare(item)) work.push(() => this.dispatch(item));
+    };
+    const slots = deps.dispatch.concurrency;
+    // The slots' worth of the oldest due events (each a whole document read and parsed).
+    const oldest = await nextDispatchable(deps, { limit: slots });
+    take(oldest);
+    // One tenant's backlog filled its share and slots are left: the other tenants' oldest due
+    // events, which that backlog would otherwise hide from every pass until it is worked off.
+    const full = [...taken].filter(([, count]) => count >= deps.dispatch.tenantConcurrency).map(([tenant]) => tenant);
+    if (full.length === 1 && work.length < slots && oldest.length === slots) {
+      take(await nextDispatchable(deps, { limit: slots - work.length, exceptTenantId: full[0] }));
+    }
     if (work.length === 0) return false;
     let last = 0;
     let next = 0;
