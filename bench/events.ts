@@ -34,6 +34,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { callConnector, PROTOCOL_VERSION } from '../adapters/connector-sdk';
+import { startBareQueue } from './_events-bare';
 import { type OutsideMessage, type OutsideRequest, wallClockMs } from './_events-outside';
 import { handleCommand } from '../application/command-handling/handle-command';
 import { emitOrchestrationEvent } from '../application/orchestration/orchestration-events';
@@ -73,6 +74,8 @@ interface Measurement {
   latencies: number[];
   /** This process's CPU time (user + system) over the section, ms: the platform's, and the bench's bookkeeping. */
   cpuMs: number;
+  /** The outside process's, over its emits (HTTP sections): the producers and the connector. */
+  outsideCpuMs?: number;
 }
 
 const cpuMsSince = (from: NodeJS.CpuUsage): number => {
@@ -238,8 +241,15 @@ async function setUp(): Promise<Bench> {
 
 type Emit = (orderId: string) => Promise<string>;
 
+/** What emitted events go to: the platform, or the bare queue of the fair reference. */
+interface Target {
+  baseUrl: string;
+  token: string;
+  processed(eventId: string): Promise<number>;
+}
+
 /** N events from `concurrency` emitters in this process; each timed from its emit's answer to its processed event. */
-async function measureEvents(bench: Bench, name: string, emit: Emit, count: number, concurrency: number, prefix: string): Promise<Measurement> {
+async function measureEvents(bench: Target, name: string, emit: Emit, count: number, concurrency: number, prefix: string): Promise<Measurement> {
   const latencies: number[] = [];
   const settled: Array<Promise<number>> = [];
   const cpu = process.cpuUsage();
@@ -254,21 +264,21 @@ async function measureEvents(bench: Bench, name: string, emit: Emit, count: numb
 }
 
 /** N events emitted over HTTP by the producers of the outside process; each timed from its emit's answer (there) to its processed event (here). */
-async function measureHttpEvents(bench: Bench, name: string, count: number, concurrency: number, prefix: string): Promise<Measurement> {
+async function measureHttpEvents(outside: Outside, target: Target, name: string, count: number, concurrency: number, prefix: string): Promise<Measurement> {
   const latencies: number[] = [];
   const settled: Array<Promise<number>> = [];
-  bench.outside.onEmitted = (events) => {
-    for (const { id, at: emittedAt } of events) settled.push(bench.processed(id).then((at) => (latencies.push(at - emittedAt), at)));
+  outside.onEmitted = (events) => {
+    for (const { id, at: emittedAt } of events) settled.push(target.processed(id).then((at) => (latencies.push(at - emittedAt), at)));
   };
   const cpu = process.cpuUsage();
-  bench.outside.send({ kind: 'emit', base_url: bench.baseUrl, token: bench.token, count, concurrency, prefix });
-  const { started_at } = await bench.outside.next('emits_done');
+  outside.send({ kind: 'emit', base_url: target.baseUrl, token: target.token, count, concurrency, prefix });
+  const { started_at, cpu_ms } = await outside.next('emits_done');
   const last = Math.max(...(await Promise.all(settled)));
-  bench.outside.onEmitted = null;
-  return { name, events: count, seconds: (last - started_at) / 1000, latencies: latencies.sort((a, b) => a - b), cpuMs: cpuMsSince(cpu) };
+  outside.onEmitted = null;
+  return { name, events: count, seconds: (last - started_at) / 1000, latencies: latencies.sort((a, b) => a - b), cpuMs: cpuMsSince(cpu), outsideCpuMs: cpu_ms };
 }
 
-/** The bare reference: one signed tool.invoke of notify_warehouse per event, nothing stored. */
+/** The ceiling: one signed tool.invoke of notify_warehouse per event, nothing stored. */
 async function measureReference(bench: Bench, count: number, concurrency: number, prefix: string): Promise<Measurement> {
   const latencies: number[] = [];
   const cpu = process.cpuUsage();
@@ -290,6 +300,8 @@ async function measureReference(bench: Bench, count: number, concurrency: number
 export async function run(args: string[]): Promise<void> {
   const options = parseOptions(args);
   const bench = await setUp();
+  const bareDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-events-bare-'));
+  const bare = await startBareQueue({ file: path.join(bareDir, 'queue.db'), connectorUrl: bench.connectorUrl, secret: SECRET, concurrency: bench.platform.config.orchestrationDispatch.concurrency });
   try {
     const viaUseCase: Emit = async (orderId) =>
       (await emitOrchestrationEvent(bench.platform.orchestration, bench.principal, { name: 'shop.order.created', source: 'bench', payload: { order_id: orderId } }, systemContext('bench'))).event.value.id;
@@ -299,26 +311,34 @@ export async function run(args: string[]): Promise<void> {
     );
     // Warm-up: JIT, caches, the connector's keep-alive sockets.
     await measureReference(bench, options.warmup, options.concurrency, 'warm-ref');
-    await measureHttpEvents(bench, 'warm-up', options.warmup, options.concurrency, 'warm-http');
+    await measureHttpEvents(bench.outside, bare, 'warm-up', options.warmup, options.concurrency, 'warm-bare-http');
+    await measureEvents(bare, 'warm-up', bare.emit, options.warmup, options.concurrency, 'warm-bare');
+    await measureHttpEvents(bench.outside, bench, 'warm-up', options.warmup, options.concurrency, 'warm-http');
     await measureEvents(bench, 'warm-up', viaUseCase, options.warmup, options.concurrency, 'warm-app');
 
-    const reference = await measureReference(bench, options.events, options.concurrency, 'ref');
-    const http = await measureHttpEvents(bench, 'platform, emitted over HTTP (POST /api/v1/org/events)', options.events, options.concurrency, 'http');
+    const ceiling = await measureReference(bench, options.events, options.concurrency, 'ref');
+    const bareHttp = await measureHttpEvents(bench.outside, bare, 'fair reference: bare durable queue (SQLite), emitted over HTTP', options.events, options.concurrency, 'bare-http');
+    const bareInProcess = await measureEvents(bare, 'fair reference: bare durable queue (SQLite), emitted in process', bare.emit, options.events, options.concurrency, 'bare');
+    const http = await measureHttpEvents(bench.outside, bench, 'platform, emitted over HTTP (POST /api/v1/org/events)', options.events, options.concurrency, 'http');
     const useCase = await measureEvents(bench, 'platform, emitted through the use case (emitOrchestrationEvent, no HTTP)', viaUseCase, options.events, options.concurrency, 'app');
 
     console.log('');
-    console.log('| path | events | seconds | events/s | p50 ms | p99 ms | max ms | CPU ms per event (this process) |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-    for (const m of [reference, http, useCase]) {
+    console.log('| path | events | seconds | events/s | p50 ms | p99 ms | max ms | CPU ms per event: this process | the outside process (until its last emit) |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const m of [ceiling, bareHttp, bareInProcess, http, useCase]) {
+      const outsideCpu = m.outsideCpuMs === undefined ? '-' : (m.outsideCpuMs / m.events).toFixed(2);
       console.log(
-        `| ${m.name} | ${m.events} | ${m.seconds.toFixed(2)} | ${Math.round(m.events / m.seconds)} | ${percentile(m.latencies, 0.5).toFixed(1)} | ${percentile(m.latencies, 0.99).toFixed(1)} | ${m.latencies[m.latencies.length - 1].toFixed(1)} | ${(m.cpuMs / m.events).toFixed(2)} |`,
+        `| ${m.name} | ${m.events} | ${m.seconds.toFixed(2)} | ${Math.round(m.events / m.seconds)} | ${percentile(m.latencies, 0.5).toFixed(1)} | ${percentile(m.latencies, 0.99).toFixed(1)} | ${m.latencies[m.latencies.length - 1].toFixed(1)} | ${(m.cpuMs / m.events).toFixed(2)} | ${outsideCpu} |`,
       );
     }
     console.log('');
     const rate = (m: Measurement): number => m.events / m.seconds;
-    console.log(`ratio platform over HTTP / reference: ${(rate(http) / rate(reference)).toFixed(3)}; through the use case / reference: ${(rate(useCase) / rate(reference)).toFixed(3)}`);
+    console.log(`fair ratio, platform / bare durable queue: over HTTP ${(rate(http) / rate(bareHttp)).toFixed(3)}, in process ${(rate(useCase) / rate(bareInProcess)).toFixed(3)}`);
+    console.log(`against the ceiling (callConnector alone): over HTTP ${(rate(http) / rate(ceiling)).toFixed(3)}, in process ${(rate(useCase) / rate(ceiling)).toFixed(3)}`);
     console.log(`target (issue #14): >= 1000 events/s end to end; over HTTP ${Math.round(rate(http))} events/s`);
   } finally {
+    await bare.close();
+    fs.rmSync(bareDir, { recursive: true, force: true });
     await bench.close();
   }
 }
