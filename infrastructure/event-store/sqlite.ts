@@ -90,6 +90,8 @@ CREATE TABLE IF NOT EXISTS streams (
 const PAGE_SIZE = 500;
 /** Events kept in the tail; a subscriber further behind reads SQLite. */
 const TAIL_CAPACITY = 8192;
+/** Rows of recently read or written streams kept for the commands that read them again. */
+const RECENT_STREAM_ROWS = 16_384;
 
 export interface SqliteEventStoreOptions {
   /** How often subscribers look for appends made by other processes. */
@@ -115,6 +117,7 @@ export class SqliteEventStore implements EventStore {
    */
   private readonly allReads = new Map<string, Statement<Array<string | number>, EventRow>>();
   private readonly tail: CommittedTail;
+  private readonly recentStreams = new RecentStreams(RECENT_STREAM_ROWS);
   private headThisTurn: number | null = null;
 
   constructor(private readonly db: SqliteDatabase, options: SqliteEventStoreOptions = {}) {
@@ -181,7 +184,9 @@ export class SqliteEventStore implements EventStore {
     }
     const outcomes = result.outcomes;
     let head = 0;
-    this.tail.add(outcomes.flatMap((outcome) => (outcome.ok ? outcome.rows : [])));
+    const committed = outcomes.flatMap((outcome) => (outcome.ok ? outcome.rows : []));
+    this.tail.add(committed);
+    this.recentStreams.append(committed);
     group.forEach((append, index) => {
       const outcome = outcomes[index];
       if (outcome.ok) {
@@ -260,9 +265,19 @@ export class SqliteEventStore implements EventStore {
     const maxCount = options.maxCount ?? Number.MAX_SAFE_INTEGER;
     const backwards = options.direction === 'backwards';
     const from = options.fromRevision ?? (backwards ? row.revision : lowest);
-    const rows = backwards
-      ? this.statements.streamBackwards.all(stream, from, lowest, maxCount)
-      : this.statements.streamForwards.all(stream, Math.max(from, lowest), maxCount);
+    const held = this.recentStreams.rows(stream, row.revision, lowest);
+    let rows: EventRow[];
+    if (held) {
+      rows = backwards
+        ? held.filter((event) => event.revision <= from).reverse().slice(0, maxCount)
+        : held.filter((event) => event.revision >= from).slice(0, maxCount);
+    } else {
+      rows = backwards
+        ? this.statements.streamBackwards.all(stream, from, lowest, maxCount)
+        : this.statements.streamForwards.all(stream, Math.max(from, lowest), maxCount);
+      // The whole visible stream, read forwards: kept for the next command on it.
+      if (!backwards && from <= lowest && rows.length < maxCount) this.recentStreams.keep(stream, lowest, rows);
+    }
     const maxAge = this.metadataOf(row).maxAge;
     const events = rows.map(toRecordedEvent);
     if (maxAge === undefined) return events;
@@ -456,6 +471,72 @@ function prefixSql(column: string, prefixes: readonly string[]): { sql: string; 
     sql: `(${prefixes.map(() => `substr(${column}, 1, ?) = ?`).join(' OR ')})`,
     params: prefixes.flatMap((prefix) => [String(prefix.length), prefix]),
   };
+}
+
+/**
+ * The rows of the streams read or written lately, by stream: a command reads the stream it
+ * appends to, often one this process has just written (an orchestration event's attempt is
+ * five commands on its stream in a row). An entry holds a stream's rows from a revision to its
+ * last, and is used only when the stream's stored revision, read on every call, is still its
+ * last and the visible range starts within it: another process's append, a deletion or
+ * truncation is seen there. This process's commits extend an entry; the least recently used
+ * go once `capacity` rows are held.
+ */
+class RecentStreams {
+  private readonly entries = new Map<string, { from: number; rows: EventRow[] }>();
+  private held = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  /** The rows from `lowest` to `revision`, when held; null otherwise. */
+  rows(stream: string, revision: number, lowest: number): EventRow[] | null {
+    const entry = this.entries.get(stream);
+    if (!entry) return null;
+    const last = entry.rows.length === 0 ? entry.from - 1 : entry.rows[entry.rows.length - 1].revision;
+    if (last !== revision || lowest < entry.from) return null;
+    this.entries.delete(stream);
+    this.entries.set(stream, entry);
+    return lowest === entry.from ? entry.rows : entry.rows.filter((row) => row.revision >= lowest);
+  }
+
+  keep(stream: string, from: number, rows: EventRow[]): void {
+    this.forget(stream);
+    this.entries.set(stream, { from, rows });
+    this.held += rows.length;
+    this.trim();
+  }
+
+  /** Committed rows, in position order: each extends its stream's entry, or starts one for a new stream. */
+  append(committed: EventRow[]): void {
+    for (const row of committed) {
+      const entry = this.entries.get(row.stream);
+      const last = entry ? (entry.rows.length === 0 ? entry.from - 1 : entry.rows[entry.rows.length - 1].revision) : -1;
+      if (entry && last === row.revision - 1) {
+        entry.rows.push(row);
+        this.held += 1;
+      } else if (!entry && row.revision === 0) {
+        this.entries.set(row.stream, { from: 0, rows: [row] });
+        this.held += 1;
+      } else {
+        this.forget(row.stream);
+      }
+    }
+    this.trim();
+  }
+
+  private forget(stream: string): void {
+    const entry = this.entries.get(stream);
+    if (!entry) return;
+    this.held -= entry.rows.length;
+    this.entries.delete(stream);
+  }
+
+  private trim(): void {
+    for (const stream of this.entries.keys()) {
+      if (this.held <= this.capacity) return;
+      this.forget(stream);
+    }
+  }
 }
 
 /**

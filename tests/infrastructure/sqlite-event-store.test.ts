@@ -127,3 +127,56 @@ describe('SQLite event store: the tail of the last commits', () => {
     expect(second[0].data).to.deep.equal({ items: [1] });
   });
 });
+
+describe('SQLite event store: streams kept for the commands that read them again', () => {
+  let fixture: ReturnType<typeof sqliteFixture<SqliteEventStore>>;
+
+  beforeEach(() => {
+    fixture = sqliteFixture((db) => new SqliteEventStore(db, { pollIntervalMs: 20 }));
+  });
+
+  afterEach(() => fixture.dispose());
+
+  it('reads every stream as a store that keeps nothing does, through appends, deletion, truncation and another process', async () => {
+    const store = fixture.store;
+    const other = openSqliteDatabase(fixture.path);
+    // A second process: its own connection and nothing in memory; it also appends.
+    const elsewhere = new SqliteEventStore(other);
+    const stream = uniqueStream();
+    const reads = [
+      {},
+      { direction: 'backwards' as const },
+      { fromRevision: 2 },
+      { direction: 'backwards' as const, fromRevision: 3, maxCount: 2 },
+      { maxCount: 1 },
+    ];
+    const same = async (step: string): Promise<void> => {
+      for (const options of reads) {
+        expect(summary(await store.readStream(stream, options)), `${step} ${JSON.stringify(options)}`).to.deep.equal(summary(await elsewhere.readStream(stream, options)));
+      }
+    };
+    try {
+      await store.appendToStream(stream, [newEvent('A'), newEvent('B')]);
+      await same('created');
+      await store.readStream(stream);
+      await store.appendToStream(stream, [newEvent('C')]);
+      await same('appended here');
+      await elsewhere.appendToStream(stream, [newEvent('D')]);
+      await same('appended by another process');
+      await store.appendToStream(stream, [newEvent('E'), newEvent('F')]);
+      await same('appended here again');
+      await store.setStreamMetadata(stream, { maxCount: 3 });
+      await same('max count');
+      await store.setStreamMetadata(stream, {});
+      await same('max count lifted');
+      await store.deleteStream(stream);
+      expect(await store.readStream(stream)).to.deep.equal([]);
+      await store.appendToStream(stream, [newEvent('G')]);
+      await same('appended after deletion');
+      expect((await store.readStream(stream)).map((event) => event.type)).to.deep.equal(['G']);
+    } finally {
+      await elsewhere.close();
+      other.close();
+    }
+  });
+});
