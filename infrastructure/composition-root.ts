@@ -496,7 +496,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     ? new OpenAiSpeech({ baseUrl: config.speech.baseUrl, apiKey: config.speech.apiKey, sttModel: config.speech.sttModel, ttsModel: config.speech.ttsModel, timeoutMs: config.speech.timeoutMs })
     : null;
   const speechSettings = { maxAudioBytes: config.speech.maxAudioBytes, defaultVoice: config.speech.ttsVoice, perMinute: config.speech.requestsPerMinute };
-  const widgetOptions = { publicUrl: config.publicUrl };
+  const widgetOptions = { publicUrl: config.publicUrl, bodyLimitBytes: config.bodyLimitBytes };
 
   let closed = false;
   // Each OpenAPI document an import reads is read in a worker thread of its own (its heap bounded too).
@@ -526,7 +526,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     chatRouter(identity, accessDenials, chat, { heartbeatMs: config.chatHeartbeatMs }),
     conversationsRouter(identity, accessDenials),
     tenantRouter(identity, accessDenials, { outbound }),
-    widgetRouter(identity, chat, { publicUrl: config.publicUrl, heartbeatMs: config.chatHeartbeatMs }),
+    widgetRouter(identity, chat, { ...widgetOptions, heartbeatMs: config.chatHeartbeatMs }),
     integrationsRouter(identity, accessDenials, { outbound }),
     toolCallsRouter(identity, accessDenials, { outbound, logger: toolCalls.logger, toolLimits: toolCalls.toolLimits, accessTokens: toolCalls.accessTokens, connectorWaitMs: toolCalls.connectorWaitMs }),
     integrationImportRouter(identity, accessDenials, { outbound, openapi: { maxBytes: config.openapiMaxBytes, fetchTimeoutMs: config.openapiFetchTimeoutMs }, openapiReader }),

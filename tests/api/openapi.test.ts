@@ -108,7 +108,7 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       if (!body) continue;
       const types = Object.keys(body.content);
       const expected =
-        kind.kind === 'json' ? ['application/json'] : kind.kind === 'multipart' ? ['multipart/form-data'] : kind.kind === 'form' ? ['application/x-www-form-urlencoded'] : [...kind.types];
+        kind.kind === 'json' || kind.kind === 'json_in_route' ? ['application/json'] : kind.kind === 'multipart' ? ['multipart/form-data'] : kind.kind === 'form' ? ['application/x-www-form-urlencoded'] : [...kind.types];
       if (!expected.every((type) => types.includes(type))) mismatches.push(`${route} reads ${kind.kind} but is described as ${types.join(', ')}`);
     }
     expect(mismatches).to.deep.equal([]);

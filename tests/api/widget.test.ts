@@ -187,6 +187,23 @@ describe('the widget’s HTTP routes (/api/v1/widget)', () => {
       expect(response.headers.get('access-control-allow-origin')).to.equal(SHOP);
     });
 
+    it('reads a body only after the token and origin, so a browser can read a 400 or 415 about it', async () => {
+      const routes = ['/api/v1/widget/chat', '/api/v1/widget/identity/clear', '/api/v1/widget/messages/m-1/feedback', '/api/v1/widget/conversations/c-1/handoff', '/api/v1/widget/leads'];
+      for (const path of routes) {
+        const send = (headers: Record<string, string>, rawBody: string, type: string) => server.request('POST', path, { headers: { ...headers, 'content-type': type }, rawBody });
+        const broken = await send(visitorHeaders(token, VISITOR, { origin: SHOP }), '{"message": ', 'application/json');
+        expect([broken.status, broken.json?.code, broken.headers.get('access-control-allow-origin')], `${path}: ${broken.text}`).to.deep.equal([400, 'malformed_json', SHOP]);
+        const typed = await send(visitorHeaders(token, VISITOR, { origin: SHOP }), 'message=hi', 'text/plain');
+        expect([typed.status, typed.json?.code, typed.headers.get('access-control-allow-origin')], `${path}: ${typed.text}`).to.deep.equal([415, 'unsupported_media_type', SHOP]);
+        // The token and origin come first: their refusals stand whatever the body.
+        const elsewhere = await send(visitorHeaders(token, VISITOR, { origin: 'https://evil.example' }), '{"message": ', 'application/json');
+        expect([elsewhere.status, elsewhere.json?.code, elsewhere.headers.get('access-control-allow-origin')], path).to.deep.equal([403, 'origin_not_allowed', null]);
+        const anonymous = await send({ origin: SHOP }, '{"message": ', 'application/json');
+        expect(anonymous.status, path).to.equal(401);
+        for (const response of [broken, typed, elsewhere, anonymous]) expect(await response.events(), path).to.deep.equal([]);
+      }
+    });
+
     it('answers the preflight of every widget route without a token: 204 with the methods, headers and lifetime', async () => {
       for (const path of ['/api/v1/widget/chat', '/api/v1/widget/settings', '/api/v1/widget/conversations/c-1/messages', '/api/v1/widget/identity/clear', '/api/v1/widget/leads']) {
         const response = await server.request('OPTIONS', path, { headers: { origin: SHOP, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-widget-visitor' } });

@@ -7,7 +7,8 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 
-export type BodyKind = { kind: 'json' } | { kind: 'multipart' } | { kind: 'form' } | { kind: 'raw'; types: readonly string[] };
+/** `json_in_route`: JSON still, but parsed by the route after its own first middleware (json.ts). */
+export type BodyKind = { kind: 'json' } | { kind: 'json_in_route' } | { kind: 'multipart' } | { kind: 'form' } | { kind: 'raw'; types: readonly string[] };
 
 /** The media types parsed as JSON (the check and the parser use this one list). */
 export const JSON_TYPES: readonly string[] = ['application/json', 'application/*+json'];

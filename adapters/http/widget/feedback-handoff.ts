@@ -12,22 +12,24 @@ import type { WidgetAccessDependencies } from '../../../application/widget/widge
 import { FeedbackBody } from '../conversations/conversations';
 import { decodeBody } from '../decode';
 import { requestContextOf } from '../request-context';
-import { type WidgetState, authenticateWidgetRequest, requestVisitor } from './widget-auth';
+import { jsonBodyInRoute } from '../bodies/json';
+import { type WidgetRoutesOptions, type WidgetState, authenticateWidgetRequest, requestVisitor } from './widget-auth';
 
 export const VisitorHandoffBody = t.type({ reason: t.union([t.string, t.undefined]) }, 'VisitorHandoffBody');
 
-export function widgetFeedbackHandoffRouter(deps: ConversationDependencies & WidgetAccessDependencies, options: { publicUrl: string | null }): Router<WidgetState> {
+export function widgetFeedbackHandoffRouter(deps: ConversationDependencies & WidgetAccessDependencies, options: WidgetRoutesOptions): Router<WidgetState> {
   const router = new Router<WidgetState>({ prefix: '/api/v1/widget' });
   const widget = authenticateWidgetRequest(deps, options);
+  const body = jsonBodyInRoute(options.bodyLimitBytes);
 
-  router.post('/messages/:id/feedback', widget, async (ctx) => {
+  router.post('/messages/:id/feedback', widget, body, async (ctx) => {
     const visitor = requestVisitor(deps, ctx);
     const { rating, comment } = decodeBody(FeedbackBody, ctx.request.body);
     ctx.body = await giveVisitorFeedback(deps, ctx.state.widget, visitor, ctx.params.id, { rating, comment }, requestContextOf(ctx));
     ctx.status = 201;
   });
 
-  router.post('/conversations/:id/handoff', widget, async (ctx) => {
+  router.post('/conversations/:id/handoff', widget, body, async (ctx) => {
     const visitor = requestVisitor(deps, ctx);
     const { reason } = decodeBody(VisitorHandoffBody, ctx.request.body);
     ctx.body = await handOffVisitorConversation(deps, ctx.state.widget, visitor, ctx.params.id, { reason }, requestContextOf(ctx));

@@ -9,7 +9,8 @@ import type { UseCaseDependencies } from '../../../application/shared/dependenci
 import { decodeBody } from '../decode';
 import { idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
 import { requestContextOf } from '../request-context';
-import { type WidgetState, authenticateWidgetRequest, requestVisitor } from './widget-auth';
+import { jsonBodyInRoute } from '../bodies/json';
+import { type WidgetRoutesOptions, type WidgetState, authenticateWidgetRequest, requestVisitor } from './widget-auth';
 import { widgetVisitorCaller } from './widget-visitor-requests';
 
 const Field = t.union([t.string, t.null, t.undefined]);
@@ -32,10 +33,10 @@ export const LeadBody = t.type(
 
 export type WidgetLeadsDependencies = LeadDependencies & UseCaseDependencies;
 
-export function widgetLeadsRouter(deps: WidgetLeadsDependencies, options: { publicUrl: string | null }): Router<WidgetState> {
+export function widgetLeadsRouter(deps: WidgetLeadsDependencies, options: WidgetRoutesOptions): Router<WidgetState> {
   const router = new Router<WidgetState>({ prefix: '/api/v1/widget' });
 
-  router.post('/leads', authenticateWidgetRequest(deps, options), idempotentCreation(deps, widgetVisitorCaller(deps)), async (ctx) => {
+  router.post('/leads', authenticateWidgetRequest(deps, options), jsonBodyInRoute(options.bodyLimitBytes), idempotentCreation(deps, widgetVisitorCaller(deps)), async (ctx) => {
     const visitor = requestVisitor(deps, ctx);
     const body = decodeBody(LeadBody, ctx.request.body);
     ctx.body = await captureLead(deps, ctx.state.widget, visitor, body, requestContextOf(ctx), { idempotencyKey: idempotencySeedOf(ctx) });

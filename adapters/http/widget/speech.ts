@@ -18,7 +18,8 @@ import { decodeBody } from '../decode';
 import { HttpError } from '../errors';
 import { principalOf } from '../middleware/authenticate';
 import { bearerToken } from '../request-context';
-import { type WidgetState, authenticateWidgetRequest, requestVisitor } from './widget-auth';
+import { jsonBodyInRoute } from '../bodies/json';
+import { type WidgetRoutesOptions, type WidgetState, authenticateWidgetRequest, requestVisitor } from './widget-auth';
 
 export const TtsBody = t.type({ text: t.string, voice: t.union([t.string, t.null, t.undefined]) }, 'TtsBody');
 
@@ -29,7 +30,7 @@ interface SpeechState extends WidgetState {
   speechCaller: SpeechCaller;
 }
 
-export function speechRouter(identity: UseCaseDependencies, deps: SpeechDependencies, options: { publicUrl: string | null }): Router<SpeechState> {
+export function speechRouter(identity: UseCaseDependencies, deps: SpeechDependencies, options: WidgetRoutesOptions): Router<SpeechState> {
   const router = new Router<SpeechState>({ prefix: '/api/v1/widget' });
   const widget = authenticateWidgetRequest(identity, options);
 
@@ -69,7 +70,7 @@ export function speechRouter(identity: UseCaseDependencies, deps: SpeechDependen
     ctx.body = await transcribeSpeech(deps, ctx.state.speechCaller, await readFile(file.path));
   });
 
-  router.post('/tts', caller, async (ctx) => {
+  router.post('/tts', caller, jsonBodyInRoute(options.bodyLimitBytes), async (ctx) => {
     const body = decodeBody(TtsBody, ctx.request.body);
     const audio = await synthesizeSpeech(deps, ctx.state.speechCaller, body);
     ctx.set('cache-control', 'no-store');

@@ -22,6 +22,14 @@ export const WIDGET_USER_HASH_HEADER = 'X-Widget-User-Hash';
 /** The headers a widget's cross-origin request may send (CORS preflight). */
 export const WIDGET_REQUEST_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'x-widget-visitor', 'x-widget-user-id', 'x-widget-user-hash', 'x-end-user-token', 'x-end-user-session', 'x-request-id', 'x-correlation-id'];
 
+/** What every widget router is built with. */
+export interface WidgetRoutesOptions {
+  /** PUBLIC_URL: its origin (the public chat page's) is always allowed. */
+  publicUrl: string | null;
+  /** BODY_LIMIT_BYTES: a widget route reads its JSON body itself, after the token and origin (bodies/json.ts). */
+  bodyLimitBytes: number;
+}
+
 export interface WidgetState extends RequestState {
   widget: WidgetPrincipal;
 }

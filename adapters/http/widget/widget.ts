@@ -28,7 +28,8 @@ import { HttpError } from '../errors';
 import { IDEMPOTENCY_KEY_HEADER, type IdempotencyCaller, idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
 import { pageQuery } from '../pagination';
 import { requestContextOf } from '../request-context';
-import { WIDGET_REQUEST_HEADERS, type WidgetState, authenticateWidgetRequest, requestVisitor } from './widget-auth';
+import { jsonBodyInRoute } from '../bodies/json';
+import { WIDGET_REQUEST_HEADERS, type WidgetRoutesOptions, type WidgetState, authenticateWidgetRequest, requestVisitor } from './widget-auth';
 
 const OptionalId = t.union([NonEmptyTrimmed, t.null, t.undefined]);
 export const WidgetChatBody = t.type({ message: t.string, conversation_id: OptionalId }, 'WidgetChatBody');
@@ -38,9 +39,7 @@ export const IdentityClearBody = t.type({ conversation_id: OptionalId }, 'Identi
 export const WIDGET_ALLOWED_METHODS = 'GET, POST';
 export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-export interface WidgetRouteOptions {
-  /** PUBLIC_URL: its origin (the public chat page's) is always allowed. */
-  publicUrl: string | null;
+export interface WidgetRouteOptions extends WidgetRoutesOptions {
   /** CHAT_HEARTBEAT_MS: how often a streamed answer sends its keep-alive comment. */
   heartbeatMs: number;
 }
@@ -104,10 +103,12 @@ export function widgetRouter(identity: UseCaseDependencies, chat: WidgetChatDepe
   const router = new Router<VisitorState>({ prefix: '/api/v1/widget' });
   const widget = authenticateWidgetRequest(identity, { publicUrl: options.publicUrl });
   const visitor = withVisitor(identity);
+  // After the token and origin: a browser can read a 400 or 415 about the body too.
+  const body = jsonBodyInRoute(options.bodyLimitBytes);
 
   router.options('/*path', widgetPreflight);
 
-  router.post('/chat', widget, visitor, noKeyOnStream, idempotentCreation<VisitorState>(identity, visitorCaller), async (ctx) => {
+  router.post('/chat', widget, body, visitor, noKeyOnStream, idempotentCreation<VisitorState>(identity, visitorCaller), async (ctx) => {
     const request = turnRequestOf(ctx);
     const context = requestContextOf(ctx);
     if (wantsStream(ctx)) {
@@ -132,7 +133,7 @@ export function widgetRouter(identity: UseCaseDependencies, chat: WidgetChatDepe
     ctx.body = await listVisitorMessages(identity, ctx.state.widget, ctx.state.visitor, ctx.params.id, pageQuery(ctx.query));
   });
 
-  router.post('/identity/clear', widget, visitor, async (ctx) => {
+  router.post('/identity/clear', widget, body, visitor, async (ctx) => {
     const { conversation_id } = decodeBody(IdentityClearBody, ctx.request.body);
     await clearVisitorIdentity(chat, ctx.state.widget, ctx.state.visitor, conversation_id ?? null, requestContextOf(ctx));
     ctx.status = 204;
