@@ -138,8 +138,9 @@ export async function nextDispatchable(deps: DispatchQueueDependencies, options:
   const due: Where = { ...tenant, status: { in: WAITING }, due_at: { lte: now.toISOString() } };
   const candidates: DispatchCandidate[] = [];
 
-  // A few more than asked, for the expired ones skipped below (rare: the expiry pass ends them).
-  const single = await collection(deps).find({ where: { ...due, sequence_key: null }, sort: { field: 'due_at', direction: 'asc' }, limit: Math.min(1000, limit + 32) });
+  // Each is a whole document read and parsed, so no more than asked: an expired one among them
+  // (rare: the expiry pass ends them) leaves its place empty for this pass.
+  const single = await collection(deps).find({ where: { ...due, sequence_key: null }, sort: { field: 'due_at', direction: 'asc' }, limit: Math.min(1000, limit) });
   for (const doc of single.items) if (!hasExpired(doc, now)) candidates.push(candidateOf(doc, null));
 
   // Each sequence with something due, oldest due first; its head decides for the whole sequence.
