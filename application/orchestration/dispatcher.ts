@@ -157,6 +157,10 @@ export class OrchestrationDispatcher {
   private waitFor = 0;
   private readonly active = new Set<string>();
   private readonly random: () => number;
+  /** The tenants whose events woke the runner since the other tenants' queue was last read; `anyone`: a wake of no tenant. */
+  private wokenBy: Set<string> | 'anyone' = 'anyone';
+  /** The tenant whose backlog filled its share when a read of every other tenant's due events found none. */
+  private nothingElseDue: string | null = null;
   /** True: passes do nothing (a test sets the stage by hand, as a process would have left it). */
   pause = false;
 
@@ -165,8 +169,10 @@ export class OrchestrationDispatcher {
   }
 
   /** Asks for a pass (after the read models show `position`); resolves when the runner is idle again. */
-  wake(position?: number | null): Promise<void> {
+  wake(position?: number | null, tenantId?: string): Promise<void> {
     if (position !== undefined && position !== null) this.waitFor = Math.max(this.waitFor, position);
+    if (tenantId === undefined) this.wokenBy = 'anyone';
+    else if (this.wokenBy !== 'anyone') this.wokenBy.add(tenantId);
     if (this.running) {
       this.again = true;
       return this.running;
@@ -222,9 +228,19 @@ export class OrchestrationDispatcher {
     take(oldest);
     // One tenant's backlog filled its share and slots are left: the other tenants' oldest due
     // events, which that backlog would otherwise hide from every pass until it is worked off.
+    // That read passes over the whole backlog, so it is skipped while it found nothing last time
+    // and only that tenant's events woke the runner since (a wake of no tenant, the due pass
+    // every second, a retry's timer, lets it run again).
     const full = [...taken].filter(([, count]) => count >= deps.dispatch.tenantConcurrency).map(([tenant]) => tenant);
     if (full.length === 1 && work.length < slots && oldest.length === slots) {
-      take(await nextDispatchable(deps, { limit: slots - work.length, exceptTenantId: full[0] }));
+      const [busy] = full;
+      const nothingNew = this.nothingElseDue === busy && this.wokenBy !== 'anyone' && [...this.wokenBy].every((tenant) => tenant === busy);
+      if (!nothingNew) {
+        this.wokenBy = new Set();
+        const others = await nextDispatchable(deps, { limit: slots - work.length, exceptTenantId: busy });
+        this.nothingElseDue = others.length === 0 ? busy : null;
+        take(others);
+      }
     }
     if (work.length === 0) return false;
     let last = 0;
@@ -450,8 +466,8 @@ async function loadAttempts(deps: Pick<DispatcherDependencies, 'eventStore'>, ev
 type WakingType = 'OrchestrationEventQueued' | 'OrchestrationEventProcessed' | 'OrchestrationEventDeadLettered' | 'OrchestrationEventExpired' | 'OrchestrationEventRequeued';
 
 export function orchestrationDispatcherSaga(dispatcher: OrchestrationDispatcher, logger: Logger): Saga<WakingType> {
-  const wake = (position?: number): void => {
-    dispatcher.wake(position).catch((error: unknown) => logger.error({ err: error }, 'orchestration dispatcher failed'));
+  const wake = (position?: number, tenantId?: string): void => {
+    dispatcher.wake(position, tenantId).catch((error: unknown) => logger.error({ err: error }, 'orchestration dispatcher failed'));
   };
   return {
     name: ORCHESTRATION_DISPATCHER,
@@ -459,7 +475,7 @@ export function orchestrationDispatcherSaga(dispatcher: OrchestrationDispatcher,
     filter: { kind: 'event_type', types: ['OrchestrationEventQueued', 'OrchestrationEventProcessed', 'OrchestrationEventDeadLettered', 'OrchestrationEventExpired', 'OrchestrationEventRequeued'] },
     // Waking is all it does: the queue in the read model is the work, so nothing waits on the delivery.
     async handle(event) {
-      wake(event.position);
+      wake(event.position, event.data.tenant_id);
     },
     async runDue() {
       wake();
