@@ -19,7 +19,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { callConnector, PROTOCOL_VERSION } from '../adapters/connector-sdk';
 import { timeOrderedIdGenerator } from '../infrastructure/system';
-import { wallClockMs } from './_events-outside';
+import { Arrivals } from './_events-clock';
 
 export interface BareQueue {
   baseUrl: string;
@@ -92,16 +92,8 @@ export async function startBareQueue(options: { file: string; connectorUrl: stri
       }
     });
 
-  const seen = new Map<string, number>();
-  const waiting = new Map<string, (at: number) => void>();
-  const markProcessed = (id: string): void => {
-    const at = wallClockMs();
-    const resolve = waiting.get(id);
-    if (resolve) {
-      waiting.delete(id);
-      resolve(at);
-    } else seen.set(id, at);
-  };
+  const processed = new Arrivals();
+  const markProcessed = (id: string): void => processed.arrived(id);
 
   // The dispatcher: up to `concurrency` events at once, oldest first.
   const claimed = new Set<string>();
@@ -197,14 +189,7 @@ export async function startBareQueue(options: { file: string; connectorUrl: stri
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     token,
     emit: async (orderId) => (await emit('shop.order.created', { order_id: orderId })).id,
-    processed(eventId) {
-      const at = seen.get(eventId);
-      if (at !== undefined) {
-        seen.delete(eventId);
-        return Promise.resolve(at);
-      }
-      return new Promise((resolve) => waiting.set(eventId, resolve));
-    },
+    processed: (eventId) => processed.when(eventId),
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       db.close();

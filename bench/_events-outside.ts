@@ -9,8 +9,8 @@
 // batches), then `{kind: 'emits_done', started_at}`.
 
 import http from 'node:http';
-import { performance } from 'node:perf_hooks';
 import { createExampleConnector } from '../adapters/connector-sdk/example/connector';
+import { wallClockMs } from './_events-clock';
 
 export type OutsideRequest = { kind: 'emit'; base_url: string; token: string; count: number; concurrency: number; prefix: string };
 export type OutsideMessage =
@@ -18,9 +18,6 @@ export type OutsideMessage =
   | { kind: 'emitted'; events: Array<{ id: string; at: number }> }
   | { kind: 'emits_done'; started_at: number; cpu_ms: number }
   | { kind: 'failed'; message: string };
-
-/** Wall-clock milliseconds with the monotonic clock's resolution: comparable across processes on one machine. */
-export const wallClockMs = (): number => performance.timeOrigin + performance.now();
 
 /** POSTs JSON on a keep-alive connection of `agent`: node:http, which costs the producer far less CPU than fetch. */
 function postJson(agent: http.Agent, url: URL, token: string, body: string): Promise<{ status: number; json: { id?: string } }> {

@@ -35,7 +35,8 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { callConnector, PROTOCOL_VERSION } from '../adapters/connector-sdk';
 import { startBareQueue } from './_events-bare';
-import { type OutsideMessage, type OutsideRequest, wallClockMs } from './_events-outside';
+import { Arrivals, wallClockMs } from './_events-clock';
+import type { OutsideMessage, OutsideRequest } from './_events-outside';
 import { handleCommand } from '../application/command-handling/handle-command';
 import { emitOrchestrationEvent } from '../application/orchestration/orchestration-events';
 import { seedPlanCatalogue } from '../application/plan/plans';
@@ -198,19 +199,12 @@ async function setUp(): Promise<Bench> {
   if (synced.status !== 200) throw new Error(`the connection was not synced: ${JSON.stringify(synced.json)}`);
 
   // Every OrchestrationEventProcessed, as the store records it.
-  const seen = new Map<string, number>();
-  const waiting = new Map<string, (at: number) => void>();
+  const processed = new Arrivals();
   const subscription = platform.storedEvents.subscribeToAll({ fromPosition: await platform.eventStore.headPosition() });
   const following = (async () => {
     for await (const message of subscription) {
       if (message.kind !== 'event' || message.event.type !== 'OrchestrationEventProcessed') continue;
-      const id = (message.event.data as { event_id: string }).event_id;
-      const at = wallClockMs();
-      const resolve = waiting.get(id);
-      if (resolve) {
-        waiting.delete(id);
-        resolve(at);
-      } else seen.set(id, at);
+      processed.arrived((message.event.data as { event_id: string }).event_id);
     }
   })();
   return {
@@ -220,14 +214,7 @@ async function setUp(): Promise<Bench> {
     token: session.token,
     outside,
     principal: { kind: 'user', user_id: owner.user_id, tenant_id: owner.tenant_id, role: 'owner', jti: 'bench' },
-    processed(eventId) {
-      const at = seen.get(eventId);
-      if (at !== undefined) {
-        seen.delete(eventId);
-        return Promise.resolve(at);
-      }
-      return new Promise((resolve) => waiting.set(eventId, resolve));
-    },
+    processed: (eventId) => processed.when(eventId),
     async close() {
       await subscription.stop();
       await following;
