@@ -16,8 +16,8 @@
 //                `ends_attempt`) | failed (FailAttempt with a retry time)
 //                | dead_letter (FailAttempt without one: the attempts are used up)
 //   failed       the last attempt failed; the next one is due at `next_attempt_at`.
-//                -> dispatched (StartDispatch once due) | queued (Requeue: the retry route)
-//                | expired (Expire, once `expires_at` passed)
+//                -> dispatched (StartDispatch once due; processed at once with no flow)
+//                | queued (Requeue: the retry route) | expired (Expire, once `expires_at` passed)
 //   processed    every flow ran to its end. Final (a replay makes a new event).
 //   dead_letter  attempts used up; waits for a person. -> queued (Requeue)
 //   expired      its expiry passed before it could be dispatched; never dispatched. Final.
