@@ -102,3 +102,64 @@ describe('orchestration dispatcher: slots shared between tenants (ORCHESTRATION_
     expect(client.order.slice(0, 4).filter((endpoint) => endpoint === quietEndpoint)).to.have.length(2);
   });
 });
+
+describe('orchestration dispatcher: another tenant’s events emitted while a backlog runs (the saga waking it)', () => {
+  let server: TestServer;
+  let client: HoldingClient;
+  const closers: Array<() => Promise<void>> = [];
+
+  before(async () => {
+    const outbound = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
+    client = new HoldingClient(new SignedConnectorClient(outbound, { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, clock: systemClock }));
+    // The dispatcher saga runs: events wake the runner as they are queued and processed.
+    server = await startTestServer(
+      { SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ORCHESTRATION_DISPATCH_CONCURRENCY: '4', ORCHESTRATION_TENANT_CONCURRENCY: '2' },
+      { connectorClient: client },
+    );
+  });
+  after(async () => {
+    for (const close of closers) await close().catch(() => undefined);
+    await server.close();
+  });
+
+  async function organization(slug: string): Promise<{ owner: Account; endpoint: string }> {
+    const owner = await registerOwner(server, slug);
+    await liftSeatLimit(server, owner.tenant_id);
+    await subscribeTo(server, owner.tenant_id, 'premium');
+    const listening = await createExampleConnector({ signingSecrets: [SECRET], otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');
+    closers.push(() => listening.close());
+    const headers = { authorization: `Bearer ${owner.token}` };
+    const endpoint = listening.url.replace(/\/svc$/, '');
+    const created = await server.request('POST', '/api/v1/org/sdk-connections', { headers, body: { name: `${slug} shop`, webhook_url: endpoint, signing_secret: SECRET, enabled: true } });
+    expect(created.status, created.text).to.equal(201);
+    const synced = await server.request('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, { headers, body: {} });
+    expect(synced.status, synced.text).to.equal(200);
+    return { owner, endpoint };
+  }
+
+  const until = async (done: () => boolean, what: string): Promise<void> => {
+    const deadline = Date.now() + 20_000;
+    while (!done()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+
+  it('starts them alongside the backlog, not after it', async () => {
+    const busy = await organization('busy-live-shop');
+    const quiet = await organization('quiet-live-shop');
+    const emit = async (owner: Account, order: string): Promise<void> => {
+      const response = await server.request('POST', '/api/v1/org/events', { headers: { authorization: `Bearer ${owner.token}` }, body: { name: 'shop.order.created', payload: { order_id: order } } });
+      expect(response.status, response.text).to.equal(201);
+    };
+    for (let index = 0; index < 16; index += 1) await emit(busy.owner, `busy-${index}`);
+    const calls = (endpoint: string) => client.order.filter((called) => called === endpoint).length;
+    await until(() => calls(busy.endpoint) >= 2, 'the backlog to start');
+    // By now the other tenants' queue was read and found empty; only the quiet tenant's new
+    // events can say that something came for it.
+    for (let index = 0; index < 2; index += 1) await emit(quiet.owner, `quiet-${index}`);
+    await until(() => calls(busy.endpoint) === 16 && calls(quiet.endpoint) === 2, 'every call');
+    const lastQuiet = client.order.lastIndexOf(quiet.endpoint);
+    expect(lastQuiet, client.order.map((endpoint) => (endpoint === quiet.endpoint ? 'Q' : 'b')).join('')).to.be.lessThan(client.order.length - 4);
+  });
+});
