@@ -36,7 +36,7 @@
 // settles; the gap wait is far longer than that lag, so a late projection is never taken for a
 // gap. Nothing is lost: what is due stays due until an attempt is recorded on its stream.
 
-import type { OrchestrationEventCommand, OrchestrationEventStatus, SequenceGap, StepError, StepOutcome } from '../../domain/orchestration-event/orchestration-event';
+import type { OrchestrationEventCommand, OrchestrationEventStatus, SequenceGap, StepError } from '../../domain/orchestration-event/orchestration-event';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError } from '../../domain/shared/errors';
 import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument } from '../../projections/orchestration-events';
@@ -212,16 +212,8 @@ export async function startDispatch(
   }
 }
 
-export interface StepRecord {
-  attempt: number;
-  flow: string;
-  step: number;
-  request_id: string;
-  outcome: StepOutcome;
-  error: StepError | null;
-  output: unknown;
-  tool_call_id: string | null;
-}
+/** One step's outcome as the runner records it: the RecordStep command's data, the tenant and `ends_attempt` aside. */
+export type StepRecord = Omit<Extract<OrchestrationEventCommand, { type: 'RecordStep' }>['data'], 'tenant_id' | 'ends_attempt'>;
 
 // Each command below answers the position of its append (null when it appended nothing), for
 // a caller that reads the read model next (read-your-writes).
