@@ -1,4 +1,5 @@
-// `npm run bench -- events [--events N] [--concurrency N] [--warmup N]`: orchestration events
+// `npm run bench -- events [--events N] [--concurrency N] [--warmup N] [--platform-only]`:
+// orchestration events
 // end to end (issue #14: at least 1,000 events/s emitted-to-processed with a local connector,
 // on the embedded store).
 //
@@ -57,6 +58,8 @@ interface Options {
   events: number;
   concurrency: number;
   warmup: number;
+  /** Only the platform's two sections (for profiling it: `node --cpu-prof`). */
+  platformOnly: boolean;
 }
 
 function parseOptions(args: string[]): Options {
@@ -64,7 +67,7 @@ function parseOptions(args: string[]): Options {
     const at = args.indexOf(`--${name}`);
     return at >= 0 ? Number(args[at + 1]) : fallback;
   };
-  return { events: read('events', 3000), concurrency: read('concurrency', 32), warmup: read('warmup', 300) };
+  return { events: read('events', 3000), concurrency: read('concurrency', 32), warmup: read('warmup', 300), platformOnly: args.includes('--platform-only') };
 }
 
 interface Measurement {
@@ -284,6 +287,19 @@ async function measureReference(bench: Bench, count: number, concurrency: number
   return { name: "reference: bare loop, the SDK's callConnector per event (signed tool.invoke)", events: count, seconds, latencies: latencies.sort((a, b) => a - b), cpuMs: cpuMsSince(cpu) };
 }
 
+function printMeasurements(measurements: Measurement[]): void {
+  console.log('');
+  console.log('| path | events | seconds | events/s | p50 ms | p99 ms | max ms | CPU ms per event: this process | the outside process (until its last emit) |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const m of measurements) {
+    const outsideCpu = m.outsideCpuMs === undefined ? '-' : (m.outsideCpuMs / m.events).toFixed(2);
+    console.log(
+      `| ${m.name} | ${m.events} | ${m.seconds.toFixed(2)} | ${Math.round(m.events / m.seconds)} | ${percentile(m.latencies, 0.5).toFixed(1)} | ${percentile(m.latencies, 0.99).toFixed(1)} | ${m.latencies[m.latencies.length - 1].toFixed(1)} | ${(m.cpuMs / m.events).toFixed(2)} | ${outsideCpu} |`,
+    );
+  }
+  console.log('');
+}
+
 export async function run(args: string[]): Promise<void> {
   const options = parseOptions(args);
   const bench = await setUp();
@@ -297,28 +313,25 @@ export async function run(args: string[]): Promise<void> {
       `events bench: ${options.events} shop.order.created per section, ${options.concurrency} concurrent emitters, the prepare_order flow calling the example connector in a child process (which also runs the HTTP producers); embedded store (SQLite, SQLITE_SYNCHRONOUS=${bench.platform.config.sqliteSynchronous}), dispatch concurrency ${bench.platform.config.orchestrationDispatch.concurrency}, Node ${process.version}`,
     );
     // Warm-up: JIT, caches, the connector's keep-alive sockets.
-    await measureReference(bench, options.warmup, options.concurrency, 'warm-ref');
-    await measureHttpEvents(bench.outside, bare, 'warm-up', options.warmup, options.concurrency, 'warm-bare-http');
-    await measureEvents(bare, 'warm-up', bare.emit, options.warmup, options.concurrency, 'warm-bare');
+    if (!options.platformOnly) {
+      await measureReference(bench, options.warmup, options.concurrency, 'warm-ref');
+      await measureHttpEvents(bench.outside, bare, 'warm-up', options.warmup, options.concurrency, 'warm-bare-http');
+      await measureEvents(bare, 'warm-up', bare.emit, options.warmup, options.concurrency, 'warm-bare');
+    }
     await measureHttpEvents(bench.outside, bench, 'warm-up', options.warmup, options.concurrency, 'warm-http');
     await measureEvents(bench, 'warm-up', viaUseCase, options.warmup, options.concurrency, 'warm-app');
 
+    const http = await measureHttpEvents(bench.outside, bench, 'platform, emitted over HTTP (POST /api/v1/org/events)', options.events, options.concurrency, 'http');
+    const useCase = await measureEvents(bench, 'platform, emitted through the use case (emitOrchestrationEvent, no HTTP)', viaUseCase, options.events, options.concurrency, 'app');
+    if (options.platformOnly) {
+      printMeasurements([http, useCase]);
+      return;
+    }
     const ceiling = await measureReference(bench, options.events, options.concurrency, 'ref');
     const bareHttp = await measureHttpEvents(bench.outside, bare, 'fair reference: bare durable queue (SQLite), emitted over HTTP', options.events, options.concurrency, 'bare-http');
     const bareInProcess = await measureEvents(bare, 'fair reference: bare durable queue (SQLite), emitted in process', bare.emit, options.events, options.concurrency, 'bare');
-    const http = await measureHttpEvents(bench.outside, bench, 'platform, emitted over HTTP (POST /api/v1/org/events)', options.events, options.concurrency, 'http');
-    const useCase = await measureEvents(bench, 'platform, emitted through the use case (emitOrchestrationEvent, no HTTP)', viaUseCase, options.events, options.concurrency, 'app');
 
-    console.log('');
-    console.log('| path | events | seconds | events/s | p50 ms | p99 ms | max ms | CPU ms per event: this process | the outside process (until its last emit) |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const m of [ceiling, bareHttp, bareInProcess, http, useCase]) {
-      const outsideCpu = m.outsideCpuMs === undefined ? '-' : (m.outsideCpuMs / m.events).toFixed(2);
-      console.log(
-        `| ${m.name} | ${m.events} | ${m.seconds.toFixed(2)} | ${Math.round(m.events / m.seconds)} | ${percentile(m.latencies, 0.5).toFixed(1)} | ${percentile(m.latencies, 0.99).toFixed(1)} | ${m.latencies[m.latencies.length - 1].toFixed(1)} | ${(m.cpuMs / m.events).toFixed(2)} | ${outsideCpu} |`,
-      );
-    }
-    console.log('');
+    printMeasurements([ceiling, bareHttp, bareInProcess, http, useCase]);
     const rate = (m: Measurement): number => m.events / m.seconds;
     console.log(`fair ratio, platform / bare durable queue: over HTTP ${(rate(http) / rate(bareHttp)).toFixed(3)}, in process ${(rate(useCase) / rate(bareInProcess)).toFixed(3)}`);
     console.log(`against the ceiling (callConnector alone): over HTTP ${(rate(http) / rate(ceiling)).toFixed(3)}, in process ${(rate(useCase) / rate(ceiling)).toFixed(3)}`);

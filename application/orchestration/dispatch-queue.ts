@@ -105,7 +105,7 @@ async function headDecision(deps: DispatchQueueDependencies, head: Orchestration
   // A head that already had an attempt recorded its gap then (or had none): it is not waiting any more.
   if (head.attempts.length > 0 || head.sequence_gap !== null) return candidateOf(head, null);
   const [previous] = (
-    await collection(deps).find({ where: { tenant_id: head.tenant_id, sequence_key: head.sequence_key, sequence_n: { lt: n } }, sort: { field: 'sequence_n', direction: 'desc' }, limit: 1 })
+    await collection(deps).find({ where: { tenant_id: head.tenant_id, sequence_key: head.sequence_key, sequence_n: { lt: n } }, sort: { field: 'sequence_n', direction: 'desc' }, limit: 1, index: 'sequence_key' })
   ).items;
   const expected = (previous?.sequence_n ?? 0) + 1;
   if (n <= expected) return candidateOf(head, null);
@@ -123,6 +123,8 @@ async function sequenceHead(deps: DispatchQueueDependencies, tenantId: string, s
     where: { tenant_id: tenantId, sequence_key: sequenceKey, status: { in: UNSETTLED } },
     sort: { field: 'sequence_n', direction: 'asc' },
     limit: SCAN_PAGE,
+    // The sequence's own events, not the tenant's history.
+    index: 'sequence_key',
   });
   return pending.items.find((doc) => doc.status === 'dispatched' || !hasExpired(doc, now)) ?? null;
 }
@@ -140,14 +142,16 @@ export async function nextDispatchable(deps: DispatchQueueDependencies, options:
 
   // Each is a whole document read and parsed, so no more than asked: an expired one among them
   // (rare: the expiry pass ends them) leaves its place empty for this pass.
-  const single = await collection(deps).find({ where: { ...due, sequence_key: null }, sort: { field: 'due_at', direction: 'asc' }, limit: Math.min(1000, limit) });
+  // Read along `due_at`, which only waiting events have: by the tenant or status index this
+  // would scan the tenant's whole history, or every waiting event, on every pass.
+  const single = await collection(deps).find({ where: { ...due, sequence_key: null }, sort: { field: 'due_at', direction: 'asc' }, limit: Math.min(1000, limit), index: 'due_at' });
   for (const doc of single.items) if (!hasExpired(doc, now)) candidates.push(candidateOf(doc, null));
 
   // Each sequence with something due, oldest due first; its head decides for the whole sequence.
   const sequences = new Map<string, { tenant_id: string; sequence_key: string }>();
   let cursor: string | undefined;
   for (let page = 0; page < SEQUENCE_SCAN_PAGES && sequences.size < limit; page += 1) {
-    const found = await collection(deps).find({ where: { ...due, sequence_key: { ne: null } }, sort: { field: 'due_at', direction: 'asc' }, limit: SCAN_PAGE, ...(cursor ? { cursor } : {}) });
+    const found = await collection(deps).find({ where: { ...due, sequence_key: { ne: null } }, sort: { field: 'due_at', direction: 'asc' }, limit: SCAN_PAGE, index: 'due_at', ...(cursor ? { cursor } : {}) });
     for (const doc of found.items) sequences.set(`${doc.tenant_id}\u0000${doc.sequence_key}`, { tenant_id: doc.tenant_id, sequence_key: doc.sequence_key as string });
     if (found.next_cursor === null) break;
     cursor = found.next_cursor;
@@ -166,6 +170,8 @@ export async function inFlightDispatches(deps: ReadModelDependencies, options: {
     where: { status: 'dispatched', attempt_started_at: { lte: options.startedBefore.toISOString() } },
     sort: { field: 'attempt_started_at', direction: 'asc' },
     limit: options.limit ?? 100,
+    // Only running attempts have one.
+    index: 'attempt_started_at',
   });
   return found.items.map((doc) => ({ event_id: doc.id, tenant_id: doc.tenant_id, attempt: doc.attempts.length, started_at: doc.attempt_started_at as string }));
 }

@@ -372,7 +372,7 @@ class MongoDocumentCollection<T extends Document> implements Collection<T> {
 
   async find(options: FindOptions = {}): Promise<Page<T>> {
     const sort = options.sort ?? { field: 'id', direction: 'asc' as const };
-    await this.checkDeclared([...Object.keys(options.where ?? {}), sort.field]);
+    await this.checkDeclared([...Object.keys(options.where ?? {}), sort.field, ...(options.index === undefined ? [] : [options.index])]);
     const limit = Math.min(MAX_PAGE_SIZE, Math.max(1, Math.floor(options.limit ?? DEFAULT_PAGE_SIZE)));
     const queryKey = queryKeyOf(this.name, options);
     const field = storedField(sort.field);
@@ -385,7 +385,7 @@ class MongoDocumentCollection<T extends Document> implements Collection<T> {
     const order: MongoSort = field === '_id' ? { _id: direction } : { [field]: direction, _id: direction };
     const stored = await this.store
       .raw(this.name)
-      .find({ $and: conditions } as Filter<StoredDocument>)
+      .find({ $and: conditions } as Filter<StoredDocument>, options.index === undefined ? {} : { hint: indexName(options.index) })
       .sort(order)
       .limit(limit + 1)
       .toArray();

@@ -318,7 +318,7 @@ export class SqliteReadStore implements ReadStore {
     }
     const direction = sort.direction === 'desc' ? 'DESC' : 'ASC';
     const order = sort.field === 'id' ? `id ${direction}` : `${sortSql} ${direction}, id ${direction}`;
-    const sql = `SELECT doc FROM ${tableName(collection)} ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}
+    const sql = `SELECT doc FROM ${tableName(collection)}${this.indexedBy(collection, options.index)} ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}
       ORDER BY ${order} LIMIT ?`;
     const rows = this.prepared(sql).all(...params, limit + 1) as Array<{ doc: string }>;
     const items = rows.slice(0, limit).map((row) => JSON.parse(row.doc) as Document);
@@ -332,6 +332,15 @@ export class SqliteReadStore implements ReadStore {
     const { clauses, params } = this.whereSql(collection, where);
     const sql = `SELECT count(*) AS n FROM ${tableName(collection)} ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}`;
     return (this.prepared(sql).get(...params) as { n: number } | undefined)?.n ?? 0;
+  }
+
+  /** `INDEXED BY` the index of a declared field (FindOptions.index); nothing without one. */
+  private indexedBy(collection: string, field: string | undefined): string {
+    if (field === undefined) return '';
+    const row = this.declared.get(collection)?.get(field);
+    if (!row) throw new UndeclaredFieldError(collection, field);
+    if (row.is_unique) throw new Error(`${collection}: the index hint ${field} is a unique field's (an equality on it needs no hint)`);
+    return ` INDEXED BY "${row.index_name}"`;
   }
 
   private columnSql(collection: string, field: string): string {
@@ -676,7 +685,7 @@ function findOptionsKey(options: FindOptions): string {
   let where = '';
   for (const field in options.where) where += `${textKey(field)}${conditionKey(options.where[field])}`;
   const sort = options.sort ? `${textKey(options.sort.field)}${textKey(options.sort.direction)}` : '-';
-  return `${where}|${sort}|${valueKey(options.limit)}|${valueKey(options.cursor)}`;
+  return `${where}|${sort}|${valueKey(options.limit)}|${valueKey(options.cursor)}|${valueKey(options.index)}`;
 }
 
 function conditionKey(condition: FieldCondition | undefined): string {

@@ -191,6 +191,24 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       expect(await rejection(people.find({ cursor: 'not-a-cursor' }))).to.be.instanceOf(InvalidCursorError);
     });
 
+    it('finds the same documents through the index it is told to read, and refuses an undeclared one', async () => {
+      await seed(30);
+      for (const direction of ['asc', 'desc'] as const) {
+        const query = { where: { team: 'red', age: { lte: 23 } }, sort: { field: 'age', direction }, limit: 4 };
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await people.find({ ...query, index: 'age', cursor });
+          seen.push(...page.items.map((p) => p.id));
+          cursor = page.next_cursor ?? undefined;
+        } while (cursor);
+        const unhinted = (await people.find({ ...query, limit: 100 })).items.map((p) => p.id);
+        expect(seen).to.deep.equal(unhinted);
+        expect(seen.length).to.equal(9);
+      }
+      expect(await rejection(people.find({ where: { team: 'red' }, index: 'name' }))).to.be.instanceOf(UndeclaredFieldError);
+    });
+
     it('refuses filters and sorts on undeclared fields', async () => {
       expect(await rejection(people.find({ where: { name: 'Ada' } }))).to.be.instanceOf(UndeclaredFieldError);
       expect(await rejection(people.find({ sort: { field: 'name', direction: 'asc' } }))).to.be.instanceOf(UndeclaredFieldError);
