@@ -26,7 +26,9 @@
 //   3. The flow's `emits`, each recorded as a step after the flow's steps: emitCausedEvent
 //      (causation_id the event, depth + 1) with an idempotency_key derived from the event, the
 //      flow and the emit, so a resumed or retried attempt emits nothing twice; past the depth
-//      bound the emit is recorded as skipped (`depth_exceeded`).
+//      bound the emit is recorded as skipped (`depth_exceeded`). The follow-on's own flows are
+//      looked up first: with none (a chain's last event), and no delay or sequence, it is
+//      queued, claimed and processed in one append, as step 1 would do on the next pass.
 //   4. Processed: the last step of the last flow, when it does not fail, is recorded with
 //      `ends_attempt` and the attempt ends in the same append (MarkProcessed only when that step
 //      was recorded before, by an attempt now resumed). Or FailAttempt with the next attempt at
@@ -393,7 +395,14 @@ export class OrchestrationDispatcher {
       if (recorded.has(`${key}#${index}`)) continue;
       const idempotencyKey = `flow:${deps.ids.fromKey(`orchestration-emit\u0000${eventId}\u0000${key}\u0000${offset}`)}`;
       try {
-        const emitted = await emitCausedEvent(deps, { event_id: eventId, tenant_id: tenantId }, { name: emit.name, source: `flow:${flow.id}`, payload: mapValue(emit.payload, scope) as Record<string, unknown>, idempotency_key: idempotencyKey }, context);
+        // Its flows, known here: with none it is processed in the emitting append (no pass of the queue for it).
+        const followOnFlows = (await matchingFlows(deps, tenantId, emit.name)).map((matching) => matching.key);
+        const emitted = await emitCausedEvent(deps, { event_id: eventId, tenant_id: tenantId }, { name: emit.name, source: `flow:${flow.id}`, payload: mapValue(emit.payload, scope) as Record<string, unknown>, idempotency_key: idempotencyKey }, context, followOnFlows);
+        if (emitted.processed) {
+          deps.orchestrationMetrics?.attemptStarted(emit.name);
+          const at = deps.clock.now();
+          this.processedMetric(emit.name, at.toISOString(), at.toISOString(), at);
+        }
         await record(index, { outcome: 'succeeded', error: null, output: { emitted: emit.name, event_id: emitted.event_id }, tool_call_id: null }, index === lastIndex);
       } catch (error) {
         if (!(error instanceof DomainError) || error.kind !== 'invalid') throw error;

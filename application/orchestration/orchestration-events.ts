@@ -269,7 +269,7 @@ export async function queueEnvelope(
   context: RequestContext,
   requestSeed?: string,
 ): Promise<EmitOutcome> {
-  const queued = await appendEnvelope(deps, tenantId, body, via, context, requestSeed);
+  const queued = await appendEnvelope(deps, tenantId, body, via, context, { requestSeed });
   // The caller may read any read model next.
   await deps.readYourWrites(queued.position);
   return { created: queued.created, event: await getOrchestrationEvent(deps, tenantId, queued.event_id) };
@@ -280,6 +280,8 @@ export interface AppendedEnvelope {
   created: boolean;
   event_id: string;
   position: number | null;
+  /** Settled in the same append: no flow matched it (EmitOrchestrationEvent's `flows`). */
+  processed: boolean;
 }
 
 async function appendEnvelope(
@@ -288,8 +290,9 @@ async function appendEnvelope(
   body: EnvelopeInput & { replay_of?: unknown },
   via: Exclude<ReceivedVia, 'replay'>,
   context: RequestContext,
-  requestSeed?: string,
+  options: { requestSeed?: string; flows?: string[] } = {},
 ): Promise<AppendedEnvelope> {
+  const { requestSeed, flows } = options;
   const key = body.idempotency_key ?? null;
   const eventId = key !== null ? eventIdOfKey(deps, tenantId, key) : requestSeed !== undefined ? deps.ids.fromKey(`${requestSeed}:orchestration-event`) : deps.ids.newId();
   const stream = orchestrationEventStream(eventId);
@@ -297,16 +300,17 @@ async function appendEnvelope(
   // same envelope after its expires_at passed still learns that it was queued.
   if (key !== null && CLIENT_ID_PATTERN.test(key)) {
     const existing = await lastPosition(deps, stream);
-    if (existing !== null) return { created: false, event_id: eventId, position: existing };
+    if (existing !== null) return { created: false, event_id: eventId, position: existing, processed: false };
   }
   const problem = envelopeProblem(body, deps.orchestration, deps.clock.now());
   if (problem) throw problem;
   const resolved = resolveEnvelope(body, eventId, await knownCause(deps, tenantId, body.causation_id), deps.orchestration);
   if (isLeft(resolved)) throw resolved.left;
-  const command: OrchestrationEventCommand = { type: 'EmitOrchestrationEvent', data: { event_id: eventId, tenant_id: tenantId, envelope: resolved.right, received_via: via } };
+  const command: OrchestrationEventCommand = { type: 'EmitOrchestrationEvent', data: { event_id: eventId, tenant_id: tenantId, envelope: resolved.right, received_via: via, ...(flows === undefined ? {} : { flows }) } };
   const result = await handleCommand(deps, orchestrationEventAggregate, stream, command, { ...context, tenant_id: tenantId });
   const created = result.events.length > 0;
-  return { created, event_id: eventId, position: created ? result.position : await lastPosition(deps, stream) };
+  const processed = result.events.some((event) => event.type === 'OrchestrationEventProcessed');
+  return { created, event_id: eventId, position: created ? result.position : await lastPosition(deps, stream), processed };
 }
 
 /** `POST /api/v1/org/events`: the caller's tenant. */
@@ -348,10 +352,12 @@ export function emitCausedEvent(
   cause: { event_id: string; tenant_id: string },
   body: Omit<EnvelopeInput, 'causation_id' | 'depth'>,
   context: RequestContext,
+  /** The flows that match it now, when the caller knows them: with none it may be processed in the same append. */
+  flows?: string[],
 ): Promise<AppendedEnvelope> {
   // The dispatcher, its caller, needs only the event's id: it reads no read model for it (the
   // queue it reads next it waits for itself), so it waits for none here.
-  return appendEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context);
+  return appendEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context, { flows });
 }
 
 // --------------------------------------------------------------------------- retry, replay

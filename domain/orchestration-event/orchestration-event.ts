@@ -10,7 +10,9 @@
 //   queued       emitted, ingested, replayed or re-queued; waits until `not_before` (its delay)
 //                and, in a sequence, until the events before it are settled.
 //                -> dispatched (StartDispatch) | expired (Expire, once `expires_at` passed)
-//                | processed (StartDispatch with no flow: the attempt starts and ends at once)
+//                | processed (StartDispatch with no flow: the attempt starts and ends at once;
+//                or in the emitting append itself, for a follow-on event the flow runner
+//                knows no flow matches, due at once and in no sequence)
 //   dispatched   an attempt is running: the flow runner records its steps.
 //                -> processed (MarkProcessed, or the attempt's last step recorded with
 //                `ends_attempt`) | failed (FailAttempt with a retry time)
@@ -356,7 +358,13 @@ export interface SequenceGap {
 }
 
 export type OrchestrationEventCommand =
-  | { type: 'EmitOrchestrationEvent'; data: { event_id: string; tenant_id: string; envelope: Envelope; received_via: ReceivedVia } }
+  /**
+   * `flows`: the flows that match it, when the emitter knows them now (the flow runner, for a
+   * follow-on event). With none, and the event due at once outside any sequence, it is claimed
+   * and processed in the same append, as the dispatcher's StartDispatch with no flow would do
+   * moments later: one append, and no pass of the queue, for a chain's last event.
+   */
+  | { type: 'EmitOrchestrationEvent'; data: { event_id: string; tenant_id: string; envelope: Envelope; received_via: ReceivedVia; flows?: string[] } }
   /**
    * Claims the event for an attempt; refused when it is not due (the race of two dispatchers is
    * lost here). With no flow to run the attempt is processed in the same append.
@@ -451,8 +459,13 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
       // The same id again (an idempotency key repeated, a retried request): the first event stands.
       if (state.status !== 'absent') return state.event.tenant_id === tenant_id ? right([]) : left(conflict('orchestration_event_exists', 'an event with this id exists'));
       const expires_at = envelope.expires_at ?? (envelope.ttl_seconds === null ? null : plus(now, envelope.ttl_seconds));
+      const queued: OrchestrationEventEvent = { type: 'OrchestrationEventQueued', data: { event_id, tenant_id, ...envelope, expires_at, not_before: plus(now, envelope.delay_seconds), received_via, received_at: at } };
+      const settlesAtOnce = command.data.flows?.length === 0 && envelope.delay_seconds === 0 && envelope.sequence_key === null && !hasPassed(expires_at, now);
+      if (!settlesAtOnce) return right([queued]);
       return right([
-        { type: 'OrchestrationEventQueued', data: { event_id, tenant_id, ...envelope, expires_at, not_before: plus(now, envelope.delay_seconds), received_via, received_at: at } },
+        queued,
+        { type: 'OrchestrationDispatchStarted', data: { event_id, tenant_id, attempt: 1, flows: [], started_at: at } },
+        { type: 'OrchestrationEventProcessed', data: { event_id, tenant_id, attempt: 1, processed_at: at } },
       ]);
     }
     if (state.status === 'absent' || state.event.tenant_id !== command.data.tenant_id) return left(eventNotFound());

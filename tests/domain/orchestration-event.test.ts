@@ -179,6 +179,21 @@ describe('orchestration event (decider)', () => {
       .thenThrows('conflict', 'orchestration_event_exists');
   });
 
+  it('settles in the emitting append an event the emitter knows no flow matches, when it is due at once and in no sequence', () => {
+    const knowing = (flows: string[] | undefined, over: Partial<Envelope> = {}): OrchestrationEventCommand => ({ type: 'EmitOrchestrationEvent', data: { ...ids, envelope: { ...envelope, ...over }, received_via: 'emit', flows } });
+    const noFlow = (type: 'OrchestrationDispatchStarted' | 'OrchestrationEventProcessed'): OrchestrationEventEvent =>
+      type === 'OrchestrationDispatchStarted' ? { type, data: { ...ids, attempt: 1, flows: [], started_at: iso(0) } } : { type, data: { ...ids, attempt: 1, processed_at: iso(0) } };
+    spec().given([]).when(knowing([])).then([queued(), noFlow('OrchestrationDispatchStarted'), noFlow('OrchestrationEventProcessed')]);
+    // A flow to run, flows unknown, a delay, a sequence: the dispatcher takes it as any other.
+    spec().given([]).when(knowing(['refunds'])).then([queued()]);
+    spec().given([]).when(knowing(undefined)).then([queued()]);
+    spec().given([]).when(knowing([], { delay_seconds: 30 })).then([queued({ delay_seconds: 30, not_before: iso(30_000) })]);
+    spec().given([]).when(knowing([], { sequence_key: 'order-1', sequence_n: 1 })).then([queued({ sequence_key: 'order-1', sequence_n: 1 })]);
+    // Expired on arrival: left for the expiry pass, never dispatched.
+    spec().given([]).when(knowing([], { expires_at: iso(0) })).then([queued({ expires_at: iso(0) })]);
+    spec().given([queued()]).when(knowing([])).thenNothingHappened();
+  });
+
   it('starts an attempt only when due, not past its expiry, and records the gap it waited for first', () => {
     spec().given([queued()]).when(start()).then([started(1)]);
     spec(29_999).given([queued({ not_before: iso(30_000) })]).when(start()).thenThrows('conflict', 'event_not_due');
