@@ -1,13 +1,17 @@
 // An in-process cache of read-model query results for the embedded store. Every write this
-// process makes to a collection invalidates that collection's entries at once, so a revoked
-// session is refused on the very next request. Writes made by another process (the
-// operator CLI) become visible within `ttlMs`. The cache hands out the values it keeps: the
-// store copies documents before they leave it, so no caller shares an object.
+// process makes to a collection invalidates that collection's queries at once, so a revoked
+// session is refused on the very next request; the written document itself is kept as the
+// answer to reads of its id (`wrote`), so a document read right after it was written (a
+// projection's next event for it, a patch) is not read and parsed again. Writes made by
+// another process (the operator CLI) become visible within `ttlMs`. The cache hands out the
+// values it keeps: the store copies documents before they leave it, so no caller shares an
+// object.
 //
 // One LRU cache (lru-cache) bounded by entry count and by total size holds every
 // collection. Invalidating a collection moves it to a new generation instead of looking
 // for its entries: an entry of an older generation is never served, and falls out of the
-// cache as newer entries push it out (or is replaced on the next read of its key).
+// cache as newer entries push it out (or is replaced on the next read of its key). Reads by
+// id and queries have a generation each, so that a write moves only the queries'.
 
 import { LRUCache } from 'lru-cache';
 
@@ -26,7 +30,7 @@ interface Entry {
 
 export class ReadCache {
   private readonly entries: LRUCache<string, Entry> | undefined;
-  /** Per collection, the generation its current entries carry; bumped by every write. */
+  /** Per collection and kind, the generation its current entries carry: queries' bumped by every write, reads by id's by `invalidate`. */
   private readonly generations = new Map<string, number>();
 
   /** Bounded by entry count and by total size; a full cache lets go of the least recently used entries first. */
@@ -55,10 +59,37 @@ export class ReadCache {
     return this.entries !== undefined;
   }
 
+  /** Forgets every entry of the collection. */
   invalidate(collection: string): void {
     if (this.entries === undefined) return;
-    const generation = this.generations.get(collection);
-    if (generation !== undefined) this.generations.set(collection, generation + 1);
+    this.bump(generationKey(collection, 'get'));
+    this.bump(generationKey(collection, 'find'));
+  }
+
+  /**
+   * A document of the collection was written (null: deleted): its queries are forgotten, and
+   * `value` answers reads of `id` from now on. `value` must be what a read would load (a JSON
+   * copy, owned by the cache).
+   */
+  wrote(collection: string, id: string, value: unknown, bytes: number): void {
+    if (this.entries === undefined) return;
+    this.bump(generationKey(collection, 'find'));
+    const generation = this.generationOf(generationKey(collection, 'get'));
+    this.entries.set(entryKey(collection, 'get', id), { generation, value }, { size: Math.max(1, Math.ceil(bytes)) });
+  }
+
+  private bump(key: string): void {
+    const generation = this.generations.get(key);
+    if (generation !== undefined) this.generations.set(key, generation + 1);
+  }
+
+  private generationOf(key: string): number {
+    let generation = this.generations.get(key);
+    if (generation === undefined) {
+      generation = 0;
+      this.generations.set(key, generation);
+    }
+    return generation;
   }
 
   invalidateAll(): void {
@@ -68,13 +99,8 @@ export class ReadCache {
   /** The cached value of `key`, or `load()`'s, remembered until the collection changes. */
   read<V>(collection: string, kind: ReadKind, key: string, load: () => Loaded<V>): V {
     if (this.entries === undefined) return load().value;
-    let generation = this.generations.get(collection);
-    if (generation === undefined) {
-      generation = 0;
-      this.generations.set(collection, generation);
-    }
-    // Collection names carry no NUL, so no two (collection, kind, key) share a cache key.
-    const cacheKey = `${kind}\u0000${collection}\u0000${key}`;
+    const generation = this.generationOf(generationKey(collection, kind));
+    const cacheKey = entryKey(collection, kind, key);
     const entry = this.entries.get(cacheKey);
     if (entry !== undefined && entry.generation === generation) return entry.value as V;
     const { value, bytes } = load();
@@ -82,3 +108,7 @@ export class ReadCache {
     return value;
   }
 }
+
+// Collection names carry no NUL, so no two (collection, kind, key) share a cache key.
+const entryKey = (collection: string, kind: ReadKind, key: string): string => `${kind}\u0000${collection}\u0000${key}`;
+const generationKey = (collection: string, kind: ReadKind): string => `${kind}\u0000${collection}`;

@@ -254,12 +254,13 @@ export class SqliteReadStore implements ReadStore {
     const columns = fields.map((field) => `"${columnName(field)}"`);
     const sql = `INSERT INTO ${tableName(collection)} (id, doc${columns.map((c) => `, ${c}`).join('')}) VALUES (?, ?${columns.map(() => ', ?').join('')})
       ON CONFLICT (id) DO UPDATE SET doc = excluded.doc${columns.map((c) => `, ${c} = excluded.${c}`).join('')}`;
-    this.cache.invalidate(collection);
+    const json = JSON.stringify(doc);
     try {
-      this.prepared(sql).run(doc.id, JSON.stringify(doc), ...fields.map((field) => columnValue(fieldValue(doc, field))));
+      this.prepared(sql).run(doc.id, json, ...fields.map((field) => columnValue(fieldValue(doc, field))));
     } catch (error) {
       throw this.mapUniqueViolation(collection, error);
     }
+    this.cache.wrote(collection, doc.id, jsonCopy(doc), json.length * 2);
   }
 
   patchDoc(collection: string, id: string, changes: Record<string, unknown>): Document | null {
@@ -271,18 +272,20 @@ export class SqliteReadStore implements ReadStore {
     // on every patch (a status change touched all eleven of an orchestration event's).
     const changed = [...(this.declared.get(collection)?.keys() ?? [])].filter((field) => columnValue(fieldValue(current, field)) !== columnValue(fieldValue(next, field)));
     const sql = `UPDATE ${tableName(collection)} SET doc = ?${changed.map((field) => `, "${columnName(field)}" = ?`).join('')} WHERE id = ?`;
-    this.cache.invalidate(collection);
+    const json = JSON.stringify(next);
     try {
-      this.prepared(sql).run(JSON.stringify(next), ...changed.map((field) => columnValue(fieldValue(next, field))), id);
+      this.prepared(sql).run(json, ...changed.map((field) => columnValue(fieldValue(next, field))), id);
     } catch (error) {
       throw this.mapUniqueViolation(collection, error);
     }
+    this.cache.wrote(collection, id, jsonCopy(next), json.length * 2);
     return next;
   }
 
   deleteDoc(collection: string, id: string): boolean {
-    this.cache.invalidate(collection);
-    return this.prepared(`DELETE FROM ${tableName(collection)} WHERE id = ?`).run(id).changes > 0;
+    const deleted = this.prepared(`DELETE FROM ${tableName(collection)} WHERE id = ?`).run(id).changes > 0;
+    this.cache.wrote(collection, id, null, 16);
+    return deleted;
   }
 
   applyOperation(operation: WriteOperation): void {
@@ -731,6 +734,38 @@ function copyJson(value: unknown): unknown {
 }
 
 const copyDocument = (doc: Document): Document => copyJson(doc) as Document;
+
+/**
+ * What JSON.parse(JSON.stringify(value)) gives, without the text: undefined, functions and
+ * symbols dropped (null in arrays), non-finite numbers null, toJSON() used (a Date its ISO
+ * text). A written document is kept in the read cache as a read would load it.
+ */
+function jsonCopy(value: unknown): unknown {
+  if (value === null) return null;
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : null;
+    case 'object':
+      break;
+    default:
+      return undefined;
+  }
+  const object = value as Record<string, unknown> & { toJSON?: unknown };
+  if (typeof object.toJSON === 'function') return jsonCopy((object.toJSON as () => unknown)());
+  if (Array.isArray(value)) return value.map((item) => jsonCopy(item) ?? null);
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(object)) {
+    const field = jsonCopy(object[key]);
+    if (field === undefined) continue;
+    // As JSON.parse does, a "__proto__" key is an own field, never the prototype.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: field, enumerable: true, writable: true, configurable: true });
+    else copy[key] = field;
+  }
+  return copy;
+}
 
 function conditionEntries(condition: FieldCondition): Array<[Operator, unknown]> {
   if (condition === null || typeof condition !== 'object') return [['eq', condition]];

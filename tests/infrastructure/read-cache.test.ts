@@ -26,6 +26,26 @@ describe('read cache of the embedded store', () => {
     expect(loads).to.equal(2);
   });
 
+  it('keeps a written document as the answer to reads of its id; the write forgets the collection\'s queries only', () => {
+    const cache = new ReadCache(1000, 100, 1 << 20, () => now);
+    cache.read('users', 'get', 'u1', load('u1 before'));
+    cache.read('users', 'get', 'u2', load('u2'));
+    cache.read('users', 'find', 'q', load('page before'));
+    cache.wrote('users', 'u1', 'u1 written', 20);
+    expect(cache.read('users', 'get', 'u1', load('read back'))).to.equal('u1 written');
+    expect(cache.read('users', 'get', 'u2', load('read again'))).to.equal('u2');
+    expect(cache.read('users', 'find', 'q', load('page after'))).to.equal('page after');
+    cache.wrote('users', 'u3', null, 16);
+    expect(cache.read('users', 'get', 'u3', load('read back'))).to.equal(null);
+    // Forgetting the collection forgets written documents too.
+    cache.invalidate('users');
+    expect(cache.read('users', 'get', 'u1', load('u1 reloaded'))).to.equal('u1 reloaded');
+    expect(loads).to.equal(5);
+    const off = new ReadCache(0);
+    off.wrote('users', 'u1', 'kept?', 10);
+    expect(off.read('users', 'get', 'u1', load('loaded'))).to.equal('loaded');
+  });
+
   it('reads again after the TTL, for writes made by other processes', () => {
     const cache = new ReadCache(1000, 100, 1 << 20, () => now);
     cache.read('users', 'get', 'k', load('a'));

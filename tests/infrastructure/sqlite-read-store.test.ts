@@ -62,6 +62,28 @@ describe('SQLite read store with the read cache on', () => {
     expect(await store.collection<Tagged>('tagged').get('a')).to.deep.equal({ id: 'a', tag: null });
   });
 
+  it('answers a read right after a write as JSON would have kept the document, and its queries with the write', async () => {
+    const tagged = fixture.store.collection<Tagged>('tagged');
+    expect((await tagged.find({ where: { tag: 'x' } })).items.map((doc) => doc.id)).to.deep.equal(['b']);
+    const written = { id: 'd', tag: 'x', gone: undefined, when: new Date(Date.UTC(2026, 10, 28)), nan: Number.NaN, list: [undefined, 1, () => 2], nested: { keep: true, drop: undefined } };
+    await tagged.put(written as unknown as Tagged);
+    const expected = JSON.parse(JSON.stringify(written));
+    expect(await tagged.get('d')).to.deep.equal(expected);
+    expect(Object.keys((await tagged.get('d')) as object)).to.deep.equal(Object.keys(expected));
+    expect((await tagged.find({ where: { tag: 'x' } })).items.map((doc) => doc.id)).to.deep.equal(['b', 'd']);
+    // What a caller does to what it wrote or read changes nothing kept.
+    written.nested.keep = false;
+    const read = (await tagged.get('d')) as unknown as { nested: { keep: boolean } };
+    read.nested.keep = false;
+    expect(((await tagged.get('d')) as unknown as { nested: { keep: boolean } }).nested.keep).to.equal(true);
+    await tagged.patch('d', { tag: 'z' });
+    expect(await tagged.get('d')).to.deep.equal({ ...expected, tag: 'z' });
+    expect((await tagged.find({ where: { tag: 'x' } })).items.map((doc) => doc.id)).to.deep.equal(['b']);
+    await tagged.delete('d');
+    expect(await tagged.get('d')).to.equal(null);
+    expect((await tagged.find({ where: { tag: 'z' } })).items).to.deep.equal([]);
+  });
+
   it('keeps a "__proto__" field of a document as a field', async () => {
     const tagged = fixture.store.collection<Tagged>('tagged');
     await tagged.put(JSON.parse('{"id":"p","tag":"y","__proto__":{"polluted":true},"nested":{"__proto__":{"polluted":true}},"list":[{"__proto__":{"polluted":true}},"text",3]}') as Tagged);
