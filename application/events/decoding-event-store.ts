@@ -9,6 +9,7 @@
 // types, passed through as stored.
 
 import { domainEvents } from '../../domain/events';
+import { deepFreeze } from '../shared/immutable';
 import {
   type DomainEventStore,
   type DomainEventSubscription,
@@ -29,12 +30,20 @@ import type {
   SubscriptionMessage,
 } from '../ports/event-store';
 
+/** Decoded events of frozen recorded ones (a store that shares what it read): decoded once, shared frozen. */
+const decodedOnce = new WeakMap<RecordedEvent, DomainRecordedEvent>();
+
 /** Decodes and upcasts one recorded event; throws EventDecodingError naming it. */
 export function decodeRecordedEvent(recorded: RecordedEvent): DomainRecordedEvent {
+  const known = decodedOnce.get(recorded);
+  if (known) return known;
   const result = domainEvents.decode(recorded.type, recorded.data, recorded.metadata.schema_version ?? 1);
   if (!result.ok) throw new EventDecodingError(recorded, result.reason, result.message);
   // The decoded `{type, data}` replaces the stored ones; spreading the union keeps them paired.
-  return { ...recorded, ...result.event };
+  const decoded: DomainRecordedEvent = { ...recorded, ...result.event };
+  if (!Object.isFrozen(recorded)) return decoded;
+  decodedOnce.set(recorded, deepFreeze(decoded));
+  return decoded;
 }
 
 function decodedSubscription<Event extends RecordedEvent>(

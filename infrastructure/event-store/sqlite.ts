@@ -14,6 +14,7 @@
 //   tail is only ever a contiguous range of positions ending at the store's head; when
 //   another process appended in between, or a subscriber is further behind, it reads SQLite.
 
+import { deepFreeze } from '../../application/shared/immutable';
 import { Subject } from 'rxjs';
 import {
   type AllFilter,
@@ -46,6 +47,8 @@ interface EventRow {
   data: string;
   metadata: string;
   recorded_at: string;
+  /** The row as an event, parsed on its first read and frozen: rows kept in memory (the tail, recent streams) are read again and again. */
+  recorded?: RecordedEvent;
 }
 
 interface StreamRow {
@@ -440,7 +443,7 @@ function liveRevision(row: StreamRow | undefined): number | null {
 }
 
 function toRecordedEvent(row: EventRow): RecordedEvent {
-  return {
+  row.recorded ??= deepFreeze({
     id: row.event_id,
     type: row.type,
     data: JSON.parse(row.data),
@@ -449,7 +452,8 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
     revision: row.revision,
     position: row.position,
     recorded_at: row.recorded_at,
-  };
+  });
+  return row.recorded;
 }
 
 function filterSql(filter: AllFilter | undefined): { sql: string; params: string[] } | null {

@@ -100,6 +100,22 @@ describe('reading events: decoded and upcast at one place', () => {
     expect(seenBySaga).to.deep.equal([{ tenant_id: T, user_id: 'mia', reason: 'removed', removed_at: null }]);
   });
 
+  it('decodes an event the store shares (frozen) once, and hands out the same frozen event again; one it owns alone, anew each time', async () => {
+    const stream = membershipStream(T);
+    await stores.eventStore.appendToStream(stream, [joined('olga', 'owner'), removedV1('olga')]);
+    const [firstRead, secondRead] = [await stores.events.readStream(stream), await stores.events.readStream(stream)];
+    expect(secondRead[1]).to.equal(firstRead[1]);
+    expect(Object.isFrozen(firstRead[1]) && Object.isFrozen(firstRead[1].data)).to.equal(true);
+    // Upcast all the same: version 1 had no removed_at.
+    expect(firstRead[1].type === 'MemberRemoved' && 'removed_at' in firstRead[1].data).to.equal(true);
+    const { decodeRecordedEvent } = await import('../../application/events/decoding-event-store');
+    const [stored] = await stores.eventStore.readStream(stream);
+    const unfrozen = { ...stored, data: { ...(stored.data as object) }, metadata: { ...stored.metadata } };
+    const decoded = decodeRecordedEvent(unfrozen);
+    expect(decodeRecordedEvent(unfrozen)).to.not.equal(decoded);
+    expect(Object.isFrozen(decoded)).to.equal(false);
+  });
+
   it('records the schema version each event is written with', async () => {
     await stores.eventStore.appendToStream(membershipStream(T), [joined('olga', 'owner'), joined('mia', 'member')]);
     const removal = await handleCommand(stores.commands, membershipAggregate, membershipStream(T), { type: 'RemoveMember', data: { actor_user_id: 'olga', user_id: 'mia' } }, userContext({ tenant_id: T }));

@@ -116,15 +116,19 @@ describe('SQLite event store: the tail of the last commits', () => {
     expect(events.map((event) => (event.data as { n: number }).n)).to.deep.equal(Array.from({ length: 52 }, (_, index) => index));
   });
 
-  it('gives each subscriber its own copy of an event read from memory', async () => {
+  it('shares an event read from memory frozen: a subscriber that tries to change it fails, and no reader sees a change', async () => {
     const store = fixture.store;
     const stream = uniqueStream();
     const [first, second] = await Promise.all([
       collect(store, undefined, 1, () => store.appendToStream(stream, [newEvent('Shared', { items: [1] })]).then(() => undefined)),
       collect(store, undefined, 1, async () => undefined),
     ]);
-    (first[0].data as { items: number[] }).items.push(2);
+    expect(() => (first[0].data as { items: number[] }).items.push(2)).to.throw(TypeError);
+    expect(() => {
+      (first[0].metadata as unknown as Record<string, unknown>).tenant_id = 'another';
+    }).to.throw(TypeError);
     expect(second[0].data).to.deep.equal({ items: [1] });
+    expect((await store.readStream(stream))[0].data).to.deep.equal({ items: [1] });
   });
 });
 
