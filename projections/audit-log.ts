@@ -19,6 +19,7 @@
 
 import { createHash } from 'node:crypto';
 import type { RecordedEvent } from '../application/ports/event-store';
+import { deepFreeze } from '../application/shared/immutable';
 import { AUDIT_CHECKPOINT_CATEGORY } from '../domain/audit-checkpoint/audit-checkpoint';
 import type { Projection } from './projection';
 import { parseStreamName } from '../domain/shared/stream-names';
@@ -133,6 +134,23 @@ export function chainedFieldsOf(event: RecordedEvent, seq: number): ChainedField
   };
 }
 
+/** Entries of events the store shares frozen, by event: the audit log and the anchoring each chain every event. */
+const chainedOnce = new WeakMap<RecordedEvent, { seq: number; prevHash: string; fields: ChainedFields; hash: string }>();
+
+/**
+ * The entry an event becomes at `seq` after `prevHash`: its chained fields and its hash. An
+ * event the store shares frozen (the same object for every reader) is hashed once for the same
+ * place in the same chain: the audit log and the anchoring both chain it, from the log.
+ */
+export function chainEntry(event: RecordedEvent, seq: number, prevHash: string): { fields: ChainedFields; hash: string } {
+  const known = chainedOnce.get(event);
+  if (known && known.seq === seq && known.prevHash === prevHash) return known;
+  const fields = chainedFieldsOf(event, seq);
+  const entry = { seq, prevHash, fields, hash: auditEntryHash(prevHash, fields) };
+  if (Object.isFrozen(event)) chainedOnce.set(event, deepFreeze(entry));
+  return entry;
+}
+
 /** Data fields an entry shows, per event type: only what is neither secret nor personal. */
 const SHOWN_DATA: Readonly<Record<string, readonly string[]>> = {
   AccessDenied: ['method', 'path', 'code'],
@@ -172,15 +190,15 @@ export const auditLogProjection: Projection = {
     const tenantId = auditChainOf(event);
     if (tenantId === null) return;
     const head = await view.get<{ id: string; seq: number; hash: string }>(AUDIT_CHAIN_HEADS, tenantId);
-    const fields = chainedFieldsOf(event, (head?.seq ?? 0) + 1);
     const prevHash = head?.hash ?? GENESIS_HASH;
+    const { fields, hash } = chainEntry(event, (head?.seq ?? 0) + 1, prevHash);
     const subject = event.metadata.subject ?? null;
     const entry: AuditLogEntry = {
       ...fields,
       subject_kind: subject?.kind ?? null,
       subject_id: subject?.id ?? null,
       prev_hash: prevHash,
-      hash: auditEntryHash(prevHash, fields),
+      hash,
       details: detailsOf(event),
     };
     view.put(AUDIT_LOG, entry);

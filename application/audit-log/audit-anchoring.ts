@@ -30,7 +30,7 @@ import {
 } from '../../domain/audit-checkpoint/audit-checkpoint';
 import { isRight } from 'fp-ts/Either';
 import { DomainError } from '../../domain/shared/errors';
-import { GENESIS_HASH, auditChainOf, auditEntryHash, chainedFieldsOf } from '../../projections/audit-log';
+import { GENESIS_HASH, auditChainOf, chainEntry } from '../../projections/audit-log';
 import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import type { AuditSigner } from '../ports/audit-signer';
 import type { DomainEventStore } from '../ports/domain-event-store';
@@ -166,7 +166,7 @@ export class AuditAnchoring {
     // Already inside the last checkpoint (a restart reads some entries again).
     if (event.position <= chain.head.position) return;
     const seq = chain.head.seq + 1;
-    chain.head = { seq, hash: auditEntryHash(chain.head.hash, chainedFieldsOf(event, seq)), position: event.position };
+    chain.head = { seq, hash: chainEntry(event, seq, chain.head.hash).hash, position: event.position };
     if (chain.blocked) return;
     chain.pending ??= { position: event.position, recordedAt: Date.parse(event.recorded_at) };
     if (seq - chain.anchored.seq >= this.settings.entriesPerCheckpoint) await this.anchor(tenantId, chain);

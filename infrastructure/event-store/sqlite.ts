@@ -122,6 +122,9 @@ export class SqliteEventStore implements EventStore {
   private readonly tail: CommittedTail;
   private readonly recentStreams = new RecentStreams(RECENT_STREAM_ROWS);
   private headThisTurn: number | null = null;
+  /** SQLite's count of other connections' commits, as last seen; null before the first look. */
+  private dataVersion: number | null = null;
+  private otherWritersCheckedThisTurn = false;
 
   constructor(private readonly db: SqliteDatabase, options: SqliteEventStoreOptions = {}) {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
@@ -141,6 +144,7 @@ export class SqliteEventStore implements EventStore {
          ON CONFLICT (stream) DO UPDATE SET revision = excluded.revision, deleted = 0`,
       ),
       head: db.prepare<[], { head: number | null }>('SELECT max(position) AS head FROM events'),
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       streamForwards: db.prepare<[string, number, number], EventRow>(
         'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?',
       ),
@@ -262,6 +266,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    this.noticeOtherWriters();
     const row = this.statements.stream.get(stream);
     if (!row || liveRevision(row) === null) return [];
     const lowest = this.lowestVisibleRevision(row);
@@ -299,6 +304,14 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    // A forward read of the last commits (the audit anchoring's, every poll) from the tail,
+    // whose events are already parsed, when it holds everything up to the head and nobody
+    // else has written the file since (a rebuild after an operator's edit reads the edit).
+    this.noticeOtherWriters(true);
+    if (options.direction !== 'backwards' && !options.includeSystem && (options.maxCount ?? 1) > 0) {
+      const fromTail = this.tail.page(options.fromPosition ?? 0, this.head(), options.filter, options.maxCount ?? Number.MAX_SAFE_INTEGER);
+      if (fromTail) return fromTail.rows.map(toRecordedEvent);
+    }
     return this.readAllRows(options).map(toRecordedEvent);
   }
 
@@ -344,6 +357,7 @@ export class SqliteEventStore implements EventStore {
 
   /** Reads the next page for a subscription, never past the head seen before the read. */
   readPage(fromPosition: number, filter: AllFilter | undefined): { events: RecordedEvent[]; scannedTo: number } {
+    this.noticeOtherWriters();
     const head = this.headForPage();
     if (head <= fromPosition) return { events: [], scannedTo: fromPosition };
     const fromTail = this.tail.page(fromPosition, head, filter, PAGE_SIZE);
@@ -372,6 +386,28 @@ export class SqliteEventStore implements EventStore {
 
   async headPosition(): Promise<number> {
     return this.head();
+  }
+
+  /**
+   * What this process keeps of the log (the tail, recent streams' rows and their parsed
+   * events) is forgotten once another connection has committed to the file: another process's
+   * appends, or an operator's edit of a row. Looked at once per turn of the event loop, or now
+   * (`now`).
+   */
+  private noticeOtherWriters(now = false): void {
+    if (this.otherWritersCheckedThisTurn && !now) return;
+    if (!this.otherWritersCheckedThisTurn) {
+      this.otherWritersCheckedThisTurn = true;
+      setImmediate(() => {
+        this.otherWritersCheckedThisTurn = false;
+      });
+    }
+    const version = this.statements.dataVersion.get() as number;
+    if (this.dataVersion !== null && version !== this.dataVersion) {
+      this.tail.forget();
+      this.recentStreams.forgetAll();
+    }
+    this.dataVersion = version;
   }
 
   private head(): number {
@@ -528,6 +564,11 @@ class RecentStreams {
     this.trim();
   }
 
+  forgetAll(): void {
+    this.entries.clear();
+    this.held = 0;
+  }
+
   private forget(stream: string): void {
     const entry = this.entries.get(stream);
     if (!entry) return;
@@ -566,7 +607,7 @@ class CommittedTail {
     if (committed.length === 0) return;
     committed.sort((a, b) => a.position - b.position);
     for (const row of committed) {
-      if (this.rows.length > this.start && row.position !== this.last + 1) this.clear();
+      if (this.rows.length > this.start && row.position !== this.last + 1) this.forget();
       this.rows.push(row);
     }
     if (this.rows.length - this.start > this.capacity) this.start = this.rows.length - this.capacity;
@@ -577,7 +618,8 @@ class CommittedTail {
     }
   }
 
-  private clear(): void {
+  /** Forgets every row: the next page is read from SQLite. */
+  forget(): void {
     this.rows = [];
     this.start = 0;
   }

@@ -5,7 +5,7 @@ import type { RecordedEvent } from '../../application/ports/event-store';
 import { silentLogger } from '../../application/ports/logger';
 import { type AuditCheckpointEvent, auditCheckpointStream } from '../../domain/audit-checkpoint/audit-checkpoint';
 import { Ed25519AuditSigner } from '../../infrastructure/crypto/audit-signer';
-import { GENESIS_HASH, auditEntryHash, chainedFieldsOf, isChainedEvent } from '../../projections/audit-log';
+import { GENESIS_HASH, auditEntryHash, chainEntry, chainedFieldsOf, isChainedEvent } from '../../projections/audit-log';
 import { type EmbeddedStores, ManualClock, embeddedStores } from '../support/stores';
 
 const EVERY = 5;
@@ -47,6 +47,22 @@ describe('audit anchoring (signed checkpoints recomputed from the event log)', (
     }
     return hashes;
   }
+
+  it('hashes an event the store shares once per place in a chain, and anew at another place or after another hash', async () => {
+    await happen('t1', 1);
+    const [shared] = await stores.eventStore.readAll();
+    expect(Object.isFrozen(shared)).to.equal(true);
+    const expected = (seq: number, prev: string) => auditEntryHash(prev, chainedFieldsOf(shared, seq));
+    const first = chainEntry(shared, 1, GENESIS_HASH);
+    expect(first.hash).to.equal(expected(1, GENESIS_HASH));
+    expect(chainEntry(shared, 1, GENESIS_HASH)).to.equal(first);
+    expect(chainEntry(shared, 2, GENESIS_HASH).hash).to.equal(expected(2, GENESIS_HASH));
+    expect(chainEntry(shared, 1, first.hash).hash).to.equal(expected(1, first.hash));
+    // An event its reader owns (not frozen) is hashed each time.
+    const owned = { ...shared, data: { ...(shared.data as object) } };
+    expect(chainEntry(owned, 1, GENESIS_HASH)).to.not.equal(chainEntry(owned, 1, GENESIS_HASH));
+    expect(chainEntry(owned, 1, GENESIS_HASH).hash).to.equal(first.hash);
+  });
 
   it('anchors every N entries per tenant, with the chain head recomputed from the events and signed', async () => {
     await happen('t1', 12);

@@ -116,6 +116,52 @@ describe('SQLite event store: the tail of the last commits', () => {
     expect(events.map((event) => (event.data as { n: number }).n)).to.deep.equal(Array.from({ length: 52 }, (_, index) => index));
   });
 
+  it('reads $all forwards from memory as SQLite would answer it, whatever the bounds and filter', async () => {
+    const store = fixture.store;
+    const orders = uniqueStream('order');
+    for (let round = 0; round < 6; round += 1) {
+      await Promise.all([
+        store.appendToStream(orders, [newEvent('OrderPlaced', { round }), newEvent('OrderPaid', { round })]),
+        store.appendToStream(`$system-${round}`, [newEvent('Internal')]),
+      ]);
+    }
+    // Another connection on the file keeps nothing in memory: every read goes to SQLite.
+    const other = openSqliteDatabase(fixture.path);
+    const elsewhere = new SqliteEventStore(other);
+    const head = await store.headPosition();
+    const filters: Array<AllFilter | undefined> = [undefined, { kind: 'event_type', types: ['OrderPaid'] }];
+    for (const filter of filters) {
+      for (const fromPosition of [undefined, 0, head - 10, head - 3, head]) {
+        for (const maxCount of [undefined, 0, 1, 4]) {
+          for (const includeSystem of [false, true]) {
+            const options = { fromPosition, maxCount, filter, includeSystem };
+            expect(summary(await store.readAll(options)), JSON.stringify(options)).to.deep.equal(summary(await elsewhere.readAll(options)));
+          }
+        }
+      }
+    }
+    await elsewhere.close();
+    other.close();
+  });
+
+  it('forgets what it keeps in memory once another connection writes the file: a row edited there is read as edited', async () => {
+    const store = fixture.store;
+    const stream = uniqueStream();
+    await store.appendToStream(stream, [newEvent('Kept', { value: 'as appended' })]);
+    expect((await store.readStream(stream))[0].data).to.deep.equal({ value: 'as appended' });
+    const other = openSqliteDatabase(fixture.path);
+    try {
+      other.prepare("UPDATE events SET data = json_set(data, '$.value', 'edited') WHERE stream = ?").run(stream);
+    } finally {
+      other.close();
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await store.readStream(stream))[0].data).to.deep.equal({ value: 'edited' });
+    expect((await store.readAll()).find((event) => event.stream === stream)?.data).to.deep.equal({ value: 'edited' });
+    const [live] = await collect(store, { kind: 'stream_prefix', prefixes: [stream] }, 1, async () => undefined);
+    expect(live.data).to.deep.equal({ value: 'edited' });
+  });
+
   it('shares an event read from memory frozen: a subscriber that tries to change it fails, and no reader sees a change', async () => {
     const store = fixture.store;
     const stream = uniqueStream();
