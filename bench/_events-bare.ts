@@ -98,8 +98,9 @@ export async function startBareQueue(options: { file: string; connectorUrl: stri
   // The dispatcher: up to `concurrency` events at once, oldest first.
   const claimed = new Set<string>();
   let pumping = false;
+  let closing = false;
   const pump = (): void => {
-    if (pumping) return;
+    if (pumping || closing) return;
     pumping = true;
     try {
       const free = options.concurrency - claimed.size;
@@ -191,7 +192,10 @@ export async function startBareQueue(options: { file: string; connectorUrl: stri
     emit: async (orderId) => (await emit('shop.order.created', { order_id: orderId })).id,
     processed: (eventId) => processed.when(eventId),
     async close() {
+      // What runs ends (its commits too) before the file closes; nothing new starts.
+      closing = true;
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      while (claimed.size > 0 || pending.length > 0 || scheduled) await new Promise((resolve) => setTimeout(resolve, 5));
       db.close();
     },
   };

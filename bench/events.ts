@@ -321,15 +321,18 @@ export async function run(args: string[]): Promise<void> {
     await measureHttpEvents(bench.outside, bench, 'warm-up', options.warmup, options.concurrency, 'warm-http');
     await measureEvents(bench, 'warm-up', viaUseCase, options.warmup, options.concurrency, 'warm-app');
 
-    const http = await measureHttpEvents(bench.outside, bench, 'platform, emitted over HTTP (POST /api/v1/org/events)', options.events, options.concurrency, 'http');
-    const useCase = await measureEvents(bench, 'platform, emitted through the use case (emitOrchestrationEvent, no HTTP)', viaUseCase, options.events, options.concurrency, 'app');
+    const measurePlatform = async (): Promise<[Measurement, Measurement]> => [
+      await measureHttpEvents(bench.outside, bench, 'platform, emitted over HTTP (POST /api/v1/org/events)', options.events, options.concurrency, 'http'),
+      await measureEvents(bench, 'platform, emitted through the use case (emitOrchestrationEvent, no HTTP)', viaUseCase, options.events, options.concurrency, 'app'),
+    ];
     if (options.platformOnly) {
-      printMeasurements([http, useCase]);
+      printMeasurements(await measurePlatform());
       return;
     }
     const ceiling = await measureReference(bench, options.events, options.concurrency, 'ref');
     const bareHttp = await measureHttpEvents(bench.outside, bare, 'fair reference: bare durable queue (SQLite), emitted over HTTP', options.events, options.concurrency, 'bare-http');
     const bareInProcess = await measureEvents(bare, 'fair reference: bare durable queue (SQLite), emitted in process', bare.emit, options.events, options.concurrency, 'bare');
+    const [http, useCase] = await measurePlatform();
 
     printMeasurements([ceiling, bareHttp, bareInProcess, http, useCase]);
     const rate = (m: Measurement): number => m.events / m.seconds;
