@@ -47,8 +47,10 @@ interface EventRow {
   data: string;
   metadata: string;
   recorded_at: string;
-  /** The row as an event, parsed on its first read and frozen: rows kept in memory (the tail, recent streams) are read again and again. */
-  recorded?: RecordedEvent;
+  /** A row kept in memory (the tail, recent streams) that a reader has parsed already. */
+  readBefore?: boolean;
+  /** Its event, frozen and shared by the readers from then on (sharedEvent, heldEvent). */
+  shared?: RecordedEvent;
 }
 
 interface StreamRow {
@@ -275,6 +277,7 @@ export class SqliteEventStore implements EventStore {
     const from = options.fromRevision ?? (backwards ? row.revision : lowest);
     const held = this.recentStreams.rows(stream, row.revision, lowest);
     let rows: EventRow[];
+    let kept = true;
     if (held) {
       rows = backwards
         ? held.filter((event) => event.revision <= from).reverse().slice(0, maxCount)
@@ -284,10 +287,11 @@ export class SqliteEventStore implements EventStore {
         ? this.statements.streamBackwards.all(stream, from, lowest, maxCount)
         : this.statements.streamForwards.all(stream, Math.max(from, lowest), maxCount);
       // The whole visible stream, read forwards: kept for the next command on it.
-      if (!backwards && from <= lowest && rows.length < maxCount) this.recentStreams.keep(stream, lowest, rows);
+      kept = !backwards && from <= lowest && rows.length < maxCount;
+      if (kept) this.recentStreams.keep(stream, lowest, rows);
     }
     const maxAge = this.metadataOf(row).maxAge;
-    const events = rows.map(toRecordedEvent);
+    const events = rows.map(kept ? heldEvent : toRecordedEvent);
     if (maxAge === undefined) return events;
     const oldest = this.now().getTime() - maxAge * 1000;
     return events.filter((event) => Date.parse(event.recorded_at) >= oldest);
@@ -310,7 +314,7 @@ export class SqliteEventStore implements EventStore {
     this.noticeOtherWriters(true);
     if (options.direction !== 'backwards' && !options.includeSystem && (options.maxCount ?? 1) > 0) {
       const fromTail = this.tail.page(options.fromPosition ?? 0, this.head(), options.filter, options.maxCount ?? Number.MAX_SAFE_INTEGER);
-      if (fromTail) return fromTail.rows.map(toRecordedEvent);
+      if (fromTail) return fromTail.rows.map(sharedEvent);
     }
     return this.readAllRows(options).map(toRecordedEvent);
   }
@@ -361,7 +365,7 @@ export class SqliteEventStore implements EventStore {
     const head = this.headForPage();
     if (head <= fromPosition) return { events: [], scannedTo: fromPosition };
     const fromTail = this.tail.page(fromPosition, head, filter, PAGE_SIZE);
-    if (fromTail) return { events: fromTail.rows.map(toRecordedEvent), scannedTo: fromTail.scannedTo };
+    if (fromTail) return { events: fromTail.rows.map(sharedEvent), scannedTo: fromTail.scannedTo };
     const rows = this.readAllRows({ fromPosition, filter, maxCount: PAGE_SIZE, upTo: head });
     const scannedTo = rows.length === PAGE_SIZE ? rows[rows.length - 1].position : head;
     return { events: rows.map(toRecordedEvent), scannedTo };
@@ -478,8 +482,32 @@ function liveRevision(row: StreamRow | undefined): number | null {
   return row && !row.deleted && row.revision >= 0 ? row.revision : null;
 }
 
+/**
+ * The event of a row of this process's last commits (the tail): every one is read by several
+ * subscribers (the audit log and its anchoring at least), so it is parsed once, frozen and
+ * shared by all of them.
+ */
+function sharedEvent(row: EventRow): RecordedEvent {
+  row.shared ??= deepFreeze(toRecordedEvent(row));
+  return row.shared;
+}
+
+/**
+ * The event of a stream's row kept for the commands that read it again. Its first reader gets
+ * its own; a row read a second time (the next command on the stream) is shared frozen from
+ * then on, so a stream read once and never again costs no more than a plain parse.
+ */
+function heldEvent(row: EventRow): RecordedEvent {
+  if (row.shared) return row.shared;
+  if (!row.readBefore) {
+    row.readBefore = true;
+    return toRecordedEvent(row);
+  }
+  return sharedEvent(row);
+}
+
 function toRecordedEvent(row: EventRow): RecordedEvent {
-  row.recorded ??= deepFreeze({
+  return {
     id: row.event_id,
     type: row.type,
     data: JSON.parse(row.data),
@@ -488,8 +516,7 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
     revision: row.revision,
     position: row.position,
     recorded_at: row.recorded_at,
-  });
-  return row.recorded;
+  };
 }
 
 function filterSql(filter: AllFilter | undefined): { sql: string; params: string[] } | null {

@@ -162,19 +162,41 @@ describe('SQLite event store: the tail of the last commits', () => {
     expect(live.data).to.deep.equal({ value: 'edited' });
   });
 
-  it('shares an event read from memory frozen: a subscriber that tries to change it fails, and no reader sees a change', async () => {
+  it('shares one frozen event among the subscribers that read it from memory: one that tries to change it fails, and no reader sees a change', async () => {
     const store = fixture.store;
     const stream = uniqueStream();
     const [first, second] = await Promise.all([
       collect(store, undefined, 1, () => store.appendToStream(stream, [newEvent('Shared', { items: [1] })]).then(() => undefined)),
       collect(store, undefined, 1, async () => undefined),
     ]);
+    expect(first[0]).to.equal(second[0]);
     expect(() => (first[0].data as { items: number[] }).items.push(2)).to.throw(TypeError);
     expect(() => {
       (first[0].metadata as unknown as Record<string, unknown>).tenant_id = 'another';
     }).to.throw(TypeError);
     expect(second[0].data).to.deep.equal({ items: [1] });
-    expect((await store.readStream(stream))[0].data).to.deep.equal({ items: [1] });
+  });
+
+  it('gives the first reader of a stream read from SQLite its own events, and shares them frozen from the next read of the stream on', async () => {
+    const store = fixture.store;
+    const stream = uniqueStream();
+    const other = openSqliteDatabase(fixture.path);
+    const elsewhere = new SqliteEventStore(other);
+    try {
+      // Appended by another process: this one reads the stream from SQLite, and keeps it.
+      await elsewhere.appendToStream(stream, [newEvent('Kept', { items: [1] })]);
+      await new Promise((resolve) => setImmediate(resolve));
+      const [own] = await store.readStream(stream);
+      expect(Object.isFrozen(own)).to.equal(false);
+      (own.data as { items: number[] }).items.push(2);
+      const [shared] = await store.readStream(stream);
+      expect(shared.data).to.deep.equal({ items: [1] });
+      expect(Object.isFrozen(shared)).to.equal(true);
+      expect((await store.readStream(stream))[0]).to.equal(shared);
+    } finally {
+      await elsewhere.close();
+      other.close();
+    }
   });
 });
 
