@@ -43,8 +43,9 @@ export interface FindOptions {
   /** Opaque, from a previous page's `next_cursor`; valid only with the same where/sort. */
   cursor?: string;
   /**
-   * The declared field (not a unique one) whose index the query reads (MongoDB's `hint`, SQLite's `INDEXED BY`),
-   * for a caller that knows which of its conditions is the selective one. Without it each
+   * The declared field (not a unique one) whose index the query reads (MongoDB's `hint`,
+   * SQLite's `INDEXED BY`), for a caller that knows which of its conditions is the selective
+   * one. Without it each
    * store picks by its own estimates, and SQLite without statistics prefers any equality: a
    * queue's `tenant_id = ? AND due_at <= ?` then scans the tenant's whole history, where
    * `due_at` (set only while an item waits) finds the few that are due. The same documents

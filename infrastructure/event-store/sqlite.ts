@@ -13,6 +13,9 @@
 //   caught up reads its next page there, filtered in memory, instead of querying `$all`. The
 //   tail is only ever a contiguous range of positions ending at the store's head; when
 //   another process appended in between, or a subscriber is further behind, it reads SQLite.
+// - A row kept in memory (the tail, a stream kept for the commands that read it again) is
+//   parsed once and its event shared, deep-frozen, by the readers after that; everything kept
+//   is forgotten once another connection commits to the file (PRAGMA data_version).
 
 import { deepFreeze } from '../../application/shared/immutable';
 import { Subject } from 'rxjs';
