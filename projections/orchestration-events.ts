@@ -115,25 +115,27 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
   handles: orchestrationEventEvents.types,
   async apply(event, view) {
     const id = event.data.event_id;
-    if (event.type === 'OrchestrationEventQueued') {
+    if (event.type === 'OrchestrationEventQueued' || event.type === 'OrchestrationEventProcessedOnReceipt') {
       if (await view.get(ORCHESTRATION_EVENTS, id)) return;
       const { event_id: _id, received_via, received_at, not_before, ...envelope } = event.data;
+      // Processed on receipt: the document the three events it stands for would have built.
+      const settled = event.type === 'OrchestrationEventProcessedOnReceipt';
       view.put(ORCHESTRATION_EVENTS, {
         id,
         ...envelope,
         not_before,
         received_via,
         received_at,
-        status: 'queued',
+        status: settled ? 'processed' : 'queued',
         root: envelope.causation_id === null && envelope.replay_of === null,
-        due_at: not_before,
+        due_at: settled ? null : not_before,
         attempt_started_at: null,
-        attempts: [],
-        attempts_since_requeue: 0,
+        attempts: settled ? [{ attempt: 1, flows: [], started_at: received_at, outcome: 'processed', error: null, next_attempt_at: null, ended_at: received_at, steps: [] }] : [],
+        attempts_since_requeue: settled ? 1 : 0,
         sequence_gap: null,
         requeues: [],
         replays: [],
-        settled_at: null,
+        settled_at: settled ? received_at : null,
         updated_at: received_at,
         revision: event.revision,
         position: event.position,

@@ -42,7 +42,7 @@
 // from), the interrupted step is called once more with the same request_id. So a crash causes
 // at most one repeated call per step, always with the same request_id.
 
-import { type StepError, type StepOutcome, orchestrationEventStream, stepRequestId } from '../../domain/orchestration-event/orchestration-event';
+import { type QueuedData, type StepError, type StepOutcome, orchestrationEventStream, stepRequestId } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError } from '../../domain/shared/errors';
 import { type SdkConnectionDocument, SDK_CONNECTIONS, sdkConnectionsProjection } from '../../projections/sdk-connections';
 import { BUSINESS_TOOLS, type BusinessToolDocument, businessToolsProjection } from '../../projections/business-tools';
@@ -137,12 +137,12 @@ const failed = (code: string, message: string): StepResult => ({ outcome: 'faile
 /** What the stream says of an attempt: the event, the flows it started with, the steps recorded. */
 async function attemptOnStream(deps: Pick<DispatcherDependencies, 'eventStore'>, eventId: string, attempt: number) {
   const events = await deps.eventStore.readStream(orchestrationEventStream(eventId));
-  let queued: Extract<(typeof events)[number], { type: 'OrchestrationEventQueued' }>['data'] | null = null;
+  let queued: QueuedData | null = null;
   let flows: string[] | null = null;
   let running = false;
   const steps = new Map<string, { outcome: StepOutcome; error: StepError | null; output: unknown }>();
   for (const event of events) {
-    if (event.type === 'OrchestrationEventQueued') queued = event.data;
+    if (event.type === 'OrchestrationEventQueued' || event.type === 'OrchestrationEventProcessedOnReceipt') queued = event.data;
     if (event.type === 'OrchestrationDispatchStarted' && event.data.attempt === attempt) {
       flows = event.data.flows;
       running = true;
@@ -466,7 +466,7 @@ async function loadAttempts(deps: Pick<DispatcherDependencies, 'eventStore'>, ev
   const events = await deps.eventStore.readStream(orchestrationEventStream(eventId));
   let count = 0;
   for (const event of events) {
-    if (event.type === 'OrchestrationDispatchStarted') count += 1;
+    if (event.type === 'OrchestrationDispatchStarted' || event.type === 'OrchestrationEventProcessedOnReceipt') count += 1;
     if (event.type === 'OrchestrationEventRequeued') count = 0;
   }
   return count;

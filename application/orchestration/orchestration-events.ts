@@ -309,7 +309,7 @@ async function appendEnvelope(
   const command: OrchestrationEventCommand = { type: 'EmitOrchestrationEvent', data: { event_id: eventId, tenant_id: tenantId, envelope: resolved.right, received_via: via, ...(flows === undefined ? {} : { flows }) } };
   const result = await handleCommand(deps, orchestrationEventAggregate, stream, command, { ...context, tenant_id: tenantId });
   const created = result.events.length > 0;
-  const processed = result.events.some((event) => event.type === 'OrchestrationEventProcessed');
+  const processed = result.events.some((event) => event.type === 'OrchestrationEventProcessedOnReceipt');
   return { created, event_id: eventId, position: created ? result.position : await lastPosition(deps, stream), processed };
 }
 

@@ -244,17 +244,23 @@ export type StepError = t.TypeOf<typeof StepError>;
 export const StepOutcome = t.keyof({ succeeded: null, failed: null, skipped: null });
 export type StepOutcome = t.TypeOf<typeof StepOutcome>;
 
-export const OrchestrationEventQueued = declareEvent(
-  'OrchestrationEventQueued',
-  t.type({
-    ...Identity,
-    ...Envelope.props,
-    /** Not dispatched before this: `received_at` + `delay_seconds`. */
-    not_before: t.string,
-    received_via: ReceivedVia,
-    received_at: t.string,
-  }),
-);
+const Received = t.type({
+  ...Identity,
+  ...Envelope.props,
+  /** Not dispatched before this: `received_at` + `delay_seconds`. */
+  not_before: t.string,
+  received_via: ReceivedVia,
+  received_at: t.string,
+});
+export const OrchestrationEventQueued = declareEvent('OrchestrationEventQueued', Received);
+/**
+ * An event no flow matches, due at once and in no sequence, whose emitter knew that when it
+ * emitted it (the flow runner, for a follow-on): received and processed in this one event,
+ * where the dispatcher would have written three (queued, dispatch started with no flow,
+ * processed). Its data is the queued event's; its status is `processed` after one attempt
+ * with no flow, started and ended at `received_at`.
+ */
+export const OrchestrationEventProcessedOnReceipt = declareEvent('OrchestrationEventProcessedOnReceipt', Received);
 export const OrchestrationDispatchStarted = declareEvent(
   'OrchestrationDispatchStarted',
   t.type({
@@ -326,6 +332,7 @@ export const OrchestrationSequenceGapRecorded = declareEvent(
 
 export const orchestrationEventEvents = eventGroup('orchestrationEvent', [
   OrchestrationEventQueued,
+  OrchestrationEventProcessedOnReceipt,
   OrchestrationDispatchStarted,
   OrchestrationStepRecorded,
   OrchestrationAttemptFailed,
@@ -360,9 +367,10 @@ export interface SequenceGap {
 export type OrchestrationEventCommand =
   /**
    * `flows`: the flows that match it, when the emitter knows them now (the flow runner, for a
-   * follow-on event). With none, and the event due at once outside any sequence, it is claimed
-   * and processed in the same append, as the dispatcher's StartDispatch with no flow would do
-   * moments later: one append, and no pass of the queue, for a chain's last event.
+   * follow-on event). With none, and the event due at once outside any sequence, it is
+   * received and processed in one event (OrchestrationEventProcessedOnReceipt), the outcome the
+   * dispatcher's StartDispatch with no flow would reach moments later: one event instead of
+   * three, and no pass of the queue, for a chain's last event.
    */
   | { type: 'EmitOrchestrationEvent'; data: { event_id: string; tenant_id: string; envelope: Envelope; received_via: ReceivedVia; flows?: string[] } }
   /**
@@ -428,6 +436,8 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
     switch (event.type) {
       case 'OrchestrationEventQueued':
         return { status: 'queued', event: event.data, attempts: 0, attempts_since_requeue: 0, due_at: event.data.not_before, steps: {}, replays: [] };
+      case 'OrchestrationEventProcessedOnReceipt':
+        return { status: 'processed', event: event.data, attempts: 1, attempts_since_requeue: 1, due_at: null, steps: {}, replays: [] };
       case 'OrchestrationDispatchStarted':
         return state.status === 'absent'
           ? state
@@ -459,14 +469,9 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
       // The same id again (an idempotency key repeated, a retried request): the first event stands.
       if (state.status !== 'absent') return state.event.tenant_id === tenant_id ? right([]) : left(conflict('orchestration_event_exists', 'an event with this id exists'));
       const expires_at = envelope.expires_at ?? (envelope.ttl_seconds === null ? null : plus(now, envelope.ttl_seconds));
-      const queued: OrchestrationEventEvent = { type: 'OrchestrationEventQueued', data: { event_id, tenant_id, ...envelope, expires_at, not_before: plus(now, envelope.delay_seconds), received_via, received_at: at } };
+      const data = { event_id, tenant_id, ...envelope, expires_at, not_before: plus(now, envelope.delay_seconds), received_via, received_at: at };
       const settlesAtOnce = command.data.flows?.length === 0 && envelope.delay_seconds === 0 && envelope.sequence_key === null && !hasPassed(expires_at, now);
-      if (!settlesAtOnce) return right([queued]);
-      return right([
-        queued,
-        { type: 'OrchestrationDispatchStarted', data: { event_id, tenant_id, attempt: 1, flows: [], started_at: at } },
-        { type: 'OrchestrationEventProcessed', data: { event_id, tenant_id, attempt: 1, processed_at: at } },
-      ]);
+      return right([{ type: settlesAtOnce ? 'OrchestrationEventProcessedOnReceipt' : 'OrchestrationEventQueued', data }]);
     }
     if (state.status === 'absent' || state.event.tenant_id !== command.data.tenant_id) return left(eventNotFound());
     const identity = { event_id: state.event.event_id, tenant_id: state.event.tenant_id };

@@ -179,11 +179,14 @@ describe('orchestration event (decider)', () => {
       .thenThrows('conflict', 'orchestration_event_exists');
   });
 
-  it('settles in the emitting append an event the emitter knows no flow matches, when it is due at once and in no sequence', () => {
+  it('records as received and processed, in one event, an event the emitter knows no flow matches, when it is due at once and in no sequence', () => {
     const knowing = (flows: string[] | undefined, over: Partial<Envelope> = {}): OrchestrationEventCommand => ({ type: 'EmitOrchestrationEvent', data: { ...ids, envelope: { ...envelope, ...over }, received_via: 'emit', flows } });
-    const noFlow = (type: 'OrchestrationDispatchStarted' | 'OrchestrationEventProcessed'): OrchestrationEventEvent =>
-      type === 'OrchestrationDispatchStarted' ? { type, data: { ...ids, attempt: 1, flows: [], started_at: iso(0) } } : { type, data: { ...ids, attempt: 1, processed_at: iso(0) } };
-    spec().given([]).when(knowing([])).then([queued(), noFlow('OrchestrationDispatchStarted'), noFlow('OrchestrationEventProcessed')]);
+    const processedOnReceipt: OrchestrationEventEvent = { type: 'OrchestrationEventProcessedOnReceipt', data: queued().data as Extract<OrchestrationEventEvent, { type: 'OrchestrationEventQueued' }>['data'] };
+    spec().given([]).when(knowing([])).then([processedOnReceipt]);
+    // Settled: the same id again records nothing, a retry is refused as for any processed event, a replay is recorded.
+    spec().given([processedOnReceipt]).when(knowing([])).thenNothingHappened();
+    spec().given([processedOnReceipt]).when(requeue).thenThrows('conflict', 'event_not_retryable');
+    spec().given([processedOnReceipt]).when(start()).thenThrows('conflict', 'event_not_dispatchable');
     // A flow to run, flows unknown, a delay, a sequence: the dispatcher takes it as any other.
     spec().given([]).when(knowing(['refunds'])).then([queued()]);
     spec().given([]).when(knowing(undefined)).then([queued()]);
