@@ -173,15 +173,15 @@ export const auditLogProjection: Projection = {
     { name: AUDIT_CHAIN_HEADS },
     {
       name: AUDIT_LOG,
+      // A log is read newest first, whole or filtered by one field, or in a time range: each
+      // index reads its page in order where single-field indexes sorted the log's whole history.
       indexes: [
-        { field: 'tenant_id' },
-        { field: 'position' },
-        { field: 'occurred_at' },
-        { field: 'actor_id' },
-        { field: 'action' },
-        { field: 'resource_type' },
-        { field: 'resource_id' },
-        { field: 'seq' },
+        { field: 'tenant_id', then: ['seq'] },
+        { field: 'tenant_id', then: ['actor_id', 'seq'] },
+        { field: 'tenant_id', then: ['action', 'seq'] },
+        { field: 'tenant_id', then: ['resource_type', 'seq'] },
+        { field: 'tenant_id', then: ['resource_id', 'seq'] },
+        { field: 'tenant_id', then: ['occurred_at'] },
       ],
     },
   ],

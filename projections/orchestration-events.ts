@@ -97,18 +97,19 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
   collections: [
     {
       name: ORCHESTRATION_EVENTS,
+      // The lists read a tenant's events newest first (all, by status, by name) along the index
+      // of their filter; the queue's fields are set only while an event
+      // waits or runs, so their sparse indexes hold the few that do and cost a settled event nothing.
       indexes: [
-        { field: 'tenant_id' },
-        { field: 'status' },
-        { field: 'name' },
-        { field: 'received_at' },
-        { field: 'root' },
-        { field: 'replay_of' },
-        { field: 'sequence_key' },
-        { field: 'sequence_n' },
-        { field: 'due_at' },
-        { field: 'expires_at' },
-        { field: 'attempt_started_at' },
+        // `root` last: a range replay reads the range and checks it in the index.
+        { field: 'tenant_id', then: ['received_at', 'root'] },
+        { field: 'status', then: ['tenant_id', 'received_at'] },
+        { field: 'tenant_id', then: ['name', 'received_at'] },
+        { field: 'replay_of', sparse: true },
+        { field: 'sequence_key', then: ['sequence_n'], sparse: true },
+        { field: 'due_at', sparse: true },
+        { field: 'expires_at', sparse: true },
+        { field: 'attempt_started_at', sparse: true },
       ],
     },
   ],

@@ -105,7 +105,7 @@ async function headDecision(deps: DispatchQueueDependencies, head: Orchestration
   // A head that already had an attempt recorded its gap then (or had none): it is not waiting any more.
   if (head.attempts.length > 0 || head.sequence_gap !== null) return candidateOf(head, null);
   const [previous] = (
-    await collection(deps).find({ where: { tenant_id: head.tenant_id, sequence_key: head.sequence_key, sequence_n: { lt: n } }, sort: { field: 'sequence_n', direction: 'desc' }, limit: 1, index: 'sequence_key' })
+    await collection(deps).find({ where: { tenant_id: head.tenant_id, sequence_key: head.sequence_key, sequence_n: { lt: n } }, sort: { field: 'sequence_n', direction: 'desc' }, limit: 1, index: 'sequence_key,sequence_n' })
   ).items;
   const expected = (previous?.sequence_n ?? 0) + 1;
   if (n <= expected) return candidateOf(head, null);
@@ -124,7 +124,7 @@ async function sequenceHead(deps: DispatchQueueDependencies, tenantId: string, s
     sort: { field: 'sequence_n', direction: 'asc' },
     limit: SCAN_PAGE,
     // The sequence's own events, not the tenant's history.
-    index: 'sequence_key',
+    index: 'sequence_key,sequence_n',
   });
   return pending.items.find((doc) => doc.status === 'dispatched' || !hasExpired(doc, now)) ?? null;
 }

@@ -23,7 +23,7 @@ export async function expireDueEvents(deps: CommandDependencies & ReadModelDepen
   const now = deps.clock.now().toISOString();
   const due = await deps.readStore
     .collection<OrchestrationEventDocument>(ORCHESTRATION_EVENTS)
-    .find({ where: { status: { in: ['queued', 'failed'] }, expires_at: { lte: now } }, sort: { field: 'expires_at', direction: 'asc' }, limit: DUE_PAGE });
+    .find({ where: { status: { in: ['queued', 'failed'] }, expires_at: { lte: now } }, sort: { field: 'expires_at', direction: 'asc' }, limit: DUE_PAGE, index: 'expires_at' });
   let ended = 0;
   await forEachConcurrently(due.items, options.concurrency, async (doc) => {
     try {

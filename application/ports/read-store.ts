@@ -12,14 +12,36 @@ export interface Document {
 }
 
 export interface IndexSpec {
-  /** Top-level or dotted field path. */
+  /** Top-level or dotted field path: the index's key, or its first key. */
   field: string;
+  /**
+   * Further keys, in order: a compound index (MongoDB's compound index, SQLite's index on
+   * several columns). A query with equalities on the leading keys reads the next key in its
+   * order: `{field: 'tenant_id', then: ['seq']}` gives a tenant's newest page without sorting
+   * the tenant's whole history, which an index on `tenant_id` alone makes every page do.
+   */
+  then?: readonly string[];
   unique?: boolean;
+  /**
+   * The index may leave out the documents whose `field` is absent or null (a queue's `due_at`,
+   * set only while an item waits): writing those touches no entry of it. Queries give the same
+   * documents either way; one on the field's values (`eq`, `lt`, ...) still reads it. SQLite
+   * makes a partial index; MongoDB a full one (its partial indexes cannot leave out an explicit
+   * null).
+   */
+  sparse?: boolean;
 }
+
+/** An index's keys, comma-joined: `tenant_id,seq`. It names the index in `FindOptions.index`. */
+export const indexKey = (index: IndexSpec): string => [index.field, ...(index.then ?? [])].join(',');
 
 export interface CollectionSpec {
   name: string;
-  /** Only declared fields may be filtered or sorted on (besides `id`). */
+  /**
+   * The collection's indexes, all of them: ensuring it again with another list makes the
+   * missing ones and drops those no longer listed. Only the fields of its indexes may be
+   * filtered or sorted on (besides `id`).
+   */
   indexes?: readonly IndexSpec[];
 }
 
@@ -43,9 +65,9 @@ export interface FindOptions {
   /** Opaque, from a previous page's `next_cursor`; valid only with the same where/sort. */
   cursor?: string;
   /**
-   * The declared field (not a unique one) whose index the query reads (MongoDB's `hint`,
-   * SQLite's `INDEXED BY`), for a caller that knows which of its conditions is the selective
-   * one. Without it each
+   * The key of the declared index (not a unique one) the query reads, as `indexKey` writes it
+   * (MongoDB's `hint`, SQLite's `INDEXED BY`), for a caller that knows which of its conditions
+   * is the selective one. Without it each
    * store picks by its own estimates, and SQLite without statistics prefers any equality: a
    * queue's `tenant_id = ? AND due_at <= ?` then scans the tenant's whole history, where
    * `due_at` (set only while an item waits) finds the few that are due. The same documents
@@ -133,7 +155,7 @@ export interface LeaseRequest {
 }
 
 export interface ReadStore {
-  /** Creates the collection and its indexes if missing; idempotent. */
+  /** Creates the collection if missing and makes its indexes the spec's (see CollectionSpec.indexes); idempotent. */
   ensureCollection(spec: CollectionSpec): Promise<void>;
   dropCollection(name: string): Promise<void>;
   collection<T extends Document = Document>(name: string): Collection<T>;

@@ -8,10 +8,15 @@
 //   applied). Reads strip it, and direct put/patch through a Collection do not set it.
 // - Undefined values follow JSON: they are dropped on put (client option
 //   `ignoreUndefined`), and a patch removes the fields set to undefined ($unset).
-// - Indexes: `{[field]: 1}` named `${field}_1`. A unique one is named `${field}_1_unique`
+// - Indexes: `{[field]: 1, ...then}` named `${field}_1` (`a_1_b_1` for a compound one). A
+//   unique one is named `${field}_1_unique`
 //   and is partial on `{[field]: {$type: [non-null types]}}`, so that, as in SQLite, it
 //   applies only to values that are present and not null. A duplicate-key error (11000)
 //   is mapped to UniqueConstraintError by reading the field back from the index name.
+//   A sparse index is a full one here: a partial filter cannot leave out an explicit null
+//   without listing types, and the queries give the same documents either way. Indexes
+//   named so and no longer declared are dropped by ensureCollection; the hint of a query
+//   (`FindOptions.index`) is the index's key pattern.
 // - Declared fields: ensureCollection records the declared index fields in this process.
 //   For a collection first seen through collection(), the fields are read once, lazily,
 //   from listIndexes. Filtering or sorting on any other field than `id` throws
@@ -72,6 +77,7 @@ import {
   decodeCursor,
   encodeCursor,
   fieldValue,
+  indexKey,
   queryKeyOf,
   type Collection,
   type CollectionSpec,
@@ -126,17 +132,21 @@ export class MongoReadStore implements ReadStore {
   async ensureCollection(spec: CollectionSpec): Promise<void> {
     await this.createCollectionIfMissing(spec.name);
     const collection = this.raw(spec.name);
+    const wanted = new Set<string>();
     for (const index of spec.indexes ?? []) {
+      const key = indexKey(index);
+      const name = index.unique ? uniqueIndexName(key) : indexName(key);
+      wanted.add(name);
       await collection.createIndex(
-        { [index.field]: 1 },
-        index.unique
-          ? { name: uniqueIndexName(index.field), unique: true, partialFilterExpression: { [index.field]: { $type: NON_NULL_TYPES } } }
-          : { name: indexName(index.field) },
+        keyPattern(key),
+        index.unique ? { name, unique: true, partialFilterExpression: { [index.field]: { $type: NON_NULL_TYPES } } } : { name },
       );
     }
-    const fields = this.declared.get(spec.name) ?? new Set<string>();
-    for (const index of spec.indexes ?? []) fields.add(index.field);
-    this.declared.set(spec.name, fields);
+    for (const existing of await collection.listIndexes().toArray()) {
+      const name = String(existing.name);
+      if (name !== '_id_' && /_1(_unique)?$/.test(name) && !wanted.has(name)) await collection.dropIndex(name);
+    }
+    this.declared.set(spec.name, new Set((spec.indexes ?? []).flatMap((index) => [index.field, ...(index.then ?? [])])));
   }
 
   async dropCollection(name: string): Promise<void> {
@@ -385,7 +395,7 @@ class MongoDocumentCollection<T extends Document> implements Collection<T> {
     const order: MongoSort = field === '_id' ? { _id: direction } : { [field]: direction, _id: direction };
     const stored = await this.store
       .raw(this.name)
-      .find({ $and: conditions } as Filter<StoredDocument>, options.index === undefined ? {} : { hint: indexName(options.index) })
+      .find({ $and: conditions } as Filter<StoredDocument>, options.index === undefined ? {} : { hint: keyPattern(options.index) })
       .sort(order)
       .limit(limit + 1)
       .toArray();
@@ -413,20 +423,27 @@ class MongoDocumentCollection<T extends Document> implements Collection<T> {
   }
 }
 
-function indexName(field: string): string {
-  return `${field}_1`;
+/** `tenant_id,seq` -> `{tenant_id: 1, seq: 1}`. */
+function keyPattern(key: string): Record<string, 1> {
+  return Object.fromEntries(key.split(',').map((field) => [field, 1]));
 }
 
-function uniqueIndexName(field: string): string {
-  return `${field}_1_unique`;
+function indexName(key: string): string {
+  return key
+    .split(',')
+    .map((field) => `${field}_1`)
+    .join('_');
 }
 
-/** The field an index (named by us) covers: the inverse of indexName/uniqueIndexName. */
+function uniqueIndexName(key: string): string {
+  return `${indexName(key)}_unique`;
+}
+
+/** The key an index (named by us) covers, as indexKey writes it: the inverse of indexName/uniqueIndexName. */
 function fieldOfIndex(name: string): string {
   if (name === '_id_') return 'id';
-  if (name.endsWith('_1_unique')) return name.slice(0, -'_1_unique'.length);
-  if (name.endsWith('_1')) return name.slice(0, -'_1'.length);
-  return name;
+  const plain = name.endsWith('_unique') ? name.slice(0, -'_unique'.length) : name;
+  return plain.endsWith('_1') ? plain.slice(0, -'_1'.length).split('_1_').join(',') : name;
 }
 
 function storedField(field: string): string {

@@ -12,7 +12,9 @@
 //
 // Index names carry a random suffix and are recorded in `_read_indexes`, so that a rebuilt
 // shadow table can take its live name (ALTER TABLE RENAME) while a later shadow of the
-// same name still gets indexes of its own.
+// same name still gets indexes of its own. A row's `field` is the index's key (`indexKey`:
+// the fields comma-joined, one for most); a sparse index is a partial index of the rows
+// whose first key is not null.
 
 import { randomBytes } from 'node:crypto';
 import {
@@ -26,6 +28,8 @@ import {
   leaseUntil,
   type LeaseRequest,
   type FindOptions,
+  type IndexSpec,
+  indexKey,
   MAX_PAGE_SIZE,
   type Page,
   type ProjectionCommit,
@@ -83,14 +87,31 @@ type CommitOutcome = { ok: true } | { ok: false; error: unknown };
 
 interface IndexRow {
   collection: string;
+  /** The index's key: its fields comma-joined. */
   field: string;
   is_unique: number;
+  is_sparse: number;
   index_name: string;
 }
 
+/** What a collection's indexes declare: the rows by key, and every field any of them names. */
+interface Declared {
+  indexes: Map<string, IndexRow>;
+  fields: string[];
+}
+
+const keyFields = (key: string): string[] => key.split(',');
+
+function indexSql(table: string, row: IndexRow): string {
+  const fields = keyFields(row.field);
+  const columns = fields.map((field) => `"${columnName(field)}"`).join(', ');
+  const partial = row.is_sparse ? ` WHERE "${columnName(fields[0]!)}" IS NOT NULL` : '';
+  return `CREATE ${row.is_unique ? 'UNIQUE ' : ''}INDEX "${row.index_name}" ON ${table} (${columns})${partial}`;
+}
+
 export class SqliteReadStore implements ReadStore {
-  /** Declared fields per collection, from `_read_indexes`. */
-  private readonly declared = new Map<string, Map<string, IndexRow>>();
+  /** Declared indexes and fields per collection, from `_read_indexes`. */
+  private readonly declared = new Map<string, Declared>();
   /** Prepared statements by SQL; emptied whenever the schema changes. */
   private readonly statements = new Map<string, Statement>();
 
@@ -114,6 +135,8 @@ export class SqliteReadStore implements ReadStore {
       settle: (group, result) => this.settleCommits(group, result),
     });
     db.exec(SCHEMA);
+    const indexColumns = new Set(db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('_read_indexes')").all().map((column) => column.name));
+    if (!indexColumns.has('is_sparse')) db.exec('ALTER TABLE _read_indexes ADD COLUMN is_sparse INTEGER NOT NULL DEFAULT 0');
     this.loadIndexes();
   }
 
@@ -130,18 +153,28 @@ export class SqliteReadStore implements ReadStore {
     this.statements.clear();
     this.cache.invalidateAll();
     this.declared.clear();
-    for (const row of this.db.prepare<[], IndexRow>('SELECT * FROM _read_indexes').all()) {
-      this.fieldsOf(row.collection).set(row.field, row);
+    for (const row of this.db.prepare<[], IndexRow>('SELECT collection, field, is_unique, is_sparse, index_name FROM _read_indexes').all()) {
+      this.indexesOf(row.collection).set(row.field, row);
     }
+    for (const collection of this.declared.keys()) this.refreshFields(collection);
   }
 
-  private fieldsOf(collection: string): Map<string, IndexRow> {
-    let fields = this.declared.get(collection);
-    if (!fields) {
-      fields = new Map();
-      this.declared.set(collection, fields);
+  private indexesOf(collection: string): Map<string, IndexRow> {
+    let declared = this.declared.get(collection);
+    if (!declared) {
+      declared = { indexes: new Map(), fields: [] };
+      this.declared.set(collection, declared);
     }
-    return fields;
+    return declared.indexes;
+  }
+
+  private refreshFields(collection: string): void {
+    const declared = this.declared.get(collection);
+    if (declared) declared.fields = [...new Set([...declared.indexes.keys()].flatMap(keyFields))].sort();
+  }
+
+  private fieldsOf(collection: string): readonly string[] {
+    return this.declared.get(collection)?.fields ?? [];
   }
 
   async ensureCollection(spec: CollectionSpec): Promise<void> {
@@ -156,32 +189,42 @@ export class SqliteReadStore implements ReadStore {
         this.db.exec(`CREATE TABLE IF NOT EXISTS ${table} (${DOCUMENT_COLUMNS})`);
         this.migrateToRowidLayout(spec.name);
         const columns = new Set(this.db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('rm_${spec.name}')`).all().map((c) => c.name));
+        const wanted = new Map<string, IndexSpec>();
         for (const index of spec.indexes ?? []) {
-          if (!FIELD_PATH.test(index.field)) throw new Error(`invalid index field ${index.field}`);
-          const column = columnName(index.field);
-          if (!columns.has(column)) {
+          for (const field of [index.field, ...(index.then ?? [])]) {
+            if (!FIELD_PATH.test(field)) throw new Error(`invalid index field ${field}`);
+            const column = columnName(field);
+            if (columns.has(column)) continue;
             // A field declared after documents exist: add its column and fill it from them.
             this.db.exec(`ALTER TABLE ${table} ADD COLUMN "${column}"`);
-            this.db.exec(`UPDATE ${table} SET "${column}" = json_extract(doc, '$.${index.field}')`);
+            this.db.exec(`UPDATE ${table} SET "${column}" = json_extract(doc, '$.${field}')`);
+            columns.add(column);
           }
-          const known = this.fieldsOf(spec.name).get(index.field);
-          if (known && Boolean(known.is_unique) === Boolean(index.unique)) continue;
-          if (known) {
-            this.db.exec(`DROP INDEX IF EXISTS "${known.index_name}"`);
-            this.db.prepare('DELETE FROM _read_indexes WHERE index_name = ?').run(known.index_name);
-          }
+          wanted.set(indexKey(index), index);
+        }
+        const indexes = this.indexesOf(spec.name);
+        for (const [key, known] of [...indexes]) {
+          const index = wanted.get(key);
+          if (index && Boolean(known.is_unique) === Boolean(index.unique) && Boolean(known.is_sparse) === Boolean(index.sparse)) continue;
+          // No longer declared, or declared otherwise: an index nobody reads would only cost its writes.
+          this.db.exec(`DROP INDEX IF EXISTS "${known.index_name}"`);
+          this.db.prepare('DELETE FROM _read_indexes WHERE index_name = ?').run(known.index_name);
+          indexes.delete(key);
+        }
+        for (const [key, index] of wanted) {
+          if (indexes.has(key)) continue;
           const row: IndexRow = {
             collection: spec.name,
-            field: index.field,
+            field: key,
             is_unique: index.unique ? 1 : 0,
+            is_sparse: index.sparse ? 1 : 0,
             index_name: `ix_${spec.name}_${randomBytes(4).toString('hex')}`,
           };
-          this.db.exec(
-            `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX "${row.index_name}" ON ${table} ("${column}")`,
-          );
-          this.db.prepare('INSERT INTO _read_indexes VALUES (@collection, @field, @is_unique, @index_name)').run(row);
-          this.fieldsOf(spec.name).set(index.field, row);
+          this.db.exec(indexSql(table, row));
+          this.db.prepare('INSERT INTO _read_indexes (collection, field, is_unique, is_sparse, index_name) VALUES (@collection, @field, @is_unique, @is_sparse, @index_name)').run(row);
+          indexes.set(key, row);
         }
+        this.refreshFields(spec.name);
       })
       .immediate();
   }
@@ -208,9 +251,7 @@ export class SqliteReadStore implements ReadStore {
     this.db.exec(`INSERT INTO "${moving}" (${columns}) SELECT ${columns} FROM "${table}" ORDER BY id`);
     this.db.exec(`DROP TABLE "${table}"`);
     this.db.exec(`ALTER TABLE "${moving}" RENAME TO "${table}"`);
-    for (const row of this.fieldsOf(collection).values()) {
-      this.db.exec(`CREATE ${row.is_unique ? 'UNIQUE ' : ''}INDEX "${row.index_name}" ON "${table}" ("${columnName(row.field)}")`);
-    }
+    for (const row of this.indexesOf(collection).values()) this.db.exec(indexSql(`"${table}"`, row));
   }
 
   async dropCollection(name: string): Promise<void> {
@@ -250,7 +291,7 @@ export class SqliteReadStore implements ReadStore {
 
   putDoc(collection: string, doc: Document): void {
     if (typeof doc.id !== 'string' || doc.id === '') throw new Error(`${collection}: a document needs a string id`);
-    const fields = [...(this.declared.get(collection)?.keys() ?? [])];
+    const fields = this.fieldsOf(collection);
     const columns = fields.map((field) => `"${columnName(field)}"`);
     const sql = `INSERT INTO ${tableName(collection)} (id, doc${columns.map((c) => `, ${c}`).join('')}) VALUES (?, ?${columns.map(() => ', ?').join('')})
       ON CONFLICT (id) DO UPDATE SET doc = excluded.doc${columns.map((c) => `, ${c} = excluded.${c}`).join('')}`;
@@ -270,7 +311,7 @@ export class SqliteReadStore implements ReadStore {
     // Only the declared fields whose values change are written besides the document: an index
     // whose column is not set is left alone, where setting every column rewrote every index
     // on every patch (a status change touched all eleven of an orchestration event's).
-    const changed = [...(this.declared.get(collection)?.keys() ?? [])].filter((field) => columnValue(fieldValue(current, field)) !== columnValue(fieldValue(next, field)));
+    const changed = this.fieldsOf(collection).filter((field) => columnValue(fieldValue(current, field)) !== columnValue(fieldValue(next, field)));
     const sql = `UPDATE ${tableName(collection)} SET doc = ?${changed.map((field) => `, "${columnName(field)}" = ?`).join('')} WHERE id = ?`;
     const json = JSON.stringify(next);
     try {
@@ -337,18 +378,21 @@ export class SqliteReadStore implements ReadStore {
     return (this.prepared(sql).get(...params) as { n: number } | undefined)?.n ?? 0;
   }
 
-  /** `INDEXED BY` the index of a declared field (FindOptions.index); nothing without one. */
-  private indexedBy(collection: string, field: string | undefined): string {
-    if (field === undefined) return '';
-    const row = this.declared.get(collection)?.get(field);
-    if (!row) throw new UndeclaredFieldError(collection, field);
-    if (row.is_unique) throw new Error(`${collection}: the index hint ${field} is a unique field's (an equality on it needs no hint)`);
+  /** `INDEXED BY` the index with this key (FindOptions.index); nothing without one. */
+  private indexedBy(collection: string, key: string | undefined): string {
+    if (key === undefined) return '';
+    const row = this.declared.get(collection)?.indexes.get(key);
+    if (!row) {
+      for (const field of keyFields(key)) if (!this.fieldsOf(collection).includes(field)) throw new UndeclaredFieldError(collection, field);
+      throw new Error(`${collection}: no index has the key ${key}`);
+    }
+    if (row.is_unique) throw new Error(`${collection}: the index hint ${key} is a unique index's (an equality on it needs no hint)`);
     return ` INDEXED BY "${row.index_name}"`;
   }
 
   private columnSql(collection: string, field: string): string {
     if (field === 'id') return 'id';
-    if (!this.declared.get(collection)?.has(field)) throw new UndeclaredFieldError(collection, field);
+    if (!this.fieldsOf(collection).includes(field)) throw new UndeclaredFieldError(collection, field);
     return `"${columnName(field)}"`;
   }
 
@@ -385,8 +429,8 @@ export class SqliteReadStore implements ReadStore {
   private mapUniqueViolation(collection: string, error: unknown): unknown {
     const message = error instanceof Error ? error.message : '';
     if (!message.includes('UNIQUE constraint failed')) return error;
-    for (const row of this.declared.get(collection)?.values() ?? []) {
-      if (message.includes(row.index_name) || message.includes(`.${columnName(row.field)}`)) return new UniqueConstraintError(collection, row.field);
+    for (const row of this.declared.get(collection)?.indexes.values() ?? []) {
+      if (row.is_unique && (message.includes(row.index_name) || message.includes(`.${columnName(keyFields(row.field)[0]!)}`))) return new UniqueConstraintError(collection, row.field);
     }
     return new UniqueConstraintError(collection, 'id');
   }
@@ -453,7 +497,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   private hasUniqueField(collection: string): boolean {
-    for (const row of this.declared.get(collection)?.values() ?? []) if (row.is_unique) return true;
+    for (const row of this.declared.get(collection)?.indexes.values() ?? []) if (row.is_unique) return true;
     return false;
   }
 

@@ -7,6 +7,7 @@ import {
   CheckpointConflictError,
   type Collection,
   type Document,
+  type FindOptions,
   InvalidCursorError,
   LeaseLostError,
   type ProjectionState,
@@ -66,7 +67,8 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
     await fixture.dispose();
   });
 
-  const seed = async (count: number): Promise<Person[]> => {
+  const seed = (count: number): Promise<Person[]> => seedInto(people, count);
+  const seedInto = async (collection: Collection<Person>, count: number): Promise<Person[]> => {
     const docs = Array.from({ length: count }, (_, index) => ({
       id: `p${String(index).padStart(3, '0')}`,
       name: `Person ${index}`,
@@ -76,7 +78,7 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       email: `p${index}@example.com`,
       address: { city: index % 4 === 0 ? 'Lyon' : 'Oslo' },
     }));
-    for (const doc of docs) await people.put(doc);
+    for (const doc of docs) await collection.put(doc);
     return docs;
   };
 
@@ -212,6 +214,67 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
     it('refuses filters and sorts on undeclared fields', async () => {
       expect(await rejection(people.find({ where: { name: 'Ada' } }))).to.be.instanceOf(UndeclaredFieldError);
       expect(await rejection(people.find({ sort: { field: 'name', direction: 'asc' } }))).to.be.instanceOf(UndeclaredFieldError);
+    });
+  });
+
+  describe('compound and sparse indexes', () => {
+    const queues = () => uniqueName('queue');
+    const pagesOf = async (collection: Collection<Person>, options: FindOptions): Promise<string[]> => {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await collection.find({ ...options, cursor });
+        seen.push(...page.items.map((item) => item.id));
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
+      return seen;
+    };
+
+    it('reads a compound index in its order, through its key as a hint too; each of its fields is declared', async () => {
+      const queue = queues();
+      await store.ensureCollection({ name: queue, indexes: [{ field: 'team', then: ['age'] }] });
+      const items = store.collection<Person>(queue);
+      await seedInto(items, 30);
+      for (const direction of ['asc', 'desc'] as const) {
+        const query = { where: { team: 'red' }, sort: { field: 'age', direction }, limit: 4 };
+        const unhinted = await pagesOf(items, query);
+        expect(await pagesOf(items, { ...query, index: 'team,age' })).to.deep.equal(unhinted);
+        expect(unhinted).to.have.length(15);
+        const ages = await Promise.all(unhinted.map(async (id) => (await items.get(id))!.age));
+        expect(ages).to.deep.equal([...ages].sort((a, b) => (direction === 'asc' ? a - b : b - a)));
+      }
+      expect(await items.count({ age: 20 })).to.equal(5);
+      expect(await rejection(items.find({ where: { team: 'red' }, index: 'team,name' }))).to.be.instanceOf(UndeclaredFieldError);
+      await store.dropCollection(queue);
+    });
+
+    it('finds the same documents through a sparse index as without it, nulls and absent values included', async () => {
+      const queue = queues();
+      await store.ensureCollection({ name: queue, indexes: [{ field: 'due', sparse: true }, { field: 'team' }] });
+      const items = store.collection<Person & { due?: string | null }>(queue);
+      await items.put({ id: 'a', name: 'A', age: 1, team: 'red', active: true, due: '2026-01-02' });
+      await items.put({ id: 'b', name: 'B', age: 1, team: 'red', active: true, due: null });
+      await items.put({ id: 'c', name: 'C', age: 1, team: 'red', active: true });
+      await items.put({ id: 'd', name: 'D', age: 1, team: 'blue', active: true, due: '2026-01-01' });
+      const due = { where: { due: { lte: '2026-01-05' } }, sort: { field: 'due', direction: 'asc' as const } };
+      expect((await items.find(due)).items.map((item) => item.id)).to.deep.equal(['d', 'a']);
+      expect((await items.find({ ...due, index: 'due' })).items.map((item) => item.id)).to.deep.equal(['d', 'a']);
+      expect((await items.find({ where: { due: null } })).items.map((item) => item.id)).to.deep.equal(['b', 'c']);
+      // Out of the index and back: a value set, then cleared.
+      await items.patch('b', { due: '2026-01-03' });
+      await items.patch('a', { due: null });
+      expect((await items.find({ ...due, index: 'due' })).items.map((item) => item.id)).to.deep.equal(['d', 'b']);
+      expect(await items.count({ due: null })).to.equal(2);
+      await store.dropCollection(queue);
+    });
+
+    it('makes the indexes the spec lists: one no longer listed is dropped, and its field is no longer declared', async () => {
+      await seed(3);
+      await store.ensureCollection({ name, indexes: [{ field: 'team', then: ['age'] }, { field: 'email', unique: true }] });
+      expect(await people.count({ team: 'red', age: 20 })).to.equal(1);
+      expect(await rejection(people.find({ where: { active: true } }))).to.be.instanceOf(UndeclaredFieldError);
+      expect(await rejection(people.find({ where: { team: 'red' }, index: 'age' }))).to.be.an('error');
+      expect(await people.get('p000')).to.deep.include({ name: 'Person 0' });
     });
   });
 

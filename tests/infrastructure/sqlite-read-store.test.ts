@@ -123,9 +123,9 @@ describe('SQLite read store with the read cache on', () => {
 describe('SQLite read store: collections kept in the old WITHOUT ROWID layout', () => {
   it('copies one into the rowid layout when it is ensured, keeping its documents, indexes and unique fields', async () => {
     const fixture = sqliteFixture((db) => {
-      new SqliteReadStore(db);
-      // The layout and index bookkeeping the store wrote before 2026-11.
-      db.exec(`CREATE TABLE rm_people (id TEXT PRIMARY KEY, doc TEXT NOT NULL, "f_email", "f_team") WITHOUT ROWID;
+      // The layout and index bookkeeping the store wrote before 2026-11 (no is_sparse column yet).
+      db.exec(`CREATE TABLE _read_indexes (collection TEXT NOT NULL, field TEXT NOT NULL, is_unique INTEGER NOT NULL, index_name TEXT NOT NULL UNIQUE, PRIMARY KEY (collection, field)) WITHOUT ROWID;
+        CREATE TABLE rm_people (id TEXT PRIMARY KEY, doc TEXT NOT NULL, "f_email", "f_team") WITHOUT ROWID;
         CREATE UNIQUE INDEX "ix_people_aaaa0001" ON rm_people ("f_email");
         CREATE INDEX "ix_people_aaaa0002" ON rm_people ("f_team");
         INSERT INTO _read_indexes VALUES ('people', 'email', 1, 'ix_people_aaaa0001'), ('people', 'team', 0, 'ix_people_aaaa0002');
@@ -228,6 +228,34 @@ describe('SQLite read store: successive writes to one document in a commit', () 
         { id: 'p1', email: 'two@x.test' },
         { id: 'p2', email: 'one@x.test' },
       ]);
+    } finally {
+      await fixture.dispose();
+    }
+  });
+});
+
+describe('SQLite read store: compound and sparse indexes', () => {
+  it("reads a tenant's newest entries along a compound index, without sorting the tenant's history", async () => {
+    const fixture = sqliteFixture((db) => ({ db, store: new SqliteReadStore(db), close: async () => undefined }));
+    try {
+      const { db, store } = fixture.store;
+      await store.ensureCollection({ name: 'entries', indexes: [{ field: 'tenant_id', then: ['seq'] }, { field: 'due_at', sparse: true }] });
+      const entries = store.collection<Document & { tenant_id: string; seq: number; due_at: string | null }>('entries');
+      for (let seq = 1; seq <= 20; seq += 1) await entries.put({ id: `e${seq}`, tenant_id: seq % 2 ? 't1' : 't2', seq, due_at: seq === 7 ? '2026-01-01' : null });
+      expect((await entries.find({ where: { tenant_id: 't1' }, sort: { field: 'seq', direction: 'desc' }, limit: 3 })).items.map((entry) => entry.seq)).to.deep.equal([19, 17, 15]);
+
+      const plan = (sql: string): string => db.prepare<[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all().map((row) => row.detail).join(' | ');
+      const newest = plan(`SELECT doc FROM rm_entries WHERE f_tenant_id = 't1' ORDER BY f_seq DESC, id DESC LIMIT 50`);
+      expect(newest).to.match(/USING INDEX ix_entries_\w+ \(f_tenant_id=\?\)/);
+      // Read in seq order; only entries of equal seq would be sorted by id (and the LIMIT stops the read).
+      expect(newest).to.not.match(/TEMP B-TREE FOR ORDER BY/);
+      expect(plan(`SELECT doc FROM rm_entries WHERE f_tenant_id = 't1' ORDER BY f_seq DESC LIMIT 50`)).to.not.match(/TEMP B-TREE/);
+      // The sparse index holds only the rows with a due_at: one of twenty.
+      const sparse = db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rm_entries' AND sql LIKE '%f_due_at%'").get();
+      expect(sparse?.sql).to.match(/WHERE "f_due_at" IS NOT NULL$/);
+      const name = /INDEX "(\w+)"/.exec(sparse!.sql)![1];
+      expect(db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM rm_entries INDEXED BY "${name}" WHERE f_due_at IS NOT NULL`).get()?.n).to.equal(1);
+      expect(plan(`SELECT doc FROM rm_entries WHERE f_due_at <= '2026-02-01' ORDER BY f_due_at`)).to.match(/USING INDEX/);
     } finally {
       await fixture.dispose();
     }

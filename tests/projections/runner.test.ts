@@ -44,7 +44,7 @@ describe('projection runner', () => {
     expect(await projections.waitFor(suspended.position, { timeoutMs: 5000 })).to.equal(true);
     const tenant = await stores.readStore.collection<TenantDocument>(TENANTS).get(tenant_id);
     expect(tenant).to.deep.include({ name: 'Acme Corp', slug: 'acme', status: 'suspended', suspended_reason: 'unpaid' });
-    const audit = await stores.readStore.collection<AuditLogEntry>(AUDIT_LOG).find({ where: { tenant_id }, sort: { field: 'position', direction: 'asc' } });
+    const audit = await stores.readStore.collection<AuditLogEntry>(AUDIT_LOG).find({ where: { tenant_id }, sort: { field: 'seq', direction: 'asc' } });
     expect(audit.items.map((entry) => [entry.action, entry.resource_type, entry.actor_kind])).to.deep.equal([
       ['ReservationClaimed', 'reservation', 'user'],
       ['TenantCreated', 'tenant', 'user'],
