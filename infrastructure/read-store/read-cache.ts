@@ -2,7 +2,9 @@
 // process makes to a collection invalidates that collection's queries at once, so a revoked
 // session is refused on the very next request; the written document itself is kept as the
 // answer to reads of its id (`wrote`), so a document read right after it was written (a
-// projection's next event for it, a patch) is not read and parsed again. Writes made by
+// projection's next event for it, a patch) is not read and parsed again: in a collection
+// this process has read by id, that is. A collection only ever listed (the audit log) keeps
+// none of its writes, which would cost a copy each and push out what is read. Writes made by
 // another process (the operator CLI) become visible within `ttlMs`. The cache hands out the
 // values it keeps: the store copies documents before they leave it, so no caller shares an
 // object.
@@ -67,15 +69,17 @@ export class ReadCache {
   }
 
   /**
-   * A document of the collection was written (null: deleted): its queries are forgotten, and
-   * `value` answers reads of `id` from now on. `value` must be what a read would load (a JSON
-   * copy, owned by the cache).
+   * A document of the collection was written (null: deleted): its queries are forgotten, and,
+   * once the collection has been read by id, `value()` answers reads of `id` from now on.
+   * `value()` must give what a read would load (a JSON copy, owned by the cache); it is not
+   * called for a collection never read by id, which has no entry to replace.
    */
-  wrote(collection: string, id: string, value: unknown, bytes: number): void {
+  wrote(collection: string, id: string, value: () => unknown, bytes: number): void {
     if (this.entries === undefined) return;
     this.bump(generationKey(collection, 'find'));
-    const generation = this.generationOf(generationKey(collection, 'get'));
-    this.entries.set(entryKey(collection, 'get', id), { generation, value }, { size: Math.max(1, Math.ceil(bytes)) });
+    const generation = this.generations.get(generationKey(collection, 'get'));
+    if (generation === undefined) return;
+    this.entries.set(entryKey(collection, 'get', id), { generation, value: value() }, { size: Math.max(1, Math.ceil(bytes)) });
   }
 
   private bump(key: string): void {

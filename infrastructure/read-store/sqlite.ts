@@ -301,7 +301,7 @@ export class SqliteReadStore implements ReadStore {
     } catch (error) {
       throw this.mapUniqueViolation(collection, error);
     }
-    this.cache.wrote(collection, doc.id, jsonCopy(doc), json.length * 2);
+    this.cache.wrote(collection, doc.id, () => jsonCopy(doc), json.length * 2);
   }
 
   patchDoc(collection: string, id: string, changes: Record<string, unknown>): Document | null {
@@ -319,13 +319,13 @@ export class SqliteReadStore implements ReadStore {
     } catch (error) {
       throw this.mapUniqueViolation(collection, error);
     }
-    this.cache.wrote(collection, id, jsonCopy(next), json.length * 2);
+    this.cache.wrote(collection, id, () => jsonCopy(next), json.length * 2);
     return next;
   }
 
   deleteDoc(collection: string, id: string): boolean {
     const deleted = this.prepared(`DELETE FROM ${tableName(collection)} WHERE id = ?`).run(id).changes > 0;
-    this.cache.wrote(collection, id, null, 16);
+    this.cache.wrote(collection, id, () => null, 16);
     return deleted;
   }
 

@@ -31,19 +31,36 @@ describe('read cache of the embedded store', () => {
     cache.read('users', 'get', 'u1', load('u1 before'));
     cache.read('users', 'get', 'u2', load('u2'));
     cache.read('users', 'find', 'q', load('page before'));
-    cache.wrote('users', 'u1', 'u1 written', 20);
+    cache.wrote('users', 'u1', () => 'u1 written', 20);
     expect(cache.read('users', 'get', 'u1', load('read back'))).to.equal('u1 written');
     expect(cache.read('users', 'get', 'u2', load('read again'))).to.equal('u2');
     expect(cache.read('users', 'find', 'q', load('page after'))).to.equal('page after');
-    cache.wrote('users', 'u3', null, 16);
+    cache.wrote('users', 'u3', () => null, 16);
     expect(cache.read('users', 'get', 'u3', load('read back'))).to.equal(null);
     // Forgetting the collection forgets written documents too.
     cache.invalidate('users');
     expect(cache.read('users', 'get', 'u1', load('u1 reloaded'))).to.equal('u1 reloaded');
     expect(loads).to.equal(5);
     const off = new ReadCache(0);
-    off.wrote('users', 'u1', 'kept?', 10);
+    off.wrote('users', 'u1', () => 'kept?', 10);
     expect(off.read('users', 'get', 'u1', load('loaded'))).to.equal('loaded');
+  });
+
+  it('keeps no written document of a collection never read by id, and forgets its queries all the same', () => {
+    const cache = new ReadCache(1000, 100, 1 << 20, () => now);
+    let copies = 0;
+    cache.read('entries', 'find', 'q', load('page before'));
+    cache.wrote('entries', 'e1', () => {
+      copies += 1;
+      return 'e1 written';
+    }, 20);
+    expect(copies).to.equal(0);
+    expect(cache.read('entries', 'find', 'q', load('page after'))).to.equal('page after');
+    // Read by id once: from then on its writes are kept.
+    expect(cache.read('entries', 'get', 'e1', load('e1 loaded'))).to.equal('e1 loaded');
+    cache.wrote('entries', 'e1', () => 'e1 written again', 20);
+    expect(cache.read('entries', 'get', 'e1', load('read back'))).to.equal('e1 written again');
+    expect(loads).to.equal(3);
   });
 
   it('reads again after the TTL, for writes made by other processes', () => {
