@@ -142,6 +142,7 @@ import { ORCHESTRATION_EVENTS } from '../projections/orchestration-events';
 import { MongoReadStore, connectMongoReadStore } from './read-store/mongodb';
 import { SqliteReadStore } from './read-store/sqlite';
 import { checkDataFormat } from './sqlite/data-format';
+import { BackgroundCheckpointer } from './sqlite/checkpointer';
 import { type SqliteDatabase, openSqliteDatabase } from './sqlite/database';
 import { systemClock, uuidGenerator } from './system';
 
@@ -346,6 +347,15 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     readYourWrites,
   };
   const searchIndex: SearchIndex = overrides.searchIndex ?? (readStore instanceof MongoReadStore ? mongoSearchIndex(readStore) : new SqliteSearchIndex(openSqlite()));
+  // Every store that uses the embedded file has opened it by now.
+  const openedSqlite = sqlite as SqliteDatabase | null;
+  const checkpointer =
+    openedSqlite && config.sqliteCheckpoint === 'background'
+      ? await BackgroundCheckpointer.start(openedSqlite, path.join(config.dataDir, SQLITE_FILE), {
+          synchronous: config.sqliteSynchronous,
+          onFallback: (reason) => logger.warn({ reason }, 'the embedded store checkpoints inline again'),
+        })
+      : null;
   const assistant: AssistantEngine =
     overrides.assistant ??
     (config.llmBaseUrl && config.llmModel
@@ -608,6 +618,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await runner.stop();
       await eventStore.close();
       await readStore.close();
+      await checkpointer?.stop();
       await openapiReader.close();
       if (mailer instanceof SmtpMailer) mailer.close();
       if (blobStore instanceof S3BlobStore) blobStore.close();

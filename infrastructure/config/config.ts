@@ -48,6 +48,7 @@ const variables = {
   HOST: { codec: nonEmpty, default: '0.0.0.0' },
   DATA_DIR: { codec: nonEmpty, default: './data' },
   SQLITE_SYNCHRONOUS: { codec: oneOf('full', 'normal', 'off'), default: 'full' },
+  SQLITE_CHECKPOINT: { codec: oneOf('background', 'inline'), default: 'background' },
   EVENTSTORE_URL: { codec: urlWithScheme('esdb', 'esdb+discover', 'kurrentdb', 'kurrentdb+discover', 'kdb', 'kdb+discover'), default: undefined },
   MONGODB_URL: { codec: urlWithScheme('mongodb', 'mongodb+srv'), default: undefined },
   LOG_LEVEL: { codec: oneOf('trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'), default: 'info' },
@@ -187,6 +188,8 @@ export interface Config {
   host: string;
   dataDir: string;
   sqliteSynchronous: 'full' | 'normal' | 'off';
+  /** `background`: the WAL is checkpointed by a worker thread (infrastructure/sqlite/checkpointer.ts); `inline`: by SQLite at the end of a commit. */
+  sqliteCheckpoint: 'background' | 'inline';
   eventStoreUrl: string | null;
   mongoDbUrl: string | null;
   logLevel: Decoded<'LOG_LEVEL'>;
@@ -546,6 +549,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: values.HOST as string,
     dataDir: path.resolve(values.DATA_DIR as string),
     sqliteSynchronous: values.SQLITE_SYNCHRONOUS as Config['sqliteSynchronous'],
+    sqliteCheckpoint: values.SQLITE_CHECKPOINT as Config['sqliteCheckpoint'],
     eventStoreUrl: values.EVENTSTORE_URL as string | null,
     mongoDbUrl: values.MONGODB_URL as string | null,
     logLevel: values.LOG_LEVEL as Config['logLevel'],
