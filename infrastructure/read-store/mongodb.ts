@@ -132,19 +132,17 @@ export class MongoReadStore implements ReadStore {
   async ensureCollection(spec: CollectionSpec): Promise<void> {
     await this.createCollectionIfMissing(spec.name);
     const collection = this.raw(spec.name);
-    const wanted = new Set<string>();
-    for (const index of spec.indexes ?? []) {
-      const key = indexKey(index);
-      const name = index.unique ? uniqueIndexName(key) : indexName(key);
-      wanted.add(name);
-      await collection.createIndex(
-        keyPattern(key),
-        index.unique ? { name, unique: true, partialFilterExpression: { [index.field]: { $type: NON_NULL_TYPES } } } : { name },
-      );
-    }
+    const wanted = new Map((spec.indexes ?? []).map((index) => [index.unique ? uniqueIndexName(indexKey(index)) : indexName(indexKey(index)), index] as const));
+    // Dropped first: an index of the same keys under another name (unique before, not now) would refuse the new one.
     for (const existing of await collection.listIndexes().toArray()) {
       const name = String(existing.name);
       if (name !== '_id_' && /_1(_unique)?$/.test(name) && !wanted.has(name)) await collection.dropIndex(name);
+    }
+    for (const [name, index] of wanted) {
+      await collection.createIndex(
+        keyPattern(indexKey(index)),
+        index.unique ? { name, unique: true, partialFilterExpression: { [index.field]: { $type: NON_NULL_TYPES } } } : { name },
+      );
     }
     this.declared.set(spec.name, new Set((spec.indexes ?? []).flatMap((index) => [index.field, ...(index.then ?? [])])));
   }
