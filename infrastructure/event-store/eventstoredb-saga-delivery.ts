@@ -127,7 +127,8 @@ export class EventStoreDbSagaDelivery implements SagaDelivery {
 
   private ensureFailures(): Promise<void> {
     this.failuresReady ??= this.readStore
-      .ensureCollection({ name: FAILURES, indexes: [{ field: 'group' }, { field: 'status' }] })
+      // The embedded delivery's list (checkpointed-delivery.ts): a collection's indexes are whole lists, and one store may have known both.
+      .ensureCollection({ name: FAILURES, indexes: [{ field: 'group' }, { field: 'status' }, { field: 'next_attempt_at' }] })
       .catch((error: unknown) => {
         this.failuresReady = null;
         throw error;
