@@ -25,7 +25,8 @@ export interface IndexSpec {
   /**
    * The index may leave out the documents whose `field` is absent or null (a queue's `due_at`,
    * set only while an item waits): writing those touches no entry of it. Queries give the same
-   * documents either way; one on the field's values (`eq`, `lt`, ...) still reads it. SQLite
+   * documents either way; one on the field's values (`eq`, `lt`, ...) still reads it, and a
+   * hint naming it in a query that asks for no value of the field is not followed. SQLite
    * makes a partial index; MongoDB a full one (its partial indexes cannot leave out an explicit
    * null).
    */

@@ -362,7 +362,7 @@ export class SqliteReadStore implements ReadStore {
     }
     const direction = sort.direction === 'desc' ? 'DESC' : 'ASC';
     const order = sort.field === 'id' ? `id ${direction}` : `${sortSql} ${direction}, id ${direction}`;
-    const sql = `SELECT doc FROM ${tableName(collection)}${this.indexedBy(collection, options.index)} ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}
+    const sql = `SELECT doc FROM ${tableName(collection)}${this.indexedBy(collection, options.index, options.where)} ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''}
       ORDER BY ${order} LIMIT ?`;
     const rows = this.prepared(sql).all(...params, limit + 1) as Array<{ doc: string }>;
     const items = rows.slice(0, limit).map((row) => JSON.parse(row.doc) as Document);
@@ -378,8 +378,12 @@ export class SqliteReadStore implements ReadStore {
     return (this.prepared(sql).get(...params) as { n: number } | undefined)?.n ?? 0;
   }
 
-  /** `INDEXED BY` the index with this key (FindOptions.index); nothing without one. */
-  private indexedBy(collection: string, key: string | undefined): string {
+  /**
+   * `INDEXED BY` the index with this key (FindOptions.index); nothing without one. A sparse
+   * index holds only the rows whose first key is set, so it is read only for a query that asks
+   * for a value of it (SQLite refuses the query otherwise); without one the hint is dropped.
+   */
+  private indexedBy(collection: string, key: string | undefined, where: Where | undefined): string {
     if (key === undefined) return '';
     const row = this.declared.get(collection)?.indexes.get(key);
     if (!row) {
@@ -387,6 +391,7 @@ export class SqliteReadStore implements ReadStore {
       throw new Error(`${collection}: no index has the key ${key}`);
     }
     if (row.is_unique) throw new Error(`${collection}: the index hint ${key} is a unique index's (an equality on it needs no hint)`);
+    if (row.is_sparse && !asksForValue(where?.[keyFields(key)[0]!])) return '';
     return ` INDEXED BY "${row.index_name}"`;
   }
 
@@ -809,6 +814,14 @@ function jsonCopy(value: unknown): unknown {
     else copy[key] = field;
   }
   return copy;
+}
+
+/** Whether a condition matches only documents where the field has a value (not absent, not null). */
+function asksForValue(condition: FieldCondition | undefined): boolean {
+  if (condition === undefined) return false;
+  return conditionEntries(condition).some(([operator, value]) =>
+    operator === 'in' ? Array.isArray(value) && value.length > 0 && value.every((item) => item !== null) : operator !== 'ne' && value !== null,
+  );
 }
 
 function conditionEntries(condition: FieldCondition): Array<[Operator, unknown]> {

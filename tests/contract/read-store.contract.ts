@@ -260,6 +260,9 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       expect((await items.find(due)).items.map((item) => item.id)).to.deep.equal(['d', 'a']);
       expect((await items.find({ ...due, index: 'due' })).items.map((item) => item.id)).to.deep.equal(['d', 'a']);
       expect((await items.find({ where: { due: null } })).items.map((item) => item.id)).to.deep.equal(['b', 'c']);
+      // Told to read the sparse index without asking for a value of its field: the same documents.
+      expect((await items.find({ where: { due: null }, index: 'due' })).items.map((item) => item.id)).to.deep.equal(['b', 'c']);
+      expect((await items.find({ where: { team: 'red' }, sort: { field: 'due', direction: 'asc' }, index: 'due' })).items.map((item) => item.id)).to.deep.equal(['b', 'c', 'a']);
       // Out of the index and back: a value set, then cleared.
       await items.patch('b', { due: '2026-01-03' });
       await items.patch('a', { due: null });
