@@ -274,6 +274,8 @@ export function queryKeyOf(collection: string, options: FindOptions): string {
 
 /** Reads a dotted field path from a document. */
 export function fieldValue(doc: Record<string, unknown>, path: string): unknown {
+  // Most declared fields are top-level: read without splitting the path (every write reads each declared field).
+  if (!path.includes('.')) return doc[path];
   let value: unknown = doc;
   for (const part of path.split('.')) {
     if (value === null || typeof value !== 'object') return undefined;

@@ -51,6 +51,9 @@ describe('operations routes', () => {
       expect(response.headers.get('content-type')).to.match(/^text\/plain/);
       expect(response.text).to.match(/http_requests_total\{method="GET",route="\/health",status="200"\} \d+/);
       expect(response.text).to.match(/eventstore_appended_events_total \d+/);
+      // The command read its stream; the projections read $all.
+      expect(response.text).to.match(/eventstore_read_events_total\{source="stream"\} \d+/);
+      expect(response.text).to.match(/eventstore_read_events_total\{source="all"\} [1-9]/);
       expect(response.text).to.match(/projection_lag_events\{projection="tenants"\} 0/);
       expect(response.text).to.match(/eventstore_head_position [1-9]/);
     });
