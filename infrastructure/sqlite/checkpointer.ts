@@ -33,6 +33,8 @@ export interface CheckpointerOptions {
   intervalMs?: number;
   /** Called once when the worker fails and the connection checkpoints inline again. */
   onFallback?: (reason: string) => void;
+  /** The worker's script: checkpoint-worker.js beside this file (tests give one that fails). */
+  workerScript?: string;
 }
 
 export class BackgroundCheckpointer {
@@ -40,12 +42,21 @@ export class BackgroundCheckpointer {
   private fellBack = false;
   /** The WAL's size in pages at the last checkpoint, for `status`. */
   private lastLog = 0;
+  private hasExited = false;
+  /** Settles when the worker's thread has ended, for whatever reason. */
+  private readonly exited: Promise<void>;
 
   private constructor(
     private readonly db: SqliteDatabase,
     private readonly worker: Worker,
     private readonly options: CheckpointerOptions,
   ) {
+    this.exited = new Promise((resolve) =>
+      worker.once('exit', () => {
+        this.hasExited = true;
+        resolve();
+      }),
+    );
     worker.on('message', (message: CheckpointerMessage) => {
       if (message.kind === 'checkpointed') this.lastLog = message.log;
       if (message.kind === 'failed') this.fallBack(`checkpoint failed: ${message.message}`);
@@ -63,7 +74,7 @@ export class BackgroundCheckpointer {
    */
   static async start(db: SqliteDatabase, file: string, options: CheckpointerOptions): Promise<BackgroundCheckpointer | null> {
     const workerData: CheckpointWorkerData = { file: path.resolve(file), synchronous: options.synchronous, intervalMs: options.intervalMs ?? 100 };
-    const worker = new Worker(WORKER_SCRIPT, { workerData });
+    const worker = new Worker(options.workerScript ?? WORKER_SCRIPT, { workerData });
     const ready = await new Promise<boolean>((resolve) => {
       worker.once('message', (message: CheckpointerMessage) => resolve(message.kind === 'ready'));
       worker.once('error', () => resolve(false));
@@ -89,12 +100,13 @@ export class BackgroundCheckpointer {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
-    // Referenced again while it is waited for: an unreferenced worker is no reason to stay alive,
-    // and the process would end in the middle of this wait.
-    this.worker.ref();
-    this.worker.postMessage('stop');
-    await exited;
+    if (!this.hasExited) {
+      // Referenced again while it is waited for: an unreferenced worker is no reason to stay
+      // alive, and the process would end in the middle of this wait.
+      this.worker.ref();
+      this.worker.postMessage('stop');
+      await this.exited;
+    }
     this.inline();
   }
 

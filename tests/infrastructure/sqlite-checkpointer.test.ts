@@ -74,6 +74,20 @@ describe('background checkpointer of the embedded file', () => {
     expect(child.status).to.equal(3);
   });
 
+  it('gives checkpoints back to the connection when its worker stops on its own, and says why', async () => {
+    // A worker that says it is ready, then exits.
+    const script = path.join(dir.path, 'quitting-worker.js');
+    fs.writeFileSync(script, "const { parentPort } = require('node:worker_threads'); parentPort.postMessage({ kind: 'ready' }); setTimeout(() => process.exit(7), 20);");
+    const reasons: string[] = [];
+    const checkpointer = await BackgroundCheckpointer.start(db, file, { synchronous: 'full', workerScript: script, onFallback: (reason) => reasons.push(reason) });
+    expect(autoCheckpoint(db)).to.equal(0);
+    await until(() => reasons.length > 0);
+    expect(reasons).to.deep.equal(['checkpoint worker exited (7)']);
+    expect(autoCheckpoint(db)).to.equal(1000);
+    expect(checkpointer!.status().background).to.equal(false);
+    await checkpointer!.stop();
+  });
+
   it('leaves checkpoints inline when its worker cannot open the file', async () => {
     const onFallback: string[] = [];
     const checkpointer = await BackgroundCheckpointer.start(db, path.join(dir.path, 'missing', 'store.db'), { synchronous: 'full', onFallback: (reason) => onFallback.push(reason) });
