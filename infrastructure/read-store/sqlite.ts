@@ -61,6 +61,7 @@ CREATE TABLE IF NOT EXISTS _read_indexes (
   field TEXT NOT NULL,
   is_unique INTEGER NOT NULL,
   index_name TEXT NOT NULL UNIQUE,
+  is_sparse INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (collection, field)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS _projections (
@@ -135,8 +136,12 @@ export class SqliteReadStore implements ReadStore {
       settle: (group, result) => this.settleCommits(group, result),
     });
     db.exec(SCHEMA);
-    const indexColumns = new Set(db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('_read_indexes')").all().map((column) => column.name));
-    if (!indexColumns.has('is_sparse')) db.exec('ALTER TABLE _read_indexes ADD COLUMN is_sparse INTEGER NOT NULL DEFAULT 0');
+    // A file made before sparse indexes: its table gains the column, under the write lock so
+    // that two processes starting on it at once do not both add it.
+    db.transaction(() => {
+      const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('_read_indexes')").all();
+      if (!columns.some((column) => column.name === 'is_sparse')) db.exec('ALTER TABLE _read_indexes ADD COLUMN is_sparse INTEGER NOT NULL DEFAULT 0');
+    }).immediate();
     this.loadIndexes();
   }
 
