@@ -4,6 +4,8 @@ import { expect } from 'chai';
 import { type Document, UniqueConstraintError } from '../../application/ports/read-store';
 import { SqliteReadStore, coalesceWrites } from '../../infrastructure/read-store/sqlite';
 import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
+import { auditLogProjection } from '../../projections/audit-log';
+import { orchestrationEventsProjection } from '../../projections/orchestration-events';
 import { sqliteFixture } from '../support/files';
 
 interface Tagged extends Document {
@@ -256,6 +258,28 @@ describe('SQLite read store: compound and sparse indexes', () => {
       const name = /INDEX "(\w+)"/.exec(sparse!.sql)![1];
       expect(db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM rm_entries INDEXED BY "${name}" WHERE f_due_at IS NOT NULL`).get()?.n).to.equal(1);
       expect(plan(`SELECT doc FROM rm_entries WHERE f_due_at <= '2026-02-01' ORDER BY f_due_at`)).to.match(/USING INDEX/);
+    } finally {
+      await fixture.dispose();
+    }
+  });
+});
+
+describe("SQLite read store: the platform's lists read their page in index order", () => {
+  // What listAuditLog and listOrchestrationEvents ask, as the adapter writes it: no sort of
+  // the tenant's history (`USE TEMP B-TREE FOR ORDER BY`) for any filter they offer.
+  it('the audit log, whole or by actor, action, resource type or resource; the orchestration events, whole or by status or name', async () => {
+    const fixture = sqliteFixture((db) => ({ db, store: new SqliteReadStore(db), close: async () => undefined }));
+    try {
+      const { db, store } = fixture.store;
+      for (const spec of [...auditLogProjection.collections, ...orchestrationEventsProjection.collections]) await store.ensureCollection(spec);
+      const plan = (sql: string): string => db.prepare<[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all().map((row) => row.detail).join(' | ');
+      const newestFirst = (table: string, where: string, sort: string): string => plan(`SELECT doc FROM ${table} WHERE ${where} ORDER BY ${sort} DESC, id DESC LIMIT 51`);
+      for (const filter of ['', " AND f_actor_id = 'u'", " AND f_action = 'a'", " AND f_resource_type = 'r'", " AND f_resource_id = 'r'"]) {
+        expect(newestFirst('rm_audit_log', `f_tenant_id = 't'${filter}`, 'f_seq'), filter).to.not.match(/TEMP B-TREE FOR ORDER BY/);
+      }
+      for (const filter of ['', " AND f_status = 'queued'", " AND f_name = 'shop.order.created'"]) {
+        expect(newestFirst('rm_orchestration_events', `f_tenant_id = 't'${filter}`, 'f_received_at'), filter).to.not.match(/TEMP B-TREE FOR ORDER BY/);
+      }
     } finally {
       await fixture.dispose();
     }
