@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { type Document, UniqueConstraintError } from '../../application/ports/read-store';
 import { SqliteReadStore, coalesceWrites } from '../../infrastructure/read-store/sqlite';
-import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
+import { type SqliteDatabase, openSqliteDatabase } from '../../infrastructure/sqlite/database';
 import { auditLogProjection } from '../../projections/audit-log';
 import { orchestrationEventsProjection } from '../../projections/orchestration-events';
 import { sqliteFixture } from '../support/files';
@@ -236,17 +236,26 @@ describe('SQLite read store: successive writes to one document in a commit', () 
   });
 });
 
+/** A store on a fresh file with its connection, for what only the file shows (query plans, index definitions). */
+async function withFileStore(test: (opened: { db: SqliteDatabase; store: SqliteReadStore; plan(sql: string): string }) => Promise<void>): Promise<void> {
+  const fixture = sqliteFixture((db) => ({ db, store: new SqliteReadStore(db), close: async () => undefined }));
+  const { db, store } = fixture.store;
+  const plan = (sql: string): string => db.prepare<[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all().map((row) => row.detail).join(' | ');
+  try {
+    await test({ db, store, plan });
+  } finally {
+    await fixture.dispose();
+  }
+}
+
 describe('SQLite read store: compound and sparse indexes', () => {
-  it("reads a tenant's newest entries along a compound index, without sorting the tenant's history", async () => {
-    const fixture = sqliteFixture((db) => ({ db, store: new SqliteReadStore(db), close: async () => undefined }));
-    try {
-      const { db, store } = fixture.store;
+  it("reads a tenant's newest entries along a compound index, without sorting the tenant's history", () =>
+    withFileStore(async ({ db, store, plan }) => {
       await store.ensureCollection({ name: 'entries', indexes: [{ field: 'tenant_id', then: ['seq'] }, { field: 'due_at', sparse: true }] });
       const entries = store.collection<Document & { tenant_id: string; seq: number; due_at: string | null }>('entries');
       for (let seq = 1; seq <= 20; seq += 1) await entries.put({ id: `e${seq}`, tenant_id: seq % 2 ? 't1' : 't2', seq, due_at: seq === 7 ? '2026-01-01' : null });
       expect((await entries.find({ where: { tenant_id: 't1' }, sort: { field: 'seq', direction: 'desc' }, limit: 3 })).items.map((entry) => entry.seq)).to.deep.equal([19, 17, 15]);
 
-      const plan = (sql: string): string => db.prepare<[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all().map((row) => row.detail).join(' | ');
       const newest = plan(`SELECT doc FROM rm_entries WHERE f_tenant_id = 't1' ORDER BY f_seq DESC, id DESC LIMIT 50`);
       expect(newest).to.match(/USING INDEX ix_entries_\w+ \(f_tenant_id=\?\)/);
       // Read in seq order; only entries of equal seq would be sorted by id (and the LIMIT stops the read).
@@ -258,21 +267,15 @@ describe('SQLite read store: compound and sparse indexes', () => {
       const name = /INDEX "(\w+)"/.exec(sparse!.sql)![1];
       expect(db.prepare<[], { n: number }>(`SELECT count(*) AS n FROM rm_entries INDEXED BY "${name}" WHERE f_due_at IS NOT NULL`).get()?.n).to.equal(1);
       expect(plan(`SELECT doc FROM rm_entries WHERE f_due_at <= '2026-02-01' ORDER BY f_due_at`)).to.match(/USING INDEX/);
-    } finally {
-      await fixture.dispose();
-    }
-  });
+    }));
 });
 
 describe("SQLite read store: the platform's lists read their page in index order", () => {
   // What listAuditLog and listOrchestrationEvents ask, as the adapter writes it: no sort of
   // the tenant's history (`USE TEMP B-TREE FOR ORDER BY`) for any filter they offer.
-  it('the audit log, whole or by actor, action, resource type or resource; the orchestration events, whole or by status or name', async () => {
-    const fixture = sqliteFixture((db) => ({ db, store: new SqliteReadStore(db), close: async () => undefined }));
-    try {
-      const { db, store } = fixture.store;
+  it('the audit log, whole or by actor, action, resource type or resource; the orchestration events, whole or by status or name', () =>
+    withFileStore(async ({ store, plan }) => {
       for (const spec of [...auditLogProjection.collections, ...orchestrationEventsProjection.collections]) await store.ensureCollection(spec);
-      const plan = (sql: string): string => db.prepare<[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all().map((row) => row.detail).join(' | ');
       const newestFirst = (table: string, where: string, sort: string): string => plan(`SELECT doc FROM ${table} WHERE ${where} ORDER BY ${sort} DESC, id DESC LIMIT 51`);
       for (const filter of ['', " AND f_actor_id = 'u'", " AND f_action = 'a'", " AND f_resource_type = 'r'", " AND f_resource_id = 'r'"]) {
         expect(newestFirst('rm_audit_log', `f_tenant_id = 't'${filter}`, 'f_seq'), filter).to.not.match(/TEMP B-TREE FOR ORDER BY/);
@@ -280,8 +283,5 @@ describe("SQLite read store: the platform's lists read their page in index order
       for (const filter of ['', " AND f_status = 'queued'", " AND f_name = 'shop.order.created'"]) {
         expect(newestFirst('rm_orchestration_events', `f_tenant_id = 't'${filter}`, 'f_received_at'), filter).to.not.match(/TEMP B-TREE FOR ORDER BY/);
       }
-    } finally {
-      await fixture.dispose();
-    }
-  });
+    }));
 });
