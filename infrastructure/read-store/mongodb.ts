@@ -380,7 +380,8 @@ class MongoDocumentCollection<T extends Document> implements Collection<T> {
 
   async find(options: FindOptions = {}): Promise<Page<T>> {
     const sort = options.sort ?? { field: 'id', direction: 'asc' as const };
-    await this.checkDeclared([...Object.keys(options.where ?? {}), sort.field, ...(options.index === undefined ? [] : [options.index])]);
+    // A hint names an index by its keys (`sequence_key,sequence_n`): each of them is declared.
+    await this.checkDeclared([...Object.keys(options.where ?? {}), sort.field, ...(options.index === undefined ? [] : options.index.split(','))]);
     const limit = Math.min(MAX_PAGE_SIZE, Math.max(1, Math.floor(options.limit ?? DEFAULT_PAGE_SIZE)));
     const queryKey = queryKeyOf(this.name, options);
     const field = storedField(sort.field);
