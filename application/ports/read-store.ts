@@ -33,8 +33,14 @@ export interface IndexSpec {
   sparse?: boolean;
 }
 
+/** An index's fields, in key order. */
+export const indexFields = (index: IndexSpec): string[] => [index.field, ...(index.then ?? [])];
+
 /** An index's keys, comma-joined: `tenant_id,seq`. It names the index in `FindOptions.index`. */
-export const indexKey = (index: IndexSpec): string => [index.field, ...(index.then ?? [])].join(',');
+export const indexKey = (index: IndexSpec): string => indexFields(index).join(',');
+
+/** The fields of an index named by its key (`indexKey`'s inverse). */
+export const keyFields = (key: string): string[] => key.split(',');
 
 export interface CollectionSpec {
   name: string;

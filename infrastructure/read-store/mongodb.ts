@@ -77,7 +77,9 @@ import {
   decodeCursor,
   encodeCursor,
   fieldValue,
+  indexFields,
   indexKey,
+  keyFields,
   queryKeyOf,
   type Collection,
   type CollectionSpec,
@@ -144,7 +146,7 @@ export class MongoReadStore implements ReadStore {
         index.unique ? { name, unique: true, partialFilterExpression: { [index.field]: { $type: NON_NULL_TYPES } } } : { name },
       );
     }
-    this.declared.set(spec.name, new Set((spec.indexes ?? []).flatMap((index) => [index.field, ...(index.then ?? [])])));
+    this.declared.set(spec.name, new Set((spec.indexes ?? []).flatMap(indexFields)));
   }
 
   async dropCollection(name: string): Promise<void> {
@@ -381,7 +383,7 @@ class MongoDocumentCollection<T extends Document> implements Collection<T> {
   async find(options: FindOptions = {}): Promise<Page<T>> {
     const sort = options.sort ?? { field: 'id', direction: 'asc' as const };
     // A hint names an index by its keys (`sequence_key,sequence_n`): each of them is declared.
-    await this.checkDeclared([...Object.keys(options.where ?? {}), sort.field, ...(options.index === undefined ? [] : options.index.split(','))]);
+    await this.checkDeclared([...Object.keys(options.where ?? {}), sort.field, ...(options.index === undefined ? [] : keyFields(options.index))]);
     const limit = Math.min(MAX_PAGE_SIZE, Math.max(1, Math.floor(options.limit ?? DEFAULT_PAGE_SIZE)));
     const queryKey = queryKeyOf(this.name, options);
     const field = storedField(sort.field);
@@ -424,12 +426,11 @@ class MongoDocumentCollection<T extends Document> implements Collection<T> {
 
 /** `tenant_id,seq` -> `{tenant_id: 1, seq: 1}`. */
 function keyPattern(key: string): Record<string, 1> {
-  return Object.fromEntries(key.split(',').map((field) => [field, 1]));
+  return Object.fromEntries(keyFields(key).map((field) => [field, 1]));
 }
 
 function indexName(key: string): string {
-  return key
-    .split(',')
+  return keyFields(key)
     .map((field) => `${field}_1`)
     .join('_');
 }

@@ -29,7 +29,9 @@ import {
   type LeaseRequest,
   type FindOptions,
   type IndexSpec,
+  indexFields,
   indexKey,
+  keyFields,
   MAX_PAGE_SIZE,
   type Page,
   type ProjectionCommit,
@@ -100,8 +102,6 @@ interface Declared {
   indexes: Map<string, IndexRow>;
   fields: string[];
 }
-
-const keyFields = (key: string): string[] => key.split(',');
 
 function indexSql(table: string, row: IndexRow): string {
   const fields = keyFields(row.field);
@@ -196,7 +196,7 @@ export class SqliteReadStore implements ReadStore {
         const columns = new Set(this.db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('rm_${spec.name}')`).all().map((c) => c.name));
         const wanted = new Map<string, IndexSpec>();
         for (const index of spec.indexes ?? []) {
-          for (const field of [index.field, ...(index.then ?? [])]) {
+          for (const field of indexFields(index)) {
             if (!FIELD_PATH.test(field)) throw new Error(`invalid index field ${field}`);
             const column = columnName(field);
             if (columns.has(column)) continue;
