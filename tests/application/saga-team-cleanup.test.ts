@@ -14,11 +14,11 @@ import { membershipStream } from '../../domain/membership/membership';
 import type { TeamCommand, TeamEvent } from '../../domain/team/team';
 import { teamStream } from '../../domain/team/team';
 import { teamsProjection } from '../../projections/teams';
-import { ProjectionRunner } from '../../projections/runner';
+import type { ProjectionRunner } from '../../projections/runner';
 import { userContext } from '../support/context';
 import { FIXED_NOW } from '../support/decider-spec';
 import { processManagerSpec } from '../support/process-manager-spec';
-import { type EmbeddedStores, embeddedStores } from '../support/stores';
+import { type EmbeddedStores, embeddedStores, projectionRunnerOver } from '../support/stores';
 
 const T = 'tenant-1';
 const at = FIXED_NOW.toISOString();
@@ -57,7 +57,7 @@ describe('team membership cleanup saga', () => {
 
   beforeEach(async () => {
     stores = embeddedStores();
-    projections = new ProjectionRunner({ eventStore: stores.events, readStore: stores.readStore, clock: stores.clock }, [teamsProjection], { retryDelayMs: 20, idleCheckpointMs: 0 });
+    projections = projectionRunnerOver(stores, [teamsProjection]);
     await projections.start();
   });
   afterEach(async () => {

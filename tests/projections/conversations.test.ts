@@ -15,9 +15,9 @@ import {
   failedAnswerId,
   messagePreview,
 } from '../../projections/conversations';
-import { ProjectionRunner } from '../../projections/runner';
+import type { ProjectionRunner } from '../../projections/runner';
 import { userContext } from '../support/context';
-import { type EmbeddedStores, ManualClock, embeddedStores } from '../support/stores';
+import { type EmbeddedStores, ManualClock, embeddedStores, projectionRunnerOver } from '../support/stores';
 
 const T = 't1';
 const USER = { kind: 'user' as const, id: 'u1' };
@@ -30,7 +30,7 @@ describe('conversations projection', () => {
   let runner: ProjectionRunner;
 
   const startRunner = async (): Promise<void> => {
-    runner = new ProjectionRunner({ eventStore: stores.events, readStore: stores.readStore, clock: stores.clock }, [conversationsProjection], { retryDelayMs: 20, idleCheckpointMs: 0 });
+    runner = projectionRunnerOver(stores, [conversationsProjection]);
     await runner.start();
   };
   const settle = async () => {

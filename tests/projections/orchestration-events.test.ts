@@ -5,13 +5,11 @@
 import { expect } from 'chai';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
 import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument, orchestrationEventsProjection } from '../../projections/orchestration-events';
-import { ProjectionRunner } from '../../projections/runner';
 import { newEvent } from '../support/events';
-import { type EmbeddedStores, embeddedStores } from '../support/stores';
+import { runningProjections } from '../support/stores';
 
 describe('orchestration events projection', () => {
-  let stores: EmbeddedStores;
-  let runner: ProjectionRunner;
+  const running = runningProjections([orchestrationEventsProjection]);
   const at = '2026-11-28T09:00:00.000Z';
   const received = (eventId: string) => ({
     event_id: eventId,
@@ -35,28 +33,18 @@ describe('orchestration events projection', () => {
     received_at: at,
   });
   const document = async (id: string): Promise<OrchestrationEventDocument | null> => {
-    expect(await runner.waitFor(await stores.eventStore.headPosition(), { timeoutMs: 5000 })).to.equal(true);
-    return stores.readStore.collection<OrchestrationEventDocument>(ORCHESTRATION_EVENTS).get(id);
+    expect(await running.caughtUp()).to.equal(true);
+    return running.stores.readStore.collection<OrchestrationEventDocument>(ORCHESTRATION_EVENTS).get(id);
   };
   const withoutIdentity = ({ id: _id, revision: _revision, position: _position, ...rest }: OrchestrationEventDocument) => rest;
 
-  beforeEach(async () => {
-    stores = embeddedStores();
-    runner = new ProjectionRunner({ eventStore: stores.events, readStore: stores.readStore, clock: stores.clock }, [orchestrationEventsProjection], { retryDelayMs: 20, idleCheckpointMs: 0 });
-    await runner.start();
-  });
-  afterEach(async () => {
-    await runner.stop();
-    await stores.dispose();
-  });
-
   it('builds from OrchestrationEventProcessedOnReceipt the document of queued, started with no flow, processed', async () => {
-    await stores.eventStore.appendToStream(orchestrationEventStream('e1'), [
+    await running.stores.eventStore.appendToStream(orchestrationEventStream('e1'), [
       newEvent('OrchestrationEventQueued', received('e1')),
       newEvent('OrchestrationDispatchStarted', { event_id: 'e1', tenant_id: 't1', attempt: 1, flows: [], started_at: at }),
       newEvent('OrchestrationEventProcessed', { event_id: 'e1', tenant_id: 't1', attempt: 1, processed_at: at }),
     ]);
-    await stores.eventStore.appendToStream(orchestrationEventStream('e2'), [newEvent('OrchestrationEventProcessedOnReceipt', received('e2'))]);
+    await running.stores.eventStore.appendToStream(orchestrationEventStream('e2'), [newEvent('OrchestrationEventProcessedOnReceipt', received('e2'))]);
     const threeEvents = await document('e1');
     const oneEvent = await document('e2');
     expect(oneEvent).to.include({ id: 'e2', status: 'processed', due_at: null, attempt_started_at: null, settled_at: at, attempts_since_requeue: 1 });

@@ -7,6 +7,8 @@ import type { ReservationDependencies } from '../../application/reservation/rese
 import { AesGcmSecrets } from '../../infrastructure/crypto/secrets';
 import { SqliteEventStore } from '../../infrastructure/event-store/sqlite';
 import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
+import type { Projection } from '../../projections/projection';
+import { ProjectionRunner } from '../../projections/runner';
 import { type SqliteDatabase, openSqliteDatabase } from '../../infrastructure/sqlite/database';
 import { systemClock, uuidGenerator } from '../../infrastructure/system';
 import { temporaryDirectory } from './files';
@@ -60,6 +62,35 @@ export function embeddedStores(clock: Clock = systemClock): EmbeddedStores {
 }
 
 /** A clock tests move by hand. */
+/** A runner of `projections` over the stores as the projection tests use one: quick retries, no idle checkpoints. */
+export function projectionRunnerOver(stores: EmbeddedStores, projections: readonly Projection[]): ProjectionRunner {
+  return new ProjectionRunner({ eventStore: stores.events, readStore: stores.readStore, clock: stores.clock }, projections, { retryDelayMs: 20, idleCheckpointMs: 0 });
+}
+
+/**
+ * Fresh embedded stores and a running runner of `projections` for each test of the calling
+ * `describe` (its beforeEach and afterEach); `caughtUp()` waits until the runner has passed the head.
+ */
+export function runningProjections(projections: readonly Projection[]): { readonly stores: EmbeddedStores; caughtUp(): Promise<boolean> } {
+  let stores: EmbeddedStores | undefined;
+  let runner: ProjectionRunner | undefined;
+  beforeEach(async () => {
+    stores = embeddedStores();
+    runner = projectionRunnerOver(stores, projections);
+    await runner.start();
+  });
+  afterEach(async () => {
+    await runner?.stop();
+    await stores?.dispose();
+  });
+  return {
+    get stores() {
+      return stores!;
+    },
+    caughtUp: async () => runner!.waitFor(await stores!.eventStore.headPosition(), { timeoutMs: 5000 }),
+  };
+}
+
 export class ManualClock implements Clock {
   /** How many times the time was read: a sentinel that a polling loop has run. */
   reads = 0;
