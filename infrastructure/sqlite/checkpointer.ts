@@ -20,8 +20,6 @@ export interface CheckpointWorkerData {
 
 export type CheckpointerMessage =
   | { kind: 'ready' }
-  /** The WAL's frames and how many of them are in the database file now. */
-  | { kind: 'checkpointed'; log: number; checkpointed: number }
   | { kind: 'failed'; message: string };
 
 /** SQLite's default: a commit that leaves more WAL pages than this checkpoints inline. */
@@ -40,8 +38,6 @@ export interface CheckpointerOptions {
 export class BackgroundCheckpointer {
   private stopping = false;
   private fellBack = false;
-  /** The WAL's size in pages at the last checkpoint, for `status`. */
-  private lastLog = 0;
   private hasExited = false;
   /** Settles when the worker's thread has ended, for whatever reason. */
   private readonly exited: Promise<void>;
@@ -58,7 +54,6 @@ export class BackgroundCheckpointer {
       }),
     );
     worker.on('message', (message: CheckpointerMessage) => {
-      if (message.kind === 'checkpointed') this.lastLog = message.log;
       if (message.kind === 'failed') this.fallBack(`checkpoint failed: ${message.message}`);
     });
     worker.on('error', (error) => this.fallBack(`checkpoint worker failed: ${error.message}`));
@@ -91,9 +86,9 @@ export class BackgroundCheckpointer {
     return checkpointer;
   }
 
-  /** Whether the worker still checkpoints, and the WAL's pages at its last checkpoint. */
-  status(): { background: boolean; walPages: number } {
-    return { background: !this.fellBack && !this.stopping, walPages: this.lastLog };
+  /** Whether the worker still checkpoints. */
+  status(): { background: boolean } {
+    return { background: !this.fellBack && !this.stopping };
   }
 
   /** Stops the worker (its connection closed) and gives checkpoints back to the connection. */
