@@ -162,11 +162,18 @@ class Outside {
   }
 }
 
+const BENCH_SETTINGS = ['SQLITE_WRITER', 'SQLITE_CHECKPOINT', 'ORCHESTRATION_DISPATCH_CONCURRENCY', 'ORCHESTRATION_TENANT_CONCURRENCY'] as const;
+
+function settingsFromEnvironment(): Record<string, string> {
+  return Object.fromEntries(BENCH_SETTINGS.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
+}
+
 async function setUp(): Promise<Bench> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-events-'));
   const platform = await createPlatform(
-    // SQLITE_SYNCHRONOUS from the environment (default full, as deployed), to see what the commits' fsyncs cost.
-    loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'full' }),
+    // The store's and the dispatcher's settings from the environment, as a deployment sets them
+    // (SQLITE_SYNCHRONOUS full by default, as deployed), to compare them on this workload.
+    loadConfig({ ...settingsFromEnvironment(), DATA_DIR: dataDir, LOG_LEVEL: 'silent', SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', SQLITE_SYNCHRONOUS: process.env.SQLITE_SYNCHRONOUS ?? 'full' }),
     { logger: silentLogger },
   );
   await platform.start();

@@ -158,6 +158,13 @@ export class OrchestrationDispatcher {
   private again = false;
   private waitFor = 0;
   private readonly active = new Set<string>();
+  /** Attempts under way, by tenant: a pass fills only the slots and tenant shares they leave. */
+  private readonly underWay = new Map<string, number>();
+  private underWayCount = 0;
+  /** Resolves the loop's wait between passes. */
+  private onProgress: (() => void) | null = null;
+  /** Set by a wake that may start something at once: the loop's wait ends. */
+  private wokenToStart = false;
   private readonly random: () => number;
   /** The tenants whose events woke the runner since the other tenants' queue was last read; `anyone`: a wake of no tenant. */
   private wokenBy: Set<string> | 'anyone' = 'anyone';
@@ -177,6 +184,10 @@ export class OrchestrationDispatcher {
     else if (this.wokenBy !== 'anyone') this.wokenBy.add(tenantId);
     if (this.running) {
       this.again = true;
+      if (this.mayStartFor(tenantId)) {
+        this.wokenToStart = true;
+        this.progressed();
+      }
       return this.running;
     }
     this.running = this.loop().finally(() => {
@@ -190,29 +201,63 @@ export class OrchestrationDispatcher {
     return this.wake();
   }
 
+  /**
+   * Passes, overlapping: a pass starts the due events its free slots allow and returns; the
+   * next pass reads the queue once half of the attempts under way have ended (a slow connector
+   * holds its own slot, not the others'), or one has when the last pass started nothing, or
+   * sooner when a wake may start something at once (a free slot, and its tenant's share not
+   * full). Ends when nothing is due or under way.
+   */
   private async loop(): Promise<void> {
-    do {
+    for (;;) {
       this.again = false;
+      this.wokenToStart = false;
       await this.deps.readYourWrites(this.waitFor, DISPATCHER_READ_MODELS);
-      let progressed = false;
-      if (this.pause) return;
+      if (this.pause) break;
+      let started = 0;
       try {
-        progressed = await this.pass();
+        started = await this.pass();
       } catch (error) {
         this.deps.logger.error({ err: error }, 'orchestration dispatch pass failed');
       }
-      if (progressed) this.again = true;
-    } while (this.again);
+      if (this.underWayCount === 0) {
+        if (this.again) continue;
+        return;
+      }
+      const until = started > 0 ? Math.floor(this.underWayCount / 2) : this.underWayCount - 1;
+      while (this.underWayCount > until && !this.wokenToStart) await this.nextProgress();
+    }
+    while (this.underWayCount > 0) await this.nextProgress();
   }
 
-  /** One pass: every due event (at most one per sequence) and every attempt to resume; whether anything was done. */
-  private async pass(): Promise<boolean> {
+  /** Resolves when an attempt ends or a wake may start something. */
+  private nextProgress(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.onProgress = resolve;
+    });
+  }
+
+  private progressed(): void {
+    const resolve = this.onProgress;
+    this.onProgress = null;
+    resolve?.();
+  }
+
+  private mayStartFor(tenantId: string | undefined): boolean {
+    const { concurrency, tenantConcurrency } = this.deps.dispatch;
+    return this.underWayCount < concurrency && (tenantId === undefined || (this.underWay.get(tenantId) ?? 0) < tenantConcurrency);
+  }
+
+  /** One pass: due events (at most one per sequence) and attempts to resume, as many as the free slots take; how many it started. */
+  private async pass(): Promise<number> {
     const { deps } = this;
     const now = deps.clock.now();
+    const free = deps.dispatch.concurrency - this.underWayCount;
+    if (free <= 0) return 0;
     const resumable = await inFlightDispatches(deps, { startedBefore: new Date(Math.max(now.getTime() - deps.dispatch.resumeAfterMs, 0)), limit: 100 });
-    // At most tenantConcurrency of one tenant's events in this pass (a pass ends when all its
-    // work has): the rest of that tenant's due events wait for the next pass.
-    const taken = new Map<string, number>();
+    // At most tenantConcurrency of one tenant's events under way (those of earlier passes
+    // included): the rest of that tenant's due events wait for a later pass.
+    const taken = new Map(this.underWay);
     const withinTenantShare = (item: { event_id: string; tenant_id: string }): boolean => {
       if (this.active.has(item.event_id)) return false;
       const count = taken.get(item.tenant_id) ?? 0;
@@ -220,13 +265,14 @@ export class OrchestrationDispatcher {
       taken.set(item.tenant_id, count + 1);
       return true;
     };
-    const work: Array<() => Promise<number | null>> = resumable.filter(withinTenantShare).map((item) => () => this.resume(item));
+    const work: Array<{ tenantId: string; run: () => Promise<number | null> }> = resumable
+      .filter(withinTenantShare)
+      .map((item) => ({ tenantId: item.tenant_id, run: () => this.resume(item) }));
     const take = (candidates: DispatchCandidate[]): void => {
-      for (const item of candidates) if (withinTenantShare(item)) work.push(() => this.dispatch(item));
+      for (const item of candidates) if (withinTenantShare(item)) work.push({ tenantId: item.tenant_id, run: () => this.dispatch(item) });
     };
-    const slots = deps.dispatch.concurrency;
-    // The slots' worth of the oldest due events (each a whole document read and parsed).
-    const oldest = await nextDispatchable(deps, { limit: slots });
+    // The free slots' worth of the oldest due events (each a whole document read and parsed).
+    const oldest = await nextDispatchable(deps, { limit: free });
     take(oldest);
     // One tenant's backlog filled its share and slots are left: the other tenants' oldest due
     // events, which that backlog would otherwise hide from every pass until it is worked off.
@@ -234,34 +280,44 @@ export class OrchestrationDispatcher {
     // and only that tenant's events woke the runner since (a wake of no tenant, the due pass
     // every second, a retry's timer, lets it run again).
     const full = [...taken].filter(([, count]) => count >= deps.dispatch.tenantConcurrency).map(([tenant]) => tenant);
-    if (full.length === 1 && work.length < slots && oldest.length === slots) {
+    if (full.length === 1 && work.length < free && oldest.length === free) {
       const [busy] = full;
       const nothingNew = this.nothingElseDue === busy && this.wokenBy !== 'anyone' && [...this.wokenBy].every((tenant) => tenant === busy);
       if (!nothingNew) {
         this.wokenBy = new Set();
-        const others = await nextDispatchable(deps, { limit: slots - work.length, exceptTenantId: busy });
+        const others = await nextDispatchable(deps, { limit: free - work.length, exceptTenantId: busy });
         this.nothingElseDue = others.length === 0 ? busy : null;
         take(others);
       }
     }
-    if (work.length === 0) return false;
-    let last = 0;
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < work.length) {
-        const item = work[next];
-        next += 1;
-        try {
-          last = Math.max(last, (await item()) ?? 0);
-        } catch (error) {
+    for (const item of work.slice(0, free)) this.start(item.tenantId, item.run);
+    return Math.min(work.length, free);
+  }
+
+  /** Runs one attempt in a slot; its end lets the next pass read the queue past what it appended. */
+  private start(tenantId: string, run: () => Promise<number | null>): void {
+    this.underWay.set(tenantId, (this.underWay.get(tenantId) ?? 0) + 1);
+    this.underWayCount += 1;
+    void run()
+      .then(
+        (position) => {
+          if (position) {
+            this.waitFor = Math.max(this.waitFor, position);
+            this.again = true;
+          }
+        },
+        (error: unknown) => {
           // The stream is unchanged where the error struck: the attempt is resumed or the event taken again later.
-          deps.logger.error({ err: error }, 'orchestration event not dispatched');
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(deps.dispatch.concurrency, work.length) }, worker));
-    this.waitFor = Math.max(this.waitFor, last);
-    return last > 0;
+          this.deps.logger.error({ err: error }, 'orchestration event not dispatched');
+        },
+      )
+      .finally(() => {
+        const left = (this.underWay.get(tenantId) ?? 1) - 1;
+        if (left === 0) this.underWay.delete(tenantId);
+        else this.underWay.set(tenantId, left);
+        this.underWayCount -= 1;
+        this.progressed();
+      });
   }
 
   private async exclusively(eventId: string, work: () => Promise<number | null>): Promise<number | null> {

@@ -163,3 +163,85 @@ describe('orchestration dispatcher: another tenant’s events emitted while a ba
     expect(lastQuiet, client.order.map((endpoint) => (endpoint === quiet.endpoint ? 'Q' : 'b')).join('')).to.be.lessThan(client.order.length - 4);
   });
 });
+
+/** Holds the warehouse call of one order until released; records every order called. */
+class OneSlowOrderClient implements ConnectorClient {
+  readonly called: string[] = [];
+  private release: () => void = () => undefined;
+  private readonly released = new Promise<void>((resolve) => {
+    this.release = resolve;
+  });
+
+  constructor(
+    private readonly client: ConnectorClient,
+    private readonly slowOrder: string,
+  ) {}
+
+  async call(target: ConnectorTarget, request: ConnectorRequest): Promise<ConnectorExchange> {
+    const order = request.type === 'tool.invoke' ? String(request.parameters?.order_id) : null;
+    if (order !== null) this.called.push(order);
+    if (order === this.slowOrder) await this.released;
+    return this.client.call(target, request);
+  }
+
+  answerTheSlowOne(): void {
+    this.release();
+  }
+}
+
+describe('orchestration dispatcher: a slow connector call holds its own slot, not the others', () => {
+  let server: TestServer;
+  let client: OneSlowOrderClient;
+  let closeConnector: () => Promise<void> = async () => undefined;
+
+  before(async () => {
+    const outbound = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
+    client = new OneSlowOrderClient(new SignedConnectorClient(outbound, { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, clock: systemClock }), 'slow');
+    server = await startTestServer(
+      { SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ORCHESTRATION_DISPATCH_CONCURRENCY: '4', ORCHESTRATION_TENANT_CONCURRENCY: '4' },
+      { connectorClient: client },
+    );
+  });
+  after(async () => {
+    client.answerTheSlowOne();
+    await closeConnector().catch(() => undefined);
+    await server.close();
+  });
+
+  it('runs the events emitted after it while its call is still unanswered, and ends it when it is answered', async () => {
+    const owner = await registerOwner(server, 'slow-call-shop');
+    await liftSeatLimit(server, owner.tenant_id);
+    await subscribeTo(server, owner.tenant_id, 'premium');
+    const listening = await createExampleConnector({ signingSecrets: [SECRET], otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');
+    closeConnector = () => listening.close();
+    const headers = { authorization: `Bearer ${owner.token}` };
+    const created = await server.request('POST', '/api/v1/org/sdk-connections', { headers, body: { name: 'slow shop', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true } });
+    expect(created.status, created.text).to.equal(201);
+    expect((await server.request('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, { headers, body: {} })).status).to.equal(200);
+    const emit = async (order: string): Promise<string> => {
+      const response = await server.request('POST', '/api/v1/org/events', { headers, body: { name: 'shop.order.created', payload: { order_id: order } } });
+      expect(response.status, response.text).to.equal(201);
+      return response.json.id as string;
+    };
+    const statusOf = async (id: string): Promise<string> => (await server.request('GET', `/api/v1/org/events/${id}`, { headers })).json.status as string;
+    const until = async (done: () => Promise<boolean>, what: string): Promise<void> => {
+      const deadline = Date.now() + 20_000;
+      while (!(await done())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (called: ${client.called.join(', ')})`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+
+    const slow = await emit('slow');
+    await until(async () => client.called.includes('slow'), 'the slow call to start');
+    // More than the slots left beside the slow call: they take turns in the three others.
+    const fast = [];
+    for (let index = 0; index < 7; index += 1) fast.push(await emit(`fast-${index}`));
+    for (const id of fast) await until(async () => (await statusOf(id)) === 'processed', `event ${id} to be processed`);
+    expect(await statusOf(slow)).to.equal('dispatched');
+
+    client.answerTheSlowOne();
+    await until(async () => (await statusOf(slow)) === 'processed', 'the slow event to be processed');
+    expect(client.called.filter((order) => order === 'slow')).to.have.length(1);
+  });
+});
