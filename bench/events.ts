@@ -162,7 +162,7 @@ class Outside {
   }
 }
 
-const BENCH_SETTINGS = ['SQLITE_WRITER', 'SQLITE_CHECKPOINT', 'ORCHESTRATION_DISPATCH_CONCURRENCY', 'ORCHESTRATION_TENANT_CONCURRENCY'] as const;
+const BENCH_SETTINGS = ['SQLITE_CHECKPOINT', 'ORCHESTRATION_DISPATCH_CONCURRENCY', 'ORCHESTRATION_TENANT_CONCURRENCY'] as const;
 
 function settingsFromEnvironment(): Record<string, string> {
   return Object.fromEntries(BENCH_SETTINGS.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
