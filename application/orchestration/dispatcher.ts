@@ -165,6 +165,8 @@ export class OrchestrationDispatcher {
   private onProgress: (() => void) | null = null;
   /** Set by a wake that may start something at once: the loop's wait ends. */
   private wokenToStart = false;
+  /** The last pass started nothing (it waits for one attempt to end, or for a wake). */
+  private lastPassIdle = false;
   private readonly random: () => number;
   /** The tenants whose events woke the runner since the other tenants' queue was last read; `anyone`: a wake of no tenant. */
   private wokenBy: Set<string> | 'anyone' = 'anyone';
@@ -184,7 +186,7 @@ export class OrchestrationDispatcher {
     else if (this.wokenBy !== 'anyone') this.wokenBy.add(tenantId);
     if (this.running) {
       this.again = true;
-      if (this.mayStartFor(tenantId)) {
+      if (this.wakeStartsPass(tenantId)) {
         this.wokenToStart = true;
         this.progressed();
       }
@@ -205,8 +207,8 @@ export class OrchestrationDispatcher {
    * Passes, overlapping: a pass starts the due events its free slots allow and returns; the
    * next pass reads the queue once half of the attempts under way have ended (a slow connector
    * holds its own slot, not the others'), or one has when the last pass started nothing, or
-   * sooner when a wake may start something at once (a free slot, and its tenant's share not
-   * full). Ends when nothing is due or under way.
+   * sooner on a wake that may start something (`wakeStartsPass`). Ends when nothing is due or
+   * under way.
    */
   private async loop(): Promise<void> {
     for (;;) {
@@ -215,8 +217,9 @@ export class OrchestrationDispatcher {
       await this.deps.readYourWrites(this.waitFor, DISPATCHER_READ_MODELS);
       if (this.pause) break;
       let started = 0;
+      let found = 0;
       try {
-        started = await this.pass();
+        ({ started, found } = await this.pass());
       } catch (error) {
         this.deps.logger.error({ err: error }, 'orchestration dispatch pass failed');
       }
@@ -224,6 +227,7 @@ export class OrchestrationDispatcher {
         if (this.again) continue;
         return;
       }
+      this.lastPassIdle = found === 0;
       const until = started > 0 ? Math.floor(this.underWayCount / 2) : this.underWayCount - 1;
       while (this.underWayCount > until && !this.wokenToStart) await this.nextProgress();
     }
@@ -243,17 +247,26 @@ export class OrchestrationDispatcher {
     resolve?.();
   }
 
-  private mayStartFor(tenantId: string | undefined): boolean {
-    const { concurrency, tenantConcurrency } = this.deps.dispatch;
-    return this.underWayCount < concurrency && (tenantId === undefined || (this.underWay.get(tenantId) ?? 0) < tenantConcurrency);
+  /**
+   * Whether a wake ends the wait between passes: with a free slot, when the last pass found
+   * nothing to start, or the wake is of no tenant (the due pass, a retry's timer) or of a
+   * tenant with nothing under way. A backlog's own events, each waking the runner as it is
+   * queued, wait for the half: a pass for each would read the queue for one event at a time.
+   */
+  private wakeStartsPass(tenantId: string | undefined): boolean {
+    if (this.underWayCount >= this.deps.dispatch.concurrency) return false;
+    return this.lastPassIdle || tenantId === undefined || !this.underWay.has(tenantId);
   }
 
-  /** One pass: due events (at most one per sequence) and attempts to resume, as many as the free slots take; how many it started. */
-  private async pass(): Promise<number> {
+  /**
+   * One pass: due events (at most one per sequence) and attempts to resume, as many as the free
+   * slots take; how many it started, and how many it found (some may wait for their tenant's share).
+   */
+  private async pass(): Promise<{ started: number; found: number }> {
     const { deps } = this;
     const now = deps.clock.now();
     const free = deps.dispatch.concurrency - this.underWayCount;
-    if (free <= 0) return 0;
+    if (free <= 0) return { started: 0, found: 0 };
     const resumable = await inFlightDispatches(deps, { startedBefore: new Date(Math.max(now.getTime() - deps.dispatch.resumeAfterMs, 0)), limit: 100 });
     // At most tenantConcurrency of one tenant's events under way (those of earlier passes
     // included): the rest of that tenant's due events wait for a later pass.
@@ -279,6 +292,7 @@ export class OrchestrationDispatcher {
     // That read passes over the whole backlog, so it is skipped while it found nothing last time
     // and only that tenant's events woke the runner since (a wake of no tenant, the due pass
     // every second, a retry's timer, lets it run again).
+    let othersFound = 0;
     const full = [...taken].filter(([, count]) => count >= deps.dispatch.tenantConcurrency).map(([tenant]) => tenant);
     if (full.length === 1 && work.length < free && oldest.length === free) {
       const [busy] = full;
@@ -287,11 +301,12 @@ export class OrchestrationDispatcher {
         this.wokenBy = new Set();
         const others = await nextDispatchable(deps, { limit: free - work.length, exceptTenantId: busy });
         this.nothingElseDue = others.length === 0 ? busy : null;
+        othersFound = others.length;
         take(others);
       }
     }
     for (const item of work.slice(0, free)) this.start(item.tenantId, item.run);
-    return Math.min(work.length, free);
+    return { started: Math.min(work.length, free), found: resumable.length + oldest.length + othersFound };
   }
 
   /** Runs one attempt in a slot; its end lets the next pass read the queue past what it appended. */
