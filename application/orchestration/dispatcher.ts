@@ -165,7 +165,7 @@ export class OrchestrationDispatcher {
   private onProgress: (() => void) | null = null;
   /** Set by a wake that may start something at once: the loop's wait ends. */
   private wokenToStart = false;
-  /** The last pass started nothing (it waits for one attempt to end, or for a wake). */
+  /** The last pass found nothing due: any wake may bring something to start. */
   private lastPassIdle = false;
   private readonly random: () => number;
   /** The tenants whose events woke the runner since the other tenants' queue was last read; `anyone`: a wake of no tenant. */
