@@ -160,7 +160,6 @@ export class OrchestrationDispatcher {
   private readonly active = new Set<string>();
   /** Attempts under way, by tenant: a pass fills only the slots and tenant shares they leave. */
   private readonly underWay = new Map<string, number>();
-  private underWayCount = 0;
   /** Resolves the loop's wait between passes. */
   private onProgress: (() => void) | null = null;
   /** Set by a wake that may start something at once: the loop's wait ends. */
@@ -232,6 +231,12 @@ export class OrchestrationDispatcher {
       while (this.underWayCount > until && !this.wokenToStart) await this.nextProgress();
     }
     while (this.underWayCount > 0) await this.nextProgress();
+  }
+
+  private get underWayCount(): number {
+    let count = 0;
+    for (const tenantCount of this.underWay.values()) count += tenantCount;
+    return count;
   }
 
   /** Resolves when an attempt ends or a wake may start something. */
@@ -312,7 +317,6 @@ export class OrchestrationDispatcher {
   /** Runs one attempt in a slot; its end lets the next pass read the queue past what it appended. */
   private start(tenantId: string, run: () => Promise<number | null>): void {
     this.underWay.set(tenantId, (this.underWay.get(tenantId) ?? 0) + 1);
-    this.underWayCount += 1;
     void run()
       .then(
         (position) => {
@@ -330,7 +334,6 @@ export class OrchestrationDispatcher {
         const left = (this.underWay.get(tenantId) ?? 1) - 1;
         if (left === 0) this.underWay.delete(tenantId);
         else this.underWay.set(tenantId, left);
-        this.underWayCount -= 1;
         this.progressed();
       });
   }

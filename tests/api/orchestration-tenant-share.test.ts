@@ -16,6 +16,22 @@ import { subscribeTo } from '../support/subscriptions';
 
 const SECRET = 'ssec_tenant-share-test-secret-0123456789abcdef';
 
+/** An organization on premium with the example connector (listening here) as an enabled, synced SDK connection. */
+async function organizationWithConnector(server: TestServer, slug: string, closers: Array<() => Promise<void>>): Promise<{ owner: Account; endpoint: string }> {
+  const owner = await registerOwner(server, slug);
+  await liftSeatLimit(server, owner.tenant_id);
+  await subscribeTo(server, owner.tenant_id, 'premium');
+  const listening = await createExampleConnector({ signingSecrets: [SECRET], otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');
+  closers.push(() => listening.close());
+  const headers = { authorization: `Bearer ${owner.token}` };
+  const endpoint = listening.url.replace(/\/svc$/, '');
+  const created = await server.request('POST', '/api/v1/org/sdk-connections', { headers, body: { name: `${slug} shop`, webhook_url: endpoint, signing_secret: SECRET, enabled: true } });
+  expect(created.status, created.text).to.equal(201);
+  const synced = await server.request('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, { headers, body: {} });
+  expect(synced.status, synced.text).to.equal(200);
+  return { owner, endpoint };
+}
+
 /** Holds each warehouse call 40 ms and counts the calls in flight, per connector endpoint and in all. */
 class HoldingClient implements ConnectorClient {
   readonly order: string[] = [];
@@ -50,18 +66,9 @@ describe('orchestration dispatcher: slots shared between tenants (ORCHESTRATION_
   const closers: Array<() => Promise<void>> = [];
   const endpoints = new Map<string, string>();
 
-  async function organizationWithConnector(slug: string): Promise<Account> {
-    const owner = await registerOwner(server, slug);
-    await liftSeatLimit(server, owner.tenant_id);
-    await subscribeTo(server, owner.tenant_id, 'premium');
-    const listening = await createExampleConnector({ signingSecrets: [SECRET], otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');
-    closers.push(() => listening.close());
-    const headers = { authorization: `Bearer ${owner.token}` };
-    const created = await server.request('POST', '/api/v1/org/sdk-connections', { headers, body: { name: `${slug} shop`, webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true } });
-    expect(created.status, created.text).to.equal(201);
-    const synced = await server.request('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, { headers, body: {} });
-    expect(synced.status, synced.text).to.equal(200);
-    endpoints.set(slug, listening.url.replace(/\/svc$/, ''));
+  async function shopOf(slug: string): Promise<Account> {
+    const { owner, endpoint } = await organizationWithConnector(server, slug, closers);
+    endpoints.set(slug, endpoint);
     return owner;
   }
 
@@ -79,8 +86,8 @@ describe('orchestration dispatcher: slots shared between tenants (ORCHESTRATION_
   });
 
   it("runs at most two of a tenant's events at once, and another tenant's events alongside a backlog", async () => {
-    const busy = await organizationWithConnector('busy-shop');
-    const quiet = await organizationWithConnector('quiet-shop');
+    const busy = await shopOf('busy-shop');
+    const quiet = await shopOf('quiet-shop');
     const emit = async (owner: Account, order: string): Promise<void> => {
       const response = await server.request('POST', '/api/v1/org/events', { headers: { authorization: `Bearer ${owner.token}` }, body: { name: 'shop.order.created', payload: { order_id: order } } });
       expect(response.status, response.text).to.equal(201);
@@ -122,21 +129,6 @@ describe('orchestration dispatcher: another tenant’s events emitted while a ba
     await server.close();
   });
 
-  async function organization(slug: string): Promise<{ owner: Account; endpoint: string }> {
-    const owner = await registerOwner(server, slug);
-    await liftSeatLimit(server, owner.tenant_id);
-    await subscribeTo(server, owner.tenant_id, 'premium');
-    const listening = await createExampleConnector({ signingSecrets: [SECRET], otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');
-    closers.push(() => listening.close());
-    const headers = { authorization: `Bearer ${owner.token}` };
-    const endpoint = listening.url.replace(/\/svc$/, '');
-    const created = await server.request('POST', '/api/v1/org/sdk-connections', { headers, body: { name: `${slug} shop`, webhook_url: endpoint, signing_secret: SECRET, enabled: true } });
-    expect(created.status, created.text).to.equal(201);
-    const synced = await server.request('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, { headers, body: {} });
-    expect(synced.status, synced.text).to.equal(200);
-    return { owner, endpoint };
-  }
-
   const until = async (done: () => boolean, what: string): Promise<void> => {
     const deadline = Date.now() + 20_000;
     while (!done()) {
@@ -146,8 +138,8 @@ describe('orchestration dispatcher: another tenant’s events emitted while a ba
   };
 
   it('starts them alongside the backlog, not after it', async () => {
-    const busy = await organization('busy-live-shop');
-    const quiet = await organization('quiet-live-shop');
+    const busy = await organizationWithConnector(server, 'busy-live-shop', closers);
+    const quiet = await organizationWithConnector(server, 'quiet-live-shop', closers);
     const emit = async (owner: Account, order: string): Promise<void> => {
       const response = await server.request('POST', '/api/v1/org/events', { headers: { authorization: `Bearer ${owner.token}` }, body: { name: 'shop.order.created', payload: { order_id: order } } });
       expect(response.status, response.text).to.equal(201);
@@ -192,7 +184,7 @@ class OneSlowOrderClient implements ConnectorClient {
 describe('orchestration dispatcher: a slow connector call holds its own slot, not the others', () => {
   let server: TestServer;
   let client: OneSlowOrderClient;
-  let closeConnector: () => Promise<void> = async () => undefined;
+  const closers: Array<() => Promise<void>> = [];
 
   before(async () => {
     const outbound = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
@@ -204,20 +196,13 @@ describe('orchestration dispatcher: a slow connector call holds its own slot, no
   });
   after(async () => {
     client.answerTheSlowOne();
-    await closeConnector().catch(() => undefined);
+    for (const close of closers) await close().catch(() => undefined);
     await server.close();
   });
 
   it('runs the events emitted after it while its call is still unanswered, and ends it when it is answered', async () => {
-    const owner = await registerOwner(server, 'slow-call-shop');
-    await liftSeatLimit(server, owner.tenant_id);
-    await subscribeTo(server, owner.tenant_id, 'premium');
-    const listening = await createExampleConnector({ signingSecrets: [SECRET], otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');
-    closeConnector = () => listening.close();
+    const { owner } = await organizationWithConnector(server, 'slow-call-shop', closers);
     const headers = { authorization: `Bearer ${owner.token}` };
-    const created = await server.request('POST', '/api/v1/org/sdk-connections', { headers, body: { name: 'slow shop', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true } });
-    expect(created.status, created.text).to.equal(201);
-    expect((await server.request('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, { headers, body: {} })).status).to.equal(200);
     const emit = async (order: string): Promise<string> => {
       const response = await server.request('POST', '/api/v1/org/events', { headers, body: { name: 'shop.order.created', payload: { order_id: order } } });
       expect(response.status, response.text).to.equal(201);
