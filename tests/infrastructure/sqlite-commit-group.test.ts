@@ -94,4 +94,21 @@ describe('SQLite stores on one connection: one group commit per turn', () => {
     expect(await reads.collection('notes').get('b')).to.deep.equal({ id: 'b', text: 'notes_b' });
     expect(await reads.getProjectionState('notes_a')).to.deep.include({ checkpoint: 1 });
   });
+
+  it('undoes a refused item larger than the in-memory journal, its journal kept in memory', async () => {
+    // Savepoint journals past SQLite's 64 KiB spill stay in memory (temp_store), not a file per connection.
+    expect(db.pragma('temp_store', { simple: true })).to.equal(2);
+    await reads.ensureCollection({ name: 'tags', indexes: [{ field: 'tag', unique: true }] });
+    await reads.commitProjection({ ...commitOf('tags_a', 0, 1, 'x'), operations: [{ kind: 'put', collection: 'tags', doc: { id: 'taken', tag: 'taken' } }] });
+    const large = Array.from({ length: 300 }, (_, index) => ({ kind: 'put' as const, collection: 'tags', doc: { id: `doc-${index}`, tag: `tag-${index}`, text: 'x'.repeat(1000) } }));
+    const outcomes = await Promise.allSettled([
+      // 300 KiB written, then a duplicate tag: the whole item is undone.
+      reads.commitProjection({ ...commitOf('tags_a', 1, 2, 'y'), operations: [...large, { kind: 'put', collection: 'tags', doc: { id: 'duplicate', tag: 'taken' } }] }),
+      reads.commitProjection(commitOf('notes_b', 0, 1, 'b')),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).to.deep.equal(['rejected', 'fulfilled']);
+    expect((await reads.collection('tags').find({})).items.map((doc) => doc.id)).to.deep.equal(['taken']);
+    expect(await reads.getProjectionState('tags_a')).to.deep.include({ checkpoint: 1 });
+    expect(await reads.collection('notes').get('b')).to.deep.equal({ id: 'b', text: 'notes_b' });
+  });
 });
