@@ -15,7 +15,7 @@
 //      gap first when there is one). Null when another dispatcher took it or it is no longer
 //      due: skip it.
 //   3. For each step of each flow: call with `request_id = stepRequestId(event, attempt, flow,
-//      step)`, then `recordStep(...)`. A step already recorded (a resumed attempt) records
+//      step)`, then `recordSteps(...)`. A step already recorded (a resumed attempt) records
 //      nothing again; `loadDispatch` gives the recorded outputs a resumed attempt maps from.
 //      The output goes into an event and the read model: record it bounded (as tool calls
 //      cut their exchanges), never a credential.
@@ -36,7 +36,7 @@
 // settles; the gap wait is far longer than that lag, so a late projection is never taken for a
 // gap. Nothing is lost: what is due stays due until an attempt is recorded on its stream.
 
-import type { OrchestrationEventCommand, OrchestrationEventStatus, SequenceGap, StepError } from '../../domain/orchestration-event/orchestration-event';
+import type { OrchestrationEventCommand, OrchestrationEventStatus, SequenceGap, StepError, StepRecordData } from '../../domain/orchestration-event/orchestration-event';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError } from '../../domain/shared/errors';
 import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument } from '../../projections/orchestration-events';
@@ -218,24 +218,33 @@ export async function startDispatch(
   }
 }
 
-/** One step's outcome as the runner records it: the RecordStep command's data, the tenant and `ends_attempt` aside. */
-export type StepRecord = Omit<Extract<OrchestrationEventCommand, { type: 'RecordStep' }>['data'], 'tenant_id' | 'ends_attempt'>;
+/** One step's outcome in an attempt, as the runner records it. */
+export type StepRecord = StepRecordData & { attempt: number };
 
 // Each command below answers the position of its append (null when it appended nothing), for
 // a caller that reads the read model next (read-your-writes).
 
 /** Records one step's outcome in the running attempt (the same step with the same request id again records nothing). */
 export async function recordStep(deps: CommandDependencies, ref: EventRef, step: StepRecord, context?: RequestContext): Promise<number | null> {
-  return positionOf(deps, ref, { type: 'RecordStep', data: { tenant_id: ref.tenant_id, ...step } }, context);
+  const { attempt, ...recorded } = step;
+  return (await recordSteps(deps, ref, attempt, [recorded], false, context)).position;
 }
 
 /**
- * Records the attempt's last step, which did not fail, and ends the attempt processed in the
- * same append: one write fewer than `recordStep` then `markProcessed`. `processed` is false
- * when the step was recorded already (a resumed attempt): the caller marks it processed.
+ * Records steps of the running attempt in one append, in order. `endsAttempt`: they are the
+ * attempt's last, and unless one failed the attempt ends processed in the same append: one
+ * write where there were three. `processed` is false when every step was recorded already (a
+ * resumed attempt): the caller marks it processed.
  */
-export async function recordLastStep(deps: CommandDependencies, ref: EventRef, step: StepRecord, context?: RequestContext): Promise<{ position: number | null; processed: boolean }> {
-  const result = await run(deps, ref, { type: 'RecordStep', data: { tenant_id: ref.tenant_id, ...step, ends_attempt: true } }, context);
+export async function recordSteps(
+  deps: CommandDependencies,
+  ref: EventRef,
+  attempt: number,
+  steps: StepRecordData[],
+  endsAttempt: boolean,
+  context?: RequestContext,
+): Promise<{ position: number | null; processed: boolean }> {
+  const result = await run(deps, ref, { type: 'RecordSteps', data: { tenant_id: ref.tenant_id, attempt, steps, ends_attempt: endsAttempt } }, context);
   return { position: result.position, processed: result.events.some((event) => event.type === 'OrchestrationEventProcessed') };
 }
 

@@ -21,26 +21,32 @@
 //      steps' outputs, called with request_id = stepRequestId(event, attempt, flow, step)
 //      through the step executor (a connector tool: tool-call/connector-step.ts; a business
 //      tool: callTool with origin flow and the request id as its idempotency key), recorded
-//      (RecordStep: outcome, error, output bounded to OUTPUT_MAX_BYTES). A step that fails ends
-//      the attempt. A flow that matches but cannot be read records one skipped step with why.
-//   3. The flow's `emits`, each recorded as a step after the flow's steps: emitCausedEvent
-//      (causation_id the event, depth + 1) with an idempotency_key derived from the event, the
-//      flow and the emit, so a resumed or retried attempt emits nothing twice; past the depth
-//      bound the emit is recorded as skipped (`depth_exceeded`). The follow-on's own flows are
-//      looked up first: with none (a chain's last event), and no delay or sequence, it is
-//      queued, claimed and processed in one append, as step 1 would do on the next pass.
-//   4. Processed: the last step of the last flow, when it does not fail, is recorded with
-//      `ends_attempt` and the attempt ends in the same append (MarkProcessed only when that step
-//      was recorded before, by an attempt now resumed). Or FailAttempt with the next attempt at
+//      (RecordSteps: outcome, error, output bounded to OUTPUT_MAX_BYTES) before the next call.
+//      A step that fails ends the attempt. A flow that matches but cannot be read records one
+//      skipped step with why.
+//   3. The flow's `emits`: emitCausedEvent (causation_id the event, depth + 1) with an
+//      idempotency_key derived from the event, the flow and the emit, so a resumed or retried
+//      attempt emits nothing twice; past the depth bound the emit is skipped
+//      (`depth_exceeded`). The follow-on's own flows are looked up first: with none (a chain's
+//      last event), and no delay or sequence, it is queued, claimed and processed in one
+//      append, as step 1 would do on the next pass. The flow's last tool step and its emits are
+//      then recorded together, as steps after the flow's steps, in one append.
+//   4. Processed: the last steps of the last flow, when none failed, are recorded with
+//      `ends_attempt` and the attempt ends in the same append (MarkProcessed only when they
+//      were recorded before, by an attempt now resumed). Or FailAttempt with the next attempt at
 //      base * 2^(n-1), jittered to between half and all of it, capped
 //      (ORCHESTRATION_RETRY_BASE_MS, _MAX_MS), n the attempts since the event was last
 //      re-queued by a person; once n reaches ORCHESTRATION_MAX_ATTEMPTS, FailAttempt without a
 //      time: dead_letter.
-// Durability: a step is recorded after its call returns. A process that dies between the two
-// leaves the attempt `dispatched`; after ORCHESTRATION_RESUME_AFTER_MS it is resumed with the
-// same attempt number: recorded steps are not called again (their recorded outputs are mapped
-// from), the interrupted step is called once more with the same request_id. So a crash causes
-// at most one repeated call per step, always with the same request_id.
+//   A flow of one step and one emit so costs two appends to its event (the claim; the step,
+//   the emit and the end) and one to the follow-on.
+// Durability: a step is recorded after its call returns (the last tool step of a flow after
+// its emits too). A process that dies between the two leaves the attempt `dispatched`; after
+// ORCHESTRATION_RESUME_AFTER_MS it is resumed with the same attempt number: recorded steps are
+// not called again (their recorded outputs are mapped from), the interrupted step is called
+// once more with the same request_id, and emits already made are found by their idempotency
+// keys (the follow-on made from the first answer stands). So a crash causes at most one
+// repeated call per step, always with the same request_id.
 
 import { type QueuedData, type StepError, type StepOutcome, orchestrationEventStream, stepRequestId } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError } from '../../domain/shared/errors';
@@ -53,7 +59,7 @@ import type { Saga } from '../sagas/saga';
 import type { RequestContext } from '../shared/request-context';
 import { type ConnectorStepDependencies, invokeConnectorTool } from '../tool-call/connector-step';
 import { type ToolCallDependencies, callTool } from '../tool-call/tool-calls';
-import { type DispatchCandidate, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordLastStep, recordStep, startDispatch } from './dispatch-queue';
+import { type DispatchCandidate, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordSteps, startDispatch } from './dispatch-queue';
 import { type Flow, type MappingScope, type ReadFlow, mapParameters, mapValue, readFlow, triggerMatches } from './flows';
 import { type OrchestrationDependencies, emitCausedEvent } from './orchestration-events';
 
@@ -105,6 +111,10 @@ export function boundedOutput(output: unknown): unknown {
   const bytes = Buffer.byteLength(text ?? 'null', 'utf8');
   return bytes <= OUTPUT_MAX_BYTES ? output : { truncated: true, bytes };
 }
+
+/** The idempotency_key of a flow's emit: the same for every attempt of the event, so a follow-on is emitted once. */
+export const followOnIdempotencyKey = (deps: Pick<DispatcherDependencies, 'ids'>, eventId: string, flowKey: string, emitIndex: number): string =>
+  `flow:${deps.ids.fromKey(`orchestration-emit\u0000${eventId}\u0000${flowKey}\u0000${emitIndex}`)}`;
 
 interface RunnableFlow {
   key: string;
@@ -384,27 +394,22 @@ export class OrchestrationDispatcher {
     const context = dispatcherContext(tenantId, queued.correlation_id);
     let last: number | null = null;
     let processed = false;
-    // The attempt's last step, when it does not fail, ends the attempt in the same append.
-    const record = async (flow: string, step: number, result: StepResult, endsAttempt: boolean): Promise<void> => {
-      const request_id = stepRequestId(eventId, attempt, flow, step);
-      const recorded = { attempt, flow, step, request_id, ...result, output: boundedOutput(result.output) };
-      if (endsAttempt && result.outcome !== 'failed') {
-        const ended = await recordLastStep(deps, ref, recorded, context);
-        last = ended.position ?? last;
-        processed = ended.processed;
-        return;
-      }
-      last = (await recordStep(deps, ref, recorded, context)) ?? last;
+    // Steps of one flow in one append; the attempt's last, when none failed, end it in the same append.
+    const record = async (flow: string, steps: Array<{ step: number; result: StepResult }>, endsAttempt: boolean): Promise<void> => {
+      const recorded = steps.map(({ step, result }) => ({ flow, step, request_id: stepRequestId(eventId, attempt, flow, step), ...result, output: boundedOutput(result.output) }));
+      const ended = await recordSteps(deps, ref, attempt, recorded, endsAttempt, context);
+      last = ended.position ?? last;
+      processed = processed || ended.processed;
     };
 
     let failure: StepError | null = null;
     for (const [index, flow] of flows.entries()) {
       const lastFlow = index === flows.length - 1;
       if (!flow.read.ok) {
-        if (!onStream.steps.has(`${flow.key}#0`)) await record(flow.key, 0, { outcome: 'skipped', error: { code: 'unsupported_flow', message: flow.read.reason }, output: null, tool_call_id: null }, lastFlow);
+        if (!onStream.steps.has(`${flow.key}#0`)) await record(flow.key, [{ step: 0, result: { outcome: 'skipped', error: { code: 'unsupported_flow', message: flow.read.reason }, output: null, tool_call_id: null } }], lastFlow);
         continue;
       }
-      failure = await this.runFlow(eventId, tenantId, attempt, flow.key, flow.connection_id, flow.read.flow, queued, onStream.steps, (step, result, endsFlow) => record(flow.key, step, result, lastFlow && endsFlow), context);
+      failure = await this.runFlow(eventId, tenantId, attempt, flow.key, flow.connection_id, flow.read.flow, queued, onStream.steps, (steps, endsFlow) => record(flow.key, steps, lastFlow && endsFlow), context);
       if (failure) break;
     }
 
@@ -431,7 +436,14 @@ export class OrchestrationDispatcher {
     this.deps.orchestrationMetrics?.processed(name, Math.max(0, now.getTime() - Date.parse(dueAt)) / 1000, Math.max(0, now.getTime() - Date.parse(receivedAt)) / 1000);
   }
 
-  /** Runs one flow's steps and emits; the error that ended it, or null. `record`'s `endsFlow` marks the flow's last step. */
+  /**
+   * Runs one flow's steps and emits; the error that ended it, or null. `record`'s `endsFlow`
+   * marks the flow's last step among those recorded. Each tool step is recorded before the next
+   * call; the flow's last tool step waits for the emits after it and is recorded with them, in
+   * one append: a crash before it calls that step once more with the same request_id, and the
+   * emits again find their events by their idempotency keys (the follow-ons made from the
+   * first answer stand).
+   */
   private async runFlow(
     eventId: string,
     tenantId: string,
@@ -439,14 +451,15 @@ export class OrchestrationDispatcher {
     key: string,
     connectionId: string,
     flow: Flow,
-    queued: { name: string; correlation_id: string; source: string | null; payload: Record<string, unknown> },
+    queued: { name: string; correlation_id: string; depth: number; source: string | null; payload: Record<string, unknown> },
     recorded: Map<string, { outcome: StepOutcome; error: StepError | null; output: unknown }>,
-    record: (step: number, result: StepResult, endsFlow: boolean) => Promise<void>,
+    record: (steps: Array<{ step: number; result: StepResult }>, endsFlow: boolean) => Promise<void>,
     context: RequestContext,
   ): Promise<StepError | null> {
     const { deps } = this;
     const lastIndex = flow.steps.length + flow.emits.length - 1;
     const scope: MappingScope = { event: { id: eventId, name: queued.name, correlation_id: queued.correlation_id, source: queued.source }, payload: queued.payload, steps: [] };
+    const held: Array<{ step: number; result: StepResult }> = [];
     for (const [index, step] of flow.steps.entries()) {
       const already = recorded.get(`${key}#${index}`);
       if (already) {
@@ -460,30 +473,34 @@ export class OrchestrationDispatcher {
         step.kind === 'connector_tool'
           ? await this.connectorStep(tenantId, connectionId, step.tool, parameters, requestId)
           : await this.businessToolStep(tenantId, step.tool, parameters, requestId, { event_id: eventId, flow: key, step: index }, context);
-      await record(index, result, index === lastIndex);
+      if (result.outcome !== 'failed' && index === flow.steps.length - 1 && flow.emits.length > 0) held.push({ step: index, result });
+      else await record([{ step: index, result }], index === lastIndex);
       if (result.outcome === 'failed') return result.error;
       scope.steps.push({ output: result.output });
     }
     for (const [offset, emit] of flow.emits.entries()) {
       const index = flow.steps.length + offset;
       if (recorded.has(`${key}#${index}`)) continue;
-      const idempotencyKey = `flow:${deps.ids.fromKey(`orchestration-emit\u0000${eventId}\u0000${key}\u0000${offset}`)}`;
+      const idempotencyKey = followOnIdempotencyKey(deps, eventId, key, offset);
       try {
         // Its flows, known here: with none it is processed in the emitting append (no pass of the queue for it).
         const followOnFlows = (await matchingFlows(deps, tenantId, emit.name)).map((matching) => matching.key);
-        const emitted = await emitCausedEvent(deps, { event_id: eventId, tenant_id: tenantId }, { name: emit.name, source: `flow:${flow.id}`, payload: mapValue(emit.payload, scope) as Record<string, unknown>, idempotency_key: idempotencyKey }, context, followOnFlows);
+        const cause = { event_id: eventId, tenant_id: tenantId, depth: queued.depth, correlation_id: queued.correlation_id };
+        const emitted = await emitCausedEvent(deps, cause, { name: emit.name, source: `flow:${flow.id}`, payload: mapValue(emit.payload, scope) as Record<string, unknown>, idempotency_key: idempotencyKey }, context, followOnFlows);
         if (emitted.processed) {
           deps.orchestrationMetrics?.attemptStarted(emit.name);
           const at = deps.clock.now();
           this.processedMetric(emit.name, at.toISOString(), at.toISOString(), at);
         }
-        await record(index, { outcome: 'succeeded', error: null, output: { emitted: emit.name, event_id: emitted.event_id }, tool_call_id: null }, index === lastIndex);
+        held.push({ step: index, result: { outcome: 'succeeded', error: null, output: { emitted: emit.name, event_id: emitted.event_id }, tool_call_id: null } });
       } catch (error) {
         if (!(error instanceof DomainError) || error.kind !== 'invalid') throw error;
         // Past the depth bound (or a mapped payload the envelope refuses): the chain stops here, the flow does not fail for it.
-        await record(index, { outcome: 'skipped', error: { code: error.code, message: error.message.slice(0, ERROR_MESSAGE_MAX) }, output: { emitted: emit.name }, tool_call_id: null }, index === lastIndex);
+        held.push({ step: index, result: { outcome: 'skipped', error: { code: error.code, message: error.message.slice(0, ERROR_MESSAGE_MAX) }, output: { emitted: emit.name }, tool_call_id: null } });
       }
     }
+    // What is held runs to the flow's end: a resumed attempt holds nothing when that was recorded.
+    if (held.length > 0) await record(held, true);
     return null;
   }
 

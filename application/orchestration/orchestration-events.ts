@@ -291,7 +291,7 @@ async function appendEnvelope(
   body: EnvelopeInput & { replay_of?: unknown },
   via: Exclude<ReceivedVia, 'replay'>,
   context: RequestContext,
-  options: { requestSeed?: string; flows?: string[] } = {},
+  options: { requestSeed?: string; flows?: string[]; cause?: KnownCause } = {},
 ): Promise<AppendedEnvelope> {
   const { requestSeed, flows } = options;
   const key = body.idempotency_key ?? null;
@@ -305,7 +305,8 @@ async function appendEnvelope(
   }
   const problem = envelopeProblem(body, deps.orchestration, deps.clock.now());
   if (problem) throw problem;
-  const resolved = resolveEnvelope(body, eventId, await knownCause(deps, tenantId, body.causation_id), deps.orchestration);
+  const cause = options.cause ?? (await knownCause(deps, tenantId, body.causation_id));
+  const resolved = resolveEnvelope(body, eventId, cause, deps.orchestration);
   if (isLeft(resolved)) throw resolved.left;
   const command: OrchestrationEventCommand = { type: 'EmitOrchestrationEvent', data: { event_id: eventId, tenant_id: tenantId, envelope: resolved.right, received_via: via, ...(flows === undefined ? {} : { flows }) } };
   const result = await handleCommand(deps, orchestrationEventAggregate, stream, command, { ...context, tenant_id: tenantId });
@@ -350,15 +351,16 @@ export function requireOwnTenant(principal: Pick<Principal, 'tenant_id'>, pathTe
  */
 export function emitCausedEvent(
   deps: OrchestrationDependencies,
-  cause: { event_id: string; tenant_id: string },
+  cause: { event_id: string; tenant_id: string; depth: number; correlation_id: string },
   body: Omit<EnvelopeInput, 'causation_id' | 'depth'>,
   context: RequestContext,
   /** The flows that match it now, when the caller knows them: with none it may be processed in the same append. */
   flows?: string[],
 ): Promise<AppendedEnvelope> {
   // The dispatcher, its caller, needs only the event's id: it reads no read model for it (the
-  // queue it reads next it waits for itself), so it waits for none here.
-  return appendEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context, { flows });
+  // queue it reads next it waits for itself), so it waits for none here. It has the cause's
+  // stream in hand, so the cause is not read again.
+  return appendEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context, { flows, cause: { depth: cause.depth, correlation_id: cause.correlation_id } });
 }
 
 // --------------------------------------------------------------------------- retry, replay

@@ -14,7 +14,7 @@
 //                or in the emitting append itself, for a follow-on event the flow runner
 //                knows no flow matches, due at once and in no sequence)
 //   dispatched   an attempt is running: the flow runner records its steps.
-//                -> processed (MarkProcessed, or the attempt's last step recorded with
+//                -> processed (MarkProcessed, or the attempt's last steps recorded with
 //                `ends_attempt`) | failed (FailAttempt with a retry time)
 //                | dead_letter (FailAttempt without one: the attempts are used up)
 //   failed       the last attempt failed; the next one is due at `next_attempt_at`.
@@ -353,6 +353,17 @@ export const orchestrationEventStream = (eventId: string): string => toStreamNam
  * so a call repeated after a crash (the attempt resumed) is recognisable by the connector, and
  * a new attempt after a recorded failure is a new request.
  */
+/** One step's outcome as the flow runner records it. */
+export interface StepRecordData {
+  flow: string;
+  step: number;
+  request_id: string;
+  outcome: StepOutcome;
+  error: StepError | null;
+  output: unknown;
+  tool_call_id: string | null;
+}
+
 export const stepRequestId = (eventId: string, attempt: number, flow: string, step: number): string => `${eventId}:${attempt}:${flow}:${step}`;
 
 // ------------------------------------------------------------------------------ commands
@@ -378,22 +389,12 @@ export type OrchestrationEventCommand =
    * lost here). With no flow to run the attempt is processed in the same append.
    */
   | { type: 'StartDispatch'; data: { tenant_id: string; flows: string[]; gap: SequenceGap | null } }
-  /** `ends_attempt`: the last step of the last flow, which did not fail; the attempt is processed in the same append. */
-  | {
-      type: 'RecordStep';
-      data: {
-        tenant_id: string;
-        attempt: number;
-        flow: string;
-        step: number;
-        request_id: string;
-        outcome: StepOutcome;
-        error: StepError | null;
-        output: unknown;
-        tool_call_id: string | null;
-        ends_attempt?: boolean;
-      };
-    }
+  /**
+   * One or more steps of the running attempt, recorded in order in one append (a flow's last
+   * tool step with the emits that follow it). `ends_attempt`: they are the last of the last
+   * flow; unless one failed, the attempt is processed in the same append.
+   */
+  | { type: 'RecordSteps'; data: { tenant_id: string; attempt: number; steps: StepRecordData[]; ends_attempt?: boolean } }
   /** `retry_at` null: no attempt left, the event is dead-lettered. */
   | { type: 'FailAttempt'; data: { tenant_id: string; attempt: number; error: StepError; retry_at: string | null } }
   | { type: 'MarkProcessed'; data: { tenant_id: string; attempt: number } }
@@ -493,18 +494,29 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
         if (gap === null || state.event.sequence_key === null) return right(started);
         return right([{ type: 'OrchestrationSequenceGapRecorded', data: { ...identity, sequence_key: state.event.sequence_key, ...gap, recorded_at: at } }, ...started]);
       }
-      case 'RecordStep': {
-        const { attempt, flow, step, request_id, outcome, error, output, tool_call_id } = command.data;
-        const recorded = state.steps[stepKey(flow, step)];
-        // A step recorded again after a crash, with its own request id: already there.
-        if (state.status === 'dispatched' && attempt === state.attempts && recorded !== undefined) {
-          return recorded === request_id ? right([]) : left(conflict('step_already_recorded', `step ${step} of ${flow} is recorded with another request_id`));
+      case 'RecordSteps': {
+        const { attempt, steps, ends_attempt } = command.data;
+        if (steps.length === 0) return left(invalid('no_steps', 'at least one step is recorded'));
+        const running = state.status === 'dispatched' && attempt === state.attempts;
+        const recordedNow: OrchestrationEventEvent[] = [];
+        const seen = new Set<string>();
+        for (const { flow, step, request_id, outcome, error, output, tool_call_id } of steps) {
+          const key = stepKey(flow, step);
+          if (seen.has(key)) return left(invalid('step_repeated', `step ${step} of ${flow} is given twice`));
+          seen.add(key);
+          const recorded = running ? state.steps[key] : undefined;
+          // A step recorded again after a crash, with its own request id: already there.
+          if (recorded !== undefined) {
+            if (recorded !== request_id) return left(conflict('step_already_recorded', `step ${step} of ${flow} is recorded with another request_id`));
+            continue;
+          }
+          const problem = requireAttempt(attempt);
+          if (problem) return left(problem);
+          recordedNow.push({ type: 'OrchestrationStepRecorded', data: { ...identity, attempt, flow, step, request_id, outcome, error, output: output ?? null, tool_call_id, recorded_at: at } });
         }
-        const problem = requireAttempt(attempt);
-        if (problem) return left(problem);
-        const recordedStep: OrchestrationEventEvent = { type: 'OrchestrationStepRecorded', data: { ...identity, attempt, flow, step, request_id, outcome, error, output: output ?? null, tool_call_id, recorded_at: at } };
-        if (command.data.ends_attempt !== true || outcome === 'failed') return right([recordedStep]);
-        return right([recordedStep, { type: 'OrchestrationEventProcessed', data: { ...identity, attempt, processed_at: at } }]);
+        // Every step there already (a resumed attempt): nothing again; the runner marks the attempt processed itself.
+        if (recordedNow.length === 0 || ends_attempt !== true || steps.some((step) => step.outcome === 'failed')) return right(recordedNow);
+        return right([...recordedNow, { type: 'OrchestrationEventProcessed', data: { ...identity, attempt, processed_at: at } }]);
       }
       case 'FailAttempt': {
         const problem = requireAttempt(command.data.attempt);

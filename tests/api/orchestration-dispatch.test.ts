@@ -18,8 +18,9 @@ import { expect } from 'chai';
 import { createConnector } from '../../adapters/connector-sdk';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
 import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
-import { recordStep, startDispatch } from '../../application/orchestration/dispatch-queue';
-import { nextAttemptAt } from '../../application/orchestration/dispatcher';
+import { dispatcherContext, recordStep, startDispatch } from '../../application/orchestration/dispatch-queue';
+import { followOnIdempotencyKey, nextAttemptAt } from '../../application/orchestration/dispatcher';
+import { emitCausedEvent } from '../../application/orchestration/orchestration-events';
 import { mapParameters, readFlow, triggerMatches } from '../../application/orchestration/flows';
 import { stepRequestId } from '../../domain/orchestration-event/orchestration-event';
 import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
@@ -263,6 +264,38 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     ]);
     // Step 1 twice, both with the same request id; step 0 never again.
     expect(seen).to.deep.equal([stepRequestId(id, 1, key, 1), stepRequestId(id, 1, key, 1)]);
+  });
+
+  it("resumes an attempt that died after its last step's call and its follow-on, before recording them: the step once more with the same request id, the follow-on not twice", async () => {
+    // What a process does before it dies: the event claimed, notify_warehouse called, shop.order.prepared emitted, nothing recorded.
+    server.platform.dispatcher.pause = true;
+    const id = await emit({ name: 'shop.order.created', payload: { order_id: 'R-700' } });
+    const ref = { event_id: id, tenant_id: owner.tenant_id };
+    expect((await startDispatch(server.platform.orchestration, { ...ref, gap: null }, [flowKey()]))?.attempt).to.equal(1);
+    const deps = server.platform.orchestration;
+    const firstFollowOn = await emitCausedEvent(
+      deps,
+      { ...ref, depth: 0, correlation_id: id },
+      { name: 'shop.order.prepared', source: 'flow:prepare_order', payload: { order_id: 'R-700', ticket: 'WH-R-700' }, idempotency_key: followOnIdempotencyKey(deps, id, flowKey(), 0) },
+      dispatcherContext(owner.tenant_id, id),
+      [],
+    );
+    await deps.readYourWrites(firstFollowOn.position);
+    server.platform.dispatcher.pause = false;
+
+    clock.advance(31_000);
+    await runFor();
+    const event = await get(id);
+    expect(event.status).to.equal('processed');
+    const [run] = event.attempts[0].flow_runs;
+    expect(run.steps.map((step: { step: number; outcome: string }) => [step.step, step.outcome])).to.deep.equal([
+      [0, 'succeeded'],
+      [1, 'succeeded'],
+    ]);
+    expect(run.steps[1].output).to.deep.equal({ emitted: 'shop.order.prepared', event_id: firstFollowOn.event_id });
+    expect(warehouseCalls().filter((call) => call.parameters?.order_id === 'R-700').map((call) => call.request_id)).to.deep.equal([stepRequestId(id, 1, flowKey(), 0)]);
+    const followOns = (await send('GET', '/api/v1/org/events?name=shop.order.prepared&limit=100')).json.items.filter((item: { causation_id: string }) => item.causation_id === id);
+    expect(followOns.map((item: { id: string }) => item.id)).to.deep.equal([firstFollowOn.event_id]);
   });
 
   it('runs a business tool step: the tenant\'s API is called once through the tool, with the payload mapped; its answer is the step\'s output', async () => {

@@ -241,9 +241,11 @@ describe('orchestration events (spec 4.13)', () => {
       const deps = server.platform.orchestration;
       const context = dispatcherContext(owner.tenant_id, cause.id);
       let refusal: unknown = null;
-      await emitCausedEvent(deps, ref(cause.id), { name: 'loop.step.ran' }, context).catch((error: unknown) => (refusal = error));
+      // The runner gives the cause as its stream has it.
+      await emitCausedEvent(deps, { ...ref(cause.id), depth: cause.depth as number, correlation_id: cause.correlation_id as string }, { name: 'loop.step.ran' }, context).catch((error: unknown) => (refusal = error));
       expect(refusal).to.deep.include({ kind: 'invalid', code: 'depth_exceeded', field: 'depth' });
-      const followOn = await emitCausedEvent(deps, ref(cause.causation_id as string), { name: 'loop.step.ran', payload: { from: 'flow' } }, context);
+      const previous = await get(cause.causation_id as string);
+      const followOn = await emitCausedEvent(deps, { ...ref(previous.id as string), depth: previous.depth as number, correlation_id: previous.correlation_id as string }, { name: 'loop.step.ran', payload: { from: 'flow' } }, context);
       expect(followOn.created).to.equal(true);
       await server.platform.readYourWrites(followOn.position);
       expect(await get(followOn.event_id)).to.include({ causation_id: cause.causation_id, depth: 8, received_via: 'emit' });

@@ -9,6 +9,7 @@ import {
   orchestrationEventDecider,
   replayEnvelope,
   resolveEnvelope,
+  type StepRecordData,
   stepRequestId,
 } from '../../domain/orchestration-event/orchestration-event';
 import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
@@ -161,10 +162,8 @@ describe('orchestration event (decider)', () => {
   const failed = (attempt: number, next: string | null, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationAttemptFailed', data: { ...ids, attempt, error, next_attempt_at: next, failed_at: iso(ms) } });
   const deadLettered = (attempts: number, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts, error, dead_lettered_at: iso(ms) } });
   const processed = (attempt: number): OrchestrationEventEvent => ({ type: 'OrchestrationEventProcessed', data: { ...ids, attempt, processed_at: iso(0) } });
-  const step = (attempt: number, requestId = stepRequestId('evt-1', attempt, 'refunds', 0)): OrchestrationEventCommand => ({
-    type: 'RecordStep',
-    data: { tenant_id: 't1', attempt, flow: 'refunds', step: 0, request_id: requestId, outcome: 'succeeded', error: null, output: { refund: 'r-1' }, tool_call_id: null },
-  });
+  const stepData = (requestId: string, over: Partial<StepRecordData> = {}): StepRecordData => ({ flow: 'refunds', step: 0, request_id: requestId, outcome: 'succeeded', error: null, output: { refund: 'r-1' }, tool_call_id: null, ...over });
+  const step = (attempt: number, requestId = stepRequestId('evt-1', attempt, 'refunds', 0)): OrchestrationEventCommand => ({ type: 'RecordSteps', data: { tenant_id: 't1', attempt, steps: [stepData(requestId)] } });
   const requeue: OrchestrationEventCommand = { type: 'Requeue', data: { tenant_id: 't1' } };
   const expire: OrchestrationEventCommand = { type: 'Expire', data: { tenant_id: 't1' } };
 
@@ -235,10 +234,10 @@ describe('orchestration event (decider)', () => {
   });
 
   it("ends the attempt processed with its last step when the runner says so, unless that step failed", () => {
-    const last = (outcome: 'succeeded' | 'skipped' | 'failed'): OrchestrationEventCommand => {
-      const command = step(1);
-      return { ...command, data: { ...(command.data as Extract<OrchestrationEventCommand, { type: 'RecordStep' }>['data']), outcome, ends_attempt: true } } as OrchestrationEventCommand;
-    };
+    const last = (outcome: 'succeeded' | 'skipped' | 'failed'): OrchestrationEventCommand => ({
+      type: 'RecordSteps',
+      data: { tenant_id: 't1', attempt: 1, steps: [stepData('evt-1:1:refunds:0', { outcome })], ends_attempt: true },
+    });
     const recorded = (outcome: 'succeeded' | 'skipped' | 'failed'): OrchestrationEventEvent => ({
       type: 'OrchestrationStepRecorded',
       data: { ...ids, attempt: 1, flow: 'refunds', step: 0, request_id: 'evt-1:1:refunds:0', outcome, error: null, output: { refund: 'r-1' }, tool_call_id: null, recorded_at: iso(0) },
@@ -248,6 +247,25 @@ describe('orchestration event (decider)', () => {
     spec().given([queued(), started(1)]).when(last('failed')).then([recorded('failed')]);
     // Already recorded (a resumed attempt): nothing again; the runner then marks it processed itself.
     spec().given([queued(), started(1), recorded('succeeded')]).when(last('succeeded')).thenNothingHappened();
+  });
+
+  it("records a flow's last tool step with the emits after it in one append, in order, ending the attempt unless one failed", () => {
+    const emitStep = stepData('evt-1:1:refunds:1', { step: 1, output: { emitted: 'shop.refund.sent', event_id: 'evt-2' } });
+    const group = (steps: StepRecordData[], endsAttempt = true): OrchestrationEventCommand => ({ type: 'RecordSteps', data: { tenant_id: 't1', attempt: 1, steps, ends_attempt: endsAttempt } });
+    const recordedOf = (data: StepRecordData): OrchestrationEventEvent => ({ type: 'OrchestrationStepRecorded', data: { ...ids, attempt: 1, ...data, recorded_at: iso(0) } });
+    const toolStep = stepData('evt-1:1:refunds:0');
+    spec().given([queued(), started(1)]).when(group([toolStep, emitStep])).then([recordedOf(toolStep), recordedOf(emitStep), processed(1)]);
+    spec().given([queued(), started(1)]).when(group([toolStep, emitStep], false)).then([recordedOf(toolStep), recordedOf(emitStep)]);
+    // A skipped emit (past the depth bound) still ends it; a failed step does not.
+    spec().given([queued(), started(1)]).when(group([toolStep, { ...emitStep, outcome: 'skipped' }])).then([recordedOf(toolStep), recordedOf({ ...emitStep, outcome: 'skipped' }), processed(1)]);
+    spec().given([queued(), started(1)]).when(group([{ ...toolStep, outcome: 'failed' }, emitStep])).then([recordedOf({ ...toolStep, outcome: 'failed' }), recordedOf(emitStep)]);
+    // Recorded one by one before (a stream from an older runner, resumed): only what is missing, and the end.
+    spec().given([queued(), started(1), recordedOf(toolStep)]).when(group([toolStep, emitStep])).then([recordedOf(emitStep), processed(1)]);
+    spec().given([queued(), started(1), recordedOf(toolStep), recordedOf(emitStep)]).when(group([toolStep, emitStep])).thenNothingHappened();
+    spec().given([queued(), started(1), recordedOf(toolStep)]).when(group([{ ...toolStep, request_id: 'another' }, emitStep])).thenThrows('conflict', 'step_already_recorded');
+    spec().given([queued(), started(1)]).when(group([toolStep, toolStep])).thenThrows('invalid', 'step_repeated');
+    spec().given([queued(), started(1)]).when(group([])).thenThrows('invalid', 'no_steps');
+    spec().given([queued()]).when(group([toolStep, emitStep])).thenThrows('conflict', 'dispatch_not_running');
   });
 
   it('fails an attempt with a retry time, then starts the next one once due; without one it dead-letters', () => {
