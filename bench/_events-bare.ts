@@ -10,7 +10,7 @@
 // derived from the event; store the outcome, the follow-on `shop.order.prepared` (causation,
 // depth + 1) and the processed status in one commit; and end the follow-on processed (no flow
 // matches it). What it leaves out is what the platform adds beyond this workload: events as
-// the record of every change (eight per order) and the read models built from them, the
+// the record of every change (six per order) and the read models built from them, the
 // audit log's hash chain, idempotency keys, sequences, expiry, retries, tenants, roles.
 
 import Database from 'better-sqlite3';
