@@ -348,11 +348,6 @@ export type QueuedData = EventOf<typeof OrchestrationEventQueued>['data'];
 
 export const orchestrationEventStream = (eventId: string): string => toStreamName(orchestrationEventEvents.category, eventId);
 
-/**
- * The `request_id` a step's call carries: the same for the same event, attempt, flow and step,
- * so a call repeated after a crash (the attempt resumed) is recognisable by the connector, and
- * a new attempt after a recorded failure is a new request.
- */
 /** One step's outcome as the flow runner records it. */
 export interface StepRecordData {
   flow: string;
@@ -364,6 +359,11 @@ export interface StepRecordData {
   tool_call_id: string | null;
 }
 
+/**
+ * The `request_id` a step's call carries: the same for the same event, attempt, flow and step,
+ * so a call repeated after a crash (the attempt resumed) is recognisable by the connector, and
+ * a new attempt after a recorded failure is a new request.
+ */
 export const stepRequestId = (eventId: string, attempt: number, flow: string, step: number): string => `${eventId}:${attempt}:${flow}:${step}`;
 
 // ------------------------------------------------------------------------------ commands
