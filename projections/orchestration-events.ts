@@ -15,19 +15,13 @@ import {
   type OrchestrationEventStatus,
   type ReceivedVia,
   type StepError,
-  type StepOutcome,
+  type StepRecordData,
   orchestrationEventEvents,
 } from '../domain/orchestration-event/orchestration-event';
 import type { EventProjection } from './projection';
 
-export interface OrchestrationStepDocument {
-  flow: string;
-  step: number;
-  request_id: string;
-  outcome: StepOutcome;
-  error: StepError | null;
-  output: unknown;
-  tool_call_id: string | null;
+/** A step as the runner recorded it, and when. */
+export interface OrchestrationStepDocument extends StepRecordData {
   recorded_at: string;
 }
 
