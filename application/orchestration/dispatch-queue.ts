@@ -232,8 +232,8 @@ export async function recordStep(deps: CommandDependencies, ref: EventRef, step:
 
 /**
  * Records steps of the running attempt in one append, in order. `endsAttempt`: they are the
- * attempt's last, and unless one failed the attempt ends processed in the same append: one
- * write where there were three. `processed` is false when every step was recorded already (a
+ * attempt's last, and unless one failed the attempt ends processed in the same append (a
+ * flow's last tool step, its emits and the end: one write where there were two). `processed` is false when every step was recorded already (a
  * resumed attempt): the caller marks it processed.
  */
 export async function recordSteps(
