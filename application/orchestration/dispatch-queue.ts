@@ -218,23 +218,15 @@ export async function startDispatch(
   }
 }
 
-/** One step's outcome in an attempt, as the runner records it. */
-export type StepRecord = StepRecordData & { attempt: number };
-
 // Each command below answers the position of its append (null when it appended nothing), for
 // a caller that reads the read model next (read-your-writes).
-
-/** Records one step's outcome in the running attempt (the same step with the same request id again records nothing). */
-export async function recordStep(deps: CommandDependencies, ref: EventRef, step: StepRecord, context?: RequestContext): Promise<number | null> {
-  const { attempt, ...recorded } = step;
-  return (await recordSteps(deps, ref, attempt, [recorded], false, context)).position;
-}
 
 /**
  * Records steps of the running attempt in one append, in order. `endsAttempt`: they are the
  * attempt's last, and unless one failed the attempt ends processed in the same append (a
- * flow's last tool step, its emits and the end: one write where there were two). `processed` is false when every step was recorded already (a
- * resumed attempt): the caller marks it processed.
+ * flow's last tool step, its emits and the end: one write where there were two). A step
+ * recorded already with the same request id records nothing again. `processed` is false when
+ * every step was recorded already (a resumed attempt): the caller marks it processed.
  */
 export async function recordSteps(
   deps: CommandDependencies,

@@ -351,7 +351,7 @@ export function requireOwnTenant(principal: Pick<Principal, 'tenant_id'>, pathTe
  */
 export function emitCausedEvent(
   deps: OrchestrationDependencies,
-  cause: { event_id: string; tenant_id: string; depth: number; correlation_id: string },
+  cause: { event_id: string; tenant_id: string } & KnownCause,
   body: Omit<EnvelopeInput, 'causation_id' | 'depth'>,
   context: RequestContext,
   /** The flows that match it now, when the caller knows them: with none it may be processed in the same append. */
@@ -360,7 +360,7 @@ export function emitCausedEvent(
   // The dispatcher, its caller, needs only the event's id: it reads no read model for it (the
   // queue it reads next it waits for itself), so it waits for none here. It has the cause's
   // stream in hand, so the cause is not read again.
-  return appendEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context, { flows, cause: { depth: cause.depth, correlation_id: cause.correlation_id } });
+  return appendEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context, { flows, cause });
 }
 
 // --------------------------------------------------------------------------- retry, replay

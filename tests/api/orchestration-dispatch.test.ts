@@ -18,7 +18,7 @@ import { expect } from 'chai';
 import { createConnector } from '../../adapters/connector-sdk';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
 import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
-import { dispatcherContext, recordStep, startDispatch } from '../../application/orchestration/dispatch-queue';
+import { dispatcherContext, recordSteps, startDispatch } from '../../application/orchestration/dispatch-queue';
 import { followOnIdempotencyKey, nextAttemptAt } from '../../application/orchestration/dispatcher';
 import { emitCausedEvent } from '../../application/orchestration/orchestration-events';
 import { mapParameters, readFlow, triggerMatches } from '../../application/orchestration/flows';
@@ -245,7 +245,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     const ref = { event_id: id, tenant_id: owner.tenant_id };
     const started = await startDispatch(server.platform.orchestration, { ...ref, gap: null }, [key]);
     expect(started?.attempt).to.equal(1);
-    const recorded = await recordStep(server.platform.orchestration, ref, { attempt: 1, flow: key, step: 0, request_id: stepRequestId(id, 1, key, 0), outcome: 'succeeded', error: null, output: { code: 'X1' }, tool_call_id: null });
+    const { position: recorded } = await recordSteps(server.platform.orchestration, ref, 1, [{ flow: key, step: 0, request_id: stepRequestId(id, 1, key, 0), outcome: 'succeeded', error: null, output: { code: 'X1' }, tool_call_id: null }], false);
     seen.push(stepRequestId(id, 1, key, 1));
     // Appended here, not through a route: the read models are waited for by hand.
     await server.platform.orchestration.readYourWrites(recorded);

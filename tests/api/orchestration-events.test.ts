@@ -410,17 +410,17 @@ describe('orchestration events (spec 4.13)', () => {
     it('shows every attempt with its error and flow runs', async () => {
       const org = await registerOwner(server, 'orchestration-attempts-org');
       const event = await emitted(org, { name: 'runs.refund.asked' });
-      const { failAttempt, markProcessed, recordStep, startDispatch } = await import('../../application/orchestration/dispatch-queue');
+      const { failAttempt, markProcessed, recordSteps, startDispatch } = await import('../../application/orchestration/dispatch-queue');
       const { stepRequestId } = await import('../../domain/orchestration-event/orchestration-event');
       const deps = server.platform.orchestration;
       const at = (attempt: number, step: number) => stepRequestId(event.id, attempt, 'refunds', step);
       await startDispatch(deps, { ...ref(event.id, org), gap: null }, ['refunds']);
-      await recordStep(deps, ref(event.id, org), { attempt: 1, flow: 'refunds', step: 0, request_id: at(1, 0), outcome: 'failed', error: { code: 'timeout', message: 'no answer' }, output: null, tool_call_id: null });
+      await recordSteps(deps, ref(event.id, org), 1, [{ flow: 'refunds', step: 0, request_id: at(1, 0), outcome: 'failed', error: { code: 'timeout', message: 'no answer' }, output: null, tool_call_id: null }], false);
       await failAttempt(deps, ref(event.id, org), 1, { code: 'step_failed', message: 'step 0 of refunds failed' }, new Date(clock.now().getTime() + 1000));
       clock.advance(1000);
       await startDispatch(deps, { ...ref(event.id, org), gap: null }, ['refunds']);
-      await recordStep(deps, ref(event.id, org), { attempt: 2, flow: 'refunds', step: 0, request_id: at(2, 0), outcome: 'succeeded', error: null, output: { refund: 'r-1' }, tool_call_id: 'call-1' });
-      await recordStep(deps, ref(event.id, org), { attempt: 2, flow: 'refunds', step: 1, request_id: at(2, 1), outcome: 'succeeded', error: null, output: null, tool_call_id: null });
+      await recordSteps(deps, ref(event.id, org), 2, [{ flow: 'refunds', step: 0, request_id: at(2, 0), outcome: 'succeeded', error: null, output: { refund: 'r-1' }, tool_call_id: 'call-1' }], false);
+      await recordSteps(deps, ref(event.id, org), 2, [{ flow: 'refunds', step: 1, request_id: at(2, 1), outcome: 'succeeded', error: null, output: null, tool_call_id: null }], false);
       await server.platform.readYourWrites(await markProcessed(deps, ref(event.id, org), 2));
       const read = await get(event.id, org);
       expect(read.status).to.equal('processed');
