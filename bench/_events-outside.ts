@@ -4,15 +4,28 @@
 // CPU: the platform's process does only the platform's work.
 //
 // Messages: it sends `{kind: 'listening', url}` once the connector listens; on
-// `{kind: 'emit', ...}` it emits `count` events from `concurrency` producers in a closed loop
-// and reports each answered emit (`{kind: 'emitted', ids, at}`, wall-clock milliseconds, in
-// batches), then `{kind: 'emits_done', started_at}`.
+// `{kind: 'emit', ...}` it emits `count` events from `concurrency` producers and reports each
+// answered emit (`{kind: 'emitted', ids, at}`, wall-clock milliseconds, in batches), then
+// `{kind: 'emits_done', started_at}`. Without `rate` the producers run in a closed loop (each
+// sends its next emit when its last is answered); with `rate` the emits are paced, event i
+// sent at started_at + i / rate seconds whatever the answers do, and `at` is that scheduled
+// time: a latency measured from it counts a platform falling behind (no coordinated omission).
 
 import http from 'node:http';
 import { createExampleConnector } from '../adapters/connector-sdk/example/connector';
 import { wallClockMs } from './_events-clock';
 
-export type OutsideRequest = { kind: 'emit'; base_url: string; token: string; count: number; concurrency: number; prefix: string };
+export type OutsideRequest = {
+  kind: 'emit';
+  base_url: string;
+  token: string;
+  count: number;
+  /** Producers: in a closed loop, the emits in flight; paced, the most in flight before sends wait. */
+  concurrency: number;
+  prefix: string;
+  /** Emits per second, paced; absent: a closed loop. */
+  rate?: number;
+};
 export type OutsideMessage =
   | { kind: 'listening'; url: string }
   | { kind: 'emitted'; events: Array<{ id: string; at: number }> }
@@ -54,14 +67,17 @@ async function emitAll(request: OutsideRequest): Promise<void> {
   };
   const timer = setInterval(flush, 5);
   const startedAt = wallClockMs();
+  const scheduledAt = (index: number): number | null => (request.rate === undefined ? null : startedAt + (index * 1000) / request.rate);
   let next = 0;
   const producer = async (): Promise<void> => {
     while (next < request.count) {
       const index = next;
       next += 1;
+      const due = scheduledAt(index);
+      if (due !== null && due > wallClockMs()) await new Promise((resolve) => setTimeout(resolve, due - wallClockMs()));
       const response = await postJson(agent, url, request.token, JSON.stringify({ name: 'shop.order.created', source: 'bench', payload: { order_id: `${request.prefix}-${index}` } }));
       if (response.status !== 201 || !response.json.id) throw new Error(`emit answered ${response.status} ${JSON.stringify(response.json)}`);
-      batch.push({ id: response.json.id, at: wallClockMs() });
+      batch.push({ id: response.json.id, at: due ?? wallClockMs() });
     }
   };
   try {

@@ -1,4 +1,4 @@
-// `npm run bench -- events [--events N] [--concurrency N] [--warmup N] [--platform-only]`:
+// `npm run bench -- events [--events N] [--concurrency N] [--warmup N] [--rate R] [--platform-only]`:
 // orchestration events
 // end to end (issue #14: at least 1,000 events/s emitted-to-processed with a local connector,
 // on the embedded store).
@@ -16,7 +16,13 @@
 // stored and queued) to the moment its `OrchestrationEventProcessed` is in the store (read
 // from a subscription to $all; the flow's signed call to the connector and its follow-on
 // event's emit are done by then). Throughput: N over the wall time from the first emit to the
-// last processed. Latency percentiles: emitted -> processed.
+// last processed. Latency percentiles: emitted -> processed. The producers outrun the
+// dispatcher there, so those latencies are mostly the backlog's.
+//
+// Latency at a load (`--rate R`, default 250 events/s): the producers send at R events/s
+// whatever the answers do (paced, open loop, at most 256 in flight), over HTTP, to the bare
+// queue and to the platform; each event is timed from the moment it was due to be sent to the
+// moment it is processed, so a server falling behind shows in the numbers.
 // - HTTP: `POST /api/v1/org/events` with the owner's token, as producers do, from the same
 //   child process: a producer runs outside the platform, so its HTTP client's work is not
 //   the platform's. Times are wall-clock milliseconds with the monotonic clock's resolution
@@ -58,6 +64,8 @@ interface Options {
   events: number;
   concurrency: number;
   warmup: number;
+  /** Events per second of the paced sections (latency at a load). */
+  rate: number;
   /** Only the platform's two sections (for profiling it: `node --cpu-prof`). */
   platformOnly: boolean;
 }
@@ -67,7 +75,11 @@ function parseOptions(args: string[]): Options {
     const at = args.indexOf(`--${name}`);
     return at >= 0 ? Number(args[at + 1]) : fallback;
   };
-  return { events: read('events', 3000), concurrency: read('concurrency', 32), warmup: read('warmup', 300), platformOnly: args.includes('--platform-only') };
+  const options = { events: read('events', 3000), concurrency: read('concurrency', 32), warmup: read('warmup', 300), rate: read('rate', 250), platformOnly: args.includes('--platform-only') };
+  for (const name of ['events', 'concurrency', 'rate'] as const) {
+    if (!(options[name] > 0)) throw new Error(`--${name}: expected a number above 0`);
+  }
+  return options;
 }
 
 interface Measurement {
@@ -161,6 +173,9 @@ class Outside {
     await exited;
   }
 }
+
+/** Most emits in flight in a paced section: enough not to hold back the pace of a server that keeps up. */
+const PACED_IN_FLIGHT = 256;
 
 const BENCH_SETTINGS = ['SQLITE_CHECKPOINT', 'ORCHESTRATION_DISPATCH_CONCURRENCY', 'ORCHESTRATION_TENANT_CONCURRENCY'] as const;
 
@@ -260,15 +275,19 @@ async function measureEvents(bench: Target, name: string, emit: Emit, count: num
   return { name, events: count, seconds: (last - started) / 1000, latencies: latencies.sort((a, b) => a - b), cpuMs: cpuMsSince(cpu) };
 }
 
-/** N events emitted over HTTP by the producers of the outside process; each timed from its emit's answer (there) to its processed event (here). */
-async function measureHttpEvents(outside: Outside, target: Target, name: string, count: number, concurrency: number, prefix: string): Promise<Measurement> {
+/**
+ * N events emitted over HTTP by the producers of the outside process; each timed from its
+ * emit's answer (there) to its processed event (here). With `rate`, paced: timed from the
+ * moment each was due to be sent.
+ */
+async function measureHttpEvents(outside: Outside, target: Target, name: string, count: number, concurrency: number, prefix: string, rate?: number): Promise<Measurement> {
   const latencies: number[] = [];
   const settled: Array<Promise<number>> = [];
   outside.onEmitted = (events) => {
     for (const { id, at: emittedAt } of events) settled.push(target.processed(id).then((at) => (latencies.push(at - emittedAt), at)));
   };
   const cpu = process.cpuUsage();
-  outside.send({ kind: 'emit', base_url: target.baseUrl, token: target.token, count, concurrency, prefix });
+  outside.send({ kind: 'emit', base_url: target.baseUrl, token: target.token, count, concurrency, prefix, ...(rate === undefined ? {} : { rate }) });
   const { started_at, cpu_ms } = await outside.next('emits_done');
   const last = Math.max(...(await Promise.all(settled)));
   outside.onEmitted = null;
@@ -341,7 +360,13 @@ export async function run(args: string[]): Promise<void> {
     const bareInProcess = await measureEvents(bare, 'fair reference: bare durable queue (SQLite), emitted in process', bare.emit, options.events, options.concurrency, 'bare');
     const [http, useCase] = await measurePlatform();
 
-    printMeasurements([ceiling, bareHttp, bareInProcess, http, useCase]);
+    // Latency at a load: ten seconds of emits at the rate (at most --events of them).
+    const pacedCount = Math.max(1, Math.min(options.events, Math.round(options.rate * 10)));
+    const pacedName = (what: string): string => `${what}, emitted over HTTP at ${options.rate} events/s (paced), due -> processed`;
+    const bareAtRate = await measureHttpEvents(bench.outside, bare, pacedName('fair reference: bare durable queue'), pacedCount, PACED_IN_FLIGHT, 'bare-paced', options.rate);
+    const platformAtRate = await measureHttpEvents(bench.outside, bench, pacedName('platform'), pacedCount, PACED_IN_FLIGHT, 'paced', options.rate);
+
+    printMeasurements([ceiling, bareHttp, bareInProcess, http, useCase, bareAtRate, platformAtRate]);
     const rate = (m: Measurement): number => m.events / m.seconds;
     console.log(`fair ratio, platform / bare durable queue: over HTTP ${(rate(http) / rate(bareHttp)).toFixed(3)}, in process ${(rate(useCase) / rate(bareInProcess)).toFixed(3)}`);
     console.log(`against the ceiling (callConnector alone): over HTTP ${(rate(http) / rate(ceiling)).toFixed(3)}, in process ${(rate(useCase) / rate(ceiling)).toFixed(3)}`);
