@@ -18,7 +18,6 @@
 //   is forgotten once another connection commits to the file (PRAGMA data_version).
 
 import { deepFreeze } from '../../application/shared/immutable';
-import { Subject } from 'rxjs';
 import {
   type AllFilter,
   type AppendResult,
@@ -112,8 +111,17 @@ export interface SqliteEventStoreOptions {
 export class SqliteEventStore implements EventStore {
   private readonly pending: PendingAppend[] = [];
   private closed = false;
-  /** Emits the head position after every committed group. */
-  private readonly committed$ = new Subject<number>();
+  /**
+   * Live subscriptions waiting for the head to pass their position: released by the commit
+   * that passes it, or by the next poll (appends of other processes). One set and one timer
+   * for all of them: every commit wakes every projection and saga group (about 27), and a
+   * timer, an abort listener and an rxjs subscription made and dropped per wait were a
+   * measurable part of what a commit costs at a low rate (docs/performance.md, tenth session).
+   */
+  private readonly appendWaiters = new Set<AppendWaiter>();
+  private pollTimer: NodeJS.Timeout | null = null;
+  /** The subscriptions' abort signals listened to: once each, not once per wait. */
+  private readonly watchedAborts = new WeakSet<AbortSignal>();
   private readonly pollIntervalMs: number;
   private readonly now: () => Date;
   private readonly statements;
@@ -210,7 +218,7 @@ export class SqliteEventStore implements EventStore {
     });
     if (head > 0) {
       if (this.headThisTurn !== null) this.headThisTurn = Math.max(this.headThisTurn, head);
-      this.committed$.next(head);
+      this.releaseWaiters((waiter) => waiter.position < head);
     }
   }
 
@@ -374,21 +382,35 @@ export class SqliteEventStore implements EventStore {
     return { events: rows.map(toRecordedEvent), scannedTo };
   }
 
-  /** Resolves once the head passes `position`, the poll interval elapses, or `abort` fires. */
+  /**
+   * Resolves once this process commits past `position`, at the next poll (at most the poll
+   * interval: another process may have appended), or when `abort` fires or the store closes.
+   */
   waitForAppend(position: number, abort: AbortSignal): Promise<void> {
+    if (abort.aborted || this.closed) return Promise.resolve();
+    if (!this.watchedAborts.has(abort)) {
+      this.watchedAborts.add(abort);
+      abort.addEventListener('abort', () => this.releaseWaiters((waiter) => waiter.abort === abort), { once: true });
+    }
     return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        subscription.unsubscribe();
-        abort.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, this.pollIntervalMs);
-      const subscription = this.committed$.subscribe((head) => {
-        if (head > position) done();
-      });
-      abort.addEventListener('abort', done);
+      this.appendWaiters.add({ position, abort, resolve });
+      this.pollTimer ??= setTimeout(() => {
+        this.pollTimer = null;
+        this.releaseWaiters(() => true);
+      }, this.pollIntervalMs);
     });
+  }
+
+  private releaseWaiters(which: (waiter: AppendWaiter) => boolean): void {
+    for (const waiter of this.appendWaiters) {
+      if (!which(waiter)) continue;
+      this.appendWaiters.delete(waiter);
+      waiter.resolve();
+    }
+    if (this.appendWaiters.size === 0 && this.pollTimer !== null) {
+      clearTimeout(this.pollTimer);
+      this.pollTimer = null;
+    }
   }
 
   async headPosition(): Promise<number> {
@@ -472,7 +494,7 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     if (this.pending.length > 0) this.group.flush();
     this.closed = true;
-    this.committed$.complete();
+    this.releaseWaiters(() => true);
   }
 
   get isClosed(): boolean {
@@ -696,6 +718,12 @@ function rowFilterOf(filter: AllFilter): (row: EventRow) => boolean {
     case 'stream_prefix':
       return (row) => filter.prefixes.some((prefix) => row.stream.startsWith(prefix));
   }
+}
+
+interface AppendWaiter {
+  position: number;
+  abort: AbortSignal;
+  resolve: () => void;
 }
 
 /** Catch-up then live: pages through `$all`, then waits for the next commit. */

@@ -252,3 +252,61 @@ describe('SQLite event store: streams kept for the commands that read them again
     }
   });
 });
+
+describe('SQLite event store: live subscribers waiting for the next commit', () => {
+  // A poll interval far longer than the test: what it sees is the commit's wake and the stop's.
+  let fixture: ReturnType<typeof sqliteFixture<SqliteEventStore>>;
+
+  beforeEach(() => {
+    fixture = sqliteFixture((db) => new SqliteEventStore(db, { pollIntervalMs: 60_000 }));
+  });
+
+  afterEach(() => fixture.dispose());
+
+  /** The subscription's messages after it caught up, read in the background. */
+  function follow(store: SqliteEventStore, filter?: AllFilter) {
+    const subscription = store.subscribeToAll({ fromPosition: 0, ...(filter ? { filter } : {}) });
+    const seen: SubscriptionMessage[] = [];
+    let caughtUp!: () => void;
+    const ready = new Promise<void>((resolve) => (caughtUp = resolve));
+    const done = (async () => {
+      for await (const message of subscription) {
+        if (message.kind === 'caught_up') caughtUp();
+        else seen.push(message);
+      }
+    })();
+    return { subscription, seen, ready, done };
+  }
+
+  it('wakes every waiting subscriber with one commit, each once, filtered as it asked', async () => {
+    const store = fixture.store;
+    const followers = [
+      ...Array.from({ length: 30 }, () => follow(store)),
+      follow(store, { kind: 'event_type', types: ['Other'] }),
+    ];
+    await Promise.all(followers.map((follower) => follower.ready));
+    const { position } = await store.appendToStream(uniqueStream(), [newEvent('Woken')]);
+    const until = Date.now() + 5_000;
+    while (followers.some((follower) => follower.seen.length === 0) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const follower of followers.slice(0, 30)) {
+      expect(follower.seen.map((message) => (message.kind === 'event' ? `${message.event.type} ${message.event.position}` : message.kind))).to.deep.equal([`Woken ${position}`]);
+    }
+    // Filtered out, the event still moves the subscriber on: its checkpoint passes it.
+    expect(followers[30].seen).to.deep.equal([{ kind: 'checkpoint', position }]);
+    await Promise.all(followers.map((follower) => follower.subscription.stop()));
+    await Promise.all(followers.map((follower) => follower.done));
+  });
+
+  it('ends a waiting subscriber at once when it is stopped, and every one when the store closes', async () => {
+    const store = fixture.store;
+    const stopped = follow(store);
+    const left = follow(store);
+    await Promise.all([stopped.ready, left.ready]);
+    // Waiting for the poll instead, either would outlast the test's timeout.
+    await stopped.subscription.stop();
+    await stopped.done;
+    await store.close();
+    await left.done;
+    expect([...stopped.seen, ...left.seen]).to.deep.equal([]);
+  });
+});
