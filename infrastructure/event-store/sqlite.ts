@@ -120,6 +120,8 @@ export class SqliteEventStore implements EventStore {
    */
   private readonly appendWaiters = new Set<AppendWaiter>();
   private pollTimer: NodeJS.Timeout | null = null;
+  /** The last position this process committed: a subscriber that asks to wait for what is already there does not wait. */
+  private committedHead = 0;
   /** The subscriptions' abort signals listened to: once each, not once per wait. */
   private readonly watchedAborts = new WeakSet<AbortSignal>();
   private readonly pollIntervalMs: number;
@@ -218,6 +220,7 @@ export class SqliteEventStore implements EventStore {
     });
     if (head > 0) {
       if (this.headThisTurn !== null) this.headThisTurn = Math.max(this.headThisTurn, head);
+      this.committedHead = Math.max(this.committedHead, head);
       this.releaseWaiters((waiter) => waiter.position < head);
     }
   }
@@ -385,9 +388,12 @@ export class SqliteEventStore implements EventStore {
   /**
    * Resolves once this process commits past `position`, at the next poll (at most the poll
    * interval: another process may have appended), or when `abort` fires or the store closes.
+   * A subscriber hands its events to its consumer before it waits, and commits made meanwhile
+   * have woken nobody for it: past `position` already, it does not wait (it used to, until
+   * the next commit or poll: up to the poll interval at a low rate).
    */
   waitForAppend(position: number, abort: AbortSignal): Promise<void> {
-    if (abort.aborted || this.closed) return Promise.resolve();
+    if (abort.aborted || this.closed || this.committedHead > position) return Promise.resolve();
     if (!this.watchedAborts.has(abort)) {
       this.watchedAborts.add(abort);
       abort.addEventListener('abort', () => this.releaseWaiters((waiter) => waiter.abort === abort), { once: true });

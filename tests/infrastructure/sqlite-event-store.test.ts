@@ -297,6 +297,18 @@ describe('SQLite event store: live subscribers waiting for the next commit', () 
     await Promise.all(followers.map((follower) => follower.done));
   });
 
+  it('gives a subscriber what was committed while its consumer was busy, without waiting for a poll', async () => {
+    const store = fixture.store;
+    const subscription = store.subscribeToAll({ fromPosition: 0 });
+    const iterator = subscription[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).to.deep.equal({ kind: 'caught_up', position: 0 });
+    // The consumer has not asked for more yet: the commit wakes nobody for this subscriber.
+    const { position } = await store.appendToStream(uniqueStream(), [newEvent('WhileBusy')]);
+    const next = (await iterator.next()).value as SubscriptionMessage;
+    expect(next.kind === 'event' ? `${next.event.type} ${next.event.position}` : next.kind).to.equal(`WhileBusy ${position}`);
+    await subscription.stop();
+  });
+
   it('ends a waiting subscriber at once when it is stopped, and every one when the store closes', async () => {
     const store = fixture.store;
     const stopped = follow(store);
