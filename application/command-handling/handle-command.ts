@@ -8,7 +8,7 @@ import { DomainError, RejectionWithEvents } from '../../domain/shared/errors';
 import { parseStreamName } from '../../domain/shared/stream-names';
 import type { Clock, IdGenerator } from '../ports/clock';
 import { type DomainEventStore, type DomainRecordedEvent, EventDecodingError } from '../ports/domain-event-store';
-import { type NewEvent, WrongExpectedRevisionError } from '../ports/event-store';
+import { type ExpectedRevision, type NewEvent, WrongExpectedRevisionError } from '../ports/event-store';
 import { type RequestContext, eventMetadata } from '../shared/request-context';
 
 export interface CommandDependencies {
@@ -64,50 +64,119 @@ export async function handleCommand<Command extends Message, Event extends Messa
 ): Promise<CommandResult<Event>> {
   const maxAttempts = options.expectedRevision === undefined ? (options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS) : 1;
   for (let attempt = 1; ; attempt += 1) {
-    const recorded = await deps.eventStore.readStream(stream);
-    const revision = recorded.length > 0 ? recorded[recorded.length - 1].revision : -1;
-    if (options.expectedRevision !== undefined && options.expectedRevision !== revision) {
-      throw preconditionFailed(stream, options.expectedRevision, revision);
-    }
-    const key = options.idempotencyKey;
-    const eventIds = key ? (index: number): string => deps.ids.fromKey(`${key}#${index}`) : null;
-    if (eventIds && recorded.some((event) => event.id === eventIds(0))) {
-      return { stream, events: [], revision, position: null };
-    }
-    const state = recorded.map((event) => ownEvent(aggregate, event)).reduce(aggregate.decider.evolve, aggregate.decider.initialState());
-    const now = deps.clock.now();
-    const decision = aggregate.decider.decide(command, state, { now });
-    // A refusal may still have something to record (a failed attempt): append, then throw.
-    let rejection: DomainError | null = null;
-    let events: Event[];
-    if (isLeft(decision)) {
-      if (!(decision.left instanceof RejectionWithEvents) || decision.left.events.length === 0) throw decision.left;
-      rejection = decision.left;
-      events = (decision.left as RejectionWithEvents<Event>).events;
-    } else {
-      events = decision.right;
-    }
-    if (events.length === 0) return { stream, events, revision, position: null };
-    const metadata = eventMetadata(context, now, options.tenantId === undefined ? context.tenant_id : options.tenantId);
-    const toAppend: NewEvent[] = events.map((event, index) => ({
-      id: eventIds ? eventIds(index) : deps.ids.newId(),
-      type: event.type,
-      data: event.data,
-      metadata: { ...metadata, schema_version: aggregate.events.versionOf(event.type) },
-    }));
+    const decided = await decideOn(deps, aggregate, stream, command, context, options);
+    if (decided.kind === 'done') return decided.result;
     try {
-      const result = await deps.eventStore.appendToStream(stream, toAppend, { expectedRevision: revision === -1 ? 'no_stream' : revision });
-      if (rejection) throw rejection;
-      return { stream, events, revision: result.nextExpectedRevision, position: result.position };
+      const result = await deps.eventStore.appendToStream(stream, decided.toAppend, { expectedRevision: decided.expectedRevision });
+      if (decided.rejection) throw decided.rejection;
+      return { stream, events: decided.events, revision: result.nextExpectedRevision, position: result.position };
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
       if (options.expectedRevision !== undefined) throw preconditionFailed(stream, options.expectedRevision, error.actual);
-      if (attempt >= maxAttempts) {
-        throw new DomainError('conflict', 'concurrent_modification', `the ${recordOf(stream)} kept changing while the command ran; try again`);
-      }
+      if (attempt >= maxAttempts) throw keptChanging(stream);
       await jitter(attempt);
     }
   }
+}
+
+/** One command of `handleCommands`: its aggregate, stream and context. */
+export interface StreamCommand<Command extends Message = Message, Event extends Message = Message, State = unknown> {
+  aggregate: Aggregate<Command, Event, State>;
+  stream: string;
+  command: Command;
+  context: RequestContext;
+  options?: Pick<HandleOptions, 'idempotencyKey' | 'tenantId'>;
+}
+
+/** A command of `handleCommands`, typed by its aggregate. */
+export function streamCommand<Command extends Message, Event extends Message, State>(
+  aggregate: Aggregate<Command, Event, State>,
+  stream: string,
+  command: Command,
+  context: RequestContext,
+  options?: Pick<HandleOptions, 'idempotencyKey' | 'tenantId'>,
+): StreamCommand {
+  // Checked here against its aggregate; handleCommands hands it back to the same aggregate only.
+  return { aggregate, stream, command, context, ...(options ? { options } : {}) } as unknown as StreamCommand;
+}
+
+/**
+ * Commands on several streams, each decided on what its stream holds, appended together
+ * (EventStore.appendToStreams: all or none on the embedded store; in the order given on
+ * EventStoreDB, so put first what must exist before the rest). A refusal refuses them all
+ * before anything is appended; a conflict reads every stream again and decides again, as
+ * handleCommand does for one. The results in the order of the commands.
+ */
+export async function handleCommands(deps: CommandDependencies, commands: readonly StreamCommand[], maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<Array<CommandResult<Message>>> {
+  for (let attempt = 1; ; attempt += 1) {
+    const decisions = await Promise.all(commands.map(({ aggregate, stream, command, context, options }) => decideOn(deps, aggregate, stream, command, context, options ?? {})));
+    const appending = decisions.flatMap((decided, index) => (decided.kind === 'append' ? [{ decided, stream: commands[index].stream }] : []));
+    const rejection = appending.find(({ decided }) => decided.rejection !== null)?.decided.rejection ?? null;
+    try {
+      const results = appending.length === 0 ? [] : await deps.eventStore.appendToStreams(appending.map(({ decided, stream }) => ({ stream, events: decided.toAppend, expectedRevision: decided.expectedRevision })));
+      if (rejection) throw rejection;
+      return decisions.map((decided, index) => {
+        if (decided.kind === 'done') return decided.result;
+        const result = results[appending.findIndex((item) => item.decided === decided)];
+        return { stream: commands[index].stream, events: decided.events, revision: result.nextExpectedRevision, position: result.position };
+      });
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError)) throw error;
+      if (attempt >= maxAttempts) throw keptChanging(error.stream);
+      await jitter(attempt);
+    }
+  }
+}
+
+type Decided<Event extends Message> =
+  | { kind: 'done'; result: CommandResult<Event> }
+  | { kind: 'append'; events: Event[]; toAppend: NewEvent[]; expectedRevision: ExpectedRevision; rejection: DomainError | null };
+
+/** Reads the stream, folds it and decides: nothing to append (the result), or what to append at the revision read. */
+async function decideOn<Command extends Message, Event extends Message, State>(
+  deps: CommandDependencies,
+  aggregate: Aggregate<Command, Event, State>,
+  stream: string,
+  command: Command,
+  context: RequestContext,
+  options: HandleOptions,
+): Promise<Decided<Event>> {
+  const recorded = await deps.eventStore.readStream(stream);
+  const revision = recorded.length > 0 ? recorded[recorded.length - 1].revision : -1;
+  if (options.expectedRevision !== undefined && options.expectedRevision !== revision) {
+    throw preconditionFailed(stream, options.expectedRevision, revision);
+  }
+  const key = options.idempotencyKey;
+  const eventIds = key ? (index: number): string => deps.ids.fromKey(`${key}#${index}`) : null;
+  if (eventIds && recorded.some((event) => event.id === eventIds(0))) {
+    return { kind: 'done', result: { stream, events: [], revision, position: null } };
+  }
+  const state = recorded.map((event) => ownEvent(aggregate, event)).reduce(aggregate.decider.evolve, aggregate.decider.initialState());
+  const now = deps.clock.now();
+  const decision = aggregate.decider.decide(command, state, { now });
+  // A refusal may still have something to record (a failed attempt): append, then throw.
+  let rejection: DomainError | null = null;
+  let events: Event[];
+  if (isLeft(decision)) {
+    if (!(decision.left instanceof RejectionWithEvents) || decision.left.events.length === 0) throw decision.left;
+    rejection = decision.left;
+    events = (decision.left as RejectionWithEvents<Event>).events;
+  } else {
+    events = decision.right;
+  }
+  if (events.length === 0) return { kind: 'done', result: { stream, events, revision, position: null } };
+  const metadata = eventMetadata(context, now, options.tenantId === undefined ? context.tenant_id : options.tenantId);
+  const toAppend: NewEvent[] = events.map((event, index) => ({
+    id: eventIds ? eventIds(index) : deps.ids.newId(),
+    type: event.type,
+    data: event.data,
+    metadata: { ...metadata, schema_version: aggregate.events.versionOf(event.type) },
+  }));
+  return { kind: 'append', events, toAppend, expectedRevision: revision === -1 ? 'no_stream' : revision, rejection };
+}
+
+function keptChanging(stream: string): DomainError {
+  return new DomainError('conflict', 'concurrent_modification', `the ${recordOf(stream)} kept changing while the command ran; try again`);
 }
 
 /** The store decoded the event; it must also be one of this aggregate's (a stream holds one aggregate). */

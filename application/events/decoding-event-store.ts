@@ -28,6 +28,7 @@ import type {
   StreamMetadata,
   SubscribeToAllOptions,
   SubscriptionMessage,
+  StreamAppend,
 } from '../ports/event-store';
 
 /** Decoded events of frozen recorded ones (a store that shares what it read): decoded once, shared frozen. */
@@ -63,6 +64,10 @@ export class DecodingEventStore implements DomainEventStore {
 
   appendToStream(stream: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
     return this.inner.appendToStream(stream, events, options);
+  }
+
+  appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    return this.inner.appendToStreams(appends);
   }
 
   async readStream(stream: string, options?: ReadStreamOptions): Promise<DomainRecordedEvent[]> {

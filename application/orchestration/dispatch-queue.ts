@@ -27,7 +27,7 @@
 //   5. `inFlightDispatches(deps, {startedBefore})`: attempts that have been running for long
 //      (their process died): resume them with the same attempt number, so the steps called
 //      again carry the same request ids.
-// Follow-on events go through `emitCausedEvent` (orchestration-events.ts): causation_id and
+// Follow-on events go through `causedEventAppend` (orchestration-events.ts): causation_id and
 // depth + 1 are set there. The expiry pass (expiry-pass.ts) ends events whose expiry passed
 // while they waited.
 //
@@ -40,7 +40,8 @@ import type { OrchestrationEventCommand, OrchestrationEventStatus, SequenceGap, 
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError } from '../../domain/shared/errors';
 import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument } from '../../projections/orchestration-events';
-import { type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import type { Message } from '../../domain/shared/decider';
+import { type CommandDependencies, type CommandResult, type StreamCommand, handleCommand, handleCommands, loadAggregate, streamCommand } from '../command-handling/handle-command';
 import type { Where } from '../ports/read-store';
 import type { ReadModelDependencies } from '../shared/read-models';
 import { type RequestContext, systemContext } from '../shared/request-context';
@@ -235,9 +236,18 @@ export async function recordSteps(
   steps: StepRecordData[],
   endsAttempt: boolean,
   context?: RequestContext,
-): Promise<{ position: number | null; processed: boolean }> {
-  const result = await run(deps, ref, { type: 'RecordSteps', data: { tenant_id: ref.tenant_id, attempt, steps, ends_attempt: endsAttempt } }, context);
-  return { position: result.position, processed: result.events.some((event) => event.type === 'OrchestrationEventProcessed') };
+  /**
+   * Commands appended with the steps, before them (the follow-on events the steps record): all
+   * or none on the embedded store, those first on EventStoreDB. Their results, in order.
+   */
+  before: readonly StreamCommand[] = [],
+): Promise<{ position: number | null; processed: boolean; before: Array<CommandResult<Message>> }> {
+  const command: OrchestrationEventCommand = { type: 'RecordSteps', data: { tenant_id: ref.tenant_id, attempt, steps, ends_attempt: endsAttempt } };
+  const acting = context ?? dispatcherContext(ref.tenant_id, ref.event_id);
+  const stream = orchestrationEventStream(ref.event_id);
+  const results = before.length === 0 ? [await handleCommand(deps, orchestrationEventAggregate, stream, command, acting)] : await handleCommands(deps, [...before, streamCommand(orchestrationEventAggregate, stream, command, acting)]);
+  const result = results[results.length - 1];
+  return { position: result.position, processed: result.events.some((event) => event.type === 'OrchestrationEventProcessed'), before: results.slice(0, -1) };
 }
 
 /** Ends the running attempt as failed: retried at `retryAt`, or dead-lettered when it is null. */

@@ -24,13 +24,15 @@
 //      (RecordSteps: outcome, error, output bounded to OUTPUT_MAX_BYTES) before the next call.
 //      A step that fails ends the attempt. A flow that matches but cannot be read records one
 //      skipped step with why.
-//   3. The flow's `emits`: emitCausedEvent (causation_id the event, depth + 1) with an
-//      idempotency_key derived from the event, the flow and the emit, so a resumed or retried
-//      attempt emits nothing twice; past the depth bound the emit is skipped
-//      (`depth_exceeded`). The follow-on's own flows are looked up first: with none (a chain's
-//      last event), and no delay or sequence, it is queued, claimed and processed in one
-//      append, as step 1 would do on the next pass. The flow's last tool step and its emits are
-//      then recorded together, as steps after the flow's steps, in one append.
+//   3. The flow's `emits`: follow-on events (causedEventAppend: causation_id the event,
+//      depth + 1) with an idempotency_key derived from the event, the flow and the emit, so a
+//      resumed or retried attempt emits nothing twice; past the depth bound the emit is
+//      skipped (`depth_exceeded`). The follow-on's own flows are looked up first: with none (a
+//      chain's last event), and no delay or sequence, it is queued, claimed and processed in
+//      its first event, as step 1 would do on the next pass. The follow-ons, then the flow's
+//      last tool step and its emits recorded as steps after the flow's steps, are appended
+//      together (EventStore.appendToStreams: one transaction on the embedded store, the
+//      follow-ons first on EventStoreDB), so no step records a follow-on that is not there.
 //   4. Processed: the last steps of the last flow, when none failed, are recorded with
 //      `ends_attempt` and the attempt ends in the same append (MarkProcessed only when they
 //      were recorded before, by an attempt now resumed). Or FailAttempt with the next attempt at
@@ -61,7 +63,8 @@ import { type ConnectorStepDependencies, invokeConnectorTool } from '../tool-cal
 import { type ToolCallDependencies, callTool } from '../tool-call/tool-calls';
 import { type DispatchCandidate, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordSteps, startDispatch } from './dispatch-queue';
 import { type Flow, type MappingScope, type ReadFlow, mapParameters, mapValue, readFlow, triggerMatches } from './flows';
-import { type OrchestrationDependencies, emitCausedEvent } from './orchestration-events';
+import type { StreamCommand } from '../command-handling/handle-command';
+import { type OrchestrationDependencies, causedEventAppend } from './orchestration-events';
 
 export const ORCHESTRATION_DISPATCHER = 'orchestration_dispatcher';
 /** A step's output as recorded (in an event and the read model), at most: larger is recorded as `{truncated: true, bytes}`. */
@@ -141,6 +144,13 @@ export async function matchingFlows(deps: Pick<DispatcherDependencies, 'readStor
 }
 
 type StepResult = { outcome: StepOutcome; error: StepError | null; output: unknown; tool_call_id: string | null };
+
+/** A follow-on event a flow emits, prepared: appended with the step that records it. */
+interface FollowOn {
+  name: string;
+  event_id: string;
+  command: StreamCommand;
+}
 
 const failed = (code: string, message: string): StepResult => ({ outcome: 'failed', error: { code, message: message.slice(0, ERROR_MESSAGE_MAX) }, output: null, tool_call_id: null });
 
@@ -394,12 +404,20 @@ export class OrchestrationDispatcher {
     const context = dispatcherContext(tenantId, queued.correlation_id);
     let last: number | null = null;
     let processed = false;
-    // Steps of one flow in one append; the attempt's last, when none failed, end it in the same append.
-    const record = async (flow: string, steps: Array<{ step: number; result: StepResult }>, endsAttempt: boolean): Promise<void> => {
+    // Steps of one flow in one append, after the follow-ons they record; the attempt's last,
+    // when none failed, end it in the same append.
+    const record = async (flow: string, steps: Array<{ step: number; result: StepResult }>, endsAttempt: boolean, followOns: FollowOn[] = []): Promise<void> => {
       const recorded = steps.map(({ step, result }) => ({ flow, step, request_id: stepRequestId(eventId, attempt, flow, step), ...result, output: boundedOutput(result.output) }));
-      const ended = await recordSteps(deps, ref, attempt, recorded, endsAttempt, context);
+      const ended = await recordSteps(deps, ref, attempt, recorded, endsAttempt, context, followOns.map((followOn) => followOn.command));
       last = ended.position ?? last;
       processed = processed || ended.processed;
+      for (const [index, result] of ended.before.entries()) {
+        // Processed on receipt: no flow matched it, so no pass of the queue takes it.
+        if (!result.events.some((event) => event.type === 'OrchestrationEventProcessedOnReceipt')) continue;
+        deps.orchestrationMetrics?.attemptStarted(followOns[index].name);
+        const at = deps.clock.now().toISOString();
+        this.processedMetric(followOns[index].name, at, at);
+      }
     };
 
     let failure: StepError | null = null;
@@ -409,7 +427,7 @@ export class OrchestrationDispatcher {
         if (!onStream.steps.has(`${flow.key}#0`)) await record(flow.key, [{ step: 0, result: { outcome: 'skipped', error: { code: 'unsupported_flow', message: flow.read.reason }, output: null, tool_call_id: null } }], lastFlow);
         continue;
       }
-      failure = await this.runFlow(eventId, tenantId, attempt, flow.key, flow.connection_id, flow.read.flow, queued, onStream.steps, (steps, endsFlow) => record(flow.key, steps, lastFlow && endsFlow), context);
+      failure = await this.runFlow(eventId, tenantId, attempt, flow.key, flow.connection_id, flow.read.flow, queued, onStream.steps, (steps, endsFlow, followOns) => record(flow.key, steps, lastFlow && endsFlow, followOns), context);
       if (failure) break;
     }
 
@@ -453,7 +471,7 @@ export class OrchestrationDispatcher {
     flow: Flow,
     queued: { name: string; correlation_id: string; depth: number; source: string | null; payload: Record<string, unknown> },
     recorded: Map<string, { outcome: StepOutcome; error: StepError | null; output: unknown }>,
-    record: (steps: Array<{ step: number; result: StepResult }>, endsFlow: boolean) => Promise<void>,
+    record: (steps: Array<{ step: number; result: StepResult }>, endsFlow: boolean, followOns?: FollowOn[]) => Promise<void>,
     context: RequestContext,
   ): Promise<StepError | null> {
     const { deps } = this;
@@ -478,6 +496,7 @@ export class OrchestrationDispatcher {
       if (result.outcome === 'failed') return result.error;
       scope.steps.push({ output: result.output });
     }
+    const followOns: FollowOn[] = [];
     for (const [offset, emit] of flow.emits.entries()) {
       const index = flow.steps.length + offset;
       if (recorded.has(`${key}#${index}`)) continue;
@@ -486,13 +505,10 @@ export class OrchestrationDispatcher {
         // Its flows, known here: with none it is processed in the emitting append (no pass of the queue for it).
         const followOnFlows = (await matchingFlows(deps, tenantId, emit.name)).map((matching) => matching.key);
         const cause = { event_id: eventId, tenant_id: tenantId, depth: queued.depth, correlation_id: queued.correlation_id };
-        const emitted = await emitCausedEvent(deps, cause, { name: emit.name, source: `flow:${flow.id}`, payload: mapValue(emit.payload, scope) as Record<string, unknown>, idempotency_key: idempotencyKey }, context, followOnFlows);
-        if (emitted.processed) {
-          deps.orchestrationMetrics?.attemptStarted(emit.name);
-          const at = deps.clock.now();
-          this.processedMetric(emit.name, at.toISOString(), at.toISOString(), at);
-        }
-        held.push({ step: index, result: { outcome: 'succeeded', error: null, output: { emitted: emit.name, event_id: emitted.event_id }, tool_call_id: null } });
+        const prepared = await causedEventAppend(deps, cause, { name: emit.name, source: `flow:${flow.id}`, payload: mapValue(emit.payload, scope) as Record<string, unknown>, idempotency_key: idempotencyKey }, context, followOnFlows);
+        // Appended with the steps that record it, before them; one a crash left behind stands.
+        if (prepared.kind === 'new') followOns.push({ name: emit.name, event_id: prepared.event_id, command: prepared.command });
+        held.push({ step: index, result: { outcome: 'succeeded', error: null, output: { emitted: emit.name, event_id: prepared.event_id }, tool_call_id: null } });
       } catch (error) {
         if (!(error instanceof DomainError) || error.kind !== 'invalid') throw error;
         // Past the depth bound (or a mapped payload the envelope refuses): the chain stops here, the flow does not fail for it.
@@ -500,7 +516,7 @@ export class OrchestrationDispatcher {
       }
     }
     // What is held runs to the flow's end: a resumed attempt holds nothing when that was recorded.
-    if (held.length > 0) await record(held, true);
+    if (held.length > 0) await record(held, true, followOns);
     return null;
   }
 

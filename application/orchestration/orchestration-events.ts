@@ -45,7 +45,7 @@ import {
 import { DomainError, forbidden, invalid, notFound } from '../../domain/shared/errors';
 import { textProblem } from '../../domain/shared/text';
 import { ORCHESTRATION_EVENTS, type OrchestrationAttemptDocument, type OrchestrationEventDocument, type OrchestrationStepDocument } from '../../projections/orchestration-events';
-import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { type Aggregate, type CommandDependencies, type StreamCommand, handleCommand, loadAggregate, streamCommand } from '../command-handling/handle-command';
 import type { Actor } from '../ports/event-store';
 import type { Page, Where } from '../ports/read-store';
 import { type Principal, actingContext } from '../session/sessions';
@@ -285,14 +285,21 @@ export interface AppendedEnvelope {
   processed: boolean;
 }
 
-async function appendEnvelope(
+/**
+ * What appending an envelope takes: nothing when its idempotency key names an event there
+ * already (that event answers), or a command on the new event's stream. Refusals (a bad
+ * envelope, a depth past the bound) are thrown here, before anything is appended.
+ */
+export type EnvelopeAppend = { kind: 'existing'; event_id: string; position: number } | { kind: 'new'; event_id: string; command: StreamCommand };
+
+async function envelopeAppend(
   deps: OrchestrationDependencies,
   tenantId: string,
   body: EnvelopeInput & { replay_of?: unknown },
   via: Exclude<ReceivedVia, 'replay'>,
   context: RequestContext,
   options: { requestSeed?: string; flows?: string[]; cause?: KnownCause } = {},
-): Promise<AppendedEnvelope> {
+): Promise<EnvelopeAppend> {
   const { requestSeed, flows } = options;
   const key = body.idempotency_key ?? null;
   const eventId = key !== null ? eventIdOfKey(deps, tenantId, key) : requestSeed !== undefined ? deps.ids.fromKey(`${requestSeed}:orchestration-event`) : deps.ids.newId();
@@ -301,7 +308,7 @@ async function appendEnvelope(
   // same envelope after its expires_at passed still learns that it was queued.
   if (key !== null && CLIENT_ID_PATTERN.test(key)) {
     const existing = await lastPosition(deps, stream);
-    if (existing !== null) return { created: false, event_id: eventId, position: existing, processed: false };
+    if (existing !== null) return { kind: 'existing', event_id: eventId, position: existing };
   }
   const problem = envelopeProblem(body, deps.orchestration, deps.clock.now());
   if (problem) throw problem;
@@ -309,10 +316,21 @@ async function appendEnvelope(
   const resolved = resolveEnvelope(body, eventId, cause, deps.orchestration);
   if (isLeft(resolved)) throw resolved.left;
   const command: OrchestrationEventCommand = { type: 'EmitOrchestrationEvent', data: { event_id: eventId, tenant_id: tenantId, envelope: resolved.right, received_via: via, ...(flows === undefined ? {} : { flows }) } };
-  const result = await handleCommand(deps, orchestrationEventAggregate, stream, command, { ...context, tenant_id: tenantId });
+  return { kind: 'new', event_id: eventId, command: streamCommand(orchestrationEventAggregate, stream, command, { ...context, tenant_id: tenantId }) };
+}
+
+function appendEnvelope(...args: Parameters<typeof envelopeAppend>): Promise<AppendedEnvelope> {
+  return envelopeAppend(...args).then((prepared) => appendPrepared(args[0], prepared));
+}
+
+/** Appends what `envelopeAppend` prepared, on its own; what that did. */
+async function appendPrepared(deps: OrchestrationDependencies, prepared: EnvelopeAppend): Promise<AppendedEnvelope> {
+  if (prepared.kind === 'existing') return { created: false, event_id: prepared.event_id, position: prepared.position, processed: false };
+  const { aggregate, stream, command, context } = prepared.command;
+  const result = await handleCommand(deps, aggregate, stream, command, context);
   const created = result.events.length > 0;
   const processed = result.events.some((event) => event.type === 'OrchestrationEventProcessedOnReceipt');
-  return { created, event_id: eventId, position: created ? result.position : await lastPosition(deps, stream), processed };
+  return { created, event_id: prepared.event_id, position: created ? result.position : await lastPosition(deps, stream), processed };
 }
 
 /** `POST /api/v1/org/events`: the caller's tenant. */
@@ -345,22 +363,26 @@ export function requireOwnTenant(principal: Pick<Principal, 'tenant_id'>, pathTe
 }
 
 /**
- * For the flow runner (issue #14 point 3): queues an event that `cause` caused. Its
+ * For the flow runner (issue #14 point 3): an event that `cause` caused, prepared and not
+ * appended (the runner appends it together with the step that records it, before it). Its
  * causation_id is the cause and its depth the cause's + 1 (400 `depth_exceeded` past the
  * bound: the chain stops there); the correlation is the cause's unless the body gives one.
+ * The runner has the cause's stream in hand, so the cause is not read again.
  */
-export function emitCausedEvent(
+export function causedEventAppend(
   deps: OrchestrationDependencies,
   cause: { event_id: string; tenant_id: string } & KnownCause,
   body: Omit<EnvelopeInput, 'causation_id' | 'depth'>,
   context: RequestContext,
   /** The flows that match it now, when the caller knows them: with none it may be processed in the same append. */
   flows?: string[],
-): Promise<AppendedEnvelope> {
-  // The dispatcher, its caller, needs only the event's id: it reads no read model for it (the
-  // queue it reads next it waits for itself), so it waits for none here. It has the cause's
-  // stream in hand, so the cause is not read again.
-  return appendEnvelope(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context, { flows, cause });
+): Promise<EnvelopeAppend> {
+  return envelopeAppend(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context, { flows, cause });
+}
+
+/** The same, appended on its own. It waits for no read model: its caller needs only the event's id. */
+export async function emitCausedEvent(...args: Parameters<typeof causedEventAppend>): Promise<AppendedEnvelope> {
+  return appendPrepared(args[0], await causedEventAppend(...args));
 }
 
 // --------------------------------------------------------------------------- retry, replay

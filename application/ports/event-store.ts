@@ -115,9 +115,25 @@ export interface StreamMetadata {
   custom?: Record<string, unknown>;
 }
 
+/** One stream's part of an append to several streams. */
+export interface StreamAppend {
+  stream: string;
+  events: readonly NewEvent[];
+  expectedRevision?: ExpectedRevision;
+}
+
 export interface EventStore {
   /** Appends all events atomically, or none; throws WrongExpectedRevisionError. */
   appendToStream(stream: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
+  /**
+   * Appends to several streams, in the order given; the results in the same order. Where the
+   * store can commit them together (the embedded store: one transaction) all are appended or
+   * none; otherwise (EventStoreDB) one after the other, each acknowledged before the next,
+   * stopping at the first refused. Either way a later one is never on disk without the earlier
+   * ones: put first what must exist before the rest (a follow-on event before the step that
+   * records it).
+   */
+  appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
   /** Reads a stream; a stream that does not exist (or was deleted) reads as empty. */
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Reads the global log. */

@@ -88,6 +88,7 @@ import {
   type StreamMetadata,
   type SubscribeToAllOptions,
   type SubscriptionMessage,
+  type StreamAppend,
 } from '../../application/ports/event-store';
 
 /** Metadata key carrying our id when it is not a UUID EventStoreDB can store as is. */
@@ -145,6 +146,17 @@ export class EventStoreDbEventStore implements EventStore {
         ? toSafeNumber(result.position.commit, 'position')
         : (await this.lastEventPosition(stream)) ?? (await this.headPosition());
     return { nextExpectedRevision, position };
+  }
+
+  /**
+   * EventStoreDB commits one stream at a time: the appends go one after the other, each
+   * acknowledged before the next, so a later one is never stored without the earlier ones.
+   * The first refused ends it; those before it stay (the caller's retry finds them).
+   */
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    const results: AppendResult[] = [];
+    for (const { stream, events, expectedRevision } of appends) results.push(await this.appendToStream(stream, events, { expectedRevision }));
+    return results;
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

@@ -27,6 +27,7 @@ import {
   type NewEvent,
   type ReadAllOptions,
   type ReadStreamOptions,
+  type StreamAppend,
   type RecordedEvent,
   type StreamMetadata,
   type SubscribeToAllOptions,
@@ -62,13 +63,19 @@ interface StreamRow {
   metadata: string | null;
 }
 
-type Outcome = { ok: true; result: AppendResult; rows: EventRow[] } | { ok: false; error: unknown };
+type Outcome = { ok: true; results: AppendResult[]; rows: EventRow[] } | { ok: false; error: unknown };
 
-interface PendingAppend {
+/** One stream's part of a pending append. */
+interface StreamPart {
   stream: string;
   events: readonly NewEvent[];
   expected: ExpectedRevision;
-  resolve(result: AppendResult): void;
+}
+
+/** An append waiting for the next group commit: to one stream, or to several at once. */
+interface PendingAppend {
+  parts: StreamPart[];
+  resolve(results: AppendResult[]): void;
   reject(error: unknown): void;
 }
 
@@ -168,14 +175,15 @@ export class SqliteEventStore implements EventStore {
       ),
     };
     // A lone append needs no savepoint; in a group each append gets one, so that its
-    // conflict or error leaves the others of the group untouched.
-    const appendOne = db.transaction((append: PendingAppend) => this.appendInTransaction(append));
+    // conflict or error leaves the others of the group untouched. An append to several
+    // streams is one item: its parts are undone together.
+    const appendOne = db.transaction((append: PendingAppend) => this.appendParts(append));
     this.group = CommitGroup.of(db);
     this.group.join<PendingAppend[], Outcome[]>({
       take: () => (this.pending.length === 0 ? null : this.pending.splice(0, this.pending.length)),
       write: (appends, alone) =>
         alone && appends.length === 1
-          ? [{ ok: true, ...this.appendInTransaction(appends[0]) }]
+          ? [{ ok: true, ...this.appendParts(appends[0]) }]
           : appends.map((append): Outcome => {
               try {
                 return { ok: true, ...appendOne(append) };
@@ -187,12 +195,33 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
-  appendToStream(stream: string, events: readonly NewEvent[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
+  async appendToStream(stream: string, events: readonly NewEvent[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
+    const [result] = await this.queueAppend([{ stream, events, expected: options.expectedRevision ?? 'any' }]);
+    return result;
+  }
+
+  /** All or none: the parts are written in one savepoint of the group's transaction. */
+  appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    return this.queueAppend(appends.map(({ stream, events, expectedRevision }) => ({ stream, events, expected: expectedRevision ?? 'any' })));
+  }
+
+  private queueAppend(parts: StreamPart[]): Promise<AppendResult[]> {
     if (this.closed) return Promise.reject(new Error('event store is closed'));
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.pending.push({ stream, events, expected: options.expectedRevision ?? 'any', resolve, reject });
+    return new Promise<AppendResult[]>((resolve, reject) => {
+      this.pending.push({ parts, resolve, reject });
       this.group.schedule();
     });
+  }
+
+  private appendParts(append: PendingAppend): { results: AppendResult[]; rows: EventRow[] } {
+    const results: AppendResult[] = [];
+    const rows: EventRow[] = [];
+    for (const part of append.parts) {
+      const written = this.appendInTransaction(part);
+      results.push(written.result);
+      rows.push(...written.rows);
+    }
+    return { results, rows };
   }
 
   /**
@@ -212,8 +241,8 @@ export class SqliteEventStore implements EventStore {
     group.forEach((append, index) => {
       const outcome = outcomes[index];
       if (outcome.ok) {
-        head = Math.max(head, outcome.result.position);
-        append.resolve(outcome.result);
+        for (const result of outcome.results) head = Math.max(head, result.position);
+        append.resolve(outcome.results);
       } else {
         append.reject(outcome.error);
       }
@@ -226,7 +255,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** The append's result and the rows it inserted (none for a repeated append). */
-  private appendInTransaction({ stream, events, expected }: PendingAppend): { result: AppendResult; rows: EventRow[] } {
+  private appendInTransaction({ stream, events, expected }: StreamPart): { result: AppendResult; rows: EventRow[] } {
     const row = this.statements.stream.get(stream);
     const current = liveRevision(row);
     if (events.length > 0) {

@@ -14,6 +14,7 @@ import type {
   RecordedEvent,
   StreamMetadata,
   SubscribeToAllOptions,
+  StreamAppend,
 } from '../../application/ports/event-store';
 import { WrongExpectedRevisionError } from '../../application/ports/event-store';
 import type { ProjectionReport } from '../../projections/runner';
@@ -84,11 +85,23 @@ export class InstrumentedEventStore implements EventStore {
     private readonly metrics: PlatformMetrics,
   ) {}
 
-  async appendToStream(stream: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
+  appendToStream(stream: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
+    return this.counted(events.length, () => this.inner.appendToStream(stream, events, options));
+  }
+
+  appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    return this.counted(
+      appends.reduce((count, append) => count + append.events.length, 0),
+      () => this.inner.appendToStreams(appends),
+    );
+  }
+
+  /** An append timed, its events counted once it is acknowledged, its conflict counted. */
+  private async counted<Result>(events: number, append: () => Promise<Result>): Promise<Result> {
     const stop = this.metrics.appendDuration.startTimer();
     try {
-      const result = await this.inner.appendToStream(stream, events, options);
-      this.metrics.appendedEvents.inc(events.length);
+      const result = await append();
+      this.metrics.appendedEvents.inc(events);
       return result;
     } catch (error) {
       if (error instanceof WrongExpectedRevisionError) this.metrics.appendConflicts.inc();

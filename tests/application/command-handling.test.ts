@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { handleCommand } from '../../application/command-handling/handle-command';
+import { handleCommand, handleCommands, streamCommand } from '../../application/command-handling/handle-command';
 import { isReservationFree } from '../../application/reservation/reservations';
 import { TENANT_SLUG_SCOPE, changeTenantSettings, createTenant, renameTenant, tenantAggregate } from '../../application/tenant/tenant-commands';
 import { DomainError } from '../../domain/shared/errors';
@@ -70,6 +70,35 @@ describe('command handling', () => {
     const error = await rejection(handleCommand(stores.commands, tenantAggregate, tenantStream('nope'), { type: 'RenameTenant', data: { name: 'X' } }, userContext()));
     expect(error.code).to.equal('tenant_not_found');
     expect(await stores.eventStore.headPosition()).to.equal(0);
+  });
+
+  describe('commands on several streams, appended together', () => {
+    const rename = (tenantId: string, name: string) => streamCommand(tenantAggregate, tenantStream(tenantId), { type: 'RenameTenant', data: { name } }, userContext({ tenant_id: tenantId }));
+
+    it('decides each on its stream and appends them in one append, in order', async () => {
+      const [a, b] = [await createTenant(stores.commands, { name: 'A', slug: 'org-a' }, userContext()), await createTenant(stores.commands, { name: 'B', slug: 'org-b' }, userContext())];
+      const [first, second] = await handleCommands(stores.commands, [rename(a.tenant_id, 'A 2'), rename(b.tenant_id, 'B 2')]);
+      expect([first.events.map((event) => event.type), second.events.map((event) => event.type)]).to.deep.equal([['TenantRenamed'], ['TenantRenamed']]);
+      expect(first.position).to.be.lessThan(second.position as number);
+      const [renamedA] = (await stores.eventStore.readStream(tenantStream(a.tenant_id))).slice(-1);
+      expect(renamedA.metadata.tenant_id).to.equal(a.tenant_id);
+    });
+
+    it('refuses them all when one is refused, before anything is appended', async () => {
+      const a = await createTenant(stores.commands, { name: 'A', slug: 'org-a' }, userContext());
+      const head = await stores.eventStore.headPosition();
+      const error = await rejection(handleCommands(stores.commands, [rename(a.tenant_id, 'A 2'), rename('nope', 'X')]));
+      expect(error.code).to.equal('tenant_not_found');
+      expect(await stores.eventStore.headPosition()).to.equal(head);
+    });
+
+    it('decides all again when another writer got there first, so that every one lands', async () => {
+      const [a, b] = [await createTenant(stores.commands, { name: 'A', slug: 'org-a' }, userContext()), await createTenant(stores.commands, { name: 'B', slug: 'org-b' }, userContext())];
+      await Promise.all(Array.from({ length: 8 }, (_, index) => handleCommands(stores.commands, [rename(a.tenant_id, `A ${index}`), rename(b.tenant_id, `B ${index}`)])));
+      for (const tenantId of [a.tenant_id, b.tenant_id]) {
+        expect((await stores.eventStore.readStream(tenantStream(tenantId))).filter((event) => event.type === 'TenantRenamed')).to.have.length(8);
+      }
+    });
   });
 
   describe('unique slugs through reservation streams', () => {

@@ -131,6 +131,35 @@ export function eventStoreContract(createFixture: () => Promise<EventStoreFixtur
     });
   });
 
+  describe('appending to several streams', () => {
+    it('appends to each stream in the order given, with a result for each', async () => {
+      const [first, second] = [uniqueStream(), uniqueStream()];
+      await store.appendToStream(second, [newEvent('Opened')]);
+      const results = await store.appendToStreams([
+        { stream: first, events: [newEvent('FollowOn')], expectedRevision: 'no_stream' },
+        { stream: second, events: [newEvent('Recorded'), newEvent('Ended')], expectedRevision: 0 },
+      ]);
+      expect(results.map((result) => result.nextExpectedRevision)).to.deep.equal([0, 2]);
+      expect(results[0].position).to.be.lessThan(results[1].position);
+      expect((await store.readStream(first)).map((event) => event.type)).to.deep.equal(['FollowOn']);
+      expect((await store.readStream(second)).map((event) => event.type)).to.deep.equal(['Opened', 'Recorded', 'Ended']);
+    });
+
+    it('appends none when the first is refused', async () => {
+      const [first, second] = [uniqueStream(), uniqueStream()];
+      await store.appendToStream(first, [newEvent('There')]);
+      const error = await rejection(
+        store.appendToStreams([
+          { stream: first, events: [newEvent('Stale')], expectedRevision: 'no_stream' },
+          { stream: second, events: [newEvent('Never')] },
+        ]),
+      );
+      expect(error).to.be.instanceOf(WrongExpectedRevisionError);
+      expect((await store.readStream(first)).map((event) => event.type)).to.deep.equal(['There']);
+      expect(await store.readStream(second)).to.deep.equal([]);
+    });
+  });
+
   describe('concurrency', () => {
     it('lets exactly one of two appends racing on one revision win', async () => {
       const stream = uniqueStream();

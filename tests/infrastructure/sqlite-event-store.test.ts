@@ -322,3 +322,32 @@ describe('SQLite event store: live subscribers waiting for the next commit', () 
     expect([...stopped.seen, ...left.seen]).to.deep.equal([]);
   });
 });
+
+describe('SQLite event store: appending to several streams', () => {
+  let fixture: ReturnType<typeof sqliteFixture<SqliteEventStore>>;
+
+  beforeEach(() => {
+    fixture = sqliteFixture((db) => new SqliteEventStore(db));
+  });
+
+  afterEach(() => fixture.dispose());
+
+  it('appends all or none: a later part refused undoes the earlier ones, and the rest of the group stands', async () => {
+    const store = fixture.store;
+    const [followOn, cause, other] = [uniqueStream(), uniqueStream(), uniqueStream()];
+    await store.appendToStream(cause, [newEvent('Queued')]);
+    const [refused, alongside] = await Promise.allSettled([
+      store.appendToStreams([
+        { stream: followOn, events: [newEvent('FollowOn')], expectedRevision: 'no_stream' },
+        { stream: cause, events: [newEvent('Recorded')], expectedRevision: 'no_stream' },
+      ]),
+      store.appendToStream(other, [newEvent('SameGroup')]),
+    ]);
+    expect(refused.status).to.equal('rejected');
+    expect((refused as PromiseRejectedResult).reason).to.be.instanceOf(WrongExpectedRevisionError);
+    expect(alongside.status).to.equal('fulfilled');
+    expect(await store.readStream(followOn)).to.deep.equal([]);
+    expect((await store.readStream(cause)).map((event) => event.type)).to.deep.equal(['Queued']);
+    expect((await store.readAll({ direction: 'backwards', maxCount: 1 })).map((event) => event.type)).to.deep.equal(['SameGroup']);
+  });
+});
