@@ -105,7 +105,9 @@ export function streamCommand<Command extends Message, Event extends Message, St
  * (EventStore.appendToStreams: all or none on the embedded store; in the order given on
  * EventStoreDB, so put first what must exist before the rest). A refusal refuses them all
  * before anything is appended; a conflict reads every stream again and decides again, as
- * handleCommand does for one. The results in the order of the commands.
+ * handleCommand does for one. On EventStoreDB the appends before a conflicting one stay, so
+ * each command must decide nothing the second time it finds its own events (as an emit with
+ * an idempotency key does). The results in the order of the commands.
  */
 export async function handleCommands(deps: CommandDependencies, commands: readonly StreamCommand[], maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<Array<CommandResult<Message>>> {
   for (let attempt = 1; ; attempt += 1) {
