@@ -117,9 +117,10 @@ export async function handleCommands(deps: CommandDependencies, commands: readon
     try {
       const results = appending.length === 0 ? [] : await deps.eventStore.appendToStreams(appending.map(({ decided, stream }) => ({ stream, events: decided.toAppend, expectedRevision: decided.expectedRevision })));
       if (rejection) throw rejection;
+      let appended = 0;
       return decisions.map((decided, index) => {
         if (decided.kind === 'done') return decided.result;
-        const result = results[appending.findIndex((item) => item.decided === decided)];
+        const result = results[appended++];
         return { stream: commands[index].stream, events: decided.events, revision: result.nextExpectedRevision, position: result.position };
       });
     } catch (error) {

@@ -245,7 +245,7 @@ export async function recordSteps(
   const command: OrchestrationEventCommand = { type: 'RecordSteps', data: { tenant_id: ref.tenant_id, attempt, steps, ends_attempt: endsAttempt } };
   const acting = context ?? dispatcherContext(ref.tenant_id, ref.event_id);
   const stream = orchestrationEventStream(ref.event_id);
-  const results = before.length === 0 ? [await handleCommand(deps, orchestrationEventAggregate, stream, command, acting)] : await handleCommands(deps, [...before, streamCommand(orchestrationEventAggregate, stream, command, acting)]);
+  const results = await handleCommands(deps, [...before, streamCommand(orchestrationEventAggregate, stream, command, acting)]);
   const result = results[results.length - 1];
   return { position: result.position, processed: result.events.some((event) => event.type === 'OrchestrationEventProcessed'), before: results.slice(0, -1) };
 }

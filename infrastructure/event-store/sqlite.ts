@@ -65,16 +65,9 @@ interface StreamRow {
 
 type Outcome = { ok: true; results: AppendResult[]; rows: EventRow[] } | { ok: false; error: unknown };
 
-/** One stream's part of a pending append. */
-interface StreamPart {
-  stream: string;
-  events: readonly NewEvent[];
-  expected: ExpectedRevision;
-}
-
 /** An append waiting for the next group commit: to one stream, or to several at once. */
 interface PendingAppend {
-  parts: StreamPart[];
+  parts: readonly StreamAppend[];
   resolve(results: AppendResult[]): void;
   reject(error: unknown): void;
 }
@@ -196,16 +189,12 @@ export class SqliteEventStore implements EventStore {
   }
 
   async appendToStream(stream: string, events: readonly NewEvent[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
-    const [result] = await this.queueAppend([{ stream, events, expected: options.expectedRevision ?? 'any' }]);
+    const [result] = await this.appendToStreams([{ stream, events, expectedRevision: options.expectedRevision }]);
     return result;
   }
 
   /** All or none: the parts are written in one savepoint of the group's transaction. */
-  appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
-    return this.queueAppend(appends.map(({ stream, events, expectedRevision }) => ({ stream, events, expected: expectedRevision ?? 'any' })));
-  }
-
-  private queueAppend(parts: StreamPart[]): Promise<AppendResult[]> {
+  appendToStreams(parts: readonly StreamAppend[]): Promise<AppendResult[]> {
     if (this.closed) return Promise.reject(new Error('event store is closed'));
     return new Promise<AppendResult[]>((resolve, reject) => {
       this.pending.push({ parts, resolve, reject });
@@ -255,7 +244,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** The append's result and the rows it inserted (none for a repeated append). */
-  private appendInTransaction({ stream, events, expected }: StreamPart): { result: AppendResult; rows: EventRow[] } {
+  private appendInTransaction({ stream, events, expectedRevision: expected = 'any' }: StreamAppend): { result: AppendResult; rows: EventRow[] } {
     const row = this.statements.stream.get(stream);
     const current = liveRevision(row);
     if (events.length > 0) {
