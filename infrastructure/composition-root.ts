@@ -141,6 +141,9 @@ import { PrometheusWidgetSocketMetrics } from './metrics/widget-socket-metrics';
 import { ORCHESTRATION_EVENTS } from '../projections/orchestration-events';
 import { MongoReadStore, connectMongoReadStore } from './read-store/mongodb';
 import { SqliteReadStore } from './read-store/sqlite';
+import { RoutedReadStore } from './read-store/routed';
+import { ProjectionThread } from './sqlite/projection-thread';
+import { auditLogProjection } from '../projections/audit-log';
 import { checkDataFormat } from './sqlite/data-format';
 import { BackgroundCheckpointer } from './sqlite/checkpointer';
 import { type SqliteDatabase, openSqliteDatabase } from './sqlite/database';
@@ -272,6 +275,32 @@ export const BLOBS_FOLDER = 'blobs';
 export const CONNECTOR_WAIT_MARGIN_MS = 5_000;
 
 export const SQLITE_FILE = 'platform.db';
+/**
+ * The embedded store's projection file: the read models of PROJECTION_FILE_PROJECTIONS, built on
+ * a thread of their own (PROJECTION_THREAD=worker: sqlite/projection-thread.ts), which writes
+ * them without waiting for the serving thread's write lock on SQLITE_FILE.
+ */
+export const PROJECTION_FILE = 'read-models.db';
+/** The audit log: a row with six indexes and a link of a hash chain for every event, the heaviest read model per event. */
+export const PROJECTION_FILE_PROJECTIONS: readonly string[] = [auditLogProjection.name];
+
+/**
+ * The embedded read store: SQLITE_FILE's, with the projection file's read models routed to it.
+ * A read model still in SQLITE_FILE from a release before it moved is dropped there: it is
+ * built again in the projection file from the events.
+ */
+async function embeddedReadStore(db: SqliteDatabase, config: Config, inProjectionFile: readonly Projection[], onProjectionThread: boolean, opened: (db: SqliteDatabase) => void): Promise<ReadStore> {
+  const main = new SqliteReadStore(db, { cacheTtlMs: config.readCacheTtlMs });
+  if (inProjectionFile.length === 0) return main;
+  for (const projection of inProjectionFile) main.forgetProjection(projection);
+  const projectionDb = openSqliteDatabase(path.join(config.dataDir, PROJECTION_FILE), { synchronous: config.sqliteSynchronous });
+  opened(projectionDb);
+  // Written by the projection thread's connection, this one's cache could not see its writes: none then.
+  const projectionStore = new SqliteReadStore(projectionDb, { cacheTtlMs: onProjectionThread ? 0 : config.readCacheTtlMs });
+  // Before the thread starts: this connection then knows the collections' fields for its queries.
+  for (const projection of inProjectionFile) for (const spec of projection.collections) await projectionStore.ensureCollection(spec);
+  return new RoutedReadStore(main, projectionStore, { projections: inProjectionFile });
+}
 
 /** Opens the embedded file, refusing one written with another data format (DataFolderError). */
 function openChecked(file: string, config: Config): SqliteDatabase {
@@ -291,8 +320,19 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   let sqlite: SqliteDatabase | null = null;
   const openSqlite = (): SqliteDatabase => (sqlite ??= openChecked(path.join(config.dataDir, SQLITE_FILE), config));
 
-  const rawEventStore: EventStore = config.eventStoreUrl ? connectEventStoreDb(config.eventStoreUrl) : new SqliteEventStore(openSqlite(), { now: () => clock.now() });
-  const readStore: ReadStore = config.mongoDbUrl ? await connectMongoReadStore(config.mongoDbUrl) : new SqliteReadStore(openSqlite(), { cacheTtlMs: config.readCacheTtlMs });
+  let projectionThread: ProjectionThread | null = null;
+  const rawEventStore: EventStore = config.eventStoreUrl
+    ? connectEventStoreDb(config.eventStoreUrl)
+    : new SqliteEventStore(openSqlite(), { now: () => clock.now(), onCommitted: (head) => projectionThread?.committed(head) });
+  const projectionList = overrides.projections ?? allProjections;
+  // In the projection file whichever thread builds them, so the data folder's layout does not depend on PROJECTION_THREAD.
+  const inProjectionFile = config.mongoDbUrl ? [] : projectionList.filter((projection) => PROJECTION_FILE_PROJECTIONS.includes(projection.name));
+  // The thread follows the events file: with EventStoreDB the serving thread builds them.
+  const onProjectionThread = config.projectionThread === 'worker' && !config.eventStoreUrl && inProjectionFile.length > 0;
+  let projectionDb: SqliteDatabase | null = null;
+  const readStore: ReadStore = config.mongoDbUrl
+    ? await connectMongoReadStore(config.mongoDbUrl)
+    : await embeddedReadStore(openSqlite(), config, inProjectionFile, onProjectionThread, (db) => (projectionDb = db));
 
   let projections: ProjectionRunner | null = null;
   const metrics = new PlatformMetrics(() => (projections ? projections.status() : Promise.resolve([])));
@@ -301,11 +341,30 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const eventStore = new DecodingEventStore(storedEvents);
   // One holder id per platform (a process runs one): its projections and saga groups share it.
   const lease = { holder: config.leaseHolderId ?? processHolderId(), ttlMs: config.leaseTtlMs };
-  projections = new ProjectionRunner({ eventStore, readStore, clock, logger: logger.child({ component: 'projections' }) }, overrides.projections ?? allProjections, {
+  projections = new ProjectionRunner({ eventStore, readStore, clock, logger: logger.child({ component: 'projections' }) }, projectionList, {
     leaseHolder: lease.holder,
     leaseTtlMs: lease.ttlMs,
+    followedElsewhere: onProjectionThread ? inProjectionFile.map((projection) => projection.name) : [],
+    rebuildElsewhere: (name) => (projectionThread ? projectionThread.rebuild(name) : Promise.reject(new Error(`projection ${name} is built on the projection thread, which is not running (start the platform first)`))),
   });
   const runner = projections;
+  const startProjectionThread = async (): Promise<void> => {
+    if (!onProjectionThread || projectionThread) return;
+    projectionThread = await ProjectionThread.start({
+      data: {
+        eventsFile: path.join(config.dataDir, SQLITE_FILE),
+        readModelsFile: path.join(config.dataDir, PROJECTION_FILE),
+        synchronous: config.sqliteSynchronous,
+        projections: inProjectionFile.map((projection) => projection.name),
+        leaseHolder: `${lease.holder}/projection-thread`,
+        leaseTtlMs: lease.ttlMs,
+        readCacheTtlMs: config.readCacheTtlMs,
+        logLevel: config.logLevel,
+      },
+      logger: logger.child({ component: 'projection_thread' }),
+      onProgress: (progress) => runner.observe(progress),
+    });
+  };
 
   const keys = loadKeys({ dataDir: config.dataDir, tokenSecretKey: config.tokenSecretKey, dataEncryptionKey: config.dataEncryptionKey });
   const secrets = new AesGcmSecrets(keys.dataKey);
@@ -589,6 +648,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     dispatcher,
     readYourWrites,
     async start() {
+      await startProjectionThread();
       await runner.start();
       // Before any request: the entitlement check reads the default plan.
       const catalogue = await seedPlanCatalogue(commands);
@@ -616,6 +676,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await auditAnchoring.stop();
       await sagas.stop();
       await runner.stop();
+      await (projectionThread as ProjectionThread | null)?.stop();
       await eventStore.close();
       await readStore.close();
       await checkpointer?.stop();
@@ -623,6 +684,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       if (mailer instanceof SmtpMailer) mailer.close();
       if (blobStore instanceof S3BlobStore) blobStore.close();
       (sqlite as SqliteDatabase | null)?.close();
+      (projectionDb as SqliteDatabase | null)?.close();
     },
   };
 }

@@ -45,6 +45,21 @@ export interface ProjectionRunnerOptions {
   leaseTtlMs?: number;
   /** How often a read-your-writes wait reads the checkpoints of projections held elsewhere. */
   standbyPollMs?: number;
+  /**
+   * Projections another thread of this process builds (infrastructure/sqlite/projection-thread.ts):
+   * this runner never takes their lease; their progress comes from that thread (`observe`).
+   */
+  followedElsewhere?: readonly string[];
+  /** Rebuilds one of those, where it is built (the projection thread). */
+  rebuildElsewhere?: (name: string) => Promise<{ events: number; checkpoint: number }>;
+}
+
+/** Where a projection built by another thread of this process stands, as that thread tells it. */
+export interface ProjectionProgress {
+  name: string;
+  checkpoint: number;
+  status: ProjectionRunState;
+  error: string | null;
 }
 
 /** `standby`: another process holds the projection's lease; this one is ready to take over. */
@@ -207,6 +222,7 @@ class LiveProjection {
       if (!this.lease.held) {
         this.status = 'standby';
         this.error = null;
+        this.onProgress();
         if (!(await this.takeLease(signal))) break;
       }
       try {
@@ -222,6 +238,7 @@ class LiveProjection {
         }
         this.status = 'running';
         this.error = null;
+        this.onProgress();
         if (this.servedVersion < this.projection.version) this.onStaleVersion();
         const subscription = this.feed.subscribe(this.stored);
         this.subscription = subscription;
@@ -244,6 +261,7 @@ class LiveProjection {
         }
         this.status = 'failed';
         this.error = error instanceof Error ? error.message : String(error);
+        this.onProgress();
         if (error instanceof EventDecodingError) {
           // Retrying cannot help: the event reads the same until a release declares its shape
           // (an upcaster). Stop here, before it, rather than skip it and build a wrong model.
@@ -349,6 +367,9 @@ class LiveProjection {
 
 export class ProjectionRunner {
   private readonly live = new Map<string, LiveProjection>();
+  /** Projections built by another thread of this process: their progress is observed, not made here. */
+  private readonly elsewhere: ReadonlySet<string>;
+  private readonly progressListeners = new Set<(progress: ProjectionProgress[]) => void>();
   private readonly rebuilding = new Set<string>();
   /** Each read-your-writes wait: its check, and what it waits for. */
   private readonly waiters = new Map<() => void, { position: number; names: readonly string[] }>();
@@ -370,8 +391,11 @@ export class ProjectionRunner {
       leaseHolder: processHolderId(),
       leaseTtlMs: DEFAULT_LEASE_TTL_MS,
       standbyPollMs: 20,
+      followedElsewhere: [],
+      rebuildElsewhere: (name) => Promise.reject(new Error(`projection ${name} is built elsewhere; rebuild it there`)),
       ...options,
     };
+    this.elsewhere = new Set(this.options.followedElsewhere);
     const names = new Set<string>();
     for (const projection of projections) {
       if (names.has(projection.name)) throw new Error(`two projections are named ${projection.name}`);
@@ -396,9 +420,32 @@ export class ProjectionRunner {
     if (this.started) return;
     this.started = true;
     for (const projection of this.projections) {
+      const live = this.projectionOf(projection.name);
+      if (this.elsewhere.has(projection.name)) {
+        live.status = 'standby';
+        continue;
+      }
       for (const spec of projection.collections) await this.deps.readStore.ensureCollection(spec);
-      this.projectionOf(projection.name).start();
+      live.start();
     }
+  }
+
+  /** Progress of projections another thread of this process builds (`followedElsewhere`): waits on them end as they pass. */
+  observe(progress: readonly ProjectionProgress[]): void {
+    for (const { name, checkpoint, status, error } of progress) {
+      const live = this.live.get(name);
+      if (!live || !this.elsewhere.has(name)) continue;
+      live.checkpoint = Math.max(live.checkpoint, checkpoint);
+      live.status = status;
+      live.error = error;
+    }
+    this.notify();
+  }
+
+  /** Calls `listener` with every projection's progress whenever one moves or fails (the projection thread reports to the serving one). */
+  onProgress(listener: (progress: ProjectionProgress[]) => void): () => void {
+    this.progressListeners.add(listener);
+    return () => this.progressListeners.delete(listener);
   }
 
   private rebuildNewVersion(name: string): void {
@@ -411,7 +458,12 @@ export class ProjectionRunner {
   /** Stops every follower and gives their leases up, so a standing-by process takes over at once. */
   async stop(): Promise<void> {
     this.started = false;
-    await Promise.all([...this.live.values()].map((projection) => projection.stop()));
+    await Promise.all(
+      [...this.live.values()].map(async (projection) => {
+        if (!this.elsewhere.has(projection.projection.name)) return projection.stop();
+        projection.status = 'stopped';
+      }),
+    );
     this.notify();
   }
 
@@ -484,6 +536,9 @@ export class ProjectionRunner {
 
   private notify(): void {
     for (const waiter of [...this.waiters.keys()]) waiter();
+    if (this.progressListeners.size === 0) return;
+    const progress = [...this.live.values()].map(({ projection, checkpoint, status, error }) => ({ name: projection.name, checkpoint, status, error }));
+    for (const listener of this.progressListeners) listener(progress);
   }
 
   /**
@@ -524,7 +579,8 @@ export class ProjectionRunner {
     }
     return [...wanted]
       .map(([name, position]) => ({ live: this.live.get(name), position }))
-      .filter(({ live, position }) => live !== undefined && !live.lease.held && live.checkpoint < position)
+      // One the projection thread builds is behind only when that thread stands by too: another process holds it.
+      .filter(({ live, position }) => live !== undefined && (this.elsewhere.has(live.projection.name) ? live.status === 'standby' : !live.lease.held) && live.checkpoint < position)
       .map(({ live }) => live!);
   }
 
@@ -535,6 +591,7 @@ export class ProjectionRunner {
    */
   async rebuild(name: string): Promise<{ events: number; checkpoint: number }> {
     const live = this.projectionOf(name);
+    if (this.elsewhere.has(name)) return this.options.rebuildElsewhere(name);
     if (this.rebuilding.has(name)) throw new Error(`projection ${name} is already rebuilding`);
     this.rebuilding.add(name);
     // Started by the lease holder (a new version), the rebuild is fenced by the lease: if it

@@ -59,7 +59,8 @@ const USAGE = `usage: npm run cli -- <command>
 type Output = (line: string) => void;
 
 async function withPlatform<T>(work: (platform: Platform) => Promise<T>, overrides: PlatformOverrides = {}): Promise<T> {
-  const platform = await createPlatform(loadConfig(), { logger: silentLogger, ...overrides });
+  // The CLI's commands run projections here, in this thread, when they bring read models up to date: no projection thread.
+  const platform = await createPlatform(loadConfig({ ...process.env, PROJECTION_THREAD: 'main' }), { logger: silentLogger, ...overrides });
   try {
     return await work(platform);
   } finally {

@@ -49,6 +49,7 @@ const variables = {
   DATA_DIR: { codec: nonEmpty, default: './data' },
   SQLITE_SYNCHRONOUS: { codec: oneOf('full', 'normal', 'off'), default: 'full' },
   SQLITE_CHECKPOINT: { codec: oneOf('background', 'inline'), default: 'background' },
+  PROJECTION_THREAD: { codec: oneOf('worker', 'main'), default: 'worker' },
   EVENTSTORE_URL: { codec: urlWithScheme('esdb', 'esdb+discover', 'kurrentdb', 'kurrentdb+discover', 'kdb', 'kdb+discover'), default: undefined },
   MONGODB_URL: { codec: urlWithScheme('mongodb', 'mongodb+srv'), default: undefined },
   LOG_LEVEL: { codec: oneOf('trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'), default: 'info' },
@@ -190,6 +191,8 @@ export interface Config {
   sqliteSynchronous: 'full' | 'normal' | 'off';
   /** `background`: the WAL is checkpointed by a worker thread (infrastructure/sqlite/checkpointer.ts); `inline`: by SQLite at the end of a commit. */
   sqliteCheckpoint: 'background' | 'inline';
+  /** `worker`: the embedded store's projection file (the audit log) is built on a thread of its own (infrastructure/sqlite/projection-thread.ts); `main`: on the serving thread. */
+  projectionThread: 'worker' | 'main';
   eventStoreUrl: string | null;
   mongoDbUrl: string | null;
   logLevel: Decoded<'LOG_LEVEL'>;
@@ -550,6 +553,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(values.DATA_DIR as string),
     sqliteSynchronous: values.SQLITE_SYNCHRONOUS as Config['sqliteSynchronous'],
     sqliteCheckpoint: values.SQLITE_CHECKPOINT as Config['sqliteCheckpoint'],
+    projectionThread: values.PROJECTION_THREAD as Config['projectionThread'],
     eventStoreUrl: values.EVENTSTORE_URL as string | null,
     mongoDbUrl: values.MONGODB_URL as string | null,
     logLevel: values.LOG_LEVEL as Config['logLevel'],

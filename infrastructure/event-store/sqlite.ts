@@ -106,6 +106,8 @@ export interface SqliteEventStoreOptions {
   now?: () => Date;
   /** Events of the last commits kept in memory for live subscribers (default 8,192). */
   tailCapacity?: number;
+  /** Told the head after each commit of this connection (the projection thread follows it: infrastructure/sqlite/projection-thread.ts). */
+  onCommitted?: (head: number) => void;
 }
 
 export class SqliteEventStore implements EventStore {
@@ -120,12 +122,16 @@ export class SqliteEventStore implements EventStore {
    */
   private readonly appendWaiters = new Set<AppendWaiter>();
   private pollTimer: NodeJS.Timeout | null = null;
-  /** The last position this process committed: a subscriber that asks to wait for what is already there does not wait. */
+  /**
+   * The last position known committed, by this connection or (appendedElsewhere) another of
+   * this process: a subscriber that asks to wait for what is already there does not wait.
+   */
   private committedHead = 0;
   /** The subscriptions' abort signals listened to: once each, not once per wait. */
   private readonly watchedAborts = new WeakSet<AbortSignal>();
   private readonly pollIntervalMs: number;
   private readonly now: () => Date;
+  private readonly onCommitted: ((head: number) => void) | undefined;
   private readonly statements;
   private readonly group: CommitGroup;
   /**
@@ -144,6 +150,7 @@ export class SqliteEventStore implements EventStore {
   constructor(private readonly db: SqliteDatabase, options: SqliteEventStoreOptions = {}) {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.now = options.now ?? (() => new Date());
+    this.onCommitted = options.onCommitted;
     this.tail = new CommittedTail(options.tailCapacity ?? TAIL_CAPACITY);
     db.exec(SCHEMA);
     this.statements = {
@@ -240,7 +247,20 @@ export class SqliteEventStore implements EventStore {
       if (this.headThisTurn !== null) this.headThisTurn = Math.max(this.headThisTurn, head);
       this.committedHead = Math.max(this.committedHead, head);
       this.releaseWaiters((waiter) => waiter.position < head);
+      this.onCommitted?.(head);
     }
+  }
+
+  /**
+   * Another connection of this process committed up to `head` (the serving thread's, told to
+   * the projection thread): its subscribers read on now rather than at the next poll.
+   */
+  appendedElsewhere(head: number): void {
+    if (this.closed || head <= this.committedHead) return;
+    this.committedHead = head;
+    // A subscriber woken here must read up to it this very turn (the head is read once per turn).
+    if (this.headThisTurn !== null) this.headThisTurn = Math.max(this.headThisTurn, head);
+    this.releaseWaiters((waiter) => waiter.position < head);
   }
 
   /** The append's result and the rows it inserted (none for a repeated append). */

@@ -271,6 +271,35 @@ export class SqliteReadStore implements ReadStore {
     this.declared.delete(name);
   }
 
+  /**
+   * Drops a projection's collections (and their rebuild shadows) and state from this file: its
+   * read model now lives in another (the projection file, composition-root.ts) and is built
+   * there from the events. True when there was something to drop.
+   */
+  forgetProjection(projection: { name: string; collections: readonly CollectionSpec[] }): boolean {
+    const names = projection.collections.flatMap((spec) => [spec.name, `${spec.name}__rebuild`]);
+    const states = [projection.name, `${projection.name}__rebuild`];
+    const tables = this.db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((row) => row.name);
+    const present = names.filter((name) => tables.includes(tableName(name).replace(/"/g, '')));
+    const stored = states.filter((name) => this.prepared('SELECT 1 FROM _projections WHERE name = ?').get(name) !== undefined);
+    if (present.length === 0 && stored.length === 0) return false;
+    this.statements.clear();
+    this.db
+      .transaction(() => {
+        for (const name of names) {
+          this.db.exec(`DROP TABLE IF EXISTS ${tableName(name)}`);
+          this.db.prepare('DELETE FROM _read_indexes WHERE collection = ?').run(name);
+        }
+        for (const name of states) this.db.prepare('DELETE FROM _projections WHERE name = ?').run(name);
+      })
+      .immediate();
+    for (const name of names) {
+      this.cache.invalidate(name);
+      this.declared.delete(name);
+    }
+    return true;
+  }
+
   collection<T extends Document = Document>(name: string): Collection<T> {
     return new SqliteCollection<T>(this, name);
   }

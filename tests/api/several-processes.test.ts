@@ -12,6 +12,8 @@ describe('a second server process on the same embedded store', () => {
   let holder: TestServer;
   let standby: TestServer;
   const settings = { SCRYPT_LOG_N: '12', LEASE_TTL_MS: '600' };
+  // The audit log is built on each process's projection thread, under a holder id of its own.
+  const holderOf = (server: TestServer, projection: string): string => (projection === 'audit_log' ? `${server.platform.projections.holder}/projection-thread` : server.platform.projections.holder);
   const allStatus = async (server: TestServer, status: string): Promise<boolean> => (await server.platform.projections.status()).every((report) => report.status === status);
 
   before(async () => {
@@ -28,7 +30,7 @@ describe('a second server process on the same embedded store', () => {
     const response = await standby.request('GET', '/ready');
     expect(response.status).to.equal(200);
     for (const projection of response.json.projections) {
-      expect(projection, projection.name).to.deep.include({ status: 'standby', holder: holder.platform.projections.holder, ok: true });
+      expect(projection, projection.name).to.deep.include({ status: 'standby', holder: holderOf(holder, projection.name), ok: true });
     }
   });
 
@@ -61,6 +63,6 @@ describe('a second server process on the same embedded store', () => {
     expect((await standby.request('GET', `/api/v1/org/teams/${created.json.id}`, { headers: { authorization: `Bearer ${owner.token}` } })).status).to.equal(200);
     const ready = await standby.request('GET', '/ready');
     expect(ready.status).to.equal(200);
-    expect(ready.json.projections.map((projection: { holder: string }) => projection.holder)).to.satisfy((holders: string[]) => holders.every((id) => id === standby.platform.projections.holder));
+    for (const projection of ready.json.projections) expect(projection.holder, projection.name).to.equal(holderOf(standby, projection.name));
   });
 });

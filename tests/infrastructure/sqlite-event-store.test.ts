@@ -309,6 +309,28 @@ describe('SQLite event store: live subscribers waiting for the next commit', () 
     await subscription.stop();
   });
 
+  it("wakes a subscriber of another connection told of that connection's commit (the projection thread), and tells that commit's head", async () => {
+    const heads: number[] = [];
+    const writerDb = openSqliteDatabase(fixture.path);
+    const writer = new SqliteEventStore(writerDb, { pollIntervalMs: 60_000, onCommitted: (head) => heads.push(head) });
+    try {
+      const follower = follow(fixture.store);
+      await follower.ready;
+      const { position } = await writer.appendToStream(uniqueStream(), [newEvent('Elsewhere')]);
+      expect(heads).to.deep.equal([position]);
+      // Not told, it would wait for its poll (a minute); told, it reads on at once.
+      fixture.store.appendedElsewhere(position);
+      const until = Date.now() + 5_000;
+      while (follower.seen.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(follower.seen.map((message) => (message.kind === 'event' ? `${message.event.type} ${message.event.position}` : message.kind))).to.deep.equal([`Elsewhere ${position}`]);
+      await follower.subscription.stop();
+      await follower.done;
+    } finally {
+      await writer.close();
+      writerDb.close();
+    }
+  });
+
   it('ends a waiting subscriber at once when it is stopped, and every one when the store closes', async () => {
     const store = fixture.store;
     const stopped = follow(store);

@@ -132,6 +132,46 @@ describe('projection runner', () => {
     expect(await stores.readStore.collection<CounterDocument>('counters').get('thing-1')).to.deep.include({ count: 40 });
   });
 
+  describe('with a projection another thread of the process builds (followedElsewhere)', () => {
+    it('never takes its lease nor applies its events; waits end as that thread reports progress; a rebuild is sent there', async () => {
+      const rebuilt: string[] = [];
+      const serving = runner([tenantsProjection, auditLogProjection], {
+        followedElsewhere: [auditLogProjection.name],
+        rebuildElsewhere: async (name: string) => {
+          rebuilt.push(name);
+          return { events: 3, checkpoint: 42 };
+        },
+      });
+      await serving.start();
+      const { tenant_id } = await createTenant(stores.commands, { name: 'Acme', slug: 'acme' }, userContext());
+      const head = await stores.eventStore.headPosition();
+      expect(await serving.waitFor(head, { timeoutMs: 5000, projections: [tenantsProjection.name] })).to.equal(true);
+      // The tenants read model is built here; the audit log is not (no collection, no state), and waits on it wait for the other thread.
+      expect(await stores.readStore.collection<TenantDocument>(TENANTS).get(tenant_id)).to.not.equal(null);
+      expect(await stores.readStore.getProjectionState(auditLogProjection.name)).to.equal(null);
+      expect(await serving.waitFor(head, { timeoutMs: 50 })).to.equal(false);
+
+      const waiting = serving.waitFor(head, { timeoutMs: 5000 });
+      serving.observe([{ name: auditLogProjection.name, checkpoint: head, status: 'running', error: null }]);
+      expect(await waiting).to.equal(true);
+      const report = (await serving.status()).find((candidate) => candidate.name === auditLogProjection.name)!;
+      expect(report).to.deep.include({ checkpoint: head, lag: 0, status: 'running' });
+
+      expect(await serving.rebuild(auditLogProjection.name)).to.deep.equal({ events: 3, checkpoint: 42 });
+      expect(rebuilt).to.deep.equal([auditLogProjection.name]);
+    });
+
+    it('reports the progress of the projections it builds to its listeners (the projection thread posts them)', async () => {
+      const building = runner([tenantsProjection]);
+      const seen: Array<{ name: string; checkpoint: number; status: string }> = [];
+      building.onProgress((progress) => seen.push(...progress.map(({ name, checkpoint, status }) => ({ name, checkpoint, status }))));
+      await building.start();
+      await createTenant(stores.commands, { name: 'Acme', slug: 'acme' }, userContext());
+      const head = await stores.eventStore.headPosition();
+      await eventually(() => seen.some((progress) => progress.name === tenantsProjection.name && progress.checkpoint >= head && progress.status === 'running'));
+    });
+  });
+
   describe('with several runners (processes) on one store', () => {
     /** A counting projection that also counts, per runner, the events it applied. */
     const tallied = (applied: number[], options: Parameters<typeof countingProjection>[0] = {}): Projection => {

@@ -1,0 +1,173 @@
+// Projections of the embedded store built on a thread of their own (PROJECTION_THREAD=worker,
+// the default). The serving thread of a platform on SQLite does everything on one core: HTTP,
+// commands and their appends, sagas, and every projection with its writes. The audit log alone,
+// a hash chain with a row and six indexes for every event, was about a fifth of that thread's
+// time per event (docs/performance.md). Its read model lives in a file of its own (the
+// projection file, `read-models.db`), so a second thread can write it without waiting for the
+// serving thread's write lock, nor making it wait for its own.
+//
+// - The thread (projection-thread-worker.ts) follows `$all` on its own connection and holds
+//   the projections' leases under a holder id of its own; the serving thread's runner lists
+//   them as followed elsewhere (ProjectionRunner `followedElsewhere`) and learns their progress
+//   from the thread's messages, so read-your-writes waits for them as for its own.
+// - The serving thread tells the thread the head after each of its commits; the thread's
+//   subscription otherwise polls, as for another process's appends.
+// - A thread that fails or exits is started again after a pause (growing to a minute): its
+//   projections resume from their checkpoints, and waits on them time out meanwhile.
+// - Stopping asks the thread to stop its runner (its checkpoints are committed per batch) and
+//   close its connections; one that does not within the grace is terminated.
+
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../../application/ports/logger';
+import type { ProjectionProgress } from '../../projections/runner';
+import type { SqliteSynchronous } from './database';
+
+export interface ProjectionThreadData {
+  eventsFile: string;
+  readModelsFile: string;
+  synchronous: SqliteSynchronous;
+  /** The projections it builds, by name. */
+  projections: readonly string[];
+  leaseHolder: string;
+  leaseTtlMs: number;
+  readCacheTtlMs: number;
+  logLevel: string;
+}
+
+export type ToProjectionThread = { kind: 'head'; head: number } | { kind: 'rebuild'; id: number; name: string } | { kind: 'stop' };
+
+export type FromProjectionThread =
+  | { kind: 'ready' }
+  | { kind: 'progress'; progress: ProjectionProgress[] }
+  | { kind: 'failed'; message: string }
+  | { kind: 'rebuilt'; id: number; result: { events: number; checkpoint: number } }
+  | { kind: 'rebuild_failed'; id: number; message: string }
+  | { kind: 'stopped' };
+
+const WORKER_SCRIPT = path.join(__dirname, 'projection-thread-worker.js');
+const STOP_GRACE_MS = 10_000;
+const RESTART_FIRST_MS = 1_000;
+const RESTART_MAX_MS = 60_000;
+
+export interface ProjectionThreadOptions {
+  data: ProjectionThreadData;
+  logger: Logger;
+  /** The thread's progress, as it reports it (and `failed` for each projection when it dies). */
+  onProgress: (progress: ProjectionProgress[]) => void;
+  /** The worker's script (tests give one that fails). */
+  workerScript?: string;
+}
+
+export class ProjectionThread {
+  private worker: Worker | null = null;
+  private stopping = false;
+  private restartDelayMs = RESTART_FIRST_MS;
+  private restartTimer: NodeJS.Timeout | null = null;
+  /** The last head told to the thread; a new thread is told it first. */
+  private head = 0;
+  private exited: Promise<void> = Promise.resolve();
+  private nextRebuild = 1;
+  private readonly rebuilds = new Map<number, { resolve: (result: { events: number; checkpoint: number }) => void; reject: (error: Error) => void }>();
+
+  private constructor(private readonly options: ProjectionThreadOptions) {}
+
+  /** Starts the thread; resolves once its projections run (or it failed, and will be started again). */
+  static async start(options: ProjectionThreadOptions): Promise<ProjectionThread> {
+    const thread = new ProjectionThread(options);
+    await thread.spawn();
+    return thread;
+  }
+
+  /** The serving thread committed up to `head`. */
+  committed(head: number): void {
+    if (head <= this.head) return;
+    this.head = head;
+    this.worker?.postMessage({ kind: 'head', head } satisfies ToProjectionThread);
+  }
+
+  /** Rebuilds one of the thread's projections there (ProjectionRunner.rebuild). */
+  rebuild(name: string): Promise<{ events: number; checkpoint: number }> {
+    const worker = this.worker;
+    if (!worker) return Promise.reject(new Error(`projection ${name} cannot be rebuilt now: the projection thread is not running`));
+    const id = this.nextRebuild++;
+    return new Promise((resolve, reject) => {
+      this.rebuilds.set(id, { resolve, reject });
+      worker.postMessage({ kind: 'rebuild', id, name } satisfies ToProjectionThread);
+    });
+  }
+
+  private settleRebuild(id: number, outcome: { result: { events: number; checkpoint: number } } | { message: string }): void {
+    const pending = this.rebuilds.get(id);
+    this.rebuilds.delete(id);
+    if ('result' in outcome) pending?.resolve(outcome.result);
+    else pending?.reject(new Error(outcome.message));
+  }
+
+  private spawn(): Promise<void> {
+    const { data, logger } = this.options;
+    const worker = new Worker(this.options.workerScript ?? WORKER_SCRIPT, { workerData: data });
+    this.worker = worker;
+    let settled = false;
+    return new Promise<void>((resolve) => {
+      const ready = (): void => {
+        if (settled) return;
+        settled = true;
+        resolve();
+      };
+      worker.on('message', (message: FromProjectionThread) => {
+        switch (message.kind) {
+          case 'ready':
+            this.restartDelayMs = RESTART_FIRST_MS;
+            if (this.head > 0) worker.postMessage({ kind: 'head', head: this.head } satisfies ToProjectionThread);
+            ready();
+            return;
+          case 'progress':
+            this.options.onProgress(message.progress);
+            return;
+          case 'failed':
+            logger.error({ reason: message.message }, 'projection thread failed');
+            return;
+          case 'rebuilt':
+            this.settleRebuild(message.id, { result: message.result });
+            return;
+          case 'rebuild_failed':
+            this.settleRebuild(message.id, { message: message.message });
+            return;
+          case 'stopped':
+            return;
+        }
+      });
+      worker.on('error', (error) => logger.error({ err: error }, 'projection thread failed'));
+      this.exited = new Promise<void>((exited) =>
+        worker.once('exit', (code) => {
+          if (this.worker === worker) this.worker = null;
+          for (const id of [...this.rebuilds.keys()]) this.settleRebuild(id, { message: `the projection thread exited (code ${code}) during the rebuild` });
+          exited();
+          ready();
+          if (this.stopping) return;
+          logger.error({ code, restart_in_ms: this.restartDelayMs }, 'projection thread exited; starting it again');
+          this.options.onProgress(data.projections.map((name) => ({ name, checkpoint: 0, status: 'failed', error: `the projection thread exited (code ${code}); starting it again` })));
+          this.restartTimer = setTimeout(() => {
+            this.restartTimer = null;
+            void this.spawn();
+          }, this.restartDelayMs);
+          this.restartTimer.unref();
+          this.restartDelayMs = Math.min(RESTART_MAX_MS, this.restartDelayMs * 2);
+        }),
+      );
+    });
+  }
+
+  /** Stops the thread's projections and closes its connections. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const worker = this.worker;
+    if (!worker) return;
+    worker.postMessage({ kind: 'stop' } satisfies ToProjectionThread);
+    const grace = setTimeout(() => void worker.terminate(), STOP_GRACE_MS);
+    await this.exited;
+    clearTimeout(grace);
+  }
+}

@@ -1,0 +1,148 @@
+// The projection thread of the embedded store (infrastructure/sqlite/projection-thread.ts): the
+// audit log is built on a thread of its own, into the projection file, and what a request
+// writes is in it when the answer comes; PROJECTION_THREAD=main builds the same file on the
+// serving thread; a data folder of an earlier release, with the audit log in platform.db, has
+// it moved (built again from the events); a thread that dies is started again.
+
+import { expect } from 'chai';
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import { silentLogger } from '../../application/ports/logger';
+import type { ProjectionProgress } from '../../projections/runner';
+import { PROJECTION_FILE, SQLITE_FILE } from '../../infrastructure/composition-root';
+import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
+import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
+import { ProjectionThread } from '../../infrastructure/sqlite/projection-thread';
+import { temporaryDirectory } from '../support/files';
+import { registerOwner } from '../support/identity';
+import { type TestServer, startTestServer } from '../support/server';
+import { expectEveryEventAudited } from '../support/audit';
+import { eventually } from '../support/stores';
+
+const settings = { SCRYPT_LOG_N: '12' };
+
+/** The tables of a file of the data folder. */
+function tablesOf(file: string): string[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((row) => row.name);
+  } finally {
+    db.close();
+  }
+}
+
+async function auditedActions(server: TestServer, token: string): Promise<string[]> {
+  const response = await server.request('GET', '/api/v1/org/audit-logs?limit=100', { headers: { authorization: `Bearer ${token}` } });
+  expect(response.status).to.equal(200);
+  return response.json.items.map((entry: { action: string }) => entry.action);
+}
+
+describe('projection thread of the embedded store', () => {
+  describe('PROJECTION_THREAD=worker (the default)', () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer(settings);
+    });
+    after(async () => server.close());
+
+    it('builds the audit log on its own thread, into the projection file, and a write is in it when its answer comes', async () => {
+      const owner = await registerOwner(server, 'thread-org');
+      // The registration's answer waited for every read model, the thread's included: no polling here.
+      expect(await auditedActions(server, owner.token)).to.include.members(['TenantCreated', 'MemberJoined']);
+      const created = await server.request('POST', '/api/v1/org/teams', { headers: { authorization: `Bearer ${owner.token}` }, body: { name: 'Night shift' } });
+      expect(created.status).to.equal(201);
+      expect((await auditedActions(server, owner.token))[0]).to.equal('TeamCreated');
+
+      const dir = server.platform.config.dataDir;
+      expect(tablesOf(path.join(dir, PROJECTION_FILE))).to.include('rm_audit_log');
+      expect(tablesOf(path.join(dir, SQLITE_FILE))).to.not.include('rm_audit_log');
+      await expectEveryEventAudited(server);
+    });
+
+    it('reports the audit log as run by the thread, under a holder id of its own, caught up', async () => {
+      const head = await server.platform.eventStore.headPosition();
+      await eventually(async () => (await server.platform.projections.status()).find((report) => report.name === 'audit_log')!.checkpoint >= head);
+      const report = (await server.platform.projections.status()).find((candidate) => candidate.name === 'audit_log')!;
+      expect(report).to.deep.include({ status: 'running', holder: `${server.platform.projections.holder}/projection-thread`, error: null });
+      const others = (await server.platform.projections.status()).filter((candidate) => candidate.name !== 'audit_log');
+      expect(others.every((candidate) => candidate.holder === server.platform.projections.holder)).to.equal(true);
+    });
+
+    it('rebuilds the audit log on the thread when asked in the serving process', async () => {
+      const result = await server.platform.projections.rebuild('audit_log');
+      expect(result.events).to.be.greaterThan(0);
+      expect(result.checkpoint).to.be.at.least(await server.platform.eventStore.headPosition());
+      await expectEveryEventAudited(server);
+    });
+  });
+
+  it('PROJECTION_THREAD=main builds the same file on the serving thread', async () => {
+    const server = await startTestServer({ ...settings, PROJECTION_THREAD: 'main' });
+    try {
+      const owner = await registerOwner(server, 'main-thread-org');
+      expect(await auditedActions(server, owner.token)).to.include('TenantCreated');
+      const report = (await server.platform.projections.status()).find((candidate) => candidate.name === 'audit_log')!;
+      expect(report.holder).to.equal(server.platform.projections.holder);
+      expect(tablesOf(path.join(server.platform.config.dataDir, PROJECTION_FILE))).to.include('rm_audit_log');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('moves an audit log an earlier release kept in platform.db: dropped there, built again from the events in the projection file', async () => {
+    // A folder of the test's own: a test server removes the folder it made when it closes.
+    const folder = temporaryDirectory();
+    const dir = folder.path;
+    const first = await startTestServer({ ...settings, DATA_DIR: dir });
+    const owner = await registerOwner(first, 'moved-org');
+    const before = await auditedActions(first, owner.token);
+    await first.close();
+    // The earlier layout: the audit log's table and state in platform.db, no projection file.
+    fs.rmSync(path.join(dir, PROJECTION_FILE), { force: true });
+    fs.rmSync(path.join(dir, `${PROJECTION_FILE}-wal`), { force: true });
+    fs.rmSync(path.join(dir, `${PROJECTION_FILE}-shm`), { force: true });
+    const db = openSqliteDatabase(path.join(dir, SQLITE_FILE));
+    const old = new SqliteReadStore(db);
+    await old.ensureCollection({ name: 'audit_log', indexes: [{ field: 'tenant_id' }] });
+    await old.commitProjection({ projection: 'audit_log', expectedCheckpoint: 0, operations: [{ kind: 'put', collection: 'audit_log', doc: { id: 'stale', tenant_id: owner.tenant_id } }], state: { name: 'audit_log', version: 1, checkpoint: 999_999, status: 'running', error: null, updated_at: new Date().toISOString() } });
+    await old.close();
+    db.close();
+
+    const second = await startTestServer({ ...settings, DATA_DIR: dir });
+    try {
+      expect(tablesOf(path.join(dir, SQLITE_FILE))).to.not.include('rm_audit_log');
+      const head = await second.platform.eventStore.headPosition();
+      expect(await second.platform.readYourWrites(head, ['audit_log'])).to.equal(true);
+      const after = await auditedActions(second, owner.token);
+      expect(after).to.deep.equal(before);
+      await expectEveryEventAudited(second);
+    } finally {
+      await second.close();
+      folder.remove();
+    }
+  });
+
+  it('starts a thread that exits again, reporting its projections failed meanwhile, until stopped', async () => {
+    const dir = temporaryDirectory();
+    const script = path.join(dir.path, 'exits.js');
+    fs.writeFileSync(script, 'process.exit(3);\n');
+    const reports: ProjectionProgress[][] = [];
+    const thread = await ProjectionThread.start({
+      data: { eventsFile: '', readModelsFile: '', synchronous: 'normal', projections: ['audit_log'], leaseHolder: 'h', leaseTtlMs: 1000, readCacheTtlMs: 0, logLevel: 'silent' },
+      logger: silentLogger,
+      onProgress: (progress) => reports.push(progress),
+      workerScript: script,
+    });
+    try {
+      await eventually(() => reports.length >= 2, 5000, 'a second start that exits too');
+      expect(reports[0]).to.deep.equal([{ name: 'audit_log', checkpoint: 0, status: 'failed', error: 'the projection thread exited (code 3); starting it again' }]);
+    } finally {
+      await thread.stop();
+      dir.remove();
+    }
+    const seen = reports.length;
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(reports.length, 'no start after stop').to.equal(seen);
+  });
+});
