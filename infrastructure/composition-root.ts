@@ -10,7 +10,7 @@ import { DecodingEventStore } from '../application/events/decoding-event-store';
 import { checkReadiness } from '../application/operations/readiness';
 import type { DomainEventStore } from '../application/ports/domain-event-store';
 import { AccessDenialRecorder } from '../application/access-denial/access-denials';
-import { AuditAnchoring } from '../application/audit-log/audit-anchoring';
+import { AUDIT_ANCHORING, AuditAnchoring, type AuditAnchoringJob, recordAuditCheckpoint } from '../application/audit-log/audit-anchoring';
 import type { AuditSigner } from '../application/ports/audit-signer';
 import type { BlobStore } from '../application/ports/blob-store';
 import type { Embeddings } from '../application/ports/embeddings';
@@ -185,7 +185,8 @@ export interface Platform {
   /** Signs audit checkpoints with the platform's key. */
   auditSigner: AuditSigner;
   /** Records the signed audit checkpoints (runs in the background once started). */
-  auditAnchoring: AuditAnchoring;
+  /** The audit anchoring, or its stand-in when it runs on the projection thread (runOnce asks the thread). */
+  auditAnchoring: AuditAnchoringJob;
   /** Records refused requests, bounded per principal and minute. */
   accessDenials: AccessDenialRecorder;
   metrics: PlatformMetrics;
@@ -292,14 +293,16 @@ export const PROJECTION_FILE_PROJECTIONS: readonly string[] = [auditLogProjectio
 async function embeddedReadStore(db: SqliteDatabase, config: Config, inProjectionFile: readonly Projection[], onProjectionThread: boolean, opened: (db: SqliteDatabase) => void): Promise<ReadStore> {
   const main = new SqliteReadStore(db, { cacheTtlMs: config.readCacheTtlMs });
   if (inProjectionFile.length === 0) return main;
-  for (const projection of inProjectionFile) main.forgetProjection(projection);
+  // The audit anchoring's cursor goes with the audit log (its job runs where the log is built).
+  const moved = [...inProjectionFile, ...(inProjectionFile.some((projection) => projection.name === auditLogProjection.name) ? [{ name: AUDIT_ANCHORING, collections: [] }] : [])];
+  for (const projection of moved) main.forgetProjection(projection);
   const projectionDb = openSqliteDatabase(path.join(config.dataDir, PROJECTION_FILE), { synchronous: config.sqliteSynchronous });
   opened(projectionDb);
   // Written by the projection thread's connection, this one's cache could not see its writes: none then.
   const projectionStore = new SqliteReadStore(projectionDb, { cacheTtlMs: onProjectionThread ? 0 : config.readCacheTtlMs });
   // Before the thread starts: this connection then knows the collections' fields for its queries.
   for (const projection of inProjectionFile) for (const spec of projection.collections) await projectionStore.ensureCollection(spec);
-  return new RoutedReadStore(main, projectionStore, { projections: inProjectionFile });
+  return new RoutedReadStore(main, projectionStore, { projections: moved });
 }
 
 /** Opens the embedded file, refusing one written with another data format (DataFolderError). */
@@ -360,9 +363,11 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
         leaseTtlMs: lease.ttlMs,
         readCacheTtlMs: config.readCacheTtlMs,
         logLevel: config.logLevel,
+        anchoring: { ...anchoringSettings, privateKey: keys.tokenPrivateKey, publicKey: keys.tokenPublicKey },
       },
       logger: logger.child({ component: 'projection_thread' }),
       onProgress: (progress) => runner.observe(progress),
+      recordCheckpoint: (toRecord) => recordAuditCheckpoint(commands, toRecord),
     });
   };
 
@@ -421,10 +426,15 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       ? new OpenAiAssistantEngine({ baseUrl: config.llmBaseUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutMs })
       : new ExtractiveAssistantEngine());
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
-  const auditAnchoring = new AuditAnchoring(
-    { ...commands, readStore, signer: auditSigner, logger: logger.child({ component: 'audit_anchoring' }) },
-    { entriesPerCheckpoint: config.auditCheckpointEntries, intervalMs: config.auditCheckpointIntervalSeconds * 1000, pollMs: overrides.auditAnchoringPollMs ?? 1000 },
-  );
+  const anchoringSettings = { entriesPerCheckpoint: config.auditCheckpointEntries, intervalMs: config.auditCheckpointIntervalSeconds * 1000, pollMs: overrides.auditAnchoringPollMs ?? 1000 };
+  // With the audit log on the projection thread, its anchoring runs there too: both hash every event.
+  const auditAnchoring: AuditAnchoringJob = onProjectionThread
+    ? {
+        start: () => undefined,
+        stop: async () => undefined,
+        runOnce: () => (projectionThread ? projectionThread.anchorOnce() : Promise.reject(new Error('the audit anchoring runs on the projection thread, which is not running (start the platform first)'))),
+      }
+    : new AuditAnchoring({ ...commands, readStore, signer: auditSigner, logger: logger.child({ component: 'audit_anchoring' }) }, anchoringSettings);
   const accessDenials = new AccessDenialRecorder({ ...commands, logger: logger.child({ component: 'access_denials' }) }, { perMinute: config.accessDenialsPerMinute });
   // Every call to an address a tenant gave goes through the one SSRF guard.
   const outbound: OutboundHttp = new GuardedOutboundHttp({ allowInsecureUrls: config.outboundAllowInsecure, allowPrivateNetworks: config.outboundAllowPrivateNetworks });

@@ -56,10 +56,46 @@ export interface AuditAnchoringSettings {
   pollMs: number;
 }
 
+/** A signed checkpoint to record in the tenant's checkpoint stream, once (its idempotency key). */
+export interface CheckpointToRecord {
+  tenantId: string;
+  checkpoint: AuditCheckpointStatement & { signature: string };
+  key: string;
+}
+
+/**
+ * Records a checkpoint; a DomainError when the decider refuses it. The anchoring's pass may run
+ * on the projection thread (infrastructure/sqlite/projection-thread.ts), which asks the serving
+ * thread to append it there, so that one connection writes the events file.
+ */
+export type CheckpointRecorder = (toRecord: CheckpointToRecord) => Promise<void>;
+
 export interface AuditAnchoringDependencies extends CommandDependencies {
   readStore: ReadStore;
   signer: AuditSigner;
   logger: Logger;
+  /** How checkpoints are appended; default `recordAuditCheckpoint` on these dependencies. */
+  record?: CheckpointRecorder;
+}
+
+/** Appends a checkpoint through its aggregate (the default recorder, and what the serving thread does for the projection thread). */
+export async function recordAuditCheckpoint(deps: CommandDependencies, { tenantId, checkpoint, key }: CheckpointToRecord): Promise<void> {
+  await handleCommand(
+    deps,
+    auditCheckpointAggregate,
+    auditCheckpointStream(tenantId),
+    { type: 'RecordAuditCheckpoint', data: checkpoint },
+    { ...systemContext(key, AUDIT_ANCHORING), tenant_id: tenantId },
+    { idempotencyKey: key },
+  );
+}
+
+/** What runs the anchoring: AuditAnchoring itself, or its stand-in on the serving thread when it runs on the projection thread. */
+export interface AuditAnchoringJob {
+  start(): void;
+  stop(): Promise<void>;
+  /** Reads the log up to its head and records the checkpoints that are due. */
+  runOnce(): Promise<void>;
 }
 
 interface TenantChain {
@@ -87,7 +123,7 @@ async function lastCheckpoint(eventStore: Pick<DomainEventStore, 'readStreamAsSt
   return { ...(last.data as AuditCheckpointEvent['data']), id: last.id };
 }
 
-export class AuditAnchoring {
+export class AuditAnchoring implements AuditAnchoringJob {
   private readonly chains = new Map<string, TenantChain>();
   /** Position of `$all` read through; null until loaded from the stored state. */
   private scanned: number | null = null;
@@ -199,15 +235,9 @@ export class AuditAnchoring {
     };
     const signature = this.deps.signer.sign(auditCheckpointSigningBytes(statement));
     const key = `audit_checkpoint:${tenantId}:${statement.seq}`;
+    const toRecord = { tenantId, checkpoint: { ...statement, signature }, key };
     try {
-      await handleCommand(
-        this.deps,
-        auditCheckpointAggregate,
-        auditCheckpointStream(tenantId),
-        { type: 'RecordAuditCheckpoint', data: { ...statement, signature } },
-        { ...systemContext(key, AUDIT_ANCHORING), tenant_id: tenantId },
-        { idempotencyKey: key },
-      );
+      await (this.deps.record ? this.deps.record(toRecord) : recordAuditCheckpoint(this.deps, toRecord));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       if (error.code === 'audit_checkpoint_out_of_date') return this.catchUpWith(tenantId, chain);

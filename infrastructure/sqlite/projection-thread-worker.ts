@@ -5,15 +5,17 @@
 // each projection got (`progress`), which is what read-your-writes waits for there.
 
 import { parentPort, workerData } from 'node:worker_threads';
+import { AuditAnchoring, type CheckpointToRecord } from '../../application/audit-log/audit-anchoring';
 import { DecodingEventStore } from '../../application/events/decoding-event-store';
+import { Ed25519AuditSigner } from '../crypto/audit-signer';
 import { allProjections } from '../../projections/index';
 import { ProjectionRunner } from '../../projections/runner';
 import { SqliteEventStore } from '../event-store/sqlite';
 import { createLogger } from '../logging/logger';
 import { SqliteReadStore } from '../read-store/sqlite';
-import { systemClock } from '../system';
+import { systemClock, uuidGenerator } from '../system';
 import { openSqliteDatabase } from './database';
-import type { ProjectionThreadData, ToProjectionThread, FromProjectionThread } from './projection-thread';
+import { type ProjectionThreadData, type ToProjectionThread, type FromProjectionThread, checkpointOutcome } from './projection-thread';
 
 const data = workerData as ProjectionThreadData;
 const post = (message: FromProjectionThread): void => parentPort!.postMessage(message);
@@ -31,10 +33,55 @@ async function main(): Promise<void> {
   });
   runner.onProgress((progress) => post({ kind: 'progress', progress }));
 
+  // The checkpoints it records are appended by the serving thread, the one writer of the events file.
+  let nextRecord = 1;
+  const recording = new Map<number, (answer: Extract<ToProjectionThread, { kind: 'checkpoint_recorded' }>) => void>();
+  const record = (toRecord: CheckpointToRecord): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const id = nextRecord++;
+      recording.set(id, (answer) => {
+        try {
+          checkpointOutcome(answer);
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      });
+      post({ kind: 'record_checkpoint', id, toRecord });
+    });
+  const anchoring = data.anchoring
+    ? new AuditAnchoring(
+        {
+          eventStore: new DecodingEventStore(rawEvents),
+          clock: systemClock,
+          ids: uuidGenerator,
+          readStore,
+          signer: new Ed25519AuditSigner(data.anchoring.privateKey, data.anchoring.publicKey),
+          logger: logger.child({ component: 'audit_anchoring' }),
+          record,
+        },
+        { entriesPerCheckpoint: data.anchoring.entriesPerCheckpoint, intervalMs: data.anchoring.intervalMs, pollMs: data.anchoring.pollMs },
+      )
+    : null;
+
   let stopping: Promise<void> | null = null;
   parentPort!.on('message', (message: ToProjectionThread) => {
     if (message.kind === 'head') {
       rawEvents.appendedElsewhere(message.head);
+      return;
+    }
+    if (message.kind === 'checkpoint_recorded') {
+      const settle = recording.get(message.id);
+      recording.delete(message.id);
+      settle?.(message);
+      return;
+    }
+    if (message.kind === 'anchor_once') {
+      if (!anchoring) return post({ kind: 'anchored', id: message.id, failure: 'the audit anchoring does not run on this thread' });
+      anchoring.runOnce().then(
+        () => post({ kind: 'anchored', id: message.id, failure: null }),
+        (error: unknown) => post({ kind: 'anchored', id: message.id, failure: error instanceof Error ? error.message : String(error) }),
+      );
       return;
     }
     if (message.kind === 'rebuild') {
@@ -45,6 +92,7 @@ async function main(): Promise<void> {
       return;
     }
     stopping ??= (async () => {
+      await anchoring?.stop();
       await runner.stop();
       await rawEvents.close();
       await readStore.close();
@@ -57,6 +105,7 @@ async function main(): Promise<void> {
   });
 
   await runner.start();
+  anchoring?.start();
   post({ kind: 'ready' });
 }
 

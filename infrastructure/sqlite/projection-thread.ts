@@ -17,9 +17,12 @@
 // - Stopping asks the thread to stop its runner (its checkpoints are committed per batch) and
 //   close its connections; one that does not within the grace is terminated.
 
+import type { KeyObject } from 'node:crypto';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { AuditAnchoringSettings, CheckpointRecorder, CheckpointToRecord } from '../../application/audit-log/audit-anchoring';
 import type { Logger } from '../../application/ports/logger';
+import { DomainError, type DomainErrorKind } from '../../domain/shared/errors';
 import type { ProjectionProgress } from '../../projections/runner';
 import type { SqliteSynchronous } from './database';
 
@@ -33,9 +36,18 @@ export interface ProjectionThreadData {
   leaseTtlMs: number;
   readCacheTtlMs: number;
   logLevel: string;
+  /** The audit anchoring runs there too, when set (it hashes every event again, from the events). */
+  anchoring: (AuditAnchoringSettings & { privateKey: KeyObject; publicKey: KeyObject }) | null;
 }
 
-export type ToProjectionThread = { kind: 'head'; head: number } | { kind: 'rebuild'; id: number; name: string } | { kind: 'stop' };
+type Refusal = { kind: DomainErrorKind; code: string; message: string };
+
+export type ToProjectionThread =
+  | { kind: 'head'; head: number }
+  | { kind: 'rebuild'; id: number; name: string }
+  | { kind: 'anchor_once'; id: number }
+  | { kind: 'checkpoint_recorded'; id: number; refusal: Refusal | null; failure: string | null }
+  | { kind: 'stop' };
 
 export type FromProjectionThread =
   | { kind: 'ready' }
@@ -43,6 +55,8 @@ export type FromProjectionThread =
   | { kind: 'failed'; message: string }
   | { kind: 'rebuilt'; id: number; result: { events: number; checkpoint: number } }
   | { kind: 'rebuild_failed'; id: number; message: string }
+  | { kind: 'anchored'; id: number; failure: string | null }
+  | { kind: 'record_checkpoint'; id: number; toRecord: CheckpointToRecord }
   | { kind: 'stopped' };
 
 const WORKER_SCRIPT = path.join(__dirname, 'projection-thread-worker.js');
@@ -55,8 +69,27 @@ export interface ProjectionThreadOptions {
   logger: Logger;
   /** The thread's progress, as it reports it (and `failed` for each projection when it dies). */
   onProgress: (progress: ProjectionProgress[]) => void;
+  /** Appends the checkpoints the thread's audit anchoring asks for (one connection writes the events file). */
+  recordCheckpoint?: CheckpointRecorder;
   /** The worker's script (tests give one that fails). */
   workerScript?: string;
+}
+
+/** The thread's answer to a checkpoint to record: a refusal crosses as its kind, code and message. */
+export async function checkpointAnswer(record: CheckpointRecorder, toRecord: CheckpointToRecord): Promise<{ refusal: Refusal | null; failure: string | null }> {
+  try {
+    await record(toRecord);
+    return { refusal: null, failure: null };
+  } catch (error) {
+    if (error instanceof DomainError) return { refusal: { kind: error.kind, code: error.code, message: error.message }, failure: null };
+    return { refusal: null, failure: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** The error the thread's anchoring sees for an answer. */
+export function checkpointOutcome(answer: { refusal: Refusal | null; failure: string | null }): void {
+  if (answer.refusal) throw new DomainError(answer.refusal.kind, answer.refusal.code, answer.refusal.message);
+  if (answer.failure !== null) throw new Error(answer.failure);
 }
 
 export class ProjectionThread {
@@ -67,8 +100,9 @@ export class ProjectionThread {
   /** The last head told to the thread; a new thread is told it first. */
   private head = 0;
   private exited: Promise<void> = Promise.resolve();
-  private nextRebuild = 1;
+  private nextRequest = 1;
   private readonly rebuilds = new Map<number, { resolve: (result: { events: number; checkpoint: number }) => void; reject: (error: Error) => void }>();
+  private readonly anchorings = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
 
   private constructor(private readonly options: ProjectionThreadOptions) {}
 
@@ -90,11 +124,28 @@ export class ProjectionThread {
   rebuild(name: string): Promise<{ events: number; checkpoint: number }> {
     const worker = this.worker;
     if (!worker) return Promise.reject(new Error(`projection ${name} cannot be rebuilt now: the projection thread is not running`));
-    const id = this.nextRebuild++;
+    const id = this.nextRequest++;
     return new Promise((resolve, reject) => {
       this.rebuilds.set(id, { resolve, reject });
       worker.postMessage({ kind: 'rebuild', id, name } satisfies ToProjectionThread);
     });
+  }
+
+  /** Runs one pass of the thread's audit anchoring (AuditAnchoring.runOnce). */
+  anchorOnce(): Promise<void> {
+    const worker = this.worker;
+    if (!worker || !this.options.data.anchoring) return Promise.reject(new Error('the audit anchoring does not run: the projection thread is not running'));
+    const id = this.nextRequest++;
+    return new Promise((resolve, reject) => {
+      this.anchorings.set(id, { resolve, reject });
+      worker.postMessage({ kind: 'anchor_once', id } satisfies ToProjectionThread);
+    });
+  }
+
+  private answerCheckpoint(worker: Worker, id: number, toRecord: CheckpointToRecord): void {
+    const record = this.options.recordCheckpoint;
+    const answering = record ? checkpointAnswer(record, toRecord) : Promise.resolve({ refusal: null, failure: 'no checkpoint recorder on the serving thread' });
+    void answering.then((answer) => worker.postMessage({ kind: 'checkpoint_recorded', id, ...answer } satisfies ToProjectionThread));
   }
 
   private settleRebuild(id: number, outcome: { result: { events: number; checkpoint: number } } | { message: string }): void {
@@ -134,6 +185,16 @@ export class ProjectionThread {
           case 'rebuild_failed':
             this.settleRebuild(message.id, { message: message.message });
             return;
+          case 'anchored': {
+            const pending = this.anchorings.get(message.id);
+            this.anchorings.delete(message.id);
+            if (message.failure === null) pending?.resolve();
+            else pending?.reject(new Error(message.failure));
+            return;
+          }
+          case 'record_checkpoint':
+            this.answerCheckpoint(worker, message.id, message.toRecord);
+            return;
           case 'stopped':
             return;
         }
@@ -143,6 +204,10 @@ export class ProjectionThread {
         worker.once('exit', (code) => {
           if (this.worker === worker) this.worker = null;
           for (const id of [...this.rebuilds.keys()]) this.settleRebuild(id, { message: `the projection thread exited (code ${code}) during the rebuild` });
+          for (const [id, pending] of [...this.anchorings]) {
+            this.anchorings.delete(id);
+            pending.reject(new Error(`the projection thread exited (code ${code}) during the audit anchoring's pass`));
+          }
           exited();
           ready();
           if (this.stopping) return;

@@ -46,12 +46,14 @@ describe('operations routes', () => {
       const created = await createTenant(server.platform.commands, { name: 'Acme', slug: 'acme' }, userContext());
       expect(await server.platform.readYourWrites(created.position)).to.equal(true);
       await server.request('GET', '/health');
+      // A read of $all (a range replay's, a standby's catch-up; the audit anchoring's are on the projection thread's own connection).
+      expect((await server.platform.eventStore.readAll({ fromPosition: 0, maxCount: 5 })).length).to.be.greaterThan(0);
       const response = await server.request('GET', '/metrics', { headers: { authorization: 'Bearer scrape-token-123' } });
       expect(response.status).to.equal(200);
       expect(response.headers.get('content-type')).to.match(/^text\/plain/);
       expect(response.text).to.match(/http_requests_total\{method="GET",route="\/health",status="200"\} \d+/);
       expect(response.text).to.match(/eventstore_appended_events_total \d+/);
-      // The command read its stream; the projections read $all.
+      // The command read its stream; the read above read $all.
       expect(response.text).to.match(/eventstore_read_events_total\{source="stream"\} \d+/);
       expect(response.text).to.match(/eventstore_read_events_total\{source="all"\} [1-9]/);
       expect(response.text).to.match(/projection_lag_events\{projection="tenants"\} 0/);

@@ -77,6 +77,31 @@ describe('projection thread of the embedded store', () => {
     });
   });
 
+  it("runs the audit anchoring on the thread too: the serving thread appends the checkpoints it signs, its cursor is in the projection file", async () => {
+    const server = await startTestServer({ ...settings, AUDIT_CHECKPOINT_ENTRIES: '5' }, { auditAnchoringPollMs: 3_600_000 });
+    try {
+      const owner = await registerOwner(server, 'anchored-org');
+      await server.platform.auditAnchoring.runOnce();
+      const checkpoints = await server.platform.eventStore.readStream(`auditCheckpoint-${owner.tenant_id}`);
+      expect(checkpoints.length).to.be.greaterThan(0);
+      expect(checkpoints.every((event) => event.type === 'AuditCheckpointRecorded' && event.metadata.actor.id === 'audit_anchoring')).to.equal(true);
+      const verified = await server.request('GET', '/api/v1/org/audit-logs/verify', { headers: { authorization: `Bearer ${owner.token}` } });
+      expect(verified.json).to.deep.include({ ok: true, checkpoints_checked: checkpoints.length });
+      const stateIn = (file: string): number => {
+        const db = new Database(path.join(server.platform.config.dataDir, file), { readonly: true });
+        try {
+          return (db.prepare("SELECT count(*) AS n FROM _projections WHERE name = 'audit_anchoring'").get() as { n: number }).n;
+        } finally {
+          db.close();
+        }
+      };
+      expect(stateIn(PROJECTION_FILE)).to.equal(1);
+      expect(stateIn(SQLITE_FILE)).to.equal(0);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('PROJECTION_THREAD=main builds the same file on the serving thread', async () => {
     const server = await startTestServer({ ...settings, PROJECTION_THREAD: 'main' });
     try {
@@ -129,7 +154,7 @@ describe('projection thread of the embedded store', () => {
     fs.writeFileSync(script, 'process.exit(3);\n');
     const reports: ProjectionProgress[][] = [];
     const thread = await ProjectionThread.start({
-      data: { eventsFile: '', readModelsFile: '', synchronous: 'normal', projections: ['audit_log'], leaseHolder: 'h', leaseTtlMs: 1000, readCacheTtlMs: 0, logLevel: 'silent' },
+      data: { eventsFile: '', readModelsFile: '', synchronous: 'normal', projections: ['audit_log'], leaseHolder: 'h', leaseTtlMs: 1000, readCacheTtlMs: 0, logLevel: 'silent', anchoring: null },
       logger: silentLogger,
       onProgress: (progress) => reports.push(progress),
       workerScript: script,
