@@ -138,7 +138,7 @@ import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
 import { PrometheusOrchestrationMetrics } from './metrics/orchestration-metrics';
 import { PrometheusWidgetSocketMetrics } from './metrics/widget-socket-metrics';
-import { ORCHESTRATION_EVENTS } from '../projections/orchestration-events';
+import { ORCHESTRATION_EVENTS, orchestrationEventsProjection } from '../projections/orchestration-events';
 import { MongoReadStore, connectMongoReadStore } from './read-store/mongodb';
 import { SqliteReadStore } from './read-store/sqlite';
 import { RoutedReadStore } from './read-store/routed';
@@ -282,8 +282,12 @@ export const SQLITE_FILE = 'platform.db';
  * them without waiting for the serving thread's write lock on SQLITE_FILE.
  */
 export const PROJECTION_FILE = 'read-models.db';
-/** The audit log: a row with six indexes and a link of a hash chain for every event, the heaviest read model per event. */
-export const PROJECTION_FILE_PROJECTIONS: readonly string[] = [auditLogProjection.name];
+/**
+ * The audit log (a row with six indexes and a link of a hash chain for every event, the
+ * heaviest read model per event) and the orchestration events (the dispatch queue: five or six
+ * writes for each event a flow runs); docs/performance.md.
+ */
+export const PROJECTION_FILE_PROJECTIONS: readonly string[] = [auditLogProjection.name, orchestrationEventsProjection.name];
 
 /**
  * The embedded read store: SQLITE_FILE's, with the projection file's read models routed to it.

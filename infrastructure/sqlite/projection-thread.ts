@@ -1,9 +1,10 @@
 // Projections of the embedded store built on a thread of their own (PROJECTION_THREAD=worker,
 // the default). The serving thread of a platform on SQLite does everything on one core: HTTP,
-// commands and their appends, sagas, and every projection with its writes. The audit log alone,
-// a hash chain with a row and six indexes for every event, was about a fifth of that thread's
-// time per event (docs/performance.md). Its read model lives in a file of its own (the
-// projection file, `read-models.db`), so a second thread can write it without waiting for the
+// commands and their appends, sagas, and every projection with its writes. The audit log alone
+// (a hash chain with a row and six indexes for every event) and its anchoring were about a
+// quarter of that thread's time per orchestration event, the orchestration events' queue about
+// a tenth more (docs/performance.md). Their read models live in a file of their own (the
+// projection file, `read-models.db`), so a second thread can write them without waiting for the
 // serving thread's write lock, nor making it wait for its own.
 //
 // - The thread (projection-thread-worker.ts) follows `$all` on its own connection and holds

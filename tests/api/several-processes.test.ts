@@ -7,13 +7,15 @@ import { expect } from 'chai';
 import { LOGIN, PASSWORD, gql, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
+import { PROJECTION_FILE_PROJECTIONS } from '../../infrastructure/composition-root';
 
 describe('a second server process on the same embedded store', () => {
   let holder: TestServer;
   let standby: TestServer;
   const settings = { SCRYPT_LOG_N: '12', LEASE_TTL_MS: '600' };
-  // The audit log is built on each process's projection thread, under a holder id of its own.
-  const holderOf = (server: TestServer, projection: string): string => (projection === 'audit_log' ? `${server.platform.projections.holder}/projection-thread` : server.platform.projections.holder);
+  // The projection file's read models are built on each process's projection thread, under a holder id of its own.
+  const holderOf = (server: TestServer, projection: string): string =>
+    PROJECTION_FILE_PROJECTIONS.includes(projection) ? `${server.platform.projections.holder}/projection-thread` : server.platform.projections.holder;
   const allStatus = async (server: TestServer, status: string): Promise<boolean> => (await server.platform.projections.status()).every((report) => report.status === status);
 
   before(async () => {

@@ -55,17 +55,20 @@ describe('projection thread of the embedded store', () => {
       expect((await auditedActions(server, owner.token))[0]).to.equal('TeamCreated');
 
       const dir = server.platform.config.dataDir;
-      expect(tablesOf(path.join(dir, PROJECTION_FILE))).to.include('rm_audit_log');
-      expect(tablesOf(path.join(dir, SQLITE_FILE))).to.not.include('rm_audit_log');
+      expect(tablesOf(path.join(dir, PROJECTION_FILE))).to.include.members(['rm_audit_log', 'rm_orchestration_events']);
+      expect(tablesOf(path.join(dir, SQLITE_FILE))).to.not.include.members(['rm_audit_log']);
+      expect(tablesOf(path.join(dir, SQLITE_FILE))).to.not.include.members(['rm_orchestration_events']);
       await expectEveryEventAudited(server);
     });
 
-    it('reports the audit log as run by the thread, under a holder id of its own, caught up', async () => {
+    it('reports the audit log and the orchestration events as run by the thread, under a holder id of its own, caught up', async () => {
+      const onThread = ['audit_log', 'orchestration_events'];
       const head = await server.platform.eventStore.headPosition();
-      await eventually(async () => (await server.platform.projections.status()).find((report) => report.name === 'audit_log')!.checkpoint >= head);
-      const report = (await server.platform.projections.status()).find((candidate) => candidate.name === 'audit_log')!;
-      expect(report).to.deep.include({ status: 'running', holder: `${server.platform.projections.holder}/projection-thread`, error: null });
-      const others = (await server.platform.projections.status()).filter((candidate) => candidate.name !== 'audit_log');
+      await eventually(async () => (await server.platform.projections.status()).filter((report) => onThread.includes(report.name)).every((report) => report.checkpoint >= head));
+      for (const report of (await server.platform.projections.status()).filter((candidate) => onThread.includes(candidate.name))) {
+        expect(report, report.name).to.deep.include({ status: 'running', holder: `${server.platform.projections.holder}/projection-thread`, error: null });
+      }
+      const others = (await server.platform.projections.status()).filter((candidate) => !onThread.includes(candidate.name));
       expect(others.every((candidate) => candidate.holder === server.platform.projections.holder)).to.equal(true);
     });
 
