@@ -146,7 +146,7 @@ import { ProjectionThread } from './sqlite/projection-thread';
 import { auditLogProjection } from '../projections/audit-log';
 import { checkDataFormat } from './sqlite/data-format';
 import { BackgroundCheckpointer } from './sqlite/checkpointer';
-import { type SqliteDatabase, openSqliteDatabase } from './sqlite/database';
+import { type SqliteDatabase, derivedDataSynchronous, openSqliteDatabase } from './sqlite/database';
 import { systemClock, uuidGenerator } from './system';
 
 export interface Platform {
@@ -300,7 +300,7 @@ async function embeddedReadStore(db: SqliteDatabase, config: Config, inProjectio
   // The audit anchoring's cursor goes with the audit log (its job runs where the log is built).
   const moved = [...inProjectionFile, ...(inProjectionFile.some((projection) => projection.name === auditLogProjection.name) ? [{ name: AUDIT_ANCHORING, collections: [] }] : [])];
   for (const projection of moved) main.forgetProjection(projection);
-  const projectionDb = openSqliteDatabase(path.join(config.dataDir, PROJECTION_FILE), { synchronous: config.sqliteSynchronous });
+  const projectionDb = openSqliteDatabase(path.join(config.dataDir, PROJECTION_FILE), { synchronous: derivedDataSynchronous(config.sqliteSynchronous) });
   opened(projectionDb);
   // Written by the projection thread's connection, this one's cache could not see its writes: none then.
   const projectionStore = new SqliteReadStore(projectionDb, { cacheTtlMs: onProjectionThread ? 0 : config.readCacheTtlMs });

@@ -16,6 +16,16 @@ export interface SqliteOptions {
   readonly?: boolean;
 }
 
+/**
+ * The sync level of a file of derived data (the projection file's read models), given the
+ * events file's: never more than NORMAL. In WAL mode NORMAL loses, on a power cut, the last
+ * commits and nothing else; a read model's checkpoint is committed with its documents, so it
+ * falls back with them and is applied again from the events, which were synced first.
+ */
+export function derivedDataSynchronous(events: SqliteSynchronous): SqliteSynchronous {
+  return events === 'full' ? 'normal' : events;
+}
+
 export function openSqliteDatabase(file: string, options: SqliteOptions = {}): SqliteDatabase {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const db = new Database(file, { readonly: options.readonly ?? false });

@@ -14,7 +14,7 @@ import { SqliteEventStore } from '../event-store/sqlite';
 import { createLogger } from '../logging/logger';
 import { SqliteReadStore } from '../read-store/sqlite';
 import { systemClock, uuidGenerator } from '../system';
-import { openSqliteDatabase } from './database';
+import { derivedDataSynchronous, openSqliteDatabase } from './database';
 import { type ProjectionThreadData, type ToProjectionThread, type FromProjectionThread, checkpointOutcome } from './projection-thread';
 
 const data = workerData as ProjectionThreadData;
@@ -23,7 +23,7 @@ const logger = createLogger(data.logLevel).child({ component: 'projection_thread
 
 async function main(): Promise<void> {
   const eventsDb = openSqliteDatabase(data.eventsFile, { synchronous: data.synchronous });
-  const readModelsDb = openSqliteDatabase(data.readModelsFile, { synchronous: data.synchronous });
+  const readModelsDb = openSqliteDatabase(data.readModelsFile, { synchronous: derivedDataSynchronous(data.synchronous) });
   const rawEvents = new SqliteEventStore(eventsDb);
   const readStore = new SqliteReadStore(readModelsDb, { cacheTtlMs: data.readCacheTtlMs });
   const projections = allProjections.filter((projection) => data.projections.includes(projection.name));

@@ -12,7 +12,7 @@ import { silentLogger } from '../../application/ports/logger';
 import type { ProjectionProgress } from '../../projections/runner';
 import { PROJECTION_FILE, SQLITE_FILE } from '../../infrastructure/composition-root';
 import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
-import { openSqliteDatabase } from '../../infrastructure/sqlite/database';
+import { derivedDataSynchronous, openSqliteDatabase } from '../../infrastructure/sqlite/database';
 import { ProjectionThread } from '../../infrastructure/sqlite/projection-thread';
 import { temporaryDirectory } from '../support/files';
 import { registerOwner } from '../support/identity';
@@ -149,6 +149,10 @@ describe('projection thread of the embedded store', () => {
       await second.close();
       folder.remove();
     }
+  });
+
+  it('syncs the projection file at most as NORMAL: derived data, set back with its checkpoints on a power cut', () => {
+    expect(['full', 'normal', 'off'].map((level) => derivedDataSynchronous(level as 'full' | 'normal' | 'off'))).to.deep.equal(['normal', 'normal', 'off']);
   });
 
   it('starts a thread that exits again, reporting its projections failed meanwhile, until stopped', async () => {
