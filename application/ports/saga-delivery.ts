@@ -32,6 +32,13 @@ export interface SagaSubscriptionOptions {
   maxAttempts: number;
   /** Delay before attempt n+1 (n starts at 1), in ms. */
   backoffMs(attempt: number): number;
+  /**
+   * Store the group's checkpoint at most this often (Saga.checkpointEveryMs): for a saga whose
+   * handling is safe and cheap to repeat, a restart delivers again what came after it. A
+   * checkpoint that records a failure, and the one a stop leaves, are stored at once. Delivery
+   * that acknowledges each event (EventStoreDB's persistent subscriptions) has no use for it.
+   */
+  checkpointEveryMs?: number;
 }
 
 export interface DeliveryFailure {

@@ -98,8 +98,12 @@ const WINDOW_PER_SLOT = 32;
 
 class GroupDelivery {
   private stopping = false;
+  /** The stored checkpoint. */
   private checkpoint = 0;
+  /** Passed in memory, stored later (SagaSubscriptionOptions.checkpointEveryMs); at least `checkpoint`. */
+  private passed = 0;
   private storedAt = 0;
+  private storeTimer: NodeJS.Timeout | null = null;
   /** Highest position of `$all` the subscription has passed, skipped events included. */
   private scanned = 0;
   /** Events taken and not yet behind the checkpoint, in position order. */
@@ -136,6 +140,7 @@ class GroupDelivery {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    if (this.storeTimer) clearTimeout(this.storeTimer);
     this.active.abort();
     await this.subscription?.stop();
     await Promise.all(this.loops);
@@ -153,6 +158,7 @@ class GroupDelivery {
       let unreadable: EventDecodingError | null = null;
       try {
         this.checkpoint = await this.startingCheckpoint();
+        this.passed = this.checkpoint;
         this.scanned = this.checkpoint;
         const subscription = this.deps.eventStore.subscribeToAll({ fromPosition: this.checkpoint, filter: this.options.filter });
         this.subscription = subscription;
@@ -246,16 +252,16 @@ class GroupDelivery {
   /** Waits for every event in hand, stores the checkpoint past them, and forgets what could not be stored. */
   private async drain(): Promise<void> {
     while (this.lanes.size > 0) await Promise.all([...this.lanes.values()]);
-    await this.advance();
+    await this.advance(true);
     // A checkpoint that could not be stored leaves these events to the next subscription.
     this.pending = [];
     for (const resume of this.windowWaiters.splice(0)) resume();
   }
 
-  /** Moves the checkpoint as far as the events are done; commits run one at a time. */
-  private advance(): Promise<void> {
+  /** Moves the checkpoint as far as the events are done; commits run one at a time. `store`: now, whatever checkpointEveryMs says. */
+  private advance(store = false): Promise<void> {
     this.committing = this.committing
-      .then(() => this.commitPassed())
+      .then(() => this.commitPassed(store))
       .catch((error: unknown) => {
         this.logger.error({ err: error }, 'saga checkpoint could not be stored; resubscribing');
         void this.subscription?.stop();
@@ -268,9 +274,9 @@ class GroupDelivery {
    * stops just before the lowest unfinished one, so a crash redelivers that event and the
    * ones after it, never skips it.
    */
-  private async commitPassed(): Promise<void> {
+  private async commitPassed(store: boolean): Promise<void> {
     let passed = 0;
-    let position = this.checkpoint;
+    let position = Math.max(this.checkpoint, this.passed);
     const failures: FailureDocument[] = [];
     while (passed < this.pending.length && this.pending[passed].done) {
       const entry = this.pending[passed];
@@ -280,7 +286,19 @@ class GroupDelivery {
     }
     if (passed === this.pending.length) position = Math.max(position, this.scanned);
     if (position <= this.checkpoint && failures.length === 0) return;
-    await this.moveCheckpoint(Math.max(position, this.checkpoint), failures);
+    const wait = (this.options.checkpointEveryMs ?? 0) - (this.deps.clock.now().getTime() - this.storedAt);
+    if (!store && !this.stopping && failures.length === 0 && wait > 0) {
+      // Passed in memory only: stored with a later batch, by the timer, or by the stop.
+      this.passed = position;
+      this.storeTimer ??= setTimeout(() => {
+        this.storeTimer = null;
+        void this.advance(true);
+      }, wait);
+      this.storeTimer.unref();
+    } else {
+      await this.moveCheckpoint(Math.max(position, this.checkpoint), failures);
+      this.passed = this.checkpoint;
+    }
     this.pending.splice(0, passed);
     for (const resume of this.windowWaiters.splice(0)) resume();
   }

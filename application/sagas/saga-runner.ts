@@ -49,6 +49,7 @@ export class SagaRunner {
           concurrency: this.options.concurrency ?? DEFAULT_SAGA_CONCURRENCY,
           maxAttempts: this.options.maxAttempts,
           backoffMs: this.options.backoffMs ?? exponentialBackoff(),
+          ...(saga.checkpointEveryMs !== undefined ? { checkpointEveryMs: saga.checkpointEveryMs } : {}),
         },
         (event, attempt) => saga.handle(event, { idempotencyKey: `${saga.name}:${event.id}`, attempt, logger }),
       );

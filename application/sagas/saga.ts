@@ -37,6 +37,12 @@ export interface Saga<Type extends DomainEventType = DomainEventType> {
    * processes scanning at once do no work twice.
    */
   runDue?(context: { logger: Logger }): Promise<void>;
+  /**
+   * For a saga whose handling is only a wake (of work kept elsewhere, idempotent): its
+   * delivery's checkpoint is stored at most this often instead of after every batch, each a
+   * commit of its own at a low rate. A restart delivers again what came after it.
+   */
+  checkpointEveryMs?: number;
 }
 
 /** Any saga, whatever types it reacts to, as the runner holds it: delivery gives it only what its filter lets through. */
@@ -47,6 +53,7 @@ export interface AnySaga {
   startFrom?: SagaStart;
   handle(event: DomainRecordedEvent, context: SagaContext): Promise<void>;
   runDue?(context: { logger: Logger }): Promise<void>;
+  checkpointEveryMs?: number;
 }
 
 /** Exponential back-off with a ceiling: 1 s, 2 s, 4 s ... up to 5 min. */

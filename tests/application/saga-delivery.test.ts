@@ -135,6 +135,44 @@ describe('saga delivery (embedded, checkpointed)', () => {
     }
   });
 
+  it('stores the checkpoint of a saga that asks for it at most every checkpointEveryMs; a failure at once; a stop what passed', async () => {
+    const failing = new Set<string>();
+    const handled: string[] = [];
+    const saga: Saga = {
+      name: 'recorder',
+      version: 1,
+      filter: { kind: 'event_type', types: ['WorkspaceRenamed'] },
+      checkpointEveryMs: 60_000,
+      async handle(event) {
+        handled.push(event.stream);
+        if (failing.has(event.stream)) throw new Error('unexpected');
+      },
+    };
+    const { delivery, runner: started } = start(saga);
+    await started.start();
+    const checkpoint = async (): Promise<number> => (await stores.readStore.getProjectionState('saga:recorder-v1'))!.checkpoint;
+    // The first batch is stored (none was for a minute); the next ones wait for the minute (the clock stands still).
+    const first = await stores.eventStore.appendToStream('order-1', [ordered()]);
+    await eventually(async () => (await checkpoint()) >= first.position, 5000, 'the first checkpoint');
+    await stores.eventStore.appendToStream('order-2', [ordered()]);
+    await stores.eventStore.appendToStream('order-3', [ordered()]);
+    await eventually(() => handled.length === 3, 5000, 'later events handled');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await checkpoint()).to.equal(first.position);
+    // A failure is recorded with the checkpoint that passes it, at once.
+    failing.add('order-4');
+    const fourth = await stores.eventStore.appendToStream('order-4', [ordered()]);
+    await eventually(async () => (await delivery.listFailures()).length === 1, 5000, 'the failure stored');
+    expect(await checkpoint()).to.equal(fourth.position);
+    // A stop stores what passed in memory.
+    const fifth = await stores.eventStore.appendToStream('order-5', [ordered()]);
+    await eventually(() => handled.length === 5, 5000, 'the fifth event handled');
+    expect(await checkpoint()).to.equal(fourth.position);
+    await started.stop();
+    runner = null;
+    expect(await checkpoint()).to.be.at.least(fifth.position);
+  });
+
   it('records a failure, retries it with back-off, and forgets it after success', async () => {
     const { saga, calls } = recordingSaga((_event, attempt) => {
       if (attempt < 2) throw new Error('connector unreachable');
