@@ -184,8 +184,10 @@ export interface Platform {
   sagas: SagaRunner;
   /** Signs audit checkpoints with the platform's key. */
   auditSigner: AuditSigner;
-  /** Records the signed audit checkpoints (runs in the background once started). */
-  /** The audit anchoring, or its stand-in when it runs on the projection thread (runOnce asks the thread). */
+  /**
+   * Records the signed audit checkpoints (runs in the background once started): the job, or its
+   * stand-in when it runs on the projection thread with the audit log (runOnce asks the thread).
+   */
   auditAnchoring: AuditAnchoringJob;
   /** Records refused requests, bounded per principal and minute. */
   accessDenials: AccessDenialRecorder;
@@ -336,6 +338,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const inProjectionFile = config.mongoDbUrl ? [] : projectionList.filter((projection) => PROJECTION_FILE_PROJECTIONS.includes(projection.name));
   // The thread follows the events file: with EventStoreDB the serving thread builds them.
   const onProjectionThread = config.projectionThread === 'worker' && !config.eventStoreUrl && inProjectionFile.length > 0;
+  // The audit anchoring hashes every event as the audit log does: it runs where the log is built.
+  const anchoringOnThread = onProjectionThread && inProjectionFile.some((projection) => projection.name === auditLogProjection.name);
   let projectionDb: SqliteDatabase | null = null;
   const readStore: ReadStore = config.mongoDbUrl
     ? await connectMongoReadStore(config.mongoDbUrl)
@@ -367,7 +371,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
         leaseTtlMs: lease.ttlMs,
         readCacheTtlMs: config.readCacheTtlMs,
         logLevel: config.logLevel,
-        anchoring: { ...anchoringSettings, privateKey: keys.tokenPrivateKey, publicKey: keys.tokenPublicKey },
+        anchoring: anchoringOnThread ? { ...anchoringSettings, privateKey: keys.tokenPrivateKey, publicKey: keys.tokenPublicKey } : null,
       },
       logger: logger.child({ component: 'projection_thread' }),
       onProgress: (progress) => runner.observe(progress),
@@ -431,8 +435,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       : new ExtractiveAssistantEngine());
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
   const anchoringSettings = { entriesPerCheckpoint: config.auditCheckpointEntries, intervalMs: config.auditCheckpointIntervalSeconds * 1000, pollMs: overrides.auditAnchoringPollMs ?? 1000 };
-  // With the audit log on the projection thread, its anchoring runs there too: both hash every event.
-  const auditAnchoring: AuditAnchoringJob = onProjectionThread
+  const auditAnchoring: AuditAnchoringJob = anchoringOnThread
     ? {
         start: () => undefined,
         stop: async () => undefined,
