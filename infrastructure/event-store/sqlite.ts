@@ -132,6 +132,7 @@ export class SqliteEventStore implements EventStore {
   private readonly pollIntervalMs: number;
   private readonly now: () => Date;
   private readonly onCommitted: ((head: number) => void) | undefined;
+  private readonly tailCapacity: number;
   private readonly statements;
   private readonly group: CommitGroup;
   /**
@@ -151,7 +152,8 @@ export class SqliteEventStore implements EventStore {
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.now = options.now ?? (() => new Date());
     this.onCommitted = options.onCommitted;
-    this.tail = new CommittedTail(options.tailCapacity ?? TAIL_CAPACITY);
+    this.tailCapacity = options.tailCapacity ?? TAIL_CAPACITY;
+    this.tail = new CommittedTail(this.tailCapacity);
     db.exec(SCHEMA);
     this.statements = {
       stream: db.prepare<[string], StreamRow>('SELECT revision, deleted, truncate_before, metadata FROM streams WHERE stream = ?'),
@@ -253,13 +255,22 @@ export class SqliteEventStore implements EventStore {
 
   /**
    * Another connection of this process committed up to `head` (the serving thread's, told to
-   * the projection thread): its subscribers read on now rather than at the next poll.
+   * the projection thread): its subscribers read on now rather than at the next poll. What it
+   * appended since the last such news is read once, into the tail, so that those subscribers
+   * (each projection of the thread) read it from memory, parsed once, instead of each querying
+   * SQLite for it. The tail is forgotten first, as that connection's commit changed the file.
    */
   appendedElsewhere(head: number): void {
     if (this.closed || head <= this.committedHead) return;
+    const from = this.committedHead;
     this.committedHead = head;
     // A subscriber woken here must read up to it this very turn (the head is read once per turn).
     if (this.headThisTurn !== null) this.headThisTurn = Math.max(this.headThisTurn, head);
+    this.noticeOtherWriters(true);
+    if (from > 0 && head - from <= this.tailCapacity) {
+      // Every row, system streams too: the tail is a range of positions with none missing.
+      this.tail.add(this.readAllRows({ fromPosition: from, upTo: head, includeSystem: true, maxCount: head - from }));
+    }
     this.releaseWaiters((waiter) => waiter.position < head);
   }
 

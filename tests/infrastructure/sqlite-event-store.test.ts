@@ -331,6 +331,36 @@ describe('SQLite event store: live subscribers waiting for the next commit', () 
     }
   });
 
+  it("reads another connection's commit once, when told of it: its subscribers share each event, parsed once, and get what SQLite has", async () => {
+    const writerDb = openSqliteDatabase(fixture.path);
+    const writer = new SqliteEventStore(writerDb, { pollIntervalMs: 60_000 });
+    try {
+      const { position: before } = await writer.appendToStream(uniqueStream(), [newEvent('Before')]);
+      fixture.store.appendedElsewhere(before);
+      const followers = [follow(fixture.store), follow(fixture.store), follow(fixture.store, { kind: 'event_type', types: ['Second'] })];
+      await Promise.all(followers.map((follower) => follower.ready));
+      await writer.appendToStreams([
+        { stream: '$system-1', events: [newEvent('Hidden')] },
+        { stream: uniqueStream(), events: [newEvent('First'), newEvent('Second')] },
+      ]);
+      fixture.store.appendedElsewhere(await writer.headPosition());
+      const until = Date.now() + 5_000;
+      while (followers.some((follower) => follower.seen.filter((message) => message.kind === 'event').length < (follower === followers[2] ? 1 : 3)) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+      const eventsOf = (follower: (typeof followers)[number]) => follower.seen.flatMap((message) => (message.kind === 'event' ? [message.event] : []));
+      expect(eventsOf(followers[0]).map((event) => event.type)).to.deep.equal(['Before', 'First', 'Second']);
+      expect(eventsOf(followers[2]).map((event) => event.type)).to.deep.equal(['Second']);
+      // One object per event: read from memory, not once per subscriber from SQLite.
+      expect(eventsOf(followers[0])[2]).to.equal(eventsOf(followers[1])[2]);
+      expect(eventsOf(followers[0])[2]).to.equal(eventsOf(followers[2])[0]);
+      expect(eventsOf(followers[0]).slice(1)).to.deep.equal(await fixture.store.readAll({ fromPosition: before }));
+      for (const follower of followers) await follower.subscription.stop();
+      await Promise.all(followers.map((follower) => follower.done));
+    } finally {
+      await writer.close();
+      writerDb.close();
+    }
+  });
+
   it('ends a waiting subscriber at once when it is stopped, and every one when the store closes', async () => {
     const store = fixture.store;
     const stopped = follow(store);
