@@ -85,7 +85,12 @@ describe('operator CLI', function () {
     const rebuilt = await cli(dir.path, 'projections', 'rebuild', 'tenants');
     expect(rebuilt.code, rebuilt.stderr).to.equal(0);
     expect(rebuilt.stdout).to.match(/rebuilt tenants: 3 events, checkpoint \d+/);
+    // One of the projection file's (read-models.db): the CLI builds it on its one thread (PROJECTION_THREAD=main).
+    const audit = await cli(dir.path, 'projections', 'rebuild', 'audit_log');
+    expect(audit.code, audit.stderr).to.equal(0);
+    expect(audit.stdout).to.match(/rebuilt audit_log: [1-9]\d* events, checkpoint \d+/);
     const status = await cli(dir.path, 'projections', 'status');
+    expect(status.stdout).to.match(/audit_log\s+\d+\s+(\d+)\s+\1\s+0\s+/);
     expect(status.stdout).to.match(/^projection\s+version\s+checkpoint\s+head\s+lag\s+status/);
     expect(status.stdout).to.match(/tenants\s+2\s+(\d+)\s+\1\s+0\s+/);
     const listed = await cli(dir.path, 'tenants', 'list');
