@@ -191,7 +191,7 @@ export interface Config {
   sqliteSynchronous: 'full' | 'normal' | 'off';
   /** `background`: the WAL is checkpointed by a worker thread (infrastructure/sqlite/checkpointer.ts); `inline`: by SQLite at the end of a commit. */
   sqliteCheckpoint: 'background' | 'inline';
-  /** `worker`: the embedded store's projection file (the audit log) is built on a thread of its own (infrastructure/sqlite/projection-thread.ts); `main`: on the serving thread. */
+  /** `worker`: the embedded store's projection file (the audit log, the orchestration events) is built on a thread of its own (infrastructure/sqlite/projection-thread.ts); `main`: on the serving thread. */
   projectionThread: 'worker' | 'main';
   eventStoreUrl: string | null;
   mongoDbUrl: string | null;

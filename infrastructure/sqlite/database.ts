@@ -1,6 +1,7 @@
 // One SQLite file holds the embedded event store and read store. Both adapters share one
 // connection per process: better-sqlite3 is synchronous, so sharing it serialises their
-// transactions instead of having two connections wait on each other's locks.
+// transactions instead of having two connections wait on each other's locks. The read models
+// the projection thread builds live in a file of their own for that reason (projection-thread.ts).
 
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
