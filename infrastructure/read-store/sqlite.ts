@@ -260,15 +260,25 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async dropCollection(name: string): Promise<void> {
+    this.dropCollections([name]);
+  }
+
+  /** Drops the collections' tables and index records in one transaction, and forgets what this store knew of them. */
+  private dropCollections(names: readonly string[], alsoInTransaction: () => void = () => undefined): void {
     this.statements.clear();
-    this.cache.invalidate(name);
     this.db
       .transaction(() => {
-        this.db.exec(`DROP TABLE IF EXISTS ${tableName(name)}`);
-        this.db.prepare('DELETE FROM _read_indexes WHERE collection = ?').run(name);
+        for (const name of names) {
+          this.db.exec(`DROP TABLE IF EXISTS ${tableName(name)}`);
+          this.db.prepare('DELETE FROM _read_indexes WHERE collection = ?').run(name);
+        }
+        alsoInTransaction();
       })
       .immediate();
-    this.declared.delete(name);
+    for (const name of names) {
+      this.cache.invalidate(name);
+      this.declared.delete(name);
+    }
   }
 
   /**
@@ -283,20 +293,9 @@ export class SqliteReadStore implements ReadStore {
     const present = names.filter((name) => tables.includes(tableName(name).replace(/"/g, '')));
     const stored = states.filter((name) => this.prepared('SELECT 1 FROM _projections WHERE name = ?').get(name) !== undefined);
     if (present.length === 0 && stored.length === 0) return false;
-    this.statements.clear();
-    this.db
-      .transaction(() => {
-        for (const name of names) {
-          this.db.exec(`DROP TABLE IF EXISTS ${tableName(name)}`);
-          this.db.prepare('DELETE FROM _read_indexes WHERE collection = ?').run(name);
-        }
-        for (const name of states) this.db.prepare('DELETE FROM _projections WHERE name = ?').run(name);
-      })
-      .immediate();
-    for (const name of names) {
-      this.cache.invalidate(name);
-      this.declared.delete(name);
-    }
+    this.dropCollections(names, () => {
+      for (const name of states) this.db.prepare('DELETE FROM _projections WHERE name = ?').run(name);
+    });
     return true;
   }
 

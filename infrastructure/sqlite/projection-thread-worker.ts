@@ -76,18 +76,11 @@ async function main(): Promise<void> {
       settle?.(message);
       return;
     }
-    if (message.kind === 'anchor_once') {
-      if (!anchoring) return post({ kind: 'anchored', id: message.id, failure: 'the audit anchoring does not run on this thread' });
-      anchoring.runOnce().then(
-        () => post({ kind: 'anchored', id: message.id, failure: null }),
-        (error: unknown) => post({ kind: 'anchored', id: message.id, failure: error instanceof Error ? error.message : String(error) }),
-      );
-      return;
-    }
-    if (message.kind === 'rebuild') {
-      runner.rebuild(message.name).then(
-        (result) => post({ kind: 'rebuilt', id: message.id, result }),
-        (error: unknown) => post({ kind: 'rebuild_failed', id: message.id, message: error instanceof Error ? error.message : String(error) }),
+    if (message.kind === 'anchor_once' || message.kind === 'rebuild') {
+      const work = message.kind === 'rebuild' ? runner.rebuild(message.name) : anchoring ? anchoring.runOnce() : Promise.reject(new Error('the audit anchoring does not run on this thread'));
+      work.then(
+        (result) => post({ kind: 'answer', id: message.id, result: result ?? null, failure: null }),
+        (error: unknown) => post({ kind: 'answer', id: message.id, result: null, failure: error instanceof Error ? error.message : String(error) }),
       );
       return;
     }

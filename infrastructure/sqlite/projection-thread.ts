@@ -54,9 +54,8 @@ export type FromProjectionThread =
   | { kind: 'ready' }
   | { kind: 'progress'; progress: ProjectionProgress[] }
   | { kind: 'failed'; message: string }
-  | { kind: 'rebuilt'; id: number; result: { events: number; checkpoint: number } }
-  | { kind: 'rebuild_failed'; id: number; message: string }
-  | { kind: 'anchored'; id: number; failure: string | null }
+  /** The answer to a `rebuild` or an `anchor_once`: its result, or why it failed. */
+  | { kind: 'answer'; id: number; result: unknown; failure: string | null }
   | { kind: 'record_checkpoint'; id: number; toRecord: CheckpointToRecord }
   | { kind: 'stopped' };
 
@@ -102,8 +101,8 @@ export class ProjectionThread {
   private head = 0;
   private exited: Promise<void> = Promise.resolve();
   private nextRequest = 1;
-  private readonly rebuilds = new Map<number, { resolve: (result: { events: number; checkpoint: number }) => void; reject: (error: Error) => void }>();
-  private readonly anchorings = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  /** Requests to the thread waiting for its answer, with what they are (for the error when it exits). */
+  private readonly requests = new Map<number, { what: string; resolve: (result: unknown) => void; reject: (error: Error) => void }>();
 
   private constructor(private readonly options: ProjectionThreadOptions) {}
 
@@ -123,37 +122,35 @@ export class ProjectionThread {
 
   /** Rebuilds one of the thread's projections there (ProjectionRunner.rebuild). */
   rebuild(name: string): Promise<{ events: number; checkpoint: number }> {
-    const worker = this.worker;
-    if (!worker) return Promise.reject(new Error(`projection ${name} cannot be rebuilt now: the projection thread is not running`));
-    const id = this.nextRequest++;
-    return new Promise((resolve, reject) => {
-      this.rebuilds.set(id, { resolve, reject });
-      worker.postMessage({ kind: 'rebuild', id, name } satisfies ToProjectionThread);
-    });
+    if (!this.worker) return Promise.reject(new Error(`projection ${name} cannot be rebuilt now: the projection thread is not running`));
+    return this.request((id) => ({ kind: 'rebuild', id, name }), 'the rebuild') as Promise<{ events: number; checkpoint: number }>;
   }
 
   /** Runs one pass of the thread's audit anchoring (AuditAnchoring.runOnce). */
-  anchorOnce(): Promise<void> {
-    const worker = this.worker;
-    if (!worker || !this.options.data.anchoring) return Promise.reject(new Error('the audit anchoring does not run: the projection thread is not running'));
+  async anchorOnce(): Promise<void> {
+    if (!this.worker || !this.options.data.anchoring) throw new Error('the audit anchoring does not run: the projection thread is not running');
+    await this.request((id) => ({ kind: 'anchor_once', id }), "the audit anchoring's pass");
+  }
+
+  private request(message: (id: number) => ToProjectionThread, what: string): Promise<unknown> {
     const id = this.nextRequest++;
     return new Promise((resolve, reject) => {
-      this.anchorings.set(id, { resolve, reject });
-      worker.postMessage({ kind: 'anchor_once', id } satisfies ToProjectionThread);
+      this.requests.set(id, { what, resolve, reject });
+      this.worker!.postMessage(message(id));
     });
+  }
+
+  private answered(id: number, answer: { result: unknown; failure: string | null }): void {
+    const pending = this.requests.get(id);
+    this.requests.delete(id);
+    if (answer.failure === null) pending?.resolve(answer.result);
+    else pending?.reject(new Error(answer.failure));
   }
 
   private answerCheckpoint(worker: Worker, id: number, toRecord: CheckpointToRecord): void {
     const record = this.options.recordCheckpoint;
     const answering = record ? checkpointAnswer(record, toRecord) : Promise.resolve({ refusal: null, failure: 'no checkpoint recorder on the serving thread' });
     void answering.then((answer) => worker.postMessage({ kind: 'checkpoint_recorded', id, ...answer } satisfies ToProjectionThread));
-  }
-
-  private settleRebuild(id: number, outcome: { result: { events: number; checkpoint: number } } | { message: string }): void {
-    const pending = this.rebuilds.get(id);
-    this.rebuilds.delete(id);
-    if ('result' in outcome) pending?.resolve(outcome.result);
-    else pending?.reject(new Error(outcome.message));
   }
 
   private spawn(): Promise<void> {
@@ -180,19 +177,9 @@ export class ProjectionThread {
           case 'failed':
             logger.error({ reason: message.message }, 'projection thread failed');
             return;
-          case 'rebuilt':
-            this.settleRebuild(message.id, { result: message.result });
+          case 'answer':
+            this.answered(message.id, message);
             return;
-          case 'rebuild_failed':
-            this.settleRebuild(message.id, { message: message.message });
-            return;
-          case 'anchored': {
-            const pending = this.anchorings.get(message.id);
-            this.anchorings.delete(message.id);
-            if (message.failure === null) pending?.resolve();
-            else pending?.reject(new Error(message.failure));
-            return;
-          }
           case 'record_checkpoint':
             this.answerCheckpoint(worker, message.id, message.toRecord);
             return;
@@ -204,11 +191,7 @@ export class ProjectionThread {
       this.exited = new Promise<void>((exited) =>
         worker.once('exit', (code) => {
           if (this.worker === worker) this.worker = null;
-          for (const id of [...this.rebuilds.keys()]) this.settleRebuild(id, { message: `the projection thread exited (code ${code}) during the rebuild` });
-          for (const [id, pending] of [...this.anchorings]) {
-            this.anchorings.delete(id);
-            pending.reject(new Error(`the projection thread exited (code ${code}) during the audit anchoring's pass`));
-          }
+          for (const [id, { what }] of [...this.requests]) this.answered(id, { result: null, failure: `the projection thread exited (code ${code}) during ${what}` });
           exited();
           ready();
           if (this.stopping) return;
