@@ -17,7 +17,7 @@
 // before they existed still verify; entries written before them lack the fields, which
 // readers take as null (no event before impersonation existed had a subject).
 
-import { createHash } from 'node:crypto';
+import { hash as hashOf } from 'node:crypto';
 import type { RecordedEvent } from '../application/ports/event-store';
 import { deepFreeze } from '../application/shared/immutable';
 import { AUDIT_CHECKPOINT_CATEGORY } from '../domain/audit-checkpoint/audit-checkpoint';
@@ -78,7 +78,7 @@ export type ChainedFields = Pick<AuditLogEntry, (typeof CHAINED_FIELDS)[number]>
 /** The hash of an entry given the previous one's: fixed field order, so it is reproducible. */
 export function auditEntryHash(prevHash: string, entry: ChainedFields): string {
   const canonical = JSON.stringify(CHAINED_FIELDS.map((field) => entry[field]));
-  return createHash('sha256').update(prevHash).update('\n').update(canonical).digest('hex');
+  return hashOf('sha256', `${prevHash}\n${canonical}`, 'hex');
 }
 
 /** JSON with object keys sorted at every level: the same value always gives the same text, whichever store kept it. */
@@ -129,7 +129,7 @@ export function chainedFieldsOf(event: RecordedEvent, seq: number): ChainedField
     request_id: event.metadata.request_id,
     correlation_id: event.metadata.correlation_id,
     position: event.position,
-    data_hash: createHash('sha256').update(canonicalJson(event.data)).digest('hex'),
+    data_hash: hashOf('sha256', canonicalJson(event.data), 'hex'),
     seq,
   };
 }

@@ -1,7 +1,7 @@
 // The read-store port: named collections of JSON documents that projections build and
 // queries read. Every adapter runs tests/contract/read-store.
 
-import { createHash } from 'node:crypto';
+import { hash as hashOf } from 'node:crypto';
 
 export type Scalar = string | number | boolean | null;
 
@@ -275,7 +275,7 @@ export function decodeCursor(queryKey: string, cursor: string): { sortValue: unk
 export function queryKeyOf(collection: string, options: FindOptions): string {
   const sort = options.sort ?? { field: 'id', direction: 'asc' };
   const shape = `${collection}|${sort.field}|${sort.direction}|${JSON.stringify(options.where ?? {})}`;
-  return createHash('sha256').update(shape).digest('base64url').slice(0, 12);
+  return hashOf('sha256', shape, 'base64url').slice(0, 12);
 }
 
 /** Reads a dotted field path from a document. */
