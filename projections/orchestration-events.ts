@@ -6,8 +6,11 @@
 // It serves the list and get routes (by tenant, status, name, received_at), the range replay
 // (`root`: no causation_id and not itself a replay) and the dispatch queue
 // (application/orchestration/dispatch-queue.ts): `due_at` is when a queued or failed event is
-// due (its not_before, or its next attempt), null in every other status; `settled_at` is when
-// it reached processed, dead_letter or expired, which a sequence's next event waits for.
+// due (its not_before, or its next attempt), null in every other status; `single_due_at` and
+// `sequence_due_at` are the same time split by whether the event has a sequence_key, so that
+// the queue reads each kind along an index of that kind alone (one index of both made every
+// pass read past the whole backlog of the other: version 2); `settled_at` is when it reached
+// processed, dead_letter or expired, which a sequence's next event waits for.
 
 import type { Actor } from '../application/ports/event-store';
 import {
@@ -61,6 +64,10 @@ export interface OrchestrationEventDocument {
   /** No causation_id and not a replay: what a range replay replays. */
   root: boolean;
   due_at: string | null;
+  /** `due_at` of an event without a sequence_key; null for the others. */
+  single_due_at: string | null;
+  /** `due_at` of an event with a sequence_key; null for the others. */
+  sequence_due_at: string | null;
   /** When the running attempt started; null when none runs. */
   attempt_started_at: string | null;
   attempts: OrchestrationAttemptDocument[];
@@ -80,6 +87,11 @@ export const ORCHESTRATION_EVENTS = 'orchestration_events';
 
 type Patch = Partial<OrchestrationEventDocument>;
 
+/** When an event is due (null: not waiting), in `due_at` and in the field of its kind. */
+function dueFields(sequenceKey: string | null, dueAt: string | null): Pick<OrchestrationEventDocument, 'due_at' | 'single_due_at' | 'sequence_due_at'> {
+  return { due_at: dueAt, single_due_at: sequenceKey === null ? dueAt : null, sequence_due_at: sequenceKey === null ? null : dueAt };
+}
+
 /** The running attempt's document changed by `change`. */
 function withAttempt(doc: OrchestrationEventDocument, attempt: number, change: (current: OrchestrationAttemptDocument) => OrchestrationAttemptDocument): OrchestrationAttemptDocument[] {
   return doc.attempts.map((entry) => (entry.attempt === attempt ? change(entry) : entry));
@@ -87,7 +99,8 @@ function withAttempt(doc: OrchestrationEventDocument, attempt: number, change: (
 
 export const orchestrationEventsProjection: EventProjection<OrchestrationEventEvent['type']> = {
   name: 'orchestration_events',
-  version: 1,
+  // 2: single_due_at and sequence_due_at.
+  version: 2,
   collections: [
     {
       name: ORCHESTRATION_EVENTS,
@@ -101,6 +114,9 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
         { field: 'tenant_id', then: ['name', 'received_at'] },
         { field: 'replay_of', sparse: true },
         { field: 'sequence_key', then: ['sequence_n'], sparse: true },
+        { field: 'single_due_at', sparse: true },
+        { field: 'sequence_due_at', sparse: true },
+        // Read only while a store built by version 1 is served (its documents have neither of the two above).
         { field: 'due_at', sparse: true },
         { field: 'expires_at', sparse: true },
         { field: 'attempt_started_at', sparse: true },
@@ -123,7 +139,7 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
         received_at,
         status: settled ? 'processed' : 'queued',
         root: envelope.causation_id === null && envelope.replay_of === null,
-        due_at: settled ? null : not_before,
+        ...dueFields(envelope.sequence_key, settled ? null : not_before),
         attempt_started_at: null,
         attempts: settled ? [{ attempt: 1, flows: [], started_at: received_at, outcome: 'processed', error: null, next_attempt_at: null, ended_at: received_at, steps: [] }] : [],
         attempts_since_requeue: settled ? 1 : 0,
@@ -144,7 +160,7 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
       case 'OrchestrationDispatchStarted': {
         const { attempt, flows, started_at } = event.data;
         const entry: OrchestrationAttemptDocument = { attempt, flows, started_at, outcome: 'running', error: null, next_attempt_at: null, ended_at: null, steps: [] };
-        patch({ status: 'dispatched', due_at: null, attempt_started_at: started_at, attempts: [...current.attempts, entry], attempts_since_requeue: current.attempts_since_requeue + 1 }, started_at);
+        patch({ status: 'dispatched', ...dueFields(current.sequence_key, null), attempt_started_at: started_at, attempts: [...current.attempts, entry], attempts_since_requeue: current.attempts_since_requeue + 1 }, started_at);
         return;
       }
       case 'OrchestrationStepRecorded': {
@@ -156,24 +172,24 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
       case 'OrchestrationAttemptFailed': {
         const { attempt, error, next_attempt_at, failed_at } = event.data;
         const attempts = withAttempt(current, attempt, (entry) => ({ ...entry, outcome: 'failed', error, next_attempt_at, ended_at: failed_at }));
-        patch({ status: 'failed', due_at: next_attempt_at, attempt_started_at: null, attempts }, failed_at);
+        patch({ status: 'failed', ...dueFields(current.sequence_key, next_attempt_at), attempt_started_at: null, attempts }, failed_at);
         return;
       }
       case 'OrchestrationEventProcessed': {
         const { attempt, processed_at } = event.data;
         const attempts = withAttempt(current, attempt, (entry) => ({ ...entry, outcome: 'processed', ended_at: processed_at }));
-        patch({ status: 'processed', due_at: null, attempt_started_at: null, attempts, settled_at: processed_at }, processed_at);
+        patch({ status: 'processed', ...dueFields(current.sequence_key, null), attempt_started_at: null, attempts, settled_at: processed_at }, processed_at);
         return;
       }
       case 'OrchestrationEventDeadLettered':
-        patch({ status: 'dead_letter', due_at: null, attempt_started_at: null, settled_at: event.data.dead_lettered_at }, event.data.dead_lettered_at);
+        patch({ status: 'dead_letter', ...dueFields(current.sequence_key, null), attempt_started_at: null, settled_at: event.data.dead_lettered_at }, event.data.dead_lettered_at);
         return;
       case 'OrchestrationEventExpired':
-        patch({ status: 'expired', due_at: null, settled_at: event.data.expired_at }, event.data.expired_at);
+        patch({ status: 'expired', ...dueFields(current.sequence_key, null), settled_at: event.data.expired_at }, event.data.expired_at);
         return;
       case 'OrchestrationEventRequeued': {
         const { previous_status, requeued_at } = event.data;
-        patch({ status: 'queued', due_at: requeued_at, settled_at: null, attempts_since_requeue: 0, requeues: [...current.requeues, { previous_status, requeued_at, by: event.metadata.actor }] }, requeued_at);
+        patch({ status: 'queued', ...dueFields(current.sequence_key, requeued_at), settled_at: null, attempts_since_requeue: 0, requeues: [...current.requeues, { previous_status, requeued_at, by: event.metadata.actor }] }, requeued_at);
         return;
       }
       case 'OrchestrationEventReplayed':

@@ -39,7 +39,7 @@
 import type { OrchestrationEventCommand, OrchestrationEventStatus, SequenceGap, StepError, StepRecordData } from '../../domain/orchestration-event/orchestration-event';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError } from '../../domain/shared/errors';
-import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument } from '../../projections/orchestration-events';
+import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument, orchestrationEventsProjection } from '../../projections/orchestration-events';
 import type { Message } from '../../domain/shared/decider';
 import { type CommandDependencies, type CommandResult, type StreamCommand, handleCommand, handleCommands, loadAggregate, streamCommand } from '../command-handling/handle-command';
 import type { Where } from '../ports/read-store';
@@ -138,21 +138,30 @@ export async function nextDispatchable(deps: DispatchQueueDependencies, options:
   const now = deps.clock.now();
   const limit = options.limit ?? 100;
   const tenant: Where = options.tenantId !== undefined ? { tenant_id: options.tenantId } : options.exceptTenantId !== undefined ? { tenant_id: { ne: options.exceptTenantId } } : {};
-  const due: Where = { ...tenant, status: { in: WAITING }, due_at: { lte: now.toISOString() } };
   const candidates: DispatchCandidate[] = [];
+  // Each kind is read along the index of its own due time, which only its waiting events have:
+  // by the tenant or status index this would scan the tenant's whole history, or every waiting
+  // event, and along one index of both kinds a pass read past the whole backlog of singles to
+  // find that no sequence had anything due. A read model built by version 1 has only `due_at`.
+  const byKind = await splitsDueTimes(deps);
+  const dueWhere = (field: 'single_due_at' | 'sequence_due_at'): { field: string; where: Where } => {
+    const dueField = byKind ? field : 'due_at';
+    const kind: Where = byKind ? {} : { sequence_key: field === 'single_due_at' ? null : { ne: null } };
+    return { field: dueField, where: { ...tenant, ...kind, status: { in: WAITING }, [dueField]: { lte: now.toISOString() } } };
+  };
 
   // Each is a whole document read and parsed, so no more than asked: an expired one among them
   // (rare: the expiry pass ends them) leaves its place empty for this pass.
-  // Read along `due_at`, which only waiting events have: by the tenant or status index this
-  // would scan the tenant's whole history, or every waiting event, on every pass.
-  const single = await collection(deps).find({ where: { ...due, sequence_key: null }, sort: { field: 'due_at', direction: 'asc' }, limit: Math.min(1000, limit), index: 'due_at' });
+  const singles = dueWhere('single_due_at');
+  const single = await collection(deps).find({ where: singles.where, sort: { field: singles.field, direction: 'asc' }, limit: Math.min(1000, limit), index: singles.field });
   for (const doc of single.items) if (!hasExpired(doc, now)) candidates.push(candidateOf(doc, null));
 
   // Each sequence with something due, oldest due first; its head decides for the whole sequence.
+  const sequenced = dueWhere('sequence_due_at');
   const sequences = new Map<string, { tenant_id: string; sequence_key: string }>();
   let cursor: string | undefined;
   for (let page = 0; page < SEQUENCE_SCAN_PAGES && sequences.size < limit; page += 1) {
-    const found = await collection(deps).find({ where: { ...due, sequence_key: { ne: null } }, sort: { field: 'due_at', direction: 'asc' }, limit: SCAN_PAGE, index: 'due_at', ...(cursor ? { cursor } : {}) });
+    const found = await collection(deps).find({ where: sequenced.where, sort: { field: sequenced.field, direction: 'asc' }, limit: SCAN_PAGE, index: sequenced.field, ...(cursor ? { cursor } : {}) });
     for (const doc of found.items) sequences.set(`${doc.tenant_id}\u0000${doc.sequence_key}`, { tenant_id: doc.tenant_id, sequence_key: doc.sequence_key as string });
     if (found.next_cursor === null) break;
     cursor = found.next_cursor;
@@ -163,6 +172,18 @@ export async function nextDispatchable(deps: DispatchQueueDependencies, options:
     if (decided) candidates.push(decided);
   }
   return candidates.sort((a, b) => (a.due_at < b.due_at ? -1 : a.due_at > b.due_at ? 1 : 0)).slice(0, limit);
+}
+
+/** Read stores whose orchestration events carry single_due_at and sequence_due_at (served version 2 or later): it never goes back. */
+const splitDueTimes = new WeakSet<object>();
+
+async function splitsDueTimes(deps: ReadModelDependencies): Promise<boolean> {
+  if (splitDueTimes.has(deps.readStore)) return true;
+  const served = await deps.readStore.getProjectionState(orchestrationEventsProjection.name);
+  // No state yet: a new store, built by this code from the start.
+  if (served !== null && served.version < 2) return false;
+  splitDueTimes.add(deps.readStore);
+  return true;
 }
 
 /** Attempts running since before `startedBefore`: the runner resumes them (same attempt, same request ids). */

@@ -50,4 +50,26 @@ describe('orchestration events projection', () => {
     expect(oneEvent).to.include({ id: 'e2', status: 'processed', due_at: null, attempt_started_at: null, settled_at: at, attempts_since_requeue: 1 });
     expect(withoutIdentity(oneEvent!)).to.deep.equal(withoutIdentity(threeEvents!));
   });
+
+  it('keeps a waiting event\'s due time in the field of its kind, and neither once it runs or settles', async () => {
+    const later = '2026-11-28T09:05:00.000Z';
+    const sequenced = { ...received('s1'), sequence_key: 'order-7', sequence_n: 1 };
+    await running.stores.eventStore.appendToStream(orchestrationEventStream('e1'), [newEvent('OrchestrationEventQueued', received('e1'))]);
+    await running.stores.eventStore.appendToStream(orchestrationEventStream('s1'), [newEvent('OrchestrationEventQueued', { ...sequenced, event_id: 's1' })]);
+    expect(await document('e1')).to.include({ due_at: at, single_due_at: at, sequence_due_at: null });
+    expect(await document('s1')).to.include({ due_at: at, single_due_at: null, sequence_due_at: at });
+
+    for (const id of ['e1', 's1']) {
+      await running.stores.eventStore.appendToStream(orchestrationEventStream(id), [newEvent('OrchestrationDispatchStarted', { event_id: id, tenant_id: 't1', attempt: 1, flows: ['f'], started_at: at })]);
+    }
+    expect(await document('e1')).to.include({ status: 'dispatched', due_at: null, single_due_at: null, sequence_due_at: null });
+    expect(await document('s1')).to.include({ status: 'dispatched', due_at: null, single_due_at: null, sequence_due_at: null });
+
+    const error = { code: 'connector_failed', message: 'the connector answered 500' };
+    for (const id of ['e1', 's1']) {
+      await running.stores.eventStore.appendToStream(orchestrationEventStream(id), [newEvent('OrchestrationAttemptFailed', { event_id: id, tenant_id: 't1', attempt: 1, error, next_attempt_at: later, failed_at: at })]);
+    }
+    expect(await document('e1')).to.include({ status: 'failed', due_at: later, single_due_at: later, sequence_due_at: null });
+    expect(await document('s1')).to.include({ status: 'failed', due_at: later, single_due_at: null, sequence_due_at: later });
+  });
 });
