@@ -380,11 +380,6 @@ export function causedEventAppend(
   return envelopeAppend(deps, cause.tenant_id, { ...body, causation_id: cause.event_id, depth: undefined }, 'emit', context, { flows, cause });
 }
 
-/** The same, appended on its own. It waits for no read model: its caller needs only the event's id. */
-export async function emitCausedEvent(...args: Parameters<typeof causedEventAppend>): Promise<AppendedEnvelope> {
-  return appendPrepared(args[0], await causedEventAppend(...args));
-}
-
 // --------------------------------------------------------------------------- retry, replay
 
 /** The tenant's event from its stream (always current); 404 otherwise. */

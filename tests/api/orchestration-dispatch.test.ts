@@ -20,12 +20,12 @@ import { createExampleConnector } from '../../adapters/connector-sdk/example/con
 import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
 import { dispatcherContext, recordSteps, startDispatch } from '../../application/orchestration/dispatch-queue';
 import { followOnIdempotencyKey, nextAttemptAt } from '../../application/orchestration/dispatcher';
-import { emitCausedEvent } from '../../application/orchestration/orchestration-events';
 import { mapParameters, readFlow, triggerMatches } from '../../application/orchestration/flows';
 import { stepRequestId } from '../../domain/orchestration-event/orchestration-event';
 import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
 import { RecordingConnectorClient } from '../support/connector-client';
 import { type Account, liftSeatLimit, registerOwner } from '../support/identity';
+import { appendCausedEvent } from '../support/orchestration';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
 import { subscribeTo } from '../support/subscriptions';
@@ -273,7 +273,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     const ref = { event_id: id, tenant_id: owner.tenant_id };
     expect((await startDispatch(server.platform.orchestration, { ...ref, gap: null }, [flowKey()]))?.attempt).to.equal(1);
     const deps = server.platform.orchestration;
-    const firstFollowOn = await emitCausedEvent(
+    const firstFollowOn = await appendCausedEvent(
       deps,
       { ...ref, depth: 0, correlation_id: id },
       { name: 'shop.order.prepared', source: 'flow:prepare_order', payload: { order_id: 'R-700', ticket: 'WH-R-700' }, idempotency_key: followOnIdempotencyKey(deps, id, flowKey(), 0) },

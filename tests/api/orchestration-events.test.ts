@@ -236,17 +236,16 @@ describe('orchestration events (spec 4.13)', () => {
       }
       await expectRefused(await emit(owner, { name: 'loop.step.ran', causation_id: cause.id }), 400, 'depth_exceeded', 'depth');
       // The flow runner's follow-on events take the same rule.
-      const { emitCausedEvent } = await import('../../application/orchestration/orchestration-events');
+      const { appendCausedEvent } = await import('../support/orchestration');
       const { dispatcherContext } = await import('../../application/orchestration/dispatch-queue');
       const deps = server.platform.orchestration;
       const context = dispatcherContext(owner.tenant_id, cause.id);
       let refusal: unknown = null;
       // The runner gives the cause as its stream has it.
-      await emitCausedEvent(deps, { ...ref(cause.id), depth: cause.depth as number, correlation_id: cause.correlation_id as string }, { name: 'loop.step.ran' }, context).catch((error: unknown) => (refusal = error));
+      await appendCausedEvent(deps, { ...ref(cause.id), depth: cause.depth as number, correlation_id: cause.correlation_id as string }, { name: 'loop.step.ran' }, context).catch((error: unknown) => (refusal = error));
       expect(refusal).to.deep.include({ kind: 'invalid', code: 'depth_exceeded', field: 'depth' });
       const previous = await get(cause.causation_id as string);
-      const followOn = await emitCausedEvent(deps, { ...ref(previous.id as string), depth: previous.depth as number, correlation_id: previous.correlation_id as string }, { name: 'loop.step.ran', payload: { from: 'flow' } }, context);
-      expect(followOn.created).to.equal(true);
+      const followOn = await appendCausedEvent(deps, { ...ref(previous.id as string), depth: previous.depth as number, correlation_id: previous.correlation_id as string }, { name: 'loop.step.ran', payload: { from: 'flow' } }, context);
       await server.platform.readYourWrites(followOn.position);
       expect(await get(followOn.event_id)).to.include({ causation_id: cause.causation_id, depth: 8, received_via: 'emit' });
       const stored = await server.platform.eventStore.readStream(`orchestrationEvent-${followOn.event_id}`);

@@ -2,7 +2,9 @@
 // dead-lettered: driven through the dispatch queue's commands (application/orchestration/
 // dispatch-queue.ts), as the flow runner will drive them, each followed by read-your-writes.
 
+import { handleCommands } from '../../application/command-handling/handle-command';
 import { type DispatchCandidate, failAttempt, markProcessed, nextDispatchable, startDispatch } from '../../application/orchestration/dispatch-queue';
+import { causedEventAppend } from '../../application/orchestration/orchestration-events';
 import type { TestServer } from './server';
 
 type Ref = { event_id: string; tenant_id: string };
@@ -31,4 +33,15 @@ export async function fail(server: TestServer, ref: Ref, retryAt: Date | null): 
 /** What the dispatcher would take now for the tenant. */
 export function dispatchable(server: TestServer, tenantId: string, limit = 100): Promise<DispatchCandidate[]> {
   return nextDispatchable(server.platform.orchestration, { tenantId, limit });
+}
+
+/**
+ * A follow-on event appended on its own, as a flow runner that died before recording its step
+ * left it (the runner appends it with that step: recordSteps' `before`). Its id and position.
+ */
+export async function appendCausedEvent(...args: Parameters<typeof causedEventAppend>): Promise<{ event_id: string; position: number | null }> {
+  const prepared = await causedEventAppend(...args);
+  if (prepared.kind === 'existing') return { event_id: prepared.event_id, position: prepared.position };
+  const [result] = await handleCommands(args[0], [prepared.command]);
+  return { event_id: prepared.event_id, position: result.position };
 }
