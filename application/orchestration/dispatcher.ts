@@ -58,6 +58,7 @@ import { orchestrationEventsProjection } from '../../projections/orchestration-e
 import type { Logger } from '../ports/logger';
 import type { OrchestrationMetrics } from '../ports/metrics';
 import type { Saga } from '../sagas/saga';
+import { deepFreeze } from '../shared/immutable';
 import type { RequestContext } from '../shared/request-context';
 import { type ConnectorStepDependencies, invokeConnectorTool } from '../tool-call/connector-step';
 import { type ToolCallDependencies, callTool } from '../tool-call/tool-calls';
@@ -125,16 +126,33 @@ interface RunnableFlow {
   read: ReadFlow;
 }
 
+/**
+ * Flows as read from the documents that advertised them. A shared read hands out the same
+ * frozen document until its connection changes, so each advertised flow is read once, not
+ * twice per event.
+ */
+const readFlows = new WeakMap<object, ReadFlow>();
+
+function readFlowOnce(raw: unknown): ReadFlow {
+  if (typeof raw !== 'object' || raw === null || !Object.isFrozen(raw)) return readFlow(raw);
+  let read = readFlows.get(raw);
+  if (read === undefined) {
+    read = deepFreeze(readFlow(raw));
+    readFlows.set(raw, read);
+  }
+  return read;
+}
+
 /** The flows of the tenant's enabled connections whose trigger matches `name`, in a stable order. */
 export async function matchingFlows(deps: Pick<DispatcherDependencies, 'readStore'>, tenantId: string, name: string): Promise<RunnableFlow[]> {
   const connections = await deps.readStore
     .collection<SdkConnectionDocument>(SDK_CONNECTIONS)
-    .find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, limit: 100 });
+    .find({ where: { tenant_id: tenantId }, sort: { field: 'created_at', direction: 'asc' }, limit: 100, shared: true });
   const flows: RunnableFlow[] = [];
   for (const connection of connections.items) {
     if (!connection.enabled) continue;
     for (const raw of connection.flows) {
-      const read = readFlow(raw);
+      const read = readFlowOnce(raw);
       const id = read.ok ? read.flow.id : read.id;
       if (id === null || !triggerMatches(read.ok ? read.flow.triggers : read.triggers, name)) continue;
       flows.push({ key: `${id}@${connection.id}`, connection_id: connection.id, read });

@@ -81,6 +81,13 @@ export interface FindOptions {
    * come back either way.
    */
   index?: string;
+  /**
+   * The documents may be the very objects every other reader of the same result gets: deeply
+   * frozen, to be read and never changed (a change throws). For a hot path that only reads a
+   * large document (the dispatcher reads a tenant's connections, tools and all, twice per
+   * event), where the copy each reader otherwise gets costs more than the read.
+   */
+  shared?: boolean;
 }
 
 /** The one pagination shape of the platform. */

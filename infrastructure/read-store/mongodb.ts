@@ -96,6 +96,7 @@ import {
   type Where,
   type WriteOperation,
 } from '../../application/ports/read-store';
+import { deepFreeze } from '../../application/shared/immutable';
 
 const PROJECTIONS = '_projections';
 const DEFAULT_DATABASE = 'svc';
@@ -406,7 +407,9 @@ class MongoDocumentCollection<T extends Document> implements Collection<T> {
       stored.length > limit && last
         ? encodeCursor(queryKey, field === '_id' ? last._id : (fieldValue(last, field) ?? null), last._id)
         : null;
-    return { items: pageItems.map((item) => toDocument(item) as T), next_cursor };
+    // Each read's documents are its own here: frozen only so that a shared read behaves alike on both stores.
+    const items = pageItems.map((item) => toDocument(item) as T);
+    return { items: options.shared ? items.map(deepFreeze) : items, next_cursor };
   }
 
   async count(where?: Where): Promise<number> {

@@ -54,6 +54,7 @@ import type Database from 'better-sqlite3';
 import { CommitGroup } from '../sqlite/commit-group';
 import type { SqliteDatabase } from '../sqlite/database';
 import { type Loaded, ReadCache } from './read-cache';
+import { deepFreeze } from '../../application/shared/immutable';
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -379,6 +380,8 @@ export class SqliteReadStore implements ReadStore {
   findDocs(collection: string, options: FindOptions): Page<Document> {
     // Keyed by the options themselves, so a repeated query skips building its SQL too.
     const page = this.cache.read(collection, 'find', findOptionsKey(options), () => this.queryPage(collection, options));
+    // Shared: the cached documents themselves, frozen once (the copies other readers get are their own).
+    if (options.shared) return { items: page.items.map(deepFreeze), next_cursor: page.next_cursor };
     return { items: page.items.map(copyDocument), next_cursor: page.next_cursor };
   }
 

@@ -125,6 +125,23 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       expect(await people.get('a')).to.deep.equal({ id: 'a', name: 'Ada', age: 36, team: 'red', active: true, address: { city: 'Lyon' } });
       expect((await people.find({ where: { team: 'red' } })).items).to.deep.equal([{ id: 'a', name: 'Ada', age: 36, team: 'red', active: true, address: { city: 'Lyon' } }]);
     });
+
+    it('hands out frozen documents on a shared read: the same as a copying read finds, unchangeable, and current after a write', async () => {
+      const ada = { id: 'a', name: 'Ada', age: 36, team: 'red', active: true, address: { city: 'Lyon' } };
+      await people.put(ada);
+      const shared = (await people.find({ where: { team: 'red' }, shared: true })).items;
+      expect(shared).to.deep.equal([ada]);
+      expect(Object.isFrozen(shared[0]) && Object.isFrozen(shared[0].address)).to.equal(true);
+      expect(() => {
+        (shared[0].address as { city: string }).city = 'changed';
+      }).to.throw(TypeError);
+      // A copying read of the same query still gets a copy of its own.
+      const copied = (await people.find({ where: { team: 'red' } })).items[0];
+      copied.age = 99;
+      expect(Object.isFrozen(copied)).to.equal(false);
+      await people.patch('a', { age: 37 });
+      expect((await people.find({ where: { team: 'red' }, shared: true })).items).to.deep.equal([{ ...ada, age: 37 }]);
+    });
   });
 
   describe('queries', () => {
