@@ -50,11 +50,11 @@ import {
   fieldValue,
   queryKeyOf,
 } from '../../application/ports/read-store';
+import { deepFreeze } from '../../application/shared/immutable';
 import type Database from 'better-sqlite3';
 import { CommitGroup } from '../sqlite/commit-group';
 import type { SqliteDatabase } from '../sqlite/database';
 import { type Loaded, ReadCache } from './read-cache';
-import { deepFreeze } from '../../application/shared/immutable';
 
 type Statement = Database.Statement<unknown[], unknown>;
 
