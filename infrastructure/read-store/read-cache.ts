@@ -7,7 +7,8 @@
 // none of its writes, which would cost a copy each and push out what is read. Writes made by
 // another process (the operator CLI) become visible within `ttlMs`. The cache hands out the
 // values it keeps: the store copies documents before they leave it, so no caller shares an
-// object.
+// object, unless the caller asks for a shared read (FindOptions.shared): then it gets the
+// kept documents themselves, deep-frozen.
 //
 // One LRU cache (lru-cache) bounded by entry count and by total size holds every
 // collection. Invalidating a collection moves it to a new generation instead of looking
