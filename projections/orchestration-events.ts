@@ -97,6 +97,39 @@ function withAttempt(doc: OrchestrationEventDocument, attempt: number, change: (
   return doc.attempts.map((entry) => (entry.attempt === attempt ? change(entry) : entry));
 }
 
+type Received = Extract<OrchestrationEventEvent, { type: 'OrchestrationEventQueued' | 'OrchestrationEventProcessedOnReceipt' }>;
+
+/**
+ * The document an event's first event makes, at that event's revision and position: what this
+ * projection writes, and what the emit route answers with (the event as stored) without
+ * reading it back.
+ */
+export function receivedDocument(event: Received & { revision: number; position: number }): OrchestrationEventDocument {
+  const { event_id: id, received_via, received_at, not_before, ...envelope } = event.data;
+  // Processed on receipt: the document the three events it stands for would have built.
+  const settled = event.type === 'OrchestrationEventProcessedOnReceipt';
+  return {
+    id,
+    ...envelope,
+    not_before,
+    received_via,
+    received_at,
+    status: settled ? 'processed' : 'queued',
+    root: envelope.causation_id === null && envelope.replay_of === null,
+    ...dueFields(envelope.sequence_key, settled ? null : not_before),
+    attempt_started_at: null,
+    attempts: settled ? [{ attempt: 1, flows: [], started_at: received_at, outcome: 'processed', error: null, next_attempt_at: null, ended_at: received_at, steps: [] }] : [],
+    attempts_since_requeue: settled ? 1 : 0,
+    sequence_gap: null,
+    requeues: [],
+    replays: [],
+    settled_at: settled ? received_at : null,
+    updated_at: received_at,
+    revision: event.revision,
+    position: event.position,
+  };
+}
+
 export const orchestrationEventsProjection: EventProjection<OrchestrationEventEvent['type']> = {
   name: 'orchestration_events',
   // 2: single_due_at and sequence_due_at.
@@ -128,29 +161,7 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
     const id = event.data.event_id;
     if (event.type === 'OrchestrationEventQueued' || event.type === 'OrchestrationEventProcessedOnReceipt') {
       if (await view.get(ORCHESTRATION_EVENTS, id)) return;
-      const { event_id: _id, received_via, received_at, not_before, ...envelope } = event.data;
-      // Processed on receipt: the document the three events it stands for would have built.
-      const settled = event.type === 'OrchestrationEventProcessedOnReceipt';
-      view.put(ORCHESTRATION_EVENTS, {
-        id,
-        ...envelope,
-        not_before,
-        received_via,
-        received_at,
-        status: settled ? 'processed' : 'queued',
-        root: envelope.causation_id === null && envelope.replay_of === null,
-        ...dueFields(envelope.sequence_key, settled ? null : not_before),
-        attempt_started_at: null,
-        attempts: settled ? [{ attempt: 1, flows: [], started_at: received_at, outcome: 'processed', error: null, next_attempt_at: null, ended_at: received_at, steps: [] }] : [],
-        attempts_since_requeue: settled ? 1 : 0,
-        sequence_gap: null,
-        requeues: [],
-        replays: [],
-        settled_at: settled ? received_at : null,
-        updated_at: received_at,
-        revision: event.revision,
-        position: event.position,
-      } satisfies OrchestrationEventDocument);
+      view.put(ORCHESTRATION_EVENTS, receivedDocument(event));
       return;
     }
     const current = await view.get<OrchestrationEventDocument>(ORCHESTRATION_EVENTS, id);

@@ -36,7 +36,7 @@
 // settles; the gap wait is far longer than that lag, so a late projection is never taken for a
 // gap. Nothing is lost: what is due stays due until an attempt is recorded on its stream.
 
-import type { OrchestrationEventCommand, OrchestrationEventStatus, SequenceGap, StepError, StepRecordData } from '../../domain/orchestration-event/orchestration-event';
+import type { OrchestrationEventCommand, OrchestrationEventStatus, QueuedData, SequenceGap, StepError, StepRecordData } from '../../domain/orchestration-event/orchestration-event';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError } from '../../domain/shared/errors';
 import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument, orchestrationEventsProjection } from '../../projections/orchestration-events';
@@ -68,7 +68,12 @@ export interface DispatchCandidate {
   received_at: string;
   /** The sequence numbers it waited for in vain; `startDispatch` records them. */
   gap: SequenceGap | null;
+  /** What its steps are mapped from, as it was received (an envelope never changes): the attempt need not read its stream for it. */
+  envelope: DispatchedEnvelope;
 }
+
+/** The parts of a received event an attempt maps its steps from and reports with. */
+export type DispatchedEnvelope = Pick<QueuedData, 'name' | 'correlation_id' | 'depth' | 'source' | 'payload' | 'received_at'>;
 
 const WAITING: OrchestrationEventStatus[] = ['queued', 'failed'];
 const UNSETTLED: OrchestrationEventStatus[] = ['queued', 'dispatched', 'failed'];
@@ -92,6 +97,7 @@ function candidateOf(doc: OrchestrationEventDocument, gap: SequenceGap | null): 
     due_at: doc.due_at ?? doc.not_before,
     received_at: doc.received_at,
     gap,
+    envelope: { name: doc.name, correlation_id: doc.correlation_id, depth: doc.depth, source: doc.source, payload: doc.payload, received_at: doc.received_at },
   };
 }
 

@@ -62,7 +62,7 @@ import { deepFreeze } from '../shared/immutable';
 import type { RequestContext } from '../shared/request-context';
 import { type ConnectorStepDependencies, invokeConnectorTool } from '../tool-call/connector-step';
 import { type ToolCallDependencies, callTool } from '../tool-call/tool-calls';
-import { type DispatchCandidate, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordSteps, startDispatch } from './dispatch-queue';
+import { type DispatchCandidate, type DispatchedEnvelope, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordSteps, startDispatch } from './dispatch-queue';
 import { type Flow, type MappingScope, type ReadFlow, mapParameters, mapValue, readFlow, triggerMatches } from './flows';
 import type { StreamCommand } from '../command-handling/handle-command';
 import { type OrchestrationDependencies, causedEventAppend } from './orchestration-events';
@@ -172,13 +172,16 @@ interface FollowOn {
 
 const failed = (code: string, message: string): StepResult => ({ outcome: 'failed', error: { code, message: message.slice(0, ERROR_MESSAGE_MAX) }, output: null, tool_call_id: null });
 
+/** Steps of an attempt recorded on its stream, by `<flow key>#<step>`. */
+type RecordedSteps = Map<string, { outcome: StepOutcome; error: StepError | null; output: unknown }>;
+
 /** What the stream says of an attempt: the event, the flows it started with, the steps recorded. */
 async function attemptOnStream(deps: Pick<DispatcherDependencies, 'eventStore'>, eventId: string, attempt: number) {
   const events = await deps.eventStore.readStream(orchestrationEventStream(eventId));
   let queued: QueuedData | null = null;
   let flows: string[] | null = null;
   let running = false;
-  const steps = new Map<string, { outcome: StepOutcome; error: StepError | null; output: unknown }>();
+  const steps: RecordedSteps = new Map();
   for (const event of events) {
     if (event.type === 'OrchestrationEventQueued' || event.type === 'OrchestrationEventProcessedOnReceipt') queued = event.data;
     if (event.type === 'OrchestrationDispatchStarted' && event.data.attempt === attempt) {
@@ -397,7 +400,8 @@ export class OrchestrationDispatcher {
         this.processedMetric(candidate.name, candidate.due_at, candidate.received_at);
         return started.position;
       }
-      return this.runAttempt(candidate.event_id, candidate.tenant_id, started.attempt, flows, candidate.due_at);
+      // A new attempt has no step recorded yet, and the envelope came with the candidate.
+      return this.runAttempt(candidate.event_id, candidate.tenant_id, started.attempt, flows, candidate.due_at, { queued: candidate.envelope, steps: new Map() });
     });
   }
 
@@ -409,15 +413,14 @@ export class OrchestrationDispatcher {
       this.deps.logger.warn({ event_id: item.event_id, attempt: item.attempt, started_at: item.started_at }, 'orchestration attempt resumed');
       const current = await matchingFlows(this.deps, item.tenant_id, onStream.queued.name);
       const flows = onStream.flows.map((key) => current.find((flow) => flow.key === key) ?? { key, connection_id: '', read: { ok: false as const, id: null, triggers: [], reason: 'the flow is no longer advertised by an enabled connection' } });
-      return this.runAttempt(item.event_id, item.tenant_id, item.attempt, flows, item.started_at);
+      return this.runAttempt(item.event_id, item.tenant_id, item.attempt, flows, item.started_at, { queued: onStream.queued, steps: onStream.steps });
     });
   }
 
-  private async runAttempt(eventId: string, tenantId: string, attempt: number, flows: RunnableFlow[], dueAt: string): Promise<number | null> {
+  /** Runs an attempt's flows from `onStream`: the event as received, and the steps of this attempt recorded so far (a resumed one has some). */
+  private async runAttempt(eventId: string, tenantId: string, attempt: number, flows: RunnableFlow[], dueAt: string, onStream: { queued: DispatchedEnvelope; steps: RecordedSteps }): Promise<number | null> {
     const { deps } = this;
-    const onStream = await attemptOnStream(deps, eventId, attempt);
     const queued = onStream.queued;
-    if (queued === null) return null;
     const ref = { event_id: eventId, tenant_id: tenantId };
     const context = dispatcherContext(tenantId, queued.correlation_id);
     let last: number | null = null;
@@ -487,8 +490,8 @@ export class OrchestrationDispatcher {
     key: string,
     connectionId: string,
     flow: Flow,
-    queued: { name: string; correlation_id: string; depth: number; source: string | null; payload: Record<string, unknown> },
-    recorded: Map<string, { outcome: StepOutcome; error: StepError | null; output: unknown }>,
+    queued: DispatchedEnvelope,
+    recorded: RecordedSteps,
     record: (steps: Array<{ step: number; result: StepResult }>, endsFlow: boolean, followOns?: FollowOn[]) => Promise<void>,
     context: RequestContext,
   ): Promise<StepError | null> {

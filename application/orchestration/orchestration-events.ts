@@ -44,7 +44,7 @@ import {
 } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError, forbidden, invalid, notFound } from '../../domain/shared/errors';
 import { textProblem } from '../../domain/shared/text';
-import { ORCHESTRATION_EVENTS, type OrchestrationAttemptDocument, type OrchestrationEventDocument, type OrchestrationStepDocument } from '../../projections/orchestration-events';
+import { ORCHESTRATION_EVENTS, type OrchestrationAttemptDocument, type OrchestrationEventDocument, type OrchestrationStepDocument, receivedDocument } from '../../projections/orchestration-events';
 import { type Aggregate, type CommandDependencies, type StreamCommand, handleCommand, loadAggregate, streamCommand } from '../command-handling/handle-command';
 import type { Actor } from '../ports/event-store';
 import type { Page, Where } from '../ports/read-store';
@@ -273,6 +273,9 @@ export async function queueEnvelope(
   const queued = await appendEnvelope(deps, tenantId, body, via, context, { requestSeed });
   // The caller may read any read model next.
   await deps.readYourWrites(queued.position);
+  // A new event is answered as it was stored (the document its first event makes: nothing to
+  // read back, and no replays yet); an existing one as the read model has it now.
+  if (queued.received) return { created: true, event: { value: viewOf(queued.received), version: versionOfRevision(queued.received.revision) } };
   return { created: queued.created, event: await getOrchestrationEvent(deps, tenantId, queued.event_id) };
 }
 
@@ -283,6 +286,8 @@ export interface AppendedEnvelope {
   position: number | null;
   /** Settled in the same append: no flow matched it (EmitOrchestrationEvent's `flows`). */
   processed: boolean;
+  /** The read model's document of the event this call queued, as its first event makes it; absent when it queued nothing. */
+  received?: OrchestrationEventDocument;
 }
 
 /**
@@ -328,9 +333,12 @@ async function appendPrepared(deps: OrchestrationDependencies, prepared: Envelop
   if (prepared.kind === 'existing') return { created: false, event_id: prepared.event_id, position: prepared.position, processed: false };
   const { aggregate, stream, command, context } = prepared.command;
   const result = await handleCommand(deps, aggregate, stream, command, context);
-  const created = result.events.length > 0;
-  const processed = result.events.some((event) => event.type === 'OrchestrationEventProcessedOnReceipt');
-  return { created, event_id: prepared.event_id, position: created ? result.position : await lastPosition(deps, stream), processed };
+  const first = result.events[0] as OrchestrationEventEvent | undefined;
+  if (first === undefined) return { created: false, event_id: prepared.event_id, position: await lastPosition(deps, stream), processed: false };
+  const processed = first.type === 'OrchestrationEventProcessedOnReceipt';
+  // An emit appends one event: the stream's first, at the append's position.
+  const received = first.type === 'OrchestrationEventQueued' || processed ? receivedDocument({ ...first, revision: result.revision, position: result.position as number }) : undefined;
+  return { created: true, event_id: prepared.event_id, position: result.position, processed, ...(received ? { received } : {}) };
 }
 
 /** `POST /api/v1/org/events`: the caller's tenant. */
