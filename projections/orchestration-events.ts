@@ -187,8 +187,10 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
         return;
       }
       case 'OrchestrationEventProcessed': {
-        const { attempt, processed_at } = event.data;
-        const attempts = withAttempt(current, attempt, (entry) => ({ ...entry, outcome: 'processed', ended_at: processed_at }));
+        const { attempt, processed_at, steps } = event.data;
+        // The attempt's last steps, recorded with its end.
+        const last = steps.map((step): OrchestrationStepDocument => ({ ...step, recorded_at: processed_at }));
+        const attempts = withAttempt(current, attempt, (entry) => ({ ...entry, steps: last.length === 0 ? entry.steps : [...entry.steps, ...last], outcome: 'processed', ended_at: processed_at }));
         patch({ status: 'processed', ...dueFields(current.sequence_key, null), attempt_started_at: null, attempts, settled_at: processed_at }, processed_at);
         return;
       }

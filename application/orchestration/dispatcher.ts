@@ -34,14 +34,15 @@
 //      together (EventStore.appendToStreams: one transaction on the embedded store, the
 //      follow-ons first on EventStoreDB), so no step records a follow-on that is not there.
 //   4. Processed: the last steps of the last flow, when none failed, are recorded with
-//      `ends_attempt` and the attempt ends in the same append (MarkProcessed only when they
-//      were recorded before, by an attempt now resumed). Or FailAttempt with the next attempt at
+//      `ends_attempt` and the attempt ends with them, in one event (OrchestrationEventProcessed
+//      carries them; MarkProcessed only when they were recorded before, by an attempt now
+//      resumed). Or FailAttempt with the next attempt at
 //      base * 2^(n-1), jittered to between half and all of it, capped
 //      (ORCHESTRATION_RETRY_BASE_MS, _MAX_MS), n the attempts since the event was last
 //      re-queued by a person; once n reaches ORCHESTRATION_MAX_ATTEMPTS, FailAttempt without a
 //      time: dead_letter.
-//   A flow of one step and one emit so costs two appends to its event (the claim; the step,
-//   the emit and the end) and one to the follow-on.
+//   A flow of one step and one emit so costs two appends and two events to its event (the
+//   claim; the end with the step and the emit) and one event to the follow-on.
 // Durability: a step is recorded after its call returns (the last tool step of a flow after
 // its emits too). A process that dies between the two leaves the attempt `dispatched`; after
 // ORCHESTRATION_RESUME_AFTER_MS it is resumed with the same attempt number: recorded steps are
@@ -189,6 +190,7 @@ async function attemptOnStream(deps: Pick<DispatcherDependencies, 'eventStore'>,
       running = true;
     }
     if (event.type === 'OrchestrationStepRecorded' && event.data.attempt === attempt) steps.set(`${event.data.flow}#${event.data.step}`, event.data);
+    if (event.type === 'OrchestrationEventProcessed' && event.data.attempt === attempt) for (const step of event.data.steps) steps.set(`${step.flow}#${step.step}`, step);
     if ((event.type === 'OrchestrationEventProcessed' || event.type === 'OrchestrationAttemptFailed') && event.data.attempt === attempt) running = false;
   }
   return { queued, flows, running, steps };

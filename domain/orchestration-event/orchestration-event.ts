@@ -272,25 +272,21 @@ export const OrchestrationDispatchStarted = declareEvent(
     started_at: t.string,
   }),
 );
-export const OrchestrationStepRecorded = declareEvent(
-  'OrchestrationStepRecorded',
-  t.type({
-    ...Identity,
-    attempt: t.number,
-    flow: t.string,
-    /** The step's index in its flow, from 0. */
-    step: t.number,
-    /** What the step's call carried (`stepRequestId`), so a redelivered call is recognisable. */
-    request_id: t.string,
-    outcome: StepOutcome,
-    error: t.union([StepError, t.null]),
-    /** What the step gave back (later steps map their parameters from it); null when nothing. */
-    output: t.unknown,
-    /** The tool-call aggregate's id when the step called a business tool (domain/tool-call). */
-    tool_call_id: t.union([t.string, t.null]),
-    recorded_at: t.string,
-  }),
-);
+/** One step's outcome as recorded. */
+const StepRecord = t.type({
+  flow: t.string,
+  /** The step's index in its flow, from 0. */
+  step: t.number,
+  /** What the step's call carried (`stepRequestId`), so a redelivered call is recognisable. */
+  request_id: t.string,
+  outcome: StepOutcome,
+  error: t.union([StepError, t.null]),
+  /** What the step gave back (later steps map their parameters from it); null when nothing. */
+  output: t.unknown,
+  /** The tool-call aggregate's id when the step called a business tool (domain/tool-call). */
+  tool_call_id: t.union([t.string, t.null]),
+});
+export const OrchestrationStepRecorded = declareEvent('OrchestrationStepRecorded', t.type({ ...Identity, attempt: t.number, ...StepRecord.props, recorded_at: t.string }));
 export const OrchestrationAttemptFailed = declareEvent(
   'OrchestrationAttemptFailed',
   t.type({
@@ -302,7 +298,17 @@ export const OrchestrationAttemptFailed = declareEvent(
     failed_at: t.string,
   }),
 );
-export const OrchestrationEventProcessed = declareEvent('OrchestrationEventProcessed', t.type({ ...Identity, attempt: t.number, processed_at: t.string }));
+/**
+ * The attempt ended with every flow run to its end. `steps`: the attempt's last steps, recorded
+ * with its end (a flow's last tool step and its emits, when none failed), where they were two
+ * or three OrchestrationStepRecorded events before it; recorded at `processed_at`. Version 1
+ * had no `steps` (its last steps were always events of their own).
+ */
+export const OrchestrationEventProcessed = declareEvent(
+  'OrchestrationEventProcessed',
+  t.type({ ...Identity, attempt: t.number, processed_at: t.string, steps: t.array(StepRecord) }),
+  { version: 2, upcasters: { 1: (v1) => ({ ...v1, steps: [] }) } },
+);
 export const OrchestrationEventDeadLettered = declareEvent(
   'OrchestrationEventDeadLettered',
   t.type({ ...Identity, attempts: t.number, error: StepError, dead_lettered_at: t.string }),
@@ -349,15 +355,7 @@ export type QueuedData = EventOf<typeof OrchestrationEventQueued>['data'];
 export const orchestrationEventStream = (eventId: string): string => toStreamName(orchestrationEventEvents.category, eventId);
 
 /** One step's outcome as the flow runner records it. */
-export interface StepRecordData {
-  flow: string;
-  step: number;
-  request_id: string;
-  outcome: StepOutcome;
-  error: StepError | null;
-  output: unknown;
-  tool_call_id: string | null;
-}
+export type StepRecordData = t.TypeOf<typeof StepRecord>;
 
 /**
  * The `request_id` a step's call carries: the same for the same event, attempt, flow and step,
@@ -490,7 +488,7 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
         const gap = command.data.gap;
         const attempt = state.attempts + 1;
         const started: OrchestrationEventEvent[] = [{ type: 'OrchestrationDispatchStarted', data: { ...identity, attempt, flows: command.data.flows, started_at: at } }];
-        if (command.data.flows.length === 0) started.push({ type: 'OrchestrationEventProcessed', data: { ...identity, attempt, processed_at: at } });
+        if (command.data.flows.length === 0) started.push({ type: 'OrchestrationEventProcessed', data: { ...identity, attempt, processed_at: at, steps: [] } });
         if (gap === null || state.event.sequence_key === null) return right(started);
         return right([{ type: 'OrchestrationSequenceGapRecorded', data: { ...identity, sequence_key: state.event.sequence_key, ...gap, recorded_at: at } }, ...started]);
       }
@@ -498,7 +496,7 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
         const { attempt, steps, ends_attempt } = command.data;
         if (steps.length === 0) return left(invalid('no_steps', 'at least one step is recorded'));
         const running = state.status === 'dispatched' && attempt === state.attempts;
-        const recordedNow: OrchestrationEventEvent[] = [];
+        const recordedNow: StepRecordData[] = [];
         const seen = new Set<string>();
         for (const { flow, step, request_id, outcome, error, output, tool_call_id } of steps) {
           const key = stepKey(flow, step);
@@ -512,11 +510,13 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
           }
           const problem = requireAttempt(attempt);
           if (problem) return left(problem);
-          recordedNow.push({ type: 'OrchestrationStepRecorded', data: { ...identity, attempt, flow, step, request_id, outcome, error, output: output ?? null, tool_call_id, recorded_at: at } });
+          recordedNow.push({ flow, step, request_id, outcome, error, output: output ?? null, tool_call_id });
         }
         // Every step there already (a resumed attempt): nothing again; the runner marks the attempt processed itself.
-        if (recordedNow.length === 0 || ends_attempt !== true || steps.some((step) => step.outcome === 'failed')) return right(recordedNow);
-        return right([...recordedNow, { type: 'OrchestrationEventProcessed', data: { ...identity, attempt, processed_at: at } }]);
+        if (recordedNow.length === 0) return right([]);
+        // The attempt's last steps, none failed: recorded with its end, in that one event.
+        if (ends_attempt === true && !steps.some((step) => step.outcome === 'failed')) return right([{ type: 'OrchestrationEventProcessed', data: { ...identity, attempt, processed_at: at, steps: recordedNow } }]);
+        return right(recordedNow.map((data): OrchestrationEventEvent => ({ type: 'OrchestrationStepRecorded', data: { ...identity, attempt, ...data, recorded_at: at } })));
       }
       case 'FailAttempt': {
         const problem = requireAttempt(command.data.attempt);
@@ -529,7 +529,7 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
       case 'MarkProcessed': {
         const problem = requireAttempt(command.data.attempt);
         if (problem) return left(problem);
-        return right([{ type: 'OrchestrationEventProcessed', data: { ...identity, attempt: command.data.attempt, processed_at: at } }]);
+        return right([{ type: 'OrchestrationEventProcessed', data: { ...identity, attempt: command.data.attempt, processed_at: at, steps: [] } }]);
       }
       case 'Expire': {
         if (state.status === 'expired') return right([]);

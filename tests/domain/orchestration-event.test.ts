@@ -161,7 +161,7 @@ describe('orchestration event (decider)', () => {
   const fail = (attempt: number, retryAt: string | null): OrchestrationEventCommand => ({ type: 'FailAttempt', data: { tenant_id: 't1', attempt, error, retry_at: retryAt } });
   const failed = (attempt: number, next: string | null, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationAttemptFailed', data: { ...ids, attempt, error, next_attempt_at: next, failed_at: iso(ms) } });
   const deadLettered = (attempts: number, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts, error, dead_lettered_at: iso(ms) } });
-  const processed = (attempt: number): OrchestrationEventEvent => ({ type: 'OrchestrationEventProcessed', data: { ...ids, attempt, processed_at: iso(0) } });
+  const processed = (attempt: number, steps: StepRecordData[] = []): OrchestrationEventEvent => ({ type: 'OrchestrationEventProcessed', data: { ...ids, attempt, processed_at: iso(0), steps } });
   const stepData = (requestId: string, over: Partial<StepRecordData> = {}): StepRecordData => ({ flow: 'refunds', step: 0, request_id: requestId, outcome: 'succeeded', error: null, output: { refund: 'r-1' }, tool_call_id: null, ...over });
   const step = (attempt: number, requestId = stepRequestId('evt-1', attempt, 'refunds', 0)): OrchestrationEventCommand => ({ type: 'RecordSteps', data: { tenant_id: 't1', attempt, steps: [stepData(requestId)] } });
   const requeue: OrchestrationEventCommand = { type: 'Requeue', data: { tenant_id: 't1' } };
@@ -233,7 +233,7 @@ describe('orchestration event (decider)', () => {
     spec().given([queued(), started(1), failed(1, iso(0))]).when(none).then([{ type: 'OrchestrationDispatchStarted', data: { ...ids, attempt: 2, flows: [], started_at: iso(0) } }, processed(2)]);
   });
 
-  it("ends the attempt processed with its last step when the runner says so, unless that step failed", () => {
+  it("ends the attempt processed with its last step, recorded in that one event, when the runner says so, unless that step failed", () => {
     const last = (outcome: 'succeeded' | 'skipped' | 'failed'): OrchestrationEventCommand => ({
       type: 'RecordSteps',
       data: { tenant_id: 't1', attempt: 1, steps: [stepData('evt-1:1:refunds:0', { outcome })], ends_attempt: true },
@@ -242,25 +242,27 @@ describe('orchestration event (decider)', () => {
       type: 'OrchestrationStepRecorded',
       data: { ...ids, attempt: 1, flow: 'refunds', step: 0, request_id: 'evt-1:1:refunds:0', outcome, error: null, output: { refund: 'r-1' }, tool_call_id: null, recorded_at: iso(0) },
     });
-    spec().given([queued(), started(1)]).when(last('succeeded')).then([recorded('succeeded'), processed(1)]);
-    spec().given([queued(), started(1)]).when(last('skipped')).then([recorded('skipped'), processed(1)]);
+    spec().given([queued(), started(1)]).when(last('succeeded')).then([processed(1, [stepData('evt-1:1:refunds:0')])]);
+    spec().given([queued(), started(1)]).when(last('skipped')).then([processed(1, [stepData('evt-1:1:refunds:0', { outcome: 'skipped' })])]);
     spec().given([queued(), started(1)]).when(last('failed')).then([recorded('failed')]);
     // Already recorded (a resumed attempt): nothing again; the runner then marks it processed itself.
     spec().given([queued(), started(1), recorded('succeeded')]).when(last('succeeded')).thenNothingHappened();
+    // Recorded with the end: the attempt is over, a step of it again is refused.
+    spec().given([queued(), started(1), processed(1, [stepData('evt-1:1:refunds:0')])]).when(last('succeeded')).thenThrows('conflict', 'dispatch_not_running');
   });
 
-  it("records a flow's last tool step with the emits after it in one append, in order, ending the attempt unless one failed", () => {
+  it("records a flow's last tool step with the emits after it in one append, in order, with the attempt's end unless one failed", () => {
     const emitStep = stepData('evt-1:1:refunds:1', { step: 1, output: { emitted: 'shop.refund.sent', event_id: 'evt-2' } });
     const group = (steps: StepRecordData[], endsAttempt = true): OrchestrationEventCommand => ({ type: 'RecordSteps', data: { tenant_id: 't1', attempt: 1, steps, ends_attempt: endsAttempt } });
     const recordedOf = (data: StepRecordData): OrchestrationEventEvent => ({ type: 'OrchestrationStepRecorded', data: { ...ids, attempt: 1, ...data, recorded_at: iso(0) } });
     const toolStep = stepData('evt-1:1:refunds:0');
-    spec().given([queued(), started(1)]).when(group([toolStep, emitStep])).then([recordedOf(toolStep), recordedOf(emitStep), processed(1)]);
+    spec().given([queued(), started(1)]).when(group([toolStep, emitStep])).then([processed(1, [toolStep, emitStep])]);
     spec().given([queued(), started(1)]).when(group([toolStep, emitStep], false)).then([recordedOf(toolStep), recordedOf(emitStep)]);
     // A skipped emit (past the depth bound) still ends it; a failed step does not.
-    spec().given([queued(), started(1)]).when(group([toolStep, { ...emitStep, outcome: 'skipped' }])).then([recordedOf(toolStep), recordedOf({ ...emitStep, outcome: 'skipped' }), processed(1)]);
+    spec().given([queued(), started(1)]).when(group([toolStep, { ...emitStep, outcome: 'skipped' }])).then([processed(1, [toolStep, { ...emitStep, outcome: 'skipped' }])]);
     spec().given([queued(), started(1)]).when(group([{ ...toolStep, outcome: 'failed' }, emitStep])).then([recordedOf({ ...toolStep, outcome: 'failed' }), recordedOf(emitStep)]);
-    // Recorded one by one before (a stream from an older runner, resumed): only what is missing, and the end.
-    spec().given([queued(), started(1), recordedOf(toolStep)]).when(group([toolStep, emitStep])).then([recordedOf(emitStep), processed(1)]);
+    // Recorded one by one before (a stream from an older runner, resumed): only what is missing, with the end.
+    spec().given([queued(), started(1), recordedOf(toolStep)]).when(group([toolStep, emitStep])).then([processed(1, [emitStep])]);
     spec().given([queued(), started(1), recordedOf(toolStep), recordedOf(emitStep)]).when(group([toolStep, emitStep])).thenNothingHappened();
     spec().given([queued(), started(1), recordedOf(toolStep)]).when(group([{ ...toolStep, request_id: 'another' }, emitStep])).thenThrows('conflict', 'step_already_recorded');
     spec().given([queued(), started(1)]).when(group([toolStep, toolStep])).thenThrows('invalid', 'step_repeated');

@@ -1,6 +1,7 @@
 // The orchestration events read model. An event recorded as processed on receipt (one event)
 // gets the document the three events it stands for (queued, dispatch started with no flow,
-// processed) build, so a reader cannot tell which way the platform recorded it.
+// processed) build, so a reader cannot tell which way the platform recorded it; so do the
+// last steps an attempt's end carries.
 
 import { expect } from 'chai';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
@@ -49,6 +50,26 @@ describe('orchestration events projection', () => {
     const oneEvent = await document('e2');
     expect(oneEvent).to.include({ id: 'e2', status: 'processed', due_at: null, attempt_started_at: null, settled_at: at, attempts_since_requeue: 1 });
     expect(withoutIdentity(oneEvent!)).to.deep.equal(withoutIdentity(threeEvents!));
+  });
+
+  it('adds the last steps an attempt ended with, recorded in its end, after the steps recorded before', async () => {
+    const step = (index: number, outcome: 'succeeded' | 'skipped') => ({ flow: 'f@c', step: index, request_id: `e1:1:f@c:${index}`, outcome, error: null, output: { n: index }, tool_call_id: null });
+    const later = '2026-11-28T09:00:02.000Z';
+    const ended = { ...newEvent('OrchestrationEventProcessed', { event_id: 'e1', tenant_id: 't1', attempt: 1, processed_at: later, steps: [step(1, 'succeeded'), step(2, 'skipped')] }) };
+    ended.metadata = { ...ended.metadata, schema_version: 2 };
+    await running.stores.eventStore.appendToStream(orchestrationEventStream('e1'), [
+      newEvent('OrchestrationEventQueued', received('e1')),
+      newEvent('OrchestrationDispatchStarted', { event_id: 'e1', tenant_id: 't1', attempt: 1, flows: ['f@c'], started_at: at }),
+      newEvent('OrchestrationStepRecorded', { event_id: 'e1', tenant_id: 't1', attempt: 1, ...step(0, 'succeeded'), recorded_at: at }),
+      ended,
+    ]);
+    const [attempt] = (await document('e1'))!.attempts;
+    expect(attempt).to.include({ outcome: 'processed', ended_at: later });
+    expect(attempt.steps).to.deep.equal([
+      { ...step(0, 'succeeded'), recorded_at: at },
+      { ...step(1, 'succeeded'), recorded_at: later },
+      { ...step(2, 'skipped'), recorded_at: later },
+    ]);
   });
 
   it('keeps a waiting event\'s due time in the field of its kind, and neither once it runs or settles', async () => {
