@@ -75,7 +75,7 @@ function parseOptions(args: string[]): Options {
     const at = args.indexOf(`--${name}`);
     return at >= 0 ? Number(args[at + 1]) : fallback;
   };
-  const options = { events: read('events', 3000), concurrency: read('concurrency', 32), warmup: read('warmup', 300), rate: read('rate', 250), platformOnly: args.includes('--platform-only') };
+  const options = { events: read('events', 3000), concurrency: read('concurrency', 32), warmup: read('warmup', 3000), rate: read('rate', 250), platformOnly: args.includes('--platform-only') };
   for (const name of ['events', 'concurrency', 'rate'] as const) {
     if (!(options[name] > 0)) throw new Error(`--${name}: expected a number above 0`);
   }
@@ -338,7 +338,10 @@ export async function run(args: string[]): Promise<void> {
     console.log(
       `events bench: ${options.events} shop.order.created per section, ${options.concurrency} concurrent emitters, the prepare_order flow calling the example connector in a child process (which also runs the HTTP producers); embedded store (SQLite, SQLITE_SYNCHRONOUS=${bench.platform.config.sqliteSynchronous}), dispatch concurrency ${bench.platform.config.orchestrationDispatch.concurrency}, Node ${process.version}`,
     );
-    // Warm-up: JIT, caches, the connector's keep-alive sockets.
+    // Warm-up: JIT, caches, the connector's keep-alive sockets. As many events as a section
+    // measures: after 300 the platform's code was not yet at its steady speed (a section then
+    // measured 700-750 events/s over HTTP at 1.9-2.0 ms of CPU per order; after 1,000, 810 at
+    // 1.68; after 2,000 to 5,000, 835-850 at 1.62-1.69), and a server in use is warm.
     if (!options.platformOnly) {
       await measureReference(bench, options.warmup, options.concurrency, 'warm-ref');
       await measureHttpEvents(bench.outside, bare, 'warm-up', options.warmup, options.concurrency, 'warm-bare-http');
