@@ -11,6 +11,22 @@ function idFromKey(key: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+const TIME_ORDERED = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/**
+ * A version 7 UUID with `after`'s millisecond (its first 48 bits) and 74 bits of SHA-256 of
+ * the key for the rest; `idFromKey(key)` when `after` is not a version 7 UUID. Random ids made
+ * from keys (a follow-on event's, its stream's) landed on a random page of every index they
+ * are in, where the ids of `newId` land on the last: about a tenth of the events bench's CPU
+ * per order (docs/performance.md, thirteenth session).
+ */
+function idFromKeyAt(key: string, after: string): string {
+  if (!TIME_ORDERED.test(after)) return idFromKey(key);
+  const hex = hashOf('sha256', key, 'hex');
+  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+  return `${after.slice(0, 13)}-7${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 /**
  * Version 7 UUIDs (RFC 9562): 48 bits of Unix milliseconds, then a 12-bit counter (method 1
  * of its section 6.2) that keeps the ids of one process increasing within a millisecond, then
@@ -59,4 +75,4 @@ export function timeOrderedIdGenerator(now: () => number = Date.now): () => stri
   };
 }
 
-export const uuidGenerator: IdGenerator = { newId: timeOrderedIdGenerator(), fromKey: idFromKey };
+export const uuidGenerator: IdGenerator = { newId: timeOrderedIdGenerator(), fromKey: idFromKey, fromKeyAt: idFromKeyAt };

@@ -66,7 +66,7 @@ import { type ToolCallDependencies, callTool } from '../tool-call/tool-calls';
 import { type DispatchCandidate, type DispatchedEnvelope, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordSteps, startDispatch } from './dispatch-queue';
 import { type Flow, type MappingScope, type ReadFlow, mapParameters, mapValue, readFlow, triggerMatches } from './flows';
 import type { StreamCommand } from '../command-handling/handle-command';
-import { type OrchestrationDependencies, causedEventAppend } from './orchestration-events';
+import { FLOW_KEY_PREFIX, type OrchestrationDependencies, causedEventAppend, existingEventOfKey } from './orchestration-events';
 
 export const ORCHESTRATION_DISPATCHER = 'orchestration_dispatcher';
 /** A step's output as recorded (in an event and the read model), at most: larger is recorded as `{truncated: true, bytes}`. */
@@ -117,9 +117,19 @@ export function boundedOutput(output: unknown): unknown {
   return bytes <= OUTPUT_MAX_BYTES ? output : { truncated: true, bytes };
 }
 
-/** The idempotency_key of a flow's emit: the same for every attempt of the event, so a follow-on is emitted once. */
+/**
+ * The idempotency_key of a flow's emit: the same for every attempt of the event, so a follow-on
+ * is emitted once. It carries the event's millisecond (IdGenerator.fromKeyAt), and so does the
+ * follow-on's id made from it (eventIdOfKey): the follow-on lands beside its cause in every index.
+ */
 export const followOnIdempotencyKey = (deps: Pick<DispatcherDependencies, 'ids'>, eventId: string, flowKey: string, emitIndex: number): string =>
-  `flow:${deps.ids.fromKey(`orchestration-emit\u0000${eventId}\u0000${flowKey}\u0000${emitIndex}`)}`;
+  `${FLOW_KEY_PREFIX}${deps.ids.fromKeyAt(emitKey(eventId, flowKey, emitIndex), eventId)}`;
+
+/** The idempotency_key releases before 2026-11-29 gave a flow's emit: a follow-on of an attempt they began is found by it. */
+export const earlierFollowOnIdempotencyKey = (deps: Pick<DispatcherDependencies, 'ids'>, eventId: string, flowKey: string, emitIndex: number): string =>
+  `${FLOW_KEY_PREFIX}${deps.ids.fromKey(emitKey(eventId, flowKey, emitIndex))}`;
+
+const emitKey = (eventId: string, flowKey: string, emitIndex: number): string => `orchestration-emit\u0000${eventId}\u0000${flowKey}\u0000${emitIndex}`;
 
 interface RunnableFlow {
   key: string;
@@ -175,6 +185,13 @@ const failed = (code: string, message: string): StepResult => ({ outcome: 'faile
 
 /** Steps of an attempt recorded on its stream, by `<flow key>#<step>`. */
 type RecordedSteps = Map<string, { outcome: StepOutcome; error: StepError | null; output: unknown }>;
+
+/** Where an attempt is: the event as received, the steps of the attempt recorded so far, and whether a process that died began it (a resumed attempt). */
+interface AttemptSoFar {
+  queued: DispatchedEnvelope;
+  steps: RecordedSteps;
+  resumed: boolean;
+}
 
 /** What the stream says of an attempt: the event, the flows it started with, the steps recorded. */
 async function attemptOnStream(deps: Pick<DispatcherDependencies, 'eventStore'>, eventId: string, attempt: number) {
@@ -403,7 +420,7 @@ export class OrchestrationDispatcher {
         return started.position;
       }
       // A new attempt has no step recorded yet, and the envelope came with the candidate.
-      return this.runAttempt(candidate.event_id, candidate.tenant_id, started.attempt, flows, candidate.due_at, { queued: candidate.envelope, steps: new Map() });
+      return this.runAttempt(candidate.event_id, candidate.tenant_id, started.attempt, flows, candidate.due_at, { queued: candidate.envelope, steps: new Map(), resumed: false });
     });
   }
 
@@ -415,12 +432,12 @@ export class OrchestrationDispatcher {
       this.deps.logger.warn({ event_id: item.event_id, attempt: item.attempt, started_at: item.started_at }, 'orchestration attempt resumed');
       const current = await matchingFlows(this.deps, item.tenant_id, onStream.queued.name);
       const flows = onStream.flows.map((key) => current.find((flow) => flow.key === key) ?? { key, connection_id: '', read: { ok: false as const, id: null, triggers: [], reason: 'the flow is no longer advertised by an enabled connection' } });
-      return this.runAttempt(item.event_id, item.tenant_id, item.attempt, flows, item.started_at, { queued: onStream.queued, steps: onStream.steps });
+      return this.runAttempt(item.event_id, item.tenant_id, item.attempt, flows, item.started_at, { queued: onStream.queued, steps: onStream.steps, resumed: true });
     });
   }
 
-  /** Runs an attempt's flows from `onStream`: the event as received, and the steps of this attempt recorded so far (a resumed one has some). */
-  private async runAttempt(eventId: string, tenantId: string, attempt: number, flows: RunnableFlow[], dueAt: string, onStream: { queued: DispatchedEnvelope; steps: RecordedSteps }): Promise<number | null> {
+  /** Runs an attempt's flows from where `onStream` says it is. */
+  private async runAttempt(eventId: string, tenantId: string, attempt: number, flows: RunnableFlow[], dueAt: string, onStream: AttemptSoFar): Promise<number | null> {
     const { deps } = this;
     const queued = onStream.queued;
     const ref = { event_id: eventId, tenant_id: tenantId };
@@ -450,7 +467,7 @@ export class OrchestrationDispatcher {
         if (!onStream.steps.has(`${flow.key}#0`)) await record(flow.key, [{ step: 0, result: { outcome: 'skipped', error: { code: 'unsupported_flow', message: flow.read.reason }, output: null, tool_call_id: null } }], lastFlow);
         continue;
       }
-      failure = await this.runFlow(eventId, tenantId, attempt, flow.key, flow.connection_id, flow.read.flow, queued, onStream.steps, (steps, endsFlow, followOns) => record(flow.key, steps, lastFlow && endsFlow, followOns), context);
+      failure = await this.runFlow(eventId, tenantId, attempt, flow.key, flow.connection_id, flow.read.flow, onStream, (steps, endsFlow, followOns) => record(flow.key, steps, lastFlow && endsFlow, followOns), context);
       if (failure) break;
     }
 
@@ -492,8 +509,7 @@ export class OrchestrationDispatcher {
     key: string,
     connectionId: string,
     flow: Flow,
-    queued: DispatchedEnvelope,
-    recorded: RecordedSteps,
+    { queued, steps: recorded, resumed }: AttemptSoFar,
     record: (steps: Array<{ step: number; result: StepResult }>, endsFlow: boolean, followOns?: FollowOn[]) => Promise<void>,
     context: RequestContext,
   ): Promise<StepError | null> {
@@ -523,6 +539,13 @@ export class OrchestrationDispatcher {
     for (const [offset, emit] of flow.emits.entries()) {
       const index = flow.steps.length + offset;
       if (recorded.has(`${key}#${index}`)) continue;
+      // A resumed attempt may have emitted it, unrecorded, under the key an earlier release derived
+      // (on EventStoreDB the follow-on is appended before the steps that record it).
+      const earlier = resumed ? await existingEventOfKey(deps, tenantId, earlierFollowOnIdempotencyKey(deps, eventId, key, offset)) : null;
+      if (earlier !== null) {
+        held.push({ step: index, result: { outcome: 'succeeded', error: null, output: { emitted: emit.name, event_id: earlier }, tool_call_id: null } });
+        continue;
+      }
       const idempotencyKey = followOnIdempotencyKey(deps, eventId, key, offset);
       try {
         // Its flows, known here: with none it is processed in the emitting append (no pass of the queue for it).

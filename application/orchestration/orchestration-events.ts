@@ -243,8 +243,23 @@ async function knownCause(deps: Pick<CommandDependencies, 'eventStore'>, tenantI
   return state.status !== 'absent' && state.event.tenant_id === tenantId ? { depth: state.event.depth, correlation_id: state.event.correlation_id } : null;
 }
 
-/** The id of the event a key makes within a tenant: the same key always names the same stream. */
-export const eventIdOfKey = (deps: Pick<CommandDependencies, 'ids'>, tenantId: string, key: string): string => deps.ids.fromKey(`orchestrationEvent\u0000${tenantId}\u0000${key}`);
+/** How the idempotency keys of a flow's emits begin (the dispatcher's followOnIdempotencyKey). */
+export const FLOW_KEY_PREFIX = 'flow:';
+
+/**
+ * The id of the event a key makes within a tenant: the same key always names the same stream.
+ * A flow's emit key (`flow:` and an id carrying its cause's millisecond) makes an id carrying
+ * that millisecond too, so follow-ons land beside their causes in every index; any other key
+ * makes the id it always made.
+ */
+export const eventIdOfKey = (deps: Pick<CommandDependencies, 'ids'>, tenantId: string, key: string): string =>
+  deps.ids.fromKeyAt(`orchestrationEvent\u0000${tenantId}\u0000${key}`, key.startsWith(FLOW_KEY_PREFIX) ? key.slice(FLOW_KEY_PREFIX.length) : '');
+
+/** The id of the tenant's event the key made, when there is one. */
+export async function existingEventOfKey(deps: Pick<CommandDependencies, 'ids' | 'eventStore'>, tenantId: string, key: string): Promise<string | null> {
+  const eventId = eventIdOfKey(deps, tenantId, key);
+  return (await lastPosition(deps, orchestrationEventStream(eventId))) === null ? null : eventId;
+}
 
 /** The position of the last event of a stream, to wait for the read models to show it. */
 async function lastPosition(deps: Pick<CommandDependencies, 'eventStore'>, stream: string): Promise<number | null> {

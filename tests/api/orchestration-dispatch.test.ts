@@ -19,7 +19,7 @@ import { createConnector } from '../../adapters/connector-sdk';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
 import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
 import { dispatcherContext, recordSteps, startDispatch } from '../../application/orchestration/dispatch-queue';
-import { followOnIdempotencyKey, nextAttemptAt } from '../../application/orchestration/dispatcher';
+import { earlierFollowOnIdempotencyKey, followOnIdempotencyKey, nextAttemptAt } from '../../application/orchestration/dispatcher';
 import { mapParameters, readFlow, triggerMatches } from '../../application/orchestration/flows';
 import { stepRequestId } from '../../domain/orchestration-event/orchestration-event';
 import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
@@ -117,6 +117,9 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     // shop.order.prepared triggers nothing: processed with no flow.
     expect(followOn.status).to.equal('processed');
     expect(followOn.attempts.map((attempt: { flows: string[] }) => attempt.flows)).to.deep.equal([[]]);
+    // Its id is made from its key, and carries its cause's millisecond: it lands beside it in every index.
+    expect(followOn.id.slice(0, 13)).to.equal(id.slice(0, 13));
+    expect(followOn.idempotency_key).to.equal(followOnIdempotencyKey(server.platform.orchestration, id, flowKey(), 0));
   });
 
   it('an event no flow matches ends processed, its attempt recording no flow; the connector is not called', async () => {
@@ -296,6 +299,33 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect(warehouseCalls().filter((call) => call.parameters?.order_id === 'R-700').map((call) => call.request_id)).to.deep.equal([stepRequestId(id, 1, flowKey(), 0)]);
     const followOns = (await send('GET', '/api/v1/org/events?name=shop.order.prepared&limit=100')).json.items.filter((item: { causation_id: string }) => item.causation_id === id);
     expect(followOns.map((item: { id: string }) => item.id)).to.deep.equal([firstFollowOn.event_id]);
+  });
+
+  it('resumes an attempt an earlier release began, whose follow-on it emitted under the key it derived then: found by that key, not emitted again', async () => {
+    server.platform.dispatcher.pause = true;
+    const id = await emit({ name: 'shop.order.created', payload: { order_id: 'R-701' } });
+    const ref = { event_id: id, tenant_id: owner.tenant_id };
+    expect((await startDispatch(server.platform.orchestration, { ...ref, gap: null }, [flowKey()]))?.attempt).to.equal(1);
+    const deps = server.platform.orchestration;
+    const earlierKey = earlierFollowOnIdempotencyKey(deps, id, flowKey(), 0);
+    expect(earlierKey).to.not.equal(followOnIdempotencyKey(deps, id, flowKey(), 0));
+    const earlier = await appendCausedEvent(
+      deps,
+      { ...ref, depth: 0, correlation_id: id },
+      { name: 'shop.order.prepared', source: 'flow:prepare_order', payload: { order_id: 'R-701', ticket: 'WH-R-701' }, idempotency_key: earlierKey },
+      dispatcherContext(owner.tenant_id, id),
+      [],
+    );
+    await deps.readYourWrites(earlier.position);
+    server.platform.dispatcher.pause = false;
+
+    clock.advance(31_000);
+    await runFor();
+    const event = await get(id);
+    expect(event.status).to.equal('processed');
+    expect(event.attempts[0].flow_runs[0].steps[1].output).to.deep.equal({ emitted: 'shop.order.prepared', event_id: earlier.event_id });
+    const followOns = (await send('GET', '/api/v1/org/events?name=shop.order.prepared&limit=100')).json.items.filter((item: { causation_id: string }) => item.causation_id === id);
+    expect(followOns.map((item: { id: string }) => item.id)).to.deep.equal([earlier.event_id]);
   });
 
   it('runs a business tool step: the tenant\'s API is called once through the tool, with the payload mapped; its answer is the step\'s output', async () => {

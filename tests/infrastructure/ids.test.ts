@@ -31,6 +31,20 @@ describe('Ids', () => {
     expect(uuidGenerator.fromKey('a key')).to.not.equal(uuidGenerator.fromKey('another key'));
   });
 
+  it('derive from a key and an id of theirs the same id, carrying that id\'s millisecond; from a key and any other id, the key\'s own', () => {
+    const after = timeOrderedIdGenerator(() => Date.UTC(2026, 10, 29, 12, 0, 0, 7))();
+    const placed = uuidGenerator.fromKeyAt('a key', after);
+    expect(placed).to.match(UUID_V7);
+    expect(placed.slice(0, 13)).to.equal(after.slice(0, 13));
+    expect(uuidGenerator.fromKeyAt('a key', after)).to.equal(placed);
+    expect(uuidGenerator.fromKeyAt('another key', after)).to.not.equal(placed);
+    // What follows is derived from the key alone: the same whichever id of that millisecond it follows.
+    expect(uuidGenerator.fromKeyAt('a key', `${after.slice(0, 13)}-7000-8000-000000000000`)).to.equal(placed);
+    for (const other of ['', 'order-1', uuidGenerator.fromKey('x')]) expect(uuidGenerator.fromKeyAt('a key', other)).to.equal(uuidGenerator.fromKey('a key'));
+    // Stored in events (follow-ons' ids): pinned, as fromKey's is.
+    expect(uuidGenerator.fromKeyAt('a key', '019ac9a0-1234-7abc-8def-0123456789ab')).to.equal('019ac9a0-1234-779e-8a03-98da5b5abd07');
+  });
+
   it('derive from a key the id every earlier release derived from it', () => {
     // Ids derived from keys are stored in events (retried requests, follow-on events): a change of the derivation would make a retry after an upgrade a new write.
     expect(uuidGenerator.fromKey('order-1:orchestration-event')).to.equal('fbd4b0a7-485e-58c5-a9b3-c82cc6fe02fc');
