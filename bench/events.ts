@@ -339,29 +339,28 @@ export async function run(args: string[]): Promise<void> {
     console.log(
       `events bench: ${options.events} shop.order.created per section, ${options.concurrency} concurrent emitters, the prepare_order flow calling the example connector in a child process (which also runs the HTTP producers); embedded store (SQLite, SQLITE_SYNCHRONOUS=${bench.platform.config.sqliteSynchronous}), dispatch concurrency ${bench.platform.config.orchestrationDispatch.concurrency}, Node ${process.version}`,
     );
-    // Warm-up: JIT, caches, the connector's keep-alive sockets. As many events as a section
-    // measures: after 300 the platform's code was not yet at its steady speed (a section then
-    // measured 700-750 events/s over HTTP at 1.9-2.0 ms of CPU per order; after 1,000, 810 at
-    // 1.68; after 2,000 to 5,000, 835-850 at 1.62-1.69), and a server in use is warm.
-    if (!options.platformOnly) {
-      await measureReference(bench, options.warmup, options.concurrency, 'warm-ref');
-      await measureHttpEvents(bench.outside, bare, 'warm-up', options.warmup, options.concurrency, 'warm-bare-http');
-      await measureEvents(bare, 'warm-up', bare.emit, options.warmup, options.concurrency, 'warm-bare');
-    }
-    await measureHttpEvents(bench.outside, bench, 'warm-up', options.warmup, options.concurrency, 'warm-http');
-    await measureEvents(bench, 'warm-up', viaUseCase, options.warmup, options.concurrency, 'warm-app');
-
+    // Each section is measured right after a warm-up of its own (JIT, caches, the connector's
+    // keep-alive sockets): as many events as it measures, since after 300 the platform's code
+    // was not yet at its steady speed (a section then measured 700-750 events/s over HTTP at
+    // 1.9-2.0 ms of CPU per order; after 1,000, 810 at 1.68; after 2,000 to 5,000, 835-850 at
+    // 1.62-1.69), and a server in use is warm. Warming everything first and measuring after
+    // left each section behind the other systems' runs in the same process (the platform's
+    // came out 5-10 % lower than alone; docs/performance.md, thirteenth session).
+    const warmedAndMeasured = async (measure: (count: number, label: string) => Promise<Measurement>, label: string): Promise<Measurement> => {
+      await measure(options.warmup, `warm-${label}`);
+      return measure(options.events, label);
+    };
     const measurePlatform = async (): Promise<[Measurement, Measurement]> => [
-      await measureHttpEvents(bench.outside, bench, 'platform, emitted over HTTP (POST /api/v1/org/events)', options.events, options.concurrency, 'http'),
-      await measureEvents(bench, 'platform, emitted through the use case (emitOrchestrationEvent, no HTTP)', viaUseCase, options.events, options.concurrency, 'app'),
+      await warmedAndMeasured((count, label) => measureHttpEvents(bench.outside, bench, 'platform, emitted over HTTP (POST /api/v1/org/events)', count, options.concurrency, label), 'http'),
+      await warmedAndMeasured((count, label) => measureEvents(bench, 'platform, emitted through the use case (emitOrchestrationEvent, no HTTP)', viaUseCase, count, options.concurrency, label), 'app'),
     ];
     if (options.platformOnly) {
       printMeasurements(await measurePlatform());
       return;
     }
-    const ceiling = await measureReference(bench, options.events, options.concurrency, 'ref');
-    const bareHttp = await measureHttpEvents(bench.outside, bare, 'fair reference: bare durable queue (SQLite), emitted over HTTP', options.events, options.concurrency, 'bare-http');
-    const bareInProcess = await measureEvents(bare, 'fair reference: bare durable queue (SQLite), emitted in process', bare.emit, options.events, options.concurrency, 'bare');
+    const ceiling = await warmedAndMeasured((count, label) => measureReference(bench, count, options.concurrency, label), 'ref');
+    const bareHttp = await warmedAndMeasured((count, label) => measureHttpEvents(bench.outside, bare, 'fair reference: bare durable queue (SQLite), emitted over HTTP', count, options.concurrency, label), 'bare-http');
+    const bareInProcess = await warmedAndMeasured((count, label) => measureEvents(bare, 'fair reference: bare durable queue (SQLite), emitted in process', bare.emit, count, options.concurrency, label), 'bare');
     const [http, useCase] = await measurePlatform();
 
     // Latency at a load: ten seconds of emits at the rate (at most --events of them).
