@@ -269,23 +269,34 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect(seen).to.deep.equal([stepRequestId(id, 1, key, 1), stepRequestId(id, 1, key, 1)]);
   });
 
-  it("resumes an attempt that died after its last step's call and its follow-on, before recording them: the step once more with the same request id, the follow-on not twice", async () => {
-    // What a process does before it dies: the event claimed, notify_warehouse called, shop.order.prepared emitted, nothing recorded.
+  /**
+   * What a process does before it dies: the event claimed, notify_warehouse called,
+   * shop.order.prepared emitted under the key `keyOf` derives, nothing recorded. The event's id
+   * and the follow-on's, once the runner is let go.
+   */
+  async function diedAfterItsFollowOn(orderId: string, keyOf: typeof followOnIdempotencyKey): Promise<{ id: string; followOnId: string }> {
     server.platform.dispatcher.pause = true;
-    const id = await emit({ name: 'shop.order.created', payload: { order_id: 'R-700' } });
+    const id = await emit({ name: 'shop.order.created', payload: { order_id: orderId } });
     const ref = { event_id: id, tenant_id: owner.tenant_id };
     expect((await startDispatch(server.platform.orchestration, { ...ref, gap: null }, [flowKey()]))?.attempt).to.equal(1);
     const deps = server.platform.orchestration;
-    const firstFollowOn = await appendCausedEvent(
+    const followOn = await appendCausedEvent(
       deps,
       { ...ref, depth: 0, correlation_id: id },
-      { name: 'shop.order.prepared', source: 'flow:prepare_order', payload: { order_id: 'R-700', ticket: 'WH-R-700' }, idempotency_key: followOnIdempotencyKey(deps, id, flowKey(), 0) },
+      { name: 'shop.order.prepared', source: 'flow:prepare_order', payload: { order_id: orderId, ticket: `WH-${orderId}` }, idempotency_key: keyOf(deps, id, flowKey(), 0) },
       dispatcherContext(owner.tenant_id, id),
       [],
     );
-    await deps.readYourWrites(firstFollowOn.position);
+    await deps.readYourWrites(followOn.position);
     server.platform.dispatcher.pause = false;
+    return { id, followOnId: followOn.event_id };
+  }
 
+  const followOnsOf = async (id: string): Promise<string[]> =>
+    (await send('GET', '/api/v1/org/events?name=shop.order.prepared&limit=100')).json.items.filter((item: { causation_id: string }) => item.causation_id === id).map((item: { id: string }) => item.id);
+
+  it("resumes an attempt that died after its last step's call and its follow-on, before recording them: the step once more with the same request id, the follow-on not twice", async () => {
+    const { id, followOnId } = await diedAfterItsFollowOn('R-700', followOnIdempotencyKey);
     clock.advance(31_000);
     await runFor();
     const event = await get(id);
@@ -295,37 +306,21 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
       [0, 'succeeded'],
       [1, 'succeeded'],
     ]);
-    expect(run.steps[1].output).to.deep.equal({ emitted: 'shop.order.prepared', event_id: firstFollowOn.event_id });
+    expect(run.steps[1].output).to.deep.equal({ emitted: 'shop.order.prepared', event_id: followOnId });
     expect(warehouseCalls().filter((call) => call.parameters?.order_id === 'R-700').map((call) => call.request_id)).to.deep.equal([stepRequestId(id, 1, flowKey(), 0)]);
-    const followOns = (await send('GET', '/api/v1/org/events?name=shop.order.prepared&limit=100')).json.items.filter((item: { causation_id: string }) => item.causation_id === id);
-    expect(followOns.map((item: { id: string }) => item.id)).to.deep.equal([firstFollowOn.event_id]);
+    expect(await followOnsOf(id)).to.deep.equal([followOnId]);
   });
 
   it('resumes an attempt an earlier release began, whose follow-on it emitted under the key it derived then: found by that key, not emitted again', async () => {
-    server.platform.dispatcher.pause = true;
-    const id = await emit({ name: 'shop.order.created', payload: { order_id: 'R-701' } });
-    const ref = { event_id: id, tenant_id: owner.tenant_id };
-    expect((await startDispatch(server.platform.orchestration, { ...ref, gap: null }, [flowKey()]))?.attempt).to.equal(1);
+    const { id, followOnId } = await diedAfterItsFollowOn('R-701', earlierFollowOnIdempotencyKey);
     const deps = server.platform.orchestration;
-    const earlierKey = earlierFollowOnIdempotencyKey(deps, id, flowKey(), 0);
-    expect(earlierKey).to.not.equal(followOnIdempotencyKey(deps, id, flowKey(), 0));
-    const earlier = await appendCausedEvent(
-      deps,
-      { ...ref, depth: 0, correlation_id: id },
-      { name: 'shop.order.prepared', source: 'flow:prepare_order', payload: { order_id: 'R-701', ticket: 'WH-R-701' }, idempotency_key: earlierKey },
-      dispatcherContext(owner.tenant_id, id),
-      [],
-    );
-    await deps.readYourWrites(earlier.position);
-    server.platform.dispatcher.pause = false;
-
+    expect(earlierFollowOnIdempotencyKey(deps, id, flowKey(), 0)).to.not.equal(followOnIdempotencyKey(deps, id, flowKey(), 0));
     clock.advance(31_000);
     await runFor();
     const event = await get(id);
     expect(event.status).to.equal('processed');
-    expect(event.attempts[0].flow_runs[0].steps[1].output).to.deep.equal({ emitted: 'shop.order.prepared', event_id: earlier.event_id });
-    const followOns = (await send('GET', '/api/v1/org/events?name=shop.order.prepared&limit=100')).json.items.filter((item: { causation_id: string }) => item.causation_id === id);
-    expect(followOns.map((item: { id: string }) => item.id)).to.deep.equal([earlier.event_id]);
+    expect(event.attempts[0].flow_runs[0].steps[1].output).to.deep.equal({ emitted: 'shop.order.prepared', event_id: followOnId });
+    expect(await followOnsOf(id)).to.deep.equal([followOnId]);
   });
 
   it('runs a business tool step: the tenant\'s API is called once through the tool, with the payload mapped; its answer is the step\'s output', async () => {
