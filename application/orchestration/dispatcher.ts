@@ -79,6 +79,12 @@ const ERROR_MESSAGE_MAX = 1000;
  * log, analytics ...), which would hold every pass back to the slowest of them.
  */
 const DISPATCHER_READ_MODELS = [orchestrationEventsProjection.name, sdkConnectionsProjection.name, businessToolsProjection.name];
+/** Ended attempts remembered until the read models show them; past this the oldest are forgotten. */
+const MAX_ENDED_UNSEEN = 10_000;
+/** At most this many more due events read per pass in place of ended attempts the read models may still show due. */
+const MAX_ENDED_UNSEEN_READ = 256;
+/** How soon the dispatcher looks again whether the read models show its ended attempts, after a wait that timed out. */
+const ENDED_WATCH_RETRY_MS = 1000;
 
 /** The deployment's dispatch policy (README: ORCHESTRATION_*). */
 export interface DispatchSettings {
@@ -231,6 +237,16 @@ export class OrchestrationDispatcher {
   private wokenBy: Set<string> | 'anyone' = 'anyone';
   /** The tenant whose backlog filled its share when a read of every other tenant's due events found none. */
   private nothingElseDue: string | null = null;
+  /**
+   * Attempts this process ended that the read models may not show ended yet: event id -> the
+   * position of the end. A pass that reads the queue without waiting for the read models (see
+   * `loop`) may find them still due there, and passes over them; each is forgotten once the
+   * read models have passed its end (watchEnded).
+   */
+  private readonly endedUnseen = new Map<string, number>();
+  private watchingEnded = false;
+  /** The last pass's read of the queue was full: more may be due than it took, and the queue has them at once. */
+  private backlog = false;
   /** True: passes do nothing (a test sets the stage by hand, as a process would have left it). */
   pause = false;
 
@@ -273,7 +289,11 @@ export class OrchestrationDispatcher {
     for (;;) {
       this.again = false;
       this.wokenToStart = false;
-      await this.deps.readYourWrites(this.waitFor, DISPATCHER_READ_MODELS);
+      // The pass must see what woke the runner: events just queued, a sequence's next event made
+      // due. With a backlog it need not: the queue already holds more than the slots take, and
+      // waiting for the read models to show the latest appends (a projection commit behind, tens
+      // of milliseconds under load) left the freed slots idle for most of the time.
+      if (!this.backlog) await this.deps.readYourWrites(this.waitFor, DISPATCHER_READ_MODELS);
       if (this.pause) break;
       let started = 0;
       let found = 0;
@@ -337,7 +357,7 @@ export class OrchestrationDispatcher {
     // included): the rest of that tenant's due events wait for a later pass.
     const taken = new Map(this.underWay);
     const withinTenantShare = (item: { event_id: string; tenant_id: string }): boolean => {
-      if (this.active.has(item.event_id)) return false;
+      if (this.active.has(item.event_id) || this.endedUnseen.has(item.event_id)) return false;
       const count = taken.get(item.tenant_id) ?? 0;
       if (count >= deps.dispatch.tenantConcurrency) return false;
       taken.set(item.tenant_id, count + 1);
@@ -349,9 +369,13 @@ export class OrchestrationDispatcher {
     const take = (candidates: DispatchCandidate[]): void => {
       for (const item of candidates) if (withinTenantShare(item)) work.push({ tenantId: item.tenant_id, run: () => this.dispatch(item) });
     };
-    // The free slots' worth of the oldest due events (each a whole document read and parsed).
-    const oldest = await nextDispatchable(deps, { limit: free });
+    // The free slots' worth of the oldest due events (each a whole document read and parsed),
+    // and as many more as there are ended attempts the read models may still show due: those
+    // are the oldest, and would otherwise take the places of the events after them.
+    const limit = free + Math.min(this.endedUnseen.size, MAX_ENDED_UNSEEN_READ);
+    const oldest = await nextDispatchable(deps, { limit });
     take(oldest);
+    this.backlog = oldest.length >= limit;
     // One tenant's backlog filled its share and slots are left: the other tenants' oldest due
     // events, which that backlog would otherwise hide from every pass until it is worked off.
     // That read passes over the whole backlog, so it is skipped while it found nothing last time
@@ -359,7 +383,7 @@ export class OrchestrationDispatcher {
     // every second, a retry's timer, lets it run again).
     let othersFound = 0;
     const full = [...taken].filter(([, count]) => count >= deps.dispatch.tenantConcurrency).map(([tenant]) => tenant);
-    if (full.length === 1 && work.length < free && oldest.length === free) {
+    if (full.length === 1 && work.length < free && oldest.length === limit) {
       const [busy] = full;
       const nothingNew = this.nothingElseDue === busy && this.wokenBy !== 'anyone' && [...this.wokenBy].every((tenant) => tenant === busy);
       if (!nothingNew) {
@@ -402,10 +426,45 @@ export class OrchestrationDispatcher {
     if (this.active.has(eventId)) return null;
     this.active.add(eventId);
     try {
-      return await work();
+      const position = await work();
+      if (position !== null) this.ended(eventId, position);
+      return position;
     } finally {
       this.active.delete(eventId);
     }
+  }
+
+  private ended(eventId: string, position: number): void {
+    this.endedUnseen.delete(eventId);
+    this.endedUnseen.set(eventId, position);
+    // Read models that stopped following (a long rebuild) must not grow this without end: the
+    // oldest go, and a pass that takes one of them again is refused by its stream (startDispatch).
+    if (this.endedUnseen.size > MAX_ENDED_UNSEEN) this.endedUnseen.delete(this.endedUnseen.keys().next().value as string);
+    this.watchEnded();
+  }
+
+  /** Forgets the ended attempts the read models show: one wait at a time, for the latest end. */
+  private watchEnded(): void {
+    if (this.watchingEnded || this.endedUnseen.size === 0) return;
+    this.watchingEnded = true;
+    let target = 0;
+    for (const position of this.endedUnseen.values()) target = Math.max(target, position);
+    void this.deps
+      .readYourWrites(target, DISPATCHER_READ_MODELS)
+      .catch(() => false)
+      .then((reached) => {
+        if (reached) {
+          for (const [eventId, position] of this.endedUnseen) if (position <= target) this.endedUnseen.delete(eventId);
+          this.watchingEnded = false;
+          this.watchEnded();
+          return;
+        }
+        // Not in time: look again a little later rather than at once.
+        setTimeout(() => {
+          this.watchingEnded = false;
+          this.watchEnded();
+        }, ENDED_WATCH_RETRY_MS).unref();
+      });
   }
 
   /** Starts and runs a new attempt of a due event; the position of its last append. */
