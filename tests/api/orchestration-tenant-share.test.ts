@@ -2,14 +2,19 @@
 // of one tenant's events run at once, so one tenant's backlog (or its slow connector) never
 // holds every slot while another tenant's events wait. Two organizations, each with the
 // example connector as an SDK connection; every connector call is held a moment, so the calls
-// in flight can be counted.
+// in flight can be counted. Last, the slots kept busy through a backlog while the read models
+// lag behind: a pass need not wait for them, and takes none of the attempts it ended again.
 
 import { expect } from 'chai';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
 import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
 import type { ConnectorClient, ConnectorExchange, ConnectorRequest, ConnectorTarget } from '../../application/ports/connector-client';
+import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
 import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
 import { systemClock } from '../../infrastructure/system';
+import { allProjections } from '../../projections/index';
+import { orchestrationEventsProjection } from '../../projections/orchestration-events';
+import type { Projection, ProjectionView } from '../../projections/projection';
 import { type Account, liftSeatLimit, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { subscribeTo } from '../support/subscriptions';
@@ -228,5 +233,108 @@ describe('orchestration dispatcher: a slow connector call holds its own slot, no
     client.answerTheSlowOne();
     await until(async () => (await statusOf(slow)) === 'processed', 'the slow event to be processed');
     expect(client.called.filter((order) => order === 'slow')).to.have.length(1);
+  });
+});
+
+/** The orchestration events' read model, held at will: while held, its projection applies nothing (the read model stops where it is). */
+function heldOrchestrationEvents(): { projection: Projection; hold(): void; release(): void } {
+  let held = false;
+  let release: () => void = () => undefined;
+  let released = Promise.resolve();
+  const projection: Projection = {
+    ...orchestrationEventsProjection,
+    async apply(event: never, view: ProjectionView) {
+      if (held) await released;
+      return orchestrationEventsProjection.apply(event, view);
+    },
+  } as Projection;
+  return {
+    projection,
+    hold: () => {
+      held = true;
+      released = new Promise((resolve) => (release = resolve));
+    },
+    release: () => {
+      held = false;
+      release();
+    },
+  };
+}
+
+describe('orchestration dispatcher: a backlog runs while the read models lag behind', () => {
+  let server: TestServer;
+  let client: OneSlowOrderClient;
+  let readModel: ReturnType<typeof heldOrchestrationEvents>;
+  const closers: Array<() => Promise<void>> = [];
+
+  before(async () => {
+    const outbound = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
+    client = new OneSlowOrderClient(new SignedConnectorClient(outbound, { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, clock: systemClock }), 'none');
+    readModel = heldOrchestrationEvents();
+    // Projections on this thread, so that this one can be held; a read-your-writes wait as long
+    // as a test allows, so that a pass waiting for the read models would be seen waiting.
+    server = await startTestServer(
+      { SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', PROJECTION_THREAD: 'main', READ_YOUR_WRITES_TIMEOUT_MS: '60000', ORCHESTRATION_DISPATCH_CONCURRENCY: '2', ORCHESTRATION_TENANT_CONCURRENCY: '2' },
+      { connectorClient: client, orchestrationDispatcher: false, projections: allProjections.map((projection) => (projection.name === orchestrationEventsProjection.name ? readModel.projection : projection)) },
+    );
+  });
+  after(async () => {
+    readModel.release();
+    for (const close of closers) await close().catch(() => undefined);
+    await server.close();
+  });
+
+  it('takes the queue as the read model shows it without waiting for it to catch up, and none of the ended attempts again', async () => {
+    const { owner } = await organizationWithConnector(server, 'lagging-shop', closers);
+    const headers = { authorization: `Bearer ${owner.token}` };
+    const orders = Array.from({ length: 8 }, (_, index) => `lag-${index}`);
+    const ids: string[] = [];
+    for (const order of orders) {
+      const response = await server.request('POST', '/api/v1/org/events', { headers, body: { name: 'shop.order.created', payload: { order_id: order } } });
+      expect(response.status, response.text).to.equal(201);
+      ids.push(response.json.id as string);
+    }
+    const queued = async (): Promise<number> => (await server.request('GET', '/api/v1/org/events?status=queued', { headers })).json.items.length as number;
+    const deadline = Date.now() + 20_000;
+    while ((await queued()) < orders.length) {
+      if (Date.now() > deadline) throw new Error('the read model never showed the events queued');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+
+    // From here the read model shows all eight queued, whatever the dispatcher does: four
+    // passes of two slots, each finding the attempts ended before it still due there.
+    readModel.hold();
+    const draining = server.platform.dispatcher.drain();
+    const until = Date.now() + 20_000;
+    while (client.called.length < orders.length) {
+      if (Date.now() > until) throw new Error(`a pass waited for the read model (called: ${client.called.join(', ')})`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect([...client.called].sort()).to.deep.equal([...orders].sort());
+    // Each ends in its stream (the last answer is being recorded as the last call returns).
+    const streams = async () => Promise.all(ids.map((id) => server.platform.eventStore.readStream(orchestrationEventStream(id))));
+    while (!(await streams()).every((events) => events.at(-1)?.type === 'OrchestrationEventProcessed')) {
+      if (Date.now() > until) throw new Error('the attempts never ended');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    for (const events of await streams()) {
+      expect(events.filter((event) => event.type === 'OrchestrationDispatchStarted')).to.have.length(1);
+      expect(events.at(-1)?.type).to.equal('OrchestrationEventProcessed');
+    }
+
+    readModel.release();
+    await draining;
+    // The read model catches up with what the streams say.
+    const caughtUp = Date.now() + 20_000;
+    while ((await server.request('GET', '/api/v1/org/events?status=processed&name=shop.order.created', { headers })).json.items.length < orders.length) {
+      if (Date.now() > caughtUp) throw new Error('the read model never caught up');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    for (const id of ids) {
+      const event = (await server.request('GET', `/api/v1/org/events/${id}`, { headers })).json;
+      expect(event.status).to.equal('processed');
+      expect(event.attempts).to.have.length(1);
+    }
+    expect(client.called).to.have.length(orders.length);
   });
 });
