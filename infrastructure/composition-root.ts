@@ -691,6 +691,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       if (paymentProvider instanceof SandboxPaymentProvider) paymentProvider.close();
       await accessDenials.stop();
       await auditAnchoring.stop();
+      dispatcher.stop();
       await sagas.stop();
       await runner.stop();
       await (projectionThread as ProjectionThread | null)?.stop();

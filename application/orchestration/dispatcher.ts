@@ -249,6 +249,8 @@ export class OrchestrationDispatcher {
   private backlog = false;
   /** True: passes do nothing (a test sets the stage by hand, as a process would have left it). */
   pause = false;
+  /** The platform is closing: no more passes, and nothing is watched. */
+  private stopped = false;
 
   constructor(private readonly deps: DispatcherDependencies) {
     this.random = deps.random ?? Math.random;
@@ -256,6 +258,7 @@ export class OrchestrationDispatcher {
 
   /** Asks for a pass (after the read models show `position`); resolves when the runner is idle again. */
   wake(position?: number | null, tenantId?: string): Promise<void> {
+    if (this.stopped) return this.running ?? Promise.resolve();
     if (position !== undefined && position !== null) this.waitFor = Math.max(this.waitFor, position);
     if (tenantId === undefined) this.wokenBy = 'anyone';
     else if (this.wokenBy !== 'anyone') this.wokenBy.add(tenantId);
@@ -273,6 +276,12 @@ export class OrchestrationDispatcher {
     return this.running;
   }
 
+  /** Stops for good (the platform closing): the pass under way is the last; attempts under way end on their own. */
+  stop(): void {
+    this.stopped = true;
+    this.endedUnseen.clear();
+  }
+
   /** Runs passes until nothing is due: for tests and the bench. */
   drain(): Promise<void> {
     return this.wake();
@@ -286,6 +295,8 @@ export class OrchestrationDispatcher {
    * under way.
    */
   private async loop(): Promise<void> {
+    // A runner woken from idle waits for what woke it, whatever the queue held last time.
+    this.backlog = false;
     for (;;) {
       this.again = false;
       this.wokenToStart = false;
@@ -294,7 +305,7 @@ export class OrchestrationDispatcher {
       // waiting for the read models to show the latest appends (a projection commit behind, tens
       // of milliseconds under load) left the freed slots idle for most of the time.
       if (!this.backlog) await this.deps.readYourWrites(this.waitFor, DISPATCHER_READ_MODELS);
-      if (this.pause) break;
+      if (this.pause || this.stopped) break;
       let started = 0;
       let found = 0;
       try {
@@ -435,6 +446,7 @@ export class OrchestrationDispatcher {
   }
 
   private ended(eventId: string, position: number): void {
+    if (this.stopped) return;
     this.endedUnseen.delete(eventId);
     this.endedUnseen.set(eventId, position);
     // Read models that stopped following (a long rebuild) must not grow this without end: the
@@ -445,7 +457,7 @@ export class OrchestrationDispatcher {
 
   /** Forgets the ended attempts the read models show: one wait at a time, for the latest end. */
   private watchEnded(): void {
-    if (this.watchingEnded || this.endedUnseen.size === 0) return;
+    if (this.watchingEnded || this.stopped || this.endedUnseen.size === 0) return;
     this.watchingEnded = true;
     let target = 0;
     for (const position of this.endedUnseen.values()) target = Math.max(target, position);
