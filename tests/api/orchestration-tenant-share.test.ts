@@ -236,6 +236,15 @@ describe('orchestration dispatcher: a slow connector call holds its own slot, no
   });
 });
 
+/** Polls `done` every 10 ms until it holds; fails naming `what` after 20 s. */
+async function eventually(done: () => boolean | Promise<boolean>, what: () => string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(what());
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** The orchestration events' read model, held at will: while held, its projection applies nothing (the read model stops where it is). */
 function heldOrchestrationEvents(): { projection: Projection; hold(): void; release(): void } {
   let held = false;
@@ -294,29 +303,19 @@ describe('orchestration dispatcher: a backlog runs while the read models lag beh
       expect(response.status, response.text).to.equal(201);
       ids.push(response.json.id as string);
     }
-    const queued = async (): Promise<number> => (await server.request('GET', '/api/v1/org/events?status=queued', { headers })).json.items.length as number;
-    const deadline = Date.now() + 20_000;
-    while ((await queued()) < orders.length) {
-      if (Date.now() > deadline) throw new Error('the read model never showed the events queued');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    const listed = async (status: string): Promise<number> => (await server.request('GET', `/api/v1/org/events?status=${status}&name=shop.order.created`, { headers })).json.items.length as number;
+    await eventually(async () => (await listed('queued')) === orders.length, () => 'the read model never showed the events queued');
 
     // From here the read model shows all eight queued, whatever the dispatcher does: four
     // passes of two slots, each finding the attempts ended before it still due there.
     readModel.hold();
     const draining = server.platform.dispatcher.drain();
-    const until = Date.now() + 20_000;
-    while (client.called.length < orders.length) {
-      if (Date.now() > until) throw new Error(`a pass waited for the read model (called: ${client.called.join(', ')})`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    // Well within the read-your-writes wait (60 s): a pass that waited would not get here.
+    await eventually(() => client.called.length >= orders.length, () => `a pass waited for the read model (called: ${client.called.join(', ')})`);
     expect([...client.called].sort()).to.deep.equal([...orders].sort());
     // Each ends in its stream (the last answer is being recorded as the last call returns).
     const streams = async () => Promise.all(ids.map((id) => server.platform.eventStore.readStream(orchestrationEventStream(id))));
-    while (!(await streams()).every((events) => events.at(-1)?.type === 'OrchestrationEventProcessed')) {
-      if (Date.now() > until) throw new Error('the attempts never ended');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await eventually(async () => (await streams()).every((events) => events.at(-1)?.type === 'OrchestrationEventProcessed'), () => 'the attempts never ended');
     for (const events of await streams()) {
       expect(events.filter((event) => event.type === 'OrchestrationDispatchStarted')).to.have.length(1);
       expect(events.at(-1)?.type).to.equal('OrchestrationEventProcessed');
@@ -325,11 +324,7 @@ describe('orchestration dispatcher: a backlog runs while the read models lag beh
     readModel.release();
     await draining;
     // The read model catches up with what the streams say.
-    const caughtUp = Date.now() + 20_000;
-    while ((await server.request('GET', '/api/v1/org/events?status=processed&name=shop.order.created', { headers })).json.items.length < orders.length) {
-      if (Date.now() > caughtUp) throw new Error('the read model never caught up');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await eventually(async () => (await listed('processed')) === orders.length, () => 'the read model never caught up');
     for (const id of ids) {
       const event = (await server.request('GET', `/api/v1/org/events/${id}`, { headers })).json;
       expect(event.status).to.equal('processed');
