@@ -37,6 +37,11 @@ async function organizationWithConnector(server: TestServer, slug: string, close
   return { owner, endpoint };
 }
 
+/** The platform's own connector client, allowed to call the example connectors listening on this machine. */
+function signedConnectorClient(): ConnectorClient {
+  return new SignedConnectorClient(new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true }), { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, clock: systemClock });
+}
+
 /** Holds each warehouse call 40 ms and counts the calls in flight, per connector endpoint and in all. */
 class HoldingClient implements ConnectorClient {
   readonly order: string[] = [];
@@ -78,8 +83,7 @@ describe('orchestration dispatcher: slots shared between tenants (ORCHESTRATION_
   }
 
   before(async () => {
-    const outbound = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
-    client = new HoldingClient(new SignedConnectorClient(outbound, { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, clock: systemClock }));
+    client = new HoldingClient(signedConnectorClient());
     server = await startTestServer(
       { SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ORCHESTRATION_DISPATCH_CONCURRENCY: '4', ORCHESTRATION_TENANT_CONCURRENCY: '2' },
       { connectorClient: client, orchestrationDispatcher: false },
@@ -121,8 +125,7 @@ describe('orchestration dispatcher: another tenant’s events emitted while a ba
   const closers: Array<() => Promise<void>> = [];
 
   before(async () => {
-    const outbound = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
-    client = new HoldingClient(new SignedConnectorClient(outbound, { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, clock: systemClock }));
+    client = new HoldingClient(signedConnectorClient());
     // The dispatcher saga runs: events wake the runner as they are queued and processed.
     server = await startTestServer(
       { SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ORCHESTRATION_DISPATCH_CONCURRENCY: '4', ORCHESTRATION_TENANT_CONCURRENCY: '2' },
@@ -192,8 +195,7 @@ describe('orchestration dispatcher: a slow connector call holds its own slot, no
   const closers: Array<() => Promise<void>> = [];
 
   before(async () => {
-    const outbound = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
-    client = new OneSlowOrderClient(new SignedConnectorClient(outbound, { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, clock: systemClock }), 'slow');
+    client = new OneSlowOrderClient(signedConnectorClient(), 'slow');
     server = await startTestServer(
       { SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ORCHESTRATION_DISPATCH_CONCURRENCY: '4', ORCHESTRATION_TENANT_CONCURRENCY: '4' },
       { connectorClient: client },
@@ -277,8 +279,7 @@ describe('orchestration dispatcher: a backlog runs while the read models lag beh
   const closers: Array<() => Promise<void>> = [];
 
   before(async () => {
-    const outbound = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
-    client = new OneSlowOrderClient(new SignedConnectorClient(outbound, { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, clock: systemClock }), 'none');
+    client = new OneSlowOrderClient(signedConnectorClient(), 'none');
     readModel = heldOrchestrationEvents();
     // Projections on this thread, so that this one can be held; a read-your-writes wait as long
     // as a test allows, so that a pass waiting for the read models would be seen waiting.
