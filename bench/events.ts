@@ -17,7 +17,9 @@
 // from a subscription to $all; the flow's signed call to the connector and its follow-on
 // event's emit are done by then). Throughput: N over the wall time from the first emit to the
 // last processed. Latency percentiles: emitted -> processed. The producers outrun the
-// dispatcher there, so those latencies are mostly the backlog's.
+// dispatcher there, so those latencies are mostly the backlog's. Each section also reports
+// this process's CPU per event and how busy its main thread was (event-loop utilization): near
+// 100 % the serving thread is the limit, whatever the other threads and cores have left.
 //
 // Latency at a load (`--rate R`, default 250 events/s): the producers send at R events/s
 // whatever the answers do (paced, open loop, at most 256 in flight), over HTTP, to the bare
@@ -40,6 +42,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { callConnector, PROTOCOL_VERSION } from '../adapters/connector-sdk';
 import { startBareQueue } from './_events-bare';
 import { Arrivals, wallClockMs } from './_events-clock';
@@ -92,12 +95,25 @@ interface Measurement {
   cpuMs: number;
   /** The outside process's, over its emits (HTTP sections): the producers and the connector. */
   outsideCpuMs?: number;
+  /** The share of the section this process's main thread (serving HTTP, dispatching, committing) was busy: its event-loop utilization. */
+  loopBusy: number;
 }
 
 const cpuMsSince = (from: NodeJS.CpuUsage): number => {
   const used = process.cpuUsage(from);
   return (used.user + used.system) / 1000;
 };
+
+/**
+ * What a section cost this process: its CPU, and how busy its main thread's event loop was.
+ * The loop's utilization tells a serving thread at its limit (near 1: the other threads and
+ * cores cannot help it) from one waiting on something else.
+ */
+function sectionMeter(): () => { cpuMs: number; loopBusy: number } {
+  const cpu = process.cpuUsage();
+  const loop = performance.eventLoopUtilization();
+  return () => ({ cpuMs: cpuMsSince(cpu), loopBusy: performance.eventLoopUtilization(loop).utilization });
+}
 
 const percentile = (sorted: number[], fraction: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]);
 
@@ -265,7 +281,7 @@ interface Target {
 async function measureEvents(bench: Target, name: string, emit: Emit, count: number, concurrency: number, prefix: string): Promise<Measurement> {
   const latencies: number[] = [];
   const settled: Array<Promise<number>> = [];
-  const cpu = process.cpuUsage();
+  const meter = sectionMeter();
   const started = wallClockMs();
   await closedLoop(count, concurrency, async (index) => {
     const id = await emit(`${prefix}-${index}`);
@@ -273,7 +289,7 @@ async function measureEvents(bench: Target, name: string, emit: Emit, count: num
     settled.push(bench.processed(id).then((at) => (latencies.push(at - emittedAt), at)));
   });
   const last = Math.max(...(await Promise.all(settled)));
-  return { name, events: count, seconds: (last - started) / 1000, latencies: latencies.sort((a, b) => a - b), cpuMs: cpuMsSince(cpu) };
+  return { name, events: count, seconds: (last - started) / 1000, latencies: latencies.sort((a, b) => a - b), ...meter() };
 }
 
 /**
@@ -287,18 +303,18 @@ async function measureHttpEvents(outside: Outside, target: Target, name: string,
   outside.onEmitted = (events) => {
     for (const { id, at: emittedAt } of events) settled.push(target.processed(id).then((at) => (latencies.push(at - emittedAt), at)));
   };
-  const cpu = process.cpuUsage();
+  const meter = sectionMeter();
   outside.send({ kind: 'emit', base_url: target.baseUrl, token: target.token, count, concurrency, prefix, ...(rate === undefined ? {} : { rate }) });
   const { started_at, cpu_ms } = await outside.next('emits_done');
   const last = Math.max(...(await Promise.all(settled)));
   outside.onEmitted = null;
-  return { name, events: count, seconds: (last - started_at) / 1000, latencies: latencies.sort((a, b) => a - b), cpuMs: cpuMsSince(cpu), outsideCpuMs: cpu_ms };
+  return { name, events: count, seconds: (last - started_at) / 1000, latencies: latencies.sort((a, b) => a - b), ...meter(), outsideCpuMs: cpu_ms };
 }
 
 /** The ceiling: one signed tool.invoke of notify_warehouse per event, nothing stored. */
 async function measureReference(bench: Bench, count: number, concurrency: number, prefix: string): Promise<Measurement> {
   const latencies: number[] = [];
-  const cpu = process.cpuUsage();
+  const meter = sectionMeter();
   const started = wallClockMs();
   await closedLoop(count, concurrency, async (index) => {
     const callStarted = wallClockMs();
@@ -311,17 +327,17 @@ async function measureReference(bench: Bench, count: number, concurrency: number
     latencies.push(wallClockMs() - callStarted);
   });
   const seconds = (wallClockMs() - started) / 1000;
-  return { name: "reference: bare loop, the SDK's callConnector per event (signed tool.invoke)", events: count, seconds, latencies: latencies.sort((a, b) => a - b), cpuMs: cpuMsSince(cpu) };
+  return { name: "reference: bare loop, the SDK's callConnector per event (signed tool.invoke)", events: count, seconds, latencies: latencies.sort((a, b) => a - b), ...meter() };
 }
 
 function printMeasurements(measurements: Measurement[]): void {
   console.log('');
-  console.log('| path | events | seconds | events/s | p50 ms | p99 ms | max ms | CPU ms per event: this process | the outside process (until its last emit) |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('| path | events | seconds | events/s | p50 ms | p99 ms | max ms | CPU ms per event: this process | the outside process (until its last emit) | main thread busy |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const m of measurements) {
     const outsideCpu = m.outsideCpuMs === undefined ? '-' : (m.outsideCpuMs / m.events).toFixed(2);
     console.log(
-      `| ${m.name} | ${m.events} | ${m.seconds.toFixed(2)} | ${Math.round(m.events / m.seconds)} | ${percentile(m.latencies, 0.5).toFixed(1)} | ${percentile(m.latencies, 0.99).toFixed(1)} | ${m.latencies[m.latencies.length - 1].toFixed(1)} | ${(m.cpuMs / m.events).toFixed(2)} | ${outsideCpu} |`,
+      `| ${m.name} | ${m.events} | ${m.seconds.toFixed(2)} | ${Math.round(m.events / m.seconds)} | ${percentile(m.latencies, 0.5).toFixed(1)} | ${percentile(m.latencies, 0.99).toFixed(1)} | ${m.latencies[m.latencies.length - 1].toFixed(1)} | ${(m.cpuMs / m.events).toFixed(2)} | ${outsideCpu} | ${Math.round(m.loopBusy * 100)} % |`,
     );
   }
   console.log('');
