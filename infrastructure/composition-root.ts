@@ -75,7 +75,7 @@ import { orchestrationEventsRouter } from '../adapters/http/orchestration/orches
 import type { OrchestrationDependencies } from '../application/orchestration/orchestration-events';
 import { orchestrationExpirySaga } from '../application/orchestration/expiry-pass';
 import { rangeReplaySaga } from '../application/orchestration/range-replay';
-import { OrchestrationDispatcher, orchestrationDispatcherSaga } from '../application/orchestration/dispatcher';
+import { ORCHESTRATION_DISPATCHER, OrchestrationDispatcher, orchestrationDispatcherSaga } from '../application/orchestration/dispatcher';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -484,10 +484,10 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   // headers, refusals), through the same guard as every connector call, each within the timeout.
   const connectorDoctor = new GuardedConnectorDoctor({ outbound, clock, timeoutMs: config.connectors.timeoutMs });
   const sdkConnectionAdapters = { outbound, connectorClient, connectorDoctor, sdkConnections: { secretGraceSeconds: config.sdkSecretGraceSeconds } };
-  const orchestration: OrchestrationDependencies = { ...identity, orchestration: config.orchestration };
   const dispatcherLogger = logger.child({ component: 'orchestration_dispatcher' });
   const dispatcher = new OrchestrationDispatcher({
-    ...orchestration,
+    ...identity,
+    orchestration: config.orchestration,
     secrets,
     connectorClient,
     toolCalls,
@@ -495,6 +495,9 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     dispatch: config.orchestrationDispatch,
     orchestrationMetrics: new PrometheusOrchestrationMetrics(metrics.registry, (status) => readStore.collection(ORCHESTRATION_EVENTS).count({ status })),
   });
+  // Emits may start an event's first attempt in the append that receives it, in a slot of this dispatcher (DispatchOnReceipt).
+  const dispatchOnReceipt = overrides.orchestrationDispatcher === false ? {} : { dispatchOnReceipt: dispatcher };
+  const orchestration: OrchestrationDependencies = { ...identity, orchestration: config.orchestration, ...dispatchOnReceipt };
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,
     backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
@@ -592,7 +595,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     apiDescriptionRouter(),
     graphqlRouter(identity, graphqlOptions),
     meSessionsRouter(identity),
-    orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), sdkConnectionsRouter(identity, sdkConnectionAdapters), orchestrationEventsRouter(identity, { orchestration: config.orchestration })]),
+    orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), sdkConnectionsRouter(identity, sdkConnectionAdapters), orchestrationEventsRouter(identity, { orchestration: config.orchestration, ...dispatchOnReceipt })]),
     publicRouter(identity),
     teamRouter(identity, accessDenials),
     adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),
@@ -671,6 +674,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       const catalogue = await seedPlanCatalogue(commands);
       await readYourWrites(catalogue.position);
       await sagas.start();
+      if (platformSagas.some((saga) => saga.name === ORCHESTRATION_DISPATCHER)) dispatcher.acceptOnReceipt();
       auditAnchoring.start();
       accessDenials.start();
       if (config.superAdminEmail && config.superAdminPassword) await bootstrapSuperAdmin(identity, config.superAdminEmail, config.superAdminPassword);

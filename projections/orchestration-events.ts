@@ -130,6 +130,23 @@ export function receivedDocument(event: Received & { revision: number; position:
   };
 }
 
+type Started = Extract<OrchestrationEventEvent, { type: 'OrchestrationDispatchStarted' }>;
+
+/** What an attempt's start changes in its event's document. */
+function attemptStarted(current: OrchestrationEventDocument, { attempt, flows, started_at }: Started['data']): Patch {
+  const entry: OrchestrationAttemptDocument = { attempt, flows, started_at, outcome: 'running', error: null, next_attempt_at: null, ended_at: null, steps: [] };
+  return { status: 'dispatched', ...dueFields(current.sequence_key, null), attempt_started_at: started_at, attempts: [...current.attempts, entry], attempts_since_requeue: current.attempts_since_requeue + 1 };
+}
+
+/**
+ * The document of an event whose first attempt started in the append that received it, as of
+ * that start: what the emit route answers with in that case.
+ */
+export function startedOnReceiptDocument(received: Received & { revision: number; position: number }, started: Started & { revision: number; position: number }): OrchestrationEventDocument {
+  const doc = receivedDocument(received);
+  return { ...doc, ...attemptStarted(doc, started.data), updated_at: started.data.started_at, revision: started.revision, position: started.position };
+}
+
 export const orchestrationEventsProjection: EventProjection<OrchestrationEventEvent['type']> = {
   name: 'orchestration_events',
   // 2: single_due_at and sequence_due_at.
@@ -168,12 +185,9 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
     if (!current || current.position >= event.position) return;
     const patch = (changes: Patch, at: string): void => view.patch(ORCHESTRATION_EVENTS, id, { ...changes, updated_at: at, revision: event.revision, position: event.position });
     switch (event.type) {
-      case 'OrchestrationDispatchStarted': {
-        const { attempt, flows, started_at } = event.data;
-        const entry: OrchestrationAttemptDocument = { attempt, flows, started_at, outcome: 'running', error: null, next_attempt_at: null, ended_at: null, steps: [] };
-        patch({ status: 'dispatched', ...dueFields(current.sequence_key, null), attempt_started_at: started_at, attempts: [...current.attempts, entry], attempts_since_requeue: current.attempts_since_requeue + 1 }, started_at);
+      case 'OrchestrationDispatchStarted':
+        patch(attemptStarted(current, event.data), event.data.started_at);
         return;
-      }
       case 'OrchestrationStepRecorded': {
         const { attempt, flow, step, request_id, outcome, error, output, tool_call_id, recorded_at } = event.data;
         const recorded: OrchestrationStepDocument = { flow, step, request_id, outcome, error, output, tool_call_id, recorded_at };

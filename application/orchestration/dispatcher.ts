@@ -14,6 +14,13 @@
 // attempt is recorded on its stream, whichever process or delivery woke the runner. With
 // EventStoreDB the saga runs on its persistent subscription like the others.
 //
+// Started on receipt (DispatchOnReceipt, orchestration-events.ts): when a slot is free and no
+// due event waits for one, an emitted event due at once outside any sequence is appended
+// already claimed (its attempt 1 started with the flows `reserveOnReceipt` read), and its
+// attempt runs in the reserved slot, with no pass: at a moderate rate nearly every event goes
+// this way, one commit and one pass fewer each. Its queuing and its end are then no news to the
+// runner (`quietDeliveries`), and its end asks for no pass unless events wait for its slot.
+//
 // One attempt:
 //   1. StartDispatch with the matching flows' keys (`<flow id>@<connection id>`); none: the event
 //      is processed at once, in the same append, its attempt recording `flows: []` ("no flow").
@@ -55,7 +62,7 @@ import { type QueuedData, type StepError, type StepOutcome, orchestrationEventSt
 import { DomainError } from '../../domain/shared/errors';
 import { type SdkConnectionDocument, SDK_CONNECTIONS, sdkConnectionsProjection } from '../../projections/sdk-connections';
 import { BUSINESS_TOOLS, type BusinessToolDocument, businessToolsProjection } from '../../projections/business-tools';
-import { orchestrationEventsProjection } from '../../projections/orchestration-events';
+import { type OrchestrationEventDocument, orchestrationEventsProjection } from '../../projections/orchestration-events';
 import type { Logger } from '../ports/logger';
 import type { OrchestrationMetrics } from '../ports/metrics';
 import type { Saga } from '../sagas/saga';
@@ -66,7 +73,7 @@ import { type ToolCallDependencies, callTool } from '../tool-call/tool-calls';
 import { type DispatchCandidate, type DispatchedEnvelope, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordSteps, startDispatch } from './dispatch-queue';
 import { type Flow, type MappingScope, type ReadFlow, mapParameters, mapValue, readFlow, triggerMatches } from './flows';
 import type { StreamCommand } from '../command-handling/handle-command';
-import { FLOW_KEY_PREFIX, type OrchestrationDependencies, causedEventAppend, existingEventOfKey } from './orchestration-events';
+import { FLOW_KEY_PREFIX, type DispatchOnReceipt, type OrchestrationDependencies, type ReceiptReservation, causedEventAppend, existingEventOfKey } from './orchestration-events';
 
 export const ORCHESTRATION_DISPATCHER = 'orchestration_dispatcher';
 /** A step's output as recorded (in an event and the read model), at most: larger is recorded as `{truncated: true, bytes}`. */
@@ -85,6 +92,8 @@ const MAX_ENDED_UNSEEN = 10_000;
 const MAX_ENDED_UNSEEN_READ = 256;
 /** How soon the dispatcher looks again whether the read models show its ended attempts, after a wait that timed out. */
 const ENDED_WATCH_RETRY_MS = 1000;
+/** Deliveries remembered as telling the runner nothing new; past this the oldest are forgotten (a forgotten one costs a pass). */
+const MAX_QUIET_DELIVERIES = 10_000;
 
 /** The deployment's dispatch policy (README: ORCHESTRATION_*). */
 export interface DispatchSettings {
@@ -219,7 +228,7 @@ async function attemptOnStream(deps: Pick<DispatcherDependencies, 'eventStore'>,
   return { queued, flows, running, steps };
 }
 
-export class OrchestrationDispatcher {
+export class OrchestrationDispatcher implements DispatchOnReceipt {
   private running: Promise<void> | null = null;
   private again = false;
   private waitFor = 0;
@@ -247,6 +256,26 @@ export class OrchestrationDispatcher {
   private watchingEnded = false;
   /** The last pass's read of the queue was full: more may be due than it took, and the queue has them at once. */
   private backlog = false;
+  /** The last pass left due events waiting for a slot or their tenant's share. */
+  private leftWaiting = false;
+  /**
+   * Wakes so far, and those the last pass that waited for the read models read the queue after:
+   * the difference bounds the events that may have come due that no pass has read (before the
+   * first pass, anything queued before the process started).
+   */
+  private wakes = 0;
+  private wakesRead = Number.NEGATIVE_INFINITY;
+  /** Attempts under way that passes started (the others were started on receipt). */
+  private passesUnderWay = 0;
+  /** `drain` callers waiting for every attempt to end. */
+  private idleWaiters: Array<() => void> = [];
+  /** Takes events on receipt (reserveOnReceipt): set once the platform runs its sagas. */
+  private acceptsOnReceipt = false;
+  /**
+   * Deliveries of the saga that tell the runner nothing (`<type> <event id>`): the queuing of an
+   * event claimed on receipt, the end of an attempt started on receipt (it releases no sequence).
+   */
+  private readonly quietDeliveries = new Set<string>();
   /** True: passes do nothing (a test sets the stage by hand, as a process would have left it). */
   pause = false;
   /** The platform is closing: no more passes, and nothing is watched. */
@@ -259,6 +288,7 @@ export class OrchestrationDispatcher {
   /** Asks for a pass (after the read models show `position`); resolves when the runner is idle again. */
   wake(position?: number | null, tenantId?: string): Promise<void> {
     if (this.stopped) return this.running ?? Promise.resolve();
+    this.wakes += 1;
     if (position !== undefined && position !== null) this.waitFor = Math.max(this.waitFor, position);
     if (tenantId === undefined) this.wokenBy = 'anyone';
     else if (this.wokenBy !== 'anyone') this.wokenBy.add(tenantId);
@@ -276,15 +306,97 @@ export class OrchestrationDispatcher {
     return this.running;
   }
 
+  /** A delivery of the saga's subscription: wakes the runner, unless the runner knows it tells nothing new. */
+  delivered(event: { type: string; position: number; data: { event_id: string; tenant_id: string } }): Promise<void> {
+    if (this.quietDeliveries.delete(`${event.type} ${event.data.event_id}`)) return this.running ?? Promise.resolve();
+    return this.wake(event.position, event.data.tenant_id);
+  }
+
+  /** From now on emitted events may be started on receipt (the platform has started its sagas, this one among them). */
+  acceptOnReceipt(): void {
+    this.acceptsOnReceipt = true;
+  }
+
+  /**
+   * DispatchOnReceipt: a slot for an event being emitted, when one is free and no due event may
+   * be waiting for one: the last pass took all it found (and read less than a full page), and
+   * the slots and the tenant's share have room for this event beside every event the wakes no
+   * pass has read yet may have queued. So an event on receipt never takes a slot from one that
+   * was waiting for it, nor, after a restart, from what was queued then (nothing starts on
+   * receipt before the first pass). Events that fall due with time (a delay, a retry's back-off)
+   * are taken by the next due pass, as before. The flows are read as a pass reads them: the
+   * connections' read model is current for whatever the emitter was answered before (a sync is
+   * answered once the read models show it).
+   */
+  async reserveOnReceipt(tenantId: string, eventId: string, name: string): Promise<ReceiptReservation | null> {
+    const { dispatch } = this.deps;
+    if (!this.acceptsOnReceipt || this.stopped || this.pause || this.backlog || this.leftWaiting) return null;
+    const unread = this.wakes - this.wakesRead;
+    if (this.underWayCount + unread >= dispatch.concurrency || (this.underWay.get(tenantId) ?? 0) + unread >= dispatch.tenantConcurrency) return null;
+    this.occupy(tenantId);
+    // Its queuing, were it delivered before the append is answered, must not cost a pass either.
+    const queued = `OrchestrationEventQueued ${eventId}`;
+    this.quiet(queued);
+    let settled = false;
+    const release = (): void => {
+      if (settled) return;
+      settled = true;
+      this.quietDeliveries.delete(queued);
+      this.vacate(tenantId);
+    };
+    let flows: RunnableFlow[];
+    try {
+      flows = await matchingFlows(this.deps, tenantId, name);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return {
+      flows: flows.map((flow) => flow.key),
+      received: (event: OrchestrationEventDocument) => {
+        if (settled) return;
+        if (event.status !== 'dispatched') {
+          release();
+          // No flow: an attempt, started and ended on receipt, as a pass would count it.
+          if (event.status === 'processed') {
+            this.deps.orchestrationMetrics?.attemptStarted(name);
+            this.processedMetric(name, event.received_at, event.received_at);
+          }
+          return;
+        }
+        settled = true;
+        this.deps.orchestrationMetrics?.attemptStarted(name);
+        const envelope = { name: event.name, correlation_id: event.correlation_id, depth: event.depth, source: event.source, payload: event.payload, received_at: event.received_at };
+        // Its end, known before it is appended (the delivery may come first), releases no
+        // sequence: an event on receipt is in none. Nor would a later attempt's.
+        this.quiet(`OrchestrationEventProcessed ${eventId}`);
+        this.runInSlot(tenantId, false, this.exclusively(eventId, () => this.runAttempt(eventId, tenantId, 1, flows, event.received_at, { queued: envelope, steps: new Map(), resumed: false })));
+      },
+      release,
+    };
+  }
+
+  private quiet(delivery: string): void {
+    this.quietDeliveries.add(delivery);
+    if (this.quietDeliveries.size > MAX_QUIET_DELIVERIES) this.quietDeliveries.delete(this.quietDeliveries.values().next().value as string);
+  }
+
   /** Stops for good (the platform closing): the pass under way is the last; attempts under way end on their own. */
   stop(): void {
     this.stopped = true;
     this.endedUnseen.clear();
+    this.quietDeliveries.clear();
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
-  /** Runs passes until nothing is due: for tests and the bench. */
-  drain(): Promise<void> {
-    return this.wake();
+  /** Runs passes until nothing is due and no attempt is under way (those started on receipt too): for tests and the bench. */
+  async drain(): Promise<void> {
+    for (;;) {
+      await this.wake();
+      if (this.underWayCount === 0 || this.stopped) return;
+      // Attempts started on receipt: once they end, a pass takes what they may have queued.
+      await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    }
   }
 
   /**
@@ -304,22 +416,30 @@ export class OrchestrationDispatcher {
       // due. With a backlog it need not: the queue already holds more than the slots take, and
       // waiting for the read models to show the latest appends (a projection commit behind, tens
       // of milliseconds under load) left the freed slots idle for most of the time.
-      if (!this.backlog) await this.deps.readYourWrites(this.waitFor, DISPATCHER_READ_MODELS);
+      const wakes = this.wakes;
+      const waited = !this.backlog;
+      if (waited) await this.deps.readYourWrites(this.waitFor, DISPATCHER_READ_MODELS);
       if (this.pause || this.stopped) break;
       let started = 0;
       let found = 0;
       try {
         ({ started, found } = await this.pass());
+        // Through a backlog the pass need not have seen the latest wakes' events (see above).
+        if (waited) this.wakesRead = wakes;
       } catch (error) {
         this.deps.logger.error({ err: error }, 'orchestration dispatch pass failed');
       }
-      if (this.underWayCount === 0) {
+      // The attempts the runner waits for: those its passes started, or every one while due
+      // events wait for a slot (any end frees one). Attempts started on receipt end without a
+      // pass when nothing waits: their end brings nothing due (a follow-on wakes it itself).
+      const watched = (): number => (this.leftWaiting ? this.underWayCount : this.passesUnderWay);
+      if (watched() === 0) {
         if (this.again) continue;
         return;
       }
       this.lastPassIdle = found === 0;
-      const until = started > 0 ? Math.floor(this.underWayCount / 2) : this.underWayCount - 1;
-      while (this.underWayCount > until && !this.wokenToStart) await this.nextProgress();
+      const until = started > 0 ? Math.floor(watched() / 2) : watched() - 1;
+      while (watched() > until && !this.wokenToStart) await this.nextProgress();
     }
     while (this.underWayCount > 0) await this.nextProgress();
   }
@@ -362,15 +482,23 @@ export class OrchestrationDispatcher {
     const { deps } = this;
     const now = deps.clock.now();
     const free = deps.dispatch.concurrency - this.underWayCount;
-    if (free <= 0) return { started: 0, found: 0 };
+    if (free <= 0) {
+      // Nothing read: whatever is due waits for the next pass.
+      this.leftWaiting = true;
+      return { started: 0, found: 0 };
+    }
     const resumable = await inFlightDispatches(deps, { startedBefore: new Date(Math.max(now.getTime() - deps.dispatch.resumeAfterMs, 0)), limit: 100 });
     // At most tenantConcurrency of one tenant's events under way (those of earlier passes
     // included): the rest of that tenant's due events wait for a later pass.
     const taken = new Map(this.underWay);
+    let waitingForShare = false;
     const withinTenantShare = (item: { event_id: string; tenant_id: string }): boolean => {
       if (this.active.has(item.event_id) || this.endedUnseen.has(item.event_id)) return false;
       const count = taken.get(item.tenant_id) ?? 0;
-      if (count >= deps.dispatch.tenantConcurrency) return false;
+      if (count >= deps.dispatch.tenantConcurrency) {
+        waitingForShare = true;
+        return false;
+      }
       taken.set(item.tenant_id, count + 1);
       return true;
     };
@@ -405,19 +533,43 @@ export class OrchestrationDispatcher {
         take(others);
       }
     }
-    for (const item of work.slice(0, free)) this.start(item.tenantId, item.run);
-    return { started: Math.min(work.length, free), found: resumable.length + oldest.length + othersFound };
+    // The slots and shares as they are now: events started on receipt while this pass read may have taken some.
+    let started = 0;
+    for (const item of work) {
+      if (this.underWayCount >= deps.dispatch.concurrency || (this.underWay.get(item.tenantId) ?? 0) >= deps.dispatch.tenantConcurrency) continue;
+      this.occupy(item.tenantId);
+      this.passesUnderWay += 1;
+      this.runInSlot(item.tenantId, true, item.run());
+      started += 1;
+    }
+    this.leftWaiting = waitingForShare || started < work.length;
+    return { started, found: resumable.length + oldest.length + othersFound };
   }
 
-  /** Runs one attempt in a slot; its end lets the next pass read the queue past what it appended. */
-  private start(tenantId: string, run: () => Promise<number | null>): void {
+  private occupy(tenantId: string): void {
     this.underWay.set(tenantId, (this.underWay.get(tenantId) ?? 0) + 1);
-    void run()
+  }
+
+  private vacate(tenantId: string): void {
+    const left = (this.underWay.get(tenantId) ?? 1) - 1;
+    if (left === 0) this.underWay.delete(tenantId);
+    else this.underWay.set(tenantId, left);
+    if (this.underWayCount === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    this.progressed();
+  }
+
+  /**
+   * Runs one attempt in a slot already occupied. The next pass reads the queue past what it
+   * appended; the end of one a pass started asks for that pass (one started on receipt ends with
+   * nothing to take: a follow-on it queued wakes the runner itself).
+   */
+  private runInSlot(tenantId: string, fromPass: boolean, attempt: Promise<number | null>): void {
+    void attempt
       .then(
         (position) => {
           if (position) {
             this.waitFor = Math.max(this.waitFor, position);
-            this.again = true;
+            if (fromPass) this.again = true;
           }
         },
         (error: unknown) => {
@@ -426,10 +578,8 @@ export class OrchestrationDispatcher {
         },
       )
       .finally(() => {
-        const left = (this.underWay.get(tenantId) ?? 1) - 1;
-        if (left === 0) this.underWay.delete(tenantId);
-        else this.underWay.set(tenantId, left);
-        this.progressed();
+        if (fromPass) this.passesUnderWay -= 1;
+        this.vacate(tenantId);
       });
   }
 
@@ -699,9 +849,6 @@ async function loadAttempts(deps: Pick<DispatcherDependencies, 'eventStore'>, ev
 type WakingType = 'OrchestrationEventQueued' | 'OrchestrationEventProcessed' | 'OrchestrationEventDeadLettered' | 'OrchestrationEventExpired' | 'OrchestrationEventRequeued';
 
 export function orchestrationDispatcherSaga(dispatcher: OrchestrationDispatcher, logger: Logger): Saga<WakingType> {
-  const wake = (position?: number, tenantId?: string): void => {
-    dispatcher.wake(position, tenantId).catch((error: unknown) => logger.error({ err: error }, 'orchestration dispatcher failed'));
-  };
   return {
     name: ORCHESTRATION_DISPATCHER,
     version: 1,
@@ -712,10 +859,10 @@ export function orchestrationDispatcherSaga(dispatcher: OrchestrationDispatcher,
     // of the 4.2 commits an order cost).
     checkpointEveryMs: 1000,
     async handle(event) {
-      wake(event.position, event.data.tenant_id);
+      dispatcher.delivered(event).catch((error: unknown) => logger.error({ err: error }, 'orchestration dispatcher failed'));
     },
     async runDue() {
-      wake();
+      dispatcher.wake().catch((error: unknown) => logger.error({ err: error }, 'orchestration dispatcher failed'));
     },
   };
 }

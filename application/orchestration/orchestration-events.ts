@@ -44,7 +44,7 @@ import {
 } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError, forbidden, invalid, notFound } from '../../domain/shared/errors';
 import { textProblem } from '../../domain/shared/text';
-import { ORCHESTRATION_EVENTS, type OrchestrationAttemptDocument, type OrchestrationEventDocument, type OrchestrationStepDocument, receivedDocument } from '../../projections/orchestration-events';
+import { ORCHESTRATION_EVENTS, type OrchestrationAttemptDocument, type OrchestrationEventDocument, type OrchestrationStepDocument, receivedDocument, startedOnReceiptDocument } from '../../projections/orchestration-events';
 import { type Aggregate, type CommandDependencies, type StreamCommand, handleCommand, loadAggregate, streamCommand } from '../command-handling/handle-command';
 import type { Actor } from '../ports/event-store';
 import type { Page, Where } from '../ports/read-store';
@@ -69,6 +69,35 @@ export interface OrchestrationSettings extends EnvelopeLimits {
 
 export interface OrchestrationDependencies extends CommandDependencies, ReadModelDependencies, ReadYourWritesDependencies {
   orchestration: OrchestrationSettings;
+  /** The running dispatcher, which may start an emitted event's first attempt in the append that receives it; absent: every event waits for a pass of the queue. */
+  dispatchOnReceipt?: DispatchOnReceipt;
+}
+
+/**
+ * A dispatcher that may take an event in the append that receives it (dispatcher.ts). When it
+ * has a slot free now and no event waits for one, an emitted event due at once outside any
+ * sequence is appended already claimed for its first attempt (EmitOrchestrationEvent's
+ * `start`), and the attempt runs in that slot: a pass of the queue would otherwise find it
+ * moments later and claim it in an append and a commit of its own. The order and fairness of
+ * the queue are kept, since nothing is waiting, and so is durability: the claim is on the
+ * event's stream, and an attempt whose process died is resumed as any other.
+ */
+export interface DispatchOnReceipt {
+  /** A slot for the tenant's event `eventId` named `name`, with the flows it would run; null when no slot is free or events wait for one. */
+  reserveOnReceipt(tenantId: string, eventId: string, name: string): ReceiptReservation | Promise<ReceiptReservation | null> | null;
+}
+
+export interface ReceiptReservation {
+  /** The keys of the flows that match the event's name now (OrchestrationDispatchStarted's `flows`). */
+  flows: string[];
+  /**
+   * The append made the event (its document as of then): `dispatched`, its first attempt runs in
+   * the reserved slot; `processed` (no flow matched) or `queued` (its expiry had passed), the
+   * slot is free again.
+   */
+  received(event: OrchestrationEventDocument): void;
+  /** The append made nothing (the key's event was there) or was refused: the slot is free again. */
+  release(): void;
 }
 
 /** The most events one list page holds: a payload may be ORCHESTRATION_MAX_PAYLOAD_BYTES. */
@@ -285,7 +314,7 @@ export async function queueEnvelope(
   context: RequestContext,
   requestSeed?: string,
 ): Promise<EmitOutcome> {
-  const queued = await appendEnvelope(deps, tenantId, body, via, context, { requestSeed });
+  const queued = await receiveEnvelope(deps, tenantId, await envelopeAppend(deps, tenantId, body, via, context, { requestSeed }), via, context);
   // The caller may read any read model next.
   await deps.readYourWrites(queued.position);
   // A new event is answered as it was stored (the document its first event makes: nothing to
@@ -294,7 +323,7 @@ export async function queueEnvelope(
   return { created: queued.created, event: await getOrchestrationEvent(deps, tenantId, queued.event_id) };
 }
 
-/** What `appendEnvelope` did: the event's id, whether this call queued it, and the position to wait for to read it. */
+/** What `receiveEnvelope` did: the event's id, whether this call queued it, and the position to wait for to read it. */
 export interface AppendedEnvelope {
   created: boolean;
   event_id: string;
@@ -310,7 +339,13 @@ export interface AppendedEnvelope {
  * already (that event answers), or a command on the new event's stream. Refusals (a bad
  * envelope, a depth past the bound) are thrown here, before anything is appended.
  */
-export type EnvelopeAppend = { kind: 'existing'; event_id: string; position: number } | { kind: 'new'; event_id: string; command: StreamCommand };
+export type EnvelopeAppend = { kind: 'existing'; event_id: string; position: number } | { kind: 'new'; event_id: string; command: StreamCommand; envelope: Envelope };
+
+type EmitCommand = Extract<OrchestrationEventCommand, { type: 'EmitOrchestrationEvent' }>;
+
+/** The command that receives an event on its own stream. */
+const emitCommand = (tenantId: string, data: EmitCommand['data'], context: RequestContext): StreamCommand =>
+  streamCommand(orchestrationEventAggregate, orchestrationEventStream(data.event_id), { type: 'EmitOrchestrationEvent', data } satisfies EmitCommand, { ...context, tenant_id: tenantId });
 
 async function envelopeAppend(
   deps: OrchestrationDependencies,
@@ -335,12 +370,30 @@ async function envelopeAppend(
   const cause = options.cause ?? (await knownCause(deps, tenantId, body.causation_id));
   const resolved = resolveEnvelope(body, eventId, cause, deps.orchestration);
   if (isLeft(resolved)) throw resolved.left;
-  const command: OrchestrationEventCommand = { type: 'EmitOrchestrationEvent', data: { event_id: eventId, tenant_id: tenantId, envelope: resolved.right, received_via: via, ...(flows === undefined ? {} : { flows }) } };
-  return { kind: 'new', event_id: eventId, command: streamCommand(orchestrationEventAggregate, stream, command, { ...context, tenant_id: tenantId }) };
+  const data = { event_id: eventId, tenant_id: tenantId, envelope: resolved.right, received_via: via, ...(flows === undefined ? {} : { flows }) };
+  return { kind: 'new', event_id: eventId, command: emitCommand(tenantId, data, context), envelope: resolved.right };
 }
 
-function appendEnvelope(...args: Parameters<typeof envelopeAppend>): Promise<AppendedEnvelope> {
-  return envelopeAppend(...args).then((prepared) => appendPrepared(args[0], prepared));
+/**
+ * Appends what `envelopeAppend` prepared for an emit or an ingest: claimed for its first attempt
+ * in the same append when the dispatcher has a slot for it (DispatchOnReceipt), queued for a
+ * pass otherwise.
+ */
+async function receiveEnvelope(deps: OrchestrationDependencies, tenantId: string, prepared: EnvelopeAppend, via: Exclude<ReceivedVia, 'replay'>, context: RequestContext): Promise<AppendedEnvelope> {
+  const dueAtOnce = prepared.kind === 'new' && prepared.envelope.delay_seconds === 0 && prepared.envelope.sequence_key === null;
+  const reservation = dueAtOnce && deps.dispatchOnReceipt ? await deps.dispatchOnReceipt.reserveOnReceipt(tenantId, prepared.event_id, prepared.envelope.name) : null;
+  if (prepared.kind === 'existing' || reservation === null) return appendPrepared(deps, prepared);
+  let appended: AppendedEnvelope;
+  try {
+    const claimed = emitCommand(tenantId, { event_id: prepared.event_id, tenant_id: tenantId, envelope: prepared.envelope, received_via: via, flows: reservation.flows, start: true }, context);
+    appended = await appendPrepared(deps, { ...prepared, command: claimed });
+  } catch (error) {
+    reservation.release();
+    throw error;
+  }
+  if (appended.received) reservation.received(appended.received);
+  else reservation.release();
+  return appended;
 }
 
 /** Appends what `envelopeAppend` prepared, on its own; what that did. */
@@ -348,11 +401,17 @@ async function appendPrepared(deps: OrchestrationDependencies, prepared: Envelop
   if (prepared.kind === 'existing') return { created: false, event_id: prepared.event_id, position: prepared.position, processed: false };
   const { aggregate, stream, command, context } = prepared.command;
   const result = await handleCommand(deps, aggregate, stream, command, context);
-  const first = result.events[0] as OrchestrationEventEvent | undefined;
+  const [first, second] = result.events as OrchestrationEventEvent[];
   if (first === undefined) return { created: false, event_id: prepared.event_id, position: await lastPosition(deps, stream), processed: false };
   const processed = first.type === 'OrchestrationEventProcessedOnReceipt';
-  // An emit appends one event: the stream's first, at the append's position.
-  const received = first.type === 'OrchestrationEventQueued' || processed ? receivedDocument({ ...first, revision: result.revision, position: result.position as number }) : undefined;
+  const position = result.position as number;
+  // The stream's first event, and with a claim on receipt its attempt's start: the document they make, as the projection will.
+  let received: OrchestrationEventDocument | undefined;
+  if (first.type === 'OrchestrationEventQueued' && second?.type === 'OrchestrationDispatchStarted') {
+    received = startedOnReceiptDocument({ ...first, revision: result.revision - 1, position }, { ...second, revision: result.revision, position });
+  } else if (first.type === 'OrchestrationEventQueued' || processed) {
+    received = receivedDocument({ ...first, revision: result.revision, position });
+  }
   return { created: true, event_id: prepared.event_id, position: result.position, processed, ...(received ? { received } : {}) };
 }
 

@@ -380,8 +380,13 @@ export type OrchestrationEventCommand =
    * received and processed in one event (OrchestrationEventProcessedOnReceipt), the outcome the
    * dispatcher's StartDispatch with no flow would reach moments later: one event instead of
    * three, and no pass of the queue, for a chain's last event.
+   * `start`: a dispatcher has a free slot for it now (the emit route asks, dispatcher.ts
+   * `reserveOnReceipt`). With flows to run, and the event due at once outside any sequence, its
+   * first attempt starts in the same append (OrchestrationEventQueued, then
+   * OrchestrationDispatchStarted): the claim a pass of the queue would append moments later,
+   * without that pass and its commit.
    */
-  | { type: 'EmitOrchestrationEvent'; data: { event_id: string; tenant_id: string; envelope: Envelope; received_via: ReceivedVia; flows?: string[] } }
+  | { type: 'EmitOrchestrationEvent'; data: { event_id: string; tenant_id: string; envelope: Envelope; received_via: ReceivedVia; flows?: string[]; start?: boolean } }
   /**
    * Claims the event for an attempt; refused when it is not due (the race of two dispatchers is
    * lost here). With no flow to run the attempt is processed in the same append.
@@ -469,8 +474,12 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
       if (state.status !== 'absent') return state.event.tenant_id === tenant_id ? right([]) : left(conflict('orchestration_event_exists', 'an event with this id exists'));
       const expires_at = envelope.expires_at ?? (envelope.ttl_seconds === null ? null : plus(now, envelope.ttl_seconds));
       const data = { event_id, tenant_id, ...envelope, expires_at, not_before: plus(now, envelope.delay_seconds), received_via, received_at: at };
-      const settlesAtOnce = command.data.flows?.length === 0 && envelope.delay_seconds === 0 && envelope.sequence_key === null && !hasPassed(expires_at, now);
-      return right([{ type: settlesAtOnce ? 'OrchestrationEventProcessedOnReceipt' : 'OrchestrationEventQueued', data }]);
+      const { flows, start } = command.data;
+      const dueAtOnce = envelope.delay_seconds === 0 && envelope.sequence_key === null && !hasPassed(expires_at, now);
+      if (dueAtOnce && flows?.length === 0) return right([{ type: 'OrchestrationEventProcessedOnReceipt', data }]);
+      const queued: OrchestrationEventEvent = { type: 'OrchestrationEventQueued', data };
+      if (!dueAtOnce || start !== true || flows === undefined) return right([queued]);
+      return right([queued, { type: 'OrchestrationDispatchStarted', data: { event_id, tenant_id, attempt: 1, flows, started_at: at } }]);
     }
     if (state.status === 'absent' || state.event.tenant_id !== command.data.tenant_id) return left(eventNotFound());
     const identity = { event_id: state.event.event_id, tenant_id: state.event.tenant_id };

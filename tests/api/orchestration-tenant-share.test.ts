@@ -6,41 +6,13 @@
 // lag behind: a pass need not wait for them, and takes none of the attempts it ended again.
 
 import { expect } from 'chai';
-import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
-import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
 import type { ConnectorClient, ConnectorExchange, ConnectorRequest, ConnectorTarget } from '../../application/ports/connector-client';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
-import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
-import { systemClock } from '../../infrastructure/system';
 import { allProjections } from '../../projections/index';
 import { orchestrationEventsProjection } from '../../projections/orchestration-events';
-import type { Projection, ProjectionView } from '../../projections/projection';
-import { type Account, liftSeatLimit, registerOwner } from '../support/identity';
+import type { Account } from '../support/identity';
+import { heldOrchestrationEvents, organizationWithConnector, signedConnectorClient } from '../support/orchestration';
 import { type TestServer, startTestServer } from '../support/server';
-import { subscribeTo } from '../support/subscriptions';
-
-const SECRET = 'ssec_tenant-share-test-secret-0123456789abcdef';
-
-/** An organization on premium with the example connector (listening here) as an enabled, synced SDK connection. */
-async function organizationWithConnector(server: TestServer, slug: string, closers: Array<() => Promise<void>>): Promise<{ owner: Account; endpoint: string }> {
-  const owner = await registerOwner(server, slug);
-  await liftSeatLimit(server, owner.tenant_id);
-  await subscribeTo(server, owner.tenant_id, 'premium');
-  const listening = await createExampleConnector({ signingSecrets: [SECRET], otpDelivery: { send: async () => undefined } }).listen(0, '127.0.0.1');
-  closers.push(() => listening.close());
-  const headers = { authorization: `Bearer ${owner.token}` };
-  const endpoint = listening.url.replace(/\/svc$/, '');
-  const created = await server.request('POST', '/api/v1/org/sdk-connections', { headers, body: { name: `${slug} shop`, webhook_url: endpoint, signing_secret: SECRET, enabled: true } });
-  expect(created.status, created.text).to.equal(201);
-  const synced = await server.request('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, { headers, body: {} });
-  expect(synced.status, synced.text).to.equal(200);
-  return { owner, endpoint };
-}
-
-/** The platform's own connector client, allowed to call the example connectors listening on this machine. */
-function signedConnectorClient(): ConnectorClient {
-  return new SignedConnectorClient(new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true }), { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, clock: systemClock });
-}
 
 /** Holds each warehouse call 40 ms and counts the calls in flight, per connector endpoint and in all. */
 class HoldingClient implements ConnectorClient {
@@ -245,31 +217,6 @@ async function eventually(done: () => boolean | Promise<boolean>, what: () => st
     if (Date.now() > deadline) throw new Error(what());
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-}
-
-/** The orchestration events' read model, held at will: while held, its projection applies nothing (the read model stops where it is). */
-function heldOrchestrationEvents(): { projection: Projection; hold(): void; release(): void } {
-  let held = false;
-  let release: () => void = () => undefined;
-  let released = Promise.resolve();
-  const projection: Projection = {
-    ...orchestrationEventsProjection,
-    async apply(event: never, view: ProjectionView) {
-      if (held) await released;
-      return orchestrationEventsProjection.apply(event, view);
-    },
-  } as Projection;
-  return {
-    projection,
-    hold: () => {
-      held = true;
-      released = new Promise((resolve) => (release = resolve));
-    },
-    release: () => {
-      held = false;
-      release();
-    },
-  };
 }
 
 describe('orchestration dispatcher: a backlog runs while the read models lag behind', () => {

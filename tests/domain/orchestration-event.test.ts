@@ -196,6 +196,25 @@ describe('orchestration event (decider)', () => {
     spec().given([queued()]).when(knowing([])).thenNothingHappened();
   });
 
+  it('starts the first attempt in the append that queues it when a dispatcher has a slot for it, the event is due at once and in no sequence, and a flow matches', () => {
+    const claimed = (flows: string[] | undefined, over: Partial<Envelope> = {}): OrchestrationEventCommand => ({
+      type: 'EmitOrchestrationEvent',
+      data: { ...ids, envelope: { ...envelope, ...over }, received_via: 'emit', ...(flows === undefined ? {} : { flows }), start: true },
+    });
+    spec().given([]).when(claimed(['refunds'])).then([queued(), started(1)]);
+    // Running: the same id again records nothing; the attempt goes on as one a pass started.
+    spec().given([queued(), started(1)]).when(claimed(['refunds'])).thenNothingHappened();
+    spec().given([queued(), started(1)]).when(step(1)).then([{ type: 'OrchestrationStepRecorded', data: { ...ids, attempt: 1, ...stepData(stepRequestId('evt-1', 1, 'refunds', 0)), recorded_at: iso(0) } }]);
+    spec().given([queued(), started(1)]).when(start()).thenThrows('conflict', 'event_not_dispatchable');
+    // No flow: processed on receipt, as without a slot.
+    spec().given([]).when(claimed([])).then([{ type: 'OrchestrationEventProcessedOnReceipt', data: queued().data as Extract<OrchestrationEventEvent, { type: 'OrchestrationEventQueued' }>['data'] }]);
+    // Flows unknown, a delay, a sequence, expired on arrival: queued for the dispatcher's passes.
+    spec().given([]).when(claimed(undefined)).then([queued()]);
+    spec().given([]).when(claimed(['refunds'], { delay_seconds: 30 })).then([queued({ delay_seconds: 30, not_before: iso(30_000) })]);
+    spec().given([]).when(claimed(['refunds'], { sequence_key: 'order-1', sequence_n: 1 })).then([queued({ sequence_key: 'order-1', sequence_n: 1 })]);
+    spec().given([]).when(claimed(['refunds'], { expires_at: iso(0) })).then([queued({ expires_at: iso(0) })]);
+  });
+
   it('starts an attempt only when due, not past its expiry, and records the gap it waited for first', () => {
     spec().given([queued()]).when(start()).then([started(1)]);
     spec(29_999).given([queued({ not_before: iso(30_000) })]).when(start()).thenThrows('conflict', 'event_not_due');

@@ -46,7 +46,7 @@ export const RangeReplayBody = t.type(
 );
 
 /** What the routes need beyond the identity ports: the deployment's orchestration bounds. */
-export type OrchestrationAdapters = Pick<OrchestrationDependencies, 'orchestration'>;
+export type OrchestrationAdapters = Pick<OrchestrationDependencies, 'orchestration' | 'dispatchOnReceipt'>;
 
 /** The decoded envelope, with `replay_of` as sent, so that the use case refuses it by name. */
 function envelopeOf(body: unknown) {
