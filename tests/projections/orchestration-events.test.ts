@@ -1,11 +1,12 @@
 // The orchestration events read model. An event recorded as processed on receipt (one event)
 // gets the document the three events it stands for (queued, dispatch started with no flow,
 // processed) build, so a reader cannot tell which way the platform recorded it; so do the
-// last steps an attempt's end carries.
+// last steps an attempt's end carries. An event started on receipt gets the document its emit
+// was answered with.
 
 import { expect } from 'chai';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
-import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument, orchestrationEventsProjection } from '../../projections/orchestration-events';
+import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument, orchestrationEventsProjection, startedOnReceiptDocument } from '../../projections/orchestration-events';
 import { newEvent } from '../support/events';
 import { runningProjections } from '../support/stores';
 
@@ -30,7 +31,7 @@ describe('orchestration events projection', () => {
     delay_seconds: 0,
     replay_of: null,
     not_before: at,
-    received_via: 'emit',
+    received_via: 'emit' as const,
     received_at: at,
   });
   const document = async (id: string): Promise<OrchestrationEventDocument | null> => {
@@ -50,6 +51,20 @@ describe('orchestration events projection', () => {
     const oneEvent = await document('e2');
     expect(oneEvent).to.include({ id: 'e2', status: 'processed', due_at: null, attempt_started_at: null, settled_at: at, attempts_since_requeue: 1 });
     expect(withoutIdentity(oneEvent!)).to.deep.equal(withoutIdentity(threeEvents!));
+  });
+
+  it('builds from an event queued and started in one append the document the emit answers with (startedOnReceiptDocument)', async () => {
+    const queued = newEvent('OrchestrationEventQueued', received('e3'));
+    const started = newEvent('OrchestrationDispatchStarted', { event_id: 'e3', tenant_id: 't1', attempt: 1, flows: ['f@c'], started_at: at });
+    const appended = await running.stores.eventStore.appendToStream(orchestrationEventStream('e3'), [queued, started]);
+    const built = await document('e3');
+    expect(built).to.include({ status: 'dispatched', attempt_started_at: at, due_at: null, single_due_at: null, attempts_since_requeue: 1 });
+    const position = appended.position as number;
+    const answered = startedOnReceiptDocument(
+      { type: 'OrchestrationEventQueued', data: received('e3'), revision: 0, position },
+      { type: 'OrchestrationDispatchStarted', data: started.data as { event_id: string; tenant_id: string; attempt: number; flows: string[]; started_at: string }, revision: 1, position },
+    );
+    expect(answered).to.deep.equal(built);
   });
 
   it('adds the last steps an attempt ended with, recorded in its end, after the steps recorded before', async () => {
