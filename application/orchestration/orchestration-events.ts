@@ -84,7 +84,7 @@ export interface OrchestrationDependencies extends CommandDependencies, ReadMode
  */
 export interface DispatchOnReceipt {
   /** A slot for the tenant's event `eventId` named `name`, with the flows it would run; null when no slot is free or events wait for one. */
-  reserveOnReceipt(tenantId: string, eventId: string, name: string): ReceiptReservation | Promise<ReceiptReservation | null> | null;
+  reserveOnReceipt(tenantId: string, eventId: string, name: string): Promise<ReceiptReservation | null>;
 }
 
 export interface ReceiptReservation {
