@@ -259,12 +259,14 @@ export class OrchestrationDispatcher implements DispatchOnReceipt {
   /** The last pass left due events waiting for a slot or their tenant's share. */
   private leftWaiting = false;
   /**
-   * Wakes so far, and those the last pass that waited for the read models read the queue after:
-   * the difference bounds the events that may have come due that no pass has read (before the
-   * first pass, anything queued before the process started).
+   * Deliveries that woke the runner so far, and those the last pass that waited for the read
+   * models read the queue after: the difference bounds the events queued or released that no
+   * pass has read (before the first pass, anything queued before the process started). Wakes
+   * of no delivery (the due pass, a retry's timer) bring events that fall due with time, which
+   * are not ordered against those that arrive.
    */
-  private wakes = 0;
-  private wakesRead = Number.NEGATIVE_INFINITY;
+  private deliveries = 0;
+  private deliveriesRead = Number.NEGATIVE_INFINITY;
   /** Attempts under way that passes started (the others were started on receipt). */
   private passesUnderWay = 0;
   /** `drain` callers waiting for every attempt to end. */
@@ -288,7 +290,6 @@ export class OrchestrationDispatcher implements DispatchOnReceipt {
   /** Asks for a pass (after the read models show `position`); resolves when the runner is idle again. */
   wake(position?: number | null, tenantId?: string): Promise<void> {
     if (this.stopped) return this.running ?? Promise.resolve();
-    this.wakes += 1;
     if (position !== undefined && position !== null) this.waitFor = Math.max(this.waitFor, position);
     if (tenantId === undefined) this.wokenBy = 'anyone';
     else if (this.wokenBy !== 'anyone') this.wokenBy.add(tenantId);
@@ -309,6 +310,7 @@ export class OrchestrationDispatcher implements DispatchOnReceipt {
   /** A delivery of the saga's subscription: wakes the runner, unless the runner knows it tells nothing new. */
   delivered(event: { type: string; position: number; data: { event_id: string; tenant_id: string } }): Promise<void> {
     if (this.quietDeliveries.delete(`${event.type} ${event.data.event_id}`)) return this.running ?? Promise.resolve();
+    this.deliveries += 1;
     return this.wake(event.position, event.data.tenant_id);
   }
 
@@ -320,8 +322,8 @@ export class OrchestrationDispatcher implements DispatchOnReceipt {
   /**
    * DispatchOnReceipt: a slot for an event being emitted, when one is free and no due event may
    * be waiting for one: the last pass took all it found (and read less than a full page), and
-   * the slots and the tenant's share have room for this event beside every event the wakes no
-   * pass has read yet may have queued. So an event on receipt never takes a slot from one that
+   * the slots and the tenant's share have room for this event beside every event the deliveries
+   * no pass has read yet may have queued or released. So an event on receipt never takes a slot from one that
    * was waiting for it, nor, after a restart, from what was queued then (nothing starts on
    * receipt before the first pass). Events that fall due with time (a delay, a retry's back-off)
    * are taken by the next due pass, as before. The flows are read as a pass reads them: the
@@ -331,7 +333,7 @@ export class OrchestrationDispatcher implements DispatchOnReceipt {
   async reserveOnReceipt(tenantId: string, eventId: string, name: string): Promise<ReceiptReservation | null> {
     const { dispatch } = this.deps;
     if (!this.acceptsOnReceipt || this.stopped || this.pause || this.backlog || this.leftWaiting) return null;
-    const unread = this.wakes - this.wakesRead;
+    const unread = this.deliveries - this.deliveriesRead;
     if (this.underWayCount + unread >= dispatch.concurrency || (this.underWay.get(tenantId) ?? 0) + unread >= dispatch.tenantConcurrency) return null;
     this.occupy(tenantId);
     // Its queuing, were it delivered before the append is answered, must not cost a pass either.
@@ -416,7 +418,7 @@ export class OrchestrationDispatcher implements DispatchOnReceipt {
       // due. With a backlog it need not: the queue already holds more than the slots take, and
       // waiting for the read models to show the latest appends (a projection commit behind, tens
       // of milliseconds under load) left the freed slots idle for most of the time.
-      const wakes = this.wakes;
+      const deliveries = this.deliveries;
       const waited = !this.backlog;
       if (waited) await this.deps.readYourWrites(this.waitFor, DISPATCHER_READ_MODELS);
       if (this.pause || this.stopped) break;
@@ -424,8 +426,8 @@ export class OrchestrationDispatcher implements DispatchOnReceipt {
       let found = 0;
       try {
         ({ started, found } = await this.pass());
-        // Through a backlog the pass need not have seen the latest wakes' events (see above).
-        if (waited) this.wakesRead = wakes;
+        // Through a backlog the pass need not have seen the latest deliveries' events (see above).
+        if (waited) this.deliveriesRead = deliveries;
       } catch (error) {
         this.deps.logger.error({ err: error }, 'orchestration dispatch pass failed');
       }

@@ -65,7 +65,7 @@ describe('orchestration events started on receipt (a free slot and nothing waiti
   before(async () => {
     client = new GateClient(signedConnectorClient());
     server = await startTestServer(
-      { SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ORCHESTRATION_DISPATCH_CONCURRENCY: '4', ORCHESTRATION_TENANT_CONCURRENCY: '1', METRICS_PUBLIC: 'true' },
+      { SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ORCHESTRATION_DISPATCH_CONCURRENCY: '4', ORCHESTRATION_TENANT_CONCURRENCY: '2', METRICS_PUBLIC: 'true' },
       { connectorClient: client },
     );
     ({ owner, connectionId } = await organizationWithConnector(server, 'on-receipt-shop', closers));
@@ -128,11 +128,17 @@ describe('orchestration events started on receipt (a free slot and nothing waiti
     expect(new Set(answers.map((answer) => answer.json.id)).size).to.equal(1);
     await settled(created[0].json.id);
     expect(client.calls.filter((call) => call.order === 'K-1')).to.have.length(1);
-    // The slots the other 49 reserved are free again: with the tenant's one slot, the next event still starts on receipt.
+    // The slots the other 49 reserved are free again: of the tenant's two, one held by hold-5
+    // leaves the other to R-6, which starts on receipt too.
     await server.platform.dispatcher.drain();
-    const after = await emit(order('R-5'));
+    const holding = await emit(order('hold-5'));
+    expect(holding.status).to.equal('dispatched');
+    await eventually(() => client.holding('hold-5'), 5000, 'the held call under way');
+    const after = await emit(order('R-6'));
     expect(after.status).to.equal('dispatched');
+    client.letGo('hold-5');
     await settled(after.id);
+    await settled(holding.id);
   });
 });
 
