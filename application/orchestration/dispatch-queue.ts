@@ -85,6 +85,16 @@ const collection = (deps: ReadModelDependencies) => deps.readStore.collection<Or
 const hasExpired = (doc: Pick<OrchestrationEventDocument, 'expires_at'>, now: Date): boolean => doc.expires_at !== null && Date.parse(doc.expires_at) <= now.getTime();
 const isDue = (doc: OrchestrationEventDocument, now: Date): boolean => WAITING.includes(doc.status) && doc.due_at !== null && Date.parse(doc.due_at) <= now.getTime() && !hasExpired(doc, now);
 
+/** What an attempt maps its steps from, as the event's document has it. */
+export const dispatchedEnvelope = (doc: OrchestrationEventDocument): DispatchedEnvelope => ({
+  name: doc.name,
+  correlation_id: doc.correlation_id,
+  depth: doc.depth,
+  source: doc.source,
+  payload: doc.payload,
+  received_at: doc.received_at,
+});
+
 function candidateOf(doc: OrchestrationEventDocument, gap: SequenceGap | null): DispatchCandidate {
   return {
     event_id: doc.id,
@@ -97,7 +107,7 @@ function candidateOf(doc: OrchestrationEventDocument, gap: SequenceGap | null): 
     due_at: doc.due_at ?? doc.not_before,
     received_at: doc.received_at,
     gap,
-    envelope: { name: doc.name, correlation_id: doc.correlation_id, depth: doc.depth, source: doc.source, payload: doc.payload, received_at: doc.received_at },
+    envelope: dispatchedEnvelope(doc),
   };
 }
 

@@ -70,7 +70,7 @@ import { deepFreeze } from '../shared/immutable';
 import type { RequestContext } from '../shared/request-context';
 import { type ConnectorStepDependencies, invokeConnectorTool } from '../tool-call/connector-step';
 import { type ToolCallDependencies, callTool } from '../tool-call/tool-calls';
-import { type DispatchCandidate, type DispatchedEnvelope, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordSteps, startDispatch } from './dispatch-queue';
+import { type DispatchCandidate, type DispatchedEnvelope, dispatchedEnvelope, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordSteps, startDispatch } from './dispatch-queue';
 import { type Flow, type MappingScope, type ReadFlow, mapParameters, mapValue, readFlow, triggerMatches } from './flows';
 import type { StreamCommand } from '../command-handling/handle-command';
 import { FLOW_KEY_PREFIX, type DispatchOnReceipt, type OrchestrationDependencies, type ReceiptReservation, causedEventAppend, existingEventOfKey } from './orchestration-events';
@@ -368,11 +368,10 @@ export class OrchestrationDispatcher implements DispatchOnReceipt {
         }
         settled = true;
         this.deps.orchestrationMetrics?.attemptStarted(name);
-        const envelope = { name: event.name, correlation_id: event.correlation_id, depth: event.depth, source: event.source, payload: event.payload, received_at: event.received_at };
         // Its end, known before it is appended (the delivery may come first), releases no
         // sequence: an event on receipt is in none. Nor would a later attempt's.
         this.quiet(`OrchestrationEventProcessed ${eventId}`);
-        this.runInSlot(tenantId, false, this.exclusively(eventId, () => this.runAttempt(eventId, tenantId, 1, flows, event.received_at, { queued: envelope, steps: new Map(), resumed: false })));
+        this.runInSlot(tenantId, false, this.exclusively(eventId, () => this.runAttempt(eventId, tenantId, 1, flows, event.received_at, { queued: dispatchedEnvelope(event), steps: new Map(), resumed: false })));
       },
       release,
     };

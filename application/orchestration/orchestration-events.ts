@@ -36,6 +36,7 @@ import {
   type OrchestrationEventStatus,
   type ReceivedVia,
   envelopeProblem,
+  mayStartOnReceipt,
   orchestrationEventDecider,
   orchestrationEventEvents,
   orchestrationEventStream,
@@ -328,8 +329,6 @@ export interface AppendedEnvelope {
   created: boolean;
   event_id: string;
   position: number | null;
-  /** Settled in the same append: no flow matched it (EmitOrchestrationEvent's `flows`). */
-  processed: boolean;
   /** The read model's document of the event this call queued, as its first event makes it; absent when it queued nothing. */
   received?: OrchestrationEventDocument;
 }
@@ -380,8 +379,7 @@ async function envelopeAppend(
  * pass otherwise.
  */
 async function receiveEnvelope(deps: OrchestrationDependencies, tenantId: string, prepared: EnvelopeAppend, via: Exclude<ReceivedVia, 'replay'>, context: RequestContext): Promise<AppendedEnvelope> {
-  const dueAtOnce = prepared.kind === 'new' && prepared.envelope.delay_seconds === 0 && prepared.envelope.sequence_key === null;
-  const reservation = dueAtOnce && deps.dispatchOnReceipt ? await deps.dispatchOnReceipt.reserveOnReceipt(tenantId, prepared.event_id, prepared.envelope.name) : null;
+  const reservation = prepared.kind === 'new' && mayStartOnReceipt(prepared.envelope) && deps.dispatchOnReceipt ? await deps.dispatchOnReceipt.reserveOnReceipt(tenantId, prepared.event_id, prepared.envelope.name) : null;
   if (prepared.kind === 'existing' || reservation === null) return appendPrepared(deps, prepared);
   let appended: AppendedEnvelope;
   try {
@@ -398,21 +396,20 @@ async function receiveEnvelope(deps: OrchestrationDependencies, tenantId: string
 
 /** Appends what `envelopeAppend` prepared, on its own; what that did. */
 async function appendPrepared(deps: OrchestrationDependencies, prepared: EnvelopeAppend): Promise<AppendedEnvelope> {
-  if (prepared.kind === 'existing') return { created: false, event_id: prepared.event_id, position: prepared.position, processed: false };
+  if (prepared.kind === 'existing') return { created: false, event_id: prepared.event_id, position: prepared.position };
   const { aggregate, stream, command, context } = prepared.command;
   const result = await handleCommand(deps, aggregate, stream, command, context);
   const [first, second] = result.events as OrchestrationEventEvent[];
-  if (first === undefined) return { created: false, event_id: prepared.event_id, position: await lastPosition(deps, stream), processed: false };
-  const processed = first.type === 'OrchestrationEventProcessedOnReceipt';
+  if (first === undefined) return { created: false, event_id: prepared.event_id, position: await lastPosition(deps, stream) };
   const position = result.position as number;
   // The stream's first event, and with a claim on receipt its attempt's start: the document they make, as the projection will.
   let received: OrchestrationEventDocument | undefined;
   if (first.type === 'OrchestrationEventQueued' && second?.type === 'OrchestrationDispatchStarted') {
     received = startedOnReceiptDocument({ ...first, revision: result.revision - 1, position }, { ...second, revision: result.revision, position });
-  } else if (first.type === 'OrchestrationEventQueued' || processed) {
+  } else if (first.type === 'OrchestrationEventQueued' || first.type === 'OrchestrationEventProcessedOnReceipt') {
     received = receivedDocument({ ...first, revision: result.revision, position });
   }
-  return { created: true, event_id: prepared.event_id, position: result.position, processed, ...(received ? { received } : {}) };
+  return { created: true, event_id: prepared.event_id, position: result.position, ...(received ? { received } : {}) };
 }
 
 /** `POST /api/v1/org/events`: the caller's tenant. */

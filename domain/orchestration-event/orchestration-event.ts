@@ -424,6 +424,9 @@ export interface LiveOrchestrationEvent {
 
 export type OrchestrationEventState = { status: 'absent' } | LiveOrchestrationEvent;
 
+/** Whether an envelope may be settled or started in the append that receives it: due at once (no delay) and in no sequence (its expiry is checked on receipt). */
+export const mayStartOnReceipt = (envelope: Pick<Envelope, 'delay_seconds' | 'sequence_key'>): boolean => envelope.delay_seconds === 0 && envelope.sequence_key === null;
+
 const eventNotFound = (): DomainError => notFound('orchestration_event_not_found', 'no such orchestration event');
 const stepKey = (flow: string, step: number): string => `${flow}#${step}`;
 const plus = (at: Date, seconds: number): string => new Date(at.getTime() + seconds * 1000).toISOString();
@@ -475,7 +478,7 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
       const expires_at = envelope.expires_at ?? (envelope.ttl_seconds === null ? null : plus(now, envelope.ttl_seconds));
       const data = { event_id, tenant_id, ...envelope, expires_at, not_before: plus(now, envelope.delay_seconds), received_via, received_at: at };
       const { flows, start } = command.data;
-      const dueAtOnce = envelope.delay_seconds === 0 && envelope.sequence_key === null && !hasPassed(expires_at, now);
+      const dueAtOnce = mayStartOnReceipt(envelope) && !hasPassed(expires_at, now);
       if (dueAtOnce && flows?.length === 0) return right([{ type: 'OrchestrationEventProcessedOnReceipt', data }]);
       const queued: OrchestrationEventEvent = { type: 'OrchestrationEventQueued', data };
       if (!dueAtOnce || start !== true || flows === undefined) return right([queued]);
