@@ -150,8 +150,10 @@ async function decideOn<Command extends Message, Event extends Message, State>(
     throw preconditionFailed(stream, options.expectedRevision, revision);
   }
   const key = options.idempotencyKey;
-  const eventIds = key ? (index: number): string => deps.ids.fromKey(`${key}#${index}`) : null;
-  if (eventIds && recorded.some((event) => event.id === eventIds(0))) {
+  const keyedId = (index: number): string => deps.ids.fromKey(`${key}#${index}`);
+  // Derived once: a keyed command on a long stream would otherwise hash once per event read.
+  const firstKeyedId = key ? keyedId(0) : null;
+  if (firstKeyedId !== null && recorded.some((event) => event.id === firstKeyedId)) {
     return { kind: 'done', result: { stream, events: [], revision, position: null } };
   }
   const state = recorded.map((event) => ownEvent(aggregate, event)).reduce(aggregate.decider.evolve, aggregate.decider.initialState());
@@ -170,7 +172,7 @@ async function decideOn<Command extends Message, Event extends Message, State>(
   if (events.length === 0) return { kind: 'done', result: { stream, events, revision, position: null } };
   const metadata = eventMetadata(context, now, options.tenantId === undefined ? context.tenant_id : options.tenantId);
   const toAppend: NewEvent[] = events.map((event, index) => ({
-    id: eventIds ? eventIds(index) : deps.ids.newId(),
+    id: firstKeyedId === null ? deps.ids.newId() : index === 0 ? firstKeyedId : keyedId(index),
     type: event.type,
     data: event.data,
     metadata: { ...metadata, schema_version: aggregate.events.versionOf(event.type) },
