@@ -72,7 +72,7 @@ import { toolsRouter } from '../adapters/http/tools/tools';
 import { sdkConnectionsRouter } from '../adapters/http/sdk-connections/sdk-connections';
 import { GuardedConnectorDoctor } from '../adapters/connector-doctor/connector-doctor';
 import { orchestrationEventsRouter } from '../adapters/http/orchestration/orchestration-events';
-import type { OrchestrationDependencies } from '../application/orchestration/orchestration-events';
+import type { EmitDependencies } from '../application/orchestration/orchestration-events';
 import { orchestrationExpirySaga } from '../application/orchestration/expiry-pass';
 import { rangeReplaySaga } from '../application/orchestration/range-replay';
 import { ORCHESTRATION_DISPATCHER, OrchestrationDispatcher, orchestrationDispatcherSaga } from '../application/orchestration/dispatcher';
@@ -214,9 +214,9 @@ export interface Platform {
   connectorClient: ConnectorClient;
   /**
    * What orchestration events need (application/orchestration): emitting, the dispatch queue
-   * (dispatch-queue.ts) the flow runner takes events from, the deployment's bounds.
+   * (dispatch-queue.ts) the flow runner takes events from, the deployment's bounds, the emit budget.
    */
-  orchestration: OrchestrationDependencies;
+  orchestration: EmitDependencies;
   /** The flow runner (application/orchestration/dispatcher.ts): `drain()` runs it until nothing is due. */
   dispatcher: OrchestrationDispatcher;
   /**
@@ -484,6 +484,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   // headers, refusals), through the same guard as every connector call, each within the timeout.
   const connectorDoctor = new GuardedConnectorDoctor({ outbound, clock, timeoutMs: config.connectors.timeoutMs });
   const sdkConnectionAdapters = { outbound, connectorClient, connectorDoctor, sdkConnections: { secretGraceSeconds: config.sdkSecretGraceSeconds } };
+  // With MongoDB, rate limits are shared by every process on the database; embedded, they are per process.
+  const limiter = readStore instanceof MongoReadStore ? await MongoRateLimiter.create(readStore.db, clock) : new TokenBucketRateLimiter(clock);
   const dispatcherLogger = logger.child({ component: 'orchestration_dispatcher' });
   const dispatcher = new OrchestrationDispatcher({
     ...identity,
@@ -497,7 +499,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   });
   // Emits may start an event's first attempt in the append that receives it, in a slot of this dispatcher (DispatchOnReceipt).
   const dispatchOnReceipt = overrides.orchestrationDispatcher === false ? {} : { dispatchOnReceipt: dispatcher };
-  const orchestration: OrchestrationDependencies = { ...identity, orchestration: config.orchestration, ...dispatchOnReceipt };
+  const orchestration: EmitDependencies = { ...identity, orchestration: config.orchestration, limiter, ...dispatchOnReceipt };
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,
     backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
@@ -567,8 +569,6 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       readiness: () => checkReadiness({ eventStore, readStore, projectionStatus: () => runner.status(), maxProjectionLag: config.readyMaxProjectionLag }),
     });
 
-  // With MongoDB, rate limits are shared by every process on the database; embedded, they are per process.
-  const limiter = readStore instanceof MongoReadStore ? await MongoRateLimiter.create(readStore.db, clock) : new TokenBucketRateLimiter(clock);
   const graphqlOptions = {
     playground: config.enableGraphqlPlayground,
     limiter,
@@ -595,7 +595,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     apiDescriptionRouter(),
     graphqlRouter(identity, graphqlOptions),
     meSessionsRouter(identity),
-    orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), sdkConnectionsRouter(identity, sdkConnectionAdapters), orchestrationEventsRouter(identity, { orchestration: config.orchestration, ...dispatchOnReceipt })]),
+    orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), sdkConnectionsRouter(identity, sdkConnectionAdapters), orchestrationEventsRouter(identity, { orchestration: config.orchestration, limiter, ...dispatchOnReceipt })]),
     publicRouter(identity),
     teamRouter(identity, accessDenials),
     adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),

@@ -48,8 +48,10 @@ import { textProblem } from '../../domain/shared/text';
 import { ORCHESTRATION_EVENTS, type OrchestrationAttemptDocument, type OrchestrationEventDocument, type OrchestrationStepDocument, receivedDocument, startedOnReceiptDocument } from '../../projections/orchestration-events';
 import { type Aggregate, type CommandDependencies, type StreamCommand, handleCommand, loadAggregate, streamCommand } from '../command-handling/handle-command';
 import type { Actor } from '../ports/event-store';
+import type { RateLimiter } from '../ports/rate-limiter';
 import type { Page, Where } from '../ports/read-store';
 import { type Principal, actingContext } from '../session/sessions';
+import { RateLimitedError } from '../user/abuse-controls';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
@@ -66,12 +68,19 @@ export interface OrchestrationSettings extends EnvelopeLimits {
   sequenceGapWaitMs: number;
   /** Root events one range-replay request replays at most; the cursor takes the rest. */
   replayMaxPerRequest: number;
+  /** Events one organization may emit and ingest a minute, bursts up to as many at once; past it 429 `rate_limited`. */
+  emitsPerMinute: number;
 }
 
 export interface OrchestrationDependencies extends CommandDependencies, ReadModelDependencies, ReadYourWritesDependencies {
   orchestration: OrchestrationSettings;
   /** The running dispatcher, which may start an emitted event's first attempt in the append that receives it; absent: every event waits for a pass of the queue. */
   dispatchOnReceipt?: DispatchOnReceipt;
+}
+
+/** What a producer's emit and ingest need besides: the budget of events each organization may send. */
+export interface EmitDependencies extends OrchestrationDependencies {
+  limiter: RateLimiter;
 }
 
 /**
@@ -412,20 +421,33 @@ async function appendPrepared(deps: OrchestrationDependencies, prepared: Envelop
   return { created: true, event_id: prepared.event_id, position: result.position, ...(received ? { received } : {}) };
 }
 
+/**
+ * One event taken from the organization's budget (emit and ingest share it; a flow's follow-on
+ * events do not, as ORCHESTRATION_MAX_DEPTH bounds them): 429 `rate_limited` with the seconds
+ * until the next is allowed once it is spent, before anything is read or written. A producer
+ * in a loop is stopped at the door instead of filling the queue every organization shares.
+ */
+async function takeFromEmitBudget(deps: EmitDependencies, tenantId: string): Promise<void> {
+  const limit = deps.orchestration.emitsPerMinute;
+  const decision = await deps.limiter.consume(`orchestration-emit:${tenantId}`, { limit, windowSeconds: 60 });
+  if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds, `the organization sent more than ${limit} events a minute`);
+}
+
 /** `POST /api/v1/org/events`: the caller's tenant. */
-export function emitOrchestrationEvent(
-  deps: OrchestrationDependencies,
+export async function emitOrchestrationEvent(
+  deps: EmitDependencies,
   principal: Principal,
   body: EnvelopeInput & { replay_of?: unknown },
   context: RequestContext,
   options: { idempotencyKey?: string } = {},
 ): Promise<EmitOutcome> {
+  await takeFromEmitBudget(deps, principal.tenant_id);
   return queueEnvelope(deps, principal.tenant_id, body, 'emit', actingContext(principal, context), options.idempotencyKey);
 }
 
 /** `POST /api/v1/org/events/ingest/{tenant_id}`: the path's tenant must be the caller's (403 `tenant_mismatch`). */
-export function ingestOrchestrationEvent(
-  deps: OrchestrationDependencies,
+export async function ingestOrchestrationEvent(
+  deps: EmitDependencies,
   principal: Principal,
   pathTenantId: string,
   body: EnvelopeInput & { replay_of?: unknown },
@@ -433,6 +455,7 @@ export function ingestOrchestrationEvent(
   options: { idempotencyKey?: string } = {},
 ): Promise<EmitOutcome> {
   requireOwnTenant(principal, pathTenantId);
+  await takeFromEmitBudget(deps, principal.tenant_id);
   return queueEnvelope(deps, principal.tenant_id, body, 'ingest', actingContext(principal, context), options.idempotencyKey);
 }
 

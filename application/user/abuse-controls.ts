@@ -23,8 +23,12 @@ export interface AbuseLimits {
 }
 
 export class RateLimitedError extends DomainError {
-  constructor(readonly retryAfterSeconds: number) {
-    super('rate_limited', 'rate_limited', `too many attempts; try again in ${retryAfterSeconds} s`);
+  /** `what` says which budget was spent; the message adds when to try again. */
+  constructor(
+    readonly retryAfterSeconds: number,
+    what = 'too many attempts',
+  ) {
+    super('rate_limited', 'rate_limited', `${what}; try again in ${retryAfterSeconds} s`);
   }
 }
 

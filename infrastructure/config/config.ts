@@ -173,6 +173,7 @@ const variables = {
   ORCHESTRATION_MAX_DEPTH: { codec: integerBetween(0, 100), default: '8' },
   ORCHESTRATION_SEQUENCE_GAP_WAIT_MS: { codec: integerBetween(0, 24 * 3600 * 1000), default: '60000' },
   ORCHESTRATION_REPLAY_MAX_PER_REQUEST: { codec: integerBetween(1, 1000), default: '100' },
+  ORCHESTRATION_EMITS_PER_MINUTE: { codec: integerBetween(1, 100_000_000), default: '60000' },
   ORCHESTRATION_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '5' },
   ORCHESTRATION_RETRY_BASE_MS: { codec: integerBetween(1, 3600 * 1000), default: '1000' },
   ORCHESTRATION_RETRY_MAX_MS: { codec: integerBetween(1, 24 * 3600 * 1000), default: '300000' },
@@ -378,6 +379,8 @@ export interface OrchestrationConfig {
   sequenceGapWaitMs: number;
   /** Root events one range-replay request replays at most (ORCHESTRATION_REPLAY_MAX_PER_REQUEST). */
   replayMaxPerRequest: number;
+  /** Events one organization may emit and ingest a minute, bursts up to as many (ORCHESTRATION_EMITS_PER_MINUTE); past it 429 `rate_limited`. */
+  emitsPerMinute: number;
 }
 
 export interface ConnectorCallConfig {
@@ -659,6 +662,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxDepth: values.ORCHESTRATION_MAX_DEPTH as number,
       sequenceGapWaitMs: values.ORCHESTRATION_SEQUENCE_GAP_WAIT_MS as number,
       replayMaxPerRequest: values.ORCHESTRATION_REPLAY_MAX_PER_REQUEST as number,
+      emitsPerMinute: values.ORCHESTRATION_EMITS_PER_MINUTE as number,
     },
     orchestrationDispatch: {
       maxAttempts: values.ORCHESTRATION_MAX_ATTEMPTS as number,

@@ -158,12 +158,13 @@ export const orchestrationEventsApi: ApiArea = {
         versioned: 'read',
         summary: 'Emit an orchestration event',
         description:
-          'Checks the envelope (400 naming the field, with the code of its rule) and queues the event for the flow runner; when a dispatch slot is free and nothing waits for one, an event due at once outside any sequence is started in the same append (answered `dispatched`, or `processed` when no flow matches it). With an `idempotency_key` already used in the organization: 200 with the first event, nothing queued.',
+          'Checks the envelope (400 naming the field, with the code of its rule) and queues the event for the flow runner; when a dispatch slot is free and nothing waits for one, an event due at once outside any sequence is started in the same append (answered `dispatched`, or `processed` when no flow matches it). With an `idempotency_key` already used in the organization: 200 with the first event, nothing queued. The organization may send ORCHESTRATION_EMITS_PER_MINUTE events a minute, emit and ingest together (bursts up to as many): past it 429 `rate_limited` with Retry-After, nothing queued.',
         access: 'user',
         role: 'admin',
         body: { json: envelopeBodySchema() },
         success: { status: 201, description: 'the event as stored: queued, or started on receipt', json: ref('OrchestrationEvent'), headers: { Location: { description: 'the path of the new event', schema: { type: 'string' } } } },
         otherAnswers: { '200': REPEATED_KEY },
+        errors: [429],
       },
     },
     '/api/v1/org/events/ingest/{tenant_id}': {
@@ -172,12 +173,13 @@ export const orchestrationEventsApi: ApiArea = {
         versioned: 'read',
         summary: 'Ingest an orchestration event (connector-style)',
         description:
-          "The same envelope and answers as emitting, for producers that address the organization by id. The tenant in the path must be the caller's: 403 `tenant_mismatch` otherwise.",
+          "The same envelope and answers as emitting, for producers that address the organization by id. The tenant in the path must be the caller's: 403 `tenant_mismatch` otherwise. Ingest and emit share the organization's budget of events a minute (429 `rate_limited` past it).",
         access: 'user',
         role: 'admin',
         body: { json: envelopeBodySchema() },
         success: { status: 201, description: 'the event as stored: queued, or started on receipt', json: ref('OrchestrationEvent'), headers: { Location: { description: 'the path of the new event', schema: { type: 'string' } } } },
         otherAnswers: { '200': REPEATED_KEY },
+        errors: [429],
       },
     },
     '/api/v1/org/events/replay': {

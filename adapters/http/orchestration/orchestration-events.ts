@@ -12,8 +12,8 @@ import Router from '@koa/router';
 import * as t from 'io-ts';
 import type { Context } from 'koa';
 import {
+  type EmitDependencies,
   type EmitOutcome,
-  type OrchestrationDependencies,
   emitOrchestrationEvent,
   getOrchestrationEvent,
   ingestOrchestrationEvent,
@@ -45,8 +45,8 @@ export const RangeReplayBody = t.type(
   'RangeReplayBody',
 );
 
-/** What the routes need beyond the identity ports: the deployment's orchestration bounds. */
-export type OrchestrationAdapters = Pick<OrchestrationDependencies, 'orchestration' | 'dispatchOnReceipt'>;
+/** What the routes need beyond the identity ports: the deployment's orchestration bounds and the emit budget's limiter. */
+export type OrchestrationAdapters = Pick<EmitDependencies, 'orchestration' | 'dispatchOnReceipt' | 'limiter'>;
 
 /** The decoded envelope, with `replay_of` as sent, so that the use case refuses it by name. */
 function envelopeOf(body: unknown) {
@@ -68,7 +68,7 @@ const single = (value: string | string[] | undefined): string | undefined => (Ar
 export function orchestrationEventsRouter(identity: UseCaseDependencies, adapters: OrchestrationAdapters): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>();
   const ownerOrAdmin = requireRole('admin');
-  const deps: OrchestrationDependencies = { ...identity, ...adapters };
+  const deps: EmitDependencies = { ...identity, ...adapters };
 
   router.get('/events', ownerOrAdmin, async (ctx) => {
     const filter = { status: statusFilter(ctx.query.status), name: nameFilter(single(ctx.query.name)), ...timeRange(single(ctx.query.from), single(ctx.query.to)) };
