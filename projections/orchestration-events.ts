@@ -154,14 +154,16 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
   collections: [
     {
       name: ORCHESTRATION_EVENTS,
-      // The lists read a tenant's events newest first (all, by status, by name) along the index
-      // of their filter; the queue's fields are set only while an event
-      // waits or runs, so their sparse indexes hold the few that do and cost a settled event nothing.
+      // The lists read a tenant's events newest first (all, by status, by name, by correlation)
+      // along the index of their filter; the queue's fields are set only while an event waits or
+      // runs, so their sparse indexes hold the few that do and cost a settled event nothing.
       indexes: [
         // `root` last: a range replay reads the range and checks it in the index.
         { field: 'tenant_id', then: ['received_at', 'root'] },
         { field: 'status', then: ['tenant_id', 'received_at'] },
         { field: 'tenant_id', then: ['name', 'received_at'] },
+        // A chain: a root and the events it caused share its correlation.
+        { field: 'tenant_id', then: ['correlation_id', 'received_at'] },
         { field: 'replay_of', sparse: true },
         { field: 'sequence_key', then: ['sequence_n'], sparse: true },
         { field: 'single_due_at', sparse: true },

@@ -21,7 +21,9 @@ import { documentStatusCounts } from '../../application/document/documents';
 import { askAsOperator } from '../../application/chat/chat';
 import {
   LIST_MAX_LIMIT,
+  type OrchestrationEventFilter,
   type OrchestrationEventView,
+  correlationFilter,
   getOrchestrationEvent,
   listOrchestrationEvents,
   nameFilter,
@@ -47,8 +49,9 @@ const USAGE = `usage: npm run cli -- <command>
   documents status [--tenant ID]     documents and chunks per tenant and indexing status (indexing progress)
   chat ask --tenant ID [--workspace ID] [--conversation ID] "question"
                                      ask the tenant's assistant as the operator (every workspace); prints the answer and its sources
-  events orchestration list --tenant ID [--status S] [--name N] [--limit N]
+  events orchestration list --tenant ID [--status S] [--name N] [--correlation-id C] [--limit N]
                                      the tenant's orchestration events, newest first
+                                     (--correlation-id: one chain, its root and what it caused)
   events orchestration show ID --tenant ID     envelope, status, every attempt with its error and steps, replays
   events orchestration retry ID --tenant ID    re-queues a failed or dead-lettered event
   events orchestration replay ID --tenant ID [--reason TEXT]   a new event replaying it; prints the new id
@@ -308,9 +311,10 @@ async function orchestrationEvents(positional: string[], flags: Record<string, s
   if (typeof tenantId !== 'string') return usageError(out, `events orchestration ${command ?? 'list|show|retry|replay'} needs --tenant ID`);
   switch (command) {
     case 'list': {
-      let filter: { status?: ReturnType<typeof statusFilter>; name?: string };
+      let filter: OrchestrationEventFilter;
+      const given = (flag: string): string | undefined => (flags[flag] === true ? '' : (flags[flag] as string | undefined));
       try {
-        filter = { status: statusFilter(flags.status === true ? '' : flags.status), name: nameFilter(flags.name === true ? '' : flags.name) };
+        filter = { status: statusFilter(given('status')), name: nameFilter(given('name')), correlation_id: correlationFilter(given('correlation-id')) };
       } catch (error) {
         if (error instanceof DomainError) return usageError(out, error.message);
         throw error;
@@ -321,7 +325,7 @@ async function orchestrationEvents(positional: string[], flags: Record<string, s
         await caughtUp(platform);
         const page = await listOrchestrationEvents(platform, tenantId, filter, { limit });
         printTable(out, ['id', 'name', 'status', 'attempts', 'received_at'], page.items.map((event) => [event.id, event.name, event.status, event.attempts.length, event.received_at]));
-        if (page.next_cursor) out(`more than ${limit}: narrow with --status or --name, or raise --limit (at most ${LIST_MAX_LIMIT})`);
+        if (page.next_cursor) out(`more than ${limit}: narrow with --status, --name or --correlation-id, or raise --limit (at most ${LIST_MAX_LIMIT})`);
         return 0;
       });
     }

@@ -213,6 +213,8 @@ export interface OrchestrationEventFilter {
   /** received_at from (inclusive) ... to (exclusive), ISO 8601. */
   from?: string;
   to?: string;
+  /** The events of one chain: a root and every event it caused, each carrying the root's correlation. */
+  correlation_id?: string;
 }
 
 /** `status` of a list, checked: 400 naming it. */
@@ -231,6 +233,13 @@ export function nameFilter(name: unknown): string | undefined {
   const valid = typeof name === 'string' && name.length <= 200 && (EVENT_NAME_PATTERN.test(name) || (prefix !== null && /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(prefix)));
   if (!valid) throw invalid('invalid_request', 'name: expected an event name (shop.order.created) or leading segments followed by .* (shop.order.*)', 'name');
   return name;
+}
+
+/** `correlation_id` of a list: an id as the envelope takes it; 400 naming it otherwise. */
+export function correlationFilter(correlationId: unknown): string | undefined {
+  if (correlationId === undefined) return undefined;
+  if (typeof correlationId !== 'string' || !CLIENT_ID_PATTERN.test(correlationId)) throw invalid('invalid_request', 'correlation_id must be 1 to 200 printable ASCII characters without spaces', 'correlation_id');
+  return correlationId;
 }
 
 /** `from` / `to` as ISO 8601 times, from before to; 400 naming the bad one. */
@@ -267,6 +276,7 @@ export async function listOrchestrationEvents(deps: ReadModelDependencies, tenan
     tenant_id: tenantId,
     ...(filter.status === undefined ? {} : { status: filter.status }),
     ...(filter.name === undefined ? {} : { name: nameCondition(filter.name) }),
+    ...(filter.correlation_id === undefined ? {} : { correlation_id: filter.correlation_id }),
     ...receivedCondition(filter),
   };
   const found = await collection(deps).find({ where, sort: { field: 'received_at', direction: 'desc' }, limit: page.limit ?? 50, ...(page.cursor ? { cursor: page.cursor } : {}) });

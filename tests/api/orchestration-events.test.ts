@@ -145,6 +145,38 @@ describe('orchestration events (spec 4.13)', () => {
         await expectRefused(await send(org, 'GET', `/api/v1/org/events${query}`), 400, code, field);
       }
     });
+
+    it('lists one chain by correlation_id: the root and every event it caused, not other chains nor another tenant\'s', async () => {
+      const org = await registerOwner(server, 'orchestration-chain-org');
+      const at = async (body: Record<string, unknown>, account = org) => {
+        clock.advance(1000);
+        return emitted(account, body);
+      };
+      const root = await at({ name: 'chain.order.created' });
+      const caused = await at({ name: 'chain.order.prepared', causation_id: root.id });
+      const causedAgain = await at({ name: 'chain.order.shipped', causation_id: caused.id });
+      const named = await at({ name: 'chain.order.created', correlation_id: 'order-77' });
+      await at({ name: 'chain.order.created' });
+      // Another organization may give any correlation: its events stay its own.
+      await at({ name: 'chain.order.created', correlation_id: root.id }, owner);
+      const list = async (query: string) => {
+        const response = await send(org, 'GET', `/api/v1/org/events${query}`);
+        expect(response.status, response.text).to.equal(200);
+        return response.json as { items: Array<{ id: string; correlation_id: string }>; next_cursor: string | null };
+      };
+      const idsOf = (page: { items: Array<{ id: string }> }) => page.items.map((item) => item.id);
+      expect(idsOf(await list(`?correlation_id=${root.id}`))).to.deep.equal([causedAgain.id, caused.id, root.id]);
+      expect(idsOf(await list('?correlation_id=order-77'))).to.deep.equal([named.id]);
+      expect(idsOf(await list(`?correlation_id=${root.id}&name=chain.order.prepared`))).to.deep.equal([caused.id]);
+      expect(idsOf(await list('?correlation_id=nothing-here'))).to.deep.equal([]);
+      const first = await list(`?correlation_id=${root.id}&limit=2`);
+      expect(idsOf(first)).to.deep.equal([causedAgain.id, caused.id]);
+      const second = await list(`?correlation_id=${root.id}&limit=2&cursor=${encodeURIComponent(first.next_cursor!)}`);
+      expect([idsOf(second), second.next_cursor]).to.deep.equal([[root.id], null]);
+      for (const query of ['?correlation_id=', '?correlation_id=with%20space', `?correlation_id=${'x'.repeat(201)}`]) {
+        await expectRefused(await send(org, 'GET', `/api/v1/org/events${query}`), 400, 'invalid_request', 'correlation_id');
+      }
+    });
   });
 
   describe('who may call', () => {

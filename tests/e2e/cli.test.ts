@@ -269,6 +269,8 @@ describe('operator CLI: events orchestration (#14)', function () {
       const limited = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', owner.tenant_id, '--limit', '1');
       expect(limited.stdout.trim().split('\n').slice(1, 2).map((line) => line.split(/\s+/)[0])).to.deep.equal([queued]);
       expect(limited.stdout).to.contain('more than 1');
+      const chain = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', owner.tenant_id, '--correlation-id', done);
+      expect(chain.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/)[0])).to.deep.equal([done]);
       const none = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', other.tenant_id);
       expect(none.stdout.trim().split('\n').slice(1)).to.deep.equal(['(none)']);
 
@@ -320,6 +322,7 @@ describe('operator CLI: events orchestration (#14)', function () {
         ['list', '--tenant', 't1', '--status', 'lost'],
         ['list', '--tenant', 't1', '--name', 'Not A Name'],
         ['list', '--tenant', 't1', '--limit', '101'],
+        ['list', '--tenant', 't1', '--correlation-id', 'with space'],
         ['show', '--tenant', 't1'],
         ['retry', '--tenant', 't1'],
         ['replay', '--tenant', 't1'],

@@ -146,6 +146,7 @@ export const orchestrationEventsApi: ApiArea = {
         query: [
           { name: 'status', description: `one of ${ORCHESTRATION_EVENT_STATUSES.join(', ')}; anything else is 400 \`invalid_status\``, schema: enumOf(ORCHESTRATION_EVENT_STATUSES) },
           { name: 'name', description: 'an event name, or leading segments followed by `.*` (`shop.order.*`) for every name under them', schema: string() },
+          { name: 'correlation_id', description: 'the events of one chain: a root (whose correlation is its own id unless it was given one) and every event it caused; 1 to 200 printable ASCII characters without spaces, anything else is 400 `invalid_request`', schema: { type: 'string', minLength: 1, maxLength: 200 } },
           { name: 'from', description: 'received at or after this ISO 8601 time', schema: dateTime() },
           { name: 'to', description: 'received before this ISO 8601 time; from must be before to', schema: dateTime() },
           { name: 'limit', description: `events per page, 1 to ${LIST_MAX_LIMIT} (default 50); anything else is 400 \`invalid_limit\``, schema: { type: 'integer', minimum: 1, maximum: LIST_MAX_LIMIT, default: 50 } },

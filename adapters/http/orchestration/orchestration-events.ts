@@ -14,6 +14,7 @@ import type { Context } from 'koa';
 import {
   type EmitDependencies,
   type EmitOutcome,
+  correlationFilter,
   emitOrchestrationEvent,
   getOrchestrationEvent,
   ingestOrchestrationEvent,
@@ -71,7 +72,12 @@ export function orchestrationEventsRouter(identity: UseCaseDependencies, adapter
   const deps: EmitDependencies = { ...identity, ...adapters };
 
   router.get('/events', ownerOrAdmin, async (ctx) => {
-    const filter = { status: statusFilter(ctx.query.status), name: nameFilter(single(ctx.query.name)), ...timeRange(single(ctx.query.from), single(ctx.query.to)) };
+    const filter = {
+      status: statusFilter(ctx.query.status),
+      name: nameFilter(single(ctx.query.name)),
+      correlation_id: correlationFilter(single(ctx.query.correlation_id)),
+      ...timeRange(single(ctx.query.from), single(ctx.query.to)),
+    };
     ctx.body = await listOrchestrationEvents(deps, ctx.state.principal.tenant_id, filter, pageQuery(ctx.query));
   });
 
