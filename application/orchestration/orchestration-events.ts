@@ -213,7 +213,7 @@ export interface OrchestrationEventFilter {
   /** received_at from (inclusive) ... to (exclusive), ISO 8601. */
   from?: string;
   to?: string;
-  /** The events of one chain: a root and every event it caused, each carrying the root's correlation. */
+  /** The events that carry this correlation: one chain, a root and every event it caused unless given another. */
   correlation_id?: string;
 }
 

@@ -165,7 +165,9 @@ describe('orchestration events (spec 4.13)', () => {
         return response.json as { items: Array<{ id: string; correlation_id: string }>; next_cursor: string | null };
       };
       const idsOf = (page: { items: Array<{ id: string }> }) => page.items.map((item) => item.id);
-      expect(idsOf(await list(`?correlation_id=${root.id}`))).to.deep.equal([causedAgain.id, caused.id, root.id]);
+      const chain = await list(`?correlation_id=${root.id}`);
+      expect(idsOf(chain)).to.deep.equal([causedAgain.id, caused.id, root.id]);
+      expect(chain.items.map((item) => item.correlation_id)).to.deep.equal([root.id, root.id, root.id]);
       expect(idsOf(await list('?correlation_id=order-77'))).to.deep.equal([named.id]);
       expect(idsOf(await list(`?correlation_id=${root.id}&name=chain.order.prepared`))).to.deep.equal([caused.id]);
       expect(idsOf(await list('?correlation_id=nothing-here'))).to.deep.equal([]);
