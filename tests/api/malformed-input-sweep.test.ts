@@ -1,5 +1,6 @@
-// Every operation the OpenAPI document describes, sent malformed input by a signed-in owner:
-// ids that name nothing (long, encoded NUL, spaces), each documented query parameter with
+// Every operation the OpenAPI document describes, sent malformed input with the credential it
+// documents (an owner's token, the super admin's, the widget's with a visitor; an owner's where
+// it documents none): ids that name nothing (long, encoded NUL, spaces), each documented query parameter with
 // values of the wrong kind, and JSON bodies of the wrong shape, each documented field with
 // values of the wrong type. Whatever the route, the answer is a 4xx with `{code, message}`
 // (an HTML page only outside the API, for the browser pages), never a 5xx; the one 5xx
@@ -8,8 +9,11 @@
 // covered by describing them, which openapi.test.ts requires.
 
 import { expect } from 'chai';
-import { type Account, registerOwner } from '../support/identity';
+import { type Account, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
+import { asVisitor, newVisitorId } from '../support/widget-visitors';
+
+const ADMIN = { email: 'root@sweep.test', password: 'root password 123' };
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 const PATH_IDS = ['nope', 'x'.repeat(600), '\u0000', 'a b', '..'];
@@ -28,18 +32,31 @@ describe('malformed input on every documented route: a 4xx with {code, message},
   let owner: Account;
 
   before(async () => {
-    server = await startTestServer({ SCRYPT_LOG_N: '12' }, { orchestrationDispatcher: false });
+    server = await startTestServer({ SCRYPT_LOG_N: '12', SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password }, { orchestrationDispatcher: false });
     owner = await registerOwner(server, 'malformed-input-org');
   });
   after(() => server.close());
 
   it('answers each one as documented, and a refusal changes nothing', async () => {
     const document: Json = (await server.request('GET', '/api/v1/openapi.json')).json;
-    const headers = { authorization: `Bearer ${owner.token}` };
+    const admin = await server.request('POST', '/api/v1/admin/auth/login', { body: ADMIN });
+    expect(admin.status, admin.text).to.equal(200);
+    const credentials: Record<string, Record<string, string>> = {
+      userToken: { authorization: `Bearer ${owner.token}` },
+      adminToken: { authorization: `Bearer ${admin.json.token}` },
+      widgetToken: asVisitor(await widgetTokenOf(server, owner), newVisitorId()),
+    };
+    /** The first credential the operation documents that the sweep holds; an owner's otherwise. */
+    const credentialOf = (operation: Json): Record<string, string> => {
+      for (const requirement of operation.security ?? document.security ?? []) {
+        for (const scheme of Object.keys(requirement)) if (credentials[scheme]) return credentials[scheme];
+      }
+      return credentials.userToken;
+    };
     const problems: string[] = [];
     let sent = 0;
 
-    const send = async (method: string, path: string, options: { body?: unknown; rawBody?: string }, what: string): Promise<void> => {
+    const send = async (headers: Record<string, string>, method: string, path: string, options: { body?: unknown; rawBody?: string }, what: string): Promise<void> => {
       sent += 1;
       const head = await server.platform.eventStore.headPosition();
       const typed = options.rawBody === undefined ? headers : { ...headers, 'content-type': 'application/json' };
@@ -66,20 +83,21 @@ describe('malformed input on every documented route: a 4xx with {code, message},
         const operation = item[method];
         if (!operation) continue;
         const verb = method.toUpperCase();
+        const as = credentialOf(operation);
         const pathWith = (id: string): string => template.replace(/\{[^}]+\}/g, encodeURIComponent(id));
-        for (const id of PATH_IDS) await send(verb, pathWith(id), {}, `id ${JSON.stringify(id.slice(0, 12))}`);
+        for (const id of PATH_IDS) await send(as, verb, pathWith(id), {}, `id ${JSON.stringify(id.slice(0, 12))}`);
         const path = pathWith('nope');
         const query = [...(item.parameters ?? []), ...(operation.parameters ?? [])].filter((parameter: Json) => parameter.in === 'query');
         for (const { name } of query) {
-          for (const value of QUERY_VALUES) await send(verb, `${path}?${name}=${encodeURIComponent(value)}`, {}, `${name}=${JSON.stringify(value.slice(0, 12))}`);
-          await send(verb, `${path}?${name}=a&${name}=b`, {}, `${name} twice`);
+          for (const value of QUERY_VALUES) await send(as, verb, `${path}?${name}=${encodeURIComponent(value)}`, {}, `${name}=${JSON.stringify(value.slice(0, 12))}`);
+          await send(as, verb, `${path}?${name}=a&${name}=b`, {}, `${name} twice`);
         }
         const body = operation.requestBody?.content?.['application/json']?.schema;
         if (!body) continue;
-        await send(verb, path, { rawBody: '{"broken":' }, 'broken JSON');
-        for (const value of BODY_VALUES) await send(verb, path, { body: value }, `body ${JSON.stringify(value).slice(0, 12)}`);
+        await send(as, verb, path, { rawBody: '{"broken":' }, 'broken JSON');
+        for (const value of BODY_VALUES) await send(as, verb, path, { body: value }, `body ${JSON.stringify(value).slice(0, 12)}`);
         for (const field of Object.keys(body.properties ?? {})) {
-          for (const value of BODY_VALUES) await send(verb, path, { body: { [field]: value } }, `${field}: ${JSON.stringify(value).slice(0, 12)}`);
+          for (const value of BODY_VALUES) await send(as, verb, path, { body: { [field]: value } }, `${field}: ${JSON.stringify(value).slice(0, 12)}`);
         }
       }
     }
