@@ -30,6 +30,7 @@ import {
   replayOrchestrationEventAsOperator,
   retryOrchestrationEventAsOperator,
   statusFilter,
+  timeRange,
 } from '../../application/orchestration/orchestration-events';
 import { DomainError } from '../../domain/shared/errors';
 
@@ -49,9 +50,11 @@ const USAGE = `usage: npm run cli -- <command>
   documents status [--tenant ID]     documents and chunks per tenant and indexing status (indexing progress)
   chat ask --tenant ID [--workspace ID] [--conversation ID] "question"
                                      ask the tenant's assistant as the operator (every workspace); prints the answer and its sources
-  events orchestration list --tenant ID [--status S] [--name N] [--correlation-id C] [--limit N]
+  events orchestration list --tenant ID [--status S] [--name N] [--correlation-id C]
+                            [--from T] [--to T] [--limit N] [--cursor C]
                                      the tenant's orchestration events, newest first
-                                     (--correlation-id: one chain, its root and what it caused)
+                                     (--correlation-id: one chain, its root and what it caused;
+                                     --from/--to: received in [from, to), ISO 8601)
   events orchestration show ID --tenant ID     envelope, status, every attempt with its error and steps, replays
   events orchestration retry ID --tenant ID    re-queues a failed or dead-lettered event
   events orchestration replay ID --tenant ID [--reason TEXT]   a new event replaying it; prints the new id
@@ -314,18 +317,25 @@ async function orchestrationEvents(positional: string[], flags: Record<string, s
       let filter: OrchestrationEventFilter;
       const given = (flag: string): string | undefined => (flags[flag] === true ? '' : (flags[flag] as string | undefined));
       try {
-        filter = { status: statusFilter(given('status')), name: nameFilter(given('name')), correlation_id: correlationFilter(given('correlation-id')) };
+        filter = {
+          status: statusFilter(given('status')),
+          name: nameFilter(given('name')),
+          correlation_id: correlationFilter(given('correlation-id')),
+          ...timeRange(given('from'), given('to')),
+        };
       } catch (error) {
         if (error instanceof DomainError) return usageError(out, error.message);
         throw error;
       }
       const limit = flags.limit === undefined ? 50 : Number(flags.limit);
       if (!Number.isSafeInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) return usageError(out, `--limit must be an integer from 1 to ${LIST_MAX_LIMIT}`);
+      const cursor = given('cursor');
+      if (cursor === '') return usageError(out, '--cursor needs the cursor a previous page printed');
       return withPlatform(async (platform) => {
         await caughtUp(platform);
-        const page = await listOrchestrationEvents(platform, tenantId, filter, { limit });
+        const page = await listOrchestrationEvents(platform, tenantId, filter, { limit, ...(cursor === undefined ? {} : { cursor }) });
         printTable(out, ['id', 'name', 'status', 'attempts', 'received_at'], page.items.map((event) => [event.id, event.name, event.status, event.attempts.length, event.received_at]));
-        if (page.next_cursor) out(`more than ${limit}: narrow with --status, --name or --correlation-id, or raise --limit (at most ${LIST_MAX_LIMIT})`);
+        if (page.next_cursor) out(`more: the same command with --cursor ${page.next_cursor}`);
         return 0;
       });
     }

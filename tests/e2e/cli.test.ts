@@ -266,9 +266,16 @@ describe('operator CLI: events orchestration (#14)', function () {
       ]);
       const filtered = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', owner.tenant_id, '--status', 'dead_letter', '--name', 'shop.order.*', '--limit', '5');
       expect(filtered.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/)[0])).to.deep.equal([dead]);
-      const limited = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', owner.tenant_id, '--limit', '1');
-      expect(limited.stdout.trim().split('\n').slice(1, 2).map((line) => line.split(/\s+/)[0])).to.deep.equal([queued]);
-      expect(limited.stdout).to.contain('more than 1');
+      const limited = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', owner.tenant_id, '--limit', '2');
+      expect(limited.stdout.trim().split('\n').slice(1, 3).map((line) => line.split(/\s+/)[0])).to.deep.equal([queued, done]);
+      const cursor = /^more: the same command with --cursor (\S+)$/m.exec(limited.stdout)?.[1];
+      expect(cursor, limited.stdout).to.be.a('string');
+      const next = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', owner.tenant_id, '--limit', '2', '--cursor', cursor!);
+      expect(next.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/)[0])).to.deep.equal([dead]);
+      const within = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', owner.tenant_id, '--from', '2000-01-01T00:00:00Z', '--to', '2100-01-01T00:00:00Z');
+      expect(within.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/)[0])).to.deep.equal([queued, done, dead]);
+      const later = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', owner.tenant_id, '--from', '2100-01-01T00:00:00Z');
+      expect(later.stdout.trim().split('\n').slice(1)).to.deep.equal(['(none)']);
       const chain = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', owner.tenant_id, '--correlation-id', done);
       expect(chain.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/)[0])).to.deep.equal([done]);
       const none = await cli(dataDir, 'events', 'orchestration', 'list', '--tenant', other.tenant_id);
@@ -323,6 +330,8 @@ describe('operator CLI: events orchestration (#14)', function () {
         ['list', '--tenant', 't1', '--name', 'Not A Name'],
         ['list', '--tenant', 't1', '--limit', '101'],
         ['list', '--tenant', 't1', '--correlation-id', 'with space'],
+        ['list', '--tenant', 't1', '--from', 'yesterday'],
+        ['list', '--tenant', 't1', '--cursor'],
         ['show', '--tenant', 't1'],
         ['retry', '--tenant', 't1'],
         ['replay', '--tenant', 't1'],
