@@ -24,6 +24,7 @@
 import { isLeft } from 'fp-ts/Either';
 import {
   CLIENT_ID_PATTERN,
+  clientIdRefusal,
   type Envelope,
   type EnvelopeInput,
   EVENT_NAME_PATTERN,
@@ -238,7 +239,7 @@ export function nameFilter(name: unknown): string | undefined {
 /** `correlation_id` of a list: an id as the envelope takes it; 400 naming it otherwise. */
 export function correlationFilter(correlationId: unknown): string | undefined {
   if (correlationId === undefined) return undefined;
-  if (typeof correlationId !== 'string' || !CLIENT_ID_PATTERN.test(correlationId)) throw invalid('invalid_request', 'correlation_id must be 1 to 200 printable ASCII characters without spaces', 'correlation_id');
+  if (typeof correlationId !== 'string' || !CLIENT_ID_PATTERN.test(correlationId)) throw clientIdRefusal('correlation_id');
   return correlationId;
 }
 

@@ -49,6 +49,8 @@ export const EVENT_NAME_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*){2,}$/;
 export const EVENT_NAME_MAX_LENGTH = 200;
 /** Ids the client gives (`correlation_id`, `causation_id`, `idempotency_key`, `sequence_key`): 1 to 200 printable ASCII characters, no space. */
 export const CLIENT_ID_PATTERN = /^[\x21-\x7e]{1,200}$/;
+/** The refusal of an id the client gave (CLIENT_ID_PATTERN) in `field`: the envelope's and the list filters'. */
+export const clientIdRefusal = (field: string): DomainError => invalid('invalid_request', `${field} must be 1 to 200 printable ASCII characters without spaces`, field);
 export const SOURCE_MAX_LENGTH = 200;
 /** The longest delay and time to live (and the farthest `expires_at`): 30 and 365 days. */
 export const MAX_DELAY_SECONDS = 30 * 24 * 3600;
@@ -130,7 +132,7 @@ export function envelopeProblem(body: EnvelopeInput & { replay_of?: unknown }, l
   if (given(body.version) && !integerIn(body.version, 1, MAX_VERSION)) return invalid('invalid_request', `version must be an integer from 1 to ${MAX_VERSION}`, 'version');
   for (const field of ['correlation_id', 'causation_id', 'idempotency_key', 'sequence_key'] as const) {
     const value = body[field];
-    if (given(value) && !CLIENT_ID_PATTERN.test(value)) return invalid('invalid_request', `${field} must be 1 to 200 printable ASCII characters without spaces`, field);
+    if (given(value) && !CLIENT_ID_PATTERN.test(value)) return clientIdRefusal(field);
   }
   if (given(body.sequence_key) !== given(body.sequence_n)) {
     const missing = given(body.sequence_key) ? 'sequence_n' : 'sequence_key';
