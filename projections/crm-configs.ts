@@ -4,7 +4,7 @@
 
 import { type CrmConfigEvent, type CrmKind, type FieldMapping, crmConfigEvents } from '../domain/crm-config/crm-config';
 import type { Actor } from '../application/ports/event-store';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface CrmConfigDocument {
   id: string;
@@ -23,33 +23,25 @@ export interface CrmConfigDocument {
 
 export const CRM_CONFIGS = 'crm_configs';
 
-export const crmConfigsProjection: EventProjection<CrmConfigEvent['type']> = {
+export const crmConfigsProjection = documentProjection<CrmConfigEvent['type'], CrmConfigDocument>({
   name: 'crm_configs',
   version: 1,
-  collections: [{ name: CRM_CONFIGS }],
+  collection: { name: CRM_CONFIGS },
   handles: crmConfigEvents.types,
-  async apply(event, view) {
-    const current = await view.get<CrmConfigDocument>(CRM_CONFIGS, event.data.tenant_id);
-    if (current && current.position >= event.position) return;
-    switch (event.type) {
-      case 'CrmConfigured': {
-        const { tenant_id, kind, url, enabled, credential_sealed, field_mapping } = event.data;
-        const doc: CrmConfigDocument = {
-          id: tenant_id,
-          tenant_id,
-          kind,
-          url,
-          enabled,
-          has_credential: credential_sealed !== null,
-          field_mapping,
-          updated_at: event.data.configured_at,
-          updated_by: event.metadata.actor,
-          revision: event.revision,
-          position: event.position,
-        };
-        view.put(CRM_CONFIGS, doc);
-        return;
-      }
-    }
+  documentId: (event) => event.data.tenant_id,
+  evolve(_current, event) {
+    const { tenant_id, kind, url, enabled, credential_sealed, field_mapping, configured_at } = event.data;
+    return {
+      id: tenant_id,
+      tenant_id,
+      kind,
+      url,
+      enabled,
+      has_credential: credential_sealed !== null,
+      field_mapping,
+      updated_at: configured_at,
+      updated_by: event.metadata.actor,
+      revision: event.revision,
+    };
   },
-};
+});

@@ -3,7 +3,7 @@
 // `sending` ones by `last_attempt_at`, `queued` ones by `queued_at`.
 
 import { type EmailEvent, type EmailStatus, emailEvents } from '../domain/email/email';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 type DocumentStatus = Exclude<EmailStatus, 'absent'>;
 
@@ -32,19 +32,18 @@ export interface EmailDocument {
 
 export const EMAILS = 'emails';
 
-export const emailsProjection: EventProjection<EmailEvent['type']> = {
+export const emailsProjection = documentProjection<EmailEvent['type'], EmailDocument>({
   name: 'emails',
   version: 2,
-  collections: [
-    {
-      name: EMAILS,
-      indexes: [{ field: 'queued_at' }, { field: 'status' }, { field: 'to' }, { field: 'tenant_id' }, { field: 'next_attempt_at' }, { field: 'last_attempt_at' }],
-    },
-  ],
+  collection: {
+    name: EMAILS,
+    indexes: [{ field: 'queued_at' }, { field: 'status' }, { field: 'to' }, { field: 'tenant_id' }, { field: 'next_attempt_at' }, { field: 'last_attempt_at' }],
+  },
   handles: emailEvents.types,
-  async apply(event, view) {
+  documentId: (event) => event.data.email_id,
+  evolve(current, event) {
     if (event.type === 'EmailQueued') {
-      const doc: EmailDocument = {
+      return {
         id: event.data.email_id,
         tenant_id: event.metadata.tenant_id,
         to: event.data.to,
@@ -60,56 +59,34 @@ export const emailsProjection: EventProjection<EmailEvent['type']> = {
         next_attempt_at: null,
         abandoned_at: null,
         body_sealed: event.data.body_sealed,
-        position: event.position,
       };
-      view.put(EMAILS, doc);
-      return;
     }
-    // A read of the body changes nothing the outbox lists; it lives in the event log and the audit log.
-    if (event.type === 'EmailBodyRead') return;
-    const current = await view.get<EmailDocument>(EMAILS, event.data.email_id);
-    if (!current || current.position >= event.position) return;
-    const position = event.position;
+    if (!current) return null;
     switch (event.type) {
+      // A read of the body changes nothing the outbox lists; it lives in the event log and the audit log.
+      case 'EmailBodyRead':
+        return current;
       case 'EmailSendStarted':
-        view.patch(EMAILS, current.id, { status: 'sending', attempts: event.data.attempt, last_attempt_at: event.data.started_at, next_attempt_at: null, position });
-        return;
+        return { ...current, status: 'sending', attempts: event.data.attempt, last_attempt_at: event.data.started_at, next_attempt_at: null };
       case 'EmailSent':
-        view.patch(EMAILS, current.id, {
+        return {
+          ...current,
           status: 'sent',
           sent_at: event.data.sent_at,
           provider: event.data.provider,
           // Emails sent before attempts were recorded count their one attempt here.
           attempts: current.status === 'sending' ? current.attempts : current.attempts + 1,
           next_attempt_at: null,
-          position,
-        });
-        return;
+        };
       case 'EmailKept':
         // Not sent: no transport took it (sent_at stays null).
-        view.patch(EMAILS, current.id, { status: 'kept', provider: event.data.provider, next_attempt_at: null, position });
-        return;
+        return { ...current, status: 'kept', provider: event.data.provider, next_attempt_at: null };
       case 'EmailSendFailed':
-        view.patch(EMAILS, current.id, {
-          status: 'retrying',
-          last_error: event.data.error,
-          attempts: Math.max(current.attempts, event.data.attempt),
-          next_attempt_at: event.data.next_attempt_at,
-          position,
-        });
-        return;
+        return { ...current, status: 'retrying', last_error: event.data.error, attempts: Math.max(current.attempts, event.data.attempt), next_attempt_at: event.data.next_attempt_at };
       case 'EmailAbandoned':
-        view.patch(EMAILS, current.id, { status: 'abandoned', last_error: event.data.error, attempts: event.data.attempts, next_attempt_at: null, abandoned_at: event.data.abandoned_at, position });
-        return;
+        return { ...current, status: 'abandoned', last_error: event.data.error, attempts: event.data.attempts, next_attempt_at: null, abandoned_at: event.data.abandoned_at };
       case 'EmailFailed':
-        view.patch(EMAILS, current.id, {
-          status: 'retrying',
-          last_error: event.data.error,
-          attempts: Math.max(current.attempts, event.data.attempt),
-          next_attempt_at: event.data.failed_at,
-          position,
-        });
-        return;
+        return { ...current, status: 'retrying', last_error: event.data.error, attempts: Math.max(current.attempts, event.data.attempt), next_attempt_at: event.data.failed_at };
     }
   },
-};
+});

@@ -4,7 +4,7 @@
 // A deleted conversation's feedback stays listed: the rating happened, and the analytics
 // count it too.
 
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface FeedbackDocument {
   id: string;
@@ -21,15 +21,14 @@ export interface FeedbackDocument {
 
 export const FEEDBACKS = 'feedbacks';
 
-export const feedbacksProjection: EventProjection<'FeedbackGiven'> = {
+export const feedbacksProjection = documentProjection<'FeedbackGiven', FeedbackDocument>({
   name: 'feedbacks',
   version: 1,
-  collections: [{ name: FEEDBACKS, indexes: [{ field: 'tenant_id' }, { field: 'given_at' }, { field: 'rating' }, { field: 'conversation_id' }] }],
+  collection: { name: FEEDBACKS, indexes: [{ field: 'tenant_id' }, { field: 'given_at' }, { field: 'rating' }, { field: 'conversation_id' }] },
   handles: ['FeedbackGiven'],
-  async apply(event, view) {
-    if (await view.get(FEEDBACKS, event.id)) return;
+  documentId: (event) => event.id,
+  evolve(_current, event) {
     const { tenant_id, conversation_id, message_id, rating, comment, given_by, given_at } = event.data;
-    const doc: FeedbackDocument = { id: event.id, tenant_id, conversation_id, message_id, rating, comment, given_by, given_at, position: event.position };
-    view.put(FEEDBACKS, doc);
+    return { id: event.id, tenant_id, conversation_id, message_id, rating, comment, given_by, given_at };
   },
-};
+});

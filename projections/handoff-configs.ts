@@ -4,7 +4,7 @@
 
 import { type HandoffConfigEvent, type SecretSource, handoffConfigEvents } from '../domain/handoff-config/handoff-config';
 import type { Actor } from '../application/ports/event-store';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface HandoffConfigDocument {
   id: string;
@@ -23,33 +23,25 @@ export interface HandoffConfigDocument {
 
 export const HANDOFF_CONFIGS = 'handoff_configs';
 
-export const handoffConfigsProjection: EventProjection<HandoffConfigEvent['type']> = {
+export const handoffConfigsProjection = documentProjection<HandoffConfigEvent['type'], HandoffConfigDocument>({
   name: 'handoff_configs',
   version: 1,
-  collections: [{ name: HANDOFF_CONFIGS }],
+  collection: { name: HANDOFF_CONFIGS },
   handles: handoffConfigEvents.types,
-  async apply(event, view) {
-    const current = await view.get<HandoffConfigDocument>(HANDOFF_CONFIGS, event.data.tenant_id);
-    if (current && current.position >= event.position) return;
-    switch (event.type) {
-      case 'HandoffConfigured': {
-        const { tenant_id, url, enabled, secret_hint, secret_source } = event.data;
-        const doc: HandoffConfigDocument = {
-          id: tenant_id,
-          tenant_id,
-          url,
-          enabled,
-          secret_hint,
-          // A change that kept the secret keeps saying where it came from.
-          secret_source: secret_source === 'kept' && current ? current.secret_source : secret_source,
-          updated_at: event.data.configured_at,
-          updated_by: event.metadata.actor,
-          revision: event.revision,
-          position: event.position,
-        };
-        view.put(HANDOFF_CONFIGS, doc);
-        return;
-      }
-    }
+  documentId: (event) => event.data.tenant_id,
+  evolve(current, event) {
+    const { tenant_id, url, enabled, secret_hint, secret_source, configured_at } = event.data;
+    return {
+      id: tenant_id,
+      tenant_id,
+      url,
+      enabled,
+      secret_hint,
+      // A change that kept the secret keeps saying where it came from.
+      secret_source: secret_source === 'kept' && current ? current.secret_source : secret_source,
+      updated_at: configured_at,
+      updated_by: event.metadata.actor,
+      revision: event.revision,
+    };
   },
-};
+});

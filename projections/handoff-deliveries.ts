@@ -6,7 +6,7 @@
 
 import { type HandoffEvent, type HandoffStatus, handoffEvents } from '../domain/handoff/handoff';
 import { abandonedPatch, retryingPatch } from './delivery-attempts';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export type HandoffDeliveryStatus = Exclude<HandoffStatus, 'absent'>;
 
@@ -35,20 +35,19 @@ export interface HandoffDeliveryDocument {
 
 export const HANDOFF_DELIVERIES = 'handoff_deliveries';
 
-export const handoffDeliveriesProjection: EventProjection<HandoffEvent['type']> = {
+export const handoffDeliveriesProjection = documentProjection<HandoffEvent['type'], HandoffDeliveryDocument>({
   name: 'handoff_deliveries',
   version: 1,
-  collections: [
-    {
-      name: HANDOFF_DELIVERIES,
-      indexes: [{ field: 'tenant_id' }, { field: 'status' }, { field: 'conversation_id' }, { field: 'requested_at' }, { field: 'next_attempt_at' }, { field: 'last_attempt_at' }],
-    },
-  ],
+  collection: {
+    name: HANDOFF_DELIVERIES,
+    indexes: [{ field: 'tenant_id' }, { field: 'status' }, { field: 'conversation_id' }, { field: 'requested_at' }, { field: 'next_attempt_at' }, { field: 'last_attempt_at' }],
+  },
   handles: handoffEvents.types,
-  async apply(event, view) {
+  documentId: (event) => event.data.handoff_id,
+  evolve(current, event) {
     if (event.type === 'HandoffRequested') {
       const { handoff_id, tenant_id, conversation_id, handed_off_by, handed_off_at, url, requested_at } = event.data;
-      const doc: HandoffDeliveryDocument = {
+      return {
         id: handoff_id,
         tenant_id,
         conversation_id,
@@ -64,27 +63,18 @@ export const handoffDeliveriesProjection: EventProjection<HandoffEvent['type']> 
         next_attempt_at: null,
         delivered_at: null,
         abandoned_at: null,
-        position: event.position,
       };
-      view.put(HANDOFF_DELIVERIES, doc);
-      return;
     }
-    const current = await view.get<HandoffDeliveryDocument>(HANDOFF_DELIVERIES, event.data.handoff_id);
-    if (!current || current.position >= event.position) return;
-    const position = event.position;
+    if (!current) return null;
     switch (event.type) {
       case 'HandoffAttemptStarted':
-        view.patch(HANDOFF_DELIVERIES, current.id, { status: 'sending', attempts: event.data.attempt, url: event.data.url, last_attempt_at: event.data.started_at, next_attempt_at: null, position });
-        return;
+        return { ...current, status: 'sending', attempts: event.data.attempt, url: event.data.url, last_attempt_at: event.data.started_at, next_attempt_at: null };
       case 'HandoffDelivered':
-        view.patch(HANDOFF_DELIVERIES, current.id, { status: 'delivered', last_status_code: event.data.status_code, last_error: null, next_attempt_at: null, delivered_at: event.data.delivered_at, position });
-        return;
+        return { ...current, status: 'delivered', last_status_code: event.data.status_code, last_error: null, next_attempt_at: null, delivered_at: event.data.delivered_at };
       case 'HandoffDeliveryFailed':
-        view.patch(HANDOFF_DELIVERIES, current.id, { ...retryingPatch(current.attempts, event.data), position });
-        return;
+        return { ...current, ...retryingPatch(current.attempts, event.data) };
       case 'HandoffAbandoned':
-        view.patch(HANDOFF_DELIVERIES, current.id, { ...abandonedPatch(event.data), abandoned_at: event.data.abandoned_at, position });
-        return;
+        return { ...current, ...abandonedPatch(event.data), abandoned_at: event.data.abandoned_at };
     }
   },
-};
+});

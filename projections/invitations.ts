@@ -3,7 +3,7 @@
 // by its keyed digest (unique). `expired` is not stored: readers compute it from `expires_at`.
 
 import { type InvitationEvent, type InvitationRole, invitationEvents } from '../domain/invitation/invitation';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface InvitationDocument {
   id: string;
@@ -27,54 +27,48 @@ export interface InvitationDocument {
 
 export const INVITATIONS = 'invitations';
 
-export const invitationsProjection: EventProjection<InvitationEvent['type']> = {
+export const invitationsProjection = documentProjection<InvitationEvent['type'], InvitationDocument>({
   name: 'invitations',
   version: 2,
-  collections: [
-    {
-      name: INVITATIONS,
-      indexes: [
-        { field: 'tenant_id' },
-        { field: 'status' },
-        { field: 'email' },
-        { field: 'token_digest', unique: true },
-        { field: 'created_at' },
-        { field: 'expires_at' },
-      ],
-    },
-  ],
+  collection: {
+    name: INVITATIONS,
+    indexes: [
+      { field: 'tenant_id' },
+      { field: 'status' },
+      { field: 'email' },
+      { field: 'token_digest', unique: true },
+      { field: 'created_at' },
+      { field: 'expires_at' },
+    ],
+  },
   handles: invitationEvents.types,
-  async apply(event, view) {
+  documentId: (event) => event.data.invitation_id,
+  evolve(current, event) {
     if (event.type === 'InvitationSent') {
-      const doc: InvitationDocument = {
-        id: event.data.invitation_id,
-        tenant_id: event.data.tenant_id,
-        email: event.data.email,
-        role: event.data.role,
+      const { invitation_id, tenant_id, email, role, token_digest, invited_by, expires_at } = event.data;
+      return {
+        id: invitation_id,
+        tenant_id,
+        email,
+        role,
         status: 'pending',
-        token_digest: event.data.token_digest,
-        invited_by: event.data.invited_by,
-        expires_at: event.data.expires_at,
+        token_digest,
+        invited_by,
+        expires_at,
         created_at: event.metadata.occurred_at,
         accepted_by: null,
         accepted_at: null,
         revoked_by: null,
         revoked_at: null,
-        position: event.position,
         revision: event.revision,
       };
-      view.put(INVITATIONS, doc);
-      return;
     }
-    const current = await view.get<InvitationDocument>(INVITATIONS, event.data.invitation_id);
-    if (!current || current.position >= event.position) return;
+    if (!current) return null;
     switch (event.type) {
       case 'InvitationAccepted':
-        view.patch(INVITATIONS, current.id, { status: 'accepted', accepted_by: event.data.user_id, accepted_at: event.data.accepted_at, position: event.position, revision: event.revision });
-        return;
+        return { ...current, status: 'accepted', accepted_by: event.data.user_id, accepted_at: event.data.accepted_at, revision: event.revision };
       case 'InvitationRevoked':
-        view.patch(INVITATIONS, current.id, { status: 'revoked', revoked_by: event.data.by, revoked_at: event.data.revoked_at, position: event.position, revision: event.revision });
-        return;
+        return { ...current, status: 'revoked', revoked_by: event.data.by, revoked_at: event.data.revoked_at, revision: event.revision };
     }
   },
-};
+});

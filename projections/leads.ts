@@ -6,7 +6,7 @@
 import type { Actor } from '../application/ports/event-store';
 import { type CrmDeliveryStatus, type LeadEvent, type LeadSource, leadEvents } from '../domain/lead/lead';
 import type { CrmKind } from '../domain/crm-config/crm-config';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 /** `none`: no CRM was configured when the lead came in. */
 export type LeadCrmStatus = CrmDeliveryStatus | 'none';
@@ -42,21 +42,20 @@ export interface LeadDocument {
 
 export const LEADS = 'leads';
 
-export const leadsProjection: EventProjection<LeadEvent['type']> = {
+export const leadsProjection = documentProjection<LeadEvent['type'], LeadDocument>({
   name: 'leads',
   version: 1,
-  collections: [
-    {
-      name: LEADS,
-      indexes: [{ field: 'tenant_id' }, { field: 'captured_at' }, { field: 'crm_status' }, { field: 'crm_next_attempt_at' }, { field: 'crm_last_attempt_at' }, { field: 'crm_requested_at' }],
-    },
-  ],
+  collection: {
+    name: LEADS,
+    indexes: [{ field: 'tenant_id' }, { field: 'captured_at' }, { field: 'crm_status' }, { field: 'crm_next_attempt_at' }, { field: 'crm_last_attempt_at' }, { field: 'crm_requested_at' }],
+  },
   handles: leadEvents.types,
-  async apply(event, view) {
+  documentId: (event) => event.data.lead_id,
+  evolve(current, event) {
     if (event.type === 'LeadCaptured') {
+      if (current) return current;
       const { lead_id, tenant_id, name, email, phone, company, message, page_url, conversation_id, source, visitor, captured_at } = event.data;
-      if (await view.get<LeadDocument>(LEADS, lead_id)) return;
-      const doc: LeadDocument = {
+      return {
         id: lead_id,
         tenant_id,
         name,
@@ -80,53 +79,43 @@ export const leadsProjection: EventProjection<LeadEvent['type']> = {
         crm_next_attempt_at: null,
         crm_sent_at: null,
         crm_abandoned_at: null,
-        position: event.position,
       };
-      view.put(LEADS, doc);
-      return;
     }
-    const current = await view.get<LeadDocument>(LEADS, event.data.lead_id);
-    if (!current || current.position >= event.position) return;
-    const position = event.position;
+    if (!current) return null;
     switch (event.type) {
       case 'LeadCrmDeliveryRequested':
-        view.patch(LEADS, current.id, { crm_status: 'requested', crm_kind: event.data.kind, crm_requested_at: event.data.requested_at, position });
-        return;
+        return { ...current, crm_status: 'requested', crm_kind: event.data.kind, crm_requested_at: event.data.requested_at };
       case 'LeadCrmAttemptStarted':
-        view.patch(LEADS, current.id, { crm_status: 'sending', crm_kind: event.data.kind, crm_attempts: event.data.attempt, crm_last_attempt_at: event.data.started_at, crm_next_attempt_at: null, position });
-        return;
+        return { ...current, crm_status: 'sending', crm_kind: event.data.kind, crm_attempts: event.data.attempt, crm_last_attempt_at: event.data.started_at, crm_next_attempt_at: null };
       case 'LeadSentToCrm':
-        view.patch(LEADS, current.id, {
+        return {
+          ...current,
           crm_status: 'sent',
           crm_last_status_code: event.data.status_code,
           crm_last_error: null,
           crm_record_id: event.data.crm_record_id,
           crm_next_attempt_at: null,
           crm_sent_at: event.data.sent_at,
-          position,
-        });
-        return;
+        };
       case 'LeadCrmDeliveryFailed':
-        view.patch(LEADS, current.id, {
+        return {
+          ...current,
           crm_status: 'retrying',
           crm_attempts: Math.max(current.crm_attempts, event.data.attempt),
           crm_last_status_code: event.data.status_code,
           crm_last_error: event.data.error,
           crm_next_attempt_at: event.data.next_attempt_at,
-          position,
-        });
-        return;
+        };
       case 'LeadCrmDeliveryAbandoned':
-        view.patch(LEADS, current.id, {
+        return {
+          ...current,
           crm_status: 'abandoned',
           crm_attempts: event.data.attempts,
           crm_last_status_code: event.data.status_code,
           crm_last_error: event.data.error,
           crm_next_attempt_at: null,
           crm_abandoned_at: event.data.abandoned_at,
-          position,
-        });
-        return;
+        };
     }
   },
-};
+});

@@ -3,7 +3,7 @@
 // next page starts, whether it is finished.
 
 import { type RangeReplayEvent, rangeReplayEvents } from '../domain/orchestration-range-replay/orchestration-range-replay';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface RangeReplayDocument {
   id: string;
@@ -26,18 +26,18 @@ export interface RangeReplayDocument {
 
 export const ORCHESTRATION_RANGE_REPLAYS = 'orchestration_range_replays';
 
-export const orchestrationRangeReplaysProjection: EventProjection<RangeReplayEvent['type']> = {
+export const orchestrationRangeReplaysProjection = documentProjection<RangeReplayEvent['type'], RangeReplayDocument>({
   name: 'orchestration_range_replays',
   version: 1,
-  collections: [{ name: ORCHESTRATION_RANGE_REPLAYS, indexes: [{ field: 'tenant_id' }, { field: 'started_at' }] }],
+  collection: { name: ORCHESTRATION_RANGE_REPLAYS, indexes: [{ field: 'tenant_id' }, { field: 'started_at' }] },
   handles: rangeReplayEvents.types,
-  async apply(event, view) {
-    const id = event.data.range_replay_id;
+  documentId: (event) => event.data.range_replay_id,
+  evolve(current, event) {
     if (event.type === 'RangeReplayStarted') {
-      if (await view.get(ORCHESTRATION_RANGE_REPLAYS, id)) return;
-      const { tenant_id, from, to, name, reason, page_size, cursor, started_at } = event.data;
-      view.put(ORCHESTRATION_RANGE_REPLAYS, {
-        id,
+      if (current) return current;
+      const { range_replay_id, tenant_id, from, to, name, reason, page_size, cursor, started_at } = event.data;
+      return {
+        id: range_replay_id,
         tenant_id,
         status: 'running',
         from,
@@ -51,25 +51,14 @@ export const orchestrationRangeReplaysProjection: EventProjection<RangeReplayEve
         started_at,
         finished_at: null,
         updated_at: started_at,
-        position: event.position,
-      } satisfies RangeReplayDocument);
-      return;
+      };
     }
-    const current = await view.get<RangeReplayDocument>(ORCHESTRATION_RANGE_REPLAYS, id);
-    if (!current || current.position >= event.position) return;
+    if (!current) return null;
     switch (event.type) {
       case 'RangeReplayPageReplayed':
-        view.patch(ORCHESTRATION_RANGE_REPLAYS, id, {
-          pages: event.data.page,
-          replayed: current.replayed + event.data.replayed.length,
-          next_cursor: event.data.next_cursor,
-          updated_at: event.data.replayed_at,
-          position: event.position,
-        });
-        return;
+        return { ...current, pages: event.data.page, replayed: current.replayed + event.data.replayed.length, next_cursor: event.data.next_cursor, updated_at: event.data.replayed_at };
       case 'RangeReplayFinished':
-        view.patch(ORCHESTRATION_RANGE_REPLAYS, id, { status: 'finished', finished_at: event.data.finished_at, updated_at: event.data.finished_at, position: event.position });
-        return;
+        return { ...current, status: 'finished', finished_at: event.data.finished_at, updated_at: event.data.finished_at };
     }
   },
-};
+});

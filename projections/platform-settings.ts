@@ -2,7 +2,7 @@
 // defaults filled in, as the super admin reads them; its revision is the ETag.
 
 import { DEFAULT_PLATFORM_SETTINGS, PLATFORM_SETTINGS_ID, type PlatformSettings, type PlatformSettingsEvent, platformSettingsEvents } from '../domain/platform-settings/platform-settings';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface PlatformSettingsDocument extends PlatformSettings {
   id: string;
@@ -27,21 +27,17 @@ export const defaultPlatformSettingsDocument = (): PlatformSettingsDocument => (
   revision: -1,
 });
 
-export const platformSettingsProjection: EventProjection<PlatformSettingsEvent['type']> = {
+export const platformSettingsProjection = documentProjection<PlatformSettingsEvent['type'], PlatformSettingsDocument>({
   name: 'platform_settings',
   version: 1,
-  collections: [{ name: PLATFORM_SETTINGS }],
+  collection: { name: PLATFORM_SETTINGS },
   handles: platformSettingsEvents.types,
-  async apply(event, view) {
-    const current = (await view.get<PlatformSettingsDocument>(PLATFORM_SETTINGS, PLATFORM_SETTINGS_ID)) ?? defaultPlatformSettingsDocument();
-    if (current.position >= event.position) return;
-    view.put(PLATFORM_SETTINGS, {
-      ...current,
-      ...event.data.changes,
-      updated_at: event.metadata.occurred_at,
-      updated_by: event.metadata.actor.id,
-      position: event.position,
-      revision: event.revision,
-    });
-  },
-};
+  documentId: () => PLATFORM_SETTINGS_ID,
+  evolve: (current, event) => ({
+    ...(current ?? defaultPlatformSettingsDocument()),
+    ...event.data.changes,
+    updated_at: event.metadata.occurred_at,
+    updated_by: event.metadata.actor.id,
+    revision: event.revision,
+  }),
+});

@@ -2,7 +2,7 @@
 // looks for (`pending` ones whose `expires_at` has passed). No personal data: ids and times.
 
 import { type RegistrationEvent, registrationEvents } from '../domain/registration/registration';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface RegistrationDocument {
   id: string;
@@ -19,21 +19,18 @@ export interface RegistrationDocument {
 
 export const REGISTRATIONS = 'registrations';
 
-export const registrationsProjection: EventProjection<RegistrationEvent['type']> = {
+export const registrationsProjection = documentProjection<RegistrationEvent['type'], RegistrationDocument>({
   name: 'registrations',
   version: 1,
-  collections: [{ name: REGISTRATIONS, indexes: [{ field: 'status' }, { field: 'expires_at' }] }],
+  collection: { name: REGISTRATIONS, indexes: [{ field: 'status' }, { field: 'expires_at' }] },
   handles: registrationEvents.types,
-  async apply(event, view) {
+  documentId: (event) => event.data.registration_id,
+  evolve(current, event) {
     if (event.type === 'RegistrationStarted') {
       const { registration_id, user_id, tenant_id, started_at, expires_at } = event.data;
-      const doc: RegistrationDocument = { id: registration_id, user_id, tenant_id, status: 'pending', started_at, expires_at, reason: null, position: event.position };
-      view.put(REGISTRATIONS, doc);
-      return;
+      return { id: registration_id, user_id, tenant_id, status: 'pending', started_at, expires_at, reason: null };
     }
-    const current = await view.get<RegistrationDocument>(REGISTRATIONS, event.data.registration_id);
-    if (!current || current.position >= event.position) return;
-    if (event.type === 'RegistrationCompleted') view.patch(REGISTRATIONS, current.id, { status: 'completed', position: event.position });
-    else view.patch(REGISTRATIONS, current.id, { status: 'abandoned', reason: event.data.reason, position: event.position });
+    if (!current) return null;
+    return event.type === 'RegistrationCompleted' ? { ...current, status: 'completed' } : { ...current, status: 'abandoned', reason: event.data.reason };
   },
-};
+});

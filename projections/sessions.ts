@@ -2,7 +2,7 @@
 // (a revoked or expired one answers 401) and listed per user.
 
 import { type SessionEvent, sessionEvents } from '../domain/session/session';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface SessionDocument {
   id: string;
@@ -24,34 +24,36 @@ export interface SessionDocument {
 
 export const SESSIONS = 'sessions';
 
-export const sessionsProjection: EventProjection<SessionEvent['type']> = {
+export const sessionsProjection = documentProjection<SessionEvent['type'], SessionDocument>({
   name: 'sessions',
   version: 1,
-  collections: [{ name: SESSIONS, indexes: [{ field: 'user_id' }, { field: 'tenant_id' }, { field: 'status' }, { field: 'issued_at' }] }],
+  collection: { name: SESSIONS, indexes: [{ field: 'user_id' }, { field: 'tenant_id' }, { field: 'status' }, { field: 'issued_at' }] },
   handles: sessionEvents.types,
-  async apply(event, view) {
-    if (event.type === 'SessionStarted') {
-      const doc: SessionDocument = {
-        id: event.data.jti,
-        user_id: event.data.user_id,
-        tenant_id: event.data.tenant_id,
-        audience: event.data.audience,
-        status: 'active',
-        issued_at: event.data.issued_at,
-        expires_at: event.data.expires_at,
-        revoked_at: null,
-        revoked_reason: null,
-        ip: event.data.ip,
-        user_agent: event.data.user_agent,
-        impersonated_by: event.data.impersonated_by ?? null,
-        position: event.position,
-      };
-      view.put(SESSIONS, doc);
-      return;
-    }
-    if (event.type === 'ImpersonationStarted') return;
-    if (await view.get(SESSIONS, event.data.jti)) {
-      view.patch(SESSIONS, event.data.jti, { status: 'revoked', revoked_at: event.data.revoked_at, revoked_reason: event.data.reason, position: event.position });
+  documentId: (event) => event.data.jti,
+  evolve(current, event) {
+    switch (event.type) {
+      case 'SessionStarted': {
+        const { jti, user_id, tenant_id, audience, issued_at, expires_at, ip, user_agent, impersonated_by } = event.data;
+        return {
+          id: jti,
+          user_id,
+          tenant_id,
+          audience,
+          status: 'active',
+          issued_at,
+          expires_at,
+          revoked_at: null,
+          revoked_reason: null,
+          ip,
+          user_agent,
+          impersonated_by: impersonated_by ?? null,
+        };
+      }
+      // For the audit log: the session's document shows it already (`impersonated_by`).
+      case 'ImpersonationStarted':
+        return current;
+      case 'SessionRevoked':
+        return current && { ...current, status: 'revoked', revoked_at: event.data.revoked_at, revoked_reason: event.data.reason };
     }
   },
-};
+});

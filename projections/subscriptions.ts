@@ -4,7 +4,7 @@
 // document has never subscribed: it is on the default plan.
 
 import { type SubscriptionEvent, type SubscriptionStatus, subscriptionEvents } from '../domain/subscription/subscription';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface SubscriptionDocument {
   id: string;
@@ -33,22 +33,21 @@ export interface SubscriptionDocument {
 
 export const SUBSCRIPTIONS = 'subscriptions';
 
-export const subscriptionsProjection: EventProjection<SubscriptionEvent['type']> = {
+export const subscriptionsProjection = documentProjection<SubscriptionEvent['type'], SubscriptionDocument>({
   name: 'subscriptions',
   version: 1,
-  collections: [{ name: SUBSCRIPTIONS, indexes: [{ field: 'plan_id' }, { field: 'status' }, { field: 'current_period_end' }, { field: 'next_due_at' }] }],
+  collection: { name: SUBSCRIPTIONS, indexes: [{ field: 'plan_id' }, { field: 'status' }, { field: 'current_period_end' }, { field: 'next_due_at' }] },
   handles: subscriptionEvents.types,
-  async apply(event, view) {
+  documentId: (event) => event.data.tenant_id,
+  evolve(current, event) {
     const tenantId = event.data.tenant_id;
-    const current = await view.get<SubscriptionDocument>(SUBSCRIPTIONS, tenantId);
-    if (current && current.position >= event.position) return;
-    const base = { updated_at: event.metadata.occurred_at, position: event.position };
+    const updated_at = event.metadata.occurred_at;
     switch (event.type) {
       case 'SubscriptionStarted':
       case 'SubscriptionRenewed':
       case 'SubscriptionPlanChanged': {
         const { plan_id, plan_code, interval, payment_id, current_period_start, current_period_end } = event.data;
-        const doc: SubscriptionDocument = {
+        return {
           id: tenantId,
           tenant_id: tenantId,
           plan_id,
@@ -63,26 +62,20 @@ export const subscriptionsProjection: EventProjection<SubscriptionEvent['type']>
           ended_at: null,
           payment_id,
           next_due_at: current_period_end,
-          ...base,
+          updated_at,
         };
-        view.put(SUBSCRIPTIONS, doc);
-        return;
       }
     }
-    if (!current) return;
+    if (!current) return null;
     switch (event.type) {
       case 'SubscriptionCancellationScheduled':
-        view.patch(SUBSCRIPTIONS, tenantId, { ...base, status: 'canceling', cancel_at_period_end: true });
-        return;
+        return { ...current, updated_at, status: 'canceling', cancel_at_period_end: true };
       case 'SubscriptionCanceled':
-        view.patch(SUBSCRIPTIONS, tenantId, { ...base, status: 'canceled', cancel_at_period_end: false, canceled_at: event.data.canceled_at, next_due_at: null });
-        return;
+        return { ...current, updated_at, status: 'canceled', cancel_at_period_end: false, canceled_at: event.data.canceled_at, next_due_at: null };
       case 'SubscriptionPastDue':
-        view.patch(SUBSCRIPTIONS, tenantId, { ...base, status: 'past_due', grace_until: event.data.grace_until, next_due_at: event.data.grace_until });
-        return;
+        return { ...current, updated_at, status: 'past_due', grace_until: event.data.grace_until, next_due_at: event.data.grace_until };
       case 'SubscriptionEnded':
-        view.patch(SUBSCRIPTIONS, tenantId, { ...base, status: 'ended', ended_at: event.data.ended_at, next_due_at: null });
-        return;
+        return { ...current, updated_at, status: 'ended', ended_at: event.data.ended_at, next_due_at: null };
     }
   },
-};
+});

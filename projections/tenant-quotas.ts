@@ -10,7 +10,7 @@
 
 import type { QuotaOverrides } from '../domain/quota-override/quota-override';
 import type { RecordedOf } from '../application/ports/domain-event-store';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 /** What a tenant has now, per quota that counts things that exist. */
 export interface UsageCounters {
@@ -69,29 +69,24 @@ const emptyDocument = (tenantId: string, at: string): TenantQuotaDocument => ({
   position: -1,
 });
 
-export const tenantQuotasProjection: EventProjection<CountedType> = {
+export const tenantQuotasProjection = documentProjection<CountedType, TenantQuotaDocument>({
   name: 'tenant_quotas',
   // 2: counts messages (UserMessagePosted); 3: business tools (ToolCreated, ToolDeleted).
   version: 3,
-  collections: [{ name: TENANT_QUOTAS }],
+  collection: { name: TENANT_QUOTAS },
   handles: COUNTED_TYPES,
-  async apply(event, view) {
-    const tenantId = event.data.tenant_id;
-    const current = (await view.get<TenantQuotaDocument>(TENANT_QUOTAS, tenantId)) ?? emptyDocument(tenantId, event.metadata.occurred_at);
-    if (current.position >= event.position) return;
-    const base = { ...current, updated_at: event.metadata.occurred_at, position: event.position };
-    if (event.type === 'QuotaOverridesSet') {
-      view.put(TENANT_QUOTAS, { ...base, overrides: event.data.overrides, overrides_reason: event.data.reason });
-      return;
-    }
+  documentId: (event) => event.data.tenant_id,
+  evolve(current, event) {
+    const before = current ?? emptyDocument(event.data.tenant_id, event.metadata.occurred_at);
+    const base = { ...before, updated_at: event.metadata.occurred_at };
+    if (event.type === 'QuotaOverridesSet') return { ...base, overrides: event.data.overrides, overrides_reason: event.data.reason };
     if (event.type === 'UserMessagePosted') {
       const month = monthKey(event.data.posted_at);
-      view.put(TENANT_QUOTAS, { ...base, messages_by_month: { ...current.messages_by_month, [month]: (current.messages_by_month[month] ?? 0) + 1 } });
-      return;
+      return { ...base, messages_by_month: { ...before.messages_by_month, [month]: (before.messages_by_month[month] ?? 0) + 1 } };
     }
     const change = countersChange(event as RecordedOf<Exclude<CountedType, 'QuotaOverridesSet' | 'UserMessagePosted'>>);
-    const counters = { ...current.counters };
+    const counters = { ...before.counters };
     for (const [counter, delta] of Object.entries(change) as Array<[keyof UsageCounters, number]>) counters[counter] = Math.max(0, counters[counter] + delta);
-    view.put(TENANT_QUOTAS, { ...base, counters });
+    return { ...base, counters };
   },
-};
+});

@@ -3,7 +3,7 @@
 // analytics. The position of the last payment applied makes a replay harmless.
 
 import { type PaymentEvent, paymentEvents } from '../domain/payment/payment';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface TenantRevenueDocument {
   id: string;
@@ -29,29 +29,28 @@ const emptyDocument = (tenantId: string): TenantRevenueDocument => ({
   position: -1,
 });
 
-export const tenantRevenueProjection: EventProjection<PaymentEvent['type']> = {
+export const tenantRevenueProjection = documentProjection<PaymentEvent['type'], TenantRevenueDocument>({
   name: 'tenant_revenue',
   version: 1,
-  collections: [{ name: TENANT_REVENUE }],
+  collection: { name: TENANT_REVENUE },
   handles: paymentEvents.types,
-  async apply(event, view) {
-    const current = (await view.get<TenantRevenueDocument>(TENANT_REVENUE, event.data.tenant_id)) ?? emptyDocument(event.data.tenant_id);
-    if (current.position >= event.position) return;
+  documentId: (event) => event.data.tenant_id,
+  evolve(current, event) {
+    const before = current ?? emptyDocument(event.data.tenant_id);
     switch (event.type) {
       case 'PaymentSucceeded': {
         const currency = event.data.currency.toLowerCase();
-        view.put(TENANT_REVENUE, {
-          ...current,
-          payments_succeeded: current.payments_succeeded + 1,
-          revenue: { ...current.revenue, [currency]: (current.revenue[currency] ?? 0) + event.data.amount },
-          last_paid_at: current.last_paid_at && current.last_paid_at > event.data.paid_at ? current.last_paid_at : event.data.paid_at,
-          position: event.position,
-        });
-        return;
+        return {
+          ...before,
+          payments_succeeded: before.payments_succeeded + 1,
+          revenue: { ...before.revenue, [currency]: (before.revenue[currency] ?? 0) + event.data.amount },
+          last_paid_at: before.last_paid_at && before.last_paid_at > event.data.paid_at ? before.last_paid_at : event.data.paid_at,
+        };
       }
       case 'PaymentFailed':
-        view.put(TENANT_REVENUE, { ...current, payments_failed: current.payments_failed + 1, position: event.position });
-        return;
+        return { ...before, payments_failed: before.payments_failed + 1 };
+      default:
+        return current;
     }
   },
-};
+});

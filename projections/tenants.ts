@@ -4,7 +4,7 @@
 // stream revision (the tenant's ETag) and the deleted status.
 
 import { type TenantEvent, tenantEvents } from '../domain/tenant/events';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface TenantDocument {
   id: string;
@@ -33,27 +33,26 @@ export const TENANTS = 'tenants';
 /** The form of a name the search compares with: NFC, lower case. */
 export const tenantNameKey = (name: string): string => name.normalize('NFC').toLowerCase();
 
-export const tenantsProjection: EventProjection<TenantEvent['type']> = {
+export const tenantsProjection = documentProjection<TenantEvent['type'], TenantDocument>({
   name: 'tenants',
   version: 2,
-  collections: [
-    {
-      name: TENANTS,
-      indexes: [
-        { field: 'slug', unique: true },
-        { field: 'status' },
-        { field: 'created_at' },
-        { field: 'name' },
-        { field: 'name_key' },
-        { field: 'widget_token_hash', unique: true },
-      ],
-    },
-  ],
+  collection: {
+    name: TENANTS,
+    indexes: [
+      { field: 'slug', unique: true },
+      { field: 'status' },
+      { field: 'created_at' },
+      { field: 'name' },
+      { field: 'name_key' },
+      { field: 'widget_token_hash', unique: true },
+    ],
+  },
   handles: tenantEvents.types,
-  async apply(event, view) {
-    const at = event.metadata.occurred_at;
+  documentId: (event) => event.data.tenant_id,
+  evolve(current, event) {
+    const touched = { updated_at: event.metadata.occurred_at, revision: event.revision };
     if (event.type === 'TenantCreated') {
-      const doc: TenantDocument = {
+      return {
         id: event.data.tenant_id,
         name: event.data.name,
         name_key: tenantNameKey(event.data.name),
@@ -63,41 +62,28 @@ export const tenantsProjection: EventProjection<TenantEvent['type']> = {
         branding: event.data.branding,
         settings: event.data.settings,
         created_at: event.data.created_at,
-        updated_at: at,
         deleted_at: null,
         widget_token_hash: null,
         widget_token_sealed: null,
-        position: event.position,
-        revision: event.revision,
+        ...touched,
       };
-      view.put(TENANTS, doc);
-      return;
     }
-    const current = await view.get<TenantDocument>(TENANTS, event.data.tenant_id);
-    if (!current || current.position >= event.position) return;
-    const base = { updated_at: at, position: event.position, revision: event.revision };
+    if (!current) return null;
     switch (event.type) {
       case 'TenantRenamed':
-        view.patch(TENANTS, current.id, { ...base, name: event.data.name, name_key: tenantNameKey(event.data.name) });
-        return;
+        return { ...current, ...touched, name: event.data.name, name_key: tenantNameKey(event.data.name) };
       case 'TenantBrandingChanged':
-        view.patch(TENANTS, current.id, { ...base, branding: { ...current.branding, ...event.data.changes } });
-        return;
+        return { ...current, ...touched, branding: { ...current.branding, ...event.data.changes } };
       case 'TenantSettingsChanged':
-        view.patch(TENANTS, current.id, { ...base, settings: { ...current.settings, ...event.data.changes } });
-        return;
+        return { ...current, ...touched, settings: { ...current.settings, ...event.data.changes } };
       case 'TenantSuspended':
-        view.patch(TENANTS, current.id, { ...base, status: 'suspended', suspended_reason: event.data.reason });
-        return;
+        return { ...current, ...touched, status: 'suspended', suspended_reason: event.data.reason };
       case 'TenantUnsuspended':
-        view.patch(TENANTS, current.id, { ...base, status: 'active', suspended_reason: null });
-        return;
+        return { ...current, ...touched, status: 'active', suspended_reason: null };
       case 'TenantDeleted':
-        view.patch(TENANTS, current.id, { ...base, status: 'deleted', deleted_at: event.data.deleted_at });
-        return;
+        return { ...current, ...touched, status: 'deleted', deleted_at: event.data.deleted_at };
       case 'WidgetTokenRotated':
-        view.patch(TENANTS, current.id, { ...base, widget_token_hash: event.data.token_hash, widget_token_sealed: event.data.token_sealed });
-        return;
+        return { ...current, ...touched, widget_token_hash: event.data.token_hash, widget_token_sealed: event.data.token_sealed };
     }
   },
-};
+});

@@ -10,7 +10,7 @@
 import type { Caller, RecordedExchange, ToolCallEvent, ToolCallOrigin, ToolCallStatus } from '../domain/tool-call/tool-call';
 import { toolCallEvents } from '../domain/tool-call/tool-call';
 import type { RiskTier } from '../domain/tool/tool';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface ToolCallDocument {
   id: string;
@@ -42,23 +42,21 @@ export interface ToolCallDocument {
 
 export const TOOL_CALLS = 'tool_calls';
 
-export const toolCallsProjection: EventProjection<ToolCallEvent['type']> = {
+export const toolCallsProjection = documentProjection<ToolCallEvent['type'], ToolCallDocument>({
   name: 'tool_calls',
   version: 1,
-  collections: [
-    {
-      name: TOOL_CALLS,
-      indexes: [{ field: 'tenant_id' }, { field: 'tool_id' }, { field: 'status' }, { field: 'caller.kind' }, { field: 'caller.id' }, { field: 'requested_at' }],
-    },
-  ],
+  collection: {
+    name: TOOL_CALLS,
+    indexes: [{ field: 'tenant_id' }, { field: 'tool_id' }, { field: 'status' }, { field: 'caller.kind' }, { field: 'caller.id' }, { field: 'requested_at' }],
+  },
   handles: toolCallEvents.types,
-  async apply(event, view) {
-    const id = event.data.tool_call_id;
+  documentId: (event) => event.data.tool_call_id,
+  evolve(current, event) {
     if (event.type === 'ToolCallRequested') {
-      if (await view.get(TOOL_CALLS, id)) return;
-      const { tenant_id, workspace_id, tool_id, tool_name, risk, caller, origin, awaiting_approval, requested_at } = event.data;
-      view.put(TOOL_CALLS, {
-        id,
+      if (current) return current;
+      const { tool_call_id, tenant_id, workspace_id, tool_id, tool_name, risk, caller, origin, awaiting_approval, requested_at } = event.data;
+      return {
+        id: tool_call_id,
         tenant_id,
         workspace_id,
         tool_id,
@@ -77,38 +75,29 @@ export const toolCallsProjection: EventProjection<ToolCallEvent['type']> = {
         error: null,
         exchange: null,
         challenge: null,
-        position: event.position,
-      } satisfies ToolCallDocument);
-      return;
+      };
     }
-    const current = await view.get<ToolCallDocument>(TOOL_CALLS, id);
-    if (!current || current.position >= event.position) return;
+    if (!current) return null;
     switch (event.type) {
       case 'ToolCallApproved':
-        view.patch(TOOL_CALLS, id, { status: 'ready', approval: { by: event.data.approved_by, at: event.data.approved_at }, position: event.position });
-        return;
+        return { ...current, status: 'ready', approval: { by: event.data.approved_by, at: event.data.approved_at } };
       case 'ToolCallRefused':
-        view.patch(TOOL_CALLS, id, { status: 'refused', refusal: { by: event.data.refused_by, reason: event.data.reason, at: event.data.refused_at }, position: event.position });
-        return;
+        return { ...current, status: 'refused', refusal: { by: event.data.refused_by, reason: event.data.reason, at: event.data.refused_at } };
       case 'ToolCallSucceeded': {
         const { status, latency_ms, exchange, finished_at } = event.data;
-        view.patch(TOOL_CALLS, id, { status: 'succeeded', http_status: status, latency_ms, exchange, finished_at, challenge: null, position: event.position });
-        return;
+        return { ...current, status: 'succeeded', http_status: status, latency_ms, exchange, finished_at, challenge: null };
       }
       case 'ToolCallFailed': {
         const { code, message, status, latency_ms, exchange, finished_at } = event.data;
-        view.patch(TOOL_CALLS, id, { status: 'failed', http_status: status, latency_ms, exchange, finished_at, error: { code, message }, challenge: null, position: event.position });
-        return;
+        return { ...current, status: 'failed', http_status: status, latency_ms, exchange, finished_at, error: { code, message }, challenge: null };
       }
       case 'ToolCallDispatched':
-        view.patch(TOOL_CALLS, id, { position: event.position });
-        return;
+        // Its position moves on: the document says which events it has seen.
+        return { ...current };
       case 'ToolCallChallenged':
-        view.patch(TOOL_CALLS, id, { status: 'challenged', challenge: { prompt: event.data.prompt, at: event.data.challenged_at }, position: event.position });
-        return;
+        return { ...current, status: 'challenged', challenge: { prompt: event.data.prompt, at: event.data.challenged_at } };
       case 'ToolCallResumed':
-        view.patch(TOOL_CALLS, id, { status: 'ready', challenge: null, position: event.position });
-        return;
+        return { ...current, status: 'ready', challenge: null };
     }
   },
-};
+});

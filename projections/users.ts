@@ -1,7 +1,7 @@
 // Read model `users`: identity as members lists and logins show it (never the password hash).
 
 import { type UserEvent, userEvents } from '../domain/user/events';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface UserDocument {
   id: string;
@@ -16,37 +16,27 @@ export interface UserDocument {
 
 export const USERS = 'users';
 
-export const usersProjection: EventProjection<UserEvent['type']> = {
+export const usersProjection = documentProjection<UserEvent['type'], UserDocument>({
   name: 'users',
   version: 1,
-  collections: [{ name: USERS, indexes: [{ field: 'email', unique: true }, { field: 'registered_at' }] }],
+  collection: { name: USERS, indexes: [{ field: 'email', unique: true }, { field: 'registered_at' }] },
   handles: userEvents.types,
-  async apply(event, view) {
+  documentId: (event) => event.data.user_id,
+  evolve(current, event) {
     if (event.type === 'UserRegistered') {
-      const doc: UserDocument = {
-        id: event.data.user_id,
-        email: event.data.email,
-        name: event.data.name,
-        email_verified: false,
-        registered_at: event.data.registered_at,
-        last_failed_login_at: null,
-        position: event.position,
-      };
-      view.put(USERS, doc);
-      return;
+      const { user_id, email, name, registered_at } = event.data;
+      return { id: user_id, email, name, email_verified: false, registered_at, last_failed_login_at: null };
     }
-    const current = await view.get<UserDocument>(USERS, event.data.user_id);
-    if (!current || current.position >= event.position) return;
+    if (!current) return null;
     switch (event.type) {
       case 'EmailVerified':
       case 'PasswordReset':
-        view.patch(USERS, current.id, { email_verified: true, position: event.position });
-        return;
+        return { ...current, email_verified: true };
       case 'LoginFailed':
-        view.patch(USERS, current.id, { last_failed_login_at: event.data.failed_at, position: event.position });
-        return;
+        return { ...current, last_failed_login_at: event.data.failed_at };
       default:
-        view.patch(USERS, current.id, { position: event.position });
+        // Its position moves on: the document says which events it has seen.
+        return { ...current };
     }
   },
-};
+});

@@ -7,7 +7,7 @@
 
 import { type WhatsAppConfigEvent, whatsappConfigEvents } from '../domain/whatsapp-config/whatsapp-config';
 import type { Actor } from '../application/ports/event-store';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface WhatsAppConfigDocument {
   id: string;
@@ -29,35 +29,27 @@ export interface WhatsAppConfigDocument {
 
 export const WHATSAPP_CONFIGS = 'whatsapp_configs';
 
-export const whatsappConfigsProjection: EventProjection<WhatsAppConfigEvent['type']> = {
+export const whatsappConfigsProjection = documentProjection<WhatsAppConfigEvent['type'], WhatsAppConfigDocument>({
   name: 'whatsapp_configs',
   version: 1,
-  collections: [{ name: WHATSAPP_CONFIGS, indexes: [{ field: 'verify_token_digest' }, { field: 'phone_number_id' }, { field: 'updated_at' }, { field: 'enabled' }] }],
+  collection: { name: WHATSAPP_CONFIGS, indexes: [{ field: 'verify_token_digest' }, { field: 'phone_number_id' }, { field: 'updated_at' }, { field: 'enabled' }] },
   handles: whatsappConfigEvents.types,
-  async apply(event, view) {
-    const current = await view.get<WhatsAppConfigDocument>(WHATSAPP_CONFIGS, event.data.tenant_id);
-    if (current && current.position >= event.position) return;
-    switch (event.type) {
-      case 'WhatsAppConfigured': {
-        const { tenant_id, phone_number_id, display_phone_number, verify_token_digest, access_token_sealed, enabled, graph_api_version, workspace_id, configured_at } = event.data;
-        const doc: WhatsAppConfigDocument = {
-          id: tenant_id,
-          tenant_id,
-          phone_number_id,
-          display_phone_number,
-          verify_token_digest,
-          has_access_token: access_token_sealed !== null,
-          enabled,
-          graph_api_version,
-          workspace_id,
-          updated_at: configured_at,
-          updated_by: event.metadata.actor,
-          revision: event.revision,
-          position: event.position,
-        };
-        view.put(WHATSAPP_CONFIGS, doc);
-        return;
-      }
-    }
+  documentId: (event) => event.data.tenant_id,
+  evolve(_current, event) {
+    const { tenant_id, phone_number_id, display_phone_number, verify_token_digest, access_token_sealed, enabled, graph_api_version, workspace_id, configured_at } = event.data;
+    return {
+      id: tenant_id,
+      tenant_id,
+      phone_number_id,
+      display_phone_number,
+      verify_token_digest,
+      has_access_token: access_token_sealed !== null,
+      enabled,
+      graph_api_version,
+      workspace_id,
+      updated_at: configured_at,
+      updated_by: event.metadata.actor,
+      revision: event.revision,
+    };
   },
-};
+});

@@ -6,7 +6,7 @@
 
 import { type DeliveryStatus, type ReplyKind, type WhatsAppReplyEvent, type WhatsAppReplyStatus, whatsappReplyEvents } from '../domain/whatsapp-reply/whatsapp-reply';
 import { abandonedPatch, retryingPatch } from './delivery-attempts';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export type WhatsAppReplyDeliveryStatus = Exclude<WhatsAppReplyStatus, 'absent'>;
 
@@ -44,20 +44,19 @@ export const WHATSAPP_REPLIES = 'whatsapp_replies';
 /** Meta's statuses in order of progress: a late `delivered` after `read` does not move it back. */
 const PROGRESS: Record<DeliveryStatus, number> = { sent: 1, delivered: 2, read: 3, failed: 4 };
 
-export const whatsappRepliesProjection: EventProjection<WhatsAppReplyEvent['type']> = {
+export const whatsappRepliesProjection = documentProjection<WhatsAppReplyEvent['type'], WhatsAppReplyDocument>({
   name: 'whatsapp_replies',
   version: 1,
-  collections: [
-    {
-      name: WHATSAPP_REPLIES,
-      indexes: [{ field: 'tenant_id' }, { field: 'status' }, { field: 'queued_at' }, { field: 'next_attempt_at' }, { field: 'last_attempt_at' }, { field: 'provider_message_id' }],
-    },
-  ],
+  collection: {
+    name: WHATSAPP_REPLIES,
+    indexes: [{ field: 'tenant_id' }, { field: 'status' }, { field: 'queued_at' }, { field: 'next_attempt_at' }, { field: 'last_attempt_at' }, { field: 'provider_message_id' }],
+  },
   handles: whatsappReplyEvents.types,
-  async apply(event, view) {
+  documentId: (event) => event.data.reply_id,
+  evolve(current, event) {
     if (event.type === 'WhatsAppReplyQueued') {
       const { reply_id, tenant_id, phone_number_id, to, text, kind, conversation_id, in_reply_to, queued_at } = event.data;
-      const doc: WhatsAppReplyDocument = {
+      return {
         id: reply_id,
         tenant_id,
         phone_number_id,
@@ -78,20 +77,15 @@ export const whatsappRepliesProjection: EventProjection<WhatsAppReplyEvent['type
         last_attempt_at: null,
         next_attempt_at: null,
         settled_at: null,
-        position: event.position,
       };
-      view.put(WHATSAPP_REPLIES, doc);
-      return;
     }
-    const current = await view.get<WhatsAppReplyDocument>(WHATSAPP_REPLIES, event.data.reply_id);
-    if (!current || current.position >= event.position) return;
-    const position = event.position;
+    if (!current) return null;
     switch (event.type) {
       case 'WhatsAppReplyAttemptStarted':
-        view.patch(WHATSAPP_REPLIES, current.id, { status: 'sending', attempts: event.data.attempt, last_attempt_at: event.data.started_at, next_attempt_at: null, position });
-        return;
+        return { ...current, status: 'sending', attempts: event.data.attempt, last_attempt_at: event.data.started_at, next_attempt_at: null };
       case 'WhatsAppReplySent':
-        view.patch(WHATSAPP_REPLIES, current.id, {
+        return {
+          ...current,
           status: 'sent',
           transport: event.data.transport,
           provider_message_id: event.data.provider_message_id,
@@ -99,31 +93,23 @@ export const whatsappRepliesProjection: EventProjection<WhatsAppReplyEvent['type
           last_error: null,
           next_attempt_at: null,
           settled_at: event.data.sent_at,
-          position,
-        });
-        return;
+        };
       case 'WhatsAppReplyKept':
-        view.patch(WHATSAPP_REPLIES, current.id, { status: 'kept', transport: 'outbox', last_error: null, next_attempt_at: null, settled_at: event.data.kept_at, position });
-        return;
+        return { ...current, status: 'kept', transport: 'outbox', last_error: null, next_attempt_at: null, settled_at: event.data.kept_at };
       case 'WhatsAppReplyFailed':
-        view.patch(WHATSAPP_REPLIES, current.id, { ...retryingPatch(current.attempts, event.data), position });
-        return;
+        return { ...current, ...retryingPatch(current.attempts, event.data) };
       case 'WhatsAppReplyAbandoned':
-        view.patch(WHATSAPP_REPLIES, current.id, {
-          ...abandonedPatch(event.data),
-          settled_at: event.data.abandoned_at,
-          position,
-        });
-        return;
+        return { ...current, ...abandonedPatch(event.data), settled_at: event.data.abandoned_at };
       case 'WhatsAppReplyStatusReported': {
         const { status, reported_at, error } = event.data;
+        // A report arriving after a later one (read before delivered) keeps the later status.
         const ahead = current.delivery_status === null || PROGRESS[status] > PROGRESS[current.delivery_status];
-        const changes: Record<string, unknown> = { position };
-        if (ahead) Object.assign(changes, { delivery_status: status, delivery_status_at: reported_at });
-        if (error) changes.last_error = `${error.title} (${error.code})`;
-        view.patch(WHATSAPP_REPLIES, current.id, changes);
-        return;
+        return {
+          ...current,
+          ...(ahead ? { delivery_status: status, delivery_status_at: reported_at } : {}),
+          ...(error ? { last_error: `${error.title} (${error.code})` } : {}),
+        };
       }
     }
   },
-};
+});

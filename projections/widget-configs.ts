@@ -4,7 +4,7 @@
 
 import { type WidgetConfigEvent, type WidgetSettings, widgetConfigEvents } from '../domain/widget-config/widget-config';
 import type { Actor } from '../application/ports/event-store';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface WidgetConfigDocument {
   id: string;
@@ -22,33 +22,26 @@ export interface WidgetConfigDocument {
 
 export const WIDGET_CONFIGS = 'widget_configs';
 
-export const widgetConfigsProjection: EventProjection<WidgetConfigEvent['type']> = {
+export const widgetConfigsProjection = documentProjection<WidgetConfigEvent['type'], WidgetConfigDocument>({
   name: 'widget_configs',
   version: 1,
-  collections: [{ name: WIDGET_CONFIGS }],
+  collection: { name: WIDGET_CONFIGS },
   handles: widgetConfigEvents.types,
-  async apply(event, view) {
-    const current = await view.get<WidgetConfigDocument>(WIDGET_CONFIGS, event.data.tenant_id);
-    if (current && current.position >= event.position) return;
-    const base: WidgetConfigDocument = current ?? {
+  documentId: (event) => event.data.tenant_id,
+  evolve(current, event) {
+    const base = current ?? {
       id: event.data.tenant_id,
       tenant_id: event.data.tenant_id,
       settings: null,
       identity_secret_sealed: null,
       identity_secret_rotated_at: null,
-      updated_at: '',
-      updated_by: event.metadata.actor,
-      revision: -1,
-      position: -1,
     };
-    const touched = { revision: event.revision, position: event.position, updated_by: event.metadata.actor };
+    const touched = { ...base, revision: event.revision, updated_by: event.metadata.actor };
     switch (event.type) {
       case 'WidgetConfigured':
-        view.put(WIDGET_CONFIGS, { ...base, ...touched, settings: event.data.settings, updated_at: event.data.configured_at });
-        return;
+        return { ...touched, settings: event.data.settings, updated_at: event.data.configured_at };
       case 'WidgetIdentitySecretRotated':
-        view.put(WIDGET_CONFIGS, { ...base, ...touched, identity_secret_sealed: event.data.secret_sealed, identity_secret_rotated_at: event.data.rotated_at, updated_at: event.data.rotated_at });
-        return;
+        return { ...touched, identity_secret_sealed: event.data.secret_sealed, identity_secret_rotated_at: event.data.rotated_at, updated_at: event.data.rotated_at };
     }
   },
-};
+});

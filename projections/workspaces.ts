@@ -1,7 +1,7 @@
 // Read model `workspaces`: a tenant's workspaces.
 
 import { type WorkspaceEvent, workspaceEvents } from '../domain/workspace/workspace';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface WorkspaceDocument {
   id: string;
@@ -17,25 +17,17 @@ export interface WorkspaceDocument {
 
 export const WORKSPACES = 'workspaces';
 
-export const workspacesProjection: EventProjection<WorkspaceEvent['type']> = {
+export const workspacesProjection = documentProjection<WorkspaceEvent['type'], WorkspaceDocument>({
   name: 'workspaces',
   version: 2,
-  collections: [{ name: WORKSPACES, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }, { field: 'is_default' }] }],
+  collection: { name: WORKSPACES, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }, { field: 'is_default' }] },
   handles: workspaceEvents.types,
-  async apply(event, view) {
+  documentId: (event) => event.data.workspace_id,
+  evolve(current, event) {
     if (event.type === 'WorkspaceCreated') {
-      const doc: WorkspaceDocument = {
-        id: event.data.workspace_id,
-        tenant_id: event.data.tenant_id,
-        name: event.data.name,
-        is_default: event.data.is_default,
-        created_at: event.data.created_at,
-        position: event.position,
-        revision: event.revision,
-      };
-      view.put(WORKSPACES, doc);
-      return;
+      const { workspace_id, tenant_id, name, is_default, created_at } = event.data;
+      return { id: workspace_id, tenant_id, name, is_default, created_at, revision: event.revision };
     }
-    if (await view.get(WORKSPACES, event.data.workspace_id)) view.patch(WORKSPACES, event.data.workspace_id, { name: event.data.name, position: event.position, revision: event.revision });
+    return current && { ...current, name: event.data.name, revision: event.revision };
   },
-};
+});

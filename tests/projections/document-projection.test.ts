@@ -1,0 +1,101 @@
+// A document-per-stream projection applies each event once: an event it has applied already
+// (redelivered, or replayed after later ones) changes nothing, a creation included; an event
+// about a document that does not exist writes none; and an event that changes nothing writes
+// nothing. Checked on real read models (tenants, sessions), through their `apply`.
+
+import { expect } from 'chai';
+import type { RecordedOf } from '../../application/ports/domain-event-store';
+import type { Document } from '../../application/ports/read-store';
+import type { DomainEventType } from '../../domain/events';
+import type { ProjectionView } from '../../projections/projection';
+import { SESSIONS, type SessionDocument, sessionsProjection } from '../../projections/sessions';
+import { TENANTS, type TenantDocument, tenantsProjection } from '../../projections/tenants';
+import { testMetadata } from '../support/events';
+
+/** The runner's view of one batch, in memory, counting what it writes. */
+class MemoryView implements ProjectionView {
+  private readonly documents = new Map<string, Document>();
+  writes = 0;
+
+  async get<T extends Document = Document>(collection: string, id: string): Promise<T | null> {
+    return (this.documents.get(`${collection}/${id}`) as T | undefined) ?? null;
+  }
+
+  put(collection: string, doc: Document): void {
+    this.writes += 1;
+    this.documents.set(`${collection}/${doc.id}`, doc);
+  }
+
+  patch(collection: string, id: string, changes: Record<string, unknown>): void {
+    const key = `${collection}/${id}`;
+    const current = this.documents.get(key);
+    if (!current) return;
+    this.writes += 1;
+    this.documents.set(key, { ...current, ...changes });
+  }
+
+  delete(collection: string, id: string): void {
+    this.writes += 1;
+    this.documents.delete(`${collection}/${id}`);
+  }
+}
+
+let position = 0;
+function recorded<Type extends DomainEventType>(type: Type, data: RecordedOf<Type>['data'], stream: string, revision: number): RecordedOf<Type> {
+  position += 1;
+  return { id: `event-${position}`, type, data, metadata: testMetadata({ occurred_at: '2026-11-30T09:00:00.000Z' }), stream, revision, position, recorded_at: '2026-11-30T09:00:00.000Z' } as unknown as RecordedOf<Type>;
+}
+
+describe('document-per-stream projections', () => {
+  const tenantId = 'tenant-1';
+  const created = () =>
+    recorded('TenantCreated', { tenant_id: tenantId, name: 'Acme', slug: 'acme', branding: {}, settings: {}, created_at: '2026-11-30T09:00:00.000Z' }, `tenant-${tenantId}`, 0);
+  const renamed = () => recorded('TenantRenamed', { tenant_id: tenantId, name: 'Acme Ltd', previous_name: 'Acme' }, `tenant-${tenantId}`, 1);
+
+  it('builds the document from its events, stamped with the last one applied', async () => {
+    const view = new MemoryView();
+    const first = created();
+    const second = renamed();
+    await tenantsProjection.apply(first, view);
+    await tenantsProjection.apply(second, view);
+    const tenant = await view.get<TenantDocument>(TENANTS, tenantId);
+    expect(tenant).to.deep.include({ id: tenantId, name: 'Acme Ltd', name_key: 'acme ltd', slug: 'acme', status: 'active', revision: 1, position: second.position });
+  });
+
+  it('changes nothing for an event applied already, even a creation replayed after a change', async () => {
+    const view = new MemoryView();
+    const first = created();
+    const second = renamed();
+    await tenantsProjection.apply(first, view);
+    await tenantsProjection.apply(second, view);
+    const writes = view.writes;
+    await tenantsProjection.apply(first, view);
+    await tenantsProjection.apply(second, view);
+    expect(view.writes).to.equal(writes);
+    expect(await view.get<TenantDocument>(TENANTS, tenantId)).to.deep.include({ name: 'Acme Ltd', revision: 1, position: second.position });
+  });
+
+  it('writes no document for an event about one that does not exist', async () => {
+    const view = new MemoryView();
+    await tenantsProjection.apply(renamed(), view);
+    expect(view.writes).to.equal(0);
+    expect(await view.get(TENANTS, tenantId)).to.equal(null);
+  });
+
+  it('writes nothing when the event changes nothing the document shows', async () => {
+    const view = new MemoryView();
+    const jti = 'session-1';
+    const stream = `session-${jti}`;
+    const started = recorded(
+      'SessionStarted',
+      { jti, user_id: 'user-1', tenant_id: tenantId, audience: 'tenant', issued_at: '2026-11-30T09:00:00.000Z', expires_at: '2026-12-01T09:00:00.000Z', ip: null, user_agent: null, impersonated_by: 'admin-1' },
+      stream,
+      0,
+    );
+    await sessionsProjection.apply(started, view);
+    const writes = view.writes;
+    await sessionsProjection.apply(recorded('ImpersonationStarted', { jti, tenant_id: tenantId, user_id: 'user-1', admin_id: 'admin-1', expires_at: '2026-12-01T09:00:00.000Z' }, stream, 1), view);
+    expect(view.writes).to.equal(writes);
+    expect(await view.get<SessionDocument>(SESSIONS, jti)).to.deep.include({ status: 'active', impersonated_by: 'admin-1', position: started.position });
+  });
+});
