@@ -63,12 +63,19 @@ export const membershipsProjection: EventProjection<MembershipEvent['type'] | 'U
       for (const id of profile.membership_ids) view.patch(MEMBERSHIPS, id, { email, name });
       return;
     }
+    /** The membership of `userId` when this event is news to it (not applied already). */
+    const membershipToChange = async (userId: string): Promise<MembershipDocument | null> => {
+      const current = await view.get<MembershipDocument>(MEMBERSHIPS, membershipId(event.data.tenant_id, userId));
+      return current && current.position < event.position ? current : null;
+    };
     const patchRole = async (userId: string, role: MembershipDocument['role']): Promise<void> => {
-      const id = membershipId(event.data.tenant_id, userId);
-      if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { role, position: event.position, revision: event.revision });
+      const current = await membershipToChange(userId);
+      if (current) view.patch(MEMBERSHIPS, current.id, { role, position: event.position, revision: event.revision });
     };
     switch (event.type) {
       case 'MemberJoined': {
+        const existing = await view.get<MembershipDocument>(MEMBERSHIPS, membershipId(event.data.tenant_id, event.data.user_id));
+        if (existing && existing.position >= event.position) return;
         const profile = await profileOf(view, event.data.user_id);
         const doc: MembershipDocument = {
           id: membershipId(event.data.tenant_id, event.data.user_id),
@@ -90,8 +97,8 @@ export const membershipsProjection: EventProjection<MembershipEvent['type'] | 'U
         await patchRole(event.data.user_id, event.data.role);
         return;
       case 'MemberStatusChanged': {
-        const id = membershipId(event.data.tenant_id, event.data.user_id);
-        if (await view.get(MEMBERSHIPS, id)) view.patch(MEMBERSHIPS, id, { status: event.data.status, position: event.position, revision: event.revision });
+        const current = await membershipToChange(event.data.user_id);
+        if (current) view.patch(MEMBERSHIPS, current.id, { status: event.data.status, position: event.position, revision: event.revision });
         return;
       }
       case 'MemberRemoved': {

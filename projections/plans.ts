@@ -38,6 +38,8 @@ export const plansProjection: EventProjection<PlanEvent['type']> = {
     const base = { updated_at: event.metadata.occurred_at, position: event.position, revision: event.revision };
     if (event.type === 'PlanCreated') {
       const { plan_id, code, created_at, name, description, prices, limits, features } = event.data;
+      const existing = await view.get<PlanDocument>(PLANS, plan_id);
+      if (existing && existing.position >= event.position) return;
       const doc: PlanDocument = { id: plan_id, code, name, description, prices, limits, features, status: 'sellable', sort_amount: monthlyEquivalent(prices), created_at, ...base };
       view.put(PLANS, doc);
       return;

@@ -1,13 +1,16 @@
 // A document-per-stream projection applies each event once: an event it has applied already
 // (redelivered, or replayed after later ones) changes nothing, a creation included; an event
 // about a document that does not exist writes none; and an event that changes nothing writes
-// nothing. Checked on real read models (tenants, sessions), through their `apply`.
+// nothing. Checked on real read models (tenants, sessions), through their `apply`; and the
+// creation's guard on the read models that keep their own `apply` (memberships, plans).
 
 import { expect } from 'chai';
 import type { RecordedOf } from '../../application/ports/domain-event-store';
 import type { Document } from '../../application/ports/read-store';
 import type { DomainEventType } from '../../domain/events';
 import type { ProjectionView } from '../../projections/projection';
+import { MEMBERSHIPS, type MembershipDocument, membershipId, membershipsProjection } from '../../projections/memberships';
+import { PLANS, type PlanDocument, plansProjection } from '../../projections/plans';
 import { SESSIONS, type SessionDocument, sessionsProjection } from '../../projections/sessions';
 import { TENANTS, type TenantDocument, tenantsProjection } from '../../projections/tenants';
 import { testMetadata } from '../support/events';
@@ -46,7 +49,7 @@ function recorded<Type extends DomainEventType>(type: Type, data: RecordedOf<Typ
   return { id: `event-${position}`, type, data, metadata: testMetadata({ occurred_at: '2026-11-30T09:00:00.000Z' }), stream, revision, position, recorded_at: '2026-11-30T09:00:00.000Z' } as unknown as RecordedOf<Type>;
 }
 
-describe('document-per-stream projections', () => {
+describe('read models applying each event once', () => {
   const tenantId = 'tenant-1';
   const created = () =>
     recorded('TenantCreated', { tenant_id: tenantId, name: 'Acme', slug: 'acme', branding: {}, settings: {}, created_at: '2026-11-30T09:00:00.000Z' }, `tenant-${tenantId}`, 0);
@@ -97,5 +100,42 @@ describe('document-per-stream projections', () => {
     await sessionsProjection.apply(recorded('ImpersonationStarted', { jti, tenant_id: tenantId, user_id: 'user-1', admin_id: 'admin-1', expires_at: '2026-12-01T09:00:00.000Z' }, stream, 1), view);
     expect(view.writes).to.equal(writes);
     expect(await view.get<SessionDocument>(SESSIONS, jti)).to.deep.include({ status: 'active', impersonated_by: 'admin-1', position: started.position });
+  });
+
+  it('keeps a membership\'s later changes when its earlier events are seen again', async () => {
+    const view = new MemoryView();
+    const stream = 'membership-tenant-1';
+    const joined = recorded('MemberJoined', { tenant_id: tenantId, user_id: 'user-1', role: 'member', joined_at: '2026-11-30T09:00:00.000Z' }, stream, 0);
+    const promoted = recorded('MemberRoleChanged', { tenant_id: tenantId, user_id: 'user-1', role: 'admin', previous_role: 'member' }, stream, 1);
+    const suspended = recorded('MemberStatusChanged', { tenant_id: tenantId, user_id: 'user-1', status: 'disabled' }, stream, 2);
+    const demoted = recorded('MemberRoleChanged', { tenant_id: tenantId, user_id: 'user-1', role: 'member', previous_role: 'admin' }, stream, 3);
+    for (const event of [joined, promoted, suspended, demoted]) await membershipsProjection.apply(event, view);
+    for (const event of [joined, promoted, suspended]) await membershipsProjection.apply(event, view);
+    expect(await view.get<MembershipDocument>(MEMBERSHIPS, membershipId(tenantId, 'user-1'))).to.deep.include({ role: 'member', status: 'disabled', position: demoted.position });
+  });
+
+  it('keeps a plan\'s later changes when its PlanCreated is seen again', async () => {
+    const view = new MemoryView();
+    const stream = 'plan-plan-1';
+    const created = recorded(
+      'PlanCreated',
+      {
+        plan_id: 'plan-1',
+        code: 'pro',
+        created_at: '2026-11-30T09:00:00.000Z',
+        name: 'Pro',
+        description: '',
+        prices: [{ interval: 'month', amount: 2900, currency: 'usd' }],
+        limits: { messages_per_month: null, documents: null, users: null, business_tools: null },
+        features: { sdk_connections: true, whatsapp: false, handoff: false, crm: false },
+      },
+      stream,
+      0,
+    );
+    const retired = recorded('PlanRetired', { plan_id: 'plan-1', retired_at: '2026-11-30T10:00:00.000Z' }, stream, 1);
+    await plansProjection.apply(created, view);
+    await plansProjection.apply(retired, view);
+    await plansProjection.apply(created, view);
+    expect(await view.get<PlanDocument>(PLANS, 'plan-1')).to.deep.include({ status: 'retired', position: retired.position });
   });
 });
