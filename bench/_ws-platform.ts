@@ -47,7 +47,7 @@ export async function servePlatform(documents: number, synchronous: 'full' | 'no
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const token = (await tenantSettings(identity, principal)).widget_token!;
-  const server = platform.httpServer();
+  const server = await platform.httpServer();
   const url = await listen(server);
   return {
     url,

@@ -72,7 +72,7 @@ export async function setUpApiBench(): Promise<ApiBenchServers> {
   const { token } = await login(identity, 'owner@bench.test', PASSWORD, owner.tenant_id, context);
   return {
     platform,
-    platformApp: platform.httpApp(),
+    platformApp: await platform.httpApp(),
     bareApp: bareMembersApp(platform),
     token,
     close: async () => {

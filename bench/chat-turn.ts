@@ -104,7 +104,7 @@ export async function measureChatTurns(options: {
     search: (query) => (index ? index.search(query) : Promise.resolve([])),
   };
   const platform = await createPlatform(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', SCRYPT_LOG_N: '12', SQLITE_SYNCHRONOUS: options.synchronous ?? 'full' }), { logger: silentLogger, searchIndex: deferring });
-  const server = platform.httpServer();
+  const server = await platform.httpServer();
   try {
     await platform.start();
     const { identity } = platform;

@@ -210,7 +210,7 @@ async function setUp(): Promise<Bench> {
   await platform.start();
   const outside = Outside.start(SECRET);
   const connector = await outside.next('listening');
-  const server = platform.httpServer();
+  const server = await platform.httpServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

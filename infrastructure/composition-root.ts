@@ -26,52 +26,19 @@ import { allSagas } from '../application/sagas/index';
 import { type AnySaga, exponentialBackoff } from '../application/sagas/saga';
 import { processHolderId } from '../application/shared/lease';
 import { SagaRunner } from '../application/sagas/saga-runner';
-import { apiDescriptionRouter } from '../adapters/http/api-description';
-import { graphqlRouter } from '../adapters/http/graphql';
-import { meSessionsRouter } from '../adapters/http/me/sessions';
-import { adminRouter } from '../adapters/http/admin/index';
-import { adminPlansRouter } from '../adapters/http/admin/plans';
-import { adminAuditLogsRouter } from '../adapters/http/admin/audit-logs';
-import { adminAnalyticsRouter } from '../adapters/http/admin/analytics';
-import { adminQuotasRouter } from '../adapters/http/admin/quotas';
-import { adminSettingsRouter } from '../adapters/http/admin/settings';
-import { adminTenantsRouter } from '../adapters/http/admin/tenants';
-import { adminPaymentsRouter } from '../adapters/http/admin/payments';
-import { billingRouter } from '../adapters/http/billing/billing';
-import { conversationsRouter } from '../adapters/http/conversations/conversations';
-import { documentsRouter } from '../adapters/http/documents/documents';
-import { orgAuditLogsRouter } from '../adapters/http/org/audit-logs';
-import { orgRouter } from '../adapters/http/org/index';
-import { teamRouter } from '../adapters/http/team/index';
-import { publicRouter } from '../adapters/http/public';
-import { sandboxCheckoutPageRouter } from '../adapters/http/billing/sandbox-page';
-import { widgetScriptRouter } from '../adapters/http/widget/widget-script';
-import { publicChatPageRouter } from '../adapters/http/widget/chat-page';
-import { WIDGET_BUNDLE_PATH } from '../adapters/widget-client/bundle';
-import { operationsRouter } from '../adapters/http/operations';
-import { chatRouter } from '../adapters/http/chat/chat';
 import type { ChatDependencies } from '../application/chat/chat';
 import type { ToolCaller } from '../application/chat/tool-steps';
 import { chatToolFollowUpSaga } from '../application/chat/tool-follow-up';
 import type { AssistantEngine } from '../application/ports/assistant-engine';
 import type { SearchIndex } from '../application/ports/search-index';
-import { tenantRouter } from '../adapters/http/tenant/index';
-import { widgetRouter } from '../adapters/http/widget/widget';
-import { integrationsRouter } from '../adapters/http/integrations/integrations';
 import { SignedConnectorClient } from '../adapters/connector-client/connector-client';
 import { ConnectorManagerClient } from '../adapters/connector-manager/remote-client';
-import { MOUNTED_PREFIX, connectorManagerHealthRouter, connectorManagerRouter } from '../adapters/connector-manager/connector-manager';
 import type { ConnectorClient } from '../application/ports/connector-client';
-import { toolCallsRouter } from '../adapters/http/tools/tool-calls';
 import { AccessTokenCache } from '../application/tool-call/access-tokens';
 import { approvedToolCallsSaga } from '../application/tool-call/approved-tool-calls';
 import { connectorToolCallsSaga, resumeToolCall } from '../application/tool-call/connector-tool-calls';
 import { type ToolCallDependencies, callTool } from '../application/tool-call/tool-calls';
-import { integrationImportRouter } from '../adapters/http/integrations/import';
-import { toolsRouter } from '../adapters/http/tools/tools';
-import { sdkConnectionsRouter } from '../adapters/http/sdk-connections/sdk-connections';
 import { GuardedConnectorDoctor } from '../adapters/connector-doctor/connector-doctor';
-import { orchestrationEventsRouter } from '../adapters/http/orchestration/orchestration-events';
 import type { EmitDependencies } from '../application/orchestration/orchestration-events';
 import { orchestrationExpirySaga } from '../application/orchestration/expiry-pass';
 import { rangeReplaySaga } from '../application/orchestration/range-replay';
@@ -88,15 +55,9 @@ import { subscriptionPeriodsSaga } from '../application/subscription/subscriptio
 import { handoffDeliverySaga } from '../application/handoff/handoff-delivery';
 import { leadCrmDeliverySaga } from '../application/lead/lead-crm-delivery';
 import type { Speech } from '../application/ports/speech';
-import { widgetLeadsRouter } from '../adapters/http/widget/leads';
-import { widgetFeedbackHandoffRouter } from '../adapters/http/widget/feedback-handoff';
-import { speechRouter } from '../adapters/http/widget/speech';
-import { OpenAiSpeech } from './speech/openai-speech';
 import { whatsappInboundSaga } from '../application/whatsapp/inbound-messages';
 import { whatsappReplyDeliverySaga } from '../application/whatsapp/reply-delivery';
 import { whatsappConversationRepliesSaga } from '../application/whatsapp/conversation-replies';
-import { whatsappWebhookRouter } from '../adapters/http/whatsapp/webhook';
-import { adminWhatsAppRouter } from '../adapters/http/admin/whatsapp';
 import { WhatsAppCloudApiMessaging } from '../adapters/messaging/whatsapp-cloud-api';
 import { OutboxMessaging } from '../adapters/messaging/outbox';
 import type { OutboundHttp } from '../application/ports/outbound-http';
@@ -105,19 +66,13 @@ import type { Mailer } from '../application/ports/mailer';
 import type { PaymentProvider } from '../application/ports/payment-provider';
 import { createHttpServer } from '../adapters/http/http-server';
 import { WidgetChatSockets } from '../adapters/ws/widget-chat-socket';
-import { createHttpApp } from '../adapters/http/server';
 import { allProjections } from '../projections/index';
 import type { Projection } from '../projections/projection';
 import { ProjectionRunner } from '../projections/runner';
 import type { Config, ConnectorManagerConfig } from './config/config';
-import { EventStoreDbSagaDelivery } from './event-store/eventstoredb-saga-delivery';
-import { EventStoreDbEventStore, connectEventStoreDb } from './event-store/eventstoredb';
 import { SqliteEventStore } from './event-store/sqlite';
-import { OpenAiEmbeddings } from './llm/embeddings';
-import { mongoSearchIndex } from './search-index/mongodb';
 import { SqliteSearchIndex } from './search-index/sqlite';
 import { FileBlobStore } from './blob-store/files';
-import { S3BlobStore } from './blob-store/s3';
 import { Ed25519AuditSigner } from './crypto/audit-signer';
 import { DocumentTextExtractor } from './extraction/document-text-extractor';
 import { loadKeys } from './crypto/keys';
@@ -126,20 +81,15 @@ import { AesGcmSecrets } from './crypto/secrets';
 import { PasetoTokenService } from './crypto/tokens';
 import { createLogger } from './logging/logger';
 import { ExtractiveAssistantEngine } from './assistant/extractive';
-import { OpenAiAssistantEngine } from './assistant/openai';
 import { LogMailer } from './mail/log-mailer';
-import { SmtpMailer } from './mail/smtp-mailer';
 import { type SandboxDeliveryOptions, SandboxPaymentProvider, deriveSandboxWebhookSecret } from './payments/sandbox';
-import { StripePaymentProvider } from './payments/stripe';
 import { GuardedOutboundHttp } from './outbound/signed-http';
 import { WorkerOpenApiReader } from './openapi/worker-reader';
-import { MongoRateLimiter } from './rate-limit/mongodb';
 import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
 import { PrometheusOrchestrationMetrics } from './metrics/orchestration-metrics';
 import { PrometheusWidgetSocketMetrics } from './metrics/widget-socket-metrics';
 import { ORCHESTRATION_EVENTS, orchestrationEventsProjection } from '../projections/orchestration-events';
-import { MongoReadStore, connectMongoReadStore } from './read-store/mongodb';
 import { SqliteReadStore } from './read-store/sqlite';
 import { RoutedReadStore } from './read-store/routed';
 import { ProjectionThread } from './sqlite/projection-thread';
@@ -226,12 +176,15 @@ export interface Platform {
   readYourWrites(position: number | null, projections?: readonly string[]): Promise<boolean>;
   /** Starts projections, sagas, the audit anchoring and the access-denial sweep. */
   start(): Promise<void>;
-  /** The routers of `httpApp()`, built anew (tests walk their routes). */
-  httpRouters(): Router[];
+  /**
+   * The routers of `httpApp()`, built anew (tests walk their routes). Their modules load with
+   * the first call: a process that serves no HTTP (the operator CLI) never loads them.
+   */
+  httpRouters(): Promise<Router[]>;
   /** The HTTP application over this platform. */
-  httpApp(): Koa;
+  httpApp(): Promise<Koa>;
   /** A node:http server for `httpApp()`, serving the widget's WebSocket (/ws/chat) on its upgrades too. */
-  httpServer(): http.Server;
+  httpServer(): Promise<http.Server>;
   /**
    * The shutdown of /ws/chat (main.ts calls it with `server.close()`): running turns get
    * `graceMs` to finish, then every widget socket is closed 1001 so the widget reconnects.
@@ -330,9 +283,11 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const openSqlite = (): SqliteDatabase => (sqlite ??= openChecked(path.join(config.dataDir, SQLITE_FILE), config));
 
   let projectionThread: ProjectionThread | null = null;
-  const rawEventStore: EventStore = config.eventStoreUrl
-    ? connectEventStoreDb(config.eventStoreUrl)
-    : new SqliteEventStore(openSqlite(), { now: () => clock.now(), onCommitted: (head) => projectionThread?.committed(head) });
+  // The client of an outside service is loaded only when it is configured (here and below):
+  // the embedded default, and the operator CLI, start without them in memory.
+  const eventStoreDb = config.eventStoreUrl ? (await import('./event-store/eventstoredb')).connectEventStoreDb(config.eventStoreUrl) : null;
+  const rawEventStore: EventStore =
+    eventStoreDb ?? new SqliteEventStore(openSqlite(), { now: () => clock.now(), onCommitted: (head) => projectionThread?.committed(head) });
   const projectionList = overrides.projections ?? allProjections;
   // In the projection file whichever thread builds them, so the data folder's layout does not depend on PROJECTION_THREAD.
   const inProjectionFile = config.mongoDbUrl ? [] : projectionList.filter((projection) => PROJECTION_FILE_PROJECTIONS.includes(projection.name));
@@ -341,9 +296,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   // The audit anchoring hashes every event as the audit log does: it runs where the log is built.
   const anchoringOnThread = onProjectionThread && inProjectionFile.some((projection) => projection.name === auditLogProjection.name);
   let projectionDb: SqliteDatabase | null = null;
-  const readStore: ReadStore = config.mongoDbUrl
-    ? await connectMongoReadStore(config.mongoDbUrl)
-    : await embeddedReadStore(openSqlite(), config, inProjectionFile, onProjectionThread, (db) => (projectionDb = db));
+  const mongo = config.mongoDbUrl ? await (await import('./read-store/mongodb')).connectMongoReadStore(config.mongoDbUrl) : null;
+  const readStore: ReadStore = mongo ?? (await embeddedReadStore(openSqlite(), config, inProjectionFile, onProjectionThread, (db) => (projectionDb = db)));
 
   let projections: ProjectionRunner | null = null;
   const metrics = new PlatformMetrics(() => (projections ? projections.status() : Promise.resolve([])));
@@ -382,12 +336,12 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const keys = loadKeys({ dataDir: config.dataDir, tokenSecretKey: config.tokenSecretKey, dataEncryptionKey: config.dataEncryptionKey });
   const secrets = new AesGcmSecrets(keys.dataKey);
   const commands: ReservationDependencies = { eventStore, clock, ids: uuidGenerator, secrets };
-  const mailer =
-    overrides.mailer ?? (config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : new LogMailer(logger.child({ component: 'mail' }), config.nodeEnv === 'development'));
+  const smtpMailer = !overrides.mailer && config.smtpUrl ? new (await import('./mail/smtp-mailer')).SmtpMailer(config.smtpUrl, config.smtpFrom) : null;
+  const mailer = overrides.mailer ?? smtpMailer ?? new LogMailer(logger.child({ component: 'mail' }), config.nodeEnv === 'development');
   const paymentProvider: PaymentProvider =
     overrides.paymentProvider ??
     (config.stripeSecretKey && config.stripeWebhookSecret
-      ? new StripePaymentProvider({ secretKey: config.stripeSecretKey, webhookSecret: config.stripeWebhookSecret, clock })
+      ? new (await import('./payments/stripe')).StripePaymentProvider({ secretKey: config.stripeSecretKey, webhookSecret: config.stripeWebhookSecret, clock })
       : new SandboxPaymentProvider({
           readStore,
           clock,
@@ -396,10 +350,16 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
           publicUrl: config.publicUrl,
           delivery: overrides.sandboxWebhookDelivery,
         }));
-  const blobStore: BlobStore = overrides.blobStore ?? (config.s3 ? new S3BlobStore(config.s3) : new FileBlobStore(path.join(config.dataDir, BLOBS_FOLDER)));
+  const s3BlobStore = !overrides.blobStore && config.s3 ? new (await import('./blob-store/s3')).S3BlobStore(config.s3) : null;
+  const blobStore: BlobStore = overrides.blobStore ?? s3BlobStore ?? new FileBlobStore(path.join(config.dataDir, BLOBS_FOLDER));
   const textExtractor: TextExtractor = new DocumentTextExtractor();
   const embeddings: Embeddings | null = config.embeddingsBaseUrl
-    ? new OpenAiEmbeddings({ baseUrl: config.embeddingsBaseUrl, apiKey: config.embeddingsApiKey, model: config.embeddingsModel, batchSize: config.embeddingsBatchSize })
+    ? new (await import('./llm/embeddings')).OpenAiEmbeddings({
+        baseUrl: config.embeddingsBaseUrl,
+        apiKey: config.embeddingsApiKey,
+        model: config.embeddingsModel,
+        batchSize: config.embeddingsBatchSize,
+      })
     : null;
   const readYourWrites = (position: number | null, names?: readonly string[]): Promise<boolean> =>
     runner.waitFor(position, { timeoutMs: config.readYourWritesTimeoutMs, projections: names });
@@ -418,7 +378,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     },
     readYourWrites,
   };
-  const searchIndex: SearchIndex = overrides.searchIndex ?? (readStore instanceof MongoReadStore ? mongoSearchIndex(readStore) : new SqliteSearchIndex(openSqlite()));
+  const searchIndex: SearchIndex = overrides.searchIndex ?? (mongo ? (await import('./search-index/mongodb')).mongoSearchIndex(mongo) : new SqliteSearchIndex(openSqlite()));
   // Every store that uses the embedded file has opened it by now.
   const openedSqlite = sqlite as SqliteDatabase | null;
   const checkpointer =
@@ -431,7 +391,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const assistant: AssistantEngine =
     overrides.assistant ??
     (config.llmBaseUrl && config.llmModel
-      ? new OpenAiAssistantEngine({ baseUrl: config.llmBaseUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutMs })
+      ? new (await import('./assistant/openai')).OpenAiAssistantEngine({ baseUrl: config.llmBaseUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutMs })
       : new ExtractiveAssistantEngine());
   const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
   const anchoringSettings = { entriesPerCheckpoint: config.auditCheckpointEntries, intervalMs: config.auditCheckpointIntervalSeconds * 1000, pollMs: overrides.auditAnchoringPollMs ?? 1000 };
@@ -485,7 +445,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const connectorDoctor = new GuardedConnectorDoctor({ outbound, clock, timeoutMs: config.connectors.timeoutMs });
   const sdkConnectionAdapters = { outbound, connectorClient, connectorDoctor, sdkConnections: { secretGraceSeconds: config.sdkSecretGraceSeconds } };
   // With MongoDB, rate limits are shared by every process on the database; embedded, they are per process.
-  const limiter = readStore instanceof MongoReadStore ? await MongoRateLimiter.create(readStore.db, clock) : new TokenBucketRateLimiter(clock);
+  const limiter = mongo ? await (await import('./rate-limit/mongodb')).MongoRateLimiter.create(mongo.db, clock) : new TokenBucketRateLimiter(clock);
   const dispatcherLogger = logger.child({ component: 'orchestration_dispatcher' });
   const dispatcher = new OrchestrationDispatcher({
     ...identity,
@@ -550,8 +510,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   ];
 
   const sagaDelivery: SagaDelivery =
-    rawEventStore instanceof EventStoreDbEventStore
-      ? new EventStoreDbSagaDelivery(rawEventStore.client, readStore)
+    eventStoreDb
+      ? new (await import('./event-store/eventstoredb-saga-delivery')).EventStoreDbSagaDelivery(eventStoreDb.client, readStore)
       : new CheckpointedSagaDelivery({ eventStore, readStore, clock, logger }, { retryPollMs: overrides.sagaRetryPollMs, lease });
   const sagas = new SagaRunner(sagaDelivery, platformSagas, logger.child({ component: 'sagas' }), {
     maxAttempts: config.sagaMaxAttempts,
@@ -559,15 +519,6 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     duePollMs: overrides.sagaRetryPollMs,
   });
   const startedAt = clock.now();
-
-  const operations = (): Router =>
-    operationsRouter({
-      metrics,
-      metricsAuthToken: config.metricsAuthToken,
-      metricsPublic: config.metricsPublic,
-      startedAt,
-      readiness: () => checkReadiness({ eventStore, readStore, projectionStatus: () => runner.status(), maxProjectionLag: config.readyMaxProjectionLag }),
-    });
 
   const graphqlOptions = {
     playground: config.enableGraphqlPlayground,
@@ -582,7 +533,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
 
   // Speech to text and text to speech: an OpenAI-compatible audio server when SPEECH_BASE_URL is set, otherwise none (503 on the speech routes).
   const speech: Speech | null = config.speech.baseUrl
-    ? new OpenAiSpeech({ baseUrl: config.speech.baseUrl, apiKey: config.speech.apiKey, sttModel: config.speech.sttModel, ttsModel: config.speech.ttsModel, timeoutMs: config.speech.timeoutMs })
+    ? new (await import('./speech/openai-speech')).OpenAiSpeech({ baseUrl: config.speech.baseUrl, apiKey: config.speech.apiKey, sttModel: config.speech.sttModel, ttsModel: config.speech.ttsModel, timeoutMs: config.speech.timeoutMs })
     : null;
   const speechSettings = { maxAudioBytes: config.speech.maxAudioBytes, defaultVoice: config.speech.ttsVoice, perMinute: config.speech.requestsPerMinute };
   const widgetOptions = { publicUrl: config.publicUrl, bodyLimitBytes: config.bodyLimitBytes };
@@ -590,47 +541,56 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   let closed = false;
   // Each OpenAPI document an import reads is read in a worker thread of its own (its heap bounded too).
   const openapiReader = new WorkerOpenApiReader({ timeoutMs: config.openapiReadTimeoutMs, maxHeapMb: 512, maxWorkers: 2 });
-  const httpRouters = (): Router[] => [
-    operations(),
-    apiDescriptionRouter(),
-    graphqlRouter(identity, graphqlOptions),
-    meSessionsRouter(identity),
-    orgRouter(identity, accessDenials, [orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), sdkConnectionsRouter(identity, sdkConnectionAdapters), orchestrationEventsRouter(identity, { orchestration: config.orchestration, limiter, ...dispatchOnReceipt })]),
-    publicRouter(identity),
-    teamRouter(identity, accessDenials),
-    adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),
-    adminPlansRouter(identity),
-    adminQuotasRouter(identity),
-    adminTenantsRouter(identity),
-    adminSettingsRouter(identity),
-    adminAuditLogsRouter(identity, { readStore, eventStore, signer: auditSigner }),
-    // Mounted with Stripe too, so the routes (and the OpenAPI document) do not depend on the
-    // configuration: every checkout page is then 404.
-    sandboxCheckoutPageRouter(paymentProvider instanceof SandboxPaymentProvider ? paymentProvider : null),
-    adminAnalyticsRouter(identity),
-    billingRouter(identity, accessDenials, { paymentProvider, billing: { returnUrl: config.billingReturnUrl, publicUrl: config.publicUrl } }),
-    adminPaymentsRouter(identity),
-    adminWhatsAppRouter(identity, whatsappSettings),
-    whatsappWebhookRouter({ ...identity, logger: logger.child({ component: 'whatsapp' }) }),
-    chatRouter(identity, accessDenials, chat, { heartbeatMs: config.chatHeartbeatMs }),
-    conversationsRouter(identity, accessDenials),
-    tenantRouter(identity, accessDenials, { outbound }),
-    widgetRouter(identity, chat, { ...widgetOptions, heartbeatMs: config.chatHeartbeatMs }),
-    integrationsRouter(identity, accessDenials, { outbound }),
-    toolCallsRouter(identity, accessDenials, { outbound, logger: toolCalls.logger, toolLimits: toolCalls.toolLimits, accessTokens: toolCalls.accessTokens, connectorWaitMs: toolCalls.connectorWaitMs }),
-    integrationImportRouter(identity, accessDenials, { outbound, openapi: { maxBytes: config.openapiMaxBytes, fetchTimeoutMs: config.openapiFetchTimeoutMs }, openapiReader }),
-    toolsRouter(identity, accessDenials),
-    documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
-    widgetScriptRouter({ bundlePath: WIDGET_BUNDLE_PATH }),
-    publicChatPageRouter(identity, { publicUrl: config.publicUrl }),
-    // Always registered (404 without CONNECTOR_MANAGER_TOKEN), so the routes do not depend on the configuration.
-    connectorManagerRouter({ client: directConnectorClient, token: config.connectorManager.token, policy: connectorManagerPolicy }, MOUNTED_PREFIX),
-    // The widget's leads, feedback, handoff and speech (#15).
-    widgetLeadsRouter({ ...identity, limiter, leadLimits: { perVisitorPerHour: config.widgetLeads.perVisitorPerHour, perIpPerHour: config.widgetLeads.perIpPerHour } }, widgetOptions),
-    widgetFeedbackHandoffRouter(identity, widgetOptions),
-    speechRouter(identity, { speech, limiter, speechSettings }, widgetOptions),
-  ];
-  const httpApp = (): Koa => createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: httpRouters() });
+  const httpRouters = async (): Promise<Router[]> => {
+    const http = await import('../adapters/http/platform-routers');
+    return [
+      http.operationsRouter({
+        metrics,
+        metricsAuthToken: config.metricsAuthToken,
+        metricsPublic: config.metricsPublic,
+        startedAt,
+        readiness: () => checkReadiness({ eventStore, readStore, projectionStatus: () => runner.status(), maxProjectionLag: config.readyMaxProjectionLag }),
+      }),
+      http.apiDescriptionRouter(),
+      http.graphqlRouter(identity, graphqlOptions),
+      http.meSessionsRouter(identity),
+      http.orgRouter(identity, accessDenials, [http.orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), http.sdkConnectionsRouter(identity, sdkConnectionAdapters), http.orchestrationEventsRouter(identity, { orchestration: config.orchestration, limiter, ...dispatchOnReceipt })]),
+      http.publicRouter(identity),
+      http.teamRouter(identity, accessDenials),
+      http.adminRouter(identity, { ...graphqlOptions, showOneTimeCodes: mailer instanceof LogMailer }),
+      http.adminPlansRouter(identity),
+      http.adminQuotasRouter(identity),
+      http.adminTenantsRouter(identity),
+      http.adminSettingsRouter(identity),
+      http.adminAuditLogsRouter(identity, { readStore, eventStore, signer: auditSigner }),
+      // Mounted with Stripe too, so the routes (and the OpenAPI document) do not depend on the
+      // configuration: every checkout page is then 404.
+      http.sandboxCheckoutPageRouter(paymentProvider instanceof SandboxPaymentProvider ? paymentProvider : null),
+      http.adminAnalyticsRouter(identity),
+      http.billingRouter(identity, accessDenials, { paymentProvider, billing: { returnUrl: config.billingReturnUrl, publicUrl: config.publicUrl } }),
+      http.adminPaymentsRouter(identity),
+      http.adminWhatsAppRouter(identity, whatsappSettings),
+      http.whatsappWebhookRouter({ ...identity, logger: logger.child({ component: 'whatsapp' }) }),
+      http.chatRouter(identity, accessDenials, chat, { heartbeatMs: config.chatHeartbeatMs }),
+      http.conversationsRouter(identity, accessDenials),
+      http.tenantRouter(identity, accessDenials, { outbound }),
+      http.widgetRouter(identity, chat, { ...widgetOptions, heartbeatMs: config.chatHeartbeatMs }),
+      http.integrationsRouter(identity, accessDenials, { outbound }),
+      http.toolCallsRouter(identity, accessDenials, { outbound, logger: toolCalls.logger, toolLimits: toolCalls.toolLimits, accessTokens: toolCalls.accessTokens, connectorWaitMs: toolCalls.connectorWaitMs }),
+      http.integrationImportRouter(identity, accessDenials, { outbound, openapi: { maxBytes: config.openapiMaxBytes, fetchTimeoutMs: config.openapiFetchTimeoutMs }, openapiReader }),
+      http.toolsRouter(identity, accessDenials),
+      http.documentsRouter(identity, accessDenials, { blobStore, extractor: textExtractor, documents: { maxBytes: config.documentMaxBytes } }),
+      http.widgetScriptRouter({ bundlePath: http.WIDGET_BUNDLE_PATH }),
+      http.publicChatPageRouter(identity, { publicUrl: config.publicUrl }),
+      // Always registered (404 without CONNECTOR_MANAGER_TOKEN), so the routes do not depend on the configuration.
+      http.connectorManagerRouter({ client: directConnectorClient, token: config.connectorManager.token, policy: connectorManagerPolicy }, http.MOUNTED_PREFIX),
+      // The widget's leads, feedback, handoff and speech (#15).
+      http.widgetLeadsRouter({ ...identity, limiter, leadLimits: { perVisitorPerHour: config.widgetLeads.perVisitorPerHour, perIpPerHour: config.widgetLeads.perIpPerHour } }, widgetOptions),
+      http.widgetFeedbackHandoffRouter(identity, widgetOptions),
+      http.speechRouter(identity, { speech, limiter, speechSettings }, widgetOptions),
+    ];
+  };
+  const httpApp = async (): Promise<Koa> => (await import('../adapters/http/platform-routers')).createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: await httpRouters() });
   const widgetSockets = new WidgetChatSockets(
     { ...chat, secrets, logger: logger.child({ component: 'widget_socket' }), limiter, socketMetrics: new PrometheusWidgetSocketMetrics(metrics.registry) },
     { publicUrl: config.publicUrl, ...config.widgetSocket },
@@ -681,8 +641,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     },
     httpRouters,
     httpApp,
-    httpServer: () => {
-      const server = createHttpServer(httpApp());
+    httpServer: async () => {
+      const server = createHttpServer(await httpApp());
       widgetSockets.attach(server);
       return server;
     },
@@ -703,8 +663,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await readStore.close();
       await checkpointer?.stop();
       await openapiReader.close();
-      if (mailer instanceof SmtpMailer) mailer.close();
-      if (blobStore instanceof S3BlobStore) blobStore.close();
+      smtpMailer?.close();
+      s3BlobStore?.close();
       (sqlite as SqliteDatabase | null)?.close();
       (projectionDb as SqliteDatabase | null)?.close();
     },
@@ -722,7 +682,7 @@ function operatorOutbound(): OutboundHttp {
 export interface ConnectorManagerProcess {
   logger: Logger;
   /** The connector-manager's node:http server: `POST /v1/invoke` and `GET /health`. */
-  httpServer(): http.Server;
+  httpServer(): Promise<http.Server>;
 }
 
 /**
@@ -737,13 +697,12 @@ export function createConnectorManagerProcess(config: ConnectorManagerConfig, ov
   const policy = { maxAttempts: config.connectorManager.maxAttempts, retryBaseMs: config.connectorManager.retryBaseMs, timeoutMs: config.connectors.timeoutMs };
   const startedAt = clock.now();
   const metrics = new PlatformMetrics(() => Promise.resolve([]));
-  const app = createHttpApp({
-    logger,
-    metrics,
-    bodyLimitBytes: config.bodyLimitBytes,
-    routers: [connectorManagerHealthRouter(startedAt), connectorManagerRouter({ client, token: config.connectorManager.token, policy })],
-  });
-  return { logger, httpServer: () => createHttpServer(app) };
+  const httpServer = async (): Promise<http.Server> => {
+    const { createHttpApp, connectorManagerHealthRouter, connectorManagerRouter } = await import('../adapters/http/platform-routers');
+    const routers = [connectorManagerHealthRouter(startedAt), connectorManagerRouter({ client, token: config.connectorManager.token, policy })];
+    return createHttpServer(createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers }));
+  };
+  return { logger, httpServer };
 }
 
 export { ConfigError, loadConfig, loadConnectorManagerConfig } from './config/config';

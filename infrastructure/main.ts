@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const platform = await createPlatform(config);
   const { logger } = platform;
   await platform.start();
-  const server = platform.httpServer();
+  const server = await platform.httpServer();
   server.keepAliveTimeout = 5000;
   try {
     await new Promise<void>((resolve, reject) => {

@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const manager = createConnectorManagerProcess(config);
-  const server = manager.httpServer();
+  const server = await manager.httpServer();
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -5,11 +5,7 @@
 // most one blank line in a row.
 
 import { type SupportedType, type TextExtractor, UnsupportedDocumentError } from '../../application/ports/text-extractor';
-import { csvText } from './csv';
-import { docxText } from './docx';
-import { htmlText } from './html';
 import { markdownText } from './markdown';
-import { pdfText } from './pdf';
 import { sniffDocumentType, textOf } from './sniff';
 import { tidyText } from './tidy';
 import { CSV, DOCX, HTML, MARKDOWN, PDF, PLAIN_TEXT, SUPPORTED_TYPES } from '../../application/document/document-types';
@@ -24,19 +20,21 @@ export class DocumentTextExtractor implements TextExtractor {
     return sniffDocumentType(bytes, filename);
   }
 
+  // The library of a type is loaded with its first document: a process that reads no PDF
+  // never loads pdf.js (nor the operator CLI any of them).
   async extract(bytes: Buffer, contentType: string): Promise<string> {
     const type = mediaTypeOf(contentType);
     switch (type) {
       case PDF:
-        return pdfText(bytes);
+        return (await import('./pdf')).pdfText(bytes);
       case DOCX:
-        return docxText(bytes);
+        return (await import('./docx')).docxText(bytes);
       case HTML:
-        return htmlText(this.text(bytes, type));
+        return (await import('./html')).htmlText(this.text(bytes, type));
       case MARKDOWN:
         return markdownText(this.text(bytes, type));
       case CSV:
-        return csvText(this.text(bytes, type));
+        return (await import('./csv')).csvText(this.text(bytes, type));
       case PLAIN_TEXT:
         return tidyText(this.text(bytes, type));
       default:

@@ -7,17 +7,9 @@ import { parentPort } from 'node:worker_threads';
 import { inProcessOpenApiReader } from '../../application/integration/openapi-reading';
 import type { OpenApiProposalRequest } from '../../application/ports/openapi-reader';
 import { DomainError } from '../../domain/shared/errors';
-
-/** What the worker posts once it is ready for documents. */
-export const READY = 'ready';
+import { type ProposalAnswer, READY } from './proposal-protocol';
 
 const WARM_UP = ['3.0.3', '3.1.0'].map((openapi) => JSON.stringify({ openapi, info: { title: 'warm-up', version: '1' }, paths: {} }));
-
-/** What the worker posts back for one request. */
-export type ProposalAnswer =
-  | { ok: true; proposal: unknown }
-  | { ok: false; refusal: { kind: DomainError['kind']; code: string; message: string; field?: string } }
-  | { ok: false; failure: string };
 
 async function answer(request: OpenApiProposalRequest): Promise<ProposalAnswer> {
   try {

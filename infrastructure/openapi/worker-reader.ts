@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 import type { ImportProposal } from '../../application/integration/openapi-proposal';
 import type { OpenApiProposalRequest, OpenApiReader } from '../../application/ports/openapi-reader';
 import { DomainError, invalid } from '../../domain/shared/errors';
-import { type ProposalAnswer, READY } from './proposal-worker';
+import { type ProposalAnswer, READY } from './proposal-protocol';
 
 export interface WorkerReaderLimits {
   /** How long reading one document may take, from when a worker takes it. */

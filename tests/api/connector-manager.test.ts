@@ -291,7 +291,7 @@ describe('connector-manager as its own process (`npm run connector-manager`)', (
 
   before(async () => {
     const config = loadConnectorManagerConfig({ CONNECTOR_MANAGER_TOKEN: TOKEN, ...DEVELOPMENT });
-    manager = createConnectorManagerProcess(config, { logger: silentLogger }).httpServer();
+    manager = await createConnectorManagerProcess(config, { logger: silentLogger }).httpServer();
     await new Promise<void>((resolve) => manager.listen(0, '127.0.0.1', resolve));
     managerUrl = `http://127.0.0.1:${(manager.address() as AddressInfo).port}`;
     connector = await createExampleConnector({ signingSecret: SECRET }).listen(0, '127.0.0.1');

@@ -29,7 +29,7 @@ describe('HTTP server', () => {
 
   it('finishes a response at end(): writableEnded is true, and a status set afterwards is not sent', async () => {
     // A second server of the same platform, watched from a listener that runs before Koa's.
-    const watched = server.platform.httpServer();
+    const watched = await server.platform.httpServer();
     const endedAtEnd: boolean[] = [];
     watched.prependListener('request', (_request: http.IncomingMessage, response: http.ServerResponse) => {
       const end = response.end.bind(response) as (...args: unknown[]) => http.ServerResponse;

@@ -355,9 +355,9 @@ describe('Idempotency-Key on creating routes', () => {
       }),
     };
 
-    function postRoutes(): Array<{ route: string; honours: boolean }> {
+    async function postRoutes(): Promise<Array<{ route: string; honours: boolean }>> {
       const routes = new Map<string, boolean>();
-      for (const router of server.platform.httpRouters()) {
+      for (const router of await server.platform.httpRouters()) {
         for (const layer of router.stack) {
           if (!layer.methods.includes('POST')) continue;
           const route = `POST ${String(layer.path)}`;
@@ -367,15 +367,15 @@ describe('Idempotency-Key on creating routes', () => {
       return [...routes].map(([route, honours]) => ({ route, honours }));
     }
 
-    it('is either an action listed here or honours Idempotency-Key with a sample request', () => {
-      const routes = postRoutes();
+    it('is either an action listed here or honours Idempotency-Key with a sample request', async () => {
+      const routes = await postRoutes();
       expect(routes.filter((route) => route.honours).map((route) => route.route)).to.have.members(Object.keys(SAMPLES));
       expect(routes.filter((route) => !route.honours).map((route) => route.route)).to.have.members(Object.keys(ACTIONS));
     });
 
     it('replays, refuses another body with 422 and a malformed key with 400', async () => {
       let n = 0;
-      for (const { route, honours } of postRoutes()) {
+      for (const { route, honours } of await postRoutes()) {
         if (!honours) continue;
         n += 1;
         const sample = SAMPLES[route](n);

@@ -43,9 +43,9 @@ function openApiPath(routerPath: string): string {
 }
 
 /** Every method and path the app's routers register (HEAD comes with GET by itself). */
-function registeredRoutes(server: TestServer): Map<string, ReturnType<typeof bodyKindOf>> {
+async function registeredRoutes(server: TestServer): Promise<Map<string, ReturnType<typeof bodyKindOf>>> {
   const routes = new Map<string, ReturnType<typeof bodyKindOf>>();
-  for (const router of server.platform.httpRouters()) {
+  for (const router of await server.platform.httpRouters()) {
     for (const layer of router.stack) {
       if (layer.methods.length === 0) continue;
       if (typeof layer.path !== 'string') throw new Error(`a route with a RegExp path cannot be described: ${String(layer.path)}`);
@@ -90,8 +90,8 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
     expect(result.valid).to.equal(true);
   });
 
-  it('describes every route the app registers, and no route that does not exist', () => {
-    const registered = registeredRoutes(server);
+  it('describes every route the app registers, and no route that does not exist', async () => {
+    const registered = await registeredRoutes(server);
     const described = describedRoutes(document);
     const undescribed = [...registered.keys()].filter((route) => !described.has(route));
     const unregistered = [...described].filter((route) => !registered.has(route));
@@ -100,9 +100,9 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
     expect(registered.size).to.be.greaterThan(40);
   });
 
-  it("describes each route's request body in the body kind the route declares", () => {
+  it("describes each route's request body in the body kind the route declares", async () => {
     const mismatches: string[] = [];
-    for (const [route, kind] of registeredRoutes(server)) {
+    for (const [route, kind] of await registeredRoutes(server)) {
       const [method, path] = route.split(' ');
       const body = document.paths[path][method.toLowerCase()].requestBody;
       if (!body) continue;
@@ -114,9 +114,9 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
     expect(mismatches).to.deep.equal([]);
   });
 
-  it('describes Idempotency-Key on exactly the routes that honour it, with its statuses and headers', () => {
+  it('describes Idempotency-Key on exactly the routes that honour it, with its statuses and headers', async () => {
     const honouring = new Set<string>();
-    for (const router of server.platform.httpRouters()) {
+    for (const router of await server.platform.httpRouters()) {
       for (const layer of router.stack) {
         if (typeof layer.path !== 'string' || !layer.stack.some(honoursIdempotencyKey)) continue;
         for (const method of layer.methods) if (method !== 'HEAD') honouring.add(`${method} ${openApiPath(layer.path)}`);

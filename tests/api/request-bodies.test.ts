@@ -124,7 +124,7 @@ describe('request bodies by route kind (JSON, multipart, form, raw)', () => {
     router.post('/hidden-raw', hidden, (ctx) => {
       ctx.body = { length: rawBodyOf(ctx).length };
     });
-    const app = createHttpApp({ logger: silentLogger, metrics: noMetrics, bodyLimitBytes: platform.platform.config.bodyLimitBytes, routers: [...platform.platform.httpRouters(), router] });
+    const app = createHttpApp({ logger: silentLogger, metrics: noMetrics, bodyLimitBytes: platform.platform.config.bodyLimitBytes, routers: [...(await platform.platform.httpRouters()), router] });
     server = createHttpServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;

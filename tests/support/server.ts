@@ -47,7 +47,7 @@ export async function startTestServer(env: Record<string, string> = {}, override
   });
   const platform = await createPlatform(config, { logger: silentLogger, ...overrides });
   await platform.start();
-  const server = platform.httpServer();
+  const server = await platform.httpServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
