@@ -32,6 +32,7 @@ import {
 import { Batches } from '../application/shared/batches';
 import { DEFAULT_LEASE_TTL_MS, Lease, pause, processHolderId } from '../application/shared/lease';
 import type { Projection, ProjectionView } from './projection';
+import { messageOf } from '../domain/shared/errors';
 
 export interface ProjectionRunnerOptions {
   batchSize?: number;
@@ -260,7 +261,7 @@ class LiveProjection {
           continue;
         }
         this.status = 'failed';
-        this.error = error instanceof Error ? error.message : String(error);
+        this.error = messageOf(error);
         this.onProgress();
         if (error instanceof EventDecodingError) {
           // Retrying cannot help: the event reads the same until a release declares its shape

@@ -32,7 +32,7 @@ import {
   statusFilter,
   timeRange,
 } from '../../application/orchestration/orchestration-events';
-import { DomainError } from '../../domain/shared/errors';
+import { DomainError, messageOf } from '../../domain/shared/errors';
 
 const USAGE = `usage: npm run cli -- <command>
 
@@ -415,7 +415,7 @@ if (require.main === module) {
         process.exit(2);
       }
       const code = (error as { code?: string }).code;
-      process.stderr.write(`error: ${code ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`error: ${code ? `${code}: ` : ''}${messageOf(error)}\n`);
       process.exit(1);
     });
 }

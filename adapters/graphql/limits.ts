@@ -21,6 +21,7 @@ import {
   isIntrospectionType,
 } from 'graphql';
 import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
+import { messageOf } from '../../domain/shared/errors';
 
 export interface QueryLimits {
   /** Most nested field levels: `{ me { user { id } } }` is 3. */
@@ -120,7 +121,7 @@ export function queryCostProblem(
     });
   } catch (error) {
     // Arguments that cannot be read with these variables: the same refusal execution would give.
-    return new GraphQLError(error instanceof Error ? error.message : String(error), { extensions: { code: 'invalid_request', status: 400 } });
+    return new GraphQLError(messageOf(error), { extensions: { code: 'invalid_request', status: 400 } });
   }
   if (cost > maxCost) return refusal('query_too_complex', `the query costs ${cost}; at most ${maxCost} is allowed`, maxCost, cost);
   return null;

@@ -32,6 +32,7 @@ import { type Saga, forEachConcurrently } from '../sagas/saga';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { enabledHandoffConfig, handoffConfigAggregate } from './handoff-config';
 import { handoffPayload } from './handoff-payload';
+import { messageOf } from '../../domain/shared/errors';
 
 export const HANDOFF_DELIVERY = 'handoff_delivery';
 
@@ -120,8 +121,6 @@ export interface HandoffDeliveryDependencies extends CommandDependencies, ReadMo
 /** Handoffs one due pass looks at per kind; the next pass takes the rest. */
 const DUE_PAGE = 100;
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message || error.name : String(error));
-
 export function handoffDeliverySaga(deps: HandoffDeliveryDependencies, policy: HandoffDeliveryPolicy & { concurrency: number }): Saga<'ConversationStatusChanged'> {
   const process = handoffDelivery(policy);
 
@@ -166,7 +165,7 @@ export function handoffDeliverySaga(deps: HandoffDeliveryDependencies, policy: H
           ? { type: 'WebhookAccepted', data: { handoff_id, attempt, status_code: answer.status } }
           : { type: 'WebhookFailed', data: { handoff_id, attempt, status_code: answer.status, error: `the webhook answered HTTP ${answer.status}` } };
     } catch (error) {
-      outcome = { type: 'WebhookFailed', data: { handoff_id, attempt, status_code: null, error: errorText(error) } };
+      outcome = { type: 'WebhookFailed', data: { handoff_id, attempt, status_code: null, error: messageOf(error) } };
     }
     await run(handoff_id, outcome, context.causation_id);
   }

@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import { compileErrors, dereference, validate, type ParserOptions } from '@readme/openapi-parser';
 import { parse as parseYaml } from 'yaml';
-import { type DomainError, invalid } from '../../domain/shared/errors';
+import { type DomainError, invalid, messageOf } from '../../domain/shared/errors';
 import { isPlainObject } from './openapi-schema';
 
 export type OpenApiDialect = '3.0' | '3.1';
@@ -133,7 +133,7 @@ export async function readOpenApiDocument(bytes: Buffer | string, field: string)
     api = (await dereference(structuredClone(parsed) as never, { ...PARSER_OPTIONS, dereference: { circular: true } })) as unknown as Record<string, unknown>;
   } catch (error) {
     if ((error as DomainError).code === 'invalid_openapi') throw error;
-    throw invalid('invalid_openapi', `${field}: the document cannot be read as OpenAPI: ${problemsOf(error instanceof Error ? error.message : String(error))}`, field);
+    throw invalid('invalid_openapi', `${field}: the document cannot be read as OpenAPI: ${problemsOf(messageOf(error))}`, field);
   }
   const info = isPlainObject(api.info) ? api.info : {};
   return {

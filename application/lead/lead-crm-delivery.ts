@@ -35,6 +35,7 @@ import type { ReadModelDependencies } from '../shared/read-models';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { answerExcerpt, crmRecordIdOf, crmRequestOf } from './crm-requests';
 import { leadAggregate } from './leads';
+import { messageOf } from '../../domain/shared/errors';
 
 export const LEAD_CRM_DELIVERY = 'lead_crm_delivery';
 
@@ -121,8 +122,6 @@ export interface LeadCrmDeliveryDependencies extends CommandDependencies, ReadMo
 /** Leads one due pass looks at per kind; the next pass takes the rest. */
 const DUE_PAGE = 100;
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message || error.name : String(error));
-
 export function leadCrmDeliverySaga(deps: LeadCrmDeliveryDependencies, policy: LeadCrmDeliveryPolicy & { concurrency: number }): Saga<'LeadCaptured'> {
   const process = leadCrmDelivery(policy);
 
@@ -148,7 +147,7 @@ export function leadCrmDeliverySaga(deps: LeadCrmDeliveryDependencies, policy: L
     try {
       request = crmRequestOf(target, lead);
     } catch (error) {
-      return withdraw(errorText(error));
+      return withdraw(messageOf(error));
     }
     // The claim. No idempotency key on purpose: the append is checked against the revision
     // just read, so when two deliveries race for this attempt the loser re-reads, finds it
@@ -182,7 +181,7 @@ export function leadCrmDeliverySaga(deps: LeadCrmDeliveryDependencies, policy: L
           ? { type: 'CrmAccepted', data: { lead_id, attempt, status_code: status, crm_record_id: recordId } }
           : { type: 'CrmCallFailed', data: { lead_id, attempt, status_code: status, error: `the CRM answered HTTP ${status}${excerpt ? `: ${excerpt}` : ''}` } };
     } catch (error) {
-      outcome = { type: 'CrmCallFailed', data: { lead_id, attempt, status_code: null, error: errorText(error) } };
+      outcome = { type: 'CrmCallFailed', data: { lead_id, attempt, status_code: null, error: messageOf(error) } };
     }
     await run(lead_id, outcome, context.causation_id);
   }

@@ -19,6 +19,7 @@ import type { ProcessManager } from '../sagas/process-manager';
 import { type Saga, forEachConcurrently } from '../sagas/saga';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { emailAggregate } from './outbox';
+import { messageOf } from '../../domain/shared/errors';
 
 export const MAIL_DELIVERY = 'mail_delivery';
 
@@ -136,7 +137,7 @@ export function mailDeliverySaga(deps: MailDeliveryDependencies, policy: MailDel
         ? { type: 'MailerAccepted', data: { email_id, attempt, provider: deps.mailer.provider, provider_message_id: messageId } }
         : { type: 'MailerKept', data: { email_id, attempt, provider: deps.mailer.provider } };
     } catch (error) {
-      outcome = { type: 'MailerFailed', data: { email_id, attempt, error: error instanceof Error ? error.message || error.name : String(error) } };
+      outcome = { type: 'MailerFailed', data: { email_id, attempt, error: messageOf(error) } };
     }
     await run(email_id, outcome, context.causation_id);
   }

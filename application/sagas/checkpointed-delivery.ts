@@ -18,6 +18,7 @@ import { type Logger, silentLogger } from '../ports/logger';
 import { CheckpointConflictError, LeaseLostError, type ProjectionState, type ReadStore } from '../ports/read-store';
 import { Lease, type LeaseSettings, defaultLeaseSettings, pause } from '../shared/lease';
 import type { DeliverEvent, DeliveryFailure, SagaDelivery, SagaSubscription, SagaSubscriptionOptions } from '../ports/saga-delivery';
+import { messageOf } from '../../domain/shared/errors';
 
 export const SAGA_FAILURES = 'saga_failures';
 
@@ -315,7 +316,7 @@ class GroupDelivery {
       revision: event.revision,
       position: event.position,
       attempts,
-      last_error: error instanceof Error ? error.message : String(error),
+      last_error: messageOf(error),
       next_attempt_at: deadLettered ? null : next,
       status: deadLettered ? 'dead_lettered' : 'retrying',
     };

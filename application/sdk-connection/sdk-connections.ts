@@ -41,7 +41,7 @@ import {
   sdkConnectionStream,
   usableSecrets,
 } from '../../domain/sdk-connection/sdk-connection';
-import { type DomainError, conflict, invalid, notFound } from '../../domain/shared/errors';
+import { type DomainError, conflict, invalid, notFound, messageOf } from '../../domain/shared/errors';
 import { normalizeText } from '../../domain/shared/text';
 import { type ConnectionSyncFailure, type ConnectionSyncRecord, type ConnectionTestRecord, SDK_CONNECTIONS, type SdkConnectionDocument } from '../../projections/sdk-connections';
 import { type Aggregate, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
@@ -387,7 +387,7 @@ interface CallOutcome {
 function asCallError(error: unknown): ConnectorCallError {
   if (error instanceof ConnectorCallError) return error;
   // The port promises ConnectorCallError only; anything else still becomes an outcome, never a crash.
-  return new ConnectorCallError('unreachable', error instanceof Error ? error.message : String(error), 0);
+  return new ConnectorCallError('unreachable', messageOf(error), 0);
 }
 
 const refusedSignature = (outcome: Pick<CallOutcome, 'exchange' | 'failure'>): boolean =>

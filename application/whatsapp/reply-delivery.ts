@@ -17,7 +17,7 @@
 // gives the reply up at once; others (no answer, 429, 5xx) are retried with back-off.
 
 import { type WhatsAppReplyCommand, type WhatsAppReplyEvent, type WhatsAppReplyQueuedData, type WhatsAppReplyState, whatsappReplyDecider, whatsappReplyEvents, whatsappReplyStream } from '../../domain/whatsapp-reply/whatsapp-reply';
-import { DomainError } from '../../domain/shared/errors';
+import { DomainError, messageOf } from '../../domain/shared/errors';
 import { WHATSAPP_REPLIES, type WhatsAppReplyDocument } from '../../projections/whatsapp-replies';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { Secrets } from '../ports/identity';
@@ -135,8 +135,6 @@ export async function queueWhatsAppReply(deps: CommandDependencies, reply: Omit<
 /** Replies one due pass looks at per kind; the next pass takes the rest. */
 const DUE_PAGE = 100;
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message || error.name : String(error));
-
 export function whatsappReplyDeliverySaga(deps: ReplyDeliveryDependencies, policy: ReplyDeliveryPolicy & { concurrency: number }): Saga<'WhatsAppReplyQueued'> {
   const process = whatsappReplyDelivery(policy);
 
@@ -183,7 +181,7 @@ export function whatsappReplyDeliverySaga(deps: ReplyDeliveryDependencies, polic
       outcome =
         error instanceof MessagingError
           ? { type: 'MessagingFailed', data: { reply_id, attempt, status_code: error.statusCode, error: error.message, permanent: error.permanent } }
-          : { type: 'MessagingFailed', data: { reply_id, attempt, status_code: null, error: errorText(error), permanent: false } };
+          : { type: 'MessagingFailed', data: { reply_id, attempt, status_code: null, error: messageOf(error), permanent: false } };
     }
     await run(reply_id, outcome, context.causation_id);
   }

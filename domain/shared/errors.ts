@@ -57,3 +57,6 @@ export class RejectionWithEvents<Event = unknown> extends DomainError {
     super(error.kind, error.code, error.message, error.field);
   }
 }
+
+/** What a thrown value says, for a record or a log line: an Error's message (its name when it has none), anything else as text. */
+export const messageOf = (thrown: unknown): string => (thrown instanceof Error ? thrown.message || thrown.name : String(thrown));

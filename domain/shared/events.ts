@@ -10,6 +10,7 @@ import { isLeft } from 'fp-ts/Either';
 import type * as t from 'io-ts';
 import type { Message } from './decider';
 import { type StreamCategory, streamCategory } from './stream-names';
+import { messageOf } from './errors';
 
 /** Maps the data of version n to the shape of version n + 1; history itself is never rewritten. */
 export type Upcaster = (data: Readonly<Record<string, unknown>>) => unknown;
@@ -140,7 +141,7 @@ export function eventRegistry<const Groups extends readonly EventGroup[]>(groups
         try {
           current = declaration.upcasters[version](current);
         } catch (error) {
-          return { ok: false, reason: 'mismatch', message: `the upcaster from version ${version} failed: ${error instanceof Error ? error.message : String(error)}` };
+          return { ok: false, reason: 'mismatch', message: `the upcaster from version ${version} failed: ${messageOf(error)}` };
         }
       }
       const decoded = declaration.data.decode(current);

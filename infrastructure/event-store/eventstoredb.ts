@@ -90,6 +90,7 @@ import {
   type SubscriptionMessage,
   type StreamAppend,
 } from '../../application/ports/event-store';
+import { messageOf } from '../../domain/shared/errors';
 
 /** Metadata key carrying our id when it is not a UUID EventStoreDB can store as is. */
 const ORIGINAL_ID_KEY = 'original_event_id';
@@ -501,7 +502,7 @@ class AllSubscription implements EventSubscription {
 
   private fail(error: unknown): void {
     if (this.stopped || this.failure) return;
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     this.failure = new Error(`subscription to $all failed: ${message}`, { cause: error });
     const source = this.source;
     if (source) void source.unsubscribe().catch(() => undefined);

@@ -6,7 +6,7 @@
 import { parentPort } from 'node:worker_threads';
 import { inProcessOpenApiReader } from '../../application/integration/openapi-reading';
 import type { OpenApiProposalRequest } from '../../application/ports/openapi-reader';
-import { DomainError } from '../../domain/shared/errors';
+import { DomainError, messageOf } from '../../domain/shared/errors';
 import { type ProposalAnswer, READY } from './proposal-protocol';
 
 const WARM_UP = ['3.0.3', '3.1.0'].map((openapi) => JSON.stringify({ openapi, info: { title: 'warm-up', version: '1' }, paths: {} }));
@@ -16,7 +16,7 @@ async function answer(request: OpenApiProposalRequest): Promise<ProposalAnswer> 
     return { ok: true, proposal: await inProcessOpenApiReader.propose(request) };
   } catch (error) {
     if (error instanceof DomainError) return { ok: false, refusal: { kind: error.kind, code: error.code, message: error.message, ...(error.field === undefined ? {} : { field: error.field }) } };
-    return { ok: false, failure: error instanceof Error ? error.message : String(error) };
+    return { ok: false, failure: messageOf(error) };
   }
 }
 

@@ -11,6 +11,7 @@ import { type ClientRequest, type IncomingMessage, request as httpRequest } from
 import { request as httpsRequest } from 'node:https';
 import { OutboundCallError, type OutboundAnswer, type OutboundHttp, type OutboundRefusal, type OutboundRequest, type OutboundResponse, type SignedPost } from '../../application/ports/outbound-http';
 import { AddressGuard, type OutboundPolicy, REFUSED_ADDRESS_CODE, type Resolve } from './address-guard';
+import { messageOf } from '../../domain/shared/errors';
 
 export const SIGNATURE_HEADER = 'x-svc-signature';
 export const TIMESTAMP_HEADER = 'x-svc-timestamp';
@@ -105,7 +106,7 @@ export class GuardedOutboundHttp implements OutboundHttp {
           });
         } catch (error) {
           // A request node:http will not even start (a header it cannot write): no answer, said as such.
-          finish(() => reject(new OutboundCallError('network', error instanceof Error ? error.message : String(error))));
+          finish(() => reject(new OutboundCallError('network', messageOf(error))));
           return;
         }
         const current = request;

@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { CheckpointerMessage, CheckpointWorkerData } from './checkpointer';
+import { messageOf } from '../../domain/shared/errors';
 
 const { file, synchronous, intervalMs } = workerData as CheckpointWorkerData;
 const db = new Database(file);
@@ -23,7 +24,7 @@ const timer = setInterval(() => {
     // Another connection checkpointing at the moment (a second process on the file): next time.
     const code = (error as { code?: unknown }).code;
     if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return;
-    post({ kind: 'failed', message: error instanceof Error ? error.message : String(error) });
+    post({ kind: 'failed', message: messageOf(error) });
   }
 }, intervalMs);
 

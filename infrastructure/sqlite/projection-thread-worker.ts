@@ -16,6 +16,7 @@ import { SqliteReadStore } from '../read-store/sqlite';
 import { systemClock, uuidGenerator } from '../system';
 import { derivedDataSynchronous, openSqliteDatabase } from './database';
 import { type ProjectionThreadData, type ToProjectionThread, type FromProjectionThread, checkpointOutcome } from './projection-thread';
+import { messageOf } from '../../domain/shared/errors';
 
 const data = workerData as ProjectionThreadData;
 const post = (message: FromProjectionThread): void => parentPort!.postMessage(message);
@@ -80,7 +81,7 @@ async function main(): Promise<void> {
       const work = message.kind === 'rebuild' ? runner.rebuild(message.name) : anchoring ? anchoring.runOnce() : Promise.reject(new Error('the audit anchoring does not run on this thread'));
       work.then(
         (result) => post({ kind: 'answer', id: message.id, result: result ?? null, failure: null }),
-        (error: unknown) => post({ kind: 'answer', id: message.id, result: null, failure: error instanceof Error ? error.message : String(error) }),
+        (error: unknown) => post({ kind: 'answer', id: message.id, result: null, failure: messageOf(error) }),
       );
       return;
     }
@@ -104,6 +105,6 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   // The serving thread logs it and starts the thread again (projection-thread.ts).
-  post({ kind: 'failed', message: error instanceof Error ? error.message : String(error) });
+  post({ kind: 'failed', message: messageOf(error) });
   process.exit(1);
 });

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { AuditAnchoringSettings, CheckpointRecorder, CheckpointToRecord } from '../../application/audit-log/audit-anchoring';
 import type { Logger } from '../../application/ports/logger';
-import { DomainError, type DomainErrorKind } from '../../domain/shared/errors';
+import { DomainError, type DomainErrorKind, messageOf } from '../../domain/shared/errors';
 import type { ProjectionProgress } from '../../projections/runner';
 import type { SqliteSynchronous } from './database';
 
@@ -82,7 +82,7 @@ export async function checkpointAnswer(record: CheckpointRecorder, toRecord: Che
     return { refusal: null, failure: null };
   } catch (error) {
     if (error instanceof DomainError) return { refusal: { kind: error.kind, code: error.code, message: error.message }, failure: null };
-    return { refusal: null, failure: error instanceof Error ? error.message : String(error) };
+    return { refusal: null, failure: messageOf(error) };
   }
 }
 
