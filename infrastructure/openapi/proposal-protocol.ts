@@ -1,5 +1,6 @@
-// What WorkerOpenApiReader (worker-reader.ts) and its worker (proposal-worker.ts) say to each
-// other, apart from the worker: the serving thread loads this, never the parser the worker runs.
+// The messages between WorkerOpenApiReader (worker-reader.ts) and its worker
+// (proposal-worker.ts), in a module of their own: the serving thread loads this one, never the
+// worker's module and the OpenAPI parser it runs.
 
 import type { DomainError } from '../../domain/shared/errors';
 
