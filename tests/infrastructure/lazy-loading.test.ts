@@ -14,13 +14,14 @@ import { expect } from 'chai';
 const run = promisify(execFile);
 const DIST = path.resolve(__dirname, '../..');
 
-/** What a fresh process has loaded after creating a platform on `dataDir`, and again after building its HTTP server. */
-async function loadedModules(dataDir: string): Promise<{ created: string[]; serving: string[] }> {
+/** What a fresh process has loaded after creating a platform on `dataDir` with `env`, and again after building its HTTP server. */
+async function loadedModules(dataDir: string, env: Record<string, string> = {}): Promise<{ created: string[]; serving: string[] }> {
+  const settings = { DATA_DIR: dataDir, SCRYPT_LOG_N: '12', LOG_LEVEL: 'silent', ...env };
   const script = `
     const { createPlatform, loadConfig } = require(${JSON.stringify(path.join(DIST, 'infrastructure/composition-root.js'))});
     const loaded = () => Object.keys(require.cache);
     (async () => {
-      const platform = await createPlatform(loadConfig({ DATA_DIR: ${JSON.stringify(dataDir)}, SCRYPT_LOG_N: '12', LOG_LEVEL: 'silent' }));
+      const platform = await createPlatform(loadConfig(${JSON.stringify(settings)}));
       const created = loaded();
       await platform.httpServer();
       const serving = loaded();
@@ -58,5 +59,26 @@ describe('what a platform process loads', function () {
     for (const name of HTTP_LAYER) expect(packageLoaded(modules.created, name), name).to.equal(false);
     expect(routers(modules.serving)).to.equal(true);
     for (const name of HTTP_LAYER) expect(packageLoaded(modules.serving, name), `${name}, serving`).to.equal(true);
+  });
+
+  it('loads the client of each outside service it is configured for, and closes them', async () => {
+    // Nothing listens at these addresses: creating a platform contacts none of them.
+    const nowhere = 'http://127.0.0.1:9';
+    const configuredDir = mkdtempSync(path.join(tmpdir(), 'svc-lazy-configured-'));
+    const configured = await loadedModules(configuredDir, {
+      S3_BUCKET: 'svc-documents',
+      S3_ENDPOINT: nowhere,
+      S3_ACCESS_KEY_ID: 'local',
+      S3_SECRET_ACCESS_KEY: 'local-secret',
+      SMTP_URL: 'smtp://127.0.0.1:9',
+      STRIPE_SECRET_KEY: 'sk_test_unused',
+      STRIPE_WEBHOOK_SECRET: 'whsec_unused',
+      LLM_BASE_URL: nowhere,
+      LLM_MODEL: 'local-model',
+      EMBEDDINGS_BASE_URL: nowhere,
+      SPEECH_BASE_URL: nowhere,
+    }).finally(() => rmSync(configuredDir, { recursive: true, force: true }));
+    for (const name of ['@aws-sdk/client-s3', 'nodemailer', 'stripe', 'openai']) expect(packageLoaded(configured.created, name), name).to.equal(true);
+    for (const name of ['mongodb', '@eventstore/db-client']) expect(packageLoaded(configured.created, name), name).to.equal(false);
   });
 });
