@@ -5,7 +5,7 @@
 
 import type { Actor } from '../application/ports/event-store';
 import { type ToolDefinition, type ToolEvent, type ToolOrigin, type ToolSource, type ToolTarget, toolEvents } from '../domain/tool/tool';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface BusinessToolDocument {
   id: string;
@@ -37,20 +37,21 @@ const targetIds = (target: ToolTarget): Pick<BusinessToolDocument, 'integration_
 
 const chatOffered = (definition: ToolDefinition): boolean => definition.chat && definition.enabled;
 
-export const businessToolsProjection: EventProjection<ToolEvent['type']> = {
+export const businessToolsProjection = documentProjection<ToolEvent['type'], BusinessToolDocument>({
   name: 'business_tools',
   version: 1,
-  collections: [{ name: BUSINESS_TOOLS, indexes: [{ field: 'tenant_id' }, { field: 'workspace_id' }, { field: 'integration_id' }, { field: 'source' }, { field: 'connection_id' }, { field: 'offered_in_chat' }, { field: 'created_at' }] }],
+  collection: {
+    name: BUSINESS_TOOLS,
+    indexes: [{ field: 'tenant_id' }, { field: 'workspace_id' }, { field: 'integration_id' }, { field: 'source' }, { field: 'connection_id' }, { field: 'offered_in_chat' }, { field: 'created_at' }],
+  },
   handles: toolEvents.types,
-  async apply(event, view) {
-    const id = event.data.tool_id;
-    const current = await view.get<BusinessToolDocument>(BUSINESS_TOOLS, id);
-    if (current && current.position >= event.position) return;
+  documentId: (event) => event.data.tool_id,
+  evolve(current, event) {
     switch (event.type) {
       case 'ToolCreated': {
-        const { tenant_id, workspace_id, target, source, definition, origin, created_at } = event.data;
-        view.put(BUSINESS_TOOLS, {
-          id,
+        const { tool_id, tenant_id, workspace_id, target, source, definition, origin, created_at } = event.data;
+        return {
+          id: tool_id,
           tenant_id,
           workspace_id,
           ...targetIds(target),
@@ -64,14 +65,12 @@ export const businessToolsProjection: EventProjection<ToolEvent['type']> = {
           updated_at: created_at,
           updated_by: event.metadata.actor,
           revision: event.revision,
-          position: event.position,
-        } satisfies BusinessToolDocument);
-        return;
+        };
       }
       case 'ToolUpdated': {
-        if (!current) return;
+        if (!current) return null;
         const { definition, origin, edited_fields, updated_at } = event.data;
-        view.put(BUSINESS_TOOLS, {
+        return {
           ...current,
           definition,
           name: definition.name,
@@ -81,13 +80,10 @@ export const businessToolsProjection: EventProjection<ToolEvent['type']> = {
           updated_at,
           updated_by: event.metadata.actor,
           revision: event.revision,
-          position: event.position,
-        } satisfies BusinessToolDocument);
-        return;
+        };
       }
       case 'ToolDeleted':
-        view.delete(BUSINESS_TOOLS, id);
-        return;
+        return null;
     }
   },
-};
+});

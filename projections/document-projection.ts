@@ -22,8 +22,9 @@ export interface DocumentProjectionSpec<Type extends DomainEventType, Doc extend
   documentId(event: RecordedOf<Type>): string;
   /**
    * The document after the event, from the one before it (null before its first event).
-   * Returning `current` itself writes nothing; null writes none (an event about a document
-   * that does not exist).
+   * Returning `current` itself writes nothing; null leaves no document: the one there is
+   * deleted (an event that removes it), or none is written (an event about a document that
+   * does not exist).
    */
   evolve(current: Doc | null, event: RecordedOf<Type>): Unpositioned<Doc> | null;
 }
@@ -43,8 +44,9 @@ export function documentProjection<Type extends DomainEventType, Doc extends Doc
       // Applied already: a redelivery or a replay changes nothing.
       if (current && current.position >= event.position) return;
       const next = spec.evolve(current, event);
-      if (next === null || next === current) return;
-      view.put(collection, { ...next, id, position: event.position });
+      if (next === current) return;
+      if (next === null) view.delete(collection, id);
+      else view.put(collection, { ...next, id, position: event.position });
     },
   };
 }

@@ -6,7 +6,7 @@
 
 import { type DefaultHeaders, type IntegrationAuth, type IntegrationEvent, type OpenApiSource, integrationEvents } from '../domain/integration/integration';
 import type { Actor } from '../application/ports/event-store';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface IntegrationDocument {
   id: string;
@@ -28,22 +28,20 @@ export interface IntegrationDocument {
 
 export const INTEGRATIONS = 'integrations';
 
-export const integrationsProjection: EventProjection<IntegrationEvent['type']> = {
+export const integrationsProjection = documentProjection<IntegrationEvent['type'], IntegrationDocument>({
   name: 'integrations',
   version: 1,
-  collections: [{ name: INTEGRATIONS, indexes: [{ field: 'tenant_id' }, { field: 'workspace_id' }, { field: 'created_at' }] }],
+  collection: { name: INTEGRATIONS, indexes: [{ field: 'tenant_id' }, { field: 'workspace_id' }, { field: 'created_at' }] },
   handles: integrationEvents.types,
-  async apply(event, view) {
-    const id = event.data.integration_id;
-    const current = await view.get<IntegrationDocument>(INTEGRATIONS, id);
-    if (current && current.position >= event.position) return;
+  documentId: (event) => event.data.integration_id,
+  evolve(current, event) {
     switch (event.type) {
       case 'IntegrationCreated':
       case 'IntegrationUpdated': {
-        const { tenant_id, workspace_id, name, base_url, auth, credentials_sealed, default_headers } = event.data;
+        const { integration_id, tenant_id, workspace_id, name, base_url, auth, credentials_sealed, default_headers } = event.data;
         const at = event.type === 'IntegrationCreated' ? event.data.created_at : event.data.updated_at;
-        view.put(INTEGRATIONS, {
-          id,
+        return {
+          id: integration_id,
           tenant_id,
           workspace_id,
           name,
@@ -56,17 +54,12 @@ export const integrationsProjection: EventProjection<IntegrationEvent['type']> =
           updated_at: at,
           updated_by: event.metadata.actor,
           revision: event.revision,
-          position: event.position,
-        } satisfies IntegrationDocument);
-        return;
+        };
       }
       case 'IntegrationDeleted':
-        view.delete(INTEGRATIONS, id);
-        return;
+        return null;
       case 'IntegrationOpenApiImported':
-        if (!current) return;
-        view.put(INTEGRATIONS, { ...current, openapi_source: event.data.source, updated_at: event.data.source.imported_at, updated_by: event.metadata.actor, revision: event.revision, position: event.position });
-        return;
+        return current && { ...current, openapi_source: event.data.source, updated_at: event.data.source.imported_at, updated_by: event.metadata.actor, revision: event.revision };
     }
   },
-};
+});

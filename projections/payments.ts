@@ -2,7 +2,7 @@
 // tenant's payment history, the admin's payments and revenue.
 
 import { type PaymentEvent, paymentEvents } from '../domain/payment/payment';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface PaymentDocument {
   id: string;
@@ -25,21 +25,20 @@ export interface PaymentDocument {
 
 export const PAYMENTS = 'payments';
 
-export const paymentsProjection: EventProjection<PaymentEvent['type']> = {
+export const paymentsProjection = documentProjection<PaymentEvent['type'], PaymentDocument>({
   name: 'payments',
   version: 1,
-  collections: [{ name: PAYMENTS, indexes: [{ field: 'tenant_id' }, { field: 'status' }, { field: 'occurred_at' }, { field: 'checkout_id' }] }],
+  collection: { name: PAYMENTS, indexes: [{ field: 'tenant_id' }, { field: 'status' }, { field: 'occurred_at' }, { field: 'checkout_id' }] },
   handles: paymentEvents.types,
-  async apply(event, view) {
+  documentId: (event) => event.data.payment_id,
+  evolve(_current, event) {
     const { payment_id, tenant_id, checkout_id, plan_id, interval, amount, currency, provider } = event.data;
-    const facts = { id: payment_id, tenant_id, checkout_id, plan_id, interval, amount, currency, provider, position: event.position };
+    const facts = { id: payment_id, tenant_id, checkout_id, plan_id, interval, amount, currency, provider };
     switch (event.type) {
       case 'PaymentSucceeded':
-        view.put(PAYMENTS, { ...facts, status: 'succeeded', provider_payment_id: event.data.provider_payment_id, failure_code: null, failure_message: null, occurred_at: event.data.paid_at });
-        return;
+        return { ...facts, status: 'succeeded', provider_payment_id: event.data.provider_payment_id, failure_code: null, failure_message: null, occurred_at: event.data.paid_at };
       case 'PaymentFailed':
-        view.put(PAYMENTS, { ...facts, status: 'failed', provider_payment_id: null, failure_code: event.data.failure_code, failure_message: event.data.failure_message, occurred_at: event.data.failed_at });
-        return;
+        return { ...facts, status: 'failed', provider_payment_id: null, failure_code: event.data.failure_code, failure_message: event.data.failure_message, occurred_at: event.data.failed_at };
     }
   },
-};
+});

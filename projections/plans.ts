@@ -3,7 +3,7 @@
 // the entitlement check.
 
 import { type PlanEvent, type PlanFeatures, type PlanLimits, type PlanPrice, planEvents } from '../domain/plan/plan';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface PlanDocument {
   id: string;
@@ -29,38 +29,30 @@ export const PLANS = 'plans';
 const monthlyEquivalent = (prices: readonly PlanPrice[]): number =>
   Math.min(...prices.map((price) => (price.interval === 'year' ? Math.round(price.amount / 12) : price.amount)));
 
-export const plansProjection: EventProjection<PlanEvent['type']> = {
+export const plansProjection = documentProjection<PlanEvent['type'], PlanDocument>({
   name: 'plans',
   version: 1,
-  collections: [{ name: PLANS, indexes: [{ field: 'code', unique: true }, { field: 'status' }, { field: 'sort_amount' }] }],
+  collection: { name: PLANS, indexes: [{ field: 'code', unique: true }, { field: 'status' }, { field: 'sort_amount' }] },
   handles: planEvents.types,
-  async apply(event, view) {
-    const base = { updated_at: event.metadata.occurred_at, position: event.position, revision: event.revision };
+  documentId: (event) => event.data.plan_id,
+  evolve(current, event) {
+    const touched = { updated_at: event.metadata.occurred_at, revision: event.revision };
     if (event.type === 'PlanCreated') {
       const { plan_id, code, created_at, name, description, prices, limits, features } = event.data;
-      const existing = await view.get<PlanDocument>(PLANS, plan_id);
-      if (existing && existing.position >= event.position) return;
-      const doc: PlanDocument = { id: plan_id, code, name, description, prices, limits, features, status: 'sellable', sort_amount: monthlyEquivalent(prices), created_at, ...base };
-      view.put(PLANS, doc);
-      return;
+      return { id: plan_id, code, name, description, prices, limits, features, status: 'sellable', sort_amount: monthlyEquivalent(prices), created_at, ...touched };
     }
-    const current = await view.get<PlanDocument>(PLANS, event.data.plan_id);
-    if (!current || current.position >= event.position) return;
+    if (!current) return null;
     switch (event.type) {
       case 'PlanTermsChanged': {
         const { name, description, prices, limits, features } = event.data;
-        view.patch(PLANS, current.id, { ...base, name, description, prices, limits, features, sort_amount: monthlyEquivalent(prices) });
-        return;
+        return { ...current, ...touched, name, description, prices, limits, features, sort_amount: monthlyEquivalent(prices) };
       }
       case 'PlanRetired':
-        view.patch(PLANS, current.id, { ...base, status: 'retired' });
-        return;
+        return { ...current, ...touched, status: 'retired' };
       case 'PlanReinstated':
-        view.patch(PLANS, current.id, { ...base, status: 'sellable' });
-        return;
+        return { ...current, ...touched, status: 'sellable' };
       case 'PlanDeleted':
-        view.delete(PLANS, current.id);
-        return;
+        return null;
     }
   },
-};
+});

@@ -6,7 +6,7 @@
 
 import type { Actor } from '../application/ports/event-store';
 import { type AdvertisedTool, type ConnectionHealth, type DegradedReason, type SdkConnectionEvent, sdkConnectionEvents } from '../domain/sdk-connection/sdk-connection';
-import type { EventProjection } from './projection';
+import { documentProjection } from './document-projection';
 
 export interface ConnectionTestRecord {
   status: 'healthy' | 'degraded';
@@ -60,23 +60,21 @@ export interface SdkConnectionDocument {
 
 export const SDK_CONNECTIONS = 'sdk_connections';
 
-export const sdkConnectionsProjection: EventProjection<SdkConnectionEvent['type']> = {
+export const sdkConnectionsProjection = documentProjection<SdkConnectionEvent['type'], SdkConnectionDocument>({
   name: 'sdk_connections',
   version: 1,
-  collections: [{ name: SDK_CONNECTIONS, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }] }],
+  collection: { name: SDK_CONNECTIONS, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }] },
   handles: sdkConnectionEvents.types,
-  async apply(event, view) {
-    const id = event.data.connection_id;
-    const current = await view.get<SdkConnectionDocument>(SDK_CONNECTIONS, id);
-    if (current && current.position >= event.position) return;
+  documentId: (event) => event.data.connection_id,
+  evolve(current, event) {
     // A test or a sync moves the version (the stream's revision) but is no change of the
     // configuration: `updated_at` and `updated_by` stay with the last change.
-    const positioned = { revision: event.revision, position: event.position };
-    const stamp = { ...positioned, updated_by: event.metadata.actor };
+    const revised = { revision: event.revision };
+    const stamp = { ...revised, updated_by: event.metadata.actor };
     if (event.type === 'SdkConnectionCreated') {
-      const { tenant_id, name, webhook_url, enabled, created_at } = event.data;
-      view.put(SDK_CONNECTIONS, {
-        id,
+      const { connection_id, tenant_id, name, webhook_url, enabled, created_at } = event.data;
+      return {
+        id: connection_id,
         tenant_id,
         name,
         webhook_url,
@@ -94,48 +92,30 @@ export const sdkConnectionsProjection: EventProjection<SdkConnectionEvent['type'
         created_at,
         updated_at: created_at,
         ...stamp,
-      } satisfies SdkConnectionDocument);
-      return;
+      };
     }
-    if (event.type === 'SdkConnectionDeleted') {
-      view.delete(SDK_CONNECTIONS, id);
-      return;
-    }
-    if (!current) return;
+    if (event.type === 'SdkConnectionDeleted' || !current) return null;
     switch (event.type) {
       case 'SdkConnectionUpdated':
-        view.put(SDK_CONNECTIONS, { ...current, name: event.data.name, webhook_url: event.data.webhook_url, updated_at: event.data.updated_at, ...stamp });
-        return;
+        return { ...current, name: event.data.name, webhook_url: event.data.webhook_url, updated_at: event.data.updated_at, ...stamp };
       case 'SdkConnectionSecretRotated':
-        view.put(SDK_CONNECTIONS, {
-          ...current,
-          previous_secret_valid_until: event.data.previous_valid_until,
-          secret_rotated_at: event.data.rotated_at,
-          updated_at: event.data.rotated_at,
-          ...stamp,
-        });
-        return;
+        return { ...current, previous_secret_valid_until: event.data.previous_valid_until, secret_rotated_at: event.data.rotated_at, updated_at: event.data.rotated_at, ...stamp };
       case 'SdkConnectionEnabled':
-        view.put(SDK_CONNECTIONS, { ...current, enabled: true, updated_at: event.data.enabled_at, ...stamp });
-        return;
+        return { ...current, enabled: true, updated_at: event.data.enabled_at, ...stamp };
       case 'SdkConnectionDisabled':
-        view.put(SDK_CONNECTIONS, { ...current, enabled: false, updated_at: event.data.disabled_at, ...stamp });
-        return;
+        return { ...current, enabled: false, updated_at: event.data.disabled_at, ...stamp };
       case 'SdkConnectionTested': {
         const { status, reason, detail, latency_ms, protocol_version, sdk_version, deep, tested_at } = event.data;
-        view.put(SDK_CONNECTIONS, { ...current, status, last_test: { status, reason, detail, latency_ms, protocol_version, sdk_version, deep, tested_at }, ...positioned });
-        return;
+        return { ...current, status, last_test: { status, reason, detail, latency_ms, protocol_version, sdk_version, deep, tested_at }, ...revised };
       }
       case 'SdkConnectionToolsSynced': {
         const { via, tools, flows, events, organization, sdk_name, sdk_version, synced_at } = event.data;
-        view.put(SDK_CONNECTIONS, { ...current, tools, flows, events, organization, last_sync: { via, sdk_name, sdk_version, synced_at }, last_sync_failure: null, ...positioned });
-        return;
+        return { ...current, tools, flows, events, organization, last_sync: { via, sdk_name, sdk_version, synced_at }, last_sync_failure: null, ...revised };
       }
       case 'SdkConnectionSyncFailed': {
         const { reason, detail, failed_at } = event.data;
-        view.put(SDK_CONNECTIONS, { ...current, last_sync_failure: { reason, detail, failed_at }, ...positioned });
-        return;
+        return { ...current, last_sync_failure: { reason, detail, failed_at }, ...revised };
       }
     }
   },
-};
+});

@@ -49,8 +49,6 @@ export const tenantRevenueProjection = documentProjection<PaymentEvent['type'], 
       }
       case 'PaymentFailed':
         return { ...before, payments_failed: before.payments_failed + 1 };
-      default:
-        return current;
     }
   },
 });

@@ -9,6 +9,7 @@ import type { RecordedOf } from '../../application/ports/domain-event-store';
 import type { Document } from '../../application/ports/read-store';
 import type { DomainEventType } from '../../domain/events';
 import type { ProjectionView } from '../../projections/projection';
+import { INTEGRATIONS, integrationsProjection } from '../../projections/integrations';
 import { MEMBERSHIPS, type MembershipDocument, membershipId, membershipsProjection } from '../../projections/memberships';
 import { PLANS, type PlanDocument, plansProjection } from '../../projections/plans';
 import { SESSIONS, type SessionDocument, sessionsProjection } from '../../projections/sessions';
@@ -100,6 +101,30 @@ describe('read models applying each event once', () => {
     await sessionsProjection.apply(recorded('ImpersonationStarted', { jti, tenant_id: tenantId, user_id: 'user-1', admin_id: 'admin-1', expires_at: '2026-12-01T09:00:00.000Z' }, stream, 1), view);
     expect(view.writes).to.equal(writes);
     expect(await view.get<SessionDocument>(SESSIONS, jti)).to.deep.include({ status: 'active', impersonated_by: 'admin-1', position: started.position });
+  });
+
+  it('removes the document when an event leaves none (a deletion), and writes none for an event after it', async () => {
+    const view = new MemoryView();
+    const stream = 'integration-integration-1';
+    const place = { tenant_id: tenantId, workspace_id: 'workspace-1', integration_id: 'integration-1', name: 'Orders API' };
+    await integrationsProjection.apply(
+      recorded(
+        'IntegrationCreated',
+        { ...place, base_url: 'https://orders.example.com', auth: { kind: 'none' }, credentials_sealed: null, default_headers: {}, created_at: '2026-11-30T09:00:00.000Z' },
+        stream,
+        0,
+      ),
+      view,
+    );
+    expect(await view.get(INTEGRATIONS, 'integration-1')).to.deep.include({ name: 'Orders API', has_credentials: false });
+    await integrationsProjection.apply(recorded('IntegrationDeleted', { ...place, deleted_at: '2026-11-30T10:00:00.000Z' }, stream, 1), view);
+    expect(await view.get(INTEGRATIONS, 'integration-1')).to.equal(null);
+    const writes = view.writes;
+    const source = { url: null, sha256: 'a'.repeat(64), api_version: '1', imported_at: '2026-11-30T11:00:00.000Z' };
+    const { tenant_id, workspace_id, integration_id } = place;
+    await integrationsProjection.apply(recorded('IntegrationOpenApiImported', { tenant_id, workspace_id, integration_id, source }, stream, 2), view);
+    expect(view.writes).to.equal(writes);
+    expect(await view.get(INTEGRATIONS, 'integration-1')).to.equal(null);
   });
 
   it('keeps a membership\'s later changes when its earlier events are seen again', async () => {
