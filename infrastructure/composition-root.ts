@@ -455,7 +455,14 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     toolCalls,
     logger: dispatcherLogger,
     dispatch: config.orchestrationDispatch,
-    orchestrationMetrics: new PrometheusOrchestrationMetrics(metrics.registry, (status) => readStore.collection(ORCHESTRATION_EVENTS).count({ status })),
+    orchestrationMetrics: new PrometheusOrchestrationMetrics(metrics.registry, (status) => readStore.collection(ORCHESTRATION_EVENTS).count({ status }), {
+      maxEventNames: config.orchestrationDispatch.metricsEventNames,
+      onLimitReached: (eventName) =>
+        dispatcherLogger.warn(
+          { event_name: eventName, limit: config.orchestrationDispatch.metricsEventNames },
+          'orchestration metrics: more event names than ORCHESTRATION_METRICS_EVENT_NAMES; this and later new names are counted as _other',
+        ),
+    }),
   });
   // Emits may start an event's first attempt in the append that receives it, in a slot of this dispatcher (DispatchOnReceipt).
   const dispatchOnReceipt = overrides.orchestrationDispatcher === false ? {} : { dispatchOnReceipt: dispatcher };

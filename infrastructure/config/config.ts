@@ -180,6 +180,7 @@ const variables = {
   ORCHESTRATION_DISPATCH_CONCURRENCY: { codec: integerBetween(1, 1024), default: '64' },
   ORCHESTRATION_TENANT_CONCURRENCY: { codec: integerBetween(1, 1024), default: '32' },
   ORCHESTRATION_RESUME_AFTER_MS: { codec: integerBetween(0, 24 * 3600 * 1000), default: '60000' },
+  ORCHESTRATION_METRICS_EVENT_NAMES: { codec: integerBetween(0, 10_000), default: '200' },
 } as const;
 
 type Variables = typeof variables;
@@ -368,6 +369,8 @@ export interface OrchestrationDispatchConfig {
   tenantConcurrency: number;
   /** An attempt running longer is taken for one whose process died, and resumed (ORCHESTRATION_RESUME_AFTER_MS). */
   resumeAfterMs: number;
+  /** Event names a process gives metrics series of their own; later ones are counted as `_other` (ORCHESTRATION_METRICS_EVENT_NAMES). */
+  metricsEventNames: number;
 }
 
 export interface OrchestrationConfig {
@@ -671,6 +674,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: values.ORCHESTRATION_DISPATCH_CONCURRENCY as number,
       tenantConcurrency: values.ORCHESTRATION_TENANT_CONCURRENCY as number,
       resumeAfterMs: values.ORCHESTRATION_RESUME_AFTER_MS as number,
+      metricsEventNames: values.ORCHESTRATION_METRICS_EVENT_NAMES as number,
     },
   };
 }

@@ -1,11 +1,36 @@
 // Prometheus metrics of the orchestration dispatcher (issue #14 point 5): attempts, failures,
 // dead letters and dispatch latency by event name, reported as they happen; the queue depth by
 // status, read from the `orchestration_events` read model when scraped (never polled).
+//
+// Event names are chosen by the organizations, and every name costs about 37 series (three
+// counters, two histograms of 14 buckets): left unbounded, one organization emitting many
+// names would grow this process's memory and every scrape without end. So the first
+// `maxEventNames` names a process sees get series of their own and later ones are counted
+// together as `_other`, which no event can be named (a name starts with a letter). Each name's
+// label children are made once and kept: the limit costs one map lookup per report.
 
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { OrchestrationMetrics } from '../../application/ports/metrics';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+/** The label of the names past the limit. */
+export const OTHER_EVENT_NAMES = '_other';
+
+export interface OrchestrationMetricsOptions {
+  /** Event names that get series of their own (ORCHESTRATION_METRICS_EVENT_NAMES). */
+  maxEventNames: number;
+  /** Told once, with the first name counted as `_other`. */
+  onLimitReached?: (eventName: string) => void;
+}
+
+interface NameSeries {
+  attempts: { inc(): void };
+  failures: { inc(): void };
+  deadLetters: { inc(): void };
+  dispatchLatency: { observe(value: number): void };
+  endToEndLatency: { observe(value: number): void };
+}
 
 export class PrometheusOrchestrationMetrics implements OrchestrationMetrics {
   private readonly attempts: Counter<'event_name'>;
@@ -13,9 +38,16 @@ export class PrometheusOrchestrationMetrics implements OrchestrationMetrics {
   private readonly deadLetters: Counter<'event_name'>;
   private readonly dispatchLatency: Histogram<'event_name'>;
   private readonly endToEndLatency: Histogram<'event_name'>;
+  private readonly seriesByName = new Map<string, NameSeries>();
+  private namesWithSeries = 0;
+  private limitReported = false;
 
   /** `depth` counts the events in a status (queued, failed, dispatched) when scraped. */
-  constructor(registry: Registry, depth: (status: 'queued' | 'failed' | 'dispatched') => Promise<number>) {
+  constructor(
+    registry: Registry,
+    depth: (status: 'queued' | 'failed' | 'dispatched') => Promise<number>,
+    private readonly options: OrchestrationMetricsOptions,
+  ) {
     const registers = [registry];
     this.attempts = new Counter({ name: 'orchestration_attempts_total', help: 'Dispatch attempts started, by event name', labelNames: ['event_name'], registers });
     this.failures = new Counter({ name: 'orchestration_failures_total', help: 'Dispatch attempts that failed, by event name', labelNames: ['event_name'], registers });
@@ -46,16 +78,46 @@ export class PrometheusOrchestrationMetrics implements OrchestrationMetrics {
   }
 
   attemptStarted(eventName: string): void {
-    this.attempts.inc({ event_name: eventName });
+    this.series(eventName).attempts.inc();
   }
 
   attemptFailed(eventName: string, deadLettered: boolean): void {
-    this.failures.inc({ event_name: eventName });
-    if (deadLettered) this.deadLetters.inc({ event_name: eventName });
+    const series = this.series(eventName);
+    series.failures.inc();
+    if (deadLettered) series.deadLetters.inc();
   }
 
   processed(eventName: string, dispatchSeconds: number, endToEndSeconds: number): void {
-    this.dispatchLatency.observe({ event_name: eventName }, dispatchSeconds);
-    this.endToEndLatency.observe({ event_name: eventName }, endToEndSeconds);
+    const series = this.series(eventName);
+    series.dispatchLatency.observe(dispatchSeconds);
+    series.endToEndLatency.observe(endToEndSeconds);
+  }
+
+  private series(eventName: string): NameSeries {
+    const known = this.seriesByName.get(eventName);
+    if (known) return known;
+    if (this.namesWithSeries < this.options.maxEventNames) {
+      this.namesWithSeries += 1;
+      return this.remember(eventName, eventName);
+    }
+    if (!this.limitReported) {
+      this.limitReported = true;
+      this.options.onLimitReached?.(eventName);
+    }
+    // Every later name shares the one `_other` series, looked up without growing the map.
+    return this.seriesByName.get(OTHER_EVENT_NAMES) ?? this.remember(OTHER_EVENT_NAMES, OTHER_EVENT_NAMES);
+  }
+
+  private remember(key: string, label: string): NameSeries {
+    const labels = { event_name: label };
+    const series: NameSeries = {
+      attempts: this.attempts.labels(labels),
+      failures: this.failures.labels(labels),
+      deadLetters: this.deadLetters.labels(labels),
+      dispatchLatency: this.dispatchLatency.labels(labels),
+      endToEndLatency: this.endToEndLatency.labels(labels),
+    };
+    this.seriesByName.set(key, series);
+    return series;
   }
 }

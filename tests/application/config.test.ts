@@ -197,6 +197,14 @@ describe('business tool execution configuration', () => {
   });
 });
 
+describe('orchestration metrics configuration', () => {
+  it('gives 200 event names series of their own by default, 0 to 10,000', () => {
+    expect(loadConfig({}).orchestrationDispatch.metricsEventNames).to.equal(200);
+    expect(loadConfig({ ORCHESTRATION_METRICS_EVENT_NAMES: '0' }).orchestrationDispatch.metricsEventNames).to.equal(0);
+    expect(() => loadConfig({ ORCHESTRATION_METRICS_EVENT_NAMES: '10001' })).to.throw(ConfigError, /ORCHESTRATION_METRICS_EVENT_NAMES: expected an integer from 0 to 10000/);
+  });
+});
+
 describe('document storage configuration', () => {
   it('keeps documents under DATA_DIR unless S3_BUCKET is set, and limits them to DOCUMENT_MAX_BYTES (20 MiB by default)', () => {
     expect(loadConfig({})).to.deep.include({ s3: null, documentMaxBytes: 20 * 1024 * 1024 });
