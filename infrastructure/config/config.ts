@@ -184,6 +184,11 @@ const variables = {
 } as const;
 
 type Variables = typeof variables;
+
+/** Every variable the platform reads, with its default when it has one (README.md's configuration table is checked against it). */
+export function configurationVariables(): Array<{ name: string; default: string | undefined }> {
+  return Object.entries(variables).map(([name, variable]) => ({ name, default: (variable as { default?: string }).default }));
+}
 type Decoded<K extends keyof Variables> = t.TypeOf<Variables[K]['codec']>;
 
 export interface Config {
