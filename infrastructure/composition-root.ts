@@ -75,7 +75,7 @@ import { SqliteSearchIndex } from './search-index/sqlite';
 import { FileBlobStore } from './blob-store/files';
 import { Ed25519AuditSigner } from './crypto/audit-signer';
 import { DocumentTextExtractor } from './extraction/document-text-extractor';
-import { loadKeys } from './crypto/keys';
+import { KEYS_FILE, loadKeys } from './crypto/keys';
 import { ScryptPasswordHasher } from './crypto/passwords';
 import { AesGcmSecrets } from './crypto/secrets';
 import { PasetoTokenService } from './crypto/tokens';
@@ -98,6 +98,7 @@ import { checkDataFormat } from './sqlite/data-format';
 import { BackgroundCheckpointer } from './sqlite/checkpointer';
 import { type SqliteDatabase, derivedDataSynchronous, openSqliteDatabase } from './sqlite/database';
 import { systemClock, uuidGenerator } from './system';
+import { BackupError, type BackupReport, backUpDataFolder } from './backup/data-folder-backup';
 
 export interface Platform {
   config: Config;
@@ -712,5 +713,28 @@ export function createConnectorManagerProcess(config: ConnectorManagerConfig, ov
   return { logger, httpServer };
 }
 
+/**
+ * An online backup of the embedded data folder into `destination` (a new folder), while servers
+ * keep writing: infrastructure/backup/data-folder-backup.ts. Refused when the events are in
+ * EventStoreDB: those are backed up with its own tools (README, "Backups").
+ */
+export async function backUpEmbeddedStore(config: Config, destination: string, clock: Clock = systemClock): Promise<BackupReport> {
+  if (config.eventStoreUrl) {
+    throw new BackupError('the events are in EventStoreDB (EVENTSTORE_URL), not in DATA_DIR: back it up with its own tools, and keep TOKEN_SECRET_KEY and DATA_ENCRYPTION_KEY with it (README, "Backups")');
+  }
+  return backUpDataFolder({
+    dataDir: config.dataDir,
+    destination,
+    layout: { eventsFile: SQLITE_FILE, readModelsFile: PROJECTION_FILE, keysFile: KEYS_FILE, blobsFolder: BLOBS_FOLDER },
+    blobsElsewhere: config.s3 ? `the S3 bucket ${config.s3.bucket}` : null,
+    keysFromEnvironment: config.tokenSecretKey !== null || config.dataEncryptionKey !== null,
+    notes: config.mongoDbUrl
+      ? ['the read models are in MongoDB (MONGODB_URL), not in this backup: after restoring it, point MONGODB_URL at an empty database, where they are built again from the restored events']
+      : [],
+    now: () => clock.now(),
+  });
+}
+
 export { ConfigError, loadConfig, loadConnectorManagerConfig } from './config/config';
 export { DataFolderError } from './sqlite/data-format';
+export { BackupError, type BackupReport } from './backup/data-folder-backup';

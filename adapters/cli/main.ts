@@ -5,7 +5,7 @@
 // server's runner never interleave.
 
 import 'reflect-metadata';
-import { ConfigError, DataFolderError, type Platform, type PlatformOverrides, createPlatform, loadConfig } from '../../infrastructure/composition-root';
+import { BackupError, ConfigError, DataFolderError, type Platform, type PlatformOverrides, backUpEmbeddedStore, createPlatform, loadConfig } from '../../infrastructure/composition-root';
 import { silentLogger } from '../../application/ports/logger';
 import { systemContext } from '../../application/shared/request-context';
 import { createTenant, renameTenant, suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
@@ -60,6 +60,8 @@ const USAGE = `usage: npm run cli -- <command>
   events orchestration replay ID --tenant ID [--reason TEXT]   a new event replaying it; prints the new id
   sagas failures                     deliveries retrying or dead-lettered
   connector doctor URL --secret S    run the protocol conformance checks against a connector
+  backup DEST                        copy the embedded data folder into the new folder DEST while
+                                     servers keep running (README, "Backups")
 `;
 
 type Output = (line: string) => void;
@@ -98,6 +100,8 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
   const [area, action, ...rest] = argv;
   const { positional, flags } = parseArguments(rest);
   const context = systemContext(`cli-${Date.now()}`, 'operator-cli');
+  // The one command whose first word is all: `backup DEST`.
+  if (area === 'backup') return backup(action === undefined ? [] : [action, ...rest], out);
   switch (`${area} ${action}`) {
     case 'projections status':
       return withPlatform(async (platform) => {
@@ -396,6 +400,18 @@ function printOrchestrationEvent(out: Output, event: OrchestrationEventView): vo
   for (const requeue of event.requeues) out(`requeued from ${requeue.previous_status} at ${requeue.requeued_at} by ${requeue.by.kind} ${requeue.by.id}`);
 }
 
+/** `backup DEST`: opens no platform (a backup reads the files, and must not wait for leases or projections). */
+async function backup(words: string[], out: Output): Promise<number> {
+  const [destination, ...more] = words;
+  if (!destination || more.length > 0) return usageError(out, 'backup needs one DEST folder (a new or empty one)');
+  const report = await backUpEmbeddedStore(loadConfig(process.env), destination);
+  out(`backed up to ${report.destination}: events up to position ${report.eventHead}`);
+  printTable(out, ['file', 'bytes', 'sha256'], [...report.files.map((file) => [file.path, file.bytes, file.sha256]), ['blobs/', report.blobs.bytes, `${report.blobs.files} files`]]);
+  for (const note of report.notes) out(`note: ${note}`);
+  out('restore: stop the platform, then start it with DATA_DIR set to this folder (or a copy of it)');
+  return 0;
+}
+
 function usageError(out: Output, message: string): number {
   out(`error: ${message}`);
   return 2;
@@ -410,7 +426,7 @@ if (require.main === module) {
   runCli(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`))
     .then((code) => process.exit(code))
     .catch((error: unknown) => {
-      if (error instanceof ConfigError || error instanceof DataFolderError) {
+      if (error instanceof ConfigError || error instanceof DataFolderError || error instanceof BackupError) {
         process.stderr.write(`${error.message}\n`);
         process.exit(2);
       }

@@ -39,9 +39,12 @@ function dataKeyFrom(base64: string): Buffer {
   return key;
 }
 
+/** The keys generated for a data folder when the environment does not give them. */
+export const KEYS_FILE = 'keys.json';
+
 export function loadKeys(options: { dataDir: string; tokenSecretKey: string | null; dataEncryptionKey: string | null }): PlatformKeys {
   let stored: StoredKeys | null = null;
-  const file = path.join(options.dataDir, 'keys.json');
+  const file = path.join(options.dataDir, KEYS_FILE);
   if (!options.tokenSecretKey || !options.dataEncryptionKey) {
     if (fs.existsSync(file)) {
       stored = JSON.parse(fs.readFileSync(file, 'utf8')) as StoredKeys;
