@@ -24,7 +24,6 @@ import type { SagaDelivery } from '../application/ports/saga-delivery';
 import { CheckpointedSagaDelivery } from '../application/sagas/checkpointed-delivery';
 import { allSagas } from '../application/sagas/index';
 import { type AnySaga, exponentialBackoff } from '../application/sagas/saga';
-import { processHolderId } from '../application/shared/lease';
 import { SagaRunner } from '../application/sagas/saga-runner';
 import type { ChatDependencies } from '../application/chat/chat';
 import type { ToolCaller } from '../application/chat/tool-steps';
@@ -99,6 +98,7 @@ import { BackgroundCheckpointer } from './sqlite/checkpointer';
 import { type SqliteDatabase, derivedDataSynchronous, openSqliteDatabase } from './sqlite/database';
 import { systemClock, uuidGenerator } from './system';
 import { BackupError, type BackupReport, backUpDataFolder } from './backup/data-folder-backup';
+import { localProcesses } from './leases/local-processes';
 
 export interface Platform {
   config: Config;
@@ -306,10 +306,13 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   // The one place events are decoded: the command handler, projections and sagas all read through it.
   const eventStore = new DecodingEventStore(storedEvents);
   // One holder id per platform (a process runs one): its projections and saga groups share it.
-  const lease = { holder: config.leaseHolderId ?? processHolderId(), ttlMs: config.leaseTtlMs };
+  // A restarted process takes the leases of the crashed one it replaces at once (local-processes.ts).
+  const processes = localProcesses();
+  const lease = { holder: config.leaseHolderId ?? processes.holderId(), ttlMs: config.leaseTtlMs, holderIsGone: processes.isGone };
   projections = new ProjectionRunner({ eventStore, readStore, clock, logger: logger.child({ component: 'projections' }) }, projectionList, {
     leaseHolder: lease.holder,
     leaseTtlMs: lease.ttlMs,
+    leaseHolderIsGone: lease.holderIsGone,
     followedElsewhere: onProjectionThread ? inProjectionFile.map((projection) => projection.name) : [],
     rebuildElsewhere: (name) => (projectionThread ? projectionThread.rebuild(name) : Promise.reject(new Error(`projection ${name} is built on the projection thread, which is not running (start the platform first)`))),
   });

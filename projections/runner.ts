@@ -44,6 +44,8 @@ export interface ProjectionRunnerOptions {
   leaseHolder?: string;
   /** How long a lease lasts without renewal; it is renewed every third of it. */
   leaseTtlMs?: number;
+  /** True for a holder known to run no more, whose leases are taken at once (LeaseSettings.holderIsGone); default none. */
+  leaseHolderIsGone?: (holder: string) => boolean;
   /** How often a read-your-writes wait reads the checkpoints of projections held elsewhere. */
   standbyPollMs?: number;
   /**
@@ -197,7 +199,7 @@ class LiveProjection {
       { readStore: deps.readStore, clock: deps.clock, logger: deps.logger },
       projection.name,
       projection.version,
-      { holder: options.leaseHolder, ttlMs: options.leaseTtlMs },
+      { holder: options.leaseHolder, ttlMs: options.leaseTtlMs, holderIsGone: options.leaseHolderIsGone },
       () => void this.subscription?.stop(),
     );
   }
@@ -391,6 +393,7 @@ export class ProjectionRunner {
       retryDelayMs: 1000,
       leaseHolder: processHolderId(),
       leaseTtlMs: DEFAULT_LEASE_TTL_MS,
+      leaseHolderIsGone: () => false,
       standbyPollMs: 20,
       followedElsewhere: [],
       rebuildElsewhere: (name) => Promise.reject(new Error(`projection ${name} is built elsewhere; rebuild it there`)),

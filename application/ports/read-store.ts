@@ -166,6 +166,8 @@ export interface LeaseRequest {
   now: Date;
   /** The lease lasts until `now + ttlMs` unless renewed. */
   ttlMs: number;
+  /** acquireLease only: a holder known to be gone, whose lease is taken even while it lasts. */
+  replacing?: string;
 }
 
 export interface ReadStore {
@@ -181,8 +183,8 @@ export interface ReadStore {
   listProjectionStates(): Promise<ProjectionState[]>;
   promoteShadow(promotion: ShadowPromotion): Promise<void>;
   /**
-   * Takes the lease when nobody holds it, it lapsed, or the holder already has it, in one
-   * atomic step; a projection without a state gets one (checkpoint 0, `version`, stopped).
+   * Takes the lease when nobody holds it, it lapsed, the holder already has it, or `replacing`
+   * has it, in one atomic step; a projection without a state gets one (checkpoint 0, `version`, stopped).
    * Returns the lease as it stands afterwards: the caller's when taken, another's when not
    * (null only if it was released meanwhile, so that a next attempt takes it).
    */

@@ -2,7 +2,8 @@
 // lease, stored with its checkpoint (ReadStore.acquireLease). The holder renews it every
 // third of its time to live; the others try to take it at the same pace and stand by
 // meanwhile, so a dead holder is replaced at most `ttlMs` plus a third of it after its last
-// renewal. Writes of the holder are fenced by its id (ProjectionCommit.holder), so a holder
+// renewal, or at the next attempt when it is known to be gone (`holderIsGone`: a crashed
+// process of the same machine, infrastructure/leases/local-processes.ts). Writes of the holder are fenced by its id (ProjectionCommit.holder), so a holder
 // that was paused past its lease and replaced can no longer write.
 
 import { randomBytes } from 'node:crypto';
@@ -18,6 +19,11 @@ export interface LeaseSettings {
   holder: string;
   /** How long a lease lasts without renewal. */
   ttlMs: number;
+  /**
+   * True when `holder` is known to run no more (a process of this machine that crashed): its
+   * lease is taken at once rather than once it lapses. Absent: a lease is only taken when free or lapsed.
+   */
+  holderIsGone?: (holder: string) => boolean;
 }
 
 /** `hostname:pid:random`: tells the processes of one machine apart, and a restarted one from its past self. */
@@ -77,13 +83,14 @@ export class Lease {
 
   /** One attempt to take the lease; true when this process holds it. */
   async tryAcquire(): Promise<boolean> {
-    const lease = await this.deps.readStore.acquireLease({
-      projection: this.name,
-      holder: this.holder,
-      version: this.version,
-      now: this.deps.clock.now(),
-      ttlMs: this.settings.ttlMs,
-    });
+    const request = { projection: this.name, holder: this.holder, version: this.version, now: this.deps.clock.now(), ttlMs: this.settings.ttlMs };
+    let lease = await this.deps.readStore.acquireLease(request);
+    const other = lease !== null && lease.holder !== this.holder ? lease.holder : null;
+    if (other !== null && this.settings.holderIsGone?.(other)) {
+      // Taken only from that holder: if another took it meanwhile, this one waits as usual.
+      lease = await this.deps.readStore.acquireLease({ ...request, replacing: other });
+      if (lease?.holder === this.holder) this.deps.logger.warn({ lease: this.name, holder: this.holder, gone: other }, 'lease taken over from a process that is gone');
+    }
     if (lease?.holder !== this.holder) return false;
     if (!this.isHeld) this.deps.logger.info({ lease: this.name, holder: this.holder }, 'lease taken');
     this.isHeld = true;

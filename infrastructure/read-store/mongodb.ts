@@ -235,7 +235,12 @@ export class MongoReadStore implements ReadStore {
     const lease = leaseUntil(request);
     const takeable: Filter<StoredProjectionState> = {
       _id: request.projection,
-      $or: [{ lease: null }, { 'lease.expires_at': { $lte: request.now.toISOString() } }, { 'lease.holder': request.holder }],
+      $or: [
+        { lease: null },
+        { 'lease.expires_at': { $lte: request.now.toISOString() } },
+        { 'lease.holder': request.holder },
+        ...(request.replacing !== undefined ? [{ 'lease.holder': request.replacing }] : []),
+      ],
     };
     try {
       const taken = await this.states().findOneAndUpdate(

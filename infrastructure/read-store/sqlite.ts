@@ -611,7 +611,7 @@ export class SqliteReadStore implements ReadStore {
     return this.transaction(() => {
       const stored = this.readState(request.projection);
       const current = stored?.lease ?? null;
-      if (leaseIsLive(current, request.now) && current.holder !== request.holder) return current;
+      if (leaseIsLive(current, request.now) && current.holder !== request.holder && current.holder !== request.replacing) return current;
       const lease = leaseUntil(request);
       const state: ProjectionState = stored ?? {
         name: request.projection,

@@ -14,6 +14,7 @@ import { SqliteEventStore } from '../event-store/sqlite';
 import { createLogger } from '../logging/logger';
 import { SqliteReadStore } from '../read-store/sqlite';
 import { systemClock, uuidGenerator } from '../system';
+import { localProcesses } from '../leases/local-processes';
 import { derivedDataSynchronous, openSqliteDatabase } from './database';
 import { type ProjectionThreadData, type ToProjectionThread, type FromProjectionThread, checkpointOutcome } from './projection-thread';
 import { messageOf } from '../../domain/shared/errors';
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
   const runner = new ProjectionRunner({ eventStore: new DecodingEventStore(rawEvents), readStore, clock: systemClock, logger }, projections, {
     leaseHolder: data.leaseHolder,
     leaseTtlMs: data.leaseTtlMs,
+    leaseHolderIsGone: localProcesses().isGone,
   });
   runner.onProgress((progress) => post({ kind: 'progress', progress }));
 

@@ -433,6 +433,13 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       expect(await store.acquireLease({ projection, holder: 'a', version: 1, now: at(5), ttlMs })).to.deep.equal({ holder: 'a', expires_at: at(15).toISOString() });
     });
 
+    it('gives a live lease to a holder replacing the one that has it (known gone), and to no one replacing another', async () => {
+      await store.acquireLease({ projection, holder: 'a', version: 1, now: at(0), ttlMs });
+      expect(await store.acquireLease({ projection, holder: 'c', version: 1, now: at(1), ttlMs, replacing: 'b' })).to.deep.equal({ holder: 'a', expires_at: at(10).toISOString() });
+      expect(await store.acquireLease({ projection, holder: 'c', version: 1, now: at(2), ttlMs, replacing: 'a' })).to.deep.equal({ holder: 'c', expires_at: at(12).toISOString() });
+      expect(await store.renewLease({ projection, holder: 'a', now: at(3), ttlMs })).to.deep.equal({ holder: 'c', expires_at: at(12).toISOString() });
+    });
+
     it('hands a lapsed lease to another holder, who then fences the old one off', async () => {
       await store.acquireLease({ projection, holder: 'a', version: 1, now: at(0), ttlMs });
       expect(await store.acquireLease({ projection, holder: 'b', version: 1, now: at(10), ttlMs })).to.deep.equal({ holder: 'b', expires_at: at(20).toISOString() });

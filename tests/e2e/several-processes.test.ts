@@ -27,10 +27,10 @@ interface PlatformProcess {
   exited: Promise<void>;
 }
 
-function startProcess(dataDir: string, version: number): Promise<PlatformProcess> {
+function startProcess(dataDir: string, version: number, leaseTtlMs = LEASE_TTL_MS): Promise<PlatformProcess> {
   const child = spawn(process.execPath, [path.join(__dirname, 'fixtures', 'leased-process.js'), dataDir, String(version)], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LEASE_TTL_MS },
+    env: { ...process.env, LEASE_TTL_MS: leaseTtlMs },
   });
   const lines: string[] = [];
   let stderr = '';
@@ -60,8 +60,8 @@ describe('several processes on one embedded store (leases)', function () {
   let readStore: SqliteReadStore;
   let running: PlatformProcess[];
 
-  const start = async (version: number): Promise<PlatformProcess> => {
-    const started = await startProcess(dir.path, version);
+  const start = async (version: number, leaseTtlMs?: string): Promise<PlatformProcess> => {
+    const started = await startProcess(dir.path, version, leaseTtlMs);
     running.push(started);
     return started;
   };
@@ -157,6 +157,26 @@ describe('several processes on one embedded store (leases)', function () {
     await eventually(() => all.every((id) => delivered(one).includes(id) || delivered(two).includes(id)), 30_000, 'every saga delivery');
     expect((await state(SAGA_STATE))?.lease?.holder).to.equal(survivor.holder);
     expect(applied(survivor, 'alpha').length, 'the survivor applied what came after the kill').to.be.at.least(after.length);
+    await expectCounted();
+  });
+
+  it('a process restarted after a kill -9 takes the dead one\'s leases at once, long before they lapse', async () => {
+    // Ten minutes: far longer than this test may take, so only knowing the holder is gone can explain a takeover.
+    const TEN_MINUTES = String(10 * 60_000);
+    const crashed = await start(1, TEN_MINUTES);
+    const before = await append(10);
+    await eventually(async () => everyProjectionAt(await eventStore.headPosition(), (holder) => holder === crashed.holder), 30_000, 'the first process at the head');
+    await stop(crashed, 'SIGKILL');
+    const leasesUntil = Date.parse((await state('alpha'))!.lease!.expires_at);
+
+    const restarted = await start(1, TEN_MINUTES);
+    const after = await append(10);
+    const head = await eventStore.headPosition();
+    await eventually(() => everyProjectionAt(head, (holder) => holder === restarted.holder), 30_000, 'the restarted process holding every projection, at the head');
+    expect(Date.now(), 'taken over before the dead holder\'s lease lapsed').to.be.below(leasesUntil);
+    const all = [...before, ...after].map((event) => event.id);
+    await eventually(() => all.every((id) => delivered(crashed).includes(id) || delivered(restarted).includes(id)), 30_000, 'every saga delivery');
+    expect((await state(SAGA_STATE))?.lease?.holder).to.equal(restarted.holder);
     await expectCounted();
   });
 
