@@ -32,6 +32,7 @@ export const STATUS_OF_KIND: Record<DomainErrorKind, number> = {
   unsupported_type: 415,
   unprocessable: 422,
   rate_limited: 429,
+  unavailable: 503,
 };
 
 export interface ErrorResponse {
@@ -58,7 +59,9 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   }
   if (error instanceof DomainError) {
     const body = { code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}), ...error.details() };
-    return { status: STATUS_OF_KIND[error.kind], body, headers: {}, unexpected: false };
+    // A passing state: say when to come back (read models catch up within a moment).
+    const headers: Record<string, string> = error.kind === 'unavailable' ? { 'retry-after': '1' } : {};
+    return { status: STATUS_OF_KIND[error.kind], body, headers, unexpected: false };
   }
   if (error instanceof InvalidCursorError) return { status: 400, body: { code: 'invalid_cursor', message: error.message }, headers: {}, unexpected: false };
   // The provider's fault (or a checkout it lost), never the client's: 502, not the provider's own status. Logged: someone should look.

@@ -17,7 +17,7 @@ import { TENANTS, type TenantDocument, tenantNameKey } from '../../projections/t
 import { type CommandDependencies, loadAggregate } from '../command-handling/handle-command';
 import { type InvitationDependencies, type InvitationView, inviteOwner } from '../invitation/invitations';
 import { type Collection, type FindOptions, InvalidCursorError, type Page, type Where, encodeCursor, queryKeyOf } from '../ports/read-store';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { TENANT_SLUG_SCOPE, createTenant, deleteTenant, suspendTenant, tenantAggregate, unsuspendTenant, updateTenant } from '../tenant/tenant-commands';
@@ -197,8 +197,7 @@ async function expectedRevision(deps: Pick<CommandDependencies, 'eventStore'>, t
 }
 
 async function answered(deps: TenantWriteDependencies, tenantId: string, position: number | null): Promise<Versioned<AdminTenantView>> {
-  await deps.readYourWrites(position);
-  return getTenantForAdmin(deps, tenantId);
+  return readBack(deps, position, 'the change of the tenant', () => getTenantForAdmin(deps, tenantId));
 }
 
 /** Changes name, branding and settings together (409 `tenant_deleted` once deleted). */

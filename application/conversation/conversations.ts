@@ -22,7 +22,7 @@ import { CONVERSATIONS, CONVERSATION_MESSAGES, type ConversationDocument, type C
 import { type Aggregate, type CommandDependencies, type CommandResult, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { type Collection, DEFAULT_PAGE_SIZE, type FieldCondition, type FindOptions, InvalidCursorError, type Page, type Where, encodeCursor, queryKeyOf } from '../ports/read-store';
 import { type Principal, actingContext } from '../session/sessions';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, ReadModelBehindError, readBack } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { workspaceAccess } from '../workspace/workspace-access';
@@ -296,8 +296,7 @@ async function onConversation(
 
 /** The conversation as read once the read models show the write. */
 async function answered(deps: ConversationDependencies, principal: Principal, conversationId: string, position: number | null): Promise<Versioned<ConversationView>> {
-  await deps.readYourWrites(position);
-  return getConversation(deps, principal, conversationId);
+  return readBack(deps, position, 'the change of the conversation', () => getConversation(deps, principal, conversationId));
 }
 
 /** The person a member is in a conversation (an agent, a feedback's giver): the member, also when an admin impersonates them. */
@@ -369,7 +368,7 @@ export async function postAgentReply(
   });
   const conversation = await answered(deps, principal, conversationId, result.position);
   const message = await deps.readStore.collection<ConversationMessageDocument>(CONVERSATION_MESSAGES).get(messageId);
-  if (!message) throw new Error(`read models lag behind the agent reply ${messageId}`);
+  if (!message) throw new ReadModelBehindError('the reply');
   return { message: messageView(message), conversation: conversation.value };
 }
 

@@ -30,7 +30,7 @@ import type { BlobStore } from '../ports/blob-store';
 import { MAX_PAGE_SIZE, type Page, type Where } from '../ports/read-store';
 import type { TextExtractor } from '../ports/text-extractor';
 import { type Principal, actingContext } from '../session/sessions';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { requireWritableWorkspace, workspaceAccess } from '../workspace/workspace-access';
@@ -240,8 +240,7 @@ interface NewDocument {
 }
 
 async function answered(deps: DocumentDependencies, principal: Principal, documentId: string, position: number | null): Promise<Versioned<DocumentView>> {
-  await deps.readYourWrites(position);
-  return getDocument(deps, principal, documentId);
+  return readBack(deps, position, 'the document', () => getDocument(deps, principal, documentId));
 }
 
 /** The checks, then the blob, then the event (see the header); the new document as read back. */

@@ -38,7 +38,7 @@ import type { Actor } from '../ports/event-store';
 import type { Secrets } from '../ports/identity';
 import type { Page } from '../ports/read-store';
 import { type Principal, actingContext } from '../session/sessions';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { countToolsOfIntegration, deleteToolsOfIntegration } from '../tool/tools';
@@ -150,8 +150,7 @@ async function loadWritable(deps: IntegrationDependencies, principal: Principal,
 }
 
 async function answered(deps: IntegrationDependencies, principal: Principal, integrationId: string, position: number | null): Promise<Versioned<IntegrationView>> {
-  await deps.readYourWrites(position);
-  return getIntegration(deps, principal, integrationId);
+  return readBack(deps, position, 'the change of the integration', () => getIntegration(deps, principal, integrationId));
 }
 
 // -------------------------------------------------------------------------------- use cases

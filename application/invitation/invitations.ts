@@ -48,6 +48,7 @@ import { claimReservation, releaseReservation, reservationClaim } from '../reser
 import { requireQuota } from '../entitlement/entitlements';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
+import { ReadModelBehindError } from '../shared/read-models';
 
 /** Invitation commands with their email slots, the read models, the outbox, and the session an accepted invitation opens. */
 export type InvitationDependencies = SessionDependencies & AuthenticationDependencies & { secrets: Secrets; passwords: PasswordHasher };
@@ -251,7 +252,7 @@ const versionedInvitation = (doc: InvitationDocument, now: Date): Versioned<Invi
 
 async function readInvitation(deps: InvitationDependencies, invitationId: string): Promise<InvitationDocument> {
   const doc = await deps.readStore.collection<InvitationDocument>(INVITATIONS).get(invitationId);
-  if (!doc) throw new Error(`read models lag behind invitation ${invitationId}`);
+  if (!doc) throw new ReadModelBehindError('the invitation');
   return doc;
 }
 
@@ -404,7 +405,7 @@ export async function acceptInvitation(deps: InvitationDependencies, input: Acce
   await releaseReservation(deps, INVITATION_SCOPE, pendingSlot(tenantId, email), doc.id, scoped);
   await deps.readYourWrites(Math.max(0, ...positions.map((position) => position ?? 0)));
   const membership = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(tenantId, userId));
-  if (!membership) throw new Error(`read models lag behind the membership of ${userId} in ${tenantId}`);
+  if (!membership) throw new ReadModelBehindError('your membership', 'log in in a moment');
   return startSession(deps, userId, membership, context);
 }
 

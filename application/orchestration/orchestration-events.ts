@@ -53,7 +53,7 @@ import type { RateLimiter } from '../ports/rate-limiter';
 import type { Page, Where } from '../ports/read-store';
 import { type Principal, actingContext } from '../session/sessions';
 import { RateLimitedError } from '../user/abuse-controls';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { forEachConcurrently } from '../sagas/saga';
@@ -522,8 +522,7 @@ async function requeue(deps: OrchestrationDependencies, tenantId: string, eventI
   const { revision } = await loadOwn(deps, tenantId, eventId);
   const expectedRevision = expectedRevisionOf('orchestration event', preconditions.expectedVersion, revision);
   const result = await handleCommand(deps, orchestrationEventAggregate, orchestrationEventStream(eventId), { type: 'Requeue', data: { tenant_id: tenantId } }, context, { expectedRevision });
-  await deps.readYourWrites(result.position);
-  return getOrchestrationEvent(deps, tenantId, eventId);
+  return readBack(deps, result.position, 'the event', () => getOrchestrationEvent(deps, tenantId, eventId));
 }
 
 export const REPLAY_REASON_MAX_LENGTH = 500;
@@ -570,8 +569,7 @@ async function replayAs(deps: OrchestrationDependencies, tenantId: string, event
   const reason = checkedReason(input.reason);
   const replayId = options.idempotencyKey === undefined ? deps.ids.newId() : deps.ids.fromKey(`${options.idempotencyKey}:replay:${eventId}`);
   const position = await replayOne(deps, tenantId, eventId, replayId, reason, { ...context, tenant_id: tenantId });
-  await deps.readYourWrites(position);
-  return getOrchestrationEvent(deps, tenantId, replayId);
+  return readBack(deps, position, 'the event', () => getOrchestrationEvent(deps, tenantId, replayId));
 }
 
 export interface RangeReplayInput {

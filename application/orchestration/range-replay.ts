@@ -20,7 +20,7 @@ import { type Aggregate, handleCommand, loadAggregate } from '../command-handlin
 import type { RecordedOf } from '../ports/domain-event-store';
 import type { Saga } from '../sagas/saga';
 import { type Principal, actingContext } from '../session/sessions';
-import type { ReadModelDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, readBack } from '../shared/read-models';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { type OrchestrationDependencies, type RangeReplayInput, checkRange, replayRangePage } from './orchestration-events';
 
@@ -75,8 +75,7 @@ export async function startRangeReplay(
     data: { range_replay_id: id, tenant_id: principal.tenant_id, from: range.from, to: range.to, name: range.name, reason: range.reason, page_size: range.limit, cursor: range.cursor },
   };
   const result = await handleCommand(deps, rangeReplayAggregate, rangeReplayStream(id), command, actingContext(principal, context));
-  await deps.readYourWrites(result.position);
-  return getRangeReplay(deps, principal.tenant_id, id);
+  return readBack(deps, result.position, 'the range replay', () => getRangeReplay(deps, principal.tenant_id, id));
 }
 
 export function rangeReplaySaga(deps: OrchestrationDependencies): Saga<'RangeReplayStarted' | 'RangeReplayPageReplayed'> {

@@ -59,6 +59,7 @@ import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfR
 import { type ToolRegistration, deleteConnectorTools, planToolRegistration, registerPlannedTools } from '../tool/connector-tools';
 import type { ToolDependencies } from '../tool/tools';
 import { workspaceAccess } from '../workspace/workspace-access';
+import { readBack } from '../shared/read-models';
 
 export const sdkConnectionAggregate: Aggregate<SdkConnectionCommand, SdkConnectionEvent, SdkConnectionState> = { decider: sdkConnectionDecider, events: sdkConnectionEvents };
 
@@ -235,8 +236,7 @@ const releaseName = (deps: SdkConnectionDependencies, tenantId: string, name: st
   releaseReservation(deps, sdkConnectionNameScope(tenantId), normalizeText(name), connectionId, context).catch(() => undefined);
 
 async function answered(deps: SdkConnectionDependencies, principal: Caller, connectionId: string, position: number | null): Promise<Versioned<SdkConnectionView>> {
-  await deps.readYourWrites(position);
-  return getSdkConnection(deps, principal, connectionId);
+  return readBack(deps, position, 'the change of the SDK connection', () => getSdkConnection(deps, principal, connectionId));
 }
 
 const latest = (...positions: Array<number | null>): number | null => positions.reduce<number | null>((max, at) => (at === null ? max : Math.max(max ?? 0, at)), null);

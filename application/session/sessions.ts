@@ -14,7 +14,7 @@ import type { Actor } from '../ports/event-store';
 import type { TokenAudience, TokenClaims, TokenService } from '../ports/identity';
 import type { Page, Where } from '../ports/read-store';
 import type { UseCaseSettings } from '../shared/dependencies';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, ReadModelBehindError } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { requireActiveTenant } from '../tenant/active-tenant';
 
@@ -123,7 +123,7 @@ export async function startSession(deps: SessionDependencies, userId: string, me
     deps.readStore.collection<UserDocument>(USERS).get(userId),
     deps.readStore.collection<TenantDocument>(TENANTS).get(membership.tenant_id),
   ]);
-  if (!user || !tenant) throw new Error(`read models lag behind the session of ${userId}`);
+  if (!user || !tenant) throw new ReadModelBehindError('the session', 'log in again in a moment');
   return { token, user, tenant, role: membership.role };
 }
 

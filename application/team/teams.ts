@@ -23,7 +23,7 @@ import { workspaceStream } from '../../domain/workspace/workspace';
 import { TEAMS, type TeamDocument, WORKSPACE_GRANTS, type WorkspaceGrantDocument } from '../../projections/teams';
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
 import { type Aggregate, type CommandResult, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
 import { type Principal, actingContext } from '../session/sessions';
 import { membershipAggregate } from '../membership/memberships';
 import { workspaceAggregate } from '../workspace/workspaces';
@@ -179,8 +179,7 @@ async function onTeam(
 }
 
 async function answered(deps: TeamDependencies, principal: Principal, teamId: string, position: number | null): Promise<Versioned<TeamView>> {
-  await deps.readYourWrites(position);
-  return getTeam(deps, principal.tenant_id, teamId);
+  return readBack(deps, position, 'the change of the team', () => getTeam(deps, principal.tenant_id, teamId));
 }
 
 // -------------------------------------------------------------------------------- use cases
@@ -370,6 +369,5 @@ export async function setWorkspaceTeams(
       if (!(error instanceof DomainError && error.code === 'team_not_found')) throw error;
     }
   }
-  await deps.readYourWrites(position);
-  return getWorkspace(deps, tenantId, workspaceId);
+  return readBack(deps, position, 'the change of the workspace', () => getWorkspace(deps, tenantId, workspaceId));
 }

@@ -43,7 +43,7 @@ import type { Actor } from '../ports/event-store';
 import type { Page } from '../ports/read-store';
 import { type ReservationDependencies, claimReservation, isReservationFree, releaseReservation } from '../reservation/reservations';
 import { type Principal, actingContext } from '../session/sessions';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { requireReadableWorkspace, requireWritableWorkspace, workspaceAccess } from '../workspace/workspace-access';
@@ -208,8 +208,7 @@ async function claimName(deps: ToolDependencies, context: RequestContext, worksp
 }
 
 async function answered(deps: ToolDependencies, principal: Principal, toolId: string, position: number | null): Promise<Versioned<ToolView>> {
-  await deps.readYourWrites(position);
-  return getTool(deps, principal, toolId);
+  return readBack(deps, position, 'the change of the tool', () => getTool(deps, principal, toolId));
 }
 
 // -------------------------------------------------------------------------------- use cases

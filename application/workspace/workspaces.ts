@@ -7,7 +7,7 @@ import { type WorkspaceCommand, type WorkspaceEvent, type WorkspaceState, worksp
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
 import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import { type Principal, actingContext } from '../session/sessions';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, ReadModelBehindError } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 
 export const workspaceAggregate: Aggregate<WorkspaceCommand, WorkspaceEvent, WorkspaceState> = { decider: workspaceDecider, events: workspaceEvents };
@@ -49,8 +49,11 @@ export async function createWorkspace(deps: WorkspaceWriteDependencies, principa
   );
   await deps.readYourWrites(result.position);
   const doc = await deps.readStore.collection<WorkspaceDocument>(WORKSPACES).get(workspaceId);
-  if (!doc) throw new Error('workspace read model lags');
-  return summaryOf(doc);
+  if (doc) return summaryOf(doc);
+  // The read model has not caught up within the wait: the event says all the answer holds.
+  const created = result.events.find((event) => event.type === 'WorkspaceCreated');
+  if (created?.type !== 'WorkspaceCreated') throw new ReadModelBehindError('the workspace');
+  return { id: created.data.workspace_id, name: created.data.name, is_default: created.data.is_default, created_at: created.data.created_at };
 }
 
 /** Renames a workspace of the caller's tenant; another tenant's is 404. */

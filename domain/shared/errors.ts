@@ -1,7 +1,7 @@
 // The one error hierarchy of the domain. The HTTP and GraphQL edges map `kind` to a status
 // (invalid 400, unauthorized 401, forbidden 403, not_found 404, conflict 409, gone 410,
 // precondition_failed 412, too_large 413, unsupported_type 415, unprocessable 422,
-// rate_limited 429); `code` is the stable machine-readable part.
+// rate_limited 429, unavailable 503); `code` is the stable machine-readable part.
 
 export type DomainErrorKind =
   | 'invalid'
@@ -14,7 +14,9 @@ export type DomainErrorKind =
   | 'too_large'
   | 'unsupported_type'
   | 'unprocessable'
-  | 'rate_limited';
+  | 'rate_limited'
+  /** A passing state of the service, not of the request: the same request may succeed in a moment. */
+  | 'unavailable';
 
 export class DomainError extends Error {
   constructor(

@@ -161,8 +161,11 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
 
   it('lists the error statuses of a route with their {code, message, field?} body', () => {
     const responses = document.paths['/api/v1/org/teams'].post.responses;
-    expect(Object.keys(responses)).to.deep.equal(['201', '400', '401', '403', '409', '413', '415', '422']);
+    expect(Object.keys(responses)).to.deep.equal(['201', '400', '401', '403', '409', '413', '415', '422', '503']);
     expect(responses['403']).to.deep.equal({ $ref: '#/components/responses/Forbidden' });
+    // A change is answered from the read models: read_model_behind when they lag, with Retry-After.
+    expect(document.components.responses.ServiceUnavailable.headers).to.have.property('Retry-After');
+    expect(Object.keys(document.paths['/api/v1/org/teams'].get.responses)).to.not.include('503');
     expect(document.components.schemas.Error.required).to.deep.equal(['code', 'message']);
     expect(document.paths['/api/v1/org/teams'].post.security).to.deep.equal([{ userToken: [] }]);
     expect(document.paths['/api/v1/admin/emails'].get.security).to.deep.equal([{ adminToken: [] }]);

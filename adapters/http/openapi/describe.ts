@@ -22,7 +22,7 @@ export type Access = 'public' | 'user' | 'admin_token' | 'metrics_token' | 'opti
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options';
 
 /** Error statuses a route can answer with `{code, message, field?}`. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 422 | 429 | 502;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 422 | 429 | 502 | 503;
 
 export interface QueryParameter {
   name: string;

@@ -101,6 +101,11 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string }
     name: 'BadGateway',
     description: 'an outside service the platform relies on (the payment provider, the assistant’s model server, an organization’s connector: `connector_unavailable` with `reason` and `detail`) refused or could not be reached; try again later',
   },
+  503: {
+    name: 'ServiceUnavailable',
+    description:
+      'the change is recorded, but the read models its answer comes from had not caught up within READ_YOUR_WRITES_TIMEOUT_MS (`read_model_behind`): read the resource again after `Retry-After` rather than repeat the change',
+  },
 };
 
 const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
@@ -140,8 +145,10 @@ function requestBodyOf(method: Method, route: RouteDescription): Schema | undefi
   return { required: true, ...description, content: Object.fromEntries(body.raw.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])) };
 }
 
-function errorStatusesOf(route: RouteDescription): ErrorStatus[] {
+function errorStatusesOf(method: Method, route: RouteDescription): ErrorStatus[] {
   const statuses = new Set<ErrorStatus>(route.errors ?? []);
+  // A change by a member or the operator is answered from the read models, after waiting for them.
+  if (method !== 'get' && (route.access === 'user' || route.access === 'admin_token')) statuses.add(503);
   if (route.access !== 'public' && route.access !== 'optional_user') statuses.add(401);
   // A widget token of a suspended or deleted organization, a disabled widget, or a page on an origin the organization does not allow.
   if (route.access === 'widget_token' || route.access === 'user_or_widget_token') statuses.add(403);
@@ -204,7 +211,7 @@ function operationOf(area: ApiArea, path: string, method: Method, route: RouteDe
   const responses: Schema = {
     [String(success.status)]: { description: success.description, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(successContent ? { content: successContent } : {}) },
   };
-  for (const status of errorStatusesOf(route)) responses[String(status)] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
+  for (const status of errorStatusesOf(method, route)) responses[String(status)] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
   for (const [status, answer] of Object.entries(route.otherAnswers ?? {})) {
     const content = answer.json ? { 'application/json': { schema: answer.json } } : answer.content ? { [answer.content.type]: { schema: answer.content.schema } } : undefined;
     responses[status] = { description: answer.description, ...(answer.headers ? { headers: answer.headers } : {}), ...(content ? { content } : {}) };
@@ -228,7 +235,7 @@ function components(schemas: Record<string, Schema>): Schema {
       name,
       {
         description,
-        ...(status === '429' ? { headers: { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } } } } : {}),
+        ...(status === '429' || status === '503' ? { headers: { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } } } } : {}),
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       },
     ]),

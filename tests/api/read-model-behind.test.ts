@@ -1,0 +1,56 @@
+// A write whose read models do not catch up within READ_YOUR_WRITES_TIMEOUT_MS (its projections
+// stopped here; in life a projection failing, or far behind) is recorded all the same, and its
+// answer says so: 503 read_model_behind with Retry-After, never a 404 for what was just made nor
+// a 500. An answer the write's own events hold entirely is given from them.
+
+import { expect } from 'chai';
+import { type Account, gql, registerOwner } from '../support/identity';
+import { type TestServer, startTestServer } from '../support/server';
+import { eventually } from '../support/stores';
+
+describe('writes whose read models lag behind', () => {
+  let server: TestServer;
+  let owner: Account;
+  const as = (account: Account) => ({ authorization: `Bearer ${account.token}` });
+
+  before(async () => {
+    server = await startTestServer({ READ_YOUR_WRITES_TIMEOUT_MS: '50' });
+    owner = await registerOwner(server, 'lagging-org');
+    await server.platform.projections.stop();
+  });
+  after(() => server.close());
+
+  it('a created team: 503 read_model_behind with Retry-After, the team recorded, and listed once the read models catch up', async () => {
+    const created = await server.request('POST', '/api/v1/org/teams', { headers: as(owner), body: { name: 'Night shift' } });
+    expect(created.status, created.text).to.equal(503);
+    expect(created.json).to.deep.equal({
+      code: 'read_model_behind',
+      message: 'the change of the team is recorded, but the read models have not caught up with it yet: read it again in a moment rather than repeat it',
+    });
+    expect(created.headers.get('retry-after')).to.equal('1');
+    expect(await created.events()).to.include('TeamCreated@team');
+
+    await server.platform.projections.start();
+    try {
+      const listed = async () => (await server.request('GET', '/api/v1/org/teams', { headers: as(owner) })).json.items.map((team: { name: string }) => team.name);
+      await eventually(async () => (await listed()).length > 0, 10_000, 'the team listed');
+      expect(await listed()).to.deep.equal(['Night shift']);
+    } finally {
+      await server.platform.projections.stop();
+    }
+  });
+
+  it('an invitation: 503 read_model_behind (it was a 500)', async () => {
+    const invited = await server.request('POST', '/api/v1/team/invite', { headers: as(owner), body: { email: 'late@example.com', role: 'member' } });
+    expect(invited.status, invited.text).to.equal(503);
+    expect(invited.json.code).to.equal('read_model_behind');
+    expect(await invited.events()).to.include('InvitationSent@invitation');
+  });
+
+  it('a created workspace is answered from its event (it was a 500)', async () => {
+    const created = await gql(server, 'mutation { create_workspace(name: "Evenings") { id name is_default } }', {}, owner.token);
+    expect(created.status, created.text).to.equal(200);
+    expect(created.json.errors).to.equal(undefined);
+    expect(created.json.data.create_workspace).to.include({ name: 'Evenings', is_default: false });
+  });
+});
