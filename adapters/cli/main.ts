@@ -406,7 +406,8 @@ async function backup(words: string[], out: Output): Promise<number> {
   if (!destination || more.length > 0) return usageError(out, 'backup needs one DEST folder (a new or empty one)');
   const report = await backUpEmbeddedStore(loadConfig(process.env), destination);
   out(`backed up to ${report.destination}: events up to position ${report.eventHead}`);
-  printTable(out, ['file', 'bytes', 'sha256'], [...report.files.map((file) => [file.path, file.bytes, file.sha256]), ['blobs/', report.blobs.bytes, `${report.blobs.files} files`]]);
+  const blobs = report.blobs.files > 0 ? [['blobs/', report.blobs.bytes, `${report.blobs.files} files`]] : [];
+  printTable(out, ['file', 'bytes', 'sha256'], [...report.files.map((file) => [file.path, file.bytes, file.sha256]), ...blobs]);
   for (const note of report.notes) out(`note: ${note}`);
   out('restore: stop the platform, then start it with DATA_DIR set to this folder (or a copy of it)');
   return 0;

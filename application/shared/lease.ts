@@ -3,8 +3,9 @@
 // third of its time to live; the others try to take it at the same pace and stand by
 // meanwhile, so a dead holder is replaced at most `ttlMs` plus a third of it after its last
 // renewal, or at the next attempt when it is known to be gone (`holderIsGone`: a crashed
-// process of the same machine, infrastructure/leases/local-processes.ts). Writes of the holder are fenced by its id (ProjectionCommit.holder), so a holder
-// that was paused past its lease and replaced can no longer write.
+// process of the same machine, infrastructure/leases/local-processes.ts). Writes of the
+// holder are fenced by its id (ProjectionCommit.holder), so a holder that was paused past its
+// lease and replaced can no longer write.
 
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
