@@ -97,7 +97,7 @@ import { checkDataFormat } from './sqlite/data-format';
 import { BackgroundCheckpointer } from './sqlite/checkpointer';
 import { type SqliteDatabase, derivedDataSynchronous, openSqliteDatabase } from './sqlite/database';
 import { systemClock, uuidGenerator } from './system';
-import { BackupError, type BackupReport, backUpDataFolder } from './backup/data-folder-backup';
+import { type BackupCheck, BackupError, type BackupReport, backUpDataFolder, verifyBackup } from './backup/data-folder-backup';
 import { localProcesses } from './leases/local-processes';
 
 export interface Platform {
@@ -738,6 +738,11 @@ export async function backUpEmbeddedStore(config: Config, destination: string, c
   });
 }
 
+/** Checks a backup folder against its manifest (sizes, SHA-256, SQLite's quick_check, the blob count); reads only. */
+export function verifyEmbeddedBackup(folder: string): Promise<BackupCheck> {
+  return verifyBackup(folder, BLOBS_FOLDER);
+}
+
 export { ConfigError, loadConfig, loadConnectorManagerConfig } from './config/config';
 export { DataFolderError } from './sqlite/data-format';
-export { BackupError, type BackupReport } from './backup/data-folder-backup';
+export { type BackupCheck, BackupError, type BackupReport } from './backup/data-folder-backup';

@@ -5,7 +5,7 @@
 // server's runner never interleave.
 
 import 'reflect-metadata';
-import { BackupError, ConfigError, DataFolderError, type Platform, type PlatformOverrides, backUpEmbeddedStore, createPlatform, loadConfig } from '../../infrastructure/composition-root';
+import { BackupError, ConfigError, DataFolderError, type Platform, type PlatformOverrides, backUpEmbeddedStore, createPlatform, loadConfig, verifyEmbeddedBackup } from '../../infrastructure/composition-root';
 import { silentLogger } from '../../application/ports/logger';
 import { systemContext } from '../../application/shared/request-context';
 import { createTenant, renameTenant, suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
@@ -62,6 +62,7 @@ const USAGE = `usage: npm run cli -- <command>
   connector doctor URL --secret S    run the protocol conformance checks against a connector
   backup DEST                        copy the embedded data folder into the new folder DEST while
                                      servers keep running (README, "Backups")
+  verify-backup DIR                  check a backup folder against its manifest (exit 1 when it is not whole)
 `;
 
 type Output = (line: string) => void;
@@ -100,8 +101,9 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
   const [area, action, ...rest] = argv;
   const { positional, flags } = parseArguments(rest);
   const context = systemContext(`cli-${Date.now()}`, 'operator-cli');
-  // The one command whose first word is all: `backup DEST`.
+  // The commands whose first word is all: `backup DEST`, `verify-backup DIR`.
   if (area === 'backup') return backup(action === undefined ? [] : [action, ...rest], out);
+  if (area === 'verify-backup') return verifyBackupFolder(action === undefined ? [] : [action, ...rest], out);
   switch (`${area} ${action}`) {
     case 'projections status':
       return withPlatform(async (platform) => {
@@ -411,6 +413,17 @@ async function backup(words: string[], out: Output): Promise<number> {
   for (const note of report.notes) out(`note: ${note}`);
   out('restore: stop the platform, then start it with DATA_DIR set to this folder (or a copy of it)');
   return 0;
+}
+
+/** `verify-backup DIR`: 0 when every file is as recorded, 1 naming what is not. */
+async function verifyBackupFolder(words: string[], out: Output): Promise<number> {
+  const [folder, ...more] = words;
+  if (!folder || more.length > 0) return usageError(out, 'verify-backup needs one backup folder DIR');
+  const { checked, problems } = await verifyEmbeddedBackup(folder);
+  for (const line of checked) out(`ok: ${line}`);
+  for (const problem of problems) out(`problem: ${problem}`);
+  out(problems.length === 0 ? `${folder} is whole` : `${folder} is not whole: ${problems.length} problem(s)`);
+  return problems.length === 0 ? 0 : 1;
 }
 
 function usageError(out: Output, message: string): number {

@@ -22,7 +22,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { copyFile, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteReadStore } from '../read-store/sqlite';
@@ -165,8 +165,10 @@ async function releaseLeases(copy: string): Promise<void> {
     for (const state of await store.listProjectionStates()) {
       if (state.lease) await store.releaseLease(state.name, state.lease.holder);
     }
+    // One self-contained file again (opening it set WAL mode): a reader needs no -wal or -shm
+    // beside it, and a server sets WAL mode again when it opens it.
+    db.pragma('journal_mode = DELETE');
   } finally {
-    // The last connection: SQLite folds the WAL back into the file and removes it.
     db.close();
   }
 }
@@ -244,4 +246,66 @@ async function exists(file: string): Promise<boolean> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw error;
   }
+}
+
+export interface BackupCheck {
+  /** What was checked and found as recorded. */
+  checked: string[];
+  /** What was not: empty when the backup is whole. */
+  problems: string[];
+}
+
+/**
+ * Checks a backup folder against its manifest: every file there, of its size and SHA-256; each
+ * database passes SQLite's quick_check; as many blob files as were copied. Reads only.
+ */
+export async function verifyBackup(folder: string, blobsFolder: string): Promise<BackupCheck> {
+  const checked: string[] = [];
+  const problems: string[] = [];
+  let manifest: { format?: unknown; files?: unknown; blobs?: { files?: unknown } };
+  try {
+    manifest = JSON.parse(await readFile(path.join(folder, BACKUP_MANIFEST), 'utf8')) as typeof manifest;
+  } catch (error) {
+    throw new BackupError(`${folder} has no readable ${BACKUP_MANIFEST} (${(error as Error).message}): is it a backup folder?`);
+  }
+  if (manifest.format !== BACKUP_FORMAT || !Array.isArray(manifest.files)) throw new BackupError(`${path.join(folder, BACKUP_MANIFEST)} is not a manifest of format ${BACKUP_FORMAT}`);
+  for (const recorded of manifest.files as BackedUpFile[]) {
+    if (!(await exists(path.join(folder, recorded.path)))) {
+      problems.push(`${recorded.path}: missing`);
+      continue;
+    }
+    const found = await describeFile(folder, recorded.path);
+    if (found.bytes !== recorded.bytes || found.sha256 !== recorded.sha256) {
+      problems.push(`${recorded.path}: ${found.bytes} bytes with SHA-256 ${found.sha256}, recorded as ${recorded.bytes} bytes with ${recorded.sha256}`);
+      continue;
+    }
+    if (recorded.path.endsWith('.db')) {
+      const db = new Database(path.join(folder, recorded.path), { readonly: true, fileMustExist: true });
+      try {
+        const check = db.pragma('quick_check', { simple: true });
+        if (check !== 'ok') {
+          problems.push(`${recorded.path}: quick_check says ${String(check)}`);
+          continue;
+        }
+      } finally {
+        db.close();
+      }
+    }
+    checked.push(`${recorded.path}: ${recorded.bytes} bytes, SHA-256 as recorded${recorded.path.endsWith('.db') ? ', quick_check ok' : ''}`);
+  }
+  const blobsRecorded = typeof manifest.blobs?.files === 'number' ? manifest.blobs.files : 0;
+  const blobsFound = await countFiles(path.join(folder, blobsFolder));
+  if (blobsFound !== blobsRecorded) problems.push(`${blobsFolder}/: ${blobsFound} files, recorded as ${blobsRecorded}`);
+  else if (blobsFound > 0) checked.push(`${blobsFolder}/: ${blobsFound} files as recorded`);
+  return { checked, problems };
+}
+
+async function countFiles(folder: string): Promise<number> {
+  if (!(await exists(folder))) return 0;
+  let count = 0;
+  for (const entry of await readdir(folder, { withFileTypes: true })) {
+    if (entry.isDirectory()) count += await countFiles(path.join(folder, entry.name));
+    else if (entry.isFile()) count += 1;
+  }
+  return count;
 }

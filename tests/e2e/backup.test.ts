@@ -15,8 +15,12 @@ const run = promisify(execFile);
 const CLI = path.join(__dirname, '..', '..', 'adapters', 'cli', 'main.js');
 
 async function backup(dataDir: string, destination: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cli(['backup', destination], { DATA_DIR: dataDir, ...env });
+}
+
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, 'backup', destination], { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env } });
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -95,6 +99,12 @@ describe('backup of the embedded data folder (CLI)', function () {
     expect(filesBelow(path.join(destination, BLOBS_FOLDER))).to.deep.equal(filesBelow(path.join(dataDir, BLOBS_FOLDER)));
     expect(fs.statSync(destination).mode & 0o777).to.equal(0o700);
     expect(fs.readdirSync(backups.path)).to.deep.equal(['nightly']);
+    // Each database one self-contained file: no -wal or -shm beside it.
+    expect(fs.readdirSync(destination).sort()).to.deep.equal(['backup.json', 'blobs', 'keys.json', 'platform.db', 'read-models.db']);
+    const whole = await cli(['verify-backup', destination]);
+    expect(whole.code, whole.stdout).to.equal(0);
+    expect(whole.stdout).to.contain('ok: platform.db: ').and.to.contain('quick_check ok').and.to.contain(`${destination} is whole`);
+    expect(fs.readdirSync(destination).sort(), 'verifying reads only').to.deep.equal(['backup.json', 'blobs', 'keys.json', 'platform.db', 'read-models.db']);
 
     await source.close();
     restored = await startTestServer({ DATA_DIR: destination, SCRYPT_LOG_N: '10' });
@@ -144,6 +154,24 @@ describe('backup of the embedded data folder (CLI)', function () {
     const usage = await backup(dataDir, '');
     expect(usage.code).to.equal(2);
     expect(fs.readdirSync(backups.path).sort()).to.deep.equal(['nightly', 'taken']);
+  });
+
+  it('verify-backup names a file changed, a blob missing, and a folder that is no backup', async () => {
+    const destination = path.join(backups.path, 'damaged');
+    expect((await backup(restored!.platform.config.dataDir, destination)).code).to.equal(0);
+    const keys = path.join(destination, 'keys.json');
+    fs.writeFileSync(keys, `${fs.readFileSync(keys, 'utf8')} `);
+    const [firstBlob] = filesBelow(path.join(destination, BLOBS_FOLDER));
+    fs.rmSync(path.join(destination, BLOBS_FOLDER, firstBlob!));
+    const verified = await cli(['verify-backup', destination]);
+    expect(verified.code).to.equal(1);
+    expect(verified.stdout).to.match(/problem: keys\.json: \d+ bytes with SHA-256 [0-9a-f]{64}, recorded as \d+ bytes/);
+    expect(verified.stdout).to.match(/problem: blobs\/: \d+ files, recorded as \d+/);
+    expect(verified.stdout).to.contain('ok: platform.db: ').and.to.contain(`${destination} is not whole: 2 problem(s)`);
+
+    const notABackup = await cli(['verify-backup', backups.path]);
+    expect(notABackup.code).to.equal(2);
+    expect(notABackup.stderr).to.contain(`has no readable backup.json`);
   });
 
   it('refuses when the events are in EventStoreDB, and says how they are backed up', async () => {
