@@ -411,7 +411,7 @@ async function backup(words: string[], out: Output): Promise<number> {
   const blobs = report.blobs.files > 0 ? [['blobs/', report.blobs.bytes, `${report.blobs.files} files`]] : [];
   printTable(out, ['file', 'bytes', 'sha256'], [...report.files.map((file) => [file.path, file.bytes, file.sha256]), ...blobs]);
   for (const note of report.notes) out(`note: ${note}`);
-  out('restore: stop the platform, then start it with DATA_DIR set to this folder (or a copy of it)');
+  out(`restore: verify-backup ${report.destination}, stop every platform process, and start with DATA_DIR set to a copy of this folder (README, "Backups")`);
   return 0;
 }
 
