@@ -3,9 +3,9 @@
 // sagas over at once instead of waiting LEASE_TTL_MS for the dead holder's leases to lapse.
 //
 // The id is `hostname:pid:random:scope`, where `scope` is a digest of the boot id and the PID
-// namespace: two processes with the same scope see the same process table, so `kill(pid, 0)`
-// answers for the holder. Only then is a holder judged, and only "no such process" (ESRCH)
-// means gone; a PID reused by another process looks alive, and the lease lapses as before.
+// namespace: two processes with the same scope see the same process table (/proc), so it
+// answers for the holder. Only then is a holder judged, and only a PID with no process, or a
+// zombie, means gone; a PID reused by another process looks alive, and the lease lapses as before.
 // Where /proc does not tell the boot and the namespace (not Linux), nothing is ever judged
 // gone. A wrong judgement could not make two writers anyway: projection commits and saga
 // checkpoints are fenced by the holder (docs/decisions.md, "Leases").
@@ -27,7 +27,7 @@ export interface LocalProcessFacts {
   pid: number;
   /** null where the boot and PID namespace cannot be told apart. */
   scope: string | null;
-  /** false when no process has the PID (ESRCH). */
+  /** false when no process has the PID, or only a zombie (it ended, and its parent has not reaped it yet). */
   exists(pid: number): boolean;
 }
 
@@ -65,12 +65,21 @@ function machineScope(): string | null {
   }
 }
 
+/**
+ * Whether a process runs with that PID: /proc has it, and it is not a zombie. A killed process
+ * stays a zombie until its parent reaps it, which an init that is not a shell's may do seconds
+ * later (seen here: a server killed with -9 was a zombie for about 3 s), and kill(pid, 0)
+ * answers for a zombie as for a live process.
+ */
 function processExists(pid: number): boolean {
+  let stat: string;
   try {
-    process.kill(pid, 0);
-    return true;
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+    // EACCES and the like: something runs there; only its absence says it is gone.
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
   }
+  // `pid (comm) state ...`: the name may hold spaces and parentheses, the state follows the last ')'.
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state !== 'Z' && state !== 'X';
 }

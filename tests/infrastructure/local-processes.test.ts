@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import { type LocalProcessFacts, localProcesses } from '../../infrastructure/leases/local-processes';
+import { eventually } from '../support/stores';
 
 describe('lease holders of this machine (local-processes)', () => {
   const facts = (overrides: Partial<LocalProcessFacts> = {}): LocalProcessFacts => ({
@@ -57,5 +59,20 @@ describe('lease holders of this machine (local-processes)', () => {
     await new Promise((resolve) => child.once('exit', resolve));
     expect(processes.isGone(holderOf(child.pid!))).to.equal(judges);
     expect(processes.isGone(holderOf(process.pid))).to.equal(false);
+  });
+
+  it('on this machine (Linux): a killed process its parent has not reaped yet (a zombie) is gone', async () => {
+    const processes = localProcesses();
+    const scope = processes.holderId().split(':').pop();
+    // The shell starts a short sleep, prints its pid and becomes a long sleep, which never reaps it.
+    const parent = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const zombie = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (chunk) => resolve(String(chunk).trim()))));
+      await eventually(() => !fs.existsSync(`/proc/${zombie}/stat`) || /\) Z /.test(fs.readFileSync(`/proc/${zombie}/stat`, 'utf8')), 5000, 'the child a zombie');
+      expect(fs.readFileSync(`/proc/${zombie}/stat`, 'utf8')).to.match(/\) Z /);
+      expect(processes.isGone(`${os.hostname()}:${zombie}:00c0ffee:${scope}`)).to.equal(process.platform === 'linux');
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 });
