@@ -491,7 +491,17 @@ export class ProjectionRunner {
       const runsHere = this.started && live.status !== 'standby';
       // Held elsewhere (or by no process): as far as the holder's read model truly is, as waitFor sees it.
       const checkpoint = runsHere ? live.checkpoint : await this.positionPastSkipped(live, state?.checkpoint ?? 0, head);
-      const status: ProjectionRunState = this.rebuilding.has(projection.name) ? 'rebuilding' : this.started ? live.status : (state?.status ?? 'stopped');
+      // Not run here (the operator CLI): the stored status moves only with commits and failures,
+      // so a live lease elsewhere is what says it runs (standby, as a standing-by server shows it).
+      const status: ProjectionRunState = this.rebuilding.has(projection.name)
+        ? 'rebuilding'
+        : this.started
+          ? live.status
+          : state?.status === 'failed' || state?.status === 'rebuilding'
+            ? state.status
+            : leaseIsLive(state?.lease, now)
+              ? 'standby'
+              : 'stopped';
       return {
         name: projection.name,
         version: projection.version,

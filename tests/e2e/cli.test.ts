@@ -181,6 +181,16 @@ describe('operator CLI beside a running server', function () {
       );
       expect(Object.keys(compared!.ready).length).to.be.greaterThan(3);
       expect(compared!.cli).to.deep.equal(compared!.ready);
+
+      // Every projection runs in the server: the CLI shows it standing by for the server's lease, not stopped.
+      const rows = (await cli(server.platform.config.dataDir, 'projections', 'status')).stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((line) => line.trim().split(/\s+/))
+        .filter(([name]) => !name!.startsWith('saga:'));
+      expect(rows.map(([name, , , , , status]) => `${name} ${status}`)).to.deep.equal(rows.map(([name]) => `${name} standby`));
+      expect(new Set(rows.map((row) => row[6]!.replace(/\/projection-thread$/, '')))).to.deep.equal(new Set([server.platform.projections.holder]));
     } finally {
       await server.close();
     }
