@@ -69,5 +69,8 @@ export async function renameWorkspace(deps: WorkspaceWriteDependencies, principa
     actingContext(principal, context),
   );
   await deps.readYourWrites(result.position);
-  return summaryOf((await workspaces.get(workspaceId)) ?? current);
+  const doc = (await workspaces.get(workspaceId)) ?? current;
+  // A read model that has not caught up within the wait still has the old name: the event has the new one.
+  const renamed = result.events.find((event) => event.type === 'WorkspaceRenamed');
+  return { ...summaryOf(doc), ...(renamed?.type === 'WorkspaceRenamed' ? { name: renamed.data.name } : {}) };
 }

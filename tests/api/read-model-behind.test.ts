@@ -47,10 +47,15 @@ describe('writes whose read models lag behind', () => {
     expect(await invited.events()).to.include('InvitationSent@invitation');
   });
 
-  it('a created workspace is answered from its event (it was a 500)', async () => {
+  it('a created workspace is answered from its event (it was a 500), and so is a renamed one (it had the old name)', async () => {
     const created = await gql(server, 'mutation { create_workspace(name: "Evenings") { id name is_default } }', {}, owner.token);
     expect(created.status, created.text).to.equal(200);
     expect(created.json.errors).to.equal(undefined);
     expect(created.json.data.create_workspace).to.include({ name: 'Evenings', is_default: false });
+
+    const [defaultWorkspace] = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items;
+    const renamed = await gql(server, 'mutation ($id: ID!) { rename_workspace(id: $id, name: "Front desk") { id name } }', { id: defaultWorkspace.id }, owner.token);
+    expect(renamed.json.errors, renamed.text).to.equal(undefined);
+    expect(renamed.json.data.rename_workspace).to.deep.equal({ id: defaultWorkspace.id, name: 'Front desk' });
   });
 });
