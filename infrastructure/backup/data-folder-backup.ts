@@ -26,7 +26,6 @@ import { copyFile, mkdir, open, readFile, readdir, rename, rm, stat } from 'node
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteReadStore } from '../read-store/sqlite';
-import { openSqliteDatabase } from '../sqlite/database';
 
 export const BACKUP_MANIFEST = 'backup.json';
 export const BACKUP_FORMAT = 'svc-backup-1';
@@ -146,31 +145,20 @@ async function copyDatabase(source: string, folder: string, name: string): Promi
   } finally {
     db.close();
   }
-  await releaseLeases(target);
-  const copy = new Database(target, { readonly: true, fileMustExist: true });
+  // The copy as VACUUM INTO left it, one file in rollback journal mode (a server sets WAL mode
+  // again when it opens it): its leases released, then checked.
+  const copy = new Database(target, { fileMustExist: true });
   try {
+    const store = new SqliteReadStore(copy);
+    for (const state of await store.listProjectionStates()) {
+      if (state.lease) await store.releaseLease(state.name, state.lease.holder);
+    }
     const check = copy.pragma('quick_check', { simple: true });
     if (check !== 'ok') throw new BackupError(`the copy of ${name} fails SQLite's quick_check (${String(check)}): the source may be damaged; run PRAGMA integrity_check on it`);
   } finally {
     copy.close();
   }
   return describeFile(folder, name);
-}
-
-/** Every lease in a copy's projection states, released through the read store that keeps them. */
-async function releaseLeases(copy: string): Promise<void> {
-  const db = openSqliteDatabase(copy, { synchronous: 'full' });
-  try {
-    const store = new SqliteReadStore(db);
-    for (const state of await store.listProjectionStates()) {
-      if (state.lease) await store.releaseLease(state.name, state.lease.holder);
-    }
-    // One self-contained file again (opening it set WAL mode): a reader needs no -wal or -shm
-    // beside it, and a server sets WAL mode again when it opens it.
-    db.pragma('journal_mode = DELETE');
-  } finally {
-    db.close();
-  }
 }
 
 function headOf(eventsCopy: string): number {

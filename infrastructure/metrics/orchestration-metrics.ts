@@ -38,9 +38,8 @@ export class PrometheusOrchestrationMetrics implements OrchestrationMetrics {
   private readonly deadLetters: Counter<'event_name'>;
   private readonly dispatchLatency: Histogram<'event_name'>;
   private readonly endToEndLatency: Histogram<'event_name'>;
+  /** The names with series of their own, then `_other` once the limit is reached. */
   private readonly seriesByName = new Map<string, NameSeries>();
-  private namesWithSeries = 0;
-  private limitReported = false;
 
   /** `depth` counts the events in a status (queued, failed, dispatched) when scraped. */
   constructor(
@@ -96,19 +95,15 @@ export class PrometheusOrchestrationMetrics implements OrchestrationMetrics {
   private series(eventName: string): NameSeries {
     const known = this.seriesByName.get(eventName);
     if (known) return known;
-    if (this.namesWithSeries < this.options.maxEventNames) {
-      this.namesWithSeries += 1;
-      return this.remember(eventName, eventName);
-    }
-    if (!this.limitReported) {
-      this.limitReported = true;
-      this.options.onLimitReached?.(eventName);
-    }
-    // Every later name shares the one `_other` series, looked up without growing the map.
-    return this.seriesByName.get(OTHER_EVENT_NAMES) ?? this.remember(OTHER_EVENT_NAMES, OTHER_EVENT_NAMES);
+    // `_other` is made with the first name past the limit, so the map never holds it below it.
+    if (this.seriesByName.size < this.options.maxEventNames) return this.remember(eventName);
+    const other = this.seriesByName.get(OTHER_EVENT_NAMES);
+    if (other) return other;
+    this.options.onLimitReached?.(eventName);
+    return this.remember(OTHER_EVENT_NAMES);
   }
 
-  private remember(key: string, label: string): NameSeries {
+  private remember(label: string): NameSeries {
     const labels = { event_name: label };
     const series: NameSeries = {
       attempts: this.attempts.labels(labels),
@@ -117,7 +112,7 @@ export class PrometheusOrchestrationMetrics implements OrchestrationMetrics {
       dispatchLatency: this.dispatchLatency.labels(labels),
       endToEndLatency: this.endToEndLatency.labels(labels),
     };
-    this.seriesByName.set(key, series);
+    this.seriesByName.set(label, series);
     return series;
   }
 }

@@ -124,6 +124,7 @@ function cell(text: string): string {
 if (require.main === module) {
   const root = path.resolve(__dirname, '..', '..', '..', '..');
   const file = path.join(root, 'docs', 'errors.md');
-  fs.writeFileSync(file, withCatalogue(fs.readFileSync(file, 'utf8'), renderCatalogue(errorCatalogue(root))));
-  process.stdout.write(`docs/errors.md: ${errorCatalogue(root).length} codes\n`);
+  const catalogue = errorCatalogue(root);
+  fs.writeFileSync(file, withCatalogue(fs.readFileSync(file, 'utf8'), renderCatalogue(catalogue)));
+  process.stdout.write(`docs/errors.md: ${catalogue.length} codes\n`);
 }
