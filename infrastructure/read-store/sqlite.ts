@@ -104,6 +104,18 @@ interface Declared {
   fields: string[];
 }
 
+/** Prepared statements kept per store; beyond it the least recently used is finalized. */
+export const PREPARED_STATEMENT_LIMIT = 500;
+
+/**
+ * Placeholders for an `IN` list of `count` values: the next power of two up to 256 (so lists
+ * of any length up to it take nine statement shapes, not 256), the exact count beyond.
+ */
+export function inListLength(count: number): number {
+  if (count <= 1 || count > 256) return count;
+  return 2 ** Math.ceil(Math.log2(count));
+}
+
 function indexSql(table: string, row: IndexRow): string {
   const fields = keyFields(row.field);
   const columns = fields.map((field) => `"${columnName(field)}"`).join(', ');
@@ -114,7 +126,7 @@ function indexSql(table: string, row: IndexRow): string {
 export class SqliteReadStore implements ReadStore {
   /** Declared indexes and fields per collection, from `_read_indexes`. */
   private readonly declared = new Map<string, Declared>();
-  /** Prepared statements by SQL; emptied whenever the schema changes. */
+  /** Prepared statements by SQL, the most recently used last; emptied whenever the schema changes. */
   private readonly statements = new Map<string, Statement>();
 
   private readonly cache: ReadCache;
@@ -148,11 +160,20 @@ export class SqliteReadStore implements ReadStore {
 
   private prepared(sql: string): Statement {
     let statement = this.statements.get(sql);
-    if (!statement) {
+    if (statement) {
+      this.statements.delete(sql);
+    } else {
       statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
+      // Queries differ in their filters' shapes; bound what the process keeps for the rare ones.
+      if (this.statements.size >= PREPARED_STATEMENT_LIMIT) this.statements.delete(this.statements.keys().next().value as string);
     }
+    this.statements.set(sql, statement);
     return statement;
+  }
+
+  /** How many prepared statements the store keeps (at most PREPARED_STATEMENT_LIMIT). */
+  get preparedStatementCount(): number {
+    return this.statements.size;
   }
 
   private loadIndexes(): void {
@@ -447,9 +468,12 @@ export class SqliteReadStore implements ReadStore {
           const values = (value as readonly Scalar[]).map(toSqlValue);
           const present = values.filter((item) => item !== null);
           // As in MongoDB, a null in the list matches documents without a value.
-          const alternatives = [...(present.length > 0 ? [`${column} IN (${present.map(() => '?').join(', ')})`] : []), ...(present.length < values.length ? [`${column} IS NULL`] : [])];
+          const placeholders = inListLength(present.length);
+          const alternatives = [...(present.length > 0 ? [`${column} IN (${Array.from({ length: placeholders }, () => '?').join(', ')})`] : []), ...(present.length < values.length ? [`${column} IS NULL`] : [])];
           clauses.push(alternatives.length === 0 ? '0' : alternatives.length === 1 ? alternatives[0] : `(${alternatives.join(' OR ')})`);
           params.push(...present);
+          // Repeating the last value changes no match and lets lists of near lengths share a statement.
+          for (let padding = present.length; padding < placeholders; padding += 1) params.push(present[present.length - 1]!);
           continue;
         }
         const sqlValue = toSqlValue(value as Scalar);

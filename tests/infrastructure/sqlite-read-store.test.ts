@@ -2,7 +2,7 @@
 
 import { expect } from 'chai';
 import { type Document, UniqueConstraintError } from '../../application/ports/read-store';
-import { SqliteReadStore, coalesceWrites } from '../../infrastructure/read-store/sqlite';
+import { PREPARED_STATEMENT_LIMIT, SqliteReadStore, coalesceWrites, inListLength } from '../../infrastructure/read-store/sqlite';
 import { type SqliteDatabase, openSqliteDatabase } from '../../infrastructure/sqlite/database';
 import { auditLogProjection } from '../../projections/audit-log';
 import { orchestrationEventsProjection } from '../../projections/orchestration-events';
@@ -283,5 +283,34 @@ describe("SQLite read store: the platform's lists read their page in index order
       for (const filter of ['', " AND f_status = 'queued'", " AND f_name = 'shop.order.created'"]) {
         expect(newestFirst('rm_orchestration_events', `f_tenant_id = 't'${filter}`, 'f_received_at'), filter).to.not.match(/TEMP B-TREE FOR ORDER BY/);
       }
+    }));
+});
+
+describe('SQLite read store: the statements it keeps', () => {
+  it('pads an IN list to the next power of two up to 256, and keeps longer ones exact', () => {
+    expect([0, 1, 2, 3, 5, 8, 9, 100, 256, 257, 1000].map(inListLength)).to.deep.equal([0, 1, 2, 4, 8, 8, 16, 128, 256, 257, 1000]);
+  });
+
+  it('answers IN lists of every length as exactly, and keeps a bounded number of statements', () =>
+    withFileStore(async ({ store }) => {
+      await store.ensureCollection({ name: 'numbered', indexes: [{ field: 'n' }] });
+      const numbered = store.collection<Document & { n: number | null }>('numbered');
+      for (let n = 0; n < 300; n += 1) await numbered.put({ id: `d${n}`, n });
+      await numbered.put({ id: 'none', n: null });
+      for (let length = 1; length <= 300; length += 1) {
+        const wanted = Array.from({ length }, (_, index) => (index * 7) % 300);
+        const found = await numbered.find({ where: { n: { in: [...wanted, ...(length % 2 ? [null] : [])] } }, limit: 1000 });
+        const expected = new Set(wanted.map((n) => `d${n}`));
+        if (length % 2) expected.add('none');
+        expect(new Set(found.items.map((item) => item.id)), `a list of ${length}`).to.deep.equal(expected);
+      }
+      // Lengths 1..256 share nine shapes (twice: with and without the null), 257..300 are one each.
+      expect(store.preparedStatementCount).to.be.at.most(2 * 9 + 44 + 10);
+      // Each longer list is a statement of its own: the least recently used make way.
+      for (let length = 301; length < 301 + PREPARED_STATEMENT_LIMIT; length += 1) {
+        const found = await numbered.find({ where: { n: { in: Array.from({ length }, (_, index) => index) } }, limit: 1 });
+        expect(found.items).to.have.length(1);
+      }
+      expect(store.preparedStatementCount).to.equal(PREPARED_STATEMENT_LIMIT);
     }));
 });
