@@ -241,7 +241,7 @@ export const PROJECTION_FILE = 'read-models.db';
 /**
  * The audit log (a row with six indexes and a link of a hash chain for every event, the
  * heaviest read model per event) and the orchestration events (the dispatch queue: five or six
- * writes for each event a flow runs); docs/performance.md.
+ * writes for each event a flow runs); docs/performance-history.md.
  */
 export const PROJECTION_FILE_PROJECTIONS: readonly string[] = [auditLogProjection.name, orchestrationEventsProjection.name];
 

@@ -18,7 +18,7 @@ const TIME_ORDERED = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0
  * the key for the rest; `idFromKey(key)` when `after` is not a version 7 UUID. Random ids made
  * from keys (a follow-on event's, its stream's) landed on a random page of every index they
  * are in, where the ids of `newId` land on the last: about a tenth of the events bench's CPU
- * per order (docs/performance.md, thirteenth session).
+ * per order (docs/performance-history.md, thirteenth session).
  */
 function idFromKeyAt(key: string, after: string): string {
   if (!TIME_ORDERED.test(after)) return idFromKey(key);
@@ -32,7 +32,7 @@ function idFromKeyAt(key: string, after: string): string {
  * of its section 6.2) that keeps the ids of one process increasing within a millisecond, then
  * 62 random bits. Ids made one after another are neighbours in every index that holds them:
  * an insert lands on the index's last page instead of a random one, which cut what the
- * embedded store writes per event by about a third (docs/performance.md). An id so shows
+ * embedded store writes per event by about a third (docs/performance-history.md). An id so shows
  * when it was made, to the millisecond; nothing it names is secret for that.
  */
 export function timeOrderedIdGenerator(now: () => number = Date.now): () => string {

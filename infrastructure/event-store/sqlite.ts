@@ -118,7 +118,7 @@ export class SqliteEventStore implements EventStore {
    * that passes it, or by the next poll (appends of other processes). One set and one timer
    * for all of them: every commit wakes every projection and saga group (about 27), and a
    * timer, an abort listener and an rxjs subscription made and dropped per wait were a
-   * measurable part of what a commit costs at a low rate (docs/performance.md, tenth session).
+   * measurable part of what a commit costs at a low rate (docs/performance-history.md, tenth session).
    */
   private readonly appendWaiters = new Set<AppendWaiter>();
   private pollTimer: NodeJS.Timeout | null = null;

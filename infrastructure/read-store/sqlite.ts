@@ -7,7 +7,7 @@
 // WITHOUT ROWID tables keyed by `id`; SQLite advises against that layout for rows larger than
 // about a twentieth of a page, and documents are larger (an audit entry is about 700 bytes):
 // a random id put the whole document in a random leaf of the key's b-tree, which split and
-// rewrote far more pages per write (a measured 2.8x per insert, docs/performance.md). A table
+// rewrote far more pages per write (a measured 2.8x per insert, docs/performance-history.md). A table
 // of the old layout is copied into the new one the first time its collection is ensured.
 //
 // Index names carry a random suffix and are recorded in `_read_indexes`, so that a rebuilt

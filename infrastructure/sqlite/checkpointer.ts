@@ -1,7 +1,7 @@
 // Checkpoints of the embedded file, off the thread that serves requests. SQLite copies the WAL
 // back into the database itself at the end of a commit once the WAL passes 1,000 pages: with
 // synchronous=FULL that commit reads and writes about 4 MB and syncs the file twice, and the
-// event loop waits 5-20 ms for it, every few dozen commits under load (docs/performance.md).
+// event loop waits 5-20 ms for it, every few dozen commits under load (docs/performance-history.md).
 // A worker thread (checkpoint-worker.ts) with its own connection runs the same PASSIVE
 // checkpoints every `intervalMs` instead, and the serving connection's automatic checkpoints
 // are turned off while it runs. A PASSIVE checkpoint never waits for, nor blocks, the writer

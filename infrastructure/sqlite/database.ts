@@ -36,7 +36,7 @@ export function openSqliteDatabase(file: string, options: SqliteOptions = {}): S
   db.pragma('busy_timeout = 5000');
   // Group commits write each item in a savepoint; the journal that undoes one outgrows
   // SQLite's 64 KiB in-memory spill and went to a file in /var/tmp, one write() per page,
-  // nearly as many as the WAL itself took (docs/performance.md, ninth session). Memory is
+  // nearly as many as the WAL itself took (docs/performance-history.md, ninth session). Memory is
   // where it belongs: it lives only until the commit.
   db.pragma('temp_store = MEMORY');
   return db;

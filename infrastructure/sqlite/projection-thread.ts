@@ -3,7 +3,7 @@
 // commands and their appends, sagas, and every projection with its writes. The audit log alone
 // (a hash chain with a row and six indexes for every event) and its anchoring were about a
 // quarter of that thread's time per orchestration event, the orchestration events' queue about
-// a tenth more (docs/performance.md). Their read models live in a file of their own (the
+// a tenth more (docs/performance-history.md). Their read models live in a file of their own (the
 // projection file, `read-models.db`), so a second thread can write them without waiting for the
 // serving thread's write lock, nor making it wait for its own.
 //
