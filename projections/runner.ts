@@ -63,6 +63,8 @@ export interface ProjectionProgress {
   checkpoint: number;
   status: ProjectionRunState;
   error: string | null;
+  /** It fails at its checkpoint again and again (LiveProjection.stuck). */
+  stuck: boolean;
 }
 
 /** `standby`: another process holds the projection's lease; this one is ready to take over. */
@@ -174,6 +176,9 @@ class LiveProjection {
   checkpoint = 0;
   status: ProjectionRunState = 'stopped';
   error: string | null = null;
+  /** The checkpoint its last failed attempts started from (-1: none), and how many in a row failed there. */
+  private failedAt = -1;
+  private failuresThere = 0;
   readonly lease: Lease;
   private stored = 0;
   private storedAt = 0;
@@ -264,6 +269,9 @@ class LiveProjection {
         }
         this.status = 'failed';
         this.error = messageOf(error);
+        this.failuresThere = this.failedAt === this.checkpoint ? this.failuresThere + 1 : 1;
+        this.failedAt = this.checkpoint;
+        if (error instanceof EventDecodingError) this.failuresThere = Number.POSITIVE_INFINITY;
         this.onProgress();
         if (error instanceof EventDecodingError) {
           // Retrying cannot help: the event reads the same until a release declares its shape
@@ -303,6 +311,23 @@ class LiveProjection {
       await pause(Math.max(1, Math.floor(this.options.leaseTtlMs / 3)), signal);
     }
     return false;
+  }
+
+  /**
+   * It failed at the same checkpoint twice in a row (or at an event it cannot read) and has not
+   * moved since: a retry fails the same way until the cause is mended (a handler's bug, a read
+   * model refusing a write). One failure is not enough: a passing one (a busy database) is
+   * mended by the retry a second later. The retry in between shows `running` for a moment; this
+   * does not flicker with it.
+   */
+  get stuck(): boolean {
+    return this.failedAt === this.checkpoint && this.failuresThere >= 2;
+  }
+
+  /** What the thread that builds it reports (ProjectionRunner.observe). */
+  reportStuck(stuck: boolean): void {
+    this.failedAt = stuck ? this.checkpoint : -1;
+    this.failuresThere = stuck ? 2 : 0;
   }
 
   private async applyBatch(batch: readonly SubscriptionMessage[]): Promise<void> {
@@ -436,12 +461,13 @@ export class ProjectionRunner {
 
   /** Progress of projections another thread of this process builds (`followedElsewhere`): waits on them end as they pass. */
   observe(progress: readonly ProjectionProgress[]): void {
-    for (const { name, checkpoint, status, error } of progress) {
+    for (const { name, checkpoint, status, error, stuck } of progress) {
       const live = this.live.get(name);
       if (!live || !this.elsewhere.has(name)) continue;
       live.checkpoint = Math.max(live.checkpoint, checkpoint);
       live.status = status;
       live.error = error;
+      live.reportStuck(stuck);
     }
     this.notify();
   }
@@ -526,15 +552,28 @@ export class ProjectionRunner {
     return Math.max(stored, next ? next.position - 1 : head);
   }
 
-  /** True once the named projections (default: all) have passed `position`; false on timeout. */
+  /**
+   * True once the named projections (default: all) have passed `position`; false on timeout.
+   * A wait for all of them does not wait for one stuck at an event it fails on (`stuck`): it
+   * would not pass in time, and every write would wait the whole timeout for the one read model
+   * that is down; it answers false once the others have passed. A caller that names the
+   * projections it reads waits for them, stuck or not.
+   */
   waitFor(position: number | null, options: { timeoutMs?: number; projections?: readonly string[] } = {}): Promise<boolean> {
     if (position === null) return Promise.resolve(true);
     const names = options.projections ?? [...this.live.keys()];
+    const skipsStuck = options.projections === undefined;
     const reached = (): boolean => names.every((name) => this.projectionOf(name).checkpoint >= position);
+    const settled = (): boolean =>
+      names.every((name) => {
+        const live = this.projectionOf(name);
+        return live.checkpoint >= position || (skipsStuck && live.stuck);
+      });
     if (reached()) return Promise.resolve(true);
+    if (settled()) return Promise.resolve(false);
     return new Promise((resolve) => {
       const check = (): void => {
-        if (!reached() && this.started) return;
+        if (!settled() && this.started) return;
         finish(reached());
       };
       const finish = (result: boolean): void => {
@@ -551,7 +590,7 @@ export class ProjectionRunner {
   private notify(): void {
     for (const waiter of [...this.waiters.keys()]) waiter();
     if (this.progressListeners.size === 0) return;
-    const progress = [...this.live.values()].map(({ projection, checkpoint, status, error }) => ({ name: projection.name, checkpoint, status, error }));
+    const progress = [...this.live.values()].map((live) => ({ name: live.projection.name, checkpoint: live.checkpoint, status: live.status, error: live.error, stuck: live.stuck }));
     for (const listener of this.progressListeners) listener(progress);
   }
 

@@ -196,7 +196,7 @@ export class ProjectionThread {
           ready();
           if (this.stopping) return;
           logger.error({ code, restart_in_ms: this.restartDelayMs }, 'projection thread exited; starting it again');
-          this.options.onProgress(data.projections.map((name) => ({ name, checkpoint: 0, status: 'failed', error: `the projection thread exited (code ${code}); starting it again` })));
+          this.options.onProgress(data.projections.map((name) => ({ name, checkpoint: 0, status: 'failed', error: `the projection thread exited (code ${code}); starting it again`, stuck: false })));
           this.restartTimer = setTimeout(() => {
             this.restartTimer = null;
             void this.spawn();

@@ -168,7 +168,7 @@ describe('projection thread of the embedded store', () => {
     });
     try {
       await eventually(() => reports.length >= 2, 5000, 'a second start that exits too');
-      expect(reports[0]).to.deep.equal([{ name: 'audit_log', checkpoint: 0, status: 'failed', error: 'the projection thread exited (code 3); starting it again' }]);
+      expect(reports[0]).to.deep.equal([{ name: 'audit_log', checkpoint: 0, status: 'failed', error: 'the projection thread exited (code 3); starting it again', stuck: false }]);
     } finally {
       await thread.stop();
       dir.remove();

@@ -87,6 +87,45 @@ describe('projection runner', () => {
     expect((await projections.status())[0].error).to.equal('cannot project Poison');
   });
 
+  it('does not hold a wait for all projections on one that fails at the same event again and again', async () => {
+    let poisoned = true;
+    const failures: string[] = [];
+    const logger = { ...silentLogger, error: (...logged: unknown[]) => void failures.push(String(logged[1])) } as unknown as Logger;
+    const projections = new ProjectionRunner(
+      { eventStore: stores.events, readStore: stores.readStore, clock: stores.clock, logger },
+      [countingProjection({ name: 'healthy' }), countingProjection({ name: 'poisoned', failOn: (type) => poisoned && type === 'Poison' })],
+      { retryDelayMs: 20, idleCheckpointMs: 0 },
+    );
+    runners.push(projections);
+    await projections.start();
+    const { position: poison } = await stores.eventStore.appendToStream('thing-1', [newEvent('Poison')]);
+    await eventually(async () => failures.length >= 2, 5000, 'two failed attempts');
+
+    // Every write's wait: the healthy projection is waited for, the stuck one is not (a minute's
+    // timeout would outlast the test's); false, as not every read model shows the write.
+    const { position } = await stores.eventStore.appendToStream('thing-2', [newEvent('Happened')]);
+    expect(await projections.waitFor(position, { timeoutMs: 60_000 })).to.equal(false);
+    expect(await stores.readStore.collection<CounterDocument>('healthy').get('thing-2')).to.deep.include({ count: 1 });
+    // A caller that reads the stuck one waits for it, and is told it did not pass.
+    expect(await projections.waitFor(poison, { timeoutMs: 100, projections: ['poisoned'] })).to.equal(false);
+
+    // Mended, it moves on at its next retry, and waits are for every projection again.
+    poisoned = false;
+    expect(await projections.waitFor(position, { timeoutMs: 20_000, projections: ['poisoned'] })).to.equal(true);
+    const { position: next } = await stores.eventStore.appendToStream('thing-3', [newEvent('Happened')]);
+    expect(await projections.waitFor(next, { timeoutMs: 20_000 })).to.equal(true);
+    expect(await stores.readStore.collection<CounterDocument>('poisoned').get('thing-2')).to.deep.include({ count: 1 });
+  });
+
+  it('waits through a single failed attempt: the retry passes, and the wait answers true', async () => {
+    let failed = 0;
+    const projections = runner([countingProjection({ failOn: (type) => type === 'Flaky' && failed++ === 0 })], { retryDelayMs: 200 });
+    await projections.start();
+    const { position } = await stores.eventStore.appendToStream('thing-1', [newEvent('Flaky')]);
+    expect(await projections.waitFor(position, { timeoutMs: 20_000 })).to.equal(true);
+    expect(failed).to.be.greaterThan(1);
+  });
+
   it('rebuilds into shadow collections while the live ones keep serving, then swaps', async () => {
     const projections = runner([countingProjection()]);
     await projections.start();
@@ -152,10 +191,18 @@ describe('projection runner', () => {
       expect(await serving.waitFor(head, { timeoutMs: 50 })).to.equal(false);
 
       const waiting = serving.waitFor(head, { timeoutMs: 5000 });
-      serving.observe([{ name: auditLogProjection.name, checkpoint: head, status: 'running', error: null }]);
+      serving.observe([{ name: auditLogProjection.name, checkpoint: head, status: 'running', error: null, stuck: false }]);
       expect(await waiting).to.equal(true);
+
       const report = (await serving.status()).find((candidate) => candidate.name === auditLogProjection.name)!;
       expect(report).to.deep.include({ checkpoint: head, lag: 0, status: 'running' });
+
+      // The thread reports it stuck at an event: a wait for all projections waits for the others only.
+      serving.observe([{ name: auditLogProjection.name, checkpoint: head, status: 'failed', error: 'cannot project', stuck: true }]);
+      const renamed = await renameTenant(stores.commands, tenant_id, 'Acme Corp', userContext({ tenant_id }));
+      expect(await serving.waitFor(renamed.position, { timeoutMs: 60_000 })).to.equal(false);
+      expect(await stores.readStore.collection<TenantDocument>(TENANTS).get(tenant_id)).to.deep.include({ name: 'Acme Corp' });
+      serving.observe([{ name: auditLogProjection.name, checkpoint: renamed.position!, status: 'running', error: null, stuck: false }]);
 
       expect(await serving.rebuild(auditLogProjection.name)).to.deep.equal({ events: 3, checkpoint: 42 });
       expect(rebuilt).to.deep.equal([auditLogProjection.name]);
