@@ -100,7 +100,7 @@ export async function openSession(deps: SessionDependencies, subject: SessionSub
         issued_at: now.toISOString(),
         expires_at: expiresAt,
         ip: context.ip,
-        user_agent: null,
+        user_agent: context.user_agent ?? null,
         ...impersonation,
       },
     },

@@ -10,6 +10,20 @@ export interface RequestContext {
   correlation_id: string;
   causation_id: string | null;
   ip: string | null;
+  /**
+   * The client's User-Agent (cleaned, at most USER_AGENT_MAX_LENGTH characters), for a session
+   * the request opens: its owner tells their sessions apart by it. Never in event metadata.
+   */
+  user_agent?: string | null;
+}
+
+export const USER_AGENT_MAX_LENGTH = 256;
+
+/** A User-Agent as a session keeps it: control characters out, spaces folded, cut; null when empty. */
+export function cleanUserAgent(header: string | undefined): string | null {
+  if (!header) return null;
+  const cleaned = header.replace(/[\u0000-\u001f\u007f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return cleaned === '' ? null : cleaned.slice(0, USER_AGENT_MAX_LENGTH);
 }
 
 export function eventMetadata(context: RequestContext, occurredAt: Date, tenantId: string | null = context.tenant_id): EventMetadata {

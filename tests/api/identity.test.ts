@@ -192,6 +192,20 @@ describe('identity over GraphQL and /api/v1/me/sessions', () => {
       expect(refused.json.code).to.equal('session_revoked');
     });
 
+    it("shows each session's IP and User-Agent at login, cleaned and cut to 256 characters", async () => {
+      await registerOwner(server, 'hana-co', 'hana@example.com');
+      const sessionOf = async (userAgent: string) => {
+        const login = await server.request('POST', '/graphql', { body: { query: LOGIN, variables: { email: 'hana@example.com', password: PASSWORD } }, headers: { 'user-agent': userAgent } });
+        const listed = await server.request('GET', '/api/v1/me/sessions', { headers: { authorization: `Bearer ${login.json.data.login.token}` } });
+        return listed.json.items.find((session: { current: boolean }) => session.current);
+      };
+      const browser = 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0';
+      expect(await sessionOf(browser)).to.deep.include({ user_agent: browser, ip: '127.0.0.1' });
+      const cut = (await sessionOf(`  curl/8.5\tcustom ${'x'.repeat(400)}  `)).user_agent as string;
+      expect(cut).to.have.length(256);
+      expect(cut.startsWith('curl/8.5 custom xxx')).to.equal(true);
+    });
+
     it('answers 401 without a token, with a bad one, with a widget token and after expiry', async () => {
       expect((await server.request('GET', '/api/v1/me/sessions')).json).to.deep.equal({ code: 'unauthenticated', message: 'send Authorization: Bearer <token>' });
       expect((await server.request('GET', '/api/v1/me/sessions', { headers: { authorization: 'Bearer v4.public.garbage' } })).json.code).to.equal('invalid_token');

@@ -13,7 +13,7 @@ export const meSessionsApi: ApiArea = {
       expires_at: dateTime(),
       revoked_at: nullable(dateTime()),
       ip: nullable(string('the client IP at login')),
-      user_agent: nullable(string()),
+      user_agent: nullable(string("the client's User-Agent at login (control characters removed, at most 256 characters); null when it sent none")),
       current: boolean('whether this is the session of the token making the request'),
     }),
   },
