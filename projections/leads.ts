@@ -116,6 +116,8 @@ export const leadsProjection = documentProjection<LeadEvent['type'], LeadDocumen
           crm_next_attempt_at: null,
           crm_abandoned_at: event.data.abandoned_at,
         };
+      case 'LeadDeleted':
+        return null;
     }
   },
 });

@@ -83,7 +83,8 @@ export function leadCrmDelivery(policy: Pick<LeadCrmDeliveryPolicy, 'maxAttempts
     initialState: leadDecider.initialState,
     evolve: leadDecider.evolve,
     decide(input, state, { now }) {
-      if (state.status === 'absent' || state.delivery === null) return [];
+      // A deleted lead ended its delivery when it was deleted.
+      if (state.status !== 'captured' || state.delivery === null) return [];
       const delivery: CrmDelivery = state.delivery;
       const send = (attempt: number): LeadCrmDeliveryOutput[] => [{ type: 'SendLead', data: { lead_id: state.lead.lead_id, attempt } }];
       switch (input.type) {
@@ -129,7 +130,7 @@ export function leadCrmDeliverySaga(deps: LeadCrmDeliveryDependencies, policy: L
   async function run(leadId: string, input: LeadCrmDeliveryInput, causationId: string | null): Promise<void> {
     const stream = leadStream(leadId);
     const { state } = await loadAggregate(deps, leadAggregate, stream);
-    if (state.status === 'absent') return;
+    if (state.status !== 'captured') return;
     const [first] = await deps.eventStore.readStream(stream, { maxCount: 1 });
     const context = { ...systemContext(first!.metadata.correlation_id, LEAD_CRM_DELIVERY, causationId ?? first!.id), tenant_id: state.lead.tenant_id };
     for (const output of process.decide(input, state, { now: deps.clock.now() })) {

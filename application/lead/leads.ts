@@ -1,7 +1,9 @@
 // Leads (spec 4.4 and 4.8): a widget visitor leaves their contact details
 // (`POST /api/v1/widget/leads`), recorded as the lead aggregate's LeadCaptured (domain/lead),
 // then sent to the tenant's CRM by the `lead_crm_delivery` saga (lead-crm-delivery.ts); the
-// tenant's owners and admins list them with how each delivery stands (`GET /api/v1/tenant/leads`).
+// tenant's owners and admins list them with how each delivery stands (`GET /api/v1/tenant/leads`)
+// and delete one (`DELETE /api/v1/tenant/leads/{id}`: it leaves the list, a delivery under way
+// ends; the event log keeps what was captured, docs/personal-data.md).
 //
 // Capturing: the widget must offer the lead form (403 `widget_feature_disabled`); the fields
 // are checked one by one (400 `invalid_lead` naming the field; an email or a phone is needed);
@@ -18,7 +20,9 @@ import type { RateLimiter } from '../ports/rate-limiter';
 import type { FieldCondition, Page, Where } from '../ports/read-store';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
+import { type Principal, actingContext } from '../session/sessions';
 import { RateLimitedError } from '../user/abuse-controls';
+import { notFound } from '../../domain/shared/errors';
 import { requireWidgetFeature } from '../widget/visitor-conversations';
 import { requireVisitorConversation } from '../widget/widget-chat';
 import { type Visitor, type WidgetPrincipal, visitorContext } from '../widget/widget-access';
@@ -80,6 +84,16 @@ export async function captureLead(
   );
   await deps.readYourWrites(result.position);
   return { lead_id: leadId };
+}
+
+/** Deletes one of the principal's organization's leads (404 `lead_not_found` for any other, or one deleted already). */
+export async function deleteLead(deps: Omit<LeadDependencies, 'limiter' | 'leadLimits'>, principal: Principal, leadId: string, context: RequestContext): Promise<void> {
+  // The list's own document first: an id that was never a lead of this organization reads no stream.
+  const listed = await deps.readStore.collection<LeadDocument>(LEADS).get(leadId);
+  if (!listed || listed.tenant_id !== principal.tenant_id) throw notFound('lead_not_found', 'no such lead');
+  const deletedBy = principal.impersonator ?? { kind: 'user' as const, id: principal.user_id };
+  const result = await handleCommand(deps, leadAggregate, leadStream(leadId), { type: 'DeleteLead', data: { tenant_id: principal.tenant_id, deleted_by: deletedBy } }, actingContext(principal, context));
+  await deps.readYourWrites(result.position);
 }
 
 // ---------------------------------------------------------------------------------- the list

@@ -8,6 +8,11 @@
 // outcome (sent, or failed with the next attempt's time), and the give-up after the last
 // attempt, all events of this stream (the pattern of domain/handoff), so the stream alone says
 // where the lead is. A lead captured while no CRM is configured stays unsent.
+//
+// The organization may delete a lead (a person asks to be forgotten, or it is spam): deleted,
+// it is not found by anything, and a delivery not yet settled ends there (abandoned, "the lead
+// was deleted"): a call in flight may still reach the CRM, its outcome is not recorded. The
+// event log keeps what was captured (docs/personal-data.md).
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -73,7 +78,10 @@ export const LeadCrmDeliveryAbandoned = declareEvent(
   t.type({ lead_id: t.string, attempts: t.number, status_code: t.union([t.number, t.null]), error: t.string, abandoned_at: t.string }),
 );
 
-export const leadEvents = eventGroup('lead', [LeadCaptured, LeadCrmDeliveryRequested, LeadCrmAttemptStarted, LeadSentToCrm, LeadCrmDeliveryFailed, LeadCrmDeliveryAbandoned]);
+/** The organization deleted the lead: it leaves every list, and nothing more happens to it. */
+export const LeadDeleted = declareEvent('LeadDeleted', t.type({ lead_id: t.string, tenant_id: t.string, deleted_by: Party, deleted_at: t.string }));
+
+export const leadEvents = eventGroup('lead', [LeadCaptured, LeadCrmDeliveryRequested, LeadCrmAttemptStarted, LeadSentToCrm, LeadCrmDeliveryFailed, LeadCrmDeliveryAbandoned, LeadDeleted]);
 export type LeadEvent = GroupEvent<typeof leadEvents>;
 export type LeadCapturedData = EventOf<typeof LeadCaptured>['data'];
 export type LeadParty = t.TypeOf<typeof Party>;
@@ -94,7 +102,8 @@ export type LeadCommand =
   | { type: 'StartCrmAttempt'; data: { attempt: number; kind: CrmKind; url: string } }
   | { type: 'RecordSentToCrm'; data: { attempt: number; status_code: number; crm_record_id: string | null } }
   | { type: 'RecordCrmFailure'; data: { attempt: number; status_code: number | null; error: string; next_attempt_at: string } }
-  | { type: 'AbandonCrmDelivery'; data: { attempt: number; status_code: number | null; error: string } };
+  | { type: 'AbandonCrmDelivery'; data: { attempt: number; status_code: number | null; error: string } }
+  | { type: 'DeleteLead'; data: { tenant_id: string; deleted_by: LeadParty } };
 
 interface DeliveryFacts {
   kind: CrmKind;
@@ -114,7 +123,13 @@ export type CrmDelivery =
 
 export type CrmDeliveryStatus = CrmDelivery['status'];
 
-export type LeadState = { status: 'absent' } | { status: 'captured'; lead: LeadCapturedData; delivery: CrmDelivery | null };
+export type LeadState =
+  | { status: 'absent' }
+  | { status: 'captured'; lead: LeadCapturedData; delivery: CrmDelivery | null }
+  | { status: 'deleted'; lead_id: string; tenant_id: string };
+
+/** Why a delivery still under way ends when its lead is deleted. */
+export const LEAD_DELETED_ERROR = 'the lead was deleted';
 
 export const leadStream = (leadId: string): string => toStreamName(leadEvents.category, leadId);
 
@@ -212,7 +227,8 @@ export const leadDecider: Decider<LeadCommand, LeadEvent, LeadState> = {
   initialState: () => ({ status: 'absent' }),
   evolve(state, event) {
     if (event.type === 'LeadCaptured') return { status: 'captured', lead: event.data, delivery: null };
-    if (state.status === 'absent') return state;
+    if (event.type === 'LeadDeleted') return { status: 'deleted', lead_id: event.data.lead_id, tenant_id: event.data.tenant_id };
+    if (state.status !== 'captured') return state;
     return { ...state, delivery: evolveDelivery(state.delivery, event) };
   },
   decide(command, state, { now }): Either<DomainError, LeadEvent[]> {
@@ -224,9 +240,21 @@ export const leadDecider: Decider<LeadCommand, LeadEvent, LeadState> = {
       const { lead_id, tenant_id, conversation_id, source, visitor } = command.data;
       return right([{ type: 'LeadCaptured', data: { lead_id, tenant_id, ...fields.right, conversation_id, source, visitor, captured_at: at } }]);
     }
-    if (state.status === 'absent') return left(notFound('lead_not_found', 'no such lead'));
+    // Another organization's lead is not there for this one.
+    if (state.status === 'absent' || (command.type === 'DeleteLead' && (state.status === 'deleted' || state.lead.tenant_id !== command.data.tenant_id))) {
+      return left(notFound('lead_not_found', 'no such lead'));
+    }
+    // A delivery's claim or outcome arriving after the deletion records nothing.
+    if (state.status === 'deleted') return right([]);
     const { lead_id, tenant_id } = state.lead;
     const delivery = state.delivery;
+    if (command.type === 'DeleteLead') {
+      const underWay = delivery !== null && (delivery.status === 'requested' || delivery.status === 'sending' || delivery.status === 'retrying');
+      const abandoned: LeadEvent[] = underWay
+        ? [{ type: 'LeadCrmDeliveryAbandoned', data: { lead_id, attempts: delivery.attempts, status_code: null, error: LEAD_DELETED_ERROR, abandoned_at: at } }]
+        : [];
+      return right([...abandoned, { type: 'LeadDeleted', data: { lead_id, tenant_id, deleted_by: command.data.deleted_by, deleted_at: at } }]);
+    }
     if (command.type === 'RequestCrmDelivery') {
       // One delivery per lead: a redelivered trigger records nothing.
       if (delivery !== null) return right([]);

@@ -818,6 +818,10 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('POST', '/api/v1/widget/leads', { headers: visitor, body: { name: 'Ada Lovelace' } });
       await call('POST', '/api/v1/widget/leads', { headers: visitor, body: { email: 'ada@example.com', conversation_id: 'none' } });
       await call('POST', '/api/v1/widget/leads', { headers: { 'x-widget-visitor': visitorId }, body: { email: 'ada@example.com' } });
+      const spam = await call('POST', '/api/v1/widget/leads', { headers: visitor, body: { email: 'spam@example.com' } });
+      await call('DELETE', `/api/v1/tenant/leads/${spam.json.lead_id}`, { headers: as(member) });
+      await call('DELETE', `/api/v1/tenant/leads/${spam.json.lead_id}`, { headers: as(admin) });
+      await call('DELETE', '/api/v1/tenant/leads/none', { headers: as(admin) });
       await call('GET', '/api/v1/tenant/leads?crm_status=not_sent&from=2000-01-01&limit=5', { headers: as(admin) });
       await call('GET', '/api/v1/tenant/leads?crm_status=lost', { headers: as(admin) });
       await call('GET', '/api/v1/tenant/leads', { headers: as(member) });

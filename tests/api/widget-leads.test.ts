@@ -244,6 +244,34 @@ describe('widget leads (POST /api/v1/widget/leads, GET /api/v1/tenant/leads, sag
     });
   });
 
+  describe('deleting a lead (DELETE /api/v1/tenant/leads/{id})', () => {
+    it('is for owners and admins: 204, the lead leaves the list; again, unknown or another organization’s is 404', async () => {
+      const left = await leave(widget.token, newVisitorId(), { email: 'forget-me@example.com' });
+      const id = left.json.lead_id as string;
+      const path = `/api/v1/tenant/leads/${id}`;
+      expect((await server.request('DELETE', path)).status).to.equal(401);
+      const denied = await server.request('DELETE', path, { headers: as(member) });
+      expect([denied.status, denied.json.code]).to.deep.equal([403, 'insufficient_role']);
+      expect(await leadNamed(id)).to.not.equal(undefined);
+
+      const other = await registerOwner(server, 'leads-other-org');
+      const othersLead = (await leave((await widgetOf(server, other)).token, newVisitorId(), { phone: '+44 20 7946 0958' })).json.lead_id as string;
+      for (const target of [othersLead, 'no-such-lead', '01a22ace-0000-7000-8000-000000000000']) {
+        const missing = await server.request('DELETE', `/api/v1/tenant/leads/${target}`, { headers: as(owner) });
+        expect([missing.status, missing.json.code], target).to.deep.equal([404, 'lead_not_found']);
+      }
+      expect((await server.request('GET', '/api/v1/tenant/leads', { headers: as(other) })).json.items.map((lead: { id: string }) => lead.id)).to.deep.equal([othersLead]);
+
+      expect((await server.request('DELETE', path, { headers: as(owner) })).status).to.equal(204);
+      expect(await leadNamed(id)).to.equal(undefined);
+      const again = await server.request('DELETE', path, { headers: as(owner) });
+      expect([again.status, again.json.code]).to.deep.equal([404, 'lead_not_found']);
+      const recorded = await server.platform.eventStore.readStream(`lead-${id}`);
+      expect(recorded.map((event) => event.type)).to.deep.equal(['LeadCaptured', 'LeadDeleted']);
+      expect(recorded[1]!.data).to.deep.include({ lead_id: id, tenant_id: owner.tenant_id, deleted_by: { kind: 'user', id: owner.user_id } });
+    });
+  });
+
   describe('delivery to the CRM', () => {
     before(async () => {
       await subscribeTo(server, owner.tenant_id, 'growth');
@@ -394,9 +422,27 @@ describe('widget leads (POST /api/v1/widget/leads, GET /api/v1/tenant/leads, sag
       expect((await leadNamed(unsent.json.lead_id))?.crm_status).to.equal('not_sent');
     });
 
+    it('ends a delivery still under way when its lead is deleted, and calls the CRM no more', async () => {
+      await configureCrm({ kind: 'hubspot', url: crm.url, enabled: true });
+      crm.answerWith({ status: 503 });
+      const response = await leave(widget.token, newVisitorId(), { email: 'deleted-while-retrying@example.com' });
+      const id = response.json.lead_id;
+      await eventually(async () => (await leadNamed(id))?.crm_status === 'retrying', 10_000, 'the failure recorded');
+      const before = crm.requests.length;
+      expect((await server.request('DELETE', `/api/v1/tenant/leads/${id}`, { headers: as(owner) })).status).to.equal(204);
+      const recorded = await server.platform.eventStore.readStream(`lead-${id}`);
+      expect(recorded.slice(-2).map((event) => event.type)).to.deep.equal(['LeadCrmDeliveryAbandoned', 'LeadDeleted']);
+      expect(recorded.at(-2)!.data).to.deep.include({ attempts: 1, error: 'the lead was deleted' });
+      clock.advance(3_600_000);
+      await server.platform.sagas.runDue();
+      await settled();
+      expect(crm.requests.length).to.equal(before);
+      expect((await server.platform.eventStore.readStream(`lead-${id}`)).length).to.equal(recorded.length);
+    });
+
     it('puts every lead event in the organization’s audit log, with its actor', async () => {
       const seen = await expectEveryEventAudited(server);
-      expect([...seen]).to.include.members(['LeadCaptured', 'LeadCrmDeliveryRequested', 'LeadCrmAttemptStarted', 'LeadSentToCrm', 'LeadCrmDeliveryFailed', 'LeadCrmDeliveryAbandoned']);
+      expect([...seen]).to.include.members(['LeadCaptured', 'LeadCrmDeliveryRequested', 'LeadCrmAttemptStarted', 'LeadSentToCrm', 'LeadCrmDeliveryFailed', 'LeadCrmDeliveryAbandoned', 'LeadDeleted']);
     });
   });
 

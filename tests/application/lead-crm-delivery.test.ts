@@ -6,7 +6,7 @@ import { type LeadCrmDeliveryInput, type LeadCrmDeliveryOutput, leadCrmDelivery 
 import { NO_COMPANY, crmRecordIdOf, crmRequestOf, nameParts } from '../../application/lead/crm-requests';
 import { FIXED_NOW } from '../support/decider-spec';
 import { processManagerSpec } from '../support/process-manager-spec';
-import { at, captured, failedCrm, lead, requestedCrm, sentCrm, startedCrm } from '../support/lead-events';
+import { at, captured, deletedLead, failedCrm, lead, requestedCrm, sentCrm, startedCrm } from '../support/lead-events';
 
 describe('lead CRM delivery (process manager)', () => {
   const spec = processManagerSpec(leadCrmDelivery({ maxAttempts: 3, backoffMs: (attempt) => 1000 * 2 ** (attempt - 1), outcomeTimeoutMs: 60_000 }));
@@ -19,6 +19,10 @@ describe('lead CRM delivery (process manager)', () => {
   it('asks nothing for a lead with no delivery requested (no CRM was on)', () => {
     spec.given([captured]).when(trigger).thenNothingHappened();
     spec.given([captured]).when(due, at(3_600_000)).thenNothingHappened();
+  });
+
+  it('asks nothing once the lead is deleted, whatever comes', () => {
+    for (const input of [trigger, due, accepted(1), refused(1)]) spec.given([captured, requestedCrm, startedCrm(1), deletedLead]).when(input, at(3_600_000)).thenNothingHappened();
   });
 
   it('asks to send a requested lead, and nothing when the trigger comes again', () => {

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { type LeadCommand, checkedLeadFields, leadDecider } from '../../domain/lead/lead';
 import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
-import { captured, failedCrm, lead, requestedCrm, sentCrm, startedCrm, visitor } from '../support/lead-events';
+import { captured, deletedLead, failedCrm, lead, requestedCrm, sentCrm, startedCrm, visitor } from '../support/lead-events';
 
 describe('lead (decider)', () => {
   const spec = deciderSpec(leadDecider);
@@ -69,5 +69,23 @@ describe('lead (decider)', () => {
       { type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts: 0, status_code: null, error: 'off', abandoned_at: FIXED_NOW.toISOString() } },
     ]);
     spec.given([captured, requestedCrm, startedCrm(1), sentCrm]).when({ type: 'AbandonCrmDelivery', data: { attempt: 1, status_code: null, error: 'x' } }).thenNothingHappened();
+  });
+
+  it('deletes a lead of its organization once, ending a delivery still under way; then records nothing more', () => {
+    const remove: LeadCommand = { type: 'DeleteLead', data: { tenant_id: 't1', deleted_by: { kind: 'user', id: 'u1' } } };
+    const abandoned = (attempts: number): typeof deletedLead => ({ type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts, status_code: null, error: 'the lead was deleted', abandoned_at: FIXED_NOW.toISOString() } });
+    spec.given([captured]).when(remove).then([deletedLead]);
+    spec.given([captured, requestedCrm, startedCrm(1), sentCrm]).when(remove).then([deletedLead]);
+    spec.given([captured, requestedCrm]).when(remove).then([abandoned(0), deletedLead]);
+    spec.given([captured, requestedCrm, startedCrm(1)]).when(remove).then([abandoned(1), deletedLead]);
+    spec.given([captured, requestedCrm, startedCrm(1), failedCrm(1, FIXED_NOW)]).when(remove).then([abandoned(1), deletedLead]);
+
+    spec.given([captured]).when({ type: 'DeleteLead', data: { tenant_id: 't2', deleted_by: { kind: 'user', id: 'u9' } } }).thenThrows('not_found', 'lead_not_found');
+    spec.given([]).when(remove).thenThrows('not_found', 'lead_not_found');
+    spec.given([captured, deletedLead]).when(remove).thenThrows('not_found', 'lead_not_found');
+    spec.given([captured, deletedLead]).when(capture({ email: 'ada@example.com' })).thenThrows('conflict', 'lead_exists');
+    // An attempt in flight when the lead was deleted: its outcome, or another claim, records nothing.
+    spec.given([captured, requestedCrm, startedCrm(1), abandoned(1), deletedLead]).when({ type: 'RecordSentToCrm', data: { attempt: 1, status_code: 201, crm_record_id: '512' } }).thenNothingHappened();
+    spec.given([captured, requestedCrm, deletedLead]).when({ type: 'StartCrmAttempt', data: { attempt: 1, kind: 'hubspot', url: 'https://api.hubapi.com' } }).thenNothingHappened();
   });
 });

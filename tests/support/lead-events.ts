@@ -29,4 +29,5 @@ export const failedCrm = (attempt: number, next: Date): LeadEvent => ({
   type: 'LeadCrmDeliveryFailed',
   data: { lead_id: 'l1', attempt, status_code: 503, error: 'the CRM answered HTTP 503', failed_at: FIXED_NOW.toISOString(), next_attempt_at: next.toISOString() },
 });
+export const deletedLead: LeadEvent = { type: 'LeadDeleted', data: { lead_id: 'l1', tenant_id: 't1', deleted_by: { kind: 'user', id: 'u1' }, deleted_at: FIXED_NOW.toISOString() } };
 export const sentCrm: LeadEvent = { type: 'LeadSentToCrm', data: { lead_id: 'l1', attempt: 1, status_code: 201, crm_record_id: '512', sent_at: FIXED_NOW.toISOString() } };

@@ -1,4 +1,4 @@
-// OpenAPI description of `GET /tenant/leads` (tenant/leads.ts); docs/widget.md, "Leads and the CRM".
+// OpenAPI description of `GET /tenant/leads` and `DELETE /tenant/leads/{id}` (tenant/leads.ts); docs/widget.md, "Leads and the CRM".
 
 import { LEAD_CRM_STATUSES } from '../../../application/lead/leads';
 import { CRM_KINDS } from '../../../domain/crm-config/crm-config';
@@ -52,6 +52,17 @@ export const tenantLeadsApi: ApiArea = {
         role: 'admin',
         query: [{ name: 'crm_status', description: `one of ${LEAD_CRM_STATUSES.join(', ')}`, schema: enumOf(LEAD_CRM_STATUSES) }, TIME_BOUND('from', 'lower'), TIME_BOUND('to', 'upper'), ...PAGE_PARAMETERS],
         success: { status: 200, description: 'leads, newest first', json: page(ref('Lead')) },
+      },
+    },
+    '/api/v1/tenant/leads/{id}': {
+      delete: {
+        summary: 'Delete a lead',
+        description:
+          'The lead leaves the list and is found by nothing more; a delivery to the CRM still under way ends there (`LeadCrmDeliveryAbandoned`, "the lead was deleted"), though an attempt already in flight may reach the CRM. The event log keeps what was captured (docs/personal-data.md). 404 `lead_not_found` for another organization\'s lead, an unknown one, or one deleted already.',
+        access: 'user',
+        role: 'admin',
+        success: { status: 204, description: 'deleted' },
+        errors: [404],
       },
     },
   },
