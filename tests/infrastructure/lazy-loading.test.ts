@@ -17,15 +17,28 @@ const DIST = path.resolve(__dirname, '../..');
 /** What a fresh process has loaded after creating a platform on `dataDir` with `env`, and again after building its HTTP server. */
 async function loadedModules(dataDir: string, env: Record<string, string> = {}): Promise<{ created: string[]; serving: string[] }> {
   const settings = { DATA_DIR: dataDir, SCRYPT_LOG_N: '12', LOG_LEVEL: 'silent', ...env };
+  // A process that does not end in time says where it stood and what kept it alive (seen once
+  // in a full run, never alone: the next occurrence explains itself instead of timing out).
   const script = `
+    let stage = 'loading';
+    const watchdog = setTimeout(() => {
+      const handles = process._getActiveHandles().map((handle) => handle.constructor.name);
+      console.error('still running at stage ' + stage + '; active handles: ' + handles.join(', '));
+      process.exit(3);
+    }, 40000);
+    watchdog.unref();
     const { createPlatform, loadConfig } = require(${JSON.stringify(path.join(DIST, 'infrastructure/composition-root.js'))});
     const loaded = () => Object.keys(require.cache);
     (async () => {
+      stage = 'creating the platform';
       const platform = await createPlatform(loadConfig(${JSON.stringify(settings)}));
       const created = loaded();
+      stage = 'building the HTTP server';
       await platform.httpServer();
       const serving = loaded();
+      stage = 'closing';
       await platform.close();
+      stage = 'closed';
       process.stdout.write(JSON.stringify({ created, serving }));
     })().catch((error) => { console.error(error); process.exit(1); });`;
   const { stdout } = await run(process.execPath, ['-e', script], { maxBuffer: 16 * 1024 * 1024 });
