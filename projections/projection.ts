@@ -5,7 +5,7 @@
 import type { DomainEventType } from '../domain/events';
 import type { RecordedOf } from '../application/ports/domain-event-store';
 import type { RecordedEvent } from '../application/ports/event-store';
-import type { CollectionSpec, Document } from '../application/ports/read-store';
+import type { CollectionSpec, Document, FieldEqualities } from '../application/ports/read-store';
 
 export interface ProjectionView {
   /** Reads a document, seeing this batch's earlier writes. */
@@ -13,6 +13,11 @@ export interface ProjectionView {
   put(collection: string, doc: Document): void;
   patch(collection: string, id: string, changes: Record<string, unknown>): void;
   delete(collection: string, id: string): void;
+  /**
+   * Deletes every document whose named fields (declared ones) equal these values: the stored
+   * documents as this batch's earlier writes left them. A later write in the batch stands.
+   */
+  deleteWhere(collection: string, where: FieldEqualities): void;
 }
 
 interface ProjectionBase {

@@ -22,12 +22,14 @@ import { type Logger, silentLogger } from '../application/ports/logger';
 import {
   CheckpointConflictError,
   type Document,
+  type FieldEqualities,
   LeaseLostError,
   type ProjectionState,
   type ProjectionStatus,
   type ReadStore,
   type WriteOperation,
   leaseIsLive,
+  matchesEqualities,
 } from '../application/ports/read-store';
 import { Batches } from '../application/shared/batches';
 import { DEFAULT_LEASE_TTL_MS, Lease, pause, processHolderId } from '../application/shared/lease';
@@ -93,11 +95,16 @@ export interface ProjectionRunnerDependencies {
 const shadowName = (collection: string): string => `${collection}__rebuild`;
 const rebuildStateName = (projection: string): string => `${projection}__rebuild`;
 
+/** What a batch did to a document it has not read whole: steps laid over the stored one, in order. */
+type OverlayStep = { changes: Record<string, unknown> } | { deleteIf: FieldEqualities };
+
 /** Buffers a batch's writes; reads see them before they are committed. */
 class BatchView implements ProjectionView {
   readonly operations: WriteOperation[] = [];
-  /** Per document: its whole new value, or patches waiting to be laid over the stored one. */
-  private readonly overlay = new Map<string, { doc: Document | null } | { patches: Array<Record<string, unknown>> }>();
+  /** Per collection, per document: its whole new value, or the steps waiting to be laid over the stored one. */
+  private readonly overlay = new Map<string, Map<string, { doc: Document | null } | { steps: OverlayStep[] }>>();
+  /** Per collection: the batch's `deleteWhere`s so far, which every stored document read later passes through. */
+  private readonly deletedWhere = new Map<string, FieldEqualities[]>();
 
   constructor(
     private readonly readStore: ReadStore,
@@ -105,30 +112,57 @@ class BatchView implements ProjectionView {
   ) {}
 
   async get<T extends Document = Document>(collection: string, id: string): Promise<T | null> {
-    const entry = this.overlay.get(`${collection}\u0000${id}`);
+    const entry = this.overlay.get(collection)?.get(id);
     if (entry && 'doc' in entry) return entry.doc as T | null;
     const stored = await this.readStore.collection<T>(this.rename(collection)).get(id);
-    if (!entry || !stored) return stored;
-    return entry.patches.reduce<T>((doc, changes) => ({ ...doc, ...changes, id }), stored);
+    const steps = entry?.steps ?? this.earlierDeletes(collection);
+    if (steps.length === 0) return stored;
+    return steps.reduce<T | null>((doc, step) => {
+      if (doc === null) return null;
+      if ('changes' in step) return { ...doc, ...step.changes, id };
+      return matchesEqualities(doc, step.deleteIf) ? null : doc;
+    }, stored);
   }
 
   put(collection: string, doc: Document): void {
-    this.overlay.set(`${collection}\u0000${doc.id}`, { doc });
+    this.documents(collection).set(doc.id, { doc });
     this.operations.push({ kind: 'put', collection: this.rename(collection), doc });
   }
 
   patch(collection: string, id: string, changes: Record<string, unknown>): void {
-    const key = `${collection}\u0000${id}`;
-    const entry = this.overlay.get(key);
-    if (!entry) this.overlay.set(key, { patches: [changes] });
-    else if ('patches' in entry) entry.patches.push(changes);
-    else if (entry.doc) this.overlay.set(key, { doc: { ...entry.doc, ...changes, id } });
+    const documents = this.documents(collection);
+    const entry = documents.get(id);
+    if (!entry) documents.set(id, { steps: [...this.earlierDeletes(collection), { changes }] });
+    else if ('steps' in entry) entry.steps.push({ changes });
+    else if (entry.doc) documents.set(id, { doc: { ...entry.doc, ...changes, id } });
     this.operations.push({ kind: 'patch', collection: this.rename(collection), id, changes });
   }
 
   delete(collection: string, id: string): void {
-    this.overlay.set(`${collection}\u0000${id}`, { doc: null });
+    this.documents(collection).set(id, { doc: null });
     this.operations.push({ kind: 'delete', collection: this.rename(collection), id });
+  }
+
+  deleteWhere(collection: string, where: FieldEqualities): void {
+    for (const [id, entry] of this.documents(collection)) {
+      if ('steps' in entry) entry.steps.push({ deleteIf: where });
+      else if (entry.doc && matchesEqualities(entry.doc, where)) this.documents(collection).set(id, { doc: null });
+    }
+    this.deletedWhere.set(collection, [...(this.deletedWhere.get(collection) ?? []), where]);
+    this.operations.push({ kind: 'deleteWhere', collection: this.rename(collection), where });
+  }
+
+  private documents(collection: string): Map<string, { doc: Document | null } | { steps: OverlayStep[] }> {
+    let documents = this.overlay.get(collection);
+    if (!documents) {
+      documents = new Map();
+      this.overlay.set(collection, documents);
+    }
+    return documents;
+  }
+
+  private earlierDeletes(collection: string): OverlayStep[] {
+    return (this.deletedWhere.get(collection) ?? []).map((where) => ({ deleteIf: where }));
   }
 }
 

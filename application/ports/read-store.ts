@@ -107,11 +107,25 @@ export interface Collection<T extends Document = Document> {
   count(where?: Where): Promise<number>;
 }
 
+/**
+ * The documents a `deleteWhere` removes: those whose every named field (declared, as for a
+ * query) equals its value. Equalities only, and never null, so that every store and the
+ * projection view's overlay (projections/runner.ts) judge a document alike.
+ */
+export type FieldEqualities = Record<string, string | number | boolean>;
+
 /** A write inside a projection batch. */
 export type WriteOperation =
   | { kind: 'put'; collection: string; doc: Document }
   | { kind: 'patch'; collection: string; id: string; changes: Record<string, unknown> }
-  | { kind: 'delete'; collection: string; id: string };
+  | { kind: 'delete'; collection: string; id: string }
+  /** Every document of the collection matching `where`, as the batch's earlier writes left them. */
+  | { kind: 'deleteWhere'; collection: string; where: FieldEqualities };
+
+/** Whether `doc`'s fields (dotted paths reach into objects) equal every value of `where`. */
+export function matchesEqualities(doc: Document, where: FieldEqualities): boolean {
+  return Object.entries(where).every(([field, value]) => fieldValue(doc, field) === value);
+}
 
 export type ProjectionStatus = 'running' | 'rebuilding' | 'stopped' | 'failed';
 

@@ -32,7 +32,8 @@
 //   values of another type than the cursor's fall out of the range.
 // - commitProjection: a single transaction (majority write concern, snapshot reads). The
 //   stored checkpoint is checked (missing state = 0), then one bulkWrite per run of
-//   operations on the same collection, then the new state in `_projections`
+//   operations on the same collection (a `deleteWhere` is a deleteMany among them, its
+//   fields checked declared before the transaction), then the new state in `_projections`
 //   (`_id` = projection name). Two concurrent commits of one projection collide on that
 //   state document. The driver retries the loser, whose check then fails with
 //   CheckpointConflictError. A commit with a `holder` also finds that holder in the stored
@@ -164,6 +165,8 @@ export class MongoReadStore implements ReadStore {
   }
 
   async commitProjection(commit: ProjectionCommit): Promise<void> {
+    // Checked before anything is written, as the embedded store refuses such a batch whole.
+    for (const operation of commit.operations) if (operation.kind === 'deleteWhere') await this.checkDeclared(operation.collection, Object.keys(operation.where));
     const session = this.client.startSession();
     try {
       await session.withTransaction(
@@ -324,6 +327,16 @@ export class MongoReadStore implements ReadStore {
     }
   }
 
+  /** UndeclaredFieldError unless every field (but `id`) may be filtered on. */
+  async checkDeclared(name: string, fields: readonly string[]): Promise<void> {
+    const toCheck = fields.filter((field) => field !== 'id');
+    if (toCheck.length === 0) return;
+    const declared = await this.declaredFields(name);
+    for (const field of toCheck) {
+      if (!declared.has(field)) throw new UndeclaredFieldError(name, field);
+    }
+  }
+
   private states(): MongoCollection<StoredProjectionState> {
     return this.db.collection<StoredProjectionState>(PROJECTIONS);
   }
@@ -422,13 +435,8 @@ class MongoDocumentCollection<T extends Document> implements Collection<T> {
     return this.store.raw(this.name).countDocuments(whereFilter(where) as Filter<StoredDocument>);
   }
 
-  private async checkDeclared(fields: readonly string[]): Promise<void> {
-    const toCheck = fields.filter((field) => field !== 'id');
-    if (toCheck.length === 0) return;
-    const declared = await this.store.declaredFields(this.name);
-    for (const field of toCheck) {
-      if (!declared.has(field)) throw new UndeclaredFieldError(this.name, field);
-    }
+  private checkDeclared(fields: readonly string[]): Promise<void> {
+    return this.store.checkDeclared(this.name, fields);
   }
 }
 
@@ -500,6 +508,8 @@ function toWriteModel(operation: WriteOperation, position: number): AnyBulkWrite
       return { updateOne: { filter: { _id: operation.id }, update: patchUpdate(operation.changes, position)! } };
     case 'delete':
       return { deleteOne: { filter: { _id: operation.id } } };
+    case 'deleteWhere':
+      return { deleteMany: { filter: whereFilter(operation.where) } };
   }
 }
 

@@ -24,6 +24,7 @@ import {
   DEFAULT_PAGE_SIZE,
   type Document,
   type FieldCondition,
+  type FieldEqualities,
   checkLeaseHolder,
   leaseUntil,
   type LeaseRequest,
@@ -395,7 +396,16 @@ export class SqliteReadStore implements ReadStore {
       case 'delete':
         this.deleteDoc(operation.collection, operation.id);
         return;
+      case 'deleteWhere':
+        this.deleteMatching(operation.collection, operation.where);
+        return;
     }
+  }
+
+  private deleteMatching(collection: string, where: FieldEqualities): void {
+    const { clauses, params } = this.whereSql(collection, where);
+    this.prepared(`DELETE FROM ${tableName(collection)}${clauses.length > 0 ? ` WHERE ${clauses.join(' AND ')}` : ''}`).run(...params);
+    this.cache.invalidate(collection);
   }
 
   findDocs(collection: string, options: FindOptions): Page<Document> {
@@ -730,27 +740,36 @@ function parseState(text: string): ProjectionState {
 export function coalesceWrites(operations: readonly WriteOperation[], hasUniqueField: (collection: string) => boolean): WriteOperation[] {
   if (operations.length < 2) return [...operations];
   const folded: WriteOperation[] = [];
-  const slotOf = new Map<string, number>();
+  const slotOf = new Map<string, { slot: number; write: DocumentWrite }>();
   for (const operation of operations) {
     if (hasUniqueField(operation.collection)) {
       folded.push(operation);
       continue;
     }
+    if (operation.kind === 'deleteWhere') {
+      // A barrier: writes before it stay before it, and a later write of the same document is a write of its own.
+      for (const key of slotOf.keys()) if (key.startsWith(`${operation.collection}\u0000`)) slotOf.delete(key);
+      folded.push(operation);
+      continue;
+    }
     const id = operation.kind === 'put' ? operation.doc.id : operation.id;
     const key = `${operation.collection}\u0000${id}`;
-    const slot = slotOf.get(key);
-    if (slot === undefined) {
-      slotOf.set(key, folded.length);
+    const earlier = slotOf.get(key);
+    if (earlier === undefined) {
+      slotOf.set(key, { slot: folded.length, write: operation });
       folded.push(operation);
     } else {
-      folded[slot] = foldWrite(folded[slot], operation);
+      earlier.write = foldWrite(earlier.write, operation);
+      folded[earlier.slot] = earlier.write;
     }
   }
   return folded;
 }
 
+type DocumentWrite = Exclude<WriteOperation, { kind: 'deleteWhere' }>;
+
 /** The one write that `earlier` then `later` (of the same document) amount to. */
-function foldWrite(earlier: WriteOperation, later: WriteOperation): WriteOperation {
+function foldWrite(earlier: DocumentWrite, later: DocumentWrite): DocumentWrite {
   if (later.kind !== 'patch') return later;
   switch (earlier.kind) {
     case 'put':

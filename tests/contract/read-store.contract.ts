@@ -343,6 +343,97 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       expect((await store.listProjectionStates()).map((s) => s.name)).to.include(projection);
     });
 
+    it('deletes the documents whose fields equal the given values, as the batch\'s earlier writes left them; a later write stands', async () => {
+      const projection = uniqueName('projection');
+      await seed(10);
+      const red = (id: string, active: boolean) => ({ id, name: id, age: 1, team: 'red', active });
+      await store.commitProjection({
+        projection,
+        expectedCheckpoint: 0,
+        state: state(projection, 5),
+        operations: [
+          { kind: 'put', collection: name, doc: red('new-red', true) },
+          { kind: 'patch', collection: name, id: 'p001', changes: { team: 'red' } },
+          { kind: 'patch', collection: name, id: 'p002', changes: { team: 'blue' } },
+          { kind: 'deleteWhere', collection: name, where: { team: 'red', active: true } },
+          { kind: 'put', collection: name, doc: red('after', true) },
+          { kind: 'patch', collection: name, id: 'p004', changes: { name: 'patched after its deletion' } },
+        ],
+      });
+      const left = (await people.find({ sort: { field: 'id', direction: 'asc' }, limit: 100 })).items;
+      // Red and active before the delete: p004 and p008 as stored, p001 by its patch, new-red by its put.
+      expect(left.map((person) => person.id)).to.deep.equal(['after', 'p000', 'p002', 'p003', 'p005', 'p006', 'p007', 'p009']);
+      expect(await people.get('p004')).to.equal(null);
+      expect(await people.get('p002')).to.deep.include({ team: 'blue', active: true });
+      expect(await store.getProjectionState(projection)).to.deep.include({ checkpoint: 5 });
+    });
+
+    it('deletes by a dotted field, by several, and nothing when none matches', async () => {
+      const projection = uniqueName('projection');
+      await seed(8);
+      await store.commitProjection({
+        projection,
+        expectedCheckpoint: 0,
+        state: state(projection, 2),
+        operations: [
+          { kind: 'deleteWhere', collection: name, where: { 'address.city': 'Lyon', team: 'red' } },
+          { kind: 'deleteWhere', collection: name, where: { team: 'green' } },
+        ],
+      });
+      // Lyon: p000 and p004, both red.
+      expect((await people.find({ limit: 100 })).items.map((person) => person.id)).to.deep.equal(['p001', 'p002', 'p003', 'p005', 'p006', 'p007']);
+    });
+
+    it('deletes by fields in a collection without a unique index, where a batch\'s writes to one document may be folded', async () => {
+      const projection = uniqueName('projection');
+      const threads = uniqueName('threads');
+      await store.ensureCollection({ name: threads, indexes: [{ field: 'thread' }] });
+      try {
+        const messages = store.collection(threads);
+        await messages.put({ id: 'stored', thread: 't1', text: 'stored' });
+        await messages.put({ id: 'elsewhere', thread: 't2', text: 'kept' });
+        await store.commitProjection({
+          projection,
+          expectedCheckpoint: 0,
+          state: state(projection, 3),
+          operations: [
+            { kind: 'put', collection: threads, doc: { id: 'written', thread: 't1', text: 'first' } },
+            { kind: 'patch', collection: threads, id: 'stored', changes: { text: 'changed' } },
+            { kind: 'deleteWhere', collection: threads, where: { thread: 't1' } },
+            { kind: 'put', collection: threads, doc: { id: 'written', thread: 't1', text: 'again' } },
+            { kind: 'patch', collection: threads, id: 'written', changes: { read: true } },
+            { kind: 'patch', collection: threads, id: 'stored', changes: { text: 'too late' } },
+          ],
+        });
+        expect((await messages.find({ limit: 100 })).items).to.deep.equal([
+          { id: 'elsewhere', thread: 't2', text: 'kept' },
+          { id: 'written', thread: 't1', text: 'again', read: true },
+        ]);
+      } finally {
+        await store.dropCollection(threads);
+      }
+    });
+
+    it('applies nothing when a deleteWhere names an undeclared field', async () => {
+      const projection = uniqueName('projection');
+      await seed(2);
+      const error = await rejection(
+        store.commitProjection({
+          projection,
+          expectedCheckpoint: 0,
+          state: state(projection, 4),
+          operations: [
+            { kind: 'put', collection: name, doc: { id: 'x', name: 'X', age: 1, team: 'red', active: true } },
+            { kind: 'deleteWhere', collection: name, where: { name: 'Person 0' } },
+          ],
+        }),
+      );
+      expect(error).to.be.instanceOf(UndeclaredFieldError);
+      expect(await people.get('x')).to.equal(null);
+      expect(await people.get('p000')).to.deep.include({ name: 'Person 0' });
+      expect(await store.getProjectionState(projection)).to.equal(null);
+    });
+
     it('applies nothing when the stored checkpoint moved on', async () => {
       const projection = uniqueName('projection');
       await store.putProjectionState(state(projection, 10));

@@ -86,6 +86,21 @@ describe('SQLite read store with the read cache on', () => {
     expect((await tagged.find({ where: { tag: 'z' } })).items).to.deep.equal([]);
   });
 
+  it('forgets what it read of a collection once a commit deleted documents of it by their fields', async () => {
+    const tagged = fixture.store.collection<Tagged>('tagged');
+    expect(await tagged.get('b')).to.deep.equal({ id: 'b', tag: 'x' });
+    expect((await tagged.find({ where: { tag: 'x' } })).items.map((doc) => doc.id)).to.deep.equal(['b']);
+    await fixture.store.commitProjection({
+      projection: 'cleaner',
+      expectedCheckpoint: 0,
+      operations: [{ kind: 'deleteWhere', collection: 'tagged', where: { tag: 'x' } }],
+      state: { name: 'cleaner', version: 1, checkpoint: 1, status: 'running', error: null, updated_at: new Date(0).toISOString() },
+    });
+    expect(await tagged.get('b')).to.equal(null);
+    expect((await tagged.find({ where: { tag: 'x' } })).items).to.deep.equal([]);
+    expect((await tagged.find({})).items.map((doc) => doc.id)).to.deep.equal(['a', 'c']);
+  });
+
   it('keeps a "__proto__" field of a document as a field', async () => {
     const tagged = fixture.store.collection<Tagged>('tagged');
     await tagged.put(JSON.parse('{"id":"p","tag":"y","__proto__":{"polluted":true},"nested":{"__proto__":{"polluted":true}},"list":[{"__proto__":{"polluted":true}},"text",3]}') as Tagged);
@@ -189,6 +204,26 @@ describe('SQLite read store: successive writes to one document in a commit', () 
       { kind: 'put', collection: 'docs', doc: { id: 'd', a: 1, b: 2 } },
       { kind: 'delete', collection: 'gone', id: 'g' },
       { kind: 'delete', collection: 'later', id: 'l' },
+    ]);
+  });
+
+  it('folds no write across a deleteWhere of its collection: the one before stays before it, the one after after it', () => {
+    const folded = coalesceWrites(
+      [
+        { kind: 'put', collection: 'messages', doc: { id: 'm', thread: 't', text: 'first' } },
+        { kind: 'patch', collection: 'other', id: 'o', changes: { a: 1 } },
+        { kind: 'deleteWhere', collection: 'messages', where: { thread: 't' } },
+        { kind: 'put', collection: 'messages', doc: { id: 'm', thread: 't', text: 'again' } },
+        { kind: 'patch', collection: 'messages', id: 'm', changes: { read: true } },
+        { kind: 'patch', collection: 'other', id: 'o', changes: { b: 2 } },
+      ],
+      noUnique,
+    );
+    expect(folded).to.deep.equal([
+      { kind: 'put', collection: 'messages', doc: { id: 'm', thread: 't', text: 'first' } },
+      { kind: 'patch', collection: 'other', id: 'o', changes: { a: 1, b: 2 } },
+      { kind: 'deleteWhere', collection: 'messages', where: { thread: 't' } },
+      { kind: 'put', collection: 'messages', doc: { id: 'm', thread: 't', text: 'again', read: true } },
     ]);
   });
 

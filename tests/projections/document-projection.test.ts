@@ -6,7 +6,7 @@
 
 import { expect } from 'chai';
 import type { RecordedOf } from '../../application/ports/domain-event-store';
-import type { Document } from '../../application/ports/read-store';
+import { type Document, type FieldEqualities, matchesEqualities } from '../../application/ports/read-store';
 import type { DomainEventType } from '../../domain/events';
 import type { ProjectionView } from '../../projections/projection';
 import { INTEGRATIONS, integrationsProjection } from '../../projections/integrations';
@@ -41,6 +41,11 @@ class MemoryView implements ProjectionView {
   delete(collection: string, id: string): void {
     this.writes += 1;
     this.documents.delete(`${collection}/${id}`);
+  }
+
+  deleteWhere(collection: string, where: FieldEqualities): void {
+    this.writes += 1;
+    for (const [key, doc] of this.documents) if (key.startsWith(`${collection}/`) && matchesEqualities(doc, where)) this.documents.delete(key);
   }
 }
 

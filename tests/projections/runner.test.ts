@@ -158,6 +158,56 @@ describe('projection runner', () => {
     expect(await stores.readStore.collection<CounterDocument>('counters').get('thing-1')).to.deep.include({ count: 2 });
   });
 
+  it('lets a batch read its own deletes by fields: the documents stored, put or patched before are gone, a write after stands', async () => {
+    // Notes of threads; `Probe` records what the batch reads of each note at that point.
+    type NoteEvent = { id?: string; thread?: string; text?: string };
+    const notes: LogProjection = {
+      name: 'notes',
+      version: 1,
+      collections: [{ name: 'notes', indexes: [{ field: 'thread' }] }, { name: 'probes' }],
+      handles: 'all',
+      async apply(event, view) {
+        const data = event.data as NoteEvent;
+        if (event.type === 'Noted') view.put('notes', { id: data.id!, thread: data.thread!, text: data.text! });
+        if (event.type === 'Amended') view.patch('notes', data.id!, { text: data.text });
+        if (event.type === 'Cleared') view.deleteWhere('notes', { thread: data.thread! });
+        if (event.type === 'Probe') {
+          const seen: Record<string, unknown> = {};
+          for (const id of ['n1', 'n2', 'n3', 'n4']) seen[id] = (await view.get<{ id: string; text: string }>('notes', id))?.text ?? null;
+          view.put('probes', { id: data.id!, seen });
+        }
+      },
+    };
+    await stores.readStore.ensureCollection(notes.collections[0]!);
+    const stored = stores.readStore.collection('notes');
+    await stored.put({ id: 'n1', thread: 't', text: 'stored' });
+    await stored.put({ id: 'n2', thread: 't', text: 'stored' });
+    await stored.put({ id: 'n4', thread: 'other', text: 'elsewhere' });
+    // One append: the runner reads them as one batch.
+    const { position } = await stores.eventStore.appendToStream('notes-1', [
+      newEvent('Noted', { id: 'n3', thread: 't', text: 'put' }),
+      newEvent('Amended', { id: 'n1', text: 'patched' }),
+      newEvent('Probe', { id: 'before' }),
+      newEvent('Cleared', { thread: 't' }),
+      newEvent('Probe', { id: 'cleared' }),
+      newEvent('Noted', { id: 'n2', thread: 't', text: 'again' }),
+      newEvent('Amended', { id: 'n1', text: 'too late' }),
+      newEvent('Probe', { id: 'after' }),
+    ]);
+    const projections = runner([notes]);
+    await projections.start();
+    expect(await projections.waitFor(position, { timeoutMs: 5000 })).to.equal(true);
+    const probe = async (id: string) => ((await stores.readStore.collection<{ id: string; seen: unknown }>('probes').get(id)) ?? { seen: undefined }).seen;
+    expect(await probe('before')).to.deep.equal({ n1: 'patched', n2: 'stored', n3: 'put', n4: 'elsewhere' });
+    expect(await probe('cleared')).to.deep.equal({ n1: null, n2: null, n3: null, n4: 'elsewhere' });
+    expect(await probe('after')).to.deep.equal({ n1: null, n2: 'again', n3: null, n4: 'elsewhere' });
+    // The store agrees with what the batch read.
+    expect((await stored.find()).items).to.deep.equal([
+      { id: 'n2', thread: 't', text: 'again' },
+      { id: 'n4', thread: 'other', text: 'elsewhere' },
+    ]);
+  });
+
   it('gives way when another runner moved the checkpoint, and applies nothing twice', async () => {
     // One holder id for both, so the lease does not keep them apart: the checkpoint's
     // compare-and-set does (as between the server and an operator's rebuild).
