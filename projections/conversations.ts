@@ -4,7 +4,7 @@
 // - `conversations`: one document per conversation, with what a list shows (title, status,
 //   channel, workspace, who started it, message count, last activity and a short plain
 //   preview of the last message). A deleted conversation keeps its document, marked
-//   `deleted`, as its events are kept for audit: lists and reads skip it.
+//   `deleted`, its title and preview emptied: lists and reads skip it.
 // - `conversation_messages`: one document per message, its id the message id: the user's
 //   messages, the assistant's answers and human agents' replies. A failed answer is a message
 //   too (role `assistant`, empty text, `error` set) with the id `failedAnswerId(reply_to)`, so
@@ -15,6 +15,7 @@
 //   where the step was first recorded; a later outcome of the same step (after an approval)
 //   updates its status in place. It counts as no message either. The follow-up answer after
 //   approved calls is a message of role `assistant` (with `error` when it could not be given).
+//   A deleted conversation's messages are deleted.
 // A conversation's document stores the position of the last event applied to it and skips
 // older ones; a message document is written once (an existing one is left alone), so a
 // replay changes nothing.
@@ -167,7 +168,8 @@ async function addMessage(view: ProjectionView, conversation: ConversationDocume
 
 export const conversationsProjection: EventProjection<ConversationEvent['type']> = {
   name: 'conversations',
-  version: 1,
+  // 2: a deleted conversation's messages, title and preview are deleted.
+  version: 2,
   collections: [
     {
       name: CONVERSATIONS,
@@ -274,7 +276,11 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
         return;
       }
       case 'ConversationDeleted':
-        view.patch(CONVERSATIONS, id, { ...base, deleted: true, deleted_at: event.data.deleted_at });
+        // Its messages go, and what the document showed of them (the title is the first message's
+        // first line unless renamed): the document stays as the record that it was, its position
+        // keeping a replay of older events from writing them again.
+        view.deleteWhere(CONVERSATION_MESSAGES, { conversation_id: id });
+        view.patch(CONVERSATIONS, id, { ...base, deleted: true, deleted_at: event.data.deleted_at, title: '', title_key: '', last_message_preview: null });
         return;
       case 'EndUserIdentityCleared':
         // Nothing shown changes; the revision moves on with the stream's (the conversation's ETag).

@@ -1,10 +1,11 @@
 // Read model `feedbacks`: every rating a person gave an answer of the assistant, for the
 // tenant's admins (GET /tenant/feedbacks), newest first. One document per FeedbackGiven,
 // keyed by the event's id (an answer takes one feedback: the conversation refuses a second).
-// A deleted conversation's feedback stays listed: the rating happened, and the analytics
-// count it too.
+// A deleted conversation's feedback leaves it: its comment is the person's own words, deleted
+// with the conversation's messages (docs/personal-data.md); the analytics keep counting the
+// rating, which holds no text.
 
-import { documentProjection } from './document-projection';
+import type { EventProjection } from './projection';
 
 export interface FeedbackDocument {
   id: string;
@@ -21,14 +22,21 @@ export interface FeedbackDocument {
 
 export const FEEDBACKS = 'feedbacks';
 
-export const feedbacksProjection = documentProjection<'FeedbackGiven', FeedbackDocument>({
+export const feedbacksProjection: EventProjection<'FeedbackGiven' | 'ConversationDeleted'> = {
   name: 'feedbacks',
-  version: 1,
-  collection: { name: FEEDBACKS, indexes: [{ field: 'tenant_id' }, { field: 'given_at' }, { field: 'rating' }, { field: 'conversation_id' }] },
-  handles: ['FeedbackGiven'],
-  documentId: (event) => event.id,
-  evolve(_current, event) {
+  // 2: a deleted conversation's feedback is deleted.
+  version: 2,
+  collections: [{ name: FEEDBACKS, indexes: [{ field: 'tenant_id' }, { field: 'given_at' }, { field: 'rating' }, { field: 'conversation_id' }] }],
+  handles: ['FeedbackGiven', 'ConversationDeleted'],
+  async apply(event, view) {
+    if (event.type === 'ConversationDeleted') {
+      view.deleteWhere(FEEDBACKS, { conversation_id: event.data.conversation_id });
+      return;
+    }
+    // Applied already: a redelivery or a replay changes nothing.
+    if (await view.get(FEEDBACKS, event.id)) return;
     const { tenant_id, conversation_id, message_id, rating, comment, given_by, given_at } = event.data;
-    return { id: event.id, tenant_id, conversation_id, message_id, rating, comment, given_by, given_at };
+    const doc: FeedbackDocument = { id: event.id, tenant_id, conversation_id, message_id, rating, comment, given_by, given_at, position: event.position };
+    view.put(FEEDBACKS, doc);
   },
-});
+};

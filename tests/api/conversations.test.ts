@@ -239,8 +239,12 @@ describe('conversations (/api/v1/conversations)', () => {
   describe('DELETE /conversations/{id}', () => {
     const remove = (account: Account, id: string, extra: Record<string, string> = {}) => server.request('DELETE', `/api/v1/conversations/${id}`, { headers: as(account, extra) });
 
-    it('deletes softly: gone from lists and reads (404), its events kept', async () => {
-      const { id } = await answeredConversation(server, member, { title: 'Delete me' });
+    it('deletes softly: gone from lists and reads (404), its messages and feedback from the read models, its events kept', async () => {
+      const { id, answer } = await answeredConversation(server, member, { title: 'Delete me' });
+      const rated = await server.request('POST', `/api/v1/conversations/${id}/messages/${answer}/feedback`, { headers: as(member), body: { rating: 'down', comment: 'my own words' } });
+      expect(rated.status).to.equal(201);
+      const feedbackIds = async () => (await get(owner, '/api/v1/tenant/feedbacks?limit=100')).json.items.map((item: { conversation_id: string }) => item.conversation_id);
+      expect(await feedbackIds()).to.include(id);
       const response = await remove(member, id);
       expect(response.status).to.equal(204);
       expect(await response.events()).to.deep.equal(['ConversationDeleted@conversation']);
@@ -248,7 +252,10 @@ describe('conversations (/api/v1/conversations)', () => {
       expect(await listIds(member)).to.not.include(id);
       for (const path of [`/api/v1/conversations/${id}`, `/api/v1/conversations/${id}/messages`]) expect((await get(owner, path)).status, path).to.equal(404);
       expect((await remove(member, id)).status).to.equal(404);
-      expect((await eventsOf(id)).map((event) => event.type)).to.deep.equal(['ConversationStarted', 'UserMessagePosted', 'AssistantAnswered', 'ConversationDeleted']);
+      expect(await feedbackIds()).to.not.include(id);
+      expect(await server.platform.readStore.collection('conversation_messages').count({ conversation_id: id })).to.equal(0);
+      expect(await server.platform.readStore.collection('conversations').get(id)).to.deep.include({ deleted: true, title: '', last_message_preview: null });
+      expect((await eventsOf(id)).map((event) => event.type)).to.deep.equal(['ConversationStarted', 'UserMessagePosted', 'AssistantAnswered', 'FeedbackGiven', 'ConversationDeleted']);
     });
 
     it('lets an admin delete anyone’s; 403 for a member who only sees it, 404 for one who does not', async () => {

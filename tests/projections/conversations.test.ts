@@ -137,6 +137,24 @@ describe('conversations projection', () => {
     expect(messages[4]).to.deep.include({ text: 'Sale items are final, sorry.', author: AGENT, feedback_rating: null });
   });
 
+  it("deletes a deleted conversation's messages, title and preview; a replay from before writes none of them again", async () => {
+    await start('c5', 'My private matter');
+    const asked = (await ask('c5', 'm1', 'My account number is 1234')).position!;
+    await answer('c5', 'a1', 'm1', 'Thanks, noted.');
+    await start('c6', 'Kept');
+    await ask('c6', 'k1', 'Still here');
+    await on('c5', { type: 'DeleteConversation', data: {} });
+    await settle();
+    expect(await messagesOf('c5')).to.deep.equal([]);
+    expect(await conversation('c5')).to.deep.include({ deleted: true, title: '', title_key: '', last_message_preview: null, message_count: 2 });
+    expect((await messagesOf('c6')).map((message) => message.id)).to.deep.equal(['k1']);
+    const after = await everything();
+    await replayFrom(asked - 1);
+    expect(await everything()).to.deep.equal(after);
+    await replayFrom(0);
+    expect(await everything()).to.deep.equal(after);
+  });
+
   it('shows a reopening by a user message as the status it records', async () => {
     await start('c3');
     await on('c3', { type: 'ChangeConversationStatus', data: { status: 'resolved' } });
