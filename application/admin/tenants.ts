@@ -17,7 +17,7 @@ import { TENANTS, type TenantDocument, tenantNameKey } from '../../projections/t
 import { type CommandDependencies, loadAggregate } from '../command-handling/handle-command';
 import { type InvitationDependencies, type InvitationView, inviteOwner } from '../invitation/invitations';
 import { type Collection, type FindOptions, InvalidCursorError, type Page, type Where, encodeCursor, queryKeyOf } from '../ports/read-store';
-import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { TENANT_SLUG_SCOPE, createTenant, deleteTenant, suspendTenant, tenantAggregate, unsuspendTenant, updateTenant } from '../tenant/tenant-commands';
@@ -196,8 +196,8 @@ async function expectedRevision(deps: Pick<CommandDependencies, 'eventStore'>, t
   return expectedRevisionOf('tenant', preconditions.expectedVersion, revision);
 }
 
-async function answered(deps: TenantWriteDependencies, tenantId: string, position: number | null): Promise<Versioned<AdminTenantView>> {
-  return readBack(deps, position, 'the change of the tenant', () => getTenantForAdmin(deps, tenantId));
+async function answered(deps: TenantWriteDependencies, tenantId: string, written: Written | null): Promise<Versioned<AdminTenantView>> {
+  return readBackChange(deps, written, 'the change of the tenant', () => getTenantForAdmin(deps, tenantId));
 }
 
 /** Changes name, branding and settings together (409 `tenant_deleted` once deleted). */
@@ -211,7 +211,7 @@ export async function updateTenantAsAdmin(
 ): Promise<Versioned<AdminTenantView>> {
   const revision = await expectedRevision(deps, tenantId, preconditions);
   const result = await updateTenant(deps, tenantId, changes, asAdmin(admin, tenantId, context), { expectedRevision: revision });
-  return answered(deps, tenantId, result.position);
+  return answered(deps, tenantId, result);
 }
 
 /** Soft-deletes the tenant; deleting it again is 409 `tenant_deleted`. */
@@ -225,12 +225,12 @@ export async function deleteTenantAsAdmin(deps: TenantWriteDependencies, admin: 
 export async function suspendTenantAsAdmin(deps: TenantWriteDependencies, admin: AdminPrincipal, tenantId: string, reason: string, context: RequestContext): Promise<Versioned<AdminTenantView>> {
   await existingTenant(deps, tenantId);
   const result = await suspendTenant(deps, tenantId, reason, asAdmin(admin, tenantId, context));
-  return answered(deps, tenantId, result.position);
+  return answered(deps, tenantId, result);
 }
 
 /** Lifts a suspension (409 `tenant_not_suspended` when there is none, `tenant_deleted` once deleted). */
 export async function unsuspendTenantAsAdmin(deps: TenantWriteDependencies, admin: AdminPrincipal, tenantId: string, context: RequestContext): Promise<Versioned<AdminTenantView>> {
   await existingTenant(deps, tenantId);
   const result = await unsuspendTenant(deps, tenantId, asAdmin(admin, tenantId, context));
-  return answered(deps, tenantId, result.position);
+  return answered(deps, tenantId, result);
 }

@@ -22,7 +22,7 @@ import { CONVERSATIONS, CONVERSATION_MESSAGES, type ConversationDocument, type C
 import { type Aggregate, type CommandDependencies, type CommandResult, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { type Collection, DEFAULT_PAGE_SIZE, type FieldCondition, type FindOptions, InvalidCursorError, type Page, type Where, encodeCursor, queryKeyOf } from '../ports/read-store';
 import { type Principal, actingContext } from '../session/sessions';
-import { type ReadModelDependencies, type ReadYourWritesDependencies, ReadModelBehindError, readBack } from '../shared/read-models';
+import { ReadModelBehindError, type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { workspaceAccess } from '../workspace/workspace-access';
@@ -295,8 +295,8 @@ async function onConversation(
 }
 
 /** The conversation as read once the read models show the write. */
-async function answered(deps: ConversationDependencies, principal: Principal, conversationId: string, position: number | null): Promise<Versioned<ConversationView>> {
-  return readBack(deps, position, 'the change of the conversation', () => getConversation(deps, principal, conversationId));
+async function answered(deps: ConversationDependencies, principal: Principal, conversationId: string, written: Written | null): Promise<Versioned<ConversationView>> {
+  return readBackChange(deps, written, 'the change of the conversation', () => getConversation(deps, principal, conversationId));
 }
 
 /** The person a member is in a conversation (an agent, a feedback's giver): the member, also when an admin impersonates them. */
@@ -321,7 +321,7 @@ export async function renameConversation(
   const { conversation, options } = await requireVisibleConversation(deps, principal, conversationId, preconditions);
   requireStarterOrAdmin(principal, conversation);
   const result = await onConversation(deps, principal, conversationId, { type: 'RenameConversation', data: { title } }, context, options);
-  return answered(deps, principal, conversationId, result.position);
+  return answered(deps, principal, conversationId, result);
 }
 
 /** Deletes a conversation softly: it leaves every list and read, its events stay for audit. */
@@ -343,7 +343,7 @@ export async function setConversationStatus(
 ): Promise<Versioned<ConversationView>> {
   const { options } = await requireVisibleConversation(deps, principal, conversationId, preconditions);
   const result = await onConversation(deps, principal, conversationId, { type: 'ChangeConversationStatus', data: { status } }, context, options);
-  return answered(deps, principal, conversationId, result.position);
+  return answered(deps, principal, conversationId, result);
 }
 
 /**
@@ -366,7 +366,7 @@ export async function postAgentReply(
   const result = await onConversation(deps, principal, conversationId, { type: 'PostAgentReply', data: { message_id: messageId, text, agent: personOf(principal) } }, context, {
     idempotencyKey: key,
   });
-  const conversation = await answered(deps, principal, conversationId, result.position);
+  const conversation = await answered(deps, principal, conversationId, result);
   const message = await deps.readStore.collection<ConversationMessageDocument>(CONVERSATION_MESSAGES).get(messageId);
   if (!message) throw new ReadModelBehindError('the reply');
   return { message: messageView(message), conversation: conversation.value };

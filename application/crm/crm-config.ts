@@ -24,7 +24,7 @@ import { type OutboundDependencies, requireCallableEndpoint } from '../outbound/
 import type { Actor } from '../ports/event-store';
 import type { Secrets } from '../ports/identity';
 import { type Principal, actingContext } from '../session/sessions';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 
@@ -106,8 +106,7 @@ export async function configureCrm(
     actingContext(principal, context),
     { expectedRevision },
   );
-  await deps.readYourWrites(result.position);
-  return readCrmConfig(deps, tenantId);
+  return readBackChange(deps, result, 'the CRM configuration', () => readCrmConfig(deps, tenantId));
 }
 
 /** What sending a lead needs, from the stream (always current), the credential in clear; null when the CRM is not configured or off. */

@@ -30,7 +30,7 @@ import type { BlobStore } from '../ports/blob-store';
 import { MAX_PAGE_SIZE, type Page, type Where } from '../ports/read-store';
 import type { TextExtractor } from '../ports/text-extractor';
 import { type Principal, actingContext } from '../session/sessions';
-import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { requireWritableWorkspace, workspaceAccess } from '../workspace/workspace-access';
@@ -239,8 +239,8 @@ interface NewDocument {
   bytes: Buffer;
 }
 
-async function answered(deps: DocumentDependencies, principal: Principal, documentId: string, position: number | null): Promise<Versioned<DocumentView>> {
-  return readBack(deps, position, 'the document', () => getDocument(deps, principal, documentId));
+async function answered(deps: DocumentDependencies, principal: Principal, documentId: string, written: Written | null): Promise<Versioned<DocumentView>> {
+  return readBackChange(deps, written, 'the document', () => getDocument(deps, principal, documentId));
 }
 
 /** The checks, then the blob, then the event (see the header); the new document as read back. */
@@ -306,7 +306,7 @@ async function addDocument(deps: DocumentDependencies, principal: Principal, inp
     if (!recorded) await deps.blobStore.delete(blobKey).catch(() => undefined);
     throw error;
   }
-  return answered(deps, principal, documentId, result.position);
+  return answered(deps, principal, documentId, result);
 }
 
 export interface UploadedDocument {
@@ -387,5 +387,5 @@ export async function reindexDocument(
 ): Promise<Versioned<DocumentView>> {
   const options = await writableDocument(deps, principal, documentId, preconditions);
   const result = await handleCommand(deps, documentAggregate, documentStream(documentId), { type: 'RequestReindex', data: { requested_by: principal.user_id } }, actingContext(principal, context), options);
-  return answered(deps, principal, documentId, result.position);
+  return answered(deps, principal, documentId, result);
 }

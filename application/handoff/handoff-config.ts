@@ -24,7 +24,7 @@ import { type OutboundDependencies, requireCallableEndpoint } from '../outbound/
 import type { Actor } from '../ports/event-store';
 import type { Secrets } from '../ports/identity';
 import { type Principal, actingContext } from '../session/sessions';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 
@@ -126,9 +126,8 @@ export async function configureHandoff(
     actingContext(principal, context),
     { expectedRevision },
   );
-  await deps.readYourWrites(result.position);
-  const read = await readHandoffConfig(deps, tenantId);
   const generated = result.events.some((event) => event.data.secret_source === 'generated');
+  const read = await readBackChange(deps, result, 'the handoff configuration', () => readHandoffConfig(deps, tenantId), { evenIfBehind: generated && made !== null });
   return { ...read, value: generated && made !== null ? { ...read.value, secret: made } : read.value };
 }
 

@@ -38,7 +38,7 @@ import type { Actor } from '../ports/event-store';
 import type { Secrets } from '../ports/identity';
 import type { Page } from '../ports/read-store';
 import { type Principal, actingContext } from '../session/sessions';
-import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { countToolsOfIntegration, deleteToolsOfIntegration } from '../tool/tools';
@@ -149,8 +149,8 @@ async function loadWritable(deps: IntegrationDependencies, principal: Principal,
   return { expectedRevision: expectedRevisionOf('integration', preconditions.expectedVersion, revision) };
 }
 
-async function answered(deps: IntegrationDependencies, principal: Principal, integrationId: string, position: number | null): Promise<Versioned<IntegrationView>> {
-  return readBack(deps, position, 'the change of the integration', () => getIntegration(deps, principal, integrationId));
+async function answered(deps: IntegrationDependencies, principal: Principal, integrationId: string, written: Written | null): Promise<Versioned<IntegrationView>> {
+  return readBackChange(deps, written, 'the change of the integration', () => getIntegration(deps, principal, integrationId));
 }
 
 // -------------------------------------------------------------------------------- use cases
@@ -195,7 +195,7 @@ export async function createIntegration(
     },
   };
   const result = await handleCommand(deps, integrationAggregate, integrationStream(integrationId), command, actingContext(principal, context), { idempotencyKey: key });
-  return answered(deps, principal, integrationId, result.position);
+  return answered(deps, principal, integrationId, result);
 }
 
 /** Changes the fields given (an absent one keeps its value); the same values again record nothing. */
@@ -213,7 +213,7 @@ export async function updateIntegration(
   const { name, base_url, auth, default_headers } = changes;
   const data = { tenant_id: principal.tenant_id, credentials, ...(name === undefined ? {} : { name }), ...(base_url === undefined ? {} : { base_url }), ...(auth === undefined ? {} : { auth }), ...(default_headers === undefined ? {} : { default_headers }) };
   const result = await handleCommand(deps, integrationAggregate, integrationStream(integrationId), { type: 'UpdateIntegration', data }, actingContext(principal, context), options);
-  return answered(deps, principal, integrationId, result.position);
+  return answered(deps, principal, integrationId, result);
 }
 
 /** 409 `integration_has_tools`: tools still call the integration; `tools` says how many. */

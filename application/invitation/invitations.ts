@@ -48,7 +48,7 @@ import { claimReservation, releaseReservation, reservationClaim } from '../reser
 import { requireQuota } from '../entitlement/entitlements';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
-import { ReadModelBehindError } from '../shared/read-models';
+import { ReadModelBehindError, readBackChange } from '../shared/read-models';
 
 /** Invitation commands with their email slots, the read models, the outbox, and the session an accepted invitation opens. */
 export type InvitationDependencies = SessionDependencies & AuthenticationDependencies & { secrets: Secrets; passwords: PasswordHasher };
@@ -314,8 +314,7 @@ export async function revokeInvitation(
   );
   const { state } = await loadAggregate(deps, invitationAggregate, invitationStream(invitationId));
   if (state.status !== 'absent') await releaseReservation(deps, INVITATION_SCOPE, pendingSlot(state.tenant_id, state.email), invitationId, scoped);
-  await deps.readYourWrites(result.position);
-  return versionedInvitation(await readInvitation(deps, invitationId), deps.clock.now());
+  return readBackChange(deps, result, 'the revocation', async () => versionedInvitation(await readInvitation(deps, invitationId), deps.clock.now()));
 }
 
 async function invitationByToken(deps: InvitationDependencies, token: string): Promise<InvitationDocument> {

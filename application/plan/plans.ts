@@ -11,7 +11,7 @@ import { SUBSCRIPTIONS } from '../../projections/subscriptions';
 import type { Page } from '../ports/read-store';
 import { defaultPlanCode } from '../entitlement/entitlements';
 import { type ReservationDependencies, claimReservation, releaseReservation } from '../reservation/reservations';
-import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, readBackChange } from '../shared/read-models';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 
@@ -140,7 +140,7 @@ export async function changePlanTerms(
   const plan = await planDocument(deps, planId);
   const expectedRevision = expectedRevisionOf('plan', preconditions.expectedVersion, plan.revision);
   const result = await handleCommand(deps, planAggregate, planStream(planId), { type: 'ChangePlanTerms', data: terms }, adminContext(context), { expectedRevision });
-  return readBack(deps, result.position, 'the change of the plan', () => getPlan(deps, planId));
+  return readBackChange(deps, result, 'the change of the plan', () => getPlan(deps, planId));
 }
 
 /** Sells a retired plan again, or stops selling one (`sellable` false): subscribers keep it either way. */

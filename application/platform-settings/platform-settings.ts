@@ -18,7 +18,7 @@ import { forbidden, invalid } from '../../domain/shared/errors';
 import { PLANS, type PlanDocument } from '../../projections/plans';
 import { PLATFORM_SETTINGS, type PlatformSettingsDocument, defaultPlatformSettingsDocument } from '../../projections/platform-settings';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 
@@ -64,8 +64,7 @@ export async function changePlatformSettings(
     { ...context, tenant_id: null, actor: { kind: 'admin', id: adminId } },
     { expectedRevision },
   );
-  await deps.readYourWrites(result.position);
-  return readPlatformSettings(deps);
+  return readBackChange(deps, result, 'the change of the platform settings', () => readPlatformSettings(deps));
 }
 
 /** A default plan must be one a tenant could buy: sellable. */

@@ -59,7 +59,7 @@ import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfR
 import { type ToolRegistration, deleteConnectorTools, planToolRegistration, registerPlannedTools } from '../tool/connector-tools';
 import type { ToolDependencies } from '../tool/tools';
 import { workspaceAccess } from '../workspace/workspace-access';
-import { readBack } from '../shared/read-models';
+import { type Written, readBackChange } from '../shared/read-models';
 
 export const sdkConnectionAggregate: Aggregate<SdkConnectionCommand, SdkConnectionEvent, SdkConnectionState> = { decider: sdkConnectionDecider, events: sdkConnectionEvents };
 
@@ -235,8 +235,8 @@ async function claimName(deps: SdkConnectionDependencies, tenantId: string, name
 const releaseName = (deps: SdkConnectionDependencies, tenantId: string, name: string, connectionId: string, context: RequestContext): Promise<void> =>
   releaseReservation(deps, sdkConnectionNameScope(tenantId), normalizeText(name), connectionId, context).catch(() => undefined);
 
-async function answered(deps: SdkConnectionDependencies, principal: Caller, connectionId: string, position: number | null): Promise<Versioned<SdkConnectionView>> {
-  return readBack(deps, position, 'the change of the SDK connection', () => getSdkConnection(deps, principal, connectionId));
+async function answered(deps: SdkConnectionDependencies, principal: Caller, connectionId: string, written: Written | null, options: { evenIfBehind?: boolean } = {}): Promise<Versioned<SdkConnectionView>> {
+  return readBackChange(deps, written, 'the change of the SDK connection', () => getSdkConnection(deps, principal, connectionId), options);
 }
 
 const latest = (...positions: Array<number | null>): number | null => positions.reduce<number | null>((max, at) => (at === null ? max : Math.max(max ?? 0, at)), null);
@@ -326,7 +326,7 @@ export async function updateSdkConnection(
   const acting = actingContext(principal, context);
   const renamed = changes.name !== undefined && normalizeText(changes.name).toLowerCase() !== state.name.toLowerCase();
   if (renamed) await claimName(deps, tenantId, changes.name as string, connectionId, acting);
-  let positions: Array<number | null> = [];
+  let written: Written | null = null;
   let secret: string | null = null;
   try {
     const { name, webhook_url, enabled } = changes;
@@ -338,7 +338,7 @@ export async function updateSdkConnection(
       acting,
       options,
     );
-    positions = [update.position];
+    written = update;
     if (rotates) {
       secret = changes.signing_secret === '' ? newSigningSecret(deps, undefined) : (changes.signing_secret as string);
       const graceSeconds = changes.grace_seconds ?? deps.sdkConnections.secretGraceSeconds;
@@ -352,14 +352,14 @@ export async function updateSdkConnection(
         // The If-Match was checked by the update, which appended at that revision (or nothing).
         { expectedRevision: options.expectedRevision === undefined ? undefined : update.revision },
       );
-      positions.push(rotation.position);
+      written = { position: latest(update.position, rotation.position), revision: rotation.revision };
     }
   } catch (error) {
     if (renamed) await releaseName(deps, tenantId, changes.name as string, connectionId, acting);
     throw error;
   }
   if (renamed) await releaseName(deps, tenantId, state.name, connectionId, acting);
-  const read = await answered(deps, principal, connectionId, latest(...positions));
+  const read = await answered(deps, principal, connectionId, written, { evenIfBehind: secret !== null });
   return secret === null ? read : { ...read, value: { ...read.value, signing_secret: secret } };
 }
 

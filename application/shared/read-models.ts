@@ -3,6 +3,7 @@
 
 import { DomainError } from '../../domain/shared/errors';
 import type { ReadStore } from '../ports/read-store';
+import { type Versioned, revisionOfVersion } from './versions';
 
 export interface ReadModelDependencies {
   readStore: ReadStore;
@@ -32,11 +33,43 @@ export class ReadModelBehindError extends DomainError {
  * finds nothing (404) because they had not caught up in time is ReadModelBehindError.
  */
 export async function readBack<T>(deps: ReadYourWritesDependencies, position: number | null, recorded: string, read: () => Promise<T>): Promise<T> {
+  return (await waitAndRead(deps, position, recorded, read)).answer;
+}
+
+async function waitAndRead<T>(deps: ReadYourWritesDependencies, position: number | null, recorded: string, read: () => Promise<T>): Promise<{ answer: T; caughtUp: boolean }> {
   const caughtUp = await deps.readYourWrites(position);
   try {
-    return await read();
+    return { answer: await read(), caughtUp };
   } catch (error) {
     if (!caughtUp && error instanceof DomainError && error.kind === 'not_found') throw new ReadModelBehindError(recorded);
     throw error;
   }
+}
+
+/** What a write gave back that its answer must show: where it was committed, and its stream's revision after it. */
+export interface Written {
+  position: number | null;
+  revision: number;
+}
+
+/**
+ * readBack for a change of a resource versioned by its stream's revision (versions.ts), given
+ * the write (null: nothing written, nothing waited for). When the read models had not caught up
+ * in time, one that still shows an older revision would answer the change as not made, and its
+ * version as ETag would make the client's next conditional write a 412: that is
+ * ReadModelBehindError too, unless the answer carries what it alone can give (`evenIfBehind`:
+ * a secret shown only once), when the older revision is answered as before.
+ */
+export async function readBackChange<T>(
+  deps: ReadYourWritesDependencies,
+  written: Written | null,
+  recorded: string,
+  read: () => Promise<Versioned<T>>,
+  options: { evenIfBehind?: boolean } = {},
+): Promise<Versioned<T>> {
+  const position = written?.position ?? null;
+  const { answer, caughtUp } = await waitAndRead(deps, position, recorded, read);
+  const behind = !caughtUp && written !== null && position !== null && revisionOfVersion(answer.version) < written.revision;
+  if (behind && !options.evenIfBehind) throw new ReadModelBehindError(recorded);
+  return answer;
 }

@@ -18,6 +18,9 @@ export interface WritePreconditions {
 
 export const versionOfRevision = (revision: number): string => String(revision);
 
+/** The stream revision a version starts with (a workspace's adds a digest after it); NaN for none. */
+export const revisionOfVersion = (version: string): number => Number.parseInt(version, 10);
+
 export function versionMismatch(resource: string, expected: string, actual: string): DomainError {
   return new DomainError('precondition_failed', 'revision_mismatch', `the ${resource} is at version ${actual}, not ${expected}; read it again`);
 }

@@ -23,7 +23,7 @@ import { workspaceStream } from '../../domain/workspace/workspace';
 import { TEAMS, type TeamDocument, WORKSPACE_GRANTS, type WorkspaceGrantDocument } from '../../projections/teams';
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
 import { type Aggregate, type CommandResult, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBack, readBackChange } from '../shared/read-models';
 import { type Principal, actingContext } from '../session/sessions';
 import { membershipAggregate } from '../membership/memberships';
 import { workspaceAggregate } from '../workspace/workspaces';
@@ -178,8 +178,8 @@ async function onTeam(
   return handleCommand(deps, teamAggregate, teamStream(teamId), command, actingContext(principal, context), options);
 }
 
-async function answered(deps: TeamDependencies, principal: Principal, teamId: string, position: number | null): Promise<Versioned<TeamView>> {
-  return readBack(deps, position, 'the change of the team', () => getTeam(deps, principal.tenant_id, teamId));
+async function answered(deps: TeamDependencies, principal: Principal, teamId: string, written: Written | null): Promise<Versioned<TeamView>> {
+  return readBackChange(deps, written, 'the change of the team', () => getTeam(deps, principal.tenant_id, teamId));
 }
 
 // -------------------------------------------------------------------------------- use cases
@@ -215,7 +215,7 @@ export async function createTeam(
     await releaseReservation(deps, TEAM_NAME_SCOPE, nameKey, teamId, acting).catch(() => undefined);
     throw error;
   }
-  return answered(deps, principal, teamId, result.position);
+  return answered(deps, principal, teamId, result);
 }
 
 /** Renames and/or redescribes a team; a new name is claimed first and the old one released after. */
@@ -247,7 +247,7 @@ export async function updateTeam(
     const previousKey = teamNameKey(principal.tenant_id, event.data.previous_name);
     if (previousKey !== teamNameKey(principal.tenant_id, event.data.name)) await releaseReservation(deps, TEAM_NAME_SCOPE, previousKey, teamId, acting);
   }
-  return answered(deps, principal, teamId, result.position);
+  return answered(deps, principal, teamId, result);
 }
 
 /** Deletes a team, which releases its name and its workspace grants. */
@@ -279,7 +279,7 @@ export async function setTeamMembers(
     }
   }
   const result = await onTeam(deps, principal, teamId, { type: 'SetTeamMembers', data: { tenant_id: principal.tenant_id, members } }, context, options);
-  return answered(deps, principal, teamId, result.position);
+  return answered(deps, principal, teamId, result);
 }
 
 /** Sets one team member's document write flag (404 `team_member_not_found` if not in the team). */
@@ -301,7 +301,7 @@ export async function setTeamMemberWriteFlag(
     context,
     options,
   );
-  return answered(deps, principal, teamId, result.position);
+  return answered(deps, principal, teamId, result);
 }
 
 /** Replaces the workspaces granted to the team; each must be the tenant's (400 `unknown_workspace`). */
@@ -320,7 +320,7 @@ export async function grantTeamWorkspaces(
     }
   }
   const result = await onTeam(deps, principal, teamId, { type: 'SetGrantedWorkspaces', data: { tenant_id: principal.tenant_id, workspace_ids: workspaceIds } }, context, options);
-  return answered(deps, principal, teamId, result.position);
+  return answered(deps, principal, teamId, result);
 }
 
 /**

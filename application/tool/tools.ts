@@ -43,7 +43,7 @@ import type { Actor } from '../ports/event-store';
 import type { Page } from '../ports/read-store';
 import { type ReservationDependencies, claimReservation, isReservationFree, releaseReservation } from '../reservation/reservations';
 import { type Principal, actingContext } from '../session/sessions';
-import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { requireReadableWorkspace, requireWritableWorkspace, workspaceAccess } from '../workspace/workspace-access';
@@ -207,8 +207,8 @@ async function claimName(deps: ToolDependencies, context: RequestContext, worksp
   }
 }
 
-async function answered(deps: ToolDependencies, principal: Principal, toolId: string, position: number | null): Promise<Versioned<ToolView>> {
-  return readBack(deps, position, 'the change of the tool', () => getTool(deps, principal, toolId));
+async function answered(deps: ToolDependencies, principal: Principal, toolId: string, written: Written | null): Promise<Versioned<ToolView>> {
+  return readBackChange(deps, written, 'the change of the tool', () => getTool(deps, principal, toolId));
 }
 
 // -------------------------------------------------------------------------------- use cases
@@ -281,7 +281,7 @@ export async function createTool(
   const result = await withName(deps, acting, workspaceId, toolId, { from: null, to: definition.name }, () =>
     handleCommand(deps, toolAggregate, toolStream(toolId), command, acting, { idempotencyKey: key }),
   );
-  return answered(deps, principal, toolId, result.position);
+  return answered(deps, principal, toolId, result);
 }
 
 /**
@@ -310,7 +310,7 @@ export async function editTool(
   const result = await withName(deps, acting, state.workspace_id, toolId, { from: state.definition.name, to: definitionChanges.name ?? null }, () =>
     handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'EditTool', data: { tenant_id: principal.tenant_id, changes: definitionChanges } }, acting, options),
   );
-  return answered(deps, principal, toolId, result.position);
+  return answered(deps, principal, toolId, result);
 }
 
 /** Applies an operation's new definition from a reimport; fields a person edited stay unless `overwrite_edits`. */
@@ -332,7 +332,7 @@ export async function reimportTool(
   const result = await withName(deps, acting, state.workspace_id, toolId, { from: state.definition.name, to: next.name }, () =>
     handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'ReimportTool', data: { tenant_id: principal.tenant_id, ...reimport } }, acting, options),
   );
-  return answered(deps, principal, toolId, result.position);
+  return answered(deps, principal, toolId, result);
 }
 
 /** Deletes the tool and gives its name back; its calls stay in the log and the audit. */

@@ -37,7 +37,7 @@ import type { Actor } from '../ports/event-store';
 import type { Secrets } from '../ports/identity';
 import type { Page, Where } from '../ports/read-store';
 import { claimReservation, releaseReservation, reservationHolder } from '../reservation/reservations';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 
@@ -212,17 +212,16 @@ export async function configureWhatsApp(
   const wanted = changes.phone_number_id ?? held;
   const claiming = wanted !== null && wanted !== held;
   if (claiming) await claimReservation(deps, PHONE_NUMBER_ID_SCOPE, wanted, tenantId, acting);
-  let position: number | null;
+  let written: Written;
   try {
-    ({ position } = await handleCommand(deps, whatsappConfigAggregate, stream, command, acting, { expectedRevision }));
+    written = await handleCommand(deps, whatsappConfigAggregate, stream, command, acting, { expectedRevision });
   } catch (error) {
     // The number is not the tenant's after all: another may claim it.
     if (claiming) await releaseReservation(deps, PHONE_NUMBER_ID_SCOPE, wanted, tenantId, acting);
     throw error;
   }
   if (claiming && held !== null) await releaseReservation(deps, PHONE_NUMBER_ID_SCOPE, held, tenantId, acting);
-  await deps.readYourWrites(position);
-  return readWhatsAppConfig(deps, tenantId);
+  return readBackChange(deps, written, 'the WhatsApp configuration', () => readWhatsAppConfig(deps, tenantId));
 }
 
 /** What the webhook and the sagas need of a number's configuration: its tenant and its state, secrets sealed. */

@@ -23,7 +23,7 @@ import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate 
 import type { Actor } from '../ports/event-store';
 import type { Secrets } from '../ports/identity';
 import { type Principal, actingContext } from '../session/sessions';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 
@@ -101,8 +101,7 @@ export async function configureWidget(
     actingContext(principal, context),
     { expectedRevision: await expectedRevision(deps, tenantId, preconditions) },
   );
-  await deps.readYourWrites(result.position);
-  return readWidgetConfig(deps, tenantId);
+  return readBackChange(deps, result, 'the widget configuration', () => readWidgetConfig(deps, tenantId));
 }
 
 /** A secret the platform makes: 32 random bytes, base64url, with a prefix that says what it is. */
@@ -130,7 +129,7 @@ export async function rotateWidgetIdentitySecret(
     actingContext(principal, context),
     { expectedRevision: await expectedRevision(deps, tenantId, preconditions) },
   );
-  await deps.readYourWrites(result.position);
-  const read = await readWidgetConfig(deps, tenantId);
+  // The new secret is shown only in this answer: it is given even from a read model behind the rotation.
+  const read = await readBackChange(deps, result, 'the new identity secret', () => readWidgetConfig(deps, tenantId), { evenIfBehind: true });
   return { ...read, value: { ...read.value, identity_secret: secret } };
 }

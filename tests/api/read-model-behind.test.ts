@@ -1,12 +1,15 @@
 // A write whose read models do not catch up within READ_YOUR_WRITES_TIMEOUT_MS (its projections
 // stopped here; in life a projection failing, or far behind) is recorded all the same, and its
 // answer says so: 503 read_model_behind with Retry-After, never a 404 for what was just made nor
-// a 500. An answer the write's own events hold entirely is given from them.
+// a 500, nor a 200 with the resource as it was before the change. An answer the write's own
+// events hold entirely is given from them; one that carries a secret shown only once is given
+// from the read model as it stands.
 
 import { expect } from 'chai';
 import { type Account, gql, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
+import { subscribeTo } from '../support/subscriptions';
 
 describe('writes whose read models lag behind', () => {
   let server: TestServer;
@@ -16,6 +19,8 @@ describe('writes whose read models lag behind', () => {
   before(async () => {
     server = await startTestServer({ READ_YOUR_WRITES_TIMEOUT_MS: '50' });
     owner = await registerOwner(server, 'lagging-org');
+    // For the CRM and handoff configurations.
+    await subscribeTo(server, owner.tenant_id, 'premium');
     await server.platform.projections.stop();
   });
   after(() => server.close());
@@ -38,6 +43,43 @@ describe('writes whose read models lag behind', () => {
     } finally {
       await server.platform.projections.stop();
     }
+  });
+
+  it('a renamed team: 503 read_model_behind, not the old name with a version a conditional write would find stale (it was a 200)', async () => {
+    await server.platform.projections.start();
+    let team: { id: string; etag: string };
+    try {
+      const created = await server.request('POST', '/api/v1/org/teams', { headers: as(owner), body: { name: 'Day shift' } });
+      expect(created.status, created.text).to.equal(201);
+      team = { id: created.json.id, etag: created.headers.get('etag')! };
+    } finally {
+      await server.platform.projections.stop();
+    }
+    const renamed = await server.request('PATCH', `/api/v1/org/teams/${team.id}`, { headers: { ...as(owner), 'if-match': team.etag }, body: { name: 'Early shift' } });
+    expect(renamed.status, renamed.text).to.equal(503);
+    expect(renamed.json.code).to.equal('read_model_behind');
+    expect(await renamed.events()).to.include('TeamUpdated@team');
+
+    await server.platform.projections.start();
+    try {
+      await eventually(async () => (await server.request('GET', `/api/v1/org/teams/${team.id}`, { headers: as(owner) })).json.name === 'Early shift', 10_000, 'the new name');
+      const read = await server.request('GET', `/api/v1/org/teams/${team.id}`, { headers: as(owner) });
+      expect(read.headers.get('etag')).to.equal('"1"');
+    } finally {
+      await server.platform.projections.stop();
+    }
+  });
+
+  it('a configuration: 503 read_model_behind rather than "not configured"; one whose answer carries a new secret gives it all the same', async () => {
+    const crm = await server.request('POST', '/api/v1/tenant/crm', { headers: as(owner), body: { kind: 'webhook', url: 'https://93.184.215.15/crm' } });
+    expect(crm.status, crm.text).to.equal(503);
+    expect(crm.json.code).to.equal('read_model_behind');
+    expect(await crm.events()).to.include('CrmConfigured@crmConfig');
+
+    // The secret made here is shown only in this answer: losing it to a 503 would leave the webhook unverifiable.
+    const handoff = await server.request('POST', '/api/v1/tenant/handoff', { headers: as(owner), body: { url: 'https://93.184.215.14/hooks/handoff' } });
+    expect(handoff.status, handoff.text).to.equal(200);
+    expect(handoff.json.secret).to.be.a('string').and.not.equal('');
   });
 
   it('an invitation: 503 read_model_behind (it was a 500)', async () => {
