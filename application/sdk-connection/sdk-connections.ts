@@ -235,7 +235,7 @@ async function claimName(deps: SdkConnectionDependencies, tenantId: string, name
 const releaseName = (deps: SdkConnectionDependencies, tenantId: string, name: string, connectionId: string, context: RequestContext): Promise<void> =>
   releaseReservation(deps, sdkConnectionNameScope(tenantId), normalizeText(name), connectionId, context).catch(() => undefined);
 
-async function answered(deps: SdkConnectionDependencies, principal: Caller, connectionId: string, written: Written | null, options: { evenIfBehind?: boolean } = {}): Promise<Versioned<SdkConnectionView>> {
+async function answered(deps: SdkConnectionDependencies, principal: Caller, connectionId: string, written: Written | null, options: { evenIfBehind?: boolean; advice?: string } = {}): Promise<Versioned<SdkConnectionView>> {
   return readBackChange(deps, written, 'the change of the SDK connection', () => getSdkConnection(deps, principal, connectionId), options);
 }
 
@@ -273,6 +273,7 @@ export async function createSdkConnection(
   const acting = actingContext(principal, context);
   // A retry of a create that went through finds its connection: no second name, no second secret.
   const existing = key === undefined ? null : (await loadAggregate(deps, sdkConnectionAggregate, sdkConnectionStream(connectionId))).state;
+  let written: Written | null = null;
   if (existing === null || existing.status === 'absent') {
     await claimName(deps, tenantId, input.name, connectionId, acting);
     const command: SdkConnectionCommand = {
@@ -280,14 +281,18 @@ export async function createSdkConnection(
       data: { tenant_id: tenantId, connection_id: connectionId, name: input.name, webhook_url: input.webhook_url, secret_sealed: deps.secrets.seal(secret), enabled: input.enabled ?? false },
     };
     try {
-      const result = await handleCommand(deps, sdkConnectionAggregate, sdkConnectionStream(connectionId), command, acting, { idempotencyKey: key });
-      await deps.readYourWrites(result.position);
+      written = await handleCommand(deps, sdkConnectionAggregate, sdkConnectionStream(connectionId), command, acting, { idempotencyKey: key });
     } catch (error) {
       await releaseName(deps, tenantId, input.name, connectionId, acting);
       throw error;
     }
   }
-  const read = await answered(deps, principal, connectionId, null);
+  // A connection the read models do not show yet cannot be answered (it was a 404, its secret lost):
+  // 503, and the way to a secret, as this one is shown only here.
+  const read = await answered(deps, principal, connectionId, written, {
+    evenIfBehind: true,
+    advice: 'its signing secret is shown only in this answer, so once it is listed, rotate the secret (PATCH with signing_secret "") rather than create it again',
+  });
   return { ...read, value: { ...read.value, signing_secret: secret } };
 }
 

@@ -36,12 +36,12 @@ export async function readBack<T>(deps: ReadYourWritesDependencies, position: nu
   return (await waitAndRead(deps, position, recorded, read)).answer;
 }
 
-async function waitAndRead<T>(deps: ReadYourWritesDependencies, position: number | null, recorded: string, read: () => Promise<T>): Promise<{ answer: T; caughtUp: boolean }> {
+async function waitAndRead<T>(deps: ReadYourWritesDependencies, position: number | null, recorded: string, read: () => Promise<T>, advice?: string): Promise<{ answer: T; caughtUp: boolean }> {
   const caughtUp = await deps.readYourWrites(position);
   try {
     return { answer: await read(), caughtUp };
   } catch (error) {
-    if (!caughtUp && error instanceof DomainError && error.kind === 'not_found') throw new ReadModelBehindError(recorded);
+    if (!caughtUp && error instanceof DomainError && error.kind === 'not_found') throw new ReadModelBehindError(recorded, advice);
     throw error;
   }
 }
@@ -58,18 +58,19 @@ export interface Written {
  * in time, one that still shows an older revision would answer the change as not made, and its
  * version as ETag would make the client's next conditional write a 412: that is
  * ReadModelBehindError too, unless the answer carries what it alone can give (`evenIfBehind`:
- * a secret shown only once), when the older revision is answered as before.
+ * a secret shown only once), when the older revision is answered as before. `advice` replaces
+ * the error's "read it again" where reading again cannot give the whole answer.
  */
 export async function readBackChange<T>(
   deps: ReadYourWritesDependencies,
   written: Written | null,
   recorded: string,
   read: () => Promise<Versioned<T>>,
-  options: { evenIfBehind?: boolean } = {},
+  options: { evenIfBehind?: boolean; advice?: string } = {},
 ): Promise<Versioned<T>> {
   const position = written?.position ?? null;
-  const { answer, caughtUp } = await waitAndRead(deps, position, recorded, read);
+  const { answer, caughtUp } = await waitAndRead(deps, position, recorded, read, options.advice);
   const behind = !caughtUp && written !== null && position !== null && revisionOfVersion(answer.version) < written.revision;
-  if (behind && !options.evenIfBehind) throw new ReadModelBehindError(recorded);
+  if (behind && !options.evenIfBehind) throw new ReadModelBehindError(recorded, options.advice);
   return answer;
 }

@@ -82,6 +82,14 @@ describe('writes whose read models lag behind', () => {
     expect(handoff.json.secret).to.be.a('string').and.not.equal('');
   });
 
+  it('a created SDK connection: 503 read_model_behind saying how to get a secret (it was a 404, the secret lost)', async () => {
+    const created = await server.request('POST', '/api/v1/org/sdk-connections', { headers: as(owner), body: { name: 'Late shop', webhook_url: 'https://93.184.215.14/svc' } });
+    expect(created.status, created.text).to.equal(503);
+    expect(created.json.code).to.equal('read_model_behind');
+    expect(created.json.message).to.include('rotate the secret');
+    expect(await created.events()).to.include('SdkConnectionCreated@sdkConnection');
+  });
+
   it('an invitation: 503 read_model_behind (it was a 500)', async () => {
     const invited = await server.request('POST', '/api/v1/team/invite', { headers: as(owner), body: { email: 'late@example.com', role: 'member' } });
     expect(invited.status, invited.text).to.equal(503);
