@@ -12,9 +12,10 @@ import { isLeft } from 'fp-ts/Either';
 import { forbidden } from '../../domain/shared/errors';
 import { checkText } from '../../domain/shared/text';
 import { toolCallStream } from '../../domain/tool-call/tool-call';
+import { TOOL_CALLS, type ToolCallDocument } from '../../projections/tool-calls';
 import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import { type Principal, actingContext } from '../session/sessions';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { ReadModelBehindError, type ReadModelDependencies, type ReadYourWritesDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type ToolCallView, getToolCall, isApprover } from './execution-log';
 import { toolCallAggregate } from './tool-calls';
@@ -35,7 +36,12 @@ async function decideOn(deps: ApprovalDependencies, principal: Principal, toolCa
       ? { type: 'ApproveToolCall' as const, data: { tenant_id: principal.tenant_id, by } }
       : { type: 'RefuseToolCall' as const, data: { tenant_id: principal.tenant_id, by, reason: decision.refuse } };
   const result = await handleCommand(deps, toolCallAggregate, toolCallStream(toolCallId), command, actingContext(principal, context));
-  await deps.readYourWrites(result.position);
+  const caughtUp = await deps.readYourWrites(result.position);
+  // Behind the decision, the read model would answer the call still awaiting approval.
+  if (!caughtUp && result.position !== null) {
+    const doc = await deps.readStore.collection<ToolCallDocument>(TOOL_CALLS).get(toolCallId);
+    if (!doc || doc.position < result.position) throw new ReadModelBehindError('the decision');
+  }
   return getToolCall(deps, principal, toolCallId);
 }
 

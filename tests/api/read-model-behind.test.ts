@@ -6,6 +6,10 @@
 // from the read model as it stands.
 
 import { expect } from 'chai';
+import { handleCommand } from '../../application/command-handling/handle-command';
+import { toolCallAggregate } from '../../application/tool-call/tool-calls';
+import { toolCallStream } from '../../domain/tool-call/tool-call';
+import { userContext } from '../support/context';
 import { type Account, gql, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
@@ -88,6 +92,44 @@ describe('writes whose read models lag behind', () => {
     expect(created.json.code).to.equal('read_model_behind');
     expect(created.json.message).to.include('rotate the secret');
     expect(await created.events()).to.include('SdkConnectionCreated@sdkConnection');
+  });
+
+  it('an approved tool call: 503 read_model_behind, not the call still awaiting approval (it was a 200)', async () => {
+    const toolCallId = 'call-behind';
+    const member = { kind: 'user' as const, id: owner.user_id };
+    await handleCommand(
+      server.platform.commands,
+      toolCallAggregate,
+      toolCallStream(toolCallId),
+      {
+        type: 'RequestToolCall',
+        data: {
+          tenant_id: owner.tenant_id,
+          workspace_id: 'w1',
+          tool_call_id: toolCallId,
+          tool_id: 'tool-1',
+          tool_name: 'refund_order',
+          risk: 'approval_required',
+          arguments: { order_id: 'o-1' },
+          caller: member,
+          origin: { kind: 'test' },
+          awaiting_approval: true,
+          end_user_token_sealed: null,
+          end_user_session_sealed: null,
+        },
+      },
+      userContext({ tenant_id: owner.tenant_id, actor: member }),
+    );
+    await server.platform.projections.start();
+    try {
+      await eventually(async () => (await server.request('GET', `/api/v1/tool-calls/${toolCallId}`, { headers: as(owner) })).status === 200, 10_000, 'the call listed');
+    } finally {
+      await server.platform.projections.stop();
+    }
+    const approved = await server.request('POST', `/api/v1/tool-calls/${toolCallId}/approve`, { headers: as(owner) });
+    expect(approved.status, approved.text).to.equal(503);
+    expect(approved.json.message).to.match(/^the decision is recorded/);
+    expect(await approved.events()).to.include('ToolCallApproved@toolCall');
   });
 
   it('an invitation: 503 read_model_behind (it was a 500)', async () => {
