@@ -176,6 +176,19 @@ export async function createIntegration(
   context: RequestContext,
   options: { idempotencyKey?: string } = {},
 ): Promise<Versioned<IntegrationView>> {
+  const { integrationId, written } = await recordIntegration(deps, principal, workspaceId, input, context, options);
+  return answered(deps, principal, integrationId, written);
+}
+
+/** createIntegration without its answer, for a batch that answers once at its end (an import). */
+export async function recordIntegration(
+  deps: IntegrationDependencies,
+  principal: Principal,
+  workspaceId: string,
+  input: IntegrationInput,
+  context: RequestContext,
+  options: { idempotencyKey?: string } = {},
+): Promise<{ integrationId: string; written: Written }> {
   await requireWritableWorkspace(deps, principal, workspaceId);
   await checkFields(deps, input);
   const credentials = credentialsChoice(deps, input.credentials);
@@ -194,8 +207,8 @@ export async function createIntegration(
       credentials,
     },
   };
-  const result = await handleCommand(deps, integrationAggregate, integrationStream(integrationId), command, actingContext(principal, context), { idempotencyKey: key });
-  return answered(deps, principal, integrationId, result);
+  const written = await handleCommand(deps, integrationAggregate, integrationStream(integrationId), command, actingContext(principal, context), { idempotencyKey: key });
+  return { integrationId, written };
 }
 
 /** Changes the fields given (an absent one keeps its value); the same values again record nothing. */

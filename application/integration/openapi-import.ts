@@ -23,7 +23,7 @@
 //   are disabled by default (`removed: disable`), so nothing a person relies on vanishes
 //   without a decision (`delete` deletes them, `keep` leaves them). Checked in full before
 //   the first write as apply is, including that kept edits still fit the new definition.
-// - Credentials given for the integration are sealed by createIntegration and never answered.
+// - Credentials given for the integration are sealed by recordIntegration and never answered.
 // - The document is read off the request's thread, within a time limit (deps.openapiReader).
 
 import {
@@ -42,10 +42,11 @@ import { requireCallableEndpoint } from '../outbound/callable-endpoint';
 import { OutboundCallError } from '../ports/outbound-http';
 import { reservationHolder } from '../reservation/reservations';
 import { type Principal, actingContext } from '../session/sessions';
+import { type Written, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
-import { type ToolDependencies, createTool, deleteTool, editTool, reimportTool, toolAggregate, toolNameScope } from '../tool/tools';
+import { type ToolDependencies, deleteTool, recordTool, recordToolEdit, reimportTool, toolAggregate, toolNameScope } from '../tool/tools';
 import { requireReadableWorkspace, requireWritableWorkspace, workspaceAccess } from '../workspace/workspace-access';
-import { type IntegrationDependencies, type IntegrationView, createIntegration, getIntegration, integrationAggregate } from './integrations';
+import { type IntegrationDependencies, type IntegrationView, getIntegration, integrationAggregate, recordIntegration } from './integrations';
 import type { OpenApiReader } from '../ports/openapi-reader';
 import { type ImportProposal, type ProposedOperation, type SkippedOperation, definitionOfProposal } from './openapi-proposal';
 
@@ -238,7 +239,7 @@ interface PlannedTool {
   exists: boolean;
 }
 
-/** The id createTool derives from an idempotency key (application/tool/tools.ts), to find what an earlier attempt made. */
+/** The id recordTool derives from an idempotency key (application/tool/tools.ts), to find what an earlier attempt made. */
 const toolIdOfKey = (deps: OpenApiImportDependencies, key: string): string => deps.ids.fromKey(`${key}:tool`);
 
 async function planTools(
@@ -276,19 +277,20 @@ async function createPlannedTools(deps: OpenApiImportDependencies, principal: Pr
   const importedAt = deps.clock.now().toISOString();
   const tools: ImportedTool[] = [];
   for (const { operation, definition, key } of planned) {
-    const tool = await createTool(deps, principal, workspaceId, { integration_id: integrationId, ...definition }, context, {
+    // Recorded without waiting for the read models after each: the import waits once, at its end.
+    const tool = await recordTool(deps, principal, workspaceId, { integration_id: integrationId, ...definition }, context, {
       ...(key === undefined ? {} : { idempotencyKey: key }),
       origin: { operation_key: operation.operation_key, imported: definition, imported_at: importedAt },
       quotaChecked: true,
     });
-    tools.push({ id: tool.value.id, operation_key: operation.operation_key, name: tool.value.name, method: tool.value.method, path: tool.value.path });
+    tools.push({ id: tool.toolId, operation_key: operation.operation_key, name: tool.definition.name, method: tool.definition.method, path: tool.definition.path });
   }
   return tools;
 }
 
-async function recordImport(deps: OpenApiImportDependencies, principal: Principal, integrationId: string, proposal: ImportProposal, context: RequestContext, key: string | undefined): Promise<number | null> {
+async function recordImport(deps: OpenApiImportDependencies, principal: Principal, integrationId: string, proposal: ImportProposal, context: RequestContext, key: string | undefined): Promise<Written> {
   const { url, sha256, version } = proposal.document;
-  const result = await handleCommand(
+  return handleCommand(
     deps,
     integrationAggregate,
     integrationStream(integrationId),
@@ -296,7 +298,6 @@ async function recordImport(deps: OpenApiImportDependencies, principal: Principa
     actingContext(principal, context),
     key === undefined ? {} : { idempotencyKey: key },
   );
-  return result.position;
 }
 
 /**
@@ -334,11 +335,12 @@ export async function applyImport(
   const more = planned.filter((tool) => !tool.exists).length;
   if (more > 0) await requireQuota(deps, principal.tenant_id, 'business_tools', more);
 
-  const integrationId = fields === null ? (existingId as string) : (await createIntegration(deps, principal, workspaceId, fields, context, options)).value.id;
+  const integrationId = fields === null ? (existingId as string) : (await recordIntegration(deps, principal, workspaceId, fields, context, options)).integrationId;
   const tools = await createPlannedTools(deps, principal, workspaceId, integrationId, planned, context);
-  const position = await recordImport(deps, principal, integrationId, proposal, context, options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:openapi`);
-  await deps.readYourWrites(position);
-  return { integration: (await getIntegration(deps, principal, integrationId)).value, tools, skipped: proposal.skipped };
+  // The last write of the import: once the read models show it, they show every one before it.
+  const recorded = await recordImport(deps, principal, integrationId, proposal, context, options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:openapi`);
+  const integration = await readBackChange(deps, recorded, 'the import', () => getIntegration(deps, principal, integrationId));
+  return { integration: integration.value, tools, skipped: proposal.skipped };
 }
 
 // -------------------------------------------------------------------------------- reimport
@@ -491,8 +493,8 @@ export async function reimportIntegration(deps: OpenApiImportDependencies, princ
   for (const entry of removed) {
     const tool = tools.find((candidate) => candidate.id === entry.tool_id) as BusinessToolDocument;
     if (action === 'delete') await deleteTool(deps, principal, tool.id, context);
-    else if (action === 'disable' && tool.definition.enabled) await editTool(deps, principal, tool.id, { enabled: false }, context);
+    else if (action === 'disable' && tool.definition.enabled) await recordToolEdit(deps, principal, tool.id, { enabled: false }, context);
   }
-  await deps.readYourWrites(await recordImport(deps, principal, integrationId, proposal, context, undefined));
+  await deps.readYourWrites((await recordImport(deps, principal, integrationId, proposal, context, undefined)).position);
   return result;
 }

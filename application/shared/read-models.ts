@@ -30,10 +30,11 @@ export class ReadModelBehindError extends DomainError {
 
 /**
  * Waits for the read models to pass a write's `position`, then reads its answer; a read that
- * finds nothing (404) because they had not caught up in time is ReadModelBehindError.
+ * finds nothing (404) because they had not caught up in time is ReadModelBehindError (with
+ * `advice` in place of "read it again" where reading again cannot give the whole answer).
  */
-export async function readBack<T>(deps: ReadYourWritesDependencies, position: number | null, recorded: string, read: () => Promise<T>): Promise<T> {
-  return (await waitAndRead(deps, position, recorded, read)).answer;
+export async function readBack<T>(deps: ReadYourWritesDependencies, position: number | null, recorded: string, read: () => Promise<T>, advice?: string): Promise<T> {
+  return (await waitAndRead(deps, position, recorded, read, advice)).answer;
 }
 
 async function waitAndRead<T>(deps: ReadYourWritesDependencies, position: number | null, recorded: string, read: () => Promise<T>, advice?: string): Promise<{ answer: T; caughtUp: boolean }> {

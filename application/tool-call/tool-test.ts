@@ -12,7 +12,7 @@
 
 import { notFound } from '../../domain/shared/errors';
 import { type Principal, actingContext } from '../session/sessions';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { requireWritableWorkspace, workspaceAccess } from '../workspace/workspace-access';
 import { type ToolCallView, getToolCall, isApprover } from './execution-log';
@@ -45,6 +45,7 @@ export async function testTool(
     actingContext(principal, context),
     { ...(isApprover(principal) ? { approvedBy: caller } : {}), idempotencyKey: options.idempotencyKey },
   );
-  await deps.readYourWrites(position);
-  return { call: await getToolCall(deps, principal, outcome.tool_call_id), outcome };
+  // A call the read models do not show yet was a 404 right after it ran.
+  const call = await readBack(deps, position, 'the test call', () => getToolCall(deps, principal, outcome.tool_call_id), `its outcome is in the tool's logs (GET /api/v1/tools/${toolId}/logs) once they show it`);
+  return { call, outcome };
 }

@@ -263,6 +263,23 @@ export async function createTool(
   context: RequestContext,
   options: CreateToolOptions = {},
 ): Promise<Versioned<ToolView>> {
+  const { toolId, written } = await recordTool(deps, principal, workspaceId, input, context, options);
+  return answered(deps, principal, toolId, written);
+}
+
+/**
+ * createTool without its answer: the tool's id, its definition as stored, and the write (null
+ * when a retry under the same key found the tool made). For a batch (an import) that answers
+ * once for all its tools rather than wait for the read models after each.
+ */
+export async function recordTool(
+  deps: ToolDependencies,
+  principal: Principal,
+  workspaceId: string,
+  input: ToolInput,
+  context: RequestContext,
+  options: CreateToolOptions = {},
+): Promise<{ toolId: string; definition: ToolDefinition; written: Written | null }> {
   await requireWritableWorkspace(deps, principal, workspaceId);
   const definition = normalizedDefinition(definitionOf(input));
   requireSoundDefinition(definition);
@@ -271,17 +288,17 @@ export async function createTool(
   const toolId = key === undefined ? deps.ids.newId() : deps.ids.fromKey(key);
   const acting = actingContext(principal, context);
   // A retry of a create that went through finds its tool: no new quota, no new name.
-  if (key !== undefined && (await loadAggregate(deps, toolAggregate, toolStream(toolId))).state.status !== 'absent') return answered(deps, principal, toolId, null);
+  if (key !== undefined && (await loadAggregate(deps, toolAggregate, toolStream(toolId))).state.status !== 'absent') return { toolId, definition, written: null };
   if (!options.quotaChecked) await requireQuota(deps, principal.tenant_id, 'business_tools');
   const target: ToolTarget = { kind: 'integration', integration_id: input.integration_id };
   const command: ToolCommand = {
     type: 'CreateTool',
     data: { tenant_id: principal.tenant_id, workspace_id: workspaceId, tool_id: toolId, target, source: options.origin ? 'openapi' : 'manual', definition, origin: options.origin ?? null },
   };
-  const result = await withName(deps, acting, workspaceId, toolId, { from: null, to: definition.name }, () =>
+  const written = await withName(deps, acting, workspaceId, toolId, { from: null, to: definition.name }, () =>
     handleCommand(deps, toolAggregate, toolStream(toolId), command, acting, { idempotencyKey: key }),
   );
-  return answered(deps, principal, toolId, result);
+  return { toolId, definition, written };
 }
 
 /**
@@ -300,6 +317,18 @@ export async function editTool(
   context: RequestContext,
   preconditions: WritePreconditions = {},
 ): Promise<Versioned<ToolView>> {
+  return answered(deps, principal, toolId, await recordToolEdit(deps, principal, toolId, changes, context, preconditions));
+}
+
+/** editTool without its answer, for a batch (a reimport) that waits for the read models once at its end. */
+export async function recordToolEdit(
+  deps: ToolDependencies,
+  principal: Principal,
+  toolId: string,
+  changes: ToolChanges,
+  context: RequestContext,
+  preconditions: WritePreconditions = {},
+): Promise<Written> {
   const { state, options } = await loadWritable(deps, principal, toolId, preconditions);
   const { integration_id, ...definitionChanges } = changes;
   if (integration_id !== undefined && !(state.target.kind === 'integration' && state.target.integration_id === integration_id)) {
@@ -307,20 +336,22 @@ export async function editTool(
   }
   requireSoundDefinition(editedDefinition(state.definition, definitionChanges));
   const acting = actingContext(principal, context);
-  const result = await withName(deps, acting, state.workspace_id, toolId, { from: state.definition.name, to: definitionChanges.name ?? null }, () =>
+  return withName(deps, acting, state.workspace_id, toolId, { from: state.definition.name, to: definitionChanges.name ?? null }, () =>
     handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'EditTool', data: { tenant_id: principal.tenant_id, changes: definitionChanges } }, acting, options),
   );
-  return answered(deps, principal, toolId, result);
 }
 
-/** Applies an operation's new definition from a reimport; fields a person edited stay unless `overwrite_edits`. */
+/**
+ * Applies an operation's new definition from a reimport; fields a person edited stay unless
+ * `overwrite_edits`. Answers the write: the reimport waits for the read models once at its end.
+ */
 export async function reimportTool(
   deps: ToolDependencies,
   principal: Principal,
   toolId: string,
   reimport: { imported: ToolDefinition; operation_key: string; overwrite_edits: boolean },
   context: RequestContext,
-): Promise<Versioned<ToolView>> {
+): Promise<Written> {
   const { state, options } = await loadWritable(deps, principal, toolId, {});
   if (state.origin === null) throw conflict('tool_not_imported', 'the tool was not imported from an OpenAPI document');
   // The imported schema is asked even when a local edit keeps the tool's own: it becomes the origin.
@@ -329,10 +360,9 @@ export async function reimportTool(
   const next = reimportedDefinition(state, reimport.imported, reimport.overwrite_edits);
   requireSoundDefinition(next);
   const acting = actingContext(principal, context);
-  const result = await withName(deps, acting, state.workspace_id, toolId, { from: state.definition.name, to: next.name }, () =>
+  return withName(deps, acting, state.workspace_id, toolId, { from: state.definition.name, to: next.name }, () =>
     handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'ReimportTool', data: { tenant_id: principal.tenant_id, ...reimport } }, acting, options),
   );
-  return answered(deps, principal, toolId, result);
 }
 
 /** Deletes the tool and gives its name back; its calls stay in the log and the audit. */

@@ -6,11 +6,14 @@
 // from the read model as it stands.
 
 import { expect } from 'chai';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { handleCommand } from '../../application/command-handling/handle-command';
 import { toolCallAggregate } from '../../application/tool-call/tool-calls';
 import { toolCallStream } from '../../domain/tool-call/tool-call';
 import { userContext } from '../support/context';
 import { type Account, gql, registerOwner } from '../support/identity';
+import { openApiFixture } from '../support/openapi-documents';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
 import { subscribeTo } from '../support/subscriptions';
@@ -21,7 +24,8 @@ describe('writes whose read models lag behind', () => {
   const as = (account: Account) => ({ authorization: `Bearer ${account.token}` });
 
   before(async () => {
-    server = await startTestServer({ READ_YOUR_WRITES_TIMEOUT_MS: '50' });
+    // Outbound calls to this machine: the tool test calls a local API.
+    server = await startTestServer({ READ_YOUR_WRITES_TIMEOUT_MS: '50', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
     owner = await registerOwner(server, 'lagging-org');
     // For the CRM and handoff configurations.
     await subscribeTo(server, owner.tenant_id, 'premium');
@@ -130,6 +134,71 @@ describe('writes whose read models lag behind', () => {
     expect(approved.status, approved.text).to.equal(503);
     expect(approved.json.message).to.match(/^the decision is recorded/);
     expect(await approved.events()).to.include('ToolCallApproved@toolCall');
+  });
+
+  it("a tool's test call: 503 read_model_behind saying where its outcome is (it was a 404 right after the call ran)", async () => {
+    const api = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end('{"pets":[]}'));
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+      let toolId: string;
+      await server.platform.projections.start();
+      try {
+        const [workspace] = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items;
+        const integration = await server.request('POST', `/api/v1/workspaces/${workspace.id}/integrations`, { headers: as(owner), body: { name: 'Pets', base_url: base, auth: { kind: 'none' } } });
+        expect(integration.status, integration.text).to.equal(201);
+        const tool = await server.request('POST', `/api/v1/workspaces/${workspace.id}/tools`, { headers: as(owner), body: { integration_id: integration.json.id, name: 'listPets', method: 'GET', path: '/pets' } });
+        expect(tool.status, tool.text).to.equal(201);
+        toolId = tool.json.id;
+      } finally {
+        await server.platform.projections.stop();
+      }
+      const tested = await server.request('POST', `/api/v1/tools/${toolId}/test`, { headers: as(owner), body: { arguments: {} } });
+      expect(tested.status, tested.text).to.equal(503);
+      expect(tested.json.message).to.include(`GET /api/v1/tools/${toolId}/logs`);
+      expect(await tested.events()).to.include.members(['ToolCallRequested@toolCall', 'ToolCallSucceeded@toolCall']);
+    } finally {
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+
+  it('an OpenAPI import: every tool recorded, then 503 read_model_behind (it stopped after the integration, its tools not made)', async () => {
+    await server.platform.projections.start();
+    let workspaceId: string;
+    try {
+      workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items[0].id;
+    } finally {
+      await server.platform.projections.stop();
+    }
+    const applied = await server.request('POST', `/api/v1/workspaces/${workspaceId}/integrations/import/apply`, {
+      headers: as(owner),
+      body: { source: { document: openApiFixture('petstore.json').toString() }, integration: { name: 'Pet store', base_url: 'http://127.0.0.1:9/v1', auth: { kind: 'none' } } },
+    });
+    expect(applied.status, applied.text).to.equal(503);
+    expect(applied.json.message).to.match(/^the import is recorded/);
+    const events = await applied.events();
+    expect(events.filter((event) => event === 'ToolCreated@tool')).to.have.length(3);
+    expect(events).to.include.members(['IntegrationCreated@integration', 'IntegrationOpenApiImported@integration']);
+  });
+
+  it('an OpenAPI reimport: every change recorded and answered, no tool waiting for the read models', async () => {
+    await server.platform.projections.start();
+    let integrationId: string;
+    try {
+      const workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items[0].id;
+      const applied = await server.request('POST', `/api/v1/workspaces/${workspaceId}/integrations/import/apply`, {
+        headers: as(owner),
+        body: { source: { document: openApiFixture('petstore-expanded.yaml').toString() }, integration: { name: 'Expanded pets', base_url: 'http://127.0.0.1:9/v1', auth: { kind: 'none' } } },
+      });
+      expect(applied.status, applied.text).to.equal(201);
+      integrationId = applied.json.integration.id;
+    } finally {
+      await server.platform.projections.stop();
+    }
+    const reimported = await server.request('POST', `/api/v1/integrations/${integrationId}/reimport`, { headers: as(owner), body: { source: { document: openApiFixture('petstore-expanded-v2.yaml').toString() } } });
+    expect(reimported.status, reimported.text).to.equal(200);
+    const recorded = (await reimported.events()).filter((event) => /^(Integration|Tool)/.test(event));
+    expect(recorded).to.deep.equal(['ToolCreated@tool', 'ToolUpdated@tool', 'ToolUpdated@tool', 'ToolUpdated@tool', 'IntegrationOpenApiImported@integration']);
   });
 
   it('an invitation: 503 read_model_behind (it was a 500)', async () => {
