@@ -9,7 +9,7 @@ import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { TENANT_QUOTAS, type TenantQuotaDocument } from '../../projections/tenant-quotas';
 import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import { type EntitlementDependencies, entitlementsOf, nextMonthStart, usageOf } from '../entitlement/entitlements';
-import type { ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadYourWritesDependencies, requireApplied } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 
 export const quotaOverrideAggregate: Aggregate<QuotaOverrideCommand, QuotaOverrideEvent, QuotaOverrideState> = { decider: quotaOverrideDecider, events: quotaOverrideEvents };
@@ -71,6 +71,7 @@ export async function setQuotaOverrides(
     { type: 'SetQuotaOverrides', data: { tenant_id: tenantId, ...input } },
     { ...context, tenant_id: tenantId, actor: { kind: 'admin', id: adminId } },
   );
-  await deps.readYourWrites(result.position);
+  const caughtUp = await deps.readYourWrites(result.position);
+  if (!caughtUp) requireApplied(await deps.readStore.collection<TenantQuotaDocument>(TENANT_QUOTAS).get(tenantId), result.position, 'the change of the quotas');
   return tenantQuotas(deps, tenantId);
 }

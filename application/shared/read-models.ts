@@ -75,3 +75,13 @@ export async function readBackChange<T>(
   if (behind && !options.evenIfBehind) throw new ReadModelBehindError(recorded, options.advice);
   return answer;
 }
+
+/**
+ * For a change answered from read models without a version to compare (readBackChange), once
+ * the wait for them timed out: ReadModelBehindError unless the document the write changed has
+ * applied it (its `position`, of the last event applied, at or past the write's).
+ */
+export function requireApplied(doc: { position: number } | null, position: number | null, recorded: string): void {
+  if (position === null) return;
+  if (doc === null || doc.position < position) throw new ReadModelBehindError(recorded);
+}

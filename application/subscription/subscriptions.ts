@@ -17,7 +17,7 @@ import { SUBSCRIPTIONS, type SubscriptionDocument } from '../../projections/subs
 import { type Aggregate, type CommandDependencies, type CommandResult, handleCommand } from '../command-handling/handle-command';
 import { type EntitlementDependencies, entitlementsOf, nextMonthStart, usageOf } from '../entitlement/entitlements';
 import { type Principal, actingContext } from '../session/sessions';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, requireApplied } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 
 export const subscriptionAggregate: Aggregate<SubscriptionCommand, SubscriptionEvent, SubscriptionState> = { decider: subscriptionDecider, events: subscriptionEvents };
@@ -100,6 +100,7 @@ export async function cancelSubscription(
   context: RequestContext,
 ): Promise<SubscriptionView> {
   const result = await handleCommand(deps, subscriptionAggregate, subscriptionStream(principal.tenant_id), { type: 'CancelSubscription', data: input }, actingContext(principal, context));
-  await deps.readYourWrites(result.position);
+  const caughtUp = await deps.readYourWrites(result.position);
+  if (!caughtUp) requireApplied(await deps.readStore.collection<SubscriptionDocument>(SUBSCRIPTIONS).get(principal.tenant_id), result.position, 'the cancellation');
   return currentSubscription(deps, principal.tenant_id);
 }

@@ -10,7 +10,7 @@ import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import type { CommandDependencies } from '../command-handling/handle-command';
 import { type Principal, actingContext } from '../session/sessions';
 import type { Secrets } from '../ports/identity';
-import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, requireApplied } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { changeTenantBranding, changeTenantSettings } from './tenant-commands';
 
@@ -111,6 +111,8 @@ export async function updateTenantSettings(
   const acting = actingContext(principal, context);
   const first = Object.keys(settings).length ? await changeTenantSettings(deps, principal.tenant_id, settings, acting) : null;
   const second = Object.keys(branding).length ? await changeTenantBranding(deps, principal.tenant_id, branding, acting) : null;
-  await deps.readYourWrites(second?.position ?? first?.position ?? null);
+  const position = second?.position ?? first?.position ?? null;
+  const caughtUp = await deps.readYourWrites(position);
+  if (!caughtUp) requireApplied(await deps.readStore.collection<TenantDocument>(TENANTS).get(principal.tenant_id), position, 'the change of the settings');
   return tenantSettings(deps, principal);
 }

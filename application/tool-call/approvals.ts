@@ -15,7 +15,7 @@ import { toolCallStream } from '../../domain/tool-call/tool-call';
 import { TOOL_CALLS, type ToolCallDocument } from '../../projections/tool-calls';
 import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import { type Principal, actingContext } from '../session/sessions';
-import { ReadModelBehindError, type ReadModelDependencies, type ReadYourWritesDependencies } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, requireApplied } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type ToolCallView, getToolCall, isApprover } from './execution-log';
 import { toolCallAggregate } from './tool-calls';
@@ -38,10 +38,7 @@ async function decideOn(deps: ApprovalDependencies, principal: Principal, toolCa
   const result = await handleCommand(deps, toolCallAggregate, toolCallStream(toolCallId), command, actingContext(principal, context));
   const caughtUp = await deps.readYourWrites(result.position);
   // Behind the decision, the read model would answer the call still awaiting approval.
-  if (!caughtUp && result.position !== null) {
-    const doc = await deps.readStore.collection<ToolCallDocument>(TOOL_CALLS).get(toolCallId);
-    if (!doc || doc.position < result.position) throw new ReadModelBehindError('the decision');
-  }
+  if (!caughtUp) requireApplied(await deps.readStore.collection<ToolCallDocument>(TOOL_CALLS).get(toolCallId), result.position, 'the decision');
   return getToolCall(deps, principal, toolCallId);
 }
 

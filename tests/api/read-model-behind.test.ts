@@ -219,4 +219,18 @@ describe('writes whose read models lag behind', () => {
     expect(renamed.json.errors, renamed.text).to.equal(undefined);
     expect(renamed.json.data.rename_workspace).to.deep.equal({ id: defaultWorkspace.id, name: 'Front desk' });
   });
+
+  it("the organization's settings: read_model_behind over GraphQL, not the settings as they were", async () => {
+    const changed = await gql(server, 'mutation { update_settings(input: { timezone: "Asia/Tokyo" }) { timezone } }', {}, owner.token);
+    expect(changed.json.errors?.[0]?.extensions?.code, changed.text).to.equal('read_model_behind');
+    expect(await changed.events()).to.include('TenantSettingsChanged@tenant');
+  });
+
+  // Last: the cancellation ends the subscription the tests above need (at the period's end).
+  it('a cancelled subscription: 503 read_model_behind, not the subscription still active', async () => {
+    const cancelled = await server.request('POST', '/api/v1/billing/cancel', { headers: as(owner), body: { at_period_end: true } });
+    expect(cancelled.status, cancelled.text).to.equal(503);
+    expect(cancelled.json.message).to.match(/^the cancellation is recorded/);
+    expect(await cancelled.events()).to.include('SubscriptionCancellationScheduled@subscription');
+  });
 });
