@@ -19,7 +19,33 @@ export function decodeBody<A>(codec: t.Decoder<unknown, A>, body: unknown): A {
     const [first] = result.left;
     const field = first ? fieldPath(first) : '';
     const expected = first?.context[first.context.length - 1]?.type.name ?? 'a valid value';
-    throw invalid('invalid_request', field ? `${field}: expected ${expected}` : `the body must be ${codec.name}`, field || undefined);
+    const problem = first?.message ?? `expected ${expected}`;
+    throw invalid('invalid_request', field ? `${field}: ${problem}` : `the body must be ${codec.name}`, field || undefined);
   }
   return result.right;
+}
+
+/** The codecs made by closedPartial, whose OpenAPI schema says so (`additionalProperties: false`). */
+export const CLOSED_OBJECTS = new WeakSet<t.Mixed>();
+
+/**
+ * An object of optional known fields that refuses any other (400 naming it) instead of
+ * dropping it as `t.exact` does: for a map of known keys, where a misspelt one would silently
+ * mean something else (a quota override replacing the others with nothing).
+ */
+export function closedPartial<P extends t.Props>(props: P, name?: string): t.ExactC<t.PartialC<P>> {
+  const exact = t.exact(t.partial(props), name);
+  const fields = Object.keys(props);
+  const validate: t.Validate<unknown, t.TypeOf<typeof exact>> = (input, context) => {
+    if (t.UnknownRecord.is(input)) {
+      const unknown = Object.keys(input).find((key) => !fields.includes(key));
+      if (unknown !== undefined) {
+        return t.failure(input[unknown], t.appendContext(context, unknown, t.never, input[unknown]), `not a field here (the fields are ${fields.join(', ')})`);
+      }
+    }
+    return exact.validate(input, context);
+  };
+  const closed = new t.ExactType(exact.name, exact.is, validate, exact.encode, exact.type);
+  CLOSED_OBJECTS.add(closed);
+  return closed;
 }

@@ -167,6 +167,9 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
     expect(document.components.responses.ServiceUnavailable.headers).to.have.property('Retry-After');
     expect(Object.keys(document.paths['/api/v1/org/teams'].get.responses)).to.not.include('503');
     expect(document.components.schemas.Error.required).to.deep.equal(['code', 'message']);
+    // A body that refuses fields it does not know says so.
+    const quotas = document.paths['/api/v1/admin/tenants/{id}/quotas'].put.requestBody.content['application/json'].schema;
+    expect(quotas.allOf[0].properties.overrides).to.include({ additionalProperties: false });
     expect(document.paths['/api/v1/org/teams'].post.security).to.deep.equal([{ userToken: [] }]);
     expect(document.paths['/api/v1/admin/emails'].get.security).to.deep.equal([{ adminToken: [] }]);
     expect(document.paths['/api/v1/public/tenant-branding'].get.security).to.deep.equal([]);

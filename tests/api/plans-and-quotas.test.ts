@@ -151,6 +151,8 @@ describe('plans, quotas and overrides (spec 4.9, 4.16, 7.1)', () => {
         [{ ...TERMS, code: 'ok-code', limits: { ...TERMS.limits, users: 'many' } }, 'limits.users'],
         [{ ...TERMS, code: 'ok-code', limits: { ...TERMS.limits, documents: -5 } }, 'limits.documents'],
         [{ ...TERMS, code: 'ok-code', features: { whatsapp: 'yes' } }, 'features.whatsapp'],
+        // A misspelt feature is refused, not dropped (the plan would lack it).
+        [{ ...TERMS, code: 'ok-code', features: { whats_app: true } }, 'features.whats_app'],
         [{ code: 'ok-code', name: 'No limits', prices: TERMS.prices }, 'limits'],
       ];
       for (const [body, field] of cases) {
@@ -224,6 +226,8 @@ describe('plans, quotas and overrides (spec 4.9, 4.16, 7.1)', () => {
       for (const [body, field] of [
         [{ overrides: { users: -1 } }, 'overrides.users'],
         [{ overrides: { documents: 'lots' } }, 'overrides.documents'],
+        // A misspelt quota is refused, not dropped (the PUT would clear the others).
+        [{ overrides: { messages: 5000 } }, 'overrides.messages'],
         [{ overrides: 5 }, 'overrides'],
         [{ overrides: {}, reason: 7 }, 'reason'],
       ] as const) {
@@ -231,6 +235,8 @@ describe('plans, quotas and overrides (spec 4.9, 4.16, 7.1)', () => {
         expect([response.status, response.json.field], JSON.stringify(body)).to.deep.equal([400, field]);
         expect(await response.events()).to.deep.equal([]);
       }
+      const misspelt = await server.request('PUT', `/api/v1/admin/tenants/${owner.tenant_id}/quotas`, { headers: as(token), body: { overrides: { messages: 5000 } } });
+      expect(misspelt.json.message).to.equal('overrides.messages: not a field here (the fields are messages_per_month, documents, users, business_tools)');
       expect((await server.request('GET', '/api/v1/admin/tenants/none/quotas', { headers: as(token) })).status).to.equal(404);
       expect((await server.request('PUT', '/api/v1/admin/tenants/none/quotas', { headers: as(token), body: { overrides: {} } })).status).to.equal(404);
     });

@@ -10,7 +10,7 @@ import { changePlanTerms, createPlan, deletePlan, getPlan, listPlans, setPlanSel
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { FEATURES, PlanPrice } from '../../../domain/plan/plan';
 import { invalid } from '../../../domain/shared/errors';
-import { decodeBody } from '../decode';
+import { closedPartial, decodeBody } from '../decode';
 import { answerVersioned, preconditionsOf } from '../entity-tags';
 import { pageQuery } from '../pagination';
 import { requestContextOf } from '../request-context';
@@ -18,7 +18,8 @@ import { type AdminState, requireAdmin } from './require-admin';
 
 const Limit = t.union([t.number, t.null]);
 export const PlanLimitsBody = t.type({ messages_per_month: Limit, documents: Limit, users: Limit, business_tools: Limit }, 'PlanLimits');
-export const PlanFeaturesBody = t.partial({ sdk_connections: t.boolean, whatsapp: t.boolean, handoff: t.boolean, crm: t.boolean }, 'PlanFeatures');
+// Closed: a misspelt feature would leave the plan without it.
+export const PlanFeaturesBody = closedPartial({ sdk_connections: t.boolean, whatsapp: t.boolean, handoff: t.boolean, crm: t.boolean }, 'PlanFeatures');
 const PlanTermsFields = {
   name: t.string,
   prices: t.array(PlanPrice),

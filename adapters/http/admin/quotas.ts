@@ -6,13 +6,14 @@ import Router from '@koa/router';
 import * as t from 'io-ts';
 import { setQuotaOverrides, tenantQuotas } from '../../../application/quota-override/quota-overrides';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
-import { decodeBody } from '../decode';
+import { closedPartial, decodeBody } from '../decode';
 import { adminRequest } from './plans';
 import { type AdminState, requireAdmin } from './require-admin';
 
 const Limit = t.union([t.number, t.null]);
 export const QuotaOverridesBody = t.intersection(
-  [t.type({ overrides: t.exact(t.partial({ messages_per_month: Limit, documents: Limit, users: Limit, business_tools: Limit })) }), t.partial({ reason: t.string })],
+  // Closed: PUT replaces the overrides, so a misspelt quota would clear the others.
+  [t.type({ overrides: closedPartial({ messages_per_month: Limit, documents: Limit, users: Limit, business_tools: Limit }) }), t.partial({ reason: t.string })],
   'QuotaOverrides',
 );
 

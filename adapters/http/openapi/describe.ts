@@ -6,6 +6,7 @@
 
 import * as t from 'io-ts';
 import { NonEmptyTrimmed } from '../../../domain/shared/codecs';
+import { CLOSED_OBJECTS } from '../decode';
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
 export type Schema = { [keyword: string]: unknown };
@@ -137,7 +138,7 @@ export function schemaOfCodec(codec: t.Mixed): Schema {
   if (codec instanceof t.LiteralType) return { const: codec.value };
   if (codec instanceof t.KeyofType) return { type: 'string', enum: Object.keys(codec.keys) };
   if (codec instanceof t.RefinementType) return { ...schemaOfCodec(codec.type), description: codec.name };
-  if (codec instanceof t.ExactType) return schemaOfCodec(codec.type);
+  if (codec instanceof t.ExactType) return CLOSED_OBJECTS.has(codec) ? { ...schemaOfCodec(codec.type), additionalProperties: false } : schemaOfCodec(codec.type);
   if (codec instanceof t.ArrayType || codec instanceof t.ReadonlyArrayType) return { type: 'array', items: schemaOfCodec(codec.type) };
   if (codec instanceof t.DictionaryType) return { type: 'object', additionalProperties: schemaOfCodec(codec.codomain) };
   if (codec instanceof t.IntersectionType) return { allOf: (codec.types as t.Mixed[]).map(schemaOfCodec) };
