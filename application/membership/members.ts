@@ -13,6 +13,7 @@ import { type CommandResult, handleCommand, recordOf } from '../command-handling
 import { type Principal, type SessionRevocationDependencies, actingContext, revokeAllSessions, revokeSession } from '../session/sessions';
 import { membershipAggregate } from './memberships';
 import type { Page, Where } from '../ports/read-store';
+import { requireApplied } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, versionMismatch, versionOfRevision } from '../shared/versions';
 
@@ -97,7 +98,10 @@ async function onRoster(
     preconditions.expectedVersion === undefined
       ? await handleCommand(deps, membershipAggregate, membershipStream(principal.tenant_id), command, actingContext(principal, context))
       : await onMemberAtVersion(deps, principal, userId, preconditions.expectedVersion, command, context);
-  await deps.readYourWrites(result.position);
+  // The routes answer the member as read next: not from a read model that has not applied the change.
+  if (!(await deps.readYourWrites(result.position))) {
+    requireApplied(await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(principal.tenant_id, userId)), result.position, 'the change of the member');
+  }
 }
 
 export const changeMemberRole = (deps: SessionRevocationDependencies, principal: Principal, userId: string, role: Role, context: RequestContext, preconditions: WritePreconditions = {}) =>

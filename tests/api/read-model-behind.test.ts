@@ -12,7 +12,7 @@ import { handleCommand } from '../../application/command-handling/handle-command
 import { toolCallAggregate } from '../../application/tool-call/tool-calls';
 import { toolCallStream } from '../../domain/tool-call/tool-call';
 import { userContext } from '../support/context';
-import { type Account, gql, registerOwner } from '../support/identity';
+import { type Account, gql, joinAs, registerOwner } from '../support/identity';
 import { openApiFixture } from '../support/openapi-documents';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
@@ -24,6 +24,7 @@ describe('writes whose read models lag behind', () => {
   let server: TestServer;
   let owner: Account;
   let adminToken: string;
+  let member: Account;
   const as = (account: Account) => ({ authorization: `Bearer ${account.token}` });
 
   before(async () => {
@@ -38,6 +39,8 @@ describe('writes whose read models lag behind', () => {
     owner = await registerOwner(server, 'lagging-org');
     // For the CRM and handoff configurations.
     await subscribeTo(server, owner.tenant_id, 'premium');
+    // A second member, whose role the owner changes below.
+    member = await joinAs(server, await registerOwner(server, 'lagging-member'), owner.tenant_id, 'member');
     // Logged in while the read models follow: a session they do not show is refused.
     adminToken = (await server.request('POST', '/api/v1/admin/auth/login', { body: SUPER_ADMIN })).json.token;
     await server.platform.projections.stop();
@@ -229,6 +232,13 @@ describe('writes whose read models lag behind', () => {
     const renamed = await gql(server, 'mutation ($id: ID!) { rename_workspace(id: $id, name: "Front desk") { id name } }', { id: defaultWorkspace.id }, owner.token);
     expect(renamed.json.errors, renamed.text).to.equal(undefined);
     expect(renamed.json.data.rename_workspace).to.deep.equal({ id: defaultWorkspace.id, name: 'Front desk' });
+  });
+
+  it("a member's new role: 503 read_model_behind, not the member with the old role and version", async () => {
+    const changed = await server.request('PUT', `/api/v1/org/members/${member.user_id}/role`, { headers: as(owner), body: { role: 'admin' } });
+    expect(changed.status, changed.text).to.equal(503);
+    expect(changed.json.message).to.match(/^the change of the member is recorded/);
+    expect(await changed.events()).to.include('MemberRoleChanged@membership');
   });
 
   it("the organization's settings: read_model_behind over GraphQL, not the settings as they were", async () => {
