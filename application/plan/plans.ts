@@ -144,11 +144,11 @@ export async function changePlanTerms(
 }
 
 /** Sells a retired plan again, or stops selling one (`sellable` false): subscribers keep it either way. */
-export async function setPlanSellable(deps: PlanWriteDependencies, planId: string, sellable: boolean, context: RequestContext): Promise<void> {
+export async function setPlanSellable(deps: PlanWriteDependencies, planId: string, sellable: boolean, context: RequestContext): Promise<Versioned<PlanView & { subscribers: number }>> {
   const plan = await planDocument(deps, planId);
   if (!sellable && plan.code === (await defaultPlanCode(deps))) throw defaultPlanConflict('retired');
   const result = await handleCommand(deps, planAggregate, planStream(planId), { type: sellable ? 'ReinstatePlan' : 'RetirePlan', data: {} }, adminContext(context));
-  await deps.readYourWrites(result.position);
+  return readBackChange(deps, result, 'the change of the plan', () => getPlan(deps, planId));
 }
 
 /**

@@ -65,10 +65,7 @@ export function adminPlansRouter(identity: UseCaseDependencies): Router<AdminSta
     const context = adminRequest(ctx);
     const terms = { name: body.name, description: body.description, prices: body.prices, limits: body.limits, features: body.features };
     let answer = await changePlanTerms(identity, ctx.params.id, terms, preconditions, context);
-    if (sellable !== undefined && sellable !== (answer.value.status === 'sellable')) {
-      await setPlanSellable(identity, ctx.params.id, sellable, context);
-      answer = await getPlan(identity, ctx.params.id);
-    }
+    if (sellable !== undefined && sellable !== (answer.value.status === 'sellable')) answer = await setPlanSellable(identity, ctx.params.id, sellable, context);
     answerVersioned(ctx, answer);
   });
 
