@@ -44,7 +44,7 @@ import { reservationHolder } from '../reservation/reservations';
 import { type Principal, actingContext } from '../session/sessions';
 import { type Written, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
-import { type ToolDependencies, deleteTool, recordTool, recordToolEdit, reimportTool, toolAggregate, toolNameScope } from '../tool/tools';
+import { type ToolDependencies, recordTool, recordToolDeletion, recordToolEdit, reimportTool, toolAggregate, toolNameScope } from '../tool/tools';
 import { requireReadableWorkspace, requireWritableWorkspace, workspaceAccess } from '../workspace/workspace-access';
 import { type IntegrationDependencies, type IntegrationView, getIntegration, integrationAggregate, recordIntegration } from './integrations';
 import type { OpenApiReader } from '../ports/openapi-reader';
@@ -492,7 +492,7 @@ export async function reimportIntegration(deps: OpenApiImportDependencies, princ
   }
   for (const entry of removed) {
     const tool = tools.find((candidate) => candidate.id === entry.tool_id) as BusinessToolDocument;
-    if (action === 'delete') await deleteTool(deps, principal, tool.id, context);
+    if (action === 'delete') await recordToolDeletion(deps, principal, tool.id, context);
     else if (action === 'disable' && tool.definition.enabled) await recordToolEdit(deps, principal, tool.id, { enabled: false }, context);
   }
   await deps.readYourWrites((await recordImport(deps, principal, integrationId, proposal, context, undefined)).position);

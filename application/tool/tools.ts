@@ -367,11 +367,16 @@ export async function reimportTool(
 
 /** Deletes the tool and gives its name back; its calls stay in the log and the audit. */
 export async function deleteTool(deps: ToolDependencies, principal: Principal, toolId: string, context: RequestContext, preconditions: WritePreconditions = {}): Promise<void> {
+  await deps.readYourWrites((await recordToolDeletion(deps, principal, toolId, context, preconditions)).position);
+}
+
+/** deleteTool without the wait for the read models, for a batch (a reimport) that waits once at its end. */
+export async function recordToolDeletion(deps: ToolDependencies, principal: Principal, toolId: string, context: RequestContext, preconditions: WritePreconditions = {}): Promise<Written> {
   const { state, options } = await loadWritable(deps, principal, toolId, preconditions);
   const acting = actingContext(principal, context);
   const result = await handleCommand(deps, toolAggregate, toolStream(toolId), { type: 'DeleteTool', data: { tenant_id: principal.tenant_id } }, acting, options);
   await releaseReservation(deps, toolNameScope(state.workspace_id), state.definition.name, toolId, acting).catch(() => undefined);
-  await deps.readYourWrites(result.position);
+  return result;
 }
 
 /**
