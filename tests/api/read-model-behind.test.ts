@@ -37,7 +37,7 @@ describe('writes whose read models lag behind', () => {
       SUPER_ADMIN_PASSWORD: SUPER_ADMIN.password,
     });
     owner = await registerOwner(server, 'lagging-org');
-    // For the CRM and handoff configurations.
+    // For the CRM, handoff and SDK connection features.
     await subscribeTo(server, owner.tenant_id, 'premium');
     // A second member, whose role the owner changes below.
     member = await joinAs(server, await registerOwner(server, 'lagging-member'), owner.tenant_id, 'member');
