@@ -241,6 +241,12 @@ describe('writes whose read models lag behind', () => {
     expect(await changed.events()).to.include('MemberRoleChanged@membership');
   });
 
+  it('a disabled member: their sessions end all the same, then 503 read_model_behind', async () => {
+    const disabled = await server.request('PUT', `/api/v1/org/members/${member.user_id}/status`, { headers: as(owner), body: { status: 'disabled' } });
+    expect(disabled.status, disabled.text).to.equal(503);
+    expect(await disabled.events()).to.include.members(['MemberStatusChanged@membership', 'SessionRevoked@session']);
+  });
+
   it("the organization's settings: read_model_behind over GraphQL, not the settings as they were", async () => {
     const changed = await gql(server, 'mutation { update_settings(input: { timezone: "Asia/Tokyo" }) { timezone } }', {}, owner.token);
     expect(changed.json.errors?.[0]?.extensions?.code, changed.text).to.equal('read_model_behind');
