@@ -11,7 +11,7 @@ import { SUBSCRIPTIONS } from '../../projections/subscriptions';
 import type { Page } from '../ports/read-store';
 import { defaultPlanCode } from '../entitlement/entitlements';
 import { type ReservationDependencies, claimReservation, releaseReservation } from '../reservation/reservations';
-import { type ReadModelDependencies, type ReadYourWritesDependencies, readBackChange } from '../shared/read-models';
+import { type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBackChange } from '../shared/read-models';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 
@@ -119,28 +119,38 @@ export async function createPlan(deps: PlanWriteDependencies, input: { code: str
     if (error instanceof DomainError && error.kind === 'conflict') throw conflict('plan_code_taken', `a plan with the code ${input.code} exists`);
     throw error;
   }
+  let written: Written;
   try {
-    const result = await handleCommand(deps, planAggregate, planStream(planId), command, acting);
-    await deps.readYourWrites(result.position);
+    written = await handleCommand(deps, planAggregate, planStream(planId), command, acting);
   } catch (error) {
     await releaseReservation(deps, PLAN_CODE_SCOPE, input.code, planId, acting).catch(() => undefined);
     throw error;
   }
-  return getPlan(deps, planId);
+  // A plan the read models do not show yet was a 404 right after it was made.
+  return readBackChange(deps, written, 'the plan', () => getPlan(deps, planId));
 }
 
-/** Replaces the plan's terms (subscribers get them at once); `If-Match` guards a lost update. */
-export async function changePlanTerms(
+/**
+ * Replaces the plan's terms (subscribers get them at once) and, when `sellable` is given and
+ * differs, sells a retired plan again or stops selling it (subscribers keep it either way);
+ * `If-Match` guards a lost update. Everything that can refuse is asked before the first write,
+ * and the answer is read once after the last.
+ */
+export async function changePlan(
   deps: PlanWriteDependencies,
   planId: string,
-  terms: PlanTerms,
+  change: { terms: PlanTerms; sellable?: boolean },
   preconditions: WritePreconditions,
   context: RequestContext,
 ): Promise<Versioned<PlanView & { subscribers: number }>> {
   const plan = await planDocument(deps, planId);
   const expectedRevision = expectedRevisionOf('plan', preconditions.expectedVersion, plan.revision);
-  const result = await handleCommand(deps, planAggregate, planStream(planId), { type: 'ChangePlanTerms', data: terms }, adminContext(context), { expectedRevision });
-  return readBackChange(deps, result, 'the change of the plan', () => getPlan(deps, planId));
+  const toggles = change.sellable !== undefined && change.sellable !== (plan.status === 'sellable');
+  if (toggles && !change.sellable && plan.code === (await defaultPlanCode(deps))) throw defaultPlanConflict('retired');
+  const acting = adminContext(context);
+  let written: Written = await handleCommand(deps, planAggregate, planStream(planId), { type: 'ChangePlanTerms', data: change.terms }, acting, { expectedRevision });
+  if (toggles) written = await handleCommand(deps, planAggregate, planStream(planId), { type: change.sellable ? 'ReinstatePlan' : 'RetirePlan', data: {} }, acting);
+  return readBackChange(deps, written, 'the change of the plan', () => getPlan(deps, planId));
 }
 
 /** Sells a retired plan again, or stops selling one (`sellable` false): subscribers keep it either way. */

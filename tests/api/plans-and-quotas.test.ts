@@ -138,6 +138,11 @@ describe('plans, quotas and overrides (spec 4.9, 4.16, 7.1)', () => {
       const freeRead = await server.request('GET', '/api/v1/admin/plans/free', { headers: as(token) });
       const retireFree = await server.request('PUT', '/api/v1/admin/plans/free', { headers: as(token), body: { ...freeRead.json, sellable: false } });
       expect([retireFree.status, retireFree.json.code]).to.deep.equal([409, 'default_plan']);
+      // Refused before anything is written: new terms with it are not half applied.
+      const renameAndRetire = await server.request('PUT', '/api/v1/admin/plans/free', { headers: as(token), body: { ...freeRead.json, name: 'Free forever', sellable: false } });
+      expect([renameAndRetire.status, renameAndRetire.json.code]).to.deep.equal([409, 'default_plan']);
+      expect(await renameAndRetire.events()).to.deep.equal([]);
+      expect((await server.request('GET', '/api/v1/admin/plans/free', { headers: as(token) })).json.name).to.equal(freeRead.json.name);
     });
 
     it('answers 400 naming each bad field, and records nothing', async () => {

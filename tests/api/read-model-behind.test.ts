@@ -262,6 +262,16 @@ describe('writes whose read models lag behind', () => {
     expect(changed.json.message).to.match(/^the change of the quotas is recorded/);
   });
 
+  it('a plan made by the super admin: 503 read_model_behind (it was a 404)', async () => {
+    const created = await server.request('POST', '/api/v1/admin/plans', {
+      headers: { authorization: `Bearer ${adminToken}` },
+      body: { code: 'late-team', name: 'Late team', prices: [{ interval: 'month', amount: 4900, currency: 'usd' }], limits: { messages_per_month: 1000, documents: 50, users: 5, business_tools: 5 } },
+    });
+    expect(created.status, created.text).to.equal(503);
+    expect(created.json.message).to.match(/^the plan is recorded/);
+    expect(await created.events()).to.include('PlanCreated@plan');
+  });
+
   // Last: the cancellation ends the subscription the tests above need (at the period's end).
   it('a cancelled subscription: 503 read_model_behind, not the subscription still active', async () => {
     const cancelled = await server.request('POST', '/api/v1/billing/cancel', { headers: as(owner), body: { at_period_end: true } });

@@ -6,7 +6,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { RequestContext } from '../../../application/shared/request-context';
 import * as t from 'io-ts';
-import { changePlanTerms, createPlan, deletePlan, getPlan, listPlans, setPlanSellable } from '../../../application/plan/plans';
+import { changePlan, createPlan, deletePlan, getPlan, listPlans } from '../../../application/plan/plans';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { FEATURES, PlanPrice } from '../../../domain/plan/plan';
 import { invalid } from '../../../domain/shared/errors';
@@ -64,9 +64,7 @@ export function adminPlansRouter(identity: UseCaseDependencies): Router<AdminSta
     const { sellable, ...body } = withDefaults(decodeBody(ChangePlanBody, ctx.request.body));
     const context = adminRequest(ctx);
     const terms = { name: body.name, description: body.description, prices: body.prices, limits: body.limits, features: body.features };
-    let answer = await changePlanTerms(identity, ctx.params.id, terms, preconditions, context);
-    if (sellable !== undefined && sellable !== (answer.value.status === 'sellable')) answer = await setPlanSellable(identity, ctx.params.id, sellable, context);
-    answerVersioned(ctx, answer);
+    answerVersioned(ctx, await changePlan(identity, ctx.params.id, { terms, sellable }, preconditions, context));
   });
 
   router.delete('/plans/:id', admin, async (ctx) => {
