@@ -56,9 +56,6 @@ function onTenant(deps: CommandDependencies, tenantId: string, command: TenantCo
 export const renameTenant = (deps: CommandDependencies, tenantId: string, name: string, context: RequestContext, options?: HandleOptions) =>
   onTenant(deps, tenantId, { type: 'RenameTenant', data: { name } }, context, options);
 
-export const changeTenantBranding = (deps: CommandDependencies, tenantId: string, changes: Branding, context: RequestContext, options?: HandleOptions) =>
-  onTenant(deps, tenantId, { type: 'ChangeTenantBranding', data: { changes } }, context, options);
-
 export const changeTenantSettings = (deps: CommandDependencies, tenantId: string, changes: TenantSettings, context: RequestContext, options?: HandleOptions) =>
   onTenant(deps, tenantId, { type: 'ChangeTenantSettings', data: { changes } }, context, options);
 

@@ -2,7 +2,7 @@
 // (the widget token only to admins). Each answers a view, never the read model's document.
 
 import { ROLE_RANK } from '../../domain/membership/membership';
-import { notFound } from '../../domain/shared/errors';
+import { DomainError, notFound } from '../../domain/shared/errors';
 import { normalizeText } from '../../domain/shared/text';
 import type { Branding, TenantSettings } from '../../domain/tenant/events';
 import { normalizedBranding, tenantNameProblem } from '../../domain/tenant/tenant';
@@ -12,7 +12,14 @@ import { type Principal, actingContext } from '../session/sessions';
 import type { Secrets } from '../ports/identity';
 import { type ReadModelDependencies, type ReadYourWritesDependencies, requireApplied } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
-import { changeTenantBranding, changeTenantSettings } from './tenant-commands';
+import { updateTenant } from './tenant-commands';
+
+/** A refusal of UpdateTenant names `branding.primary_color`; these settings are one flat object. */
+function flatField(error: unknown): unknown {
+  if (!(error instanceof DomainError) || error.field === undefined) return error;
+  const nested = /^(branding|settings)\./;
+  return nested.test(error.field) ? new DomainError(error.kind, error.code, error.message.replace(nested, ''), error.field.replace(nested, '')) : error;
+}
 
 export interface TenantSummary {
   id: string;
@@ -98,7 +105,8 @@ export async function tenantSettings(deps: SettingsReadDependencies, principal: 
 
 /**
  * Changes the settings and branding fields given (each kind one event, none when it has no
- * field), then answers the settings as they now read.
+ * field), both in one decision: a bad field refuses the whole change, named as given
+ * (`primary_color`), and none is half made. Then answers the settings as they now read.
  */
 export async function updateTenantSettings(
   deps: CommandDependencies & SettingsReadDependencies & ReadYourWritesDependencies,
@@ -109,9 +117,10 @@ export async function updateTenantSettings(
   const { display_name, primary_color, logo_url, welcome_message, ...settings } = changes;
   const branding = Object.fromEntries(Object.entries({ display_name, primary_color, logo_url, welcome_message }).filter(([, field]) => field !== undefined)) as Branding;
   const acting = actingContext(principal, context);
-  const first = Object.keys(settings).length ? await changeTenantSettings(deps, principal.tenant_id, settings, acting) : null;
-  const second = Object.keys(branding).length ? await changeTenantBranding(deps, principal.tenant_id, branding, acting) : null;
-  const position = second?.position ?? first?.position ?? null;
+  const update = { ...(Object.keys(settings).length ? { settings } : {}), ...(Object.keys(branding).length ? { branding } : {}) };
+  const { position } = await updateTenant(deps, principal.tenant_id, update, acting).catch((error: unknown) => {
+    throw flatField(error);
+  });
   const caughtUp = await deps.readYourWrites(position);
   if (!caughtUp) requireApplied(await deps.readStore.collection<TenantDocument>(TENANTS).get(principal.tenant_id), position, 'the change of the settings');
   return tenantSettings(deps, principal);

@@ -243,6 +243,12 @@ describe('identity over GraphQL and /api/v1/me/sessions', () => {
       expect(updated.json.data.update_settings).to.deep.equal({ timezone: 'Europe/Oslo', primary_color: '#112233' });
       const badColour = await gql(server, 'mutation { update_settings(input: { primary_color: "red" }) { timezone } }', {}, owner.token);
       expect(badColour.json.errors[0].extensions).to.deep.equal({ code: 'invalid_branding', status: 400, field: 'primary_color' });
+      // A setting beside a bad branding field is not half made: the change is refused whole.
+      const mixed = await gql(server, 'mutation { update_settings(input: { timezone: "Asia/Tokyo", primary_color: "red" }) { timezone } }', {}, owner.token);
+      expect(mixed.json.errors[0].extensions).to.deep.equal({ code: 'invalid_branding', status: 400, field: 'primary_color' });
+      expect(mixed.json.errors[0].message).to.equal('primary_color must be a #rrggbb colour');
+      expect(await mixed.events()).to.deep.equal([]);
+      expect((await gql(server, '{ settings { timezone } }', {}, owner.token)).json.data.settings.timezone).to.equal('Europe/Oslo');
       const rotated = await gql(server, 'mutation { rotate_widget_token { widget_token } }', {}, owner.token);
       expect(rotated.json.data.rotate_widget_token.widget_token).to.match(/^wt_/).and.not.equal(firstWidgetToken);
       // A widget token is recognised by looking it up: the rotated-out one is just an invalid token.
