@@ -14,13 +14,6 @@ import { type ReadModelDependencies, type ReadYourWritesDependencies, requireApp
 import type { RequestContext } from '../shared/request-context';
 import { updateTenant } from './tenant-commands';
 
-/** A refusal of UpdateTenant names `branding.primary_color`; these settings are one flat object. */
-function flatField(error: unknown): unknown {
-  if (!(error instanceof DomainError) || error.field === undefined) return error;
-  const nested = /^(branding|settings)\./;
-  return nested.test(error.field) ? new DomainError(error.kind, error.code, error.message.replace(nested, ''), error.field.replace(nested, '')) : error;
-}
-
 export interface TenantSummary {
   id: string;
   name: string;
@@ -124,4 +117,11 @@ export async function updateTenantSettings(
   const caughtUp = await deps.readYourWrites(position);
   if (!caughtUp) requireApplied(await deps.readStore.collection<TenantDocument>(TENANTS).get(principal.tenant_id), position, 'the change of the settings');
   return tenantSettings(deps, principal);
+}
+
+/** A refusal of UpdateTenant names `branding.primary_color`; these settings are one flat object. */
+function flatField(error: unknown): unknown {
+  if (!(error instanceof DomainError) || error.field === undefined) return error;
+  const nested = /^(branding|settings)\./;
+  return nested.test(error.field) ? new DomainError(error.kind, error.code, error.message.replace(nested, ''), error.field.replace(nested, '')) : error;
 }
