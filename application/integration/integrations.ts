@@ -168,15 +168,9 @@ export interface IntegrationInput {
  * Creates an integration in a workspace the caller may write. Under an idempotency key the
  * integration's id and events come from the key, so a retry finds the one it made.
  */
-export async function createIntegration(
-  deps: IntegrationDependencies,
-  principal: Principal,
-  workspaceId: string,
-  input: IntegrationInput,
-  context: RequestContext,
-  options: { idempotencyKey?: string } = {},
-): Promise<Versioned<IntegrationView>> {
-  const { integrationId, written } = await recordIntegration(deps, principal, workspaceId, input, context, options);
+export async function createIntegration(...args: Parameters<typeof recordIntegration>): Promise<Versioned<IntegrationView>> {
+  const [deps, principal] = args;
+  const { integrationId, written } = await recordIntegration(...args);
   return answered(deps, principal, integrationId, written);
 }
 

@@ -86,12 +86,7 @@ async function onMemberAtVersion(
   throw conflict('concurrent_modification', `the ${recordOf(stream)} kept changing while the command ran; try again`);
 }
 
-/** A roster write: where it was committed, and whether the read models showed it in time. */
-interface RosterWrite {
-  position: number | null;
-  caughtUp: boolean;
-}
-
+/** Runs a roster command; answers where it was committed. */
 async function onRoster(
   deps: SessionRevocationDependencies,
   principal: Principal,
@@ -99,23 +94,22 @@ async function onRoster(
   command: MembershipCommand,
   context: RequestContext,
   preconditions: WritePreconditions,
-): Promise<RosterWrite> {
+): Promise<number | null> {
   const result =
     preconditions.expectedVersion === undefined
       ? await handleCommand(deps, membershipAggregate, membershipStream(principal.tenant_id), command, actingContext(principal, context))
       : await onMemberAtVersion(deps, principal, userId, preconditions.expectedVersion, command, context);
-  return { position: result.position, caughtUp: await deps.readYourWrites(result.position) };
+  return result.position;
 }
 
 /** For a change the route answers with the member as read next: 503 when the read model has not applied it. */
-async function requireMemberShows(deps: SessionRevocationDependencies, tenantId: string, userId: string, write: RosterWrite): Promise<void> {
-  if (write.caughtUp) return;
-  requireApplied(await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(tenantId, userId)), write.position, 'the change of the member');
+function requireMemberShows(deps: SessionRevocationDependencies, tenantId: string, userId: string, position: number | null): Promise<void> {
+  return requireApplied(deps, position, 'the change of the member', () => deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).get(membershipId(tenantId, userId)));
 }
 
 export async function changeMemberRole(deps: SessionRevocationDependencies, principal: Principal, userId: string, role: Role, context: RequestContext, preconditions: WritePreconditions = {}): Promise<void> {
-  const write = await onRoster(deps, principal, userId, { type: 'ChangeMemberRole', data: { actor_user_id: principal.user_id, user_id: userId, role } }, context, preconditions);
-  await requireMemberShows(deps, principal.tenant_id, userId, write);
+  const position = await onRoster(deps, principal, userId, { type: 'ChangeMemberRole', data: { actor_user_id: principal.user_id, user_id: userId, role } }, context, preconditions);
+  await requireMemberShows(deps, principal.tenant_id, userId, position);
 }
 
 /**
@@ -131,10 +125,10 @@ export async function changeMemberStatus(
   context: RequestContext,
   preconditions: WritePreconditions = {},
 ): Promise<void> {
-  const write = await onRoster(deps, principal, userId, { type: 'ChangeMemberStatus', data: { actor_user_id: principal.user_id, user_id: userId, status } }, context, preconditions);
+  const position = await onRoster(deps, principal, userId, { type: 'ChangeMemberStatus', data: { actor_user_id: principal.user_id, user_id: userId, status } }, context, preconditions);
   // The sessions end whether or not the read models show the change yet.
   if (status === 'disabled') await revokeAllSessions(deps, userId, 'member_disabled', actingContext(principal, context), { tenantId: principal.tenant_id });
-  await requireMemberShows(deps, principal.tenant_id, userId, write);
+  await requireMemberShows(deps, principal.tenant_id, userId, position);
 }
 
 /** Ends one of a member's sessions; an owner's sessions are an owner's business only. */
@@ -147,9 +141,9 @@ export async function revokeMemberSession(deps: SessionRevocationDependencies, p
 }
 
 export async function removeMember(deps: SessionRevocationDependencies, principal: Principal, userId: string, context: RequestContext, preconditions: WritePreconditions = {}): Promise<void> {
-  await onRoster(deps, principal, userId, { type: 'RemoveMember', data: { actor_user_id: principal.user_id, user_id: userId } }, context, preconditions);
+  await deps.readYourWrites(await onRoster(deps, principal, userId, { type: 'RemoveMember', data: { actor_user_id: principal.user_id, user_id: userId } }, context, preconditions));
 }
 
 export async function transferOwnership(deps: SessionRevocationDependencies, principal: Principal, toUserId: string, context: RequestContext): Promise<void> {
-  await onRoster(deps, principal, toUserId, { type: 'TransferOwnership', data: { actor_user_id: principal.user_id, to_user_id: toUserId } }, context, {});
+  await deps.readYourWrites(await onRoster(deps, principal, toUserId, { type: 'TransferOwnership', data: { actor_user_id: principal.user_id, to_user_id: toUserId } }, context, {}));
 }

@@ -71,7 +71,6 @@ export async function setQuotaOverrides(
     { type: 'SetQuotaOverrides', data: { tenant_id: tenantId, ...input } },
     { ...context, tenant_id: tenantId, actor: { kind: 'admin', id: adminId } },
   );
-  const caughtUp = await deps.readYourWrites(result.position);
-  if (!caughtUp) requireApplied(await deps.readStore.collection<TenantQuotaDocument>(TENANT_QUOTAS).get(tenantId), result.position, 'the change of the quotas');
+  await requireApplied(deps, result.position, 'the change of the quotas', () => deps.readStore.collection<TenantQuotaDocument>(TENANT_QUOTAS).get(tenantId));
   return tenantQuotas(deps, tenantId);
 }

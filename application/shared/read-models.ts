@@ -77,11 +77,13 @@ export async function readBackChange<T>(
 }
 
 /**
- * For a change answered from read models without a version to compare (readBackChange), once
- * the wait for them timed out: ReadModelBehindError unless the document the write changed has
- * applied it (its `position`, of the last event applied, at or past the write's).
+ * For a change answered from read models without a version to compare (readBackChange): waits
+ * for the read models to pass the write's `position`, and when that timed out,
+ * ReadModelBehindError unless the document the write changed (`changed` reads it) has applied
+ * it: its `position`, of the last event applied, at or past the write's.
  */
-export function requireApplied(doc: { position: number } | null, position: number | null, recorded: string): void {
-  if (position === null) return;
+export async function requireApplied(deps: ReadYourWritesDependencies, position: number | null, recorded: string, changed: () => Promise<{ position: number } | null>): Promise<void> {
+  if (position === null || (await deps.readYourWrites(position))) return;
+  const doc = await changed();
   if (doc === null || doc.position < position) throw new ReadModelBehindError(recorded);
 }

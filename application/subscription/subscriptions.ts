@@ -100,7 +100,6 @@ export async function cancelSubscription(
   context: RequestContext,
 ): Promise<SubscriptionView> {
   const result = await handleCommand(deps, subscriptionAggregate, subscriptionStream(principal.tenant_id), { type: 'CancelSubscription', data: input }, actingContext(principal, context));
-  const caughtUp = await deps.readYourWrites(result.position);
-  if (!caughtUp) requireApplied(await deps.readStore.collection<SubscriptionDocument>(SUBSCRIPTIONS).get(principal.tenant_id), result.position, 'the cancellation');
+  await requireApplied(deps, result.position, 'the cancellation', () => deps.readStore.collection<SubscriptionDocument>(SUBSCRIPTIONS).get(principal.tenant_id));
   return currentSubscription(deps, principal.tenant_id);
 }

@@ -114,8 +114,7 @@ export async function updateTenantSettings(
   const { position } = await updateTenant(deps, principal.tenant_id, update, acting).catch((error: unknown) => {
     throw flatField(error);
   });
-  const caughtUp = await deps.readYourWrites(position);
-  if (!caughtUp) requireApplied(await deps.readStore.collection<TenantDocument>(TENANTS).get(principal.tenant_id), position, 'the change of the settings');
+  await requireApplied(deps, position, 'the change of the settings', () => deps.readStore.collection<TenantDocument>(TENANTS).get(principal.tenant_id));
   return tenantSettings(deps, principal);
 }
 

@@ -36,9 +36,8 @@ async function decideOn(deps: ApprovalDependencies, principal: Principal, toolCa
       ? { type: 'ApproveToolCall' as const, data: { tenant_id: principal.tenant_id, by } }
       : { type: 'RefuseToolCall' as const, data: { tenant_id: principal.tenant_id, by, reason: decision.refuse } };
   const result = await handleCommand(deps, toolCallAggregate, toolCallStream(toolCallId), command, actingContext(principal, context));
-  const caughtUp = await deps.readYourWrites(result.position);
   // Behind the decision, the read model would answer the call still awaiting approval.
-  if (!caughtUp) requireApplied(await deps.readStore.collection<ToolCallDocument>(TOOL_CALLS).get(toolCallId), result.position, 'the decision');
+  await requireApplied(deps, result.position, 'the decision', () => deps.readStore.collection<ToolCallDocument>(TOOL_CALLS).get(toolCallId));
   return getToolCall(deps, principal, toolCallId);
 }
 

@@ -255,15 +255,9 @@ export interface CreateToolOptions {
  * Creates a tool in a workspace the caller may write. Under an idempotency key the tool's id
  * and events come from the key, so a retry finds the one it made.
  */
-export async function createTool(
-  deps: ToolDependencies,
-  principal: Principal,
-  workspaceId: string,
-  input: ToolInput,
-  context: RequestContext,
-  options: CreateToolOptions = {},
-): Promise<Versioned<ToolView>> {
-  const { toolId, written } = await recordTool(deps, principal, workspaceId, input, context, options);
+export async function createTool(...args: Parameters<typeof recordTool>): Promise<Versioned<ToolView>> {
+  const [deps, principal] = args;
+  const { toolId, written } = await recordTool(...args);
   return answered(deps, principal, toolId, written);
 }
 
@@ -309,15 +303,9 @@ export async function recordTool(
 export type ToolChanges = Partial<ToolDefinition> & { integration_id?: string };
 
 /** Changes the fields given (an absent one keeps its value); the same values again record nothing. */
-export async function editTool(
-  deps: ToolDependencies,
-  principal: Principal,
-  toolId: string,
-  changes: ToolChanges,
-  context: RequestContext,
-  preconditions: WritePreconditions = {},
-): Promise<Versioned<ToolView>> {
-  return answered(deps, principal, toolId, await recordToolEdit(deps, principal, toolId, changes, context, preconditions));
+export async function editTool(...args: Parameters<typeof recordToolEdit>): Promise<Versioned<ToolView>> {
+  const [deps, principal, toolId] = args;
+  return answered(deps, principal, toolId, await recordToolEdit(...args));
 }
 
 /** editTool without its answer, for a batch (a reimport) that waits for the read models once at its end. */
