@@ -42,6 +42,7 @@ import type { EmitDependencies } from '../application/orchestration/orchestratio
 import { orchestrationExpirySaga } from '../application/orchestration/expiry-pass';
 import { rangeReplaySaga } from '../application/orchestration/range-replay';
 import { ORCHESTRATION_DISPATCHER, OrchestrationDispatcher, orchestrationDispatcherSaga } from '../application/orchestration/dispatcher';
+import { ORCHESTRATION_SCHEDULER, OrchestrationScheduler } from '../application/orchestration/schedules';
 import { bootstrapSuperAdmin } from '../application/admin/admin-auth';
 import { seedPlanCatalogue } from '../application/plan/plans';
 import type { UseCaseDependencies } from '../application/shared/dependencies';
@@ -170,6 +171,8 @@ export interface Platform {
   orchestration: EmitDependencies;
   /** The flow runner (application/orchestration/dispatcher.ts): `drain()` runs it until nothing is due. */
   dispatcher: OrchestrationDispatcher;
+  /** Emits the occurrences of SDK connections' schedules (application/orchestration/schedules.ts). */
+  scheduler: OrchestrationScheduler;
   /**
    * Read-your-writes: waits, at most READ_YOUR_WRITES_TIMEOUT_MS, until the named projections
    * (default all) have passed the position a write returned. False on timeout.
@@ -221,6 +224,8 @@ export interface PlatformOverrides {
   documentIndexing?: boolean;
   /** False: no orchestration dispatcher saga (suites that drive the dispatch queue by hand). */
   orchestrationDispatcher?: boolean;
+  /** False: the schedules' scheduler is not started (a test runs `scheduler.runOnce()` itself). */
+  orchestrationScheduler?: boolean;
   /** The assistant engine, instead of the configured one. */
   assistant?: AssistantEngine;
   /** How the platform calls connectors, instead of the configured client. */
@@ -447,7 +452,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   // A deep test's probes go straight to the connector (the doctor needs the raw answers: status,
   // headers, refusals), through the same guard as every connector call, each within the timeout.
   const connectorDoctor = new GuardedConnectorDoctor({ outbound, clock, timeoutMs: config.connectors.timeoutMs });
-  const sdkConnectionAdapters = { outbound, connectorClient, connectorDoctor, sdkConnections: { secretGraceSeconds: config.sdkSecretGraceSeconds } };
+  const sdkConnectionAdapters = { outbound, connectorClient, connectorDoctor, sdkConnections: { secretGraceSeconds: config.sdkSecretGraceSeconds, maxPayloadBytes: config.orchestration.maxPayloadBytes } };
   // With MongoDB, rate limits are shared by every process on the database; embedded, they are per process.
   const limiter = mongo ? await (await import('./rate-limit/mongodb')).MongoRateLimiter.create(mongo.db, clock) : new TokenBucketRateLimiter(clock);
   const dispatcherLogger = logger.child({ component: 'orchestration_dispatcher' });
@@ -471,6 +476,10 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   // Emits may start an event's first attempt in the append that receives it, in a slot of this dispatcher (DispatchOnReceipt).
   const dispatchOnReceipt = overrides.orchestrationDispatcher === false ? {} : { dispatchOnReceipt: dispatcher };
   const orchestration: EmitDependencies = { ...identity, orchestration: config.orchestration, limiter, ...dispatchOnReceipt };
+  const scheduler = new OrchestrationScheduler(
+    { ...orchestration, logger: logger.child({ component: ORCHESTRATION_SCHEDULER }) },
+    { tickMs: config.orchestrationDispatch.scheduleTickMs, catchUpSeconds: config.orchestrationDispatch.scheduleCatchUpSeconds },
+  );
   const handoffPolicy = {
     maxAttempts: config.handoffMaxAttempts,
     backoffMs: exponentialBackoff(config.handoffRetryBaseSeconds * 1000, 3600_000),
@@ -637,6 +646,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     toolCalls,
     orchestration,
     dispatcher,
+    scheduler,
     readYourWrites,
     async start() {
       await startProjectionThread();
@@ -647,6 +657,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await sagas.start();
       if (platformSagas.some((saga) => saga.name === ORCHESTRATION_DISPATCHER)) dispatcher.acceptOnReceipt();
       auditAnchoring.start();
+      if (overrides.orchestrationScheduler !== false) scheduler.start();
       accessDenials.start();
       if (config.superAdminEmail && config.superAdminPassword) await bootstrapSuperAdmin(identity, config.superAdminEmail, config.superAdminPassword);
     },
@@ -666,6 +677,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       if (paymentProvider instanceof SandboxPaymentProvider) paymentProvider.close();
       await accessDenials.stop();
       await auditAnchoring.stop();
+      await scheduler.stop();
       dispatcher.stop();
       await sagas.stop();
       await runner.stop();

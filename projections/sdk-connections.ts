@@ -1,8 +1,10 @@
 // Read model `sdk_connections`: each SDK connection of a tenant as its owners and admins see it
 // (id: the connection id). Never a signing secret, sealed or not: only that there is one, and
 // until when a rotated-out secret is still used. The last test and the last sync as recorded,
-// with what the connector advertised then (tools, flows, events, organization metadata). Its
-// revision is the connection's version (ETag). A deleted connection leaves the read model.
+// with what the connector advertised then (tools, flows, events, schedules, organization
+// metadata). Its revision is the connection's version (ETag). A deleted connection leaves the
+// read model. `scheduled` (true, or null) marks an enabled connection with schedules: the
+// scheduler's query (application/orchestration/schedules.ts).
 
 import type { Actor } from '../application/ports/event-store';
 import { type AdvertisedTool, type ConnectionHealth, type DegradedReason, type SdkConnectionEvent, sdkConnectionEvents } from '../domain/sdk-connection/sdk-connection';
@@ -48,6 +50,9 @@ export interface SdkConnectionDocument {
   tools: AdvertisedTool[];
   flows: Record<string, unknown>[];
   events: Record<string, unknown>[];
+  schedules: Record<string, unknown>[];
+  /** True when the connection is enabled and advertised schedules; null otherwise (left out of its index). */
+  scheduled: true | null;
   organization: Record<string, unknown> | null;
   secret_rotated_at: string | null;
   created_at: string;
@@ -60,10 +65,12 @@ export interface SdkConnectionDocument {
 
 export const SDK_CONNECTIONS = 'sdk_connections';
 
+const scheduledMark = (enabled: boolean, schedules: readonly unknown[]): true | null => (enabled && schedules.length > 0 ? true : null);
+
 export const sdkConnectionsProjection = documentProjection<SdkConnectionEvent['type'], SdkConnectionDocument>({
   name: 'sdk_connections',
-  version: 1,
-  collection: { name: SDK_CONNECTIONS, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }] },
+  version: 2,
+  collection: { name: SDK_CONNECTIONS, indexes: [{ field: 'tenant_id' }, { field: 'created_at' }, { field: 'scheduled', sparse: true }] },
   handles: sdkConnectionEvents.types,
   documentId: (event) => event.data.connection_id,
   evolve(current, event) {
@@ -87,6 +94,8 @@ export const sdkConnectionsProjection = documentProjection<SdkConnectionEvent['t
         tools: [],
         flows: [],
         events: [],
+        schedules: [],
+        scheduled: null,
         organization: null,
         secret_rotated_at: null,
         created_at,
@@ -101,16 +110,16 @@ export const sdkConnectionsProjection = documentProjection<SdkConnectionEvent['t
       case 'SdkConnectionSecretRotated':
         return { ...current, previous_secret_valid_until: event.data.previous_valid_until, secret_rotated_at: event.data.rotated_at, updated_at: event.data.rotated_at, ...stamp };
       case 'SdkConnectionEnabled':
-        return { ...current, enabled: true, updated_at: event.data.enabled_at, ...stamp };
+        return { ...current, enabled: true, scheduled: scheduledMark(true, current.schedules), updated_at: event.data.enabled_at, ...stamp };
       case 'SdkConnectionDisabled':
-        return { ...current, enabled: false, updated_at: event.data.disabled_at, ...stamp };
+        return { ...current, enabled: false, scheduled: null, updated_at: event.data.disabled_at, ...stamp };
       case 'SdkConnectionTested': {
         const { status, reason, detail, latency_ms, protocol_version, sdk_version, deep, tested_at } = event.data;
         return { ...current, status, last_test: { status, reason, detail, latency_ms, protocol_version, sdk_version, deep, tested_at }, ...revised };
       }
       case 'SdkConnectionToolsSynced': {
-        const { via, tools, flows, events, organization, sdk_name, sdk_version, synced_at } = event.data;
-        return { ...current, tools, flows, events, organization, last_sync: { via, sdk_name, sdk_version, synced_at }, last_sync_failure: null, ...revised };
+        const { via, tools, flows, events, schedules, organization, sdk_name, sdk_version, synced_at } = event.data;
+        return { ...current, tools, flows, events, schedules, scheduled: scheduledMark(current.enabled, schedules), organization, last_sync: { via, sdk_name, sdk_version, synced_at }, last_sync_failure: null, ...revised };
       }
       case 'SdkConnectionSyncFailed': {
         const { reason, detail, failed_at } = event.data;

@@ -27,6 +27,7 @@
 //   then its name. A disabled connection can still be tested and synced (before it is enabled,
 //   for instance); whether its tools are offered in chat is the chat's to ask.
 
+import { type ScheduleView, type UnrunnableScheduleView, scheduleViews } from '../orchestration/schedules';
 import { signingSecretProblem } from '../../domain/handoff-config/handoff-config';
 import {
   type AdvertisedTool,
@@ -73,6 +74,8 @@ const MAX_DETAIL_LENGTH = 500;
 export interface SdkConnectionSettings {
   /** How long a rotated-out secret still signs when the update names no grace (SDK_SECRET_GRACE_SECONDS). */
   secretGraceSeconds: number;
+  /** The largest event payload (ORCHESTRATION_MAX_PAYLOAD_BYTES): a schedule whose payload is larger does not run. */
+  maxPayloadBytes: number;
 }
 
 export type SdkConnectionDependencies = ToolDependencies &
@@ -110,6 +113,7 @@ export interface SdkConnectionView {
   tools_count: number;
   flows_count: number;
   events_count: number;
+  schedules_count: number;
   tools: AdvertisedToolSummary[];
   organization: Record<string, unknown> | null;
   last_sync: ConnectionSyncRecord | null;
@@ -139,6 +143,7 @@ function viewOf(doc: SdkConnectionDocument, now: Date): SdkConnectionView {
     tools_count: doc.tools.length,
     flows_count: doc.flows.length,
     events_count: doc.events.length,
+    schedules_count: doc.schedules.length,
     tools: doc.tools.map(summaryOf),
     organization: doc.organization,
     last_sync: doc.last_sync,
@@ -186,6 +191,16 @@ export async function listSdkConnectionFlows(deps: SdkConnectionReadDependencies
   const doc = await readDocument(deps, principal, connectionId);
   // A connector advertises a handful of flows: one page holds them.
   return { items: doc.flows, next_cursor: null };
+}
+
+/**
+ * The schedules the connector advertised at the last sync, as the platform reads them: each
+ * with its next run (null while the connection is disabled), or the reason it does not run.
+ */
+export async function listSdkConnectionSchedules(deps: SdkConnectionReadDependencies & Pick<SdkConnectionDependencies, 'sdkConnections'>, principal: Caller, connectionId: string): Promise<Page<ScheduleView | UnrunnableScheduleView>> {
+  const doc = await readDocument(deps, principal, connectionId);
+  // At most MAX_SCHEDULES run; the rest are listed with why: one page holds them.
+  return { items: scheduleViews(doc, deps.sdkConnections, deps.clock.now()), next_cursor: null };
 }
 
 /** What calling a connector needs, from the stream (always current): its endpoint and the secrets it may be signed with now, in clear; null when the connection is gone. */
@@ -529,6 +544,7 @@ async function fetchCapabilities(deps: SdkConnectionDependencies, connection: Li
         tools: answer.tools,
         flows: answer.flows,
         events: answer.events ?? [],
+        schedules: answer.schedules ?? [],
         organization: answer.organization ?? null,
         sdk_name: answer.sdk_name ?? null,
         sdk_version: answer.sdk_version ?? null,
@@ -547,7 +563,7 @@ async function fetchCapabilities(deps: SdkConnectionDependencies, connection: Li
   const listed = legacy.exchange?.answer;
   if (listed?.type === 'tools.list') {
     if (wrongVersion(listed)) return failed(degraded('protocol_mismatch', `the connector speaks protocol version ${listed.protocol_version}`), legacy);
-    return { capabilities: { via: 'tools.list', tools: listed.tools, flows: [], events: [], organization: null, sdk_name: null, sdk_version: listed.sdk_version ?? null } };
+    return { capabilities: { via: 'tools.list', tools: listed.tools, flows: [], events: [], schedules: [], organization: null, sdk_name: null, sdk_version: listed.sdk_version ?? null } };
   }
   if (legacy.failure) return failed(degraded(legacy.failure.reason, `capabilities.list and tools.list both failed; tools.list: ${legacy.failure.detail}`), legacy);
   if (listed?.type === 'error') return failed(errorAnswerVerdict(listed, 'capabilities.list and tools.list'), legacy);
@@ -567,6 +583,7 @@ export interface SyncAnswer {
   tools: AdvertisedToolSummary[];
   flows_count: number;
   events_count: number;
+  schedules_count: number;
   organization: Record<string, unknown> | null;
   synced_at: string;
   /** With `workspace_id` and `auto_register`: what became of the tools there. */
@@ -610,6 +627,7 @@ export async function syncSdkConnectionTools(deps: SdkConnectionDependencies, pr
     tools: capabilities.tools.map(summaryOf),
     flows_count: capabilities.flows.length,
     events_count: capabilities.events.length,
+    schedules_count: capabilities.schedules.length,
     organization: capabilities.organization,
     synced_at: event.data.synced_at,
     registration: registered?.registration ?? null,

@@ -65,7 +65,8 @@ export const SETTLED_STATUSES: readonly OrchestrationEventStatus[] = ['processed
 export const isSettled = (status: OrchestrationEventStatus): boolean => SETTLED_STATUSES.includes(status);
 
 /** How an event came in: `POST /org/events`, connector-style ingest, or a replay by the service. */
-export const ReceivedVia = t.keyof({ emit: null, ingest: null, replay: null });
+/** How an event came in: the emit or ingest route, a replay, or a connector's schedule (application/orchestration/schedules.ts). */
+export const ReceivedVia = t.keyof({ emit: null, ingest: null, replay: null, schedule: null });
 export type ReceivedVia = t.TypeOf<typeof ReceivedVia>;
 
 const optional = <C extends t.Mixed>(codec: C) => t.union([codec, t.null, t.undefined]);

@@ -8,8 +8,8 @@
 // - Health: `untested` until the first test; then `healthy` (a pong within the timeout with
 //   our protocol version) or `degraded` with the reason the test recorded. A change of the
 //   address or the secret does not change the health: only a test does.
-// - A sync stores what the connector advertises (tools, flows, events, organization metadata)
-//   as it was at that moment; what became business tools is the tools' own history.
+// - A sync stores what the connector advertises (tools, flows, events, schedules, organization
+//   metadata) as it was at that moment; what became business tools is the tools' own history.
 // - Name uniqueness per tenant is the application's (a reservation); the form of the webhook
 //   URL is checked here, whether the platform may call it by the outbound guard.
 // - Every command names the caller's tenant: another tenant's connection answers
@@ -87,11 +87,15 @@ export const SdkConnectionToolsSynced = declareEvent(
     tools: t.array(AdvertisedTool),
     flows: t.array(t.UnknownRecord),
     events: t.array(t.UnknownRecord),
+    /** The schedules advertised, as given: the platform reads and runs them (application/orchestration/schedules.ts). */
+    schedules: t.array(t.UnknownRecord),
     organization: t.union([t.UnknownRecord, t.null]),
     sdk_name: t.union([t.string, t.null]),
     sdk_version: t.union([t.string, t.null]),
     synced_at: t.string,
   }),
+  // Version 1 kept no schedules: the platform did not run them then.
+  { version: 2, upcasters: { 1: (data) => ({ ...data, schedules: [] }) } },
 );
 /** A sync that got no usable list from the connector: why, so the audit log has every call and its outcome. */
 export const SdkConnectionSyncFailed = declareEvent(

@@ -181,6 +181,8 @@ const variables = {
   ORCHESTRATION_TENANT_CONCURRENCY: { codec: integerBetween(1, 1024), default: '32' },
   ORCHESTRATION_RESUME_AFTER_MS: { codec: integerBetween(0, 24 * 3600 * 1000), default: '60000' },
   ORCHESTRATION_METRICS_EVENT_NAMES: { codec: integerBetween(0, 10_000), default: '200' },
+  ORCHESTRATION_SCHEDULE_TICK_MS: { codec: integerBetween(100, 60_000), default: '5000' },
+  ORCHESTRATION_SCHEDULE_CATCH_UP_SECONDS: { codec: integerBetween(0, 7 * 24 * 3600), default: '3600' },
 } as const;
 
 type Variables = typeof variables;
@@ -376,6 +378,10 @@ export interface OrchestrationDispatchConfig {
   resumeAfterMs: number;
   /** Event names a process gives metrics series of their own; later ones are counted as `_other` (ORCHESTRATION_METRICS_EVENT_NAMES). */
   metricsEventNames: number;
+  /** How often the scheduler looks for schedules' occurrences due (ORCHESTRATION_SCHEDULE_TICK_MS). */
+  scheduleTickMs: number;
+  /** How far back the scheduler looks when a process starts: an occurrence missed in that time is emitted late, once (ORCHESTRATION_SCHEDULE_CATCH_UP_SECONDS). */
+  scheduleCatchUpSeconds: number;
 }
 
 export interface OrchestrationConfig {
@@ -680,6 +686,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tenantConcurrency: values.ORCHESTRATION_TENANT_CONCURRENCY as number,
       resumeAfterMs: values.ORCHESTRATION_RESUME_AFTER_MS as number,
       metricsEventNames: values.ORCHESTRATION_METRICS_EVENT_NAMES as number,
+      scheduleTickMs: values.ORCHESTRATION_SCHEDULE_TICK_MS as number,
+      scheduleCatchUpSeconds: values.ORCHESTRATION_SCHEDULE_CATCH_UP_SECONDS as number,
     },
   };
 }

@@ -26,6 +26,7 @@ import { multipartForm, pdfOf, windowsExecutable } from '../support/documents';
 import { createToolAs, liftToolLimit, recordIntegration } from '../support/tools';
 import { openApiFixture } from '../support/openapi-documents';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
+import { createConnector } from '../../adapters/connector-sdk';
 import { fail as failToDeadLetter } from '../support/orchestration';
 import { asVisitor, newVisitorId, visitorAsks, widgetOf } from '../support/widget-visitors';
 
@@ -767,6 +768,20 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
         await call('POST', `${path}/sync-tools`, { headers: as(tenantOwner), body: { workspace_id: workspaceId, auto_register: true } }, reachable);
         await call('POST', `${path}/sync-tools`, { headers: as(tenantOwner), body: { auto_register: true } }, reachable);
         await call('GET', `${path}/flows`, { headers: as(tenantOwner) }, reachable);
+        await call('GET', `${path}/schedules`, { headers: as(tenantOwner) }, reachable);
+        await call('GET', `${base}/none/schedules`, { headers: as(tenantOwner) }, reachable);
+        // A connector with schedules: one the platform runs, one it cannot (listed with why).
+        const scheduling = await createConnector({ signingSecret: secret })
+          .advertise({ schedules: [{ id: 'nightly', cron: '0 2 * * *', event: 'shop.stock.sync_due' }, { id: 'broken', cron: 'every night', event: 'shop.stock.sync_due' }] })
+          .listen(0, '127.0.0.1');
+        try {
+          const withSchedules = await call('POST', base, { headers: as(tenantOwner), body: { name: 'Warehouse', webhook_url: scheduling.url.replace(/\/svc$/, ''), signing_secret: secret, enabled: true } }, reachable);
+          await call('POST', `${base}/${withSchedules.json.id}/sync-tools`, { headers: as(tenantOwner), body: {} }, reachable);
+          const listed = await call('GET', `${base}/${withSchedules.json.id}/schedules`, { headers: as(tenantOwner) }, reachable);
+          expect(listed.json.items.map((schedule: { problem: string | null }) => schedule.problem === null)).to.deep.equal([true, false]);
+        } finally {
+          await scheduling.close();
+        }
         const read = await call('GET', path, { headers: as(tenantOwner) }, reachable);
         await call('PATCH', path, { headers: { ...as(tenantOwner), 'if-match': read.headers.get('etag')! }, body: { signing_secret: '', grace_seconds: 600 } }, reachable);
         await call('PATCH', path, { headers: { ...as(tenantOwner), 'if-match': read.headers.get('etag')! }, body: { name: 'Stale' } }, reachable);

@@ -99,7 +99,7 @@ describe('SDK connection (decider)', () => {
     const healthy: SdkConnectionEvent = { type: 'SdkConnectionTested', data: { ...ids, ...testData, status: 'healthy', reason: null, detail: null, deep: { passed: 13, total: 13 }, tested_at: at } };
     expect(live([created(), tested, healthy]).health).to.equal('healthy');
 
-    const sync = { via: 'capabilities.list' as const, tools: [{ name: 'search_products', chat: true }], flows: [{ id: 'follow_up' }], events: [{ id: 'order_delayed' }], organization: { version: 1 }, sdk_name: 'svc', sdk_version: '1.7.0' };
+    const sync = { via: 'capabilities.list' as const, tools: [{ name: 'search_products', chat: true }], flows: [{ id: 'follow_up' }], events: [{ id: 'order_delayed' }], schedules: [{ id: 'nightly', cron: '0 2 * * *', event: 'shop.stock.sync_due' }], organization: { version: 1 }, sdk_name: 'svc', sdk_version: '1.7.0' };
     spec.given([created()]).when({ type: 'RecordSdkConnectionSync', data: { tenant_id: 't1', ...sync } }).then([{ type: 'SdkConnectionToolsSynced', data: { ...ids, ...sync, synced_at: at } }]);
     const synced: SdkConnectionEvent = { type: 'SdkConnectionToolsSynced', data: { ...ids, ...sync, synced_at: at } };
     expect(live([created(), synced])).to.deep.include({ tools: sync.tools, flows: sync.flows });

@@ -41,6 +41,7 @@ export const sdkConnectionsApi: ApiArea = {
       tools_count: integer('tools advertised at the last sync'),
       flows_count: integer(),
       events_count: integer(),
+      schedules_count: integer('schedules advertised at the last sync (GET .../schedules says which run)'),
       tools: arrayOf(object({ name: string(), description: nullable(string()), auth: nullable(string()), chat: boolean() }), 'the tools advertised at the last sync'),
       organization: nullable({ ...record, description: 'organization metadata advertised at the last sync (spec 2.5)' }),
       last_sync: nullable(object({ via: enumOf(['capabilities.list', 'tools.list']), sdk_name: nullable(string()), sdk_version: nullable(string()), synced_at: dateTime() })),
@@ -142,7 +143,7 @@ export const sdkConnectionsApi: ApiArea = {
     '/api/v1/org/sdk-connections/{id}/sync-tools': {
       post: {
         summary: "Fetch the connector's capabilities; register its tools",
-        description: `Asks \`capabilities.list\` (\`tools.list\` when the connector does not know it) and records the tools, flows, events and organization metadata. With \`workspace_id\` and \`auto_register: true\`, each chat tool (\`chat\` not false) becomes a business tool of that workspace (source \`sdk\`, risk \`write\`), tools whose description or schema changed are updated, and tools the connector no longer offers are disabled; a new tool counts against the plan's business tools (429 \`quota_exceeded\`, nothing recorded). 400 \`workspace_required\` (auto_register without workspace_id), \`workspace_not_found\` naming \`workspace_id\`. 502 \`connector_unavailable\` with \`reason\` and \`detail\` when the connector gave no list (recorded as a failed sync). ${WHO}`,
+        description: `Asks \`capabilities.list\` (\`tools.list\` when the connector does not know it) and records the tools, flows, events, schedules and organization metadata. With \`workspace_id\` and \`auto_register: true\`, each chat tool (\`chat\` not false) becomes a business tool of that workspace (source \`sdk\`, risk \`write\`), tools whose description or schema changed are updated, and tools the connector no longer offers are disabled; a new tool counts against the plan's business tools (429 \`quota_exceeded\`, nothing recorded). 400 \`workspace_required\` (auto_register without workspace_id), \`workspace_not_found\` naming \`workspace_id\`. 502 \`connector_unavailable\` with \`reason\` and \`detail\` when the connector gave no list (recorded as a failed sync). ${WHO}`,
         access: 'user',
         role: 'admin',
         body: { json: schemaOfCodec(SyncToolsBody) },
@@ -157,6 +158,7 @@ export const sdkConnectionsApi: ApiArea = {
             tools: arrayOf(object({ name: string(), description: nullable(string()), auth: nullable(string()), chat: boolean() })),
             flows_count: integer(),
             events_count: integer(),
+            schedules_count: integer(),
             organization: nullable(record),
             synced_at: dateTime(),
             registration: nullable(
@@ -181,6 +183,37 @@ export const sdkConnectionsApi: ApiArea = {
         access: 'user',
         role: 'admin',
         success: { status: 200, description: 'the flows, in one page', json: object({ items: arrayOf(record), next_cursor: { type: 'null' } }) },
+        errors: [404],
+      },
+    },
+    '/api/v1/org/sdk-connections/{id}/schedules': {
+      get: {
+        summary: 'The schedules the connector advertised, as the platform runs them',
+        description: `As of the last sync. Each schedule emits its \`event\` at the times its five-field \`cron\` names in its \`timezone\`, while the connection is enabled (docs/orchestration-events.md, "Schedules"). A schedule the platform cannot run is listed with \`problem\` (why) and \`advertised\` (as given). ${WHO}`,
+        access: 'user',
+        role: 'admin',
+        success: {
+          status: 200,
+          description: 'the schedules, in the order advertised, in one page',
+          json: object({
+            items: arrayOf({
+              oneOf: [
+                object({
+                  id: string(),
+                  label: nullable(string()),
+                  cron: string('minute hour day-of-month month day-of-week'),
+                  timezone: string('an IANA time zone'),
+                  event: string('the name of the event emitted'),
+                  payload: record,
+                  next_run_at: nullable(dateTime('null while the connection is disabled')),
+                  problem: { type: 'null' },
+                }),
+                object({ id: nullable(string()), problem: string('why it does not run'), advertised: { description: 'the entry as the connector advertised it' } }),
+              ],
+            }),
+            next_cursor: { type: 'null' },
+          }),
+        },
         errors: [404],
       },
     },

@@ -1,6 +1,7 @@
 // SDK connection routes of spec 4.2, mounted under /api/v1/org (user token; a widget token is
 // 401): `GET, POST /sdk-connections`, `GET, PATCH, DELETE /sdk-connections/{id}`, `POST
-// .../{id}/test` (`?deep=true`), `POST .../{id}/sync-tools`, `GET .../{id}/flows`. Owners and
+// .../{id}/test` (`?deep=true`), `POST .../{id}/sync-tools`, `GET .../{id}/flows`, `GET
+// .../{id}/schedules`. Owners and
 // admins only (403 `insufficient_role`, recorded). The rules are the use cases'
 // (application/sdk-connection/sdk-connections.ts); this file decodes and encodes. Creating
 // honours Idempotency-Key; a connection carries its ETag and changes honour If-Match. The
@@ -15,6 +16,7 @@ import {
   deleteSdkConnection,
   getSdkConnection,
   listSdkConnectionFlows,
+  listSdkConnectionSchedules,
   listSdkConnections,
   syncSdkConnectionTools,
   testSdkConnection,
@@ -104,6 +106,10 @@ export function sdkConnectionsRouter(identity: UseCaseDependencies, adapters: Sd
 
   router.get('/sdk-connections/:id/flows', async (ctx) => {
     ctx.body = await listSdkConnectionFlows(deps, ctx.state.principal, ctx.params.id);
+  });
+
+  router.get('/sdk-connections/:id/schedules', async (ctx) => {
+    ctx.body = await listSdkConnectionSchedules(deps, ctx.state.principal, ctx.params.id);
   });
 
   return router;
