@@ -87,7 +87,7 @@ import { GuardedOutboundHttp } from './outbound/signed-http';
 import { WorkerOpenApiReader } from './openapi/worker-reader';
 import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
-import { PrometheusOrchestrationMetrics } from './metrics/orchestration-metrics';
+import { PrometheusOrchestrationMetrics, PrometheusScheduleMetrics } from './metrics/orchestration-metrics';
 import { PrometheusWidgetSocketMetrics } from './metrics/widget-socket-metrics';
 import { ORCHESTRATION_EVENTS, orchestrationEventsProjection } from '../projections/orchestration-events';
 import { SqliteReadStore } from './read-store/sqlite';
@@ -477,7 +477,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const dispatchOnReceipt = overrides.orchestrationDispatcher === false ? {} : { dispatchOnReceipt: dispatcher };
   const orchestration: EmitDependencies = { ...identity, orchestration: config.orchestration, limiter, ...dispatchOnReceipt };
   const scheduler = new OrchestrationScheduler(
-    { ...orchestration, logger: logger.child({ component: ORCHESTRATION_SCHEDULER }) },
+    { ...orchestration, logger: logger.child({ component: ORCHESTRATION_SCHEDULER }), scheduleMetrics: new PrometheusScheduleMetrics(metrics.registry) },
     { tickMs: config.orchestrationDispatch.scheduleTickMs, catchUpSeconds: config.orchestrationDispatch.scheduleCatchUpSeconds },
   );
   const handoffPolicy = {

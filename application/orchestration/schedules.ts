@@ -32,6 +32,7 @@ import { Cron } from 'croner';
 import { EVENT_NAME_MAX_LENGTH, EVENT_NAME_PATTERN } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError } from '../../domain/shared/errors';
 import type { Logger } from '../ports/logger';
+import type { ScheduleMetrics } from '../ports/metrics';
 import type { ReadModelDependencies } from '../shared/read-models';
 import { systemContext } from '../shared/request-context';
 import { SDK_CONNECTIONS, type SdkConnectionDocument } from '../../projections/sdk-connections';
@@ -155,6 +156,7 @@ export interface SchedulerSettings {
 
 export interface SchedulerDependencies extends OrchestrationDependencies, ReadModelDependencies {
   logger: Logger;
+  scheduleMetrics?: ScheduleMetrics;
 }
 
 /** One occurrence the scheduler emitted (or found emitted already: `created` false). */
@@ -232,11 +234,15 @@ export class OrchestrationScheduler {
           const occurrence = latestOccurrence(read.pattern, since, now);
           if (occurrence === null) continue;
           try {
-            emitted.push(await this.emit(doc, read.schedule, occurrence));
+            const run = await this.emit(doc, read.schedule, occurrence);
+            emitted.push(run);
+            this.deps.scheduleMetrics?.occurrence(run.created ? 'emitted' : 'found');
           } catch (error) {
             // A refusal (a payload the envelope's rules refuse) will not change by trying again;
             // anything else (the store) is tried again at the next look.
-            if (!(error instanceof DomainError)) failed = true;
+            const refused = error instanceof DomainError;
+            if (!refused) failed = true;
+            this.deps.scheduleMetrics?.occurrence(refused ? 'refused' : 'failed');
             this.deps.logger.warn({ err: error, tenant_id: doc.tenant_id, connection_id: doc.id, schedule_id: read.schedule.id, occurrence: occurrence.toISOString() }, 'orchestration scheduler: an occurrence could not be emitted');
           }
         }
@@ -244,6 +250,7 @@ export class OrchestrationScheduler {
       cursor = page.next_cursor ?? undefined;
     } while (cursor);
     if (!failed) this.coveredTo = now;
+    this.deps.scheduleMetrics?.looked(now);
     return emitted;
   }
 

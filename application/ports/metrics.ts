@@ -14,6 +14,16 @@ export interface OrchestrationMetrics {
   processed(eventName: string, dispatchSeconds: number, endToEndSeconds: number): void;
 }
 
+/** How one occurrence of a schedule went: its event made, found made already (by another process), refused by the envelope's rules, or not emitted (tried again). */
+export type ScheduleOutcome = 'emitted' | 'found' | 'refused' | 'failed';
+
+/** What the schedules' scheduler reports (application/orchestration/schedules.ts). */
+export interface ScheduleMetrics {
+  occurrence(outcome: ScheduleOutcome): void;
+  /** A look ended at `at` (with or without failures): an alert on its age finds a scheduler that stopped. */
+  looked(at: Date): void;
+}
+
 /** What /ws/chat reports (issue #15): connections, frames, closes, turns' first delta, backpressure. */
 export interface WidgetSocketMetrics {
   /** A socket was accepted (before its token is checked: refusals are accepted, then closed with a code). */

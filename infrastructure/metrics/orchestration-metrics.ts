@@ -10,7 +10,7 @@
 // label children are made once and kept: the limit costs one map lookup per report.
 
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { OrchestrationMetrics } from '../../application/ports/metrics';
+import type { OrchestrationMetrics, ScheduleMetrics, ScheduleOutcome } from '../../application/ports/metrics';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
@@ -114,5 +114,30 @@ export class PrometheusOrchestrationMetrics implements OrchestrationMetrics {
     };
     this.seriesByName.set(label, series);
     return series;
+  }
+}
+
+/** The scheduler's occurrences by outcome, and when it last looked. */
+export class PrometheusScheduleMetrics implements ScheduleMetrics {
+  private readonly occurrences: Counter<'outcome'>;
+  private readonly lastLook: Gauge;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.occurrences = new Counter({
+      name: 'orchestration_schedule_occurrences_total',
+      help: 'Occurrences of SDK connections\' schedules found due, by outcome: emitted, found (emitted already, by another process), refused (by the envelope\'s rules), failed (tried again at the next look)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.lastLook = new Gauge({ name: 'orchestration_schedule_last_look_seconds', help: 'When the scheduler last looked for occurrences due (Unix time)', registers });
+  }
+
+  occurrence(outcome: ScheduleOutcome): void {
+    this.occurrences.inc({ outcome });
+  }
+
+  looked(at: Date): void {
+    this.lastLook.set(at.getTime() / 1000);
   }
 }

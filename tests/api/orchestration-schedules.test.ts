@@ -1,7 +1,7 @@
 // Schedules advertised by an SDK connection (docs/orchestration-events.md, "Schedules"): a sync
 // stores them, `GET .../schedules` lists them as the platform reads them, and the scheduler
 // emits each occurrence once (its idempotency key), whichever process finds it due, as a root
-// event that runs the flows its name triggers. Time is a ManualClock; the test runs
+// event that runs the flows its name triggers, counted on /metrics. Time is a ManualClock; the test runs
 // `scheduler.runOnce()` itself (the background scheduler is off).
 
 import { expect } from 'chai';
@@ -35,7 +35,7 @@ describe('orchestration schedules advertised by SDK connections', () => {
 
   before(async () => {
     server = await startTestServer(
-      { SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ORCHESTRATION_SCHEDULE_CATCH_UP_SECONDS: '600' },
+      { SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ORCHESTRATION_SCHEDULE_CATCH_UP_SECONDS: '600', METRICS_PUBLIC: 'true' },
       { clock, connectorClient: signedConnectorClient(), orchestrationScheduler: false },
     );
     owner = await registerOwner(server, 'schedules-org');
@@ -174,5 +174,13 @@ describe('orchestration schedules advertised by SDK connections', () => {
       '2026-12-01T13:00:00.000Z',
       '2026-12-01T15:00:00.000Z',
     ]);
+  });
+
+  it('reports its occurrences by outcome and when it last looked on /metrics', async () => {
+    const scraped = await server.request('GET', '/metrics');
+    expect(scraped.status).to.equal(200);
+    expect(scraped.text).to.include('orchestration_schedule_occurrences_total{outcome="emitted"} 3');
+    const lastLook = /^orchestration_schedule_last_look_seconds (\S+)$/m.exec(scraped.text);
+    expect(Number(lastLook?.[1])).to.equal(new Date('2026-12-01T15:00:05.000Z').getTime() / 1000);
   });
 });
