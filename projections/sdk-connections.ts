@@ -53,6 +53,11 @@ export interface SdkConnectionDocument {
   schedules: Record<string, unknown>[];
   /** True when the connection is enabled and advertised schedules; null otherwise (left out of its index). */
   scheduled: true | null;
+  /**
+   * Since when each schedule (by id) runs: the sync that brought it as it is now, or the last
+   * enabling after that. A sync that advertises it unchanged keeps the time.
+   */
+  schedules_since: Record<string, string>;
   organization: Record<string, unknown> | null;
   secret_rotated_at: string | null;
   created_at: string;
@@ -66,6 +71,24 @@ export interface SdkConnectionDocument {
 export const SDK_CONNECTIONS = 'sdk_connections';
 
 const scheduledMark = (enabled: boolean, schedules: readonly unknown[]): true | null => (enabled && schedules.length > 0 ? true : null);
+
+const idOf = (schedule: Record<string, unknown>): string | null => (typeof schedule.id === 'string' ? schedule.id : null);
+
+/** Each schedule's start after a sync: kept for one advertised as it was, the sync's time for one new or changed. */
+function sinceSynced(current: Pick<SdkConnectionDocument, 'schedules' | 'schedules_since'>, schedules: readonly Record<string, unknown>[], syncedAt: string): Record<string, string> {
+  const since: Record<string, string> = {};
+  for (const schedule of schedules) {
+    const id = idOf(schedule);
+    if (id === null || id in since) continue;
+    const before = current.schedules.find((old) => idOf(old) === id);
+    const unchanged = before !== undefined && JSON.stringify(before) === JSON.stringify(schedule);
+    since[id] = (unchanged ? current.schedules_since[id] : undefined) ?? syncedAt;
+  }
+  return since;
+}
+
+/** Enabled again: every schedule starts now (what fell while it was disabled is not run). */
+const sinceEnabled = (since: Record<string, string>, enabledAt: string): Record<string, string> => Object.fromEntries(Object.keys(since).map((id) => [id, enabledAt]));
 
 export const sdkConnectionsProjection = documentProjection<SdkConnectionEvent['type'], SdkConnectionDocument>({
   name: 'sdk_connections',
@@ -96,6 +119,7 @@ export const sdkConnectionsProjection = documentProjection<SdkConnectionEvent['t
         events: [],
         schedules: [],
         scheduled: null,
+        schedules_since: {},
         organization: null,
         secret_rotated_at: null,
         created_at,
@@ -110,7 +134,7 @@ export const sdkConnectionsProjection = documentProjection<SdkConnectionEvent['t
       case 'SdkConnectionSecretRotated':
         return { ...current, previous_secret_valid_until: event.data.previous_valid_until, secret_rotated_at: event.data.rotated_at, updated_at: event.data.rotated_at, ...stamp };
       case 'SdkConnectionEnabled':
-        return { ...current, enabled: true, scheduled: scheduledMark(true, current.schedules), updated_at: event.data.enabled_at, ...stamp };
+        return { ...current, enabled: true, scheduled: scheduledMark(true, current.schedules), schedules_since: sinceEnabled(current.schedules_since, event.data.enabled_at), updated_at: event.data.enabled_at, ...stamp };
       case 'SdkConnectionDisabled':
         return { ...current, enabled: false, scheduled: null, updated_at: event.data.disabled_at, ...stamp };
       case 'SdkConnectionTested': {
@@ -119,7 +143,7 @@ export const sdkConnectionsProjection = documentProjection<SdkConnectionEvent['t
       }
       case 'SdkConnectionToolsSynced': {
         const { via, tools, flows, events, schedules, organization, sdk_name, sdk_version, synced_at } = event.data;
-        return { ...current, tools, flows, events, schedules, scheduled: scheduledMark(current.enabled, schedules), organization, last_sync: { via, sdk_name, sdk_version, synced_at }, last_sync_failure: null, ...revised };
+        return { ...current, tools, flows, events, schedules, scheduled: scheduledMark(current.enabled, schedules), schedules_since: sinceSynced(current, schedules, synced_at), organization, last_sync: { via, sdk_name, sdk_version, synced_at }, last_sync_failure: null, ...revised };
       }
       case 'SdkConnectionSyncFailed': {
         const { reason, detail, failed_at } = event.data;

@@ -22,8 +22,10 @@
 //   between, after a stall, runs once, for the latest). At start it looks back
 //   ORCHESTRATION_SCHEDULE_CATCH_UP_SECONDS, so an occurrence missed while no process ran is
 //   emitted late, once; one older than that is not made up.
-// - Only enabled connections' schedules run, and a schedule only from the sync that brought
-//   it: syncing at 14:00 a schedule for 02:00 does not run this morning's occurrence.
+// - Only enabled connections' schedules run, and each only from the sync that brought it as it
+//   is (a sync that advertises it unchanged keeps that time) or the enabling after: syncing
+//   or enabling at 14:00 a schedule for 02:00 does not run this morning's occurrence, even in a
+//   process that starts and looks back.
 // - Scheduled events do not take from the organization's emit budget (as a flow's follow-on
 //   events do not): a cron names a minute at the most, and a connection has at most
 //   MAX_SCHEDULES of them.
@@ -226,11 +228,11 @@ export class OrchestrationScheduler {
     do {
       const page = await connections.find({ where: { scheduled: true }, limit: PAGE, ...(cursor ? { cursor } : {}) });
       for (const doc of page.items) {
-        // A schedule runs from the sync that brought it, never for an occurrence before it.
-        const syncedAt = doc.last_sync ? new Date(doc.last_sync.synced_at) : now;
-        const since = syncedAt.getTime() > from.getTime() ? syncedAt : from;
         for (const read of readSchedules(doc.schedules, this.deps.orchestration)) {
           if (!read.ok) continue;
+          // From the sync that brought it as it is, or the enabling after: never an occurrence before.
+          const runsSince = new Date(doc.schedules_since[read.schedule.id] ?? now);
+          const since = runsSince.getTime() > from.getTime() ? runsSince : from;
           const occurrence = latestOccurrence(read.pattern, since, now);
           if (occurrence === null) continue;
           try {

@@ -73,6 +73,9 @@ describe('orchestration schedules advertised by SDK connections', () => {
     expect(synced.json.schedules_count).to.equal(5);
   });
 
+  /** Another process's scheduler, just started: its first look reaches back over the catch-up window. */
+  const startingScheduler = () => new OrchestrationScheduler({ ...server.platform.orchestration, logger: silentLogger }, { tickMs: 5000, catchUpSeconds: 600 });
+
   after(async () => {
     for (const close of closers) await close().catch(() => undefined);
     await server.close();
@@ -129,8 +132,7 @@ describe('orchestration schedules advertised by SDK connections', () => {
     expect(more).to.deep.equal([]);
     expect(emitted).to.deep.include({ tenant_id: owner.tenant_id, connection_id: connectionId, schedule_id: 'hourly_stock', occurrence: '2026-12-01T11:00:00.000Z', created: true });
     // Another process's scheduler (its first look reaches back over the catch-up window) finds the same occurrence: the same event, nothing new.
-    const elsewhere = new OrchestrationScheduler({ ...server.platform.orchestration, logger: silentLogger }, { tickMs: 5000, catchUpSeconds: 600 });
-    const [again] = await elsewhere.runOnce();
+    const [again] = await startingScheduler().runOnce();
     expect(again).to.deep.include({ event_id: emitted.event_id, created: false });
     expect(await server.platform.scheduler.runOnce()).to.deep.equal([]);
 
@@ -163,10 +165,12 @@ describe('orchestration schedules advertised by SDK connections', () => {
     clock.advance(3600_000); // 14:00:05
     expect(await server.platform.scheduler.runOnce()).to.deep.equal([]);
 
-    // Enabled again: the next occurrence runs, not the one missed while it was disabled.
+    // Enabled again: the next occurrence runs, not the one missed while it was disabled, not
+    // even by a process starting now, whose first look reaches back over 14:00.
     const enabled = await send('PATCH', `/api/v1/org/sdk-connections/${connectionId}`, { enabled: true });
     expect(enabled.status, enabled.text).to.equal(200);
     expect(await server.platform.scheduler.runOnce()).to.deep.equal([]);
+    expect(await startingScheduler().runOnce()).to.deep.equal([]);
     clock.advance(3600_000); // 15:00:05
     expect((await server.platform.scheduler.runOnce()).map((run) => run.occurrence)).to.deep.equal(['2026-12-01T15:00:00.000Z']);
     expect((await scheduledEvents()).map((event) => event.payload.scheduled_for).sort()).to.deep.equal([
@@ -176,11 +180,18 @@ describe('orchestration schedules advertised by SDK connections', () => {
     ]);
   });
 
+  it('keeps a schedule\'s start across a sync that advertises it unchanged: a sync just after an occurrence does not lose it', async () => {
+    clock.advance(3600_000 - 4_000); // 16:00:01, the 16:00 occurrence not yet looked for
+    const synced = await send('POST', `/api/v1/org/sdk-connections/${connectionId}/sync-tools`, {});
+    expect(synced.status, synced.text).to.equal(200);
+    expect((await server.platform.scheduler.runOnce()).map((run) => run.occurrence)).to.deep.equal(['2026-12-01T16:00:00.000Z']);
+  });
+
   it('reports its occurrences by outcome and when it last looked on /metrics', async () => {
     const scraped = await server.request('GET', '/metrics');
     expect(scraped.status).to.equal(200);
-    expect(scraped.text).to.include('orchestration_schedule_occurrences_total{outcome="emitted"} 3');
+    expect(scraped.text).to.include('orchestration_schedule_occurrences_total{outcome="emitted"} 4');
     const lastLook = /^orchestration_schedule_last_look_seconds (\S+)$/m.exec(scraped.text);
-    expect(Number(lastLook?.[1])).to.equal(new Date('2026-12-01T15:00:05.000Z').getTime() / 1000);
+    expect(Number(lastLook?.[1])).to.equal(new Date('2026-12-01T16:00:01.000Z').getTime() / 1000);
   });
 });
