@@ -49,6 +49,14 @@ function startProcess(dataDir: string, version: number, leaseTtlMs = LEASE_TTL_M
 const applied = (platform: PlatformProcess, projection: string): number[] =>
   platform.lines.filter((line) => line.startsWith(`APPLY ${projection} `)).map((line) => Number(line.split(' ')[2]));
 
+/**
+ * Waits until `count` APPLY lines of each projection arrived from the processes: a process
+ * prints them before it commits, but they reach this one through a pipe, and the commit may
+ * be seen in the store first.
+ */
+const appliedLinesArrived = (processes: PlatformProcess[], count: number): Promise<void> =>
+  eventually(() => LEASED_PROJECTIONS.every((name) => processes.reduce((sum, platform) => sum + applied(platform, name).length, 0) >= count), 30_000, 'the APPLY lines');
+
 const delivered = (platform: PlatformProcess): string[] => platform.lines.filter((line) => line.startsWith('DELIVER ')).map((line) => line.split(' ')[1]);
 
 describe('several processes on one embedded store (leases)', function () {
@@ -126,6 +134,7 @@ describe('several processes on one embedded store (leases)', function () {
 
     // The platform's own events (the plan catalogue seeded on start) are not the projections' type.
     const positions = (await eventStore.readAll({ fromPosition: 0, maxCount: 1000 })).filter((event) => event.type === LEASED_EVENT).map((event) => event.position);
+    await appliedLinesArrived([one, two], positions.length);
     for (const name of LEASED_PROJECTIONS) {
       const holder = (await state(name))?.lease?.holder;
       expect([one.holder, two.holder], `${name} holder`).to.include(holder);
@@ -156,6 +165,7 @@ describe('several processes on one embedded store (leases)', function () {
     // Saga delivery is at least once: the killed process may have delivered an event it had not acknowledged.
     await eventually(() => all.every((id) => delivered(one).includes(id) || delivered(two).includes(id)), 30_000, 'every saga delivery');
     expect((await state(SAGA_STATE))?.lease?.holder).to.equal(survivor.holder);
+    await appliedLinesArrived([survivor], after.length);
     expect(applied(survivor, 'alpha').length, 'the survivor applied what came after the kill').to.be.at.least(after.length);
     await expectCounted();
   });
@@ -189,6 +199,7 @@ describe('several processes on one embedded store (leases)', function () {
 
     const [one, two] = await Promise.all([start(2), start(2)]);
     await eventually(() => everyProjectionAt(head, (_holder, version) => version === 2), 30_000, 'version 2 in place');
+    await appliedLinesArrived([one, two], events.length);
     for (const name of LEASED_PROJECTIONS) {
       const holder = (await state(name))?.lease?.holder;
       const [holding, standing] = holder === one.holder ? [one, two] : [two, one];
