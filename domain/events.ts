@@ -14,6 +14,7 @@ import { membershipEvents } from './membership/membership';
 import { paymentEvents } from './payment/payment';
 import { documentEvents } from './document/document';
 import { conversationEvents } from './conversation/conversation';
+import { connectorAuthenticationEvents } from './connector-authentication/connector-authentication';
 import { handoffConfigEvents } from './handoff-config/handoff-config';
 import { crmConfigEvents } from './crm-config/crm-config';
 import { widgetConfigEvents } from './widget-config/widget-config';
@@ -72,6 +73,7 @@ export const domainEvents = eventRegistry([
   integrationEvents,
   toolEvents,
   toolCallEvents,
+  connectorAuthenticationEvents,
   sdkConnectionEvents,
   orchestrationEventEvents,
   rangeReplayEvents,

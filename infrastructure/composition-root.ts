@@ -521,7 +521,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     whatsappReplyDeliverySaga({ ...commands, readStore, secrets, transports: whatsappTransports, whatsapp: whatsappSettings }, whatsappPolicy),
     whatsappConversationRepliesSaga({ ...commands, logger: logger.child({ component: 'whatsapp' }) }),
     approvedToolCallsSaga(toolCalls),
-    connectorToolCallsSaga({ ...toolCalls, connectorClient }),
+    connectorToolCallsSaga({ ...toolCalls, connectorClient, connectorAuthentication: { ttlSeconds: config.connectorAuthenticationTtlSeconds } }),
     chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),
     orchestrationExpirySaga({ ...commands, readStore }, { concurrency: config.sagaConcurrency }),
     rangeReplaySaga(orchestration),

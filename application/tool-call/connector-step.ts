@@ -20,7 +20,8 @@ import { sdkConnectionTarget } from '../sdk-connection/sdk-connections';
 
 export type ConnectorStep =
   | { kind: 'failed'; code: string; message: string; status: number | null; latency_ms: number; answer: ConnectorAnswer | null }
-  | { kind: 'result'; output: Record<string, unknown>; status: number; latency_ms: number }
+  /** `authentication_context`: who the connector found the user to be (connector-authentication.ts); absent when it said nothing. */
+  | { kind: 'result'; output: Record<string, unknown>; authentication_context?: Record<string, unknown>; status: number; latency_ms: number }
   | { kind: 'challenge'; resume_token: string; challenge: Record<string, unknown>; latency_ms: number };
 
 export const failedBefore = (code: string, message: string): ConnectorStep => ({ kind: 'failed', code, message, status: null, latency_ms: 0, answer: null });
@@ -44,7 +45,7 @@ async function sendOnce(client: ConnectorClient, target: ConnectorTarget, reques
     const { answer, latency_ms, status } = await client.call(target, request);
     switch (answer.type) {
       case 'result':
-        return { kind: 'result', output: answer.output, status, latency_ms };
+        return { kind: 'result', output: answer.output, ...(answer.authentication_context === undefined ? {} : { authentication_context: answer.authentication_context }), status, latency_ms };
       case 'challenge':
         return { kind: 'challenge', resume_token: answer.resume_token, challenge: answer.challenge, latency_ms };
       case 'error':

@@ -14,19 +14,21 @@
 //     and a third time never (the call fails `interrupted`; domain/tool-call);
 //  3. sends the request: `tool` the connector's name, `parameters` the arguments,
 //     `organization_id` the tenant, `conversation_id` and `channel` of the chat's conversation,
-//     the end user's X-End-User-Token / Session of the turn (spec 5.1 rule 4; none once they
-//     cleared their identity in the conversation: end-user.ts), signed with the
-//     current secret, once more with the previous one during a rotation's grace when the
-//     connector refuses the signature;
-//  4. records the answer: `result` -> ToolCallSucceeded (its `output` is the call's result);
+//     `authentication` the context the connection returned earlier in the conversation
+//     (connector-authentication.ts), the end user's X-End-User-Token / Session of the turn
+//     (spec 5.1 rule 4; none once they cleared their identity in the conversation:
+//     end-user.ts), signed with the current secret, once more with the previous one during a
+//     rotation's grace when the connector refuses the signature;
+//  4. records the answer: `result` -> ToolCallSucceeded (its `output` is the call's result;
+//     an `authentication_context` with it is kept first, for the conversation's next calls);
 //     `challenge` -> ToolCallChallenged (the prompt in clear, the resume token sealed);
 //     `error` (the codes of spec 7.2: denied, customer_not_found, not_found, invalid_request,
 //     configuration_error, internal_error, ...) -> ToolCallFailed with the connector's code and
 //     message; no usable answer (a ConnectorCallError) -> ToolCallFailed with its reason
 //     (unreachable, timeout, refused_address, invalid_signature, protocol_mismatch,
 //     bad_response).
-// What is recorded of the exchange: the protocol request with `resume_token` and
-// `challenge_response` redacted, the connector's `output` (or its error), the end user's
+// What is recorded of the exchange: the protocol request with `resume_token`,
+// `challenge_response` and `authentication` redacted, the connector's `output` (or its error), the end user's
 // headers never. Log lines name the call, its outcome and latency only.
 //
 // `resumeToolCall` records the user's answer to a challenge (sealed) and waits for the outcome,
@@ -44,6 +46,7 @@ import { sdkConnectionTarget } from '../sdk-connection/sdk-connections';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { InvalidArgumentsError, requireValidArguments } from '../tool/input-schema';
 import { toolAggregate } from '../tool/tools';
+import { type ConnectorAuthenticationSettings, authenticationToSend, keepAuthentication } from './connector-authentication';
 import { type ConnectorStep, failedBefore, sendConnectorRequest } from './connector-step';
 import { forwardedEndUser } from './end-user';
 import { REDACTED, Redaction } from './redaction';
@@ -51,7 +54,7 @@ import { RECORDED_BODY_MAX_BYTES, type ToolCallDependencies, type ToolCallOutcom
 
 export const CONNECTOR_TOOL_CALLS = 'connector_tool_calls';
 
-export type ConnectorToolCallDependencies = ToolCallDependencies & { connectorClient: ConnectorClient };
+export type ConnectorToolCallDependencies = ToolCallDependencies & { connectorClient: ConnectorClient; connectorAuthentication: ConnectorAuthenticationSettings };
 
 /** A challenge's human text: its `message` (the SDK's convention), else `prompt` or `text`, else a plain request. */
 export function challengePrompt(challenge: Record<string, unknown>): string {
@@ -86,6 +89,9 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
   const requested = events[0];
   if (requested?.type !== 'ToolCallRequested') throw new Error(`${stream}@0: expected ToolCallRequested, found ${requested?.type}`);
   const connector = state.connector;
+  const origin = requested.data.origin;
+  const conversationId = origin.kind === 'chat' ? origin.conversation_id : null;
+  const authenticationSubject = conversationId === null ? null : { tenantId, conversationId, connectionId: connector.connection_id };
 
   const record = async (command: ToolCallCommand): Promise<void> => {
     try {
@@ -110,6 +116,11 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
           };
     switch (step.kind) {
       case 'result': {
+        // Kept before the success is recorded: a process stopping between the two sends the call again, and the context comes again.
+        if (step.authentication_context !== undefined && authenticationSubject !== null) {
+          const kept = await keepAuthentication(deps, authenticationSubject, step.authentication_context, toolCallId, context);
+          if (kept === 'too_large') deps.logger.warn({ tenant_id: tenantId, tool_call_id: toolCallId, connection_id: connector.connection_id }, 'connector tool call: an authentication_context over 16 KiB was not kept');
+        }
         const recorded = exchange(JSON.stringify(step.output), step.status);
         await record({ type: 'RecordToolCallSuccess', data: { tenant_id: tenantId, status: step.status, latency_ms: step.latency_ms, exchange: recorded! } });
         break;
@@ -164,9 +175,8 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
   }
 
   // 3. The request: an invoke, or a resume with the last challenge's token and the user's answer.
-  const origin = requested.data.origin;
-  const conversationId = origin.kind === 'chat' ? origin.conversation_id : null;
   const channel = conversationId === null ? null : await channelOf(deps, conversationId);
+  const authentication = authenticationSubject === null ? null : await authenticationToSend(deps, authenticationSubject, deps.connectorAuthentication);
   const base: ConnectorRequest = {
     type: 'tool.invoke',
     request_id: requestId,
@@ -174,6 +184,7 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
     tool: connector.tool,
     ...(conversationId === null ? {} : { conversation_id: conversationId }),
     ...(channel === null ? {} : { channel }),
+    ...(authentication === null ? {} : { authentication }),
   };
   let request: ConnectorRequest;
   const secretsShown: string[] = [];
@@ -204,10 +215,11 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
   return finish(step, requestId, request, connection.endpoint, shown);
 }
 
-/** The request as recorded: the resume token and the user's answer never in clear. */
+/** The request as recorded: the resume token, the user's answer and the authentication context never in clear. */
 function recordedRequest(request: ConnectorRequest): Record<string, unknown> {
   return {
     ...request,
+    ...(request.authentication ? { authentication: REDACTED } : {}),
     ...(request.resume_token ? { resume_token: REDACTED } : {}),
     ...(request.challenge_response !== undefined && request.challenge_response !== null ? { challenge_response: REDACTED } : {}),
   };

@@ -24,6 +24,12 @@ export async function endUserClearedSince(deps: Pick<CommandDependencies, 'event
   return events.some((event, index) => event.type === 'EndUserIdentityCleared' && index > posted);
 }
 
+/** Whether the conversation recorded EndUserIdentityCleared after the store position `position`. */
+export async function endUserClearedAfter(deps: Pick<CommandDependencies, 'eventStore'>, conversationId: string, position: number): Promise<boolean> {
+  const events = await deps.eventStore.readStream(conversationStream(conversationId));
+  return events.some((event) => event.type === 'EndUserIdentityCleared' && event.position > position);
+}
+
 /** The values a call forwards, in clear (see the top of this file). */
 export async function forwardedEndUser(
   deps: Pick<CommandDependencies, 'eventStore'> & { secrets: Pick<Secrets, 'open'> },

@@ -131,6 +131,7 @@ const variables = {
   TOOL_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '15000' },
   TOOL_MAX_RESPONSE_BYTES: { codec: integerBetween(1024, 64 * 1024 * 1024), default: String(1024 * 1024) },
   SDK_SECRET_GRACE_SECONDS: { codec: integerBetween(0, 30 * 24 * 3600), default: '86400' },
+  CONNECTOR_AUTHENTICATION_TTL_SECONDS: { codec: integerBetween(60, 30 * 24 * 3600), default: '3600' },
   STRIPE_WEBHOOK_SECRET: { codec: fromString('StripeWebhookSecret', "a Stripe endpoint's signing secret (whsec_...)", (raw) => (/^whsec_[A-Za-z0-9_+/=]+$/.test(raw) ? raw : undefined)), default: undefined },
   EMBEDDINGS_BASE_URL: { codec: urlWithScheme('http', 'https'), default: undefined },
   EMBEDDINGS_API_KEY: { codec: nonEmpty, default: undefined },
@@ -303,6 +304,8 @@ export interface Config {
   toolMaxResponseBytes: number;
   /** How long the previous signing secret of an SDK connection still signs after a rotation that names no grace (0: not at all). */
   sdkSecretGraceSeconds: number;
+  /** How long the authentication context a connector returned is sent back on the conversation's later calls (CONNECTOR_AUTHENTICATION_TTL_SECONDS). */
+  connectorAuthenticationTtlSeconds: number;
   /** Largest document a tenant may upload or add as text (413 `document_too_large` above). */
   documentMaxBytes: number;
   /** The largest OpenAPI document an import reads, fetched or uploaded. */
@@ -658,6 +661,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     toolTimeoutMs: values.TOOL_TIMEOUT_MS as number,
     toolMaxResponseBytes: values.TOOL_MAX_RESPONSE_BYTES as number,
     sdkSecretGraceSeconds: values.SDK_SECRET_GRACE_SECONDS as number,
+    connectorAuthenticationTtlSeconds: values.CONNECTOR_AUTHENTICATION_TTL_SECONDS as number,
     documentMaxBytes: values.DOCUMENT_MAX_BYTES as number,
     openapiMaxBytes: values.OPENAPI_MAX_BYTES as number,
     openapiFetchTimeoutMs: values.OPENAPI_FETCH_TIMEOUT_MS as number,

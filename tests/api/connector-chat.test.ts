@@ -5,7 +5,9 @@
 // user's headers, a request_id derived from the call); a `challenge` reaches the user as a
 // `tool` event with its prompt; the user's next message is the answer, sent as `tool.resume`
 // and never recorded, shown to the model or logged in clear; the result reaches the model and
-// the final answer streams. A wrong code (`denied`) and an unknown order (`customer_not_found`)
+// the final answer streams. The authentication context the connector returns with it is sent
+// back on the conversation's later calls (not asked again), not in another conversation, not
+// once the end user cleared their identity, not past its age. A wrong code (`denied`) and an unknown order (`customer_not_found`)
 // are clear answers; a disabled connection's tools are neither offered nor callable; the saga
 // sends a call once per outcome, repeats one interrupted mid-call once with the same
 // request_id, and never a third time.
@@ -17,8 +19,12 @@ import { createExampleConnector } from '../../adapters/connector-sdk/example/con
 import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
 import type { DomainRecordedEvent, RecordedOf } from '../../application/ports/domain-event-store';
 import { connectorToolCallsSaga } from '../../application/tool-call/connector-tool-calls';
+import { authenticationToSend } from '../../application/tool-call/connector-authentication';
 import { CHALLENGE_ANSWER_TEXT, conversationStream } from '../../domain/conversation/conversation';
 import { toolCallStream } from '../../domain/tool-call/tool-call';
+import { handleCommand } from '../../application/command-handling/handle-command';
+import { conversationAggregate } from '../../application/conversation/conversations';
+import { userContext } from '../support/context';
 import { createLogger } from '../../infrastructure/logging/logger';
 import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
 import { RecordingConnectorClient } from '../support/connector-client';
@@ -203,6 +209,59 @@ describe('connector tools in chat (#13 point 3)', function () {
     expect(logged.text).to.not.include(resumeToken);
   });
 
+  it('sends the authentication context the connector returned back on the conversation\'s later calls: not asked again there, asked in another conversation and once the end user cleared their identity', async () => {
+    const orderStatusCalls = () => client.sent.filter((sent) => sent.request.tool === 'order_status');
+    // The OTP passed once, in a new conversation.
+    llm.script({ tool_calls: [call('order_status', '{"order_id":"A-1001"}', 'call_otp')] });
+    const asked = framesOf((await askStreamed({ message: 'Status of A-1001?', workspace_id: workspaceId }, endUser)).text);
+    expect(asked[1].data).to.deep.include({ status: 'challenge' });
+    const { conversation_id: conversationId } = asked[asked.length - 1].data;
+    const code = codes.filter((sent) => sent.order_id === 'A-1001').at(-1)!.code;
+    llm.script({ deltas: ['It has shipped.'] });
+    const answered = framesOf((await askStreamed({ message: code, conversation_id: conversationId }, endUser)).text);
+    expect(answered[0].data).to.deep.include({ status: 'succeeded' });
+    const kept = (await server.platform.storedEvents.readAll({ maxCount: 100_000, filter: { kind: 'event_type', types: ['ConnectorAuthenticationKept'] } })).filter(
+      (event) => (event.data as { conversation_id: string }).conversation_id === conversationId,
+    );
+    expect(kept).to.have.length(1);
+    const keptData = kept[0].data as Record<string, string>;
+    expect(keptData).to.include({ tenant_id: owner.tenant_id, connection_id: connectionId, tool_call_id: asked[1].data.tool_call_id });
+    expect(Object.keys(keptData).sort()).to.deep.equal(['connection_id', 'context_sealed', 'conversation_id', 'kept_at', 'tenant_id', 'tool_call_id']);
+    expect(JSON.parse(server.platform.secrets.open(keptData.context_sealed))).to.deep.equal({ method: 'otp', order_id: 'A-1001' });
+
+    // Asked again there: the call carries the context and the connector answers at once, no code asked.
+    llm.script({ tool_calls: [call('order_status', '{"order_id":"A-1001"}', 'call_again')] }, { deltas: ['Still shipped.'] });
+    const sentBefore = orderStatusCalls().length;
+    const again = framesOf((await askStreamed({ message: 'And now?', conversation_id: conversationId }, endUser)).text);
+    expect(again.map((frame) => frame.event)).to.deep.equal(['tool', 'tool', 'delta', 'done']);
+    expect(again[1].data).to.deep.include({ status: 'succeeded', error: null });
+    const [sent] = orderStatusCalls().slice(sentBefore);
+    expect(sent.request).to.deep.include({ type: 'tool.invoke', conversation_id: conversationId, authentication: { method: 'otp', order_id: 'A-1001' } });
+    // The execution log shows the request with the context redacted.
+    const logged = await server.request('GET', `/api/v1/tool-calls/${again[1].data.tool_call_id}`, { headers: as(owner) });
+    expect(JSON.parse(logged.json.request.body)).to.deep.include({ authentication: '[redacted]' });
+
+    // Another conversation is another user as far as the connector knows: asked for a code.
+    llm.script({ tool_calls: [call('order_status', '{"order_id":"A-1001"}', 'call_elsewhere')] });
+    const elsewhere = framesOf((await askStreamed({ message: 'Status of A-1001?', workspace_id: workspaceId }, endUser)).text);
+    expect(elsewhere[1].data).to.deep.include({ status: 'challenge' });
+    expect(orderStatusCalls().at(-1)!.request).to.not.have.property('authentication');
+
+    // It is sent while it is younger than CONNECTOR_AUTHENTICATION_TTL_SECONDS.
+    const subject = { tenantId: owner.tenant_id, conversationId, connectionId };
+    const at = (ms: number) => ({ ...server.platform.toolCalls, clock: { now: () => new Date(Date.parse(keptData.kept_at) + ms) } });
+    expect(await authenticationToSend(at(3600_000), subject, { ttlSeconds: 3600 })).to.deep.equal({ method: 'otp', order_id: 'A-1001' });
+    expect(await authenticationToSend(at(3600_001), subject, { ttlSeconds: 3600 })).to.equal(null);
+
+    // Once the end user cleared their identity in the conversation, the context is not sent again.
+    const cleared = await handleCommand(server.platform.commands, conversationAggregate, conversationStream(conversationId), { type: 'ClearEndUserIdentity', data: {} }, userContext({ tenant_id: owner.tenant_id }));
+    expect(cleared.events.map((event) => event.type)).to.deep.equal(['EndUserIdentityCleared']);
+    llm.script({ tool_calls: [call('order_status', '{"order_id":"A-1001"}', 'call_cleared')] });
+    const afterClear = framesOf((await askStreamed({ message: 'One more time?', conversation_id: conversationId })).text);
+    expect(afterClear[1].data).to.deep.include({ status: 'challenge' });
+    expect(orderStatusCalls().at(-1)!.request).to.not.have.property('authentication');
+  });
+
   it('a wrong code is `denied`: the model is told, and answers clearly', async () => {
     llm.script({ tool_calls: [call('order_status', '{"order_id":"A-1003"}')] });
     const first = framesOf((await askStreamed({ message: 'And order A-1003?', workspace_id: workspaceId })).text);
@@ -296,7 +355,7 @@ describe('connector tools in chat (#13 point 3)', function () {
       const toolCallId: string = tested.json.id;
       expect(sentFor(toolCallId)).to.have.length(1);
       const [requested] = await eventsOf(toolCallStream(toolCallId));
-      const saga = connectorToolCallsSaga({ ...server.platform.toolCalls, connectorClient: client });
+      const saga = connectorToolCallsSaga({ ...server.platform.toolCalls, connectorClient: client, connectorAuthentication: { ttlSeconds: 3600 } });
       await saga.handle(requested as RecordedOf<'ToolCallRequested'>, { idempotencyKey: 'redelivered', attempt: 2, logger });
       expect(sentFor(toolCallId)).to.have.length(1);
       expect(typesOf(await eventsOf(toolCallStream(toolCallId)))).to.deep.equal(['ToolCallRequested', 'ToolCallDispatched', 'ToolCallSucceeded']);
