@@ -17,7 +17,15 @@
 // The same goes for a connector tool's call (#13) that outlived its turn's wait: its step is
 // recorded at `running`, and its outcome is reported here once the connector saga records it.
 //
-// It reacts to ToolCallSucceeded, ToolCallFailed and ToolCallRefused, and reads the call's
+// A connector call that is challenged after its turn ended (approved, then the connector asks
+// for an OTP; or a slow call that ends in a challenge) is asked in the conversation here: the
+// step is recorded at `challenge` with the prompt, and the turn's follow-up is the question
+// (`challengeNote`), without the model. The user's next message is then the answer, as for a
+// challenge within a turn (application/chat/chat.ts), and that turn gives the model the
+// challenged turn again. Being the turn's one follow-up, it is its last: calls of the same turn
+// still waiting for an approval are recorded when they settle, not reported by the model.
+//
+// It reacts to ToolCallSucceeded, ToolCallFailed, ToolCallRefused and ToolCallChallenged, and reads the call's
 // ToolCallRequested: only calls of a chat turn (origin `chat`) that waited for an approval, or
 // connector calls, are its business; a turn none of whose steps waited (its connector calls
 // answered within the turn) gets no follow-up. Idempotent on redelivery: the step's
@@ -37,7 +45,7 @@ import type { Saga } from '../sagas/saga';
 import type { ReadModelDependencies } from '../shared/read-models';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { assistantOf, historyBefore } from './chat';
-import { type StepOutcome, type ToolStepView, errorOf, settledOutcomeOf, recordedStepsOf, stepFor, unmadeCall } from './tool-steps';
+import { type StepOutcome, type ToolStepView, challengeNote, errorOf, settledOutcomeOf, recordedStepsOf, stepFor, unmadeCall } from './tool-steps';
 
 export const CHAT_TOOL_FOLLOW_UP = 'chat_tool_follow_up';
 
@@ -48,6 +56,7 @@ export type ChatFollowUpDependencies = CommandDependencies &
   };
 
 type SettledType = 'ToolCallSucceeded' | 'ToolCallFailed' | 'ToolCallRefused';
+type HandledType = SettledType | 'ToolCallChallenged';
 
 /** The follow-up's message id: one per turn, derived from the user message it follows up. */
 export const followUpMessageId = (deps: Pick<CommandDependencies, 'ids'>, replyTo: string): string => deps.ids.fromKey(`${replyTo}:tool-follow-up`);
@@ -148,17 +157,64 @@ export async function followUpTurn(deps: ChatFollowUpDependencies, tenantId: str
   );
 }
 
-export function chatToolFollowUpSaga(deps: ChatFollowUpDependencies): Saga<SettledType> {
+/**
+ * Asks the user, in the conversation, a connector's challenge that came after the turn ended
+ * (see the header); nothing when the turn itself asked it (its step is at `challenge`
+ * already), the call moved on since, or the turn was followed up.
+ */
+export async function askLateChallenge(deps: ChatFollowUpDependencies, tenantId: string, conversationId: string, replyTo: string, toolCallId: string, context: RequestContext): Promise<void> {
+  const stream = conversationStream(conversationId);
+  const events = (await deps.eventStore.readStream(stream)) as unknown as ConversationEvent[];
+  const state: ConversationState = events.reduce(conversationDecider.evolve, conversationDecider.initialState());
+  if (state.status === 'absent' || state.status === 'deleted' || state.tenant_id !== tenantId || state.followed_up.has(replyTo)) return;
+  const view = (recordedStepsOf(events).get(replyTo) ?? []).find((step) => step.tool_call_id === toolCallId);
+  if (view === undefined) throw new StepNotRecordedYet(toolCallId);
+  if (view.status !== 'awaiting_approval' && view.status !== 'running') return;
+  // Still challenged now? A redelivery after the user answered must not ask again.
+  const call = (await deps.eventStore.readStream(toolCallStream(toolCallId))) as unknown as ToolCallEvent[];
+  const challenged = [...call].reverse().find((event) => event.type === 'ToolCallChallenged');
+  if (call[call.length - 1]?.type !== 'ToolCallChallenged' || challenged?.type !== 'ToolCallChallenged') return;
+  const { step_id, call_id, tool_name, tool_id } = view;
+  const prompt = challenged.data.prompt;
+  await handleCommand(deps, conversationAggregate, stream, { type: 'RecordToolStep', data: { reply_to: replyTo, step_id, call_id, tool_name, tool_id, tool_call_id: toolCallId, status: 'challenge', error: null, prompt } }, context);
+  // A paused assistant (a person took the conversation over) asks nothing: the step shows the prompt to the person.
+  if (!assistantAnswersIn(state.status)) return;
+  await handleCommand(
+    deps,
+    conversationAggregate,
+    stream,
+    {
+      type: 'RecordFollowUp',
+      data: {
+        message_id: followUpMessageId(deps, replyTo),
+        reply_to: replyTo,
+        tool_call_ids: [toolCallId],
+        text: challengeNote([prompt]),
+        citations: [],
+        answered_from_knowledge: false,
+        model: deps.assistant.model,
+        latency_ms: 0,
+        usage: null,
+        error: null,
+      },
+    },
+    context,
+  );
+}
+
+export function chatToolFollowUpSaga(deps: ChatFollowUpDependencies): Saga<HandledType> {
   return {
     name: CHAT_TOOL_FOLLOW_UP,
     version: 1,
-    filter: { kind: 'event_type', types: ['ToolCallSucceeded', 'ToolCallFailed', 'ToolCallRefused'] },
-    async handle(event: RecordedOf<SettledType>) {
+    filter: { kind: 'event_type', types: ['ToolCallSucceeded', 'ToolCallFailed', 'ToolCallRefused', 'ToolCallChallenged'] },
+    async handle(event: RecordedOf<HandledType>) {
       const { tenant_id, tool_call_id } = event.data;
       const [first] = await deps.eventStore.readStream(toolCallStream(tool_call_id), { maxCount: 1 });
       if (first?.type !== 'ToolCallRequested' || !(first.data.awaiting_approval || first.data.connector !== undefined) || first.data.origin.kind !== 'chat') return;
       const context = { ...systemContext(event.metadata.correlation_id, CHAT_TOOL_FOLLOW_UP, event.id), tenant_id };
-      await followUpTurn(deps, tenant_id, first.data.origin.conversation_id, first.data.origin.reply_to, tool_call_id, context);
+      const { conversation_id, reply_to } = first.data.origin;
+      if (event.type === 'ToolCallChallenged') await askLateChallenge(deps, tenant_id, conversation_id, reply_to, tool_call_id, context);
+      else await followUpTurn(deps, tenant_id, conversation_id, reply_to, tool_call_id, context);
     },
   };
 }

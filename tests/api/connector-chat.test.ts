@@ -20,6 +20,8 @@ import { SignedConnectorClient } from '../../adapters/connector-client/connector
 import type { DomainRecordedEvent, RecordedOf } from '../../application/ports/domain-event-store';
 import { connectorToolCallsSaga } from '../../application/tool-call/connector-tool-calls';
 import { authenticationToSend } from '../../application/tool-call/connector-authentication';
+import { askLateChallenge } from '../../application/chat/tool-follow-up';
+import { silentLogger } from '../../application/ports/logger';
 import { CHALLENGE_ANSWER_TEXT, conversationStream } from '../../domain/conversation/conversation';
 import { toolCallStream } from '../../domain/tool-call/tool-call';
 import { handleCommand } from '../../application/command-handling/handle-command';
@@ -246,6 +248,11 @@ describe('connector tools in chat (#13 point 3)', function () {
     const elsewhere = framesOf((await askStreamed({ message: 'Status of A-1001?', workspace_id: workspaceId }, endUser)).text);
     expect(elsewhere[1].data).to.deep.include({ status: 'challenge' });
     expect(orderStatusCalls().at(-1)!.request).to.not.have.property('authentication');
+    // A challenge the turn asked itself is not asked again by the follow-up saga (whenever its delivery comes).
+    const { conversation_id: elsewhereId, user_message_id: elsewhereQuestion } = elsewhere[elsewhere.length - 1].data;
+    const followUpDeps = { ...server.platform.commands, readStore: server.platform.readStore, assistant: server.platform.assistant, logger: silentLogger };
+    await askLateChallenge(followUpDeps, owner.tenant_id, elsewhereId, elsewhereQuestion, elsewhere[1].data.tool_call_id, userContext({ tenant_id: owner.tenant_id }));
+    expect(typesOf(await eventsOf(conversationStream(elsewhereId)))).to.deep.equal(['ConversationStarted', 'UserMessagePosted', 'AssistantToolStepRecorded', 'AssistantAnswered']);
 
     // It is sent while it is younger than CONNECTOR_AUTHENTICATION_TTL_SECONDS.
     const subject = { tenantId: owner.tenant_id, conversationId, connectionId };
@@ -260,6 +267,44 @@ describe('connector tools in chat (#13 point 3)', function () {
     const afterClear = framesOf((await askStreamed({ message: 'One more time?', conversation_id: conversationId })).text);
     expect(afterClear[1].data).to.deep.include({ status: 'challenge' });
     expect(orderStatusCalls().at(-1)!.request).to.not.have.property('authentication');
+  });
+
+  it('asks in the conversation a challenge that came after the turn ended (an approved call), and the next message answers it', async () => {
+    const risky = await server.request('PATCH', `/api/v1/tools/${tools.order_status}`, { headers: as(owner), body: { risk: 'approval_required' } });
+    expect(risky.status, risky.text).to.equal(200);
+    try {
+      llm.script({ tool_calls: [call('order_status', '{"order_id":"A-1001"}', 'call_approved')] });
+      const asked = framesOf((await askStreamed({ message: 'Is A-1001 on its way?', workspace_id: workspaceId }, endUser)).text);
+      const waiting = asked.find((frame) => frame.event === 'tool' && frame.data.status === 'awaiting_approval')!.data;
+      const { conversation_id: conversationId, user_message_id: questionId } = asked[asked.length - 1].data;
+      const sentBefore = client.sent.length;
+      const approved = await server.request('POST', `/api/v1/tool-calls/${waiting.tool_call_id}/approve`, { headers: as(owner) });
+      expect(approved.status, approved.text).to.equal(200);
+
+      // The connector challenged the approved call: the conversation asks the user, without the model.
+      const asking = async () => (await eventsOf(conversationStream(conversationId))).filter((event) => event.type === 'AssistantFollowedUp');
+      await eventually(async () => (await asking()).length === 1, 20_000, 'the challenge asked in the conversation');
+      const [followUp] = await asking();
+      expect(followUp.data).to.deep.include({ reply_to: questionId, tool_call_ids: [waiting.tool_call_id], text: 'To go on, I need a confirmation from you: Enter the 6-digit code we sent to ***1234.', error: null });
+      expect(followUp.metadata.actor).to.deep.equal({ kind: 'system', id: 'chat_tool_follow_up' });
+      const steps = (await eventsOf(conversationStream(conversationId))).filter((event) => event.type === 'AssistantToolStepRecorded').map((event) => event.data as Json);
+      expect(steps.map((step) => step.status)).to.deep.equal(['awaiting_approval', 'challenge']);
+      expect(steps[1]).to.deep.include({ tool_call_id: waiting.tool_call_id, prompt: 'Enter the 6-digit code we sent to ***1234.' });
+      expect(client.sent.slice(sentBefore).map((sent) => sent.request.type)).to.deep.equal(['tool.invoke']);
+
+      // The user's next message is the answer: the call resumes, and the model reports the turn.
+      const code = codes.filter((sent) => sent.order_id === 'A-1001').at(-1)!.code;
+      llm.script({ deltas: ['Yes, it has shipped.'] });
+      const answered = framesOf((await askStreamed({ message: code, conversation_id: conversationId }, endUser)).text);
+      expect(answered.map((frame) => frame.event)).to.deep.equal(['tool', 'delta', 'done']);
+      expect(answered[0].data).to.deep.include({ tool_call_id: waiting.tool_call_id, status: 'succeeded' });
+      expect(client.sent.slice(sentBefore).map((sent) => sent.request.type)).to.deep.equal(['tool.invoke', 'tool.resume']);
+      // The success (a settled outcome) asks nothing more of the follow-up saga: the turn was followed up.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await asking()).to.have.length(1);
+    } finally {
+      await server.request('PATCH', `/api/v1/tools/${tools.order_status}`, { headers: as(owner), body: { risk: 'write' } });
+    }
   });
 
   it('a wrong code is `denied`: the model is told, and answers clearly', async () => {
