@@ -72,17 +72,28 @@ export const SDK_CONNECTIONS = 'sdk_connections';
 
 const scheduledMark = (enabled: boolean, schedules: readonly unknown[]): true | null => (enabled && schedules.length > 0 ? true : null);
 
+/**
+ * A document's schedules and their starts. A document of version 1 has neither: the live
+ * collection serves those until the rebuild of version 2 is swapped in, and a reader (or the
+ * live follower applying an event to one) takes them as none.
+ */
+export const schedulesOf = (doc: Pick<SdkConnectionDocument, 'schedules' | 'schedules_since'>): { schedules: Record<string, unknown>[]; since: Record<string, string> } => ({
+  schedules: doc.schedules ?? [],
+  since: doc.schedules_since ?? {},
+});
+
 const idOf = (schedule: Record<string, unknown>): string | null => (typeof schedule.id === 'string' ? schedule.id : null);
 
 /** Each schedule's start after a sync: kept for one advertised as it was, the sync's time for one new or changed. */
 function sinceSynced(current: Pick<SdkConnectionDocument, 'schedules' | 'schedules_since'>, schedules: readonly Record<string, unknown>[], syncedAt: string): Record<string, string> {
+  const previous = schedulesOf(current);
   const since: Record<string, string> = {};
   for (const schedule of schedules) {
     const id = idOf(schedule);
     if (id === null || id in since) continue;
-    const before = current.schedules.find((old) => idOf(old) === id);
+    const before = previous.schedules.find((old) => idOf(old) === id);
     const unchanged = before !== undefined && JSON.stringify(before) === JSON.stringify(schedule);
-    since[id] = (unchanged ? current.schedules_since[id] : undefined) ?? syncedAt;
+    since[id] = (unchanged ? previous.since[id] : undefined) ?? syncedAt;
   }
   return since;
 }
@@ -134,7 +145,7 @@ export const sdkConnectionsProjection = documentProjection<SdkConnectionEvent['t
       case 'SdkConnectionSecretRotated':
         return { ...current, previous_secret_valid_until: event.data.previous_valid_until, secret_rotated_at: event.data.rotated_at, updated_at: event.data.rotated_at, ...stamp };
       case 'SdkConnectionEnabled':
-        return { ...current, enabled: true, scheduled: scheduledMark(true, current.schedules), schedules_since: sinceEnabled(current.schedules_since, event.data.enabled_at), updated_at: event.data.enabled_at, ...stamp };
+        return { ...current, enabled: true, scheduled: scheduledMark(true, schedulesOf(current).schedules), schedules_since: sinceEnabled(schedulesOf(current).since, event.data.enabled_at), updated_at: event.data.enabled_at, ...stamp };
       case 'SdkConnectionDisabled':
         return { ...current, enabled: false, scheduled: null, updated_at: event.data.disabled_at, ...stamp };
       case 'SdkConnectionTested': {

@@ -37,7 +37,7 @@ import type { Logger } from '../ports/logger';
 import type { ScheduleMetrics } from '../ports/metrics';
 import type { ReadModelDependencies } from '../shared/read-models';
 import { systemContext } from '../shared/request-context';
-import { SDK_CONNECTIONS, type SdkConnectionDocument } from '../../projections/sdk-connections';
+import { SDK_CONNECTIONS, type SdkConnectionDocument, schedulesOf } from '../../projections/sdk-connections';
 import { type OrchestrationDependencies, queueEnvelope } from './orchestration-events';
 
 export const MAX_SCHEDULES = 20;
@@ -141,9 +141,10 @@ export interface UnrunnableScheduleView {
 }
 
 /** A connection's schedules as its owners and admins see them (`GET .../schedules`). */
-export function scheduleViews(doc: Pick<SdkConnectionDocument, 'schedules' | 'enabled'>, limits: { maxPayloadBytes: number }, now: Date): Array<ScheduleView | UnrunnableScheduleView> {
-  return readSchedules(doc.schedules, limits).map((read, index) => {
-    if (!read.ok) return { id: read.id, problem: read.reason, advertised: doc.schedules[index] };
+export function scheduleViews(doc: Pick<SdkConnectionDocument, 'schedules' | 'schedules_since' | 'enabled'>, limits: { maxPayloadBytes: number }, now: Date): Array<ScheduleView | UnrunnableScheduleView> {
+  const { schedules } = schedulesOf(doc);
+  return readSchedules(schedules, limits).map((read, index) => {
+    if (!read.ok) return { id: read.id, problem: read.reason, advertised: schedules[index] };
     const next = doc.enabled ? read.pattern.nextRun(now) : null;
     return { ...read.schedule, next_run_at: next?.toISOString() ?? null, problem: null };
   });
@@ -228,10 +229,11 @@ export class OrchestrationScheduler {
     do {
       const page = await connections.find({ where: { scheduled: true }, limit: PAGE, ...(cursor ? { cursor } : {}) });
       for (const doc of page.items) {
-        for (const read of readSchedules(doc.schedules, this.deps.orchestration)) {
+        const { schedules, since: startOf } = schedulesOf(doc);
+        for (const read of readSchedules(schedules, this.deps.orchestration)) {
           if (!read.ok) continue;
           // From the sync that brought it as it is, or the enabling after: never an occurrence before.
-          const runsSince = new Date(doc.schedules_since[read.schedule.id] ?? now);
+          const runsSince = new Date(startOf[read.schedule.id] ?? now);
           const since = runsSince.getTime() > from.getTime() ? runsSince : from;
           const occurrence = latestOccurrence(read.pattern, since, now);
           if (occurrence === null) continue;

@@ -44,7 +44,7 @@ import {
 } from '../../domain/sdk-connection/sdk-connection';
 import { type DomainError, conflict, invalid, notFound, messageOf } from '../../domain/shared/errors';
 import { normalizeText } from '../../domain/shared/text';
-import { type ConnectionSyncFailure, type ConnectionSyncRecord, type ConnectionTestRecord, SDK_CONNECTIONS, type SdkConnectionDocument } from '../../projections/sdk-connections';
+import { type ConnectionSyncFailure, type ConnectionSyncRecord, type ConnectionTestRecord, SDK_CONNECTIONS, type SdkConnectionDocument, schedulesOf } from '../../projections/sdk-connections';
 import { type Aggregate, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { requireFeature } from '../entitlement/entitlements';
 import { type OutboundDependencies, requireCallableEndpoint } from '../outbound/callable-endpoint';
@@ -143,7 +143,7 @@ function viewOf(doc: SdkConnectionDocument, now: Date): SdkConnectionView {
     tools_count: doc.tools.length,
     flows_count: doc.flows.length,
     events_count: doc.events.length,
-    schedules_count: doc.schedules.length,
+    schedules_count: schedulesOf(doc).schedules.length,
     tools: doc.tools.map(summaryOf),
     organization: doc.organization,
     last_sync: doc.last_sync,

@@ -2,7 +2,8 @@
 // and the sync's event at schema version 2 (version 1 kept no schedules).
 
 import { expect } from 'chai';
-import { MAX_SCHEDULES, latestOccurrence, occurrenceKey, readSchedule, readSchedules } from '../../application/orchestration/schedules';
+import { MAX_SCHEDULES, latestOccurrence, occurrenceKey, readSchedule, readSchedules, scheduleViews } from '../../application/orchestration/schedules';
+import type { SdkConnectionDocument } from '../../projections/sdk-connections';
 import { domainEvents } from '../../domain/events';
 
 const limits = { maxPayloadBytes: 1024 };
@@ -61,6 +62,11 @@ describe('orchestration schedules: reading what a connector advertised', () => {
 
   it('names each occurrence by connection, schedule and time', () => {
     expect(occurrenceKey('c1', 'nightly', new Date('2026-12-02T01:00:00Z'))).to.equal('schedule:c1:nightly:2026-12-02T01:00:00.000Z');
+  });
+
+  it('reads a connection document of the read model\'s version 1 (served until the rebuild is swapped in) as having no schedules', () => {
+    const v1 = { enabled: true } as unknown as Pick<SdkConnectionDocument, 'schedules' | 'schedules_since' | 'enabled'>;
+    expect(scheduleViews(v1, limits, new Date())).to.deep.equal([]);
   });
 
   it('reads a sync recorded before schedules were kept (schema version 1) as having none', () => {
