@@ -22,6 +22,8 @@
 //   between, after a stall, runs once, for the latest). At start it looks back
 //   ORCHESTRATION_SCHEDULE_CATCH_UP_SECONDS, so an occurrence missed while no process ran is
 //   emitted late, once; one older than that is not made up.
+// - Only the schedules of active organizations run: a suspended or deleted one's connector is
+//   not called on its behalf (an occurrence while it is suspended is not made up after).
 // - Only enabled connections' schedules run, and each only from the sync that brought it as it
 //   is (a sync that advertises it unchanged keeps that time) or the enabling after: syncing
 //   or enabling at 14:00 a schedule for 02:00 does not run this morning's occurrence, even in a
@@ -38,6 +40,8 @@ import type { ScheduleMetrics } from '../ports/metrics';
 import type { ReadModelDependencies } from '../shared/read-models';
 import { systemContext } from '../shared/request-context';
 import { SDK_CONNECTIONS, type SdkConnectionDocument, schedulesOf } from '../../projections/sdk-connections';
+import { TENANTS, type TenantDocument } from '../../projections/tenants';
+import { isActiveTenant } from '../tenant/active-tenant';
 import { type OrchestrationDependencies, queueEnvelope } from './orchestration-events';
 
 export const MAX_SCHEDULES = 20;
@@ -225,10 +229,20 @@ export class OrchestrationScheduler {
     const emitted: ScheduledEmit[] = [];
     let failed = false;
     const connections = this.deps.readStore.collection<SdkConnectionDocument>(SDK_CONNECTIONS);
+    const activeTenants = new Map<string, boolean>();
+    const isActive = async (tenantId: string): Promise<boolean> => {
+      let active = activeTenants.get(tenantId);
+      if (active === undefined) {
+        active = isActiveTenant(await this.deps.readStore.collection<TenantDocument>(TENANTS).get(tenantId));
+        activeTenants.set(tenantId, active);
+      }
+      return active;
+    };
     let cursor: string | undefined;
     do {
       const page = await connections.find({ where: { scheduled: true }, limit: PAGE, ...(cursor ? { cursor } : {}) });
       for (const doc of page.items) {
+        if (!(await isActive(doc.tenant_id))) continue;
         const { schedules, since: startOf } = schedulesOf(doc);
         for (const read of readSchedules(schedules, this.deps.orchestration)) {
           if (!read.ok) continue;

@@ -1,13 +1,16 @@
 // Schedules advertised by an SDK connection (docs/orchestration-events.md, "Schedules"): a sync
 // stores them, `GET .../schedules` lists them as the platform reads them, and the scheduler
 // emits each occurrence once (its idempotency key), whichever process finds it due, as a root
-// event that runs the flows its name triggers, counted on /metrics. Time is a ManualClock; the test runs
+// event that runs the flows its name triggers (none for a suspended organization), counted on
+// /metrics. Time is a ManualClock; the test runs
 // `scheduler.runOnce()` itself (the background scheduler is off).
 
 import { expect } from 'chai';
 import { createConnector } from '../../adapters/connector-sdk';
 import { OrchestrationScheduler } from '../../application/orchestration/schedules';
 import { silentLogger } from '../../application/ports/logger';
+import { suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
+import { userContext } from '../support/context';
 import { type Account, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
 import { signedConnectorClient } from '../support/orchestration';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
@@ -187,11 +190,22 @@ describe('orchestration schedules advertised by SDK connections', () => {
     expect((await server.platform.scheduler.runOnce()).map((run) => run.occurrence)).to.deep.equal(['2026-12-01T16:00:00.000Z']);
   });
 
+  it('runs no schedule of a suspended organization, and does not make up its occurrences once it is unsuspended', async () => {
+    const cli = userContext({ actor: { kind: 'system', id: 'cli' }, tenant_id: owner.tenant_id });
+    await server.platform.readYourWrites((await suspendTenant(server.platform.commands, owner.tenant_id, 'unpaid invoices', cli)).position);
+    clock.advance(3600_000 + 4_000); // 17:00:05
+    expect(await server.platform.scheduler.runOnce()).to.deep.equal([]);
+    await server.platform.readYourWrites((await unsuspendTenant(server.platform.commands, owner.tenant_id, cli)).position);
+    expect(await server.platform.scheduler.runOnce()).to.deep.equal([]);
+    clock.advance(3600_000); // 18:00:05
+    expect((await server.platform.scheduler.runOnce()).map((run) => run.occurrence)).to.deep.equal(['2026-12-01T18:00:00.000Z']);
+  });
+
   it('reports its occurrences by outcome and when it last looked on /metrics', async () => {
     const scraped = await server.request('GET', '/metrics');
     expect(scraped.status).to.equal(200);
-    expect(scraped.text).to.include('orchestration_schedule_occurrences_total{outcome="emitted"} 4');
+    expect(scraped.text).to.include('orchestration_schedule_occurrences_total{outcome="emitted"} 5');
     const lastLook = /^orchestration_schedule_last_look_seconds (\S+)$/m.exec(scraped.text);
-    expect(Number(lastLook?.[1])).to.equal(new Date('2026-12-01T16:00:01.000Z').getTime() / 1000);
+    expect(Number(lastLook?.[1])).to.equal(new Date('2026-12-01T18:00:05.000Z').getTime() / 1000);
   });
 });
