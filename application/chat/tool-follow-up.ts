@@ -134,27 +134,20 @@ export async function followUpTurn(deps: ChatFollowUpDependencies, tenantId: str
     error = { code: failure.code, message: failure.message };
     text = '';
   }
-  await handleCommand(
-    deps,
-    conversationAggregate,
-    stream,
-    {
-      type: 'RecordFollowUp',
-      data: {
-        message_id: followUpMessageId(deps, replyTo),
-        reply_to: replyTo,
-        tool_call_ids: waited.flatMap((call) => (call.view.tool_call_id === null ? [] : [call.view.tool_call_id])),
-        text,
-        citations: [],
-        answered_from_knowledge: false,
-        model: ending.model,
-        latency_ms: Math.round(performance.now() - started),
-        usage: ending.usage,
-        error,
-      },
-    },
-    context,
-  );
+  const toolCallIds = waited.flatMap((call) => (call.view.tool_call_id === null ? [] : [call.view.tool_call_id]));
+  await recordFollowUp(deps, conversationId, replyTo, { tool_call_ids: toolCallIds, text, model: ending.model, latency_ms: Math.round(performance.now() - started), usage: ending.usage, error }, context);
+}
+
+/** Records the turn's one follow-up message (a redelivered one records nothing: the conversation decider). */
+async function recordFollowUp(
+  deps: ChatFollowUpDependencies,
+  conversationId: string,
+  replyTo: string,
+  followUp: { tool_call_ids: string[]; text: string; model: string; latency_ms: number; usage: { prompt_tokens: number; completion_tokens: number } | null; error: { code: string; message: string } | null },
+  context: RequestContext,
+): Promise<void> {
+  const data = { message_id: followUpMessageId(deps, replyTo), reply_to: replyTo, citations: [], answered_from_knowledge: false, ...followUp };
+  await handleCommand(deps, conversationAggregate, conversationStream(conversationId), { type: 'RecordFollowUp', data }, context);
 }
 
 /**
@@ -179,27 +172,7 @@ export async function askLateChallenge(deps: ChatFollowUpDependencies, tenantId:
   await handleCommand(deps, conversationAggregate, stream, { type: 'RecordToolStep', data: { reply_to: replyTo, step_id, call_id, tool_name, tool_id, tool_call_id: toolCallId, status: 'challenge', error: null, prompt } }, context);
   // A paused assistant (a person took the conversation over) asks nothing: the step shows the prompt to the person.
   if (!assistantAnswersIn(state.status)) return;
-  await handleCommand(
-    deps,
-    conversationAggregate,
-    stream,
-    {
-      type: 'RecordFollowUp',
-      data: {
-        message_id: followUpMessageId(deps, replyTo),
-        reply_to: replyTo,
-        tool_call_ids: [toolCallId],
-        text: challengeNote([prompt]),
-        citations: [],
-        answered_from_knowledge: false,
-        model: deps.assistant.model,
-        latency_ms: 0,
-        usage: null,
-        error: null,
-      },
-    },
-    context,
-  );
+  await recordFollowUp(deps, conversationId, replyTo, { tool_call_ids: [toolCallId], text: challengeNote([prompt]), model: deps.assistant.model, latency_ms: 0, usage: null, error: null }, context);
 }
 
 export function chatToolFollowUpSaga(deps: ChatFollowUpDependencies): Saga<HandledType> {
