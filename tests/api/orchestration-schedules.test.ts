@@ -2,8 +2,8 @@
 // stores them, `GET .../schedules` lists them as the platform reads them, and the scheduler
 // emits each occurrence once (its idempotency key), whichever process finds it due, as a root
 // event that runs the flows its name triggers (none for a suspended organization), counted on
-// /metrics. Time is a ManualClock; the test runs
-// `scheduler.runOnce()` itself (the background scheduler is off).
+// /metrics. Time is a ManualClock; the test runs `scheduler.runOnce()` itself (the background
+// scheduler is off).
 
 import { expect } from 'chai';
 import { createConnector } from '../../adapters/connector-sdk';
