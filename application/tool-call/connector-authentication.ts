@@ -21,8 +21,7 @@ import {
   connectorAuthenticationEvents,
   connectorAuthenticationStream,
 } from '../../domain/connector-authentication/connector-authentication';
-import type { Aggregate, CommandDependencies } from '../command-handling/handle-command';
-import { handleCommand } from '../command-handling/handle-command';
+import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import type { Secrets } from '../ports/identity';
 import type { RequestContext } from '../shared/request-context';
 import { endUserClearedAfter } from './end-user';
