@@ -185,6 +185,8 @@ export class OrchestrationScheduler {
   private timer: NodeJS.Timeout | null = null;
   private looking: Promise<ScheduledEmit[]> | null = null;
   private stopped = true;
+  /** Each connection's schedules as read, at the revision read: a look parses only what changed since the last. */
+  private readByConnection = new Map<string, { revision: number; schedules: ReadSchedule[] }>();
 
   constructor(
     private readonly deps: SchedulerDependencies,
@@ -238,13 +240,17 @@ export class OrchestrationScheduler {
       }
       return active;
     };
+    const readNow = new Map<string, { revision: number; schedules: ReadSchedule[] }>();
     let cursor: string | undefined;
     do {
       const page = await connections.find({ where: { scheduled: true }, limit: PAGE, ...(cursor ? { cursor } : {}) });
       for (const doc of page.items) {
         if (!(await isActive(doc.tenant_id))) continue;
         const { schedules, since: startOf } = schedulesOf(doc);
-        for (const read of readSchedules(schedules, this.deps.orchestration)) {
+        const known = this.readByConnection.get(doc.id);
+        const current = known?.revision === doc.revision ? known : { revision: doc.revision, schedules: readSchedules(schedules, this.deps.orchestration) };
+        readNow.set(doc.id, current);
+        for (const read of current.schedules) {
           if (!read.ok) continue;
           // From the sync that brought it as it is, or the enabling after: never an occurrence before.
           const runsSince = new Date(startOf[read.schedule.id] ?? now);
@@ -267,6 +273,8 @@ export class OrchestrationScheduler {
       }
       cursor = page.next_cursor ?? undefined;
     } while (cursor);
+    // Connections no longer scheduled (disabled, deleted, their organization suspended) are forgotten.
+    this.readByConnection = readNow;
     if (!failed) this.coveredTo = now;
     this.deps.scheduleMetrics?.looked(now);
     return emitted;
