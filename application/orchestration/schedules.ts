@@ -39,7 +39,7 @@ import type { Logger } from '../ports/logger';
 import type { ScheduleMetrics } from '../ports/metrics';
 import type { ReadModelDependencies } from '../shared/read-models';
 import { systemContext } from '../shared/request-context';
-import { SDK_CONNECTIONS, type SdkConnectionDocument, schedulesOf } from '../../projections/sdk-connections';
+import { SDK_CONNECTIONS, type SdkConnectionDocument, schedulesOf, sdkConnectionsProjection } from '../../projections/sdk-connections';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { isActiveTenant } from '../tenant/active-tenant';
 import { type OrchestrationDependencies, queueEnvelope } from './orchestration-events';
@@ -177,6 +177,8 @@ export interface ScheduledEmit {
 }
 
 const PAGE = 500;
+/** The first version of the sdk_connections read model with schedules (and its `scheduled` index). */
+const SCHEDULES_SINCE_VERSION = 2;
 
 /** Emits the occurrences of the enabled connections' schedules as they come due. */
 export class OrchestrationScheduler {
@@ -187,6 +189,9 @@ export class OrchestrationScheduler {
   private stopped = true;
   /** Each connection's schedules as read, at the revision read: a look parses only what changed since the last. */
   private readByConnection = new Map<string, { revision: number; schedules: ReadSchedule[] }>();
+  /** Whether the served sdk_connections read model has schedules: once it has, it always will. */
+  private servesSchedules = false;
+  private waitingLogged = false;
 
   constructor(
     private readonly deps: SchedulerDependencies,
@@ -226,6 +231,7 @@ export class OrchestrationScheduler {
   }
 
   private async look(): Promise<ScheduledEmit[]> {
+    if (!(await this.readModelHasSchedules())) return [];
     const now = this.deps.clock.now();
     const from = this.coveredTo ?? new Date(now.getTime() - this.settings.catchUpSeconds * 1000);
     const emitted: ScheduledEmit[] = [];
@@ -278,6 +284,23 @@ export class OrchestrationScheduler {
     if (!failed) this.coveredTo = now;
     this.deps.scheduleMetrics?.looked(now);
     return emitted;
+  }
+
+  /**
+   * An upgrade rebuilds sdk_connections into a shadow while the older version keeps serving,
+   * without schedules or their index. Until the swap the scheduler waits and covers nothing, so
+   * its next look reaches back over what came due meanwhile (within the catch-up window).
+   */
+  private async readModelHasSchedules(): Promise<boolean> {
+    if (this.servesSchedules) return true;
+    const served = await this.deps.readStore.getProjectionState(sdkConnectionsProjection.name);
+    // No state yet: a new store, built by this code from the start.
+    this.servesSchedules = served === null || served.version >= SCHEDULES_SINCE_VERSION;
+    if (!this.servesSchedules && !this.waitingLogged) {
+      this.waitingLogged = true;
+      this.deps.logger.info({ projection: sdkConnectionsProjection.name, served: served?.version }, 'orchestration scheduler: waiting for the rebuilt read model with schedules');
+    }
+    return this.servesSchedules;
   }
 
   private async emit(doc: SdkConnectionDocument, schedule: Schedule, occurrence: Date): Promise<ScheduledEmit> {

@@ -8,7 +8,8 @@
 import { expect } from 'chai';
 import { createConnector } from '../../adapters/connector-sdk';
 import { OrchestrationScheduler } from '../../application/orchestration/schedules';
-import { silentLogger } from '../../application/ports/logger';
+import { type Logger, silentLogger } from '../../application/ports/logger';
+import type { ReadStore } from '../../application/ports/read-store';
 import { suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
 import { userContext } from '../support/context';
 import { type Account, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
@@ -207,5 +208,45 @@ describe('orchestration schedules advertised by SDK connections', () => {
     expect(scraped.text).to.include('orchestration_schedule_occurrences_total{outcome="emitted"} 5');
     const lastLook = /^orchestration_schedule_last_look_seconds (\S+)$/m.exec(scraped.text);
     expect(Number(lastLook?.[1])).to.equal(new Date('2026-12-01T18:00:05.000Z').getTime() / 1000);
+  });
+
+  it('waits while an upgrade\'s rebuild serves the read model without schedules, then emits what came due meanwhile', async () => {
+    // A process of this release started on a store whose sdk_connections is still served at version 1.
+    const readStore = server.platform.orchestration.readStore;
+    let servedVersion = 1;
+    const collectionsRead: string[] = [];
+    const upgrading: ReadStore = new Proxy(readStore, {
+      get(target, property) {
+        if (property === 'getProjectionState') {
+          return async (name: string) => {
+            const state = await target.getProjectionState(name);
+            return name === 'sdk_connections' && state ? { ...state, version: servedVersion } : state;
+          };
+        }
+        if (property === 'collection') {
+          return (name: string) => {
+            collectionsRead.push(name);
+            return target.collection(name);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const logged: Array<{ fields: object; message?: string }> = [];
+    const logger: Logger = { ...silentLogger, info: (fields, message) => void logged.push({ fields, message }) };
+    const scheduler = new OrchestrationScheduler({ ...server.platform.orchestration, readStore: upgrading, logger }, { tickMs: 5000, catchUpSeconds: 3600 });
+
+    clock.advance(3600_000); // 19:00:05
+    expect(await scheduler.runOnce()).to.deep.equal([]);
+    expect(await scheduler.runOnce()).to.deep.equal([]);
+    expect(collectionsRead).to.deep.equal([]);
+    expect(logged.map((line) => line.message)).to.deep.equal(['orchestration scheduler: waiting for the rebuilt read model with schedules']);
+
+    servedVersion = 2; // the rebuild swapped in
+    clock.advance(20 * 60_000); // 19:20:05
+    const emitted = await scheduler.runOnce();
+    expect(emitted.map((run) => [run.occurrence, run.created])).to.deep.equal([['2026-12-01T19:00:00.000Z', true]]);
+    expect(collectionsRead).to.include('sdk_connections');
   });
 });
