@@ -68,10 +68,16 @@ function messageOf(event: ConversationEvent): HandoffMessage | null {
   }
 }
 
-/** The payload of a handoff, from the conversation's events up to the hand-off; null when the conversation is gone. */
+/**
+ * The payload of a handoff, from the conversation's events up to the hand-off; null when the
+ * conversation is gone, also when it was deleted or erased after the hand-off (its transcript
+ * is then not sent).
+ */
 export async function handoffPayload(deps: Pick<CommandDependencies, 'eventStore'>, request: HandoffRequestedData): Promise<HandoffPayload | null> {
-  const recorded = await deps.eventStore.readStream(conversationStream(request.conversation_id), { maxCount: request.conversation_revision + 1 });
-  const events = recorded.filter((event): event is typeof event & ConversationEvent => conversationEvents.includes(event));
+  const recorded = await deps.eventStore.readStream(conversationStream(request.conversation_id));
+  const all = recorded.filter((event): event is typeof event & ConversationEvent => conversationEvents.includes(event));
+  if (all.reduce(conversationDecider.evolve, conversationDecider.initialState()).status === 'deleted') return null;
+  const events = all.filter((event) => event.revision <= request.conversation_revision);
   const started = events.find((event) => event.type === 'ConversationStarted');
   if (!started || started.type !== 'ConversationStarted') return null;
   const state: ConversationState = events.reduce(conversationDecider.evolve, conversationDecider.initialState());

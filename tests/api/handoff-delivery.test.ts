@@ -175,6 +175,21 @@ describe('handoff delivery (saga handoff_delivery)', () => {
     expect(receiver.deliveries.length).to.equal(first + 3);
   });
 
+  it('gives a handoff up when its conversation is deleted before its next attempt: the transcript is not sent', async () => {
+    receiver.answerWith(500);
+    const first = receiver.deliveries.length;
+    const { conversationId, triggerId } = await handOff('Please call me back');
+    await eventually(async () => (await deliveries('?status=retrying')).some((delivery) => delivery.id === triggerId), 10_000, 'the failure recorded');
+    const deleted = await server.request('DELETE', `/api/v1/conversations/${conversationId}`, { headers: as(owner) });
+    expect(deleted.status, deleted.text).to.equal(204);
+    clock.advance(1000);
+    await server.platform.sagas.runDue();
+    await settled();
+    const failed = (await deliveries('?status=failed')).find((delivery) => delivery.id === triggerId);
+    expect(failed).to.deep.include({ attempts: 1, last_error: 'the conversation is not there' });
+    expect(receiver.deliveries.length).to.equal(first + 1);
+  });
+
   it('gives a handoff up when handoffs are turned off before its next attempt, and requests none while they are off', async () => {
     receiver.answerWith(500);
     const first = receiver.deliveries.length;
