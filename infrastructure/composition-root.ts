@@ -78,6 +78,10 @@ import { DocumentTextExtractor } from './extraction/document-text-extractor';
 import { KEYS_FILE, loadKeys } from './crypto/keys';
 import { ScryptPasswordHasher } from './crypto/passwords';
 import { AesGcmSecrets } from './crypto/secrets';
+import { MongoSubjectKeyTable } from './personal-data/mongodb';
+import { SqliteSubjectKeyTable } from './personal-data/sqlite';
+import { KeyedPersonalDataVault } from './personal-data/vault';
+import { personalDataErasureSaga } from '../application/personal-data/erasure-saga';
 import { PasetoTokenService } from './crypto/tokens';
 import { createLogger } from './logging/logger';
 import { ExtractiveAssistantEngine } from './assistant/extractive';
@@ -308,8 +312,17 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   let projections: ProjectionRunner | null = null;
   const metrics = new PlatformMetrics(() => (projections ? projections.status() : Promise.resolve([])));
   const storedEvents = new InstrumentedEventStore(rawEventStore, metrics);
-  // The one place events are decoded: the command handler, projections and sagas all read through it.
-  const eventStore = new DecodingEventStore(storedEvents);
+  const keys = loadKeys({ dataDir: config.dataDir, tokenSecretKey: config.tokenSecretKey, dataEncryptionKey: config.dataEncryptionKey });
+  const secrets = new AesGcmSecrets(keys.dataKey);
+  // The keys of personal data live beside the log, never in it: in the embedded events file
+  // (so a backup of the data folder holds them; on a connection of its own, see
+  // personal-data/sqlite.ts), or with EventStoreDB in the MongoDB database when there is one.
+  const subjectKeys =
+    eventStoreDb && mongo ? new MongoSubjectKeyTable(mongo.db) : new SqliteSubjectKeyTable(openSqliteDatabase(path.join(config.dataDir, SQLITE_FILE), { synchronous: config.sqliteSynchronous }));
+  const vault = new KeyedPersonalDataVault(subjectKeys, secrets, clock);
+  // The one place events are decoded (and personal data sealed and opened): the command
+  // handler, projections and sagas all read through it.
+  const eventStore = new DecodingEventStore(storedEvents, vault);
   // One holder id per platform (a process runs one): its projections and saga groups share it.
   // A restarted process takes the leases of the crashed one it replaces at once (local-processes.ts).
   const processes = localProcesses();
@@ -342,8 +355,6 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     });
   };
 
-  const keys = loadKeys({ dataDir: config.dataDir, tokenSecretKey: config.tokenSecretKey, dataEncryptionKey: config.dataEncryptionKey });
-  const secrets = new AesGcmSecrets(keys.dataKey);
   const commands: ReservationDependencies = { eventStore, clock, ids: uuidGenerator, secrets };
   const smtpMailer = !overrides.mailer && config.smtpUrl ? new (await import('./mail/smtp-mailer')).SmtpMailer(config.smtpUrl, config.smtpFrom) : null;
   const mailer = overrides.mailer ?? smtpMailer ?? new LogMailer(logger.child({ component: 'mail' }), config.nodeEnv === 'development');
@@ -376,6 +387,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     ...commands,
     readStore,
     secrets,
+    personalData: vault,
     passwords: new ScryptPasswordHasher(config.scryptLogN),
     tokens: new PasetoTokenService(keys.tokenPrivateKey, keys.tokenPublicKey, clock),
     settings: {
@@ -510,6 +522,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const mailPolicy = { maxAttempts: config.sagaMaxAttempts, backoffMs: exponentialBackoff(), outcomeTimeoutMs: DEFAULT_OUTCOME_TIMEOUT_MS, concurrency: config.sagaConcurrency };
   const platformSagas = overrides.sagas ?? [
     ...allSagas,
+    personalDataErasureSaga(vault),
     mailDeliverySaga({ ...commands, secrets, mailer, readStore }, mailPolicy),
     teamMembershipCleanupSaga({ ...commands, readStore }),
     registrationSaga(identity, { concurrency: config.sagaConcurrency }),
@@ -531,7 +544,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
 
   const sagaDelivery: SagaDelivery =
     eventStoreDb
-      ? new (await import('./event-store/eventstoredb-saga-delivery')).EventStoreDbSagaDelivery(eventStoreDb.client, readStore)
+      ? new (await import('./event-store/eventstoredb-saga-delivery')).EventStoreDbSagaDelivery(eventStoreDb.client, readStore, { decode: (recorded) => eventStore.decode(recorded) })
       : new CheckpointedSagaDelivery({ eventStore, readStore, clock, logger }, { retryPollMs: overrides.sagaRetryPollMs, lease });
   const sagas = new SagaRunner(sagaDelivery, platformSagas, logger.child({ component: 'sagas' }), {
     maxAttempts: config.sagaMaxAttempts,
@@ -688,6 +701,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await openapiReader.close();
       smtpMailer?.close();
       s3BlobStore?.close();
+      if (subjectKeys instanceof SqliteSubjectKeyTable) await subjectKeys.close();
       (sqlite as SqliteDatabase | null)?.close();
       (projectionDb as SqliteDatabase | null)?.close();
     },

@@ -276,11 +276,19 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
         return;
       }
       case 'ConversationDeleted':
+      case 'ConversationErased':
         // Its messages go, and what the document showed of them (the title is the first message's
         // first line unless renamed): the document stays as the record that it was, its position
-        // keeping a replay of older events from writing them again.
+        // keeping a replay of older events from writing them again. An erasure deletes it too.
         view.deleteWhere(CONVERSATION_MESSAGES, { conversation_id: id });
-        view.patch(CONVERSATIONS, id, { ...base, deleted: true, deleted_at: event.data.deleted_at, title: '', title_key: '', last_message_preview: null });
+        view.patch(CONVERSATIONS, id, {
+          ...base,
+          deleted: true,
+          deleted_at: conversation.deleted_at ?? (event.type === 'ConversationDeleted' ? event.data.deleted_at : event.data.erased_at),
+          title: '',
+          title_key: '',
+          last_message_preview: null,
+        });
         return;
       case 'EndUserIdentityCleared':
         // Nothing shown changes; the revision moves on with the stream's (the conversation's ETag).

@@ -22,14 +22,14 @@ export interface FeedbackDocument {
 
 export const FEEDBACKS = 'feedbacks';
 
-export const feedbacksProjection: EventProjection<'FeedbackGiven' | 'ConversationDeleted'> = {
+export const feedbacksProjection: EventProjection<'FeedbackGiven' | 'ConversationDeleted' | 'ConversationErased'> = {
   name: 'feedbacks',
   // 2: a deleted conversation's feedback is deleted.
   version: 2,
   collections: [{ name: FEEDBACKS, indexes: [{ field: 'tenant_id' }, { field: 'given_at' }, { field: 'rating' }, { field: 'conversation_id' }] }],
-  handles: ['FeedbackGiven', 'ConversationDeleted'],
+  handles: ['FeedbackGiven', 'ConversationDeleted', 'ConversationErased'],
   async apply(event, view) {
-    if (event.type === 'ConversationDeleted') {
+    if (event.type === 'ConversationDeleted' || event.type === 'ConversationErased') {
       view.deleteWhere(FEEDBACKS, { conversation_id: event.data.conversation_id });
       return;
     }

@@ -1,6 +1,7 @@
 // Conversations (spec 4.6): the list, one conversation, its messages, and what people do with
-// a conversation: rename it, delete it (softly: its events stay for audit), set its status,
-// reply as a human agent (which pauses the assistant) and give feedback on an answer.
+// a conversation: rename it, delete it (softly: its events stay for audit), erase it (its
+// texts made unreadable for good: docs/personal-data.md), set its status, reply as a human
+// agent (which pauses the assistant) and give feedback on an answer.
 // docs/conversations.md states the rules; the chat turns themselves are application/chat.
 //
 // Who sees a conversation: an Admin or Owner every conversation of the tenant; a member the
@@ -15,14 +16,27 @@
 // Writes check visibility on the write model (the stream), so a conversation the read models
 // do not show yet can be acted on; answers wait for the read models (read-your-writes).
 
-import { type ConversationCommand, type ConversationEvent, type ConversationState, type ConversationStatus, type LiveConversation, type Channel, type Party, conversationDecider, conversationEvents, conversationStream } from '../../domain/conversation/conversation';
+import {
+  type ConversationCommand,
+  type ConversationEvent,
+  type ConversationState,
+  type ConversationStatus,
+  type LiveConversation,
+  type Channel,
+  type Party,
+  conversationDecider,
+  conversationEvents,
+  conversationStream,
+  conversationSubject,
+} from '../../domain/conversation/conversation';
 import { ROLE_RANK } from '../../domain/membership/membership';
 import { type DomainError, forbidden, notFound } from '../../domain/shared/errors';
 import { CONVERSATIONS, CONVERSATION_MESSAGES, type ConversationDocument, type ConversationMessageDocument, type MessageRole, conversationTitleKey } from '../../projections/conversations';
 import { type Aggregate, type CommandDependencies, type CommandResult, type HandleOptions, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { type Collection, DEFAULT_PAGE_SIZE, type FieldCondition, type FindOptions, InvalidCursorError, type Page, type Where, encodeCursor, queryKeyOf } from '../ports/read-store';
 import { type Principal, actingContext } from '../session/sessions';
-import { ReadModelBehindError, type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBackChange } from '../shared/read-models';
+import { ReadModelBehindError, type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBackChange, requireApplied } from '../shared/read-models';
+import type { PersonalDataVault } from '../ports/personal-data';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { workspaceAccess } from '../workspace/workspace-access';
@@ -330,6 +344,44 @@ export async function deleteConversation(deps: ConversationDependencies, princip
   requireStarterOrAdmin(principal, conversation);
   const result = await onConversation(deps, principal, conversationId, { type: 'DeleteConversation', data: {} }, context, options);
   await deps.readYourWrites(result.position);
+}
+
+/** What an erasure answers. */
+export interface ErasureView {
+  id: string;
+  erased_at: string;
+}
+
+/**
+ * Erases a conversation (docs/personal-data.md, "Erasure"): records ConversationErased and
+ * deletes the key its texts are sealed under, so that they cannot be read anywhere again, in
+ * the history or by a rebuild; the conversation is deleted too. Owners and admins only (403
+ * `insufficient_role`), of a live or deleted conversation of their organization (404
+ * otherwise). Erasing again answers the first erasure. Read on the write model: a deleted
+ * conversation is in no read model.
+ */
+export async function eraseConversation(
+  deps: ConversationDependencies & { personalData: PersonalDataVault },
+  principal: Principal,
+  conversationId: string,
+  context: RequestContext,
+): Promise<ErasureView> {
+  if (!isAdmin(principal)) throw forbidden('insufficient_role', 'only an owner or admin erases a conversation');
+  const { state } = await loadAggregate(deps, conversationAggregate, conversationStream(conversationId));
+  if (state.status === 'absent' || state.tenant_id !== principal.tenant_id) throw conversationNotFound();
+  const result = await onConversation(deps, principal, conversationId, { type: 'EraseConversation', data: {} }, context);
+  const erased = result.events.find((event) => event.type === 'ConversationErased');
+  // The saga personal_data_erasure does it too, for a process that stops right here.
+  await deps.personalData.erase(conversationSubject(conversationId));
+  await requireApplied(deps, result.position, 'the erasure of the conversation', () => deps.readStore.collection<ConversationDocument>(CONVERSATIONS).get(conversationId));
+  let erasedAt = erased?.type === 'ConversationErased' ? erased.data.erased_at : null;
+  if (erasedAt === null) {
+    // Erased before (a repeated request, or one that came in between): the first erasure's time.
+    const { state: now } = await loadAggregate(deps, conversationAggregate, conversationStream(conversationId));
+    erasedAt = now.status === 'deleted' ? now.erased_at : null;
+  }
+  if (erasedAt === null) throw new Error(`conversation ${conversationId}: erased, yet no time of erasure`);
+  return { id: conversationId, erased_at: erasedAt };
 }
 
 /** Sets the status along the allowed transitions (409 `invalid_status_transition` otherwise); the same status again changes nothing. */

@@ -7,9 +7,15 @@
 // A declared type that does not decode, or a type nobody declared, throws EventDecodingError:
 // never a silent skip. Only readers of the whole log (the audit log) get events of unknown
 // types, passed through as stored.
+//
+// Personal data (application/events/personal-data.ts): the fields a type declares personal
+// are sealed here on append and opened here on read, before decoding, with the store's vault.
+// Reads "as stored" (the audit log's hash chain, the operator's `events read`) see them sealed.
 
 import { domainEvents } from '../../domain/events';
 import { deepFreeze } from '../shared/immutable';
+import type { PersonalDataVault } from '../ports/personal-data';
+import { holdsPersonalData, holdsSealedData, openPersonalData, sealPersonalData } from './personal-data';
 import {
   type DomainEventStore,
   type DomainEventSubscription,
@@ -49,37 +55,55 @@ export function decodeRecordedEvent(recorded: RecordedEvent): DomainRecordedEven
 
 function decodedSubscription<Event extends RecordedEvent>(
   inner: EventSubscription,
-  decode: (event: RecordedEvent) => Event,
+  decode: (event: RecordedEvent) => Event | Promise<Event>,
 ): { stop(): Promise<void>; [Symbol.asyncIterator](): AsyncIterator<{ kind: 'event'; event: Event } | Exclude<SubscriptionMessage, { kind: 'event' }>> } {
   return {
     stop: () => inner.stop(),
     async *[Symbol.asyncIterator]() {
-      for await (const message of inner) yield message.kind === 'event' ? { kind: 'event' as const, event: decode(message.event) } : message;
+      for await (const message of inner) yield message.kind === 'event' ? { kind: 'event' as const, event: await decode(message.event) } : message;
     },
   };
 }
 
 export class DecodingEventStore implements DomainEventStore {
-  constructor(private readonly inner: EventStore) {}
+  /** `vault`: where the keys of personal data are; without one, an event holding personal data is neither appended nor read (PersonalDataVaultMissingError). */
+  constructor(
+    private readonly inner: EventStore,
+    private readonly vault: PersonalDataVault | null = null,
+  ) {}
 
   appendToStream(stream: string, events: readonly NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult> {
-    return this.inner.appendToStream(stream, events, options);
+    // Most appends hold no personal data: they go straight through, not a turn later.
+    if (!holdsPersonalData(events)) return this.inner.appendToStream(stream, events, options);
+    return sealPersonalData(events, this.vault).then((sealed) => this.inner.appendToStream(stream, sealed, options));
   }
 
   appendToStreams(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
-    return this.inner.appendToStreams(appends);
+    if (!appends.some((append) => holdsPersonalData(append.events))) return this.inner.appendToStreams(appends);
+    return Promise.all(appends.map(async (append) => ({ ...append, events: await sealPersonalData(append.events, this.vault) }))).then((sealed) => this.inner.appendToStreams(sealed));
   }
 
   async readStream(stream: string, options?: ReadStreamOptions): Promise<DomainRecordedEvent[]> {
-    return (await this.inner.readStream(stream, options)).map(decodeRecordedEvent);
+    return this.decodeAll(await this.inner.readStream(stream, options));
   }
 
   async readAll(options?: ReadAllOptions): Promise<DomainRecordedEvent[]> {
-    return (await this.inner.readAll(options)).map(decodeRecordedEvent);
+    return this.decodeAll(await this.inner.readAll(options));
   }
 
   subscribeToAll(options: SubscribeToAllOptions): DomainEventSubscription {
-    return decodedSubscription(this.inner.subscribeToAll(options), decodeRecordedEvent);
+    return decodedSubscription(this.inner.subscribeToAll(options), (event) => this.decode(event));
+  }
+
+  /** One recorded event decoded, its personal data opened: for readers that get events elsewhere (EventStoreDB's persistent subscriptions). */
+  decode(recorded: RecordedEvent): DomainRecordedEvent | Promise<DomainRecordedEvent> {
+    if (!holdsSealedData([recorded])) return decodeRecordedEvent(recorded);
+    return openPersonalData([recorded], this.vault).then(([opened]) => decodeRecordedEvent(opened));
+  }
+
+  private decodeAll(recorded: readonly RecordedEvent[]): DomainRecordedEvent[] | Promise<DomainRecordedEvent[]> {
+    if (!holdsSealedData(recorded)) return recorded.map(decodeRecordedEvent);
+    return openPersonalData(recorded, this.vault).then((opened) => opened.map(decodeRecordedEvent));
   }
 
   readStreamAsStored(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {

@@ -3,6 +3,7 @@
 
 import type { CommandDependencies } from '../command-handling/handle-command';
 import type { PasswordHasher, Secrets, TokenService } from '../ports/identity';
+import type { PersonalDataVault } from '../ports/personal-data';
 import type { ReadStore } from '../ports/read-store';
 
 export interface UseCaseSettings {
@@ -19,6 +20,8 @@ export interface UseCaseSettings {
 export interface UseCaseDependencies extends CommandDependencies {
   readStore: ReadStore;
   secrets: Secrets;
+  /** The keys of personal data (the store seals and opens with it; erasures delete from it). */
+  personalData: PersonalDataVault;
   passwords: PasswordHasher;
   tokens: TokenService;
   settings: UseCaseSettings;

@@ -28,6 +28,12 @@
 // clearIdentity(), POST /api/v1/widget/identity/clear) ends that: a call whose message came
 // before it forwards neither (application/tool-call/end-user.ts). It is recorded only when a
 // message since the last clear held one, so clearing again records nothing.
+//
+// Erasure (docs/personal-data.md): the texts of a conversation (messages, answers, replies,
+// titles, feedback comments, status reasons, challenge prompts) are personal data of the
+// subject `conversation:<id>`, stored sealed under its key. `ConversationErased` (an admin's
+// erasure, of a live or deleted conversation) deletes that key: the texts read as
+// ERASED_PERSONAL_DATA from then on, and the conversation is deleted and accepts nothing more.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -176,21 +182,44 @@ export const FeedbackGiven = declareEvent(
 );
 export const EndUserIdentityCleared = declareEvent('EndUserIdentityCleared', t.type({ conversation_id: t.string, tenant_id: t.string, cleared_at: t.string }));
 export const ConversationDeleted = declareEvent('ConversationDeleted', t.type({ conversation_id: t.string, tenant_id: t.string, deleted_at: t.string }));
+export const ConversationErased = declareEvent('ConversationErased', t.type({ conversation_id: t.string, tenant_id: t.string, erased_at: t.string }));
 
-export const conversationEvents = eventGroup('conversation', [
-  ConversationStarted,
-  UserMessagePosted,
-  AssistantAnswered,
-  AssistantFailed,
-  AgentReplied,
-  ConversationRenamed,
-  ConversationStatusChanged,
-  FeedbackGiven,
-  ConversationDeleted,
-  AssistantToolStepRecorded,
-  AssistantFollowedUp,
-  EndUserIdentityCleared,
-]);
+/** The data subject of a conversation's texts: erasing it makes them unreadable. */
+export const conversationSubject = (conversationId: string): string => `conversation:${conversationId}`;
+
+export const conversationEvents = eventGroup(
+  'conversation',
+  [
+    ConversationStarted,
+    UserMessagePosted,
+    AssistantAnswered,
+    AssistantFailed,
+    AgentReplied,
+    ConversationRenamed,
+    ConversationStatusChanged,
+    FeedbackGiven,
+    ConversationDeleted,
+    ConversationErased,
+    AssistantToolStepRecorded,
+    AssistantFollowedUp,
+    EndUserIdentityCleared,
+  ],
+  {
+    subject: (data) => conversationSubject(String(data.conversation_id)),
+    fields: {
+      ConversationStarted: ['title'],
+      UserMessagePosted: ['text'],
+      AssistantAnswered: ['text'],
+      AssistantFollowedUp: ['text'],
+      AgentReplied: ['text'],
+      AssistantToolStepRecorded: ['prompt'],
+      ConversationRenamed: ['title', 'previous_title'],
+      ConversationStatusChanged: ['reason'],
+      FeedbackGiven: ['comment'],
+    },
+    erasedBy: 'ConversationErased',
+  },
+);
 export type ConversationEvent = GroupEvent<typeof conversationEvents>;
 export type Party = t.TypeOf<typeof Party>;
 
@@ -212,6 +241,7 @@ export type ConversationCommand =
   | { type: 'ChangeConversationStatus'; data: { status: ConversationStatus; reason?: string } }
   | { type: 'GiveFeedback'; data: { message_id: string; rating: 'up' | 'down'; comment: string; given_by: Party } }
   | { type: 'DeleteConversation'; data: Record<string, never> }
+  | { type: 'EraseConversation'; data: Record<string, never> }
   | { type: 'ClearEndUserIdentity'; data: Record<string, never> };
 
 export interface LiveConversation {
@@ -235,7 +265,15 @@ export interface LiveConversation {
   end_user_held: boolean;
 }
 
-export type ConversationState = { status: 'absent' } | LiveConversation | { status: 'deleted'; conversation_id: string };
+/** A deleted conversation; `erased_at` once its texts were erased too. */
+export interface DeletedConversation {
+  status: 'deleted';
+  conversation_id: string;
+  tenant_id: string;
+  erased_at: string | null;
+}
+
+export type ConversationState = { status: 'absent' } | LiveConversation | DeletedConversation;
 
 export const conversationStream = (conversationId: string): string => toStreamName(conversationEvents.category, conversationId);
 
@@ -283,7 +321,8 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
         end_user_held: false,
       };
     }
-    if (event.type === 'ConversationDeleted') return { status: 'deleted', conversation_id: event.data.conversation_id };
+    if (event.type === 'ConversationDeleted') return { status: 'deleted', conversation_id: event.data.conversation_id, tenant_id: event.data.tenant_id, erased_at: null };
+    if (event.type === 'ConversationErased') return { status: 'deleted', conversation_id: event.data.conversation_id, tenant_id: event.data.tenant_id, erased_at: event.data.erased_at };
     if (!isLive(state)) return state;
     switch (event.type) {
       case 'UserMessagePosted':
@@ -320,6 +359,12 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
       const title = checkText('title', command.data.title, { max: MAX_TITLE_LENGTH, code: 'invalid_conversation' });
       if (title._tag === 'Left') return title;
       return right([{ type: 'ConversationStarted', data: { ...command.data, title: title.right, started_at: at } }]);
+    }
+    if (command.type === 'EraseConversation') {
+      if (state.status === 'absent') return left(notFound('conversation_not_found', 'no such conversation'));
+      // Erased already: nothing more to do (a repeated request).
+      if (state.status === 'deleted' && state.erased_at !== null) return right([]);
+      return right([{ type: 'ConversationErased', data: { conversation_id: state.conversation_id, tenant_id: state.tenant_id, erased_at: at } }]);
     }
     if (!isLive(state)) return left(notFound('conversation_not_found', 'no such conversation'));
     const { conversation_id, tenant_id } = state;

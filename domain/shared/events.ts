@@ -27,6 +27,38 @@ export interface EventDeclaration<Type extends string = string, Data = unknown> 
   readonly data: t.Decoder<unknown, Data>;
   readonly version: number;
   readonly upcasters: Readonly<Record<number, Upcaster>>;
+  /** Fields holding a data subject's personal data, kept sealed under the subject's key (the group's `personalData`). */
+  readonly personal?: PersonalFields;
+  /** The data subject an event of this type erases (the group's `personalData.erasedBy`). */
+  readonly erases?: (data: Readonly<Record<string, unknown>>) => string;
+}
+
+/**
+ * Personal data in an event (docs/personal-data.md, "Erasure"): top-level text fields that
+ * are stored sealed under the key of the data subject they belong to. Erasing the subject
+ * deletes its key, so the fields can no longer be read anywhere: not in the history, not by
+ * a rebuild. Deciders, projections and sagas read them in clear like any other field.
+ */
+export interface PersonalFields {
+  /** The data subject (`conversation:<id>`), from the event's plain fields. */
+  subject(data: Readonly<Record<string, unknown>>): string;
+  /** Top-level fields of text; one absent or null is left as it is. */
+  fields: readonly string[];
+}
+
+/** What a personal field of an erased subject reads as. */
+export const ERASED_PERSONAL_DATA = '[erased]';
+
+/** The text fields of an event's data (what may be declared personal). */
+type TextFieldOf<Declaration> = Declaration extends EventDeclaration<string, infer Data> ? { [Field in keyof Data]-?: NonNullable<Data[Field]> extends string ? Field : never }[keyof Data] & string : never;
+
+/** An aggregate's personal data: one subject per stream, the fields of each event type that hold it, the event that erases it. */
+export interface GroupPersonalData<Declaration extends EventDeclaration> {
+  /** The subject, from an event's plain fields: every event of a stream names the same one. */
+  subject(data: Readonly<Record<string, unknown>>): string;
+  fields: { readonly [Type in Declaration['type']]?: ReadonlyArray<TextFieldOf<Extract<Declaration, { type: Type }>>> };
+  /** Recording it deletes the subject's key. */
+  erasedBy: Declaration['type'];
 }
 
 /** The `{type, data}` message of a declaration (or of a union of them), in its current shape. */
@@ -63,19 +95,32 @@ export interface EventGroup<Declaration extends EventDeclaration = EventDeclarat
   versionOf(type: Declaration['type']): number;
 }
 
+function withPersonalData<Declaration extends EventDeclaration>(declaration: Declaration, personalData: GroupPersonalData<Declaration>): Declaration {
+  const fields = (personalData.fields as Readonly<Record<string, readonly string[] | undefined>>)[declaration.type];
+  if (declaration.type === personalData.erasedBy) return { ...declaration, erases: personalData.subject };
+  return fields && fields.length > 0 ? { ...declaration, personal: { subject: personalData.subject, fields } } : declaration;
+}
+
 /** The TypeScript union of a group's events. */
 export type GroupEvent<Group> = Group extends EventGroup<infer Declaration> ? EventOf<Declaration> : never;
 
 type DeclarationOf<Group> = Group extends EventGroup<infer Declaration> ? Declaration : never;
 
 /** Groups the declarations of one aggregate under its stream category (camelCase, no dash). */
-export function eventGroup<const Declarations extends readonly EventDeclaration[]>(category: string, declarations: Declarations): EventGroup<Declarations[number]> {
+export function eventGroup<const Declarations extends readonly EventDeclaration[]>(
+  category: string,
+  given: Declarations,
+  personalData?: GroupPersonalData<Declarations[number]>,
+): EventGroup<Declarations[number]> {
   const checked = streamCategory(category);
+  const declarations = personalData ? (given.map((declaration) => withPersonalData(declaration, personalData)) as unknown as Declarations) : given;
   const byType = new Map<string, EventDeclaration>();
   for (const declaration of declarations) {
     if (byType.has(declaration.type)) throw new Error(`event type ${declaration.type} is declared twice in ${category}`);
     byType.set(declaration.type, declaration);
   }
+  if (personalData && !byType.has(personalData.erasedBy)) throw new Error(`${category}: the erasing event ${personalData.erasedBy} is not one of its types`);
+  for (const type of Object.keys(personalData?.fields ?? {})) if (!byType.has(type)) throw new Error(`${category}: personal fields of ${type}, which is not one of its types`);
   return {
     category: checked,
     declarations,
@@ -100,6 +145,12 @@ export interface EventRegistry<Declaration extends EventDeclaration = EventDecla
   versionOf(type: Declaration['type']): number;
   /** Upcasts data written with schema version `writtenWith` (1 when the metadata has none) and decodes it. */
   decode(type: string, data: unknown, writtenWith: number): DecodeResult<EventOf<Declaration>>;
+  /** The personal fields of a type; undefined for a type with none (or not declared). */
+  personalFieldsOf(type: string): PersonalFields | undefined;
+  /** The subject an event erases; null for a type that erases none. */
+  erasedSubjectOf(type: string, data: unknown): string | null;
+  /** The types whose events erase a subject. */
+  readonly erasingTypes: readonly Declaration['type'][];
 }
 
 /** The TypeScript union of a registry's events. */
@@ -129,6 +180,12 @@ export function eventRegistry<const Groups extends readonly EventGroup[]>(groups
     categories: groups.map((group) => group.category),
     has: (type): type is Declaration['type'] => byType.has(type),
     versionOf: (type) => versionIn(byType, type),
+    personalFieldsOf: (type) => byType.get(type)?.personal,
+    erasingTypes: [...byType.values()].filter((declaration) => declaration.erases !== undefined).map((declaration) => declaration.type) as Declaration['type'][],
+    erasedSubjectOf(type, data) {
+      const erases = byType.get(type)?.erases;
+      return erases && isRecord(data) ? erases(data) : null;
+    },
     decode(type, data, writtenWith) {
       const declaration = byType.get(type);
       if (!declaration) return { ok: false, reason: 'unknown_type', message: `no event type ${type} is declared` };

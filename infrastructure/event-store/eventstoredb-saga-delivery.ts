@@ -30,8 +30,8 @@
 //   `${group}:${event_id}`, the fields of DeliveryFailure) for listFailures. Every
 //   success deletes the document, which also covers parked events replayed by an operator.
 // - System events and events outside the filter are acknowledged without delivery. Events
-//   are decoded and upcast with `decodeRecordedEvent`, like every other read; one that
-//   cannot be decoded is parked at once, naming it.
+//   are decoded and upcast (their personal data opened) by the platform's decoding store,
+//   like every other read; one that cannot be decoded is parked at once, naming it.
 // - When the subscription drops (server restart, leader change), it is resubscribed with
 //   capped exponential back-off, and the group is recreated if it is missing. Events in
 //   flight at that moment are redelivered: delivery is at least once.
@@ -80,6 +80,8 @@ interface FailureDocument extends Document, DeliveryFailure {}
 export interface EventStoreDbSagaDeliveryOptions {
   /** Errors that cannot be thrown to anyone (ack, nack, failure bookkeeping, reconnects). */
   onError?: (error: unknown, context: string) => void;
+  /** Reads a delivered event as every other read does: the platform's decoding store, which also opens personal data (`decodeRecordedEvent` alone when absent). */
+  decode?: (recorded: RecordedEvent) => DomainRecordedEvent | Promise<DomainRecordedEvent>;
 }
 
 export class EventStoreDbSagaDelivery implements SagaDelivery {
@@ -107,6 +109,7 @@ export class EventStoreDbSagaDelivery implements SagaDelivery {
       deliver,
       (group) => this.ensureGroup(group),
       (error, context) => this.report(error, context),
+      this.options.decode ?? decodeRecordedEvent,
     );
     subscription.connect();
     return subscription;
@@ -177,6 +180,7 @@ class PersistentSagaSubscription implements SagaSubscription {
     private readonly deliver: DeliverEvent,
     private readonly ensureGroup: (options: SagaSubscriptionOptions) => Promise<void>,
     private readonly report: (error: unknown, context: string) => void,
+    private readonly decode: (recorded: RecordedEvent) => DomainRecordedEvent | Promise<DomainRecordedEvent>,
   ) {}
 
   connect(): void {
@@ -237,7 +241,7 @@ class PersistentSagaSubscription implements SagaSubscription {
     let event: DomainRecordedEvent;
     try {
       // Decoded and upcast by the same function as every other read (a bad event throws EventDecodingError).
-      event = decodeRecordedEvent(toRecordedEvent(raw, resolved.commitPosition));
+      event = await this.decode(toRecordedEvent(raw, resolved.commitPosition));
     } catch (error) {
       // An event we cannot even read would fail every attempt: dead-letter it at once.
       const unreadable = { id: raw.id, type: raw.type, position: 0 };

@@ -344,6 +344,9 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('DELETE', `/api/v1/conversations/${id}`, { headers: { ...as(owner), 'if-match': '"0"' } });
       await call('DELETE', `/api/v1/conversations/${id}`, { headers: as(owner) });
       await call('DELETE', `/api/v1/conversations/${id}`, { headers: as(owner) });
+      await call('POST', `/api/v1/conversations/${id}/erase`, { headers: as(member) });
+      await call('POST', `/api/v1/conversations/${id}/erase`, { headers: as(owner) });
+      await call('POST', '/api/v1/conversations/none/erase', { headers: as(owner) });
     });
 
     it('invitations and membership', async () => {

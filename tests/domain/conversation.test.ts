@@ -328,4 +328,26 @@ describe('conversation decider (spec 4.6)', () => {
       spec.given([started, askedWith('m1', { token: 'sealed-token' }), deleted]).when(clear).thenThrows('not_found', 'conversation_not_found');
     });
   });
+  describe('erasure (docs/personal-data.md)', () => {
+    const erase = { type: 'EraseConversation', data: {} } as const;
+    const erased: ConversationEvent = { type: 'ConversationErased', data: { conversation_id: C, tenant_id: T, erased_at: AT } };
+
+    it('erases a live conversation, whatever its status, and one deleted before', () => {
+      spec.given([started, asked('m1')]).when(erase).then([erased]);
+      spec.given([started, statusChanged('open', 'handed_off')]).when(erase).then([erased]);
+      spec.given([started, asked('m1'), deleted]).when(erase).then([erased]);
+    });
+
+    it('records nothing when it was erased already, and refuses one that does not exist', () => {
+      spec.given([started, erased]).when(erase).thenNothingHappened();
+      spec.given([started, deleted, erased]).when(erase).thenNothingHappened();
+      spec.given([]).when(erase).thenThrows('not_found', 'conversation_not_found');
+    });
+
+    it('leaves the conversation deleted: it accepts nothing more', () => {
+      spec.given([started, erased]).when({ type: 'PostUserMessage', data: { message_id: 'm2', text: 'Hello?', author: USER, end_user_token_sealed: null, end_user_session_sealed: null } }).thenThrows('not_found', 'conversation_not_found');
+      spec.given([started, erased]).when({ type: 'DeleteConversation', data: {} }).thenThrows('not_found', 'conversation_not_found');
+      spec.given([started, erased]).when({ type: 'RenameConversation', data: { title: 'x' } }).thenThrows('not_found', 'conversation_not_found');
+    });
+  });
 });

@@ -7,6 +7,8 @@ import type { ReservationDependencies } from '../../application/reservation/rese
 import { AesGcmSecrets } from '../../infrastructure/crypto/secrets';
 import { SqliteEventStore } from '../../infrastructure/event-store/sqlite';
 import { SqliteReadStore } from '../../infrastructure/read-store/sqlite';
+import { SqliteSubjectKeyTable } from '../../infrastructure/personal-data/sqlite';
+import { KeyedPersonalDataVault } from '../../infrastructure/personal-data/vault';
 import type { Projection } from '../../projections/projection';
 import { ProjectionRunner } from '../../projections/runner';
 import { type SqliteDatabase, openSqliteDatabase } from '../../infrastructure/sqlite/database';
@@ -16,9 +18,11 @@ import { temporaryDirectory } from './files';
 export interface EmbeddedStores {
   /** The store as written: tests append events of any shape straight to it. */
   eventStore: SqliteEventStore;
-  /** The same log read as the platform reads it: decoded and upcast. */
+  /** The same log read as the platform reads it: decoded and upcast, personal data sealed and opened with a vault on the same file. */
   events: DecodingEventStore;
   readStore: SqliteReadStore;
+  /** The keys the store seals personal data with (a table of the same file). */
+  personalData: KeyedPersonalDataVault;
   /** The SQLite file's connection, for other embedded adapters (the search index). */
   db: SqliteDatabase;
   /** Command handling over `events`, with a keyed digest for reservation streams. */
@@ -36,15 +40,19 @@ export function embeddedStores(clock: Clock = systemClock): EmbeddedStores {
     const db = openSqliteDatabase(`${dir.path}/platform.db`, { synchronous: 'normal' });
     const eventStore = new SqliteEventStore(db, { pollIntervalMs: 20, now: () => clock.now() });
     const readStore = new SqliteReadStore(db);
-    const events = new DecodingEventStore(eventStore);
+    const subjectKeys = new SqliteSubjectKeyTable(openSqliteDatabase(`${dir.path}/platform.db`, { synchronous: 'normal' }));
+    const vault = new KeyedPersonalDataVault(subjectKeys, secrets, clock);
+    const events = new DecodingEventStore(eventStore, vault);
     const close = async (): Promise<void> => {
       await eventStore.close();
+      await subjectKeys.close();
       db.close();
     };
     return {
       eventStore,
       events,
       readStore,
+      personalData: vault,
       db,
       clock,
       commands: { eventStore: events, clock, ids: uuidGenerator, secrets },

@@ -15,6 +15,7 @@ export const conversationsApi: ApiArea = {
   description:
     'Conversations (spec 4.6): list, read, rename, delete (soft: the events stay for audit), status, messages, a human agent’s reply, feedback on an answer. Statuses: open, pending, handed_off (the assistant is paused), resolved; docs/conversations.md lists the transitions.',
   schemas: {
+    ConversationErasure: object({ id: string(), erased_at: dateTime('when it was first erased') }),
     ConversationParty: object({ kind: enumOf(['user', 'end_user', 'admin', 'system']), id: string() }, 'who wrote or started something: a tenant user, a widget end user, ...'),
     Conversation: object({
       id: string(),
@@ -103,6 +104,17 @@ export const conversationsApi: ApiArea = {
         description: 'Soft: it leaves every list and read (404 afterwards), its events stay for audit. The member who started it, or an admin (403 `conversation_starter_only`).',
         access: 'user',
         success: { status: 204, description: 'deleted' },
+        errors: [404],
+      },
+    },
+    '/api/v1/conversations/{id}/erase': {
+      post: {
+        summary: 'Erase a conversation',
+        description:
+          "For a person's request to have their data erased (docs/personal-data.md): the key its texts (messages, answers, replies, titles, feedback comments, status reasons) are sealed under is deleted, so they cannot be read again anywhere, in the event log or by a rebuild; the conversation is deleted too (404 everywhere afterwards). It cannot be undone. A live or deleted conversation of the organization; erasing it again answers the first erasure. Owners and admins only.",
+        access: 'user',
+        role: 'admin',
+        success: { status: 200, description: 'erased', json: ref('ConversationErasure') },
         errors: [404],
       },
     },

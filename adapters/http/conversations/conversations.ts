@@ -12,6 +12,7 @@ import {
   type ConversationFilter,
   type ConversationSort,
   deleteConversation,
+  eraseConversation,
   getConversation,
   giveFeedback,
   listConversations,
@@ -130,6 +131,10 @@ export function conversationsRouter(identity: UseCaseDependencies, denials: Acce
   router.delete('/:id', async (ctx) => {
     await deleteConversation(identity, ctx.state.principal, ctx.params.id, requestContextOf(ctx), preconditionsOf(ctx));
     ctx.status = 204;
+  });
+
+  router.post('/:id/erase', async (ctx) => {
+    ctx.body = await eraseConversation(identity, ctx.state.principal, ctx.params.id, requestContextOf(ctx));
   });
 
   router.put('/:id/status', async (ctx) => {

@@ -1,0 +1,95 @@
+// Personal data at the decoding store (application/events/personal-data.ts): the fields a type
+// declares personal are sealed on append (appendToStream and appendToStreams) and opened on
+// every read (a stream, $all, a subscription), so deciders, projections and sagas read them in
+// clear; a text of an event written before its type had personal fields reads as it was; an
+// erased subject's fields read as ERASED_PERSONAL_DATA; a store without a vault refuses both.
+
+import { expect } from 'chai';
+import { DecodingEventStore } from '../../application/events/decoding-event-store';
+import { PersonalDataVaultMissingError } from '../../application/events/personal-data';
+import type { DomainRecordedEvent } from '../../application/ports/domain-event-store';
+import { conversationStream, conversationSubject } from '../../domain/conversation/conversation';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
+import { newEvent } from '../support/events';
+import { type EmbeddedStores, ManualClock, embeddedStores } from '../support/stores';
+
+const T = 't1';
+const AT = '2026-12-02T09:00:00.000Z';
+const USER = { kind: 'user' as const, id: 'u1' };
+const started = (id: string, title: string) => newEvent('ConversationStarted', { conversation_id: id, tenant_id: T, workspace_id: null, channel: 'console', title, started_by: USER, started_at: AT });
+const posted = (id: string, messageId: string, text: string) =>
+  newEvent('UserMessagePosted', { conversation_id: id, tenant_id: T, message_id: messageId, text, author: USER, end_user_token_sealed: null, end_user_session_sealed: null, posted_at: AT });
+const deleted = (id: string) => newEvent('ConversationDeleted', { conversation_id: id, tenant_id: T, deleted_at: AT });
+
+const textsOf = (events: readonly DomainRecordedEvent[]): string[] =>
+  events.flatMap((event) => (event.type === 'ConversationStarted' ? [event.data.title] : event.type === 'UserMessagePosted' ? [event.data.text] : []));
+
+describe('personal data sealed and opened at the decoding store', () => {
+  let stores: EmbeddedStores;
+
+  beforeEach(() => {
+    stores = embeddedStores(new ManualClock());
+  });
+  afterEach(() => stores.dispose());
+
+  it('stores the declared fields sealed, other fields and types as given, and reads them in clear from a stream, $all and a subscription', async () => {
+    const stream = conversationStream('c1');
+    await stores.events.appendToStream(stream, [started('c1', 'Parcel for Ana Lima'), posted('c1', 'm1', 'Ana Lima, 5 Rua Augusta')]);
+    await stores.events.appendToStreams([{ stream: conversationStream('c2'), events: [started('c2', 'Call Bruno on 555-0101')] }]);
+    await stores.events.appendToStream('tenant-t1', [newEvent('TenantCreated', { tenant_id: T, name: 'Acme', slug: 'acme', created_by: 'u1', created_at: AT, branding: {}, settings: {} })]);
+
+    const stored = JSON.stringify(await stores.eventStore.readAll({ maxCount: 100 }));
+    for (const text of ['Ana Lima', 'Rua Augusta', 'Bruno', '555-0101']) expect(stored).to.not.include(text);
+    const [storedStart] = await stores.eventStore.readStream(stream);
+    expect(storedStart.data).to.deep.include({ conversation_id: 'c1', channel: 'console', started_by: USER });
+    expect((storedStart.data as { title: unknown }).title).to.have.keys('personal_data', 'subject');
+    expect(stored).to.include('"name":"Acme"');
+
+    expect(textsOf(await stores.events.readStream(stream))).to.deep.equal(['Parcel for Ana Lima', 'Ana Lima, 5 Rua Augusta']);
+    expect(textsOf(await stores.events.readAll({ maxCount: 100 }))).to.deep.equal(['Parcel for Ana Lima', 'Ana Lima, 5 Rua Augusta', 'Call Bruno on 555-0101']);
+    const subscription = stores.events.subscribeToAll({ fromPosition: 0 });
+    const seen: DomainRecordedEvent[] = [];
+    for await (const message of subscription) {
+      if (message.kind === 'event') seen.push(message.event);
+      if (message.kind === 'caught_up') break;
+    }
+    await subscription.stop();
+    expect(textsOf(seen)).to.deep.equal(['Parcel for Ana Lima', 'Ana Lima, 5 Rua Augusta', 'Call Bruno on 555-0101']);
+  });
+
+  it('reads a text written before its type had personal fields as it was written', async () => {
+    await stores.eventStore.appendToStream(conversationStream('old'), [started('old', 'Written in clear'), posted('old', 'm1', 'Also in clear')]);
+    expect(textsOf(await stores.events.readStream(conversationStream('old')))).to.deep.equal(['Written in clear', 'Also in clear']);
+  });
+
+  it('reads an erased subject\'s fields as erased, its plain fields and other subjects as before, and records nothing more of it', async () => {
+    await stores.events.appendToStream(conversationStream('c1'), [started('c1', 'Erase me'), posted('c1', 'm1', 'My passport is X123')]);
+    await stores.events.appendToStream(conversationStream('c2'), [started('c2', 'Keep me')]);
+    await stores.personalData.erase(conversationSubject('c1'));
+
+    const erased = await stores.events.readStream(conversationStream('c1'));
+    expect(textsOf(erased)).to.deep.equal([ERASED_PERSONAL_DATA, ERASED_PERSONAL_DATA]);
+    expect(erased[1].data).to.deep.include({ conversation_id: 'c1', message_id: 'm1', author: USER });
+    expect(textsOf(await stores.events.readStream(conversationStream('c2')))).to.deep.equal(['Keep me']);
+    let error: unknown = null;
+    await stores.events.appendToStream(conversationStream('c1'), [posted('c1', 'm2', 'One more')]).catch((caught: unknown) => (error = caught));
+    expect(String(error)).to.match(/was erased/);
+    // An event with no personal field is still recorded.
+    await stores.events.appendToStream(conversationStream('c1'), [deleted('c1')]);
+    expect(await stores.events.readStream(conversationStream('c1'))).to.have.length(3);
+  });
+
+  it('without a vault, refuses to append personal data and to read it sealed, and passes everything else', async () => {
+    await stores.events.appendToStream(conversationStream('c1'), [started('c1', 'Sealed')]);
+    const noVault = new DecodingEventStore(stores.eventStore);
+    let error: unknown = null;
+    await noVault.appendToStream(conversationStream('c2'), [started('c2', 'Would be in clear')]).catch((caught: unknown) => (error = caught));
+    expect(error).to.be.instanceOf(PersonalDataVaultMissingError);
+    expect(await stores.eventStore.readStream(conversationStream('c2'))).to.deep.equal([]);
+    error = null;
+    await noVault.readStream(conversationStream('c1')).catch((caught: unknown) => (error = caught));
+    expect(error).to.be.instanceOf(PersonalDataVaultMissingError);
+    await noVault.appendToStream('tenant-t1', [newEvent('TenantCreated', { tenant_id: T, name: 'Acme', slug: 'acme', created_by: 'u1', created_at: AT, branding: {}, settings: {} })]);
+    expect(await noVault.readStream('tenant-t1')).to.have.length(1);
+  });
+});
