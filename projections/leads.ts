@@ -117,6 +117,7 @@ export const leadsProjection = documentProjection<LeadEvent['type'], LeadDocumen
           crm_abandoned_at: event.data.abandoned_at,
         };
       case 'LeadDeleted':
+      case 'LeadErased':
         return null;
     }
   },

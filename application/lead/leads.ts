@@ -3,7 +3,9 @@
 // then sent to the tenant's CRM by the `lead_crm_delivery` saga (lead-crm-delivery.ts); the
 // tenant's owners and admins list them with how each delivery stands (`GET /api/v1/tenant/leads`)
 // and delete one (`DELETE /api/v1/tenant/leads/{id}`: it leaves the list, a delivery under way
-// ends; the event log keeps what was captured, docs/personal-data.md).
+// ends; the event log keeps what was captured) or erase it for a person who asks to be
+// forgotten (`POST /api/v1/tenant/leads/{id}/erase`: what was captured cannot be read again,
+// anywhere; docs/personal-data.md).
 //
 // Capturing: the widget must offer the lead form (403 `widget_feature_disabled`); the fields
 // are checked one by one (400 `invalid_lead` naming the field; an email or a phone is needed);
@@ -12,9 +14,10 @@
 // hour (429 `rate_limited`), so a script cannot fill the tenant's CRM. Under an Idempotency-Key
 // the lead's id and event derive from the key: a retry finds the lead the first one recorded.
 
-import { type LeadCommand, type LeadEvent, type LeadFields, type LeadState, checkedLeadFields, leadDecider, leadEvents, leadStream } from '../../domain/lead/lead';
+import { type LeadCommand, type LeadEvent, type LeadFields, type LeadState, checkedLeadFields, leadDecider, leadEvents, leadStream, leadSubject } from '../../domain/lead/lead';
 import { LEADS, type LeadCrmStatus, type LeadDocument } from '../../projections/leads';
-import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
+import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import type { PersonalDataVault } from '../ports/personal-data';
 import type { Actor } from '../ports/event-store';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { FieldCondition, Page, Where } from '../ports/read-store';
@@ -94,6 +97,38 @@ export async function deleteLead(deps: Omit<LeadDependencies, 'limiter' | 'leadL
   const deletedBy = principal.impersonator ?? { kind: 'user' as const, id: principal.user_id };
   const result = await handleCommand(deps, leadAggregate, leadStream(leadId), { type: 'DeleteLead', data: { tenant_id: principal.tenant_id, deleted_by: deletedBy } }, actingContext(principal, context));
   await deps.readYourWrites(result.position);
+}
+
+/** What an erasure answers. */
+export interface LeadErasureView {
+  id: string;
+  erased_at: string;
+}
+
+/**
+ * Erases a lead (docs/personal-data.md, "Erasure"): LeadErased, then its key is deleted, so
+ * what was captured cannot be read anywhere again; it leaves the list and a delivery under way
+ * ends, as a deletion. A live or deleted lead of the organization (404 otherwise); erasing again
+ * answers the first erasure. Read on the write model: a deleted lead is in no read model.
+ */
+export async function eraseLead(
+  deps: CommandDependencies & ReadYourWritesDependencies & { personalData: PersonalDataVault },
+  principal: Principal,
+  leadId: string,
+  context: RequestContext,
+): Promise<LeadErasureView> {
+  const erasedBy = principal.impersonator ?? { kind: 'user' as const, id: principal.user_id };
+  const stream = leadStream(leadId);
+  const result = await handleCommand(deps, leadAggregate, stream, { type: 'EraseLead', data: { tenant_id: principal.tenant_id, erased_by: erasedBy } }, actingContext(principal, context));
+  // The saga personal_data_erasure does it too, for a process that stops right here.
+  await deps.personalData.erase(leadSubject(leadId));
+  await deps.readYourWrites(result.position);
+  const erased = result.events.find((event) => event.type === 'LeadErased');
+  if (erased?.type === 'LeadErased') return { id: leadId, erased_at: erased.data.erased_at };
+  // Erased before (a repeated request, or one that came in between): the first erasure's time.
+  const { state } = await loadAggregate(deps, leadAggregate, stream);
+  if (state.status !== 'deleted' || state.erased_at === null) throw new Error(`lead ${leadId}: erased, yet no time of erasure`);
+  return { id: leadId, erased_at: state.erased_at };
 }
 
 // ---------------------------------------------------------------------------------- the list

@@ -9,10 +9,13 @@
 // attempt, all events of this stream (the pattern of domain/handoff), so the stream alone says
 // where the lead is. A lead captured while no CRM is configured stays unsent.
 //
-// The organization may delete a lead (a person asks to be forgotten, or it is spam): deleted,
-// it is not found by anything, and a delivery not yet settled ends there (abandoned, "the lead
-// was deleted"): a call in flight may still reach the CRM, its outcome is not recorded. The
-// event log keeps what was captured (docs/personal-data.md).
+// The organization may delete a lead (it is spam, say): deleted, it is not found by anything,
+// and a delivery not yet settled ends there (abandoned, "the lead was deleted"): a call in
+// flight may still reach the CRM, its outcome is not recorded. The event log keeps what was
+// captured. For a person who asks to be forgotten it erases the lead (docs/personal-data.md):
+// the captured fields are personal data of the subject `lead:<id>`, stored sealed under its
+// key, and `LeadErased` deletes that key, so they read as ERASED_PERSONAL_DATA from then on;
+// the lead is deleted too, if it was not already.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -80,8 +83,17 @@ export const LeadCrmDeliveryAbandoned = declareEvent(
 
 /** The organization deleted the lead: it leaves every list, and nothing more happens to it. */
 export const LeadDeleted = declareEvent('LeadDeleted', t.type({ lead_id: t.string, tenant_id: t.string, deleted_by: Party, deleted_at: t.string }));
+/** The organization erased the lead: its key is deleted, what was captured can no longer be read. */
+export const LeadErased = declareEvent('LeadErased', t.type({ lead_id: t.string, tenant_id: t.string, erased_by: Party, erased_at: t.string }));
 
-export const leadEvents = eventGroup('lead', [LeadCaptured, LeadCrmDeliveryRequested, LeadCrmAttemptStarted, LeadSentToCrm, LeadCrmDeliveryFailed, LeadCrmDeliveryAbandoned, LeadDeleted]);
+/** The data subject of what a lead captured. */
+export const leadSubject = (leadId: string): string => `lead:${leadId}`;
+
+export const leadEvents = eventGroup('lead', [LeadCaptured, LeadCrmDeliveryRequested, LeadCrmAttemptStarted, LeadSentToCrm, LeadCrmDeliveryFailed, LeadCrmDeliveryAbandoned, LeadDeleted, LeadErased], {
+  subject: (data) => leadSubject(String(data.lead_id)),
+  fields: { LeadCaptured: ['name', 'email', 'phone', 'company', 'message', 'page_url'] },
+  erasedBy: 'LeadErased',
+});
 export type LeadEvent = GroupEvent<typeof leadEvents>;
 export type LeadCapturedData = EventOf<typeof LeadCaptured>['data'];
 export type LeadParty = t.TypeOf<typeof Party>;
@@ -103,7 +115,8 @@ export type LeadCommand =
   | { type: 'RecordSentToCrm'; data: { attempt: number; status_code: number; crm_record_id: string | null } }
   | { type: 'RecordCrmFailure'; data: { attempt: number; status_code: number | null; error: string; next_attempt_at: string } }
   | { type: 'AbandonCrmDelivery'; data: { attempt: number; status_code: number | null; error: string } }
-  | { type: 'DeleteLead'; data: { tenant_id: string; deleted_by: LeadParty } };
+  | { type: 'DeleteLead'; data: { tenant_id: string; deleted_by: LeadParty } }
+  | { type: 'EraseLead'; data: { tenant_id: string; erased_by: LeadParty } };
 
 interface DeliveryFacts {
   kind: CrmKind;
@@ -126,7 +139,7 @@ export type CrmDeliveryStatus = CrmDelivery['status'];
 export type LeadState =
   | { status: 'absent' }
   | { status: 'captured'; lead: LeadCapturedData; delivery: CrmDelivery | null }
-  | { status: 'deleted'; lead_id: string; tenant_id: string };
+  | { status: 'deleted'; lead_id: string; tenant_id: string; erased_at: string | null };
 
 /** Why a delivery still under way ends when its lead is deleted. */
 export const LEAD_DELETED_ERROR = 'the lead was deleted';
@@ -227,7 +240,8 @@ export const leadDecider: Decider<LeadCommand, LeadEvent, LeadState> = {
   initialState: () => ({ status: 'absent' }),
   evolve(state, event) {
     if (event.type === 'LeadCaptured') return { status: 'captured', lead: event.data, delivery: null };
-    if (event.type === 'LeadDeleted') return { status: 'deleted', lead_id: event.data.lead_id, tenant_id: event.data.tenant_id };
+    if (event.type === 'LeadDeleted') return { status: 'deleted', lead_id: event.data.lead_id, tenant_id: event.data.tenant_id, erased_at: null };
+    if (event.type === 'LeadErased') return { status: 'deleted', lead_id: event.data.lead_id, tenant_id: event.data.tenant_id, erased_at: event.data.erased_at };
     if (state.status !== 'captured') return state;
     return { ...state, delivery: evolveDelivery(state.delivery, event) };
   },
@@ -240,6 +254,15 @@ export const leadDecider: Decider<LeadCommand, LeadEvent, LeadState> = {
       const { lead_id, tenant_id, conversation_id, source, visitor } = command.data;
       return right([{ type: 'LeadCaptured', data: { lead_id, tenant_id, ...fields.right, conversation_id, source, visitor, captured_at: at } }]);
     }
+    if (command.type === 'EraseLead') {
+      // A deleted lead may still be erased; another organization's is not there for this one.
+      const tenantId = state.status === 'absent' ? null : state.status === 'deleted' ? state.tenant_id : state.lead.tenant_id;
+      if (tenantId !== command.data.tenant_id) return left(notFound('lead_not_found', 'no such lead'));
+      if (state.status === 'deleted') {
+        if (state.erased_at !== null) return right([]);
+        return right([{ type: 'LeadErased', data: { lead_id: state.lead_id, tenant_id: state.tenant_id, erased_by: command.data.erased_by, erased_at: at } }]);
+      }
+    }
     // Another organization's lead is not there for this one.
     if (state.status === 'absent' || (command.type === 'DeleteLead' && (state.status === 'deleted' || state.lead.tenant_id !== command.data.tenant_id))) {
       return left(notFound('lead_not_found', 'no such lead'));
@@ -248,12 +271,16 @@ export const leadDecider: Decider<LeadCommand, LeadEvent, LeadState> = {
     if (state.status === 'deleted') return right([]);
     const { lead_id, tenant_id } = state.lead;
     const delivery = state.delivery;
-    if (command.type === 'DeleteLead') {
+    if (command.type === 'DeleteLead' || command.type === 'EraseLead') {
       const underWay = delivery !== null && (delivery.status === 'requested' || delivery.status === 'sending' || delivery.status === 'retrying');
       const abandoned: LeadEvent[] = underWay
         ? [{ type: 'LeadCrmDeliveryAbandoned', data: { lead_id, attempts: delivery.attempts, status_code: null, error: LEAD_DELETED_ERROR, abandoned_at: at } }]
         : [];
-      return right([...abandoned, { type: 'LeadDeleted', data: { lead_id, tenant_id, deleted_by: command.data.deleted_by, deleted_at: at } }]);
+      const gone: LeadEvent =
+        command.type === 'DeleteLead'
+          ? { type: 'LeadDeleted', data: { lead_id, tenant_id, deleted_by: command.data.deleted_by, deleted_at: at } }
+          : { type: 'LeadErased', data: { lead_id, tenant_id, erased_by: command.data.erased_by, erased_at: at } };
+      return right([...abandoned, gone]);
     }
     if (command.type === 'RequestCrmDelivery') {
       // One delivery per lead: a redelivered trigger records nothing.

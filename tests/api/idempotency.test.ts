@@ -215,6 +215,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/chat/stream': 'a stream cannot be given again; POST /api/v1/chat is the retry-safe turn',
       'POST /api/v1/conversations/:id/messages/:message_id/feedback': 'once per answer: a retry is 409 feedback_given',
       'POST /api/v1/conversations/:id/erase': 'erasing again answers the first erasure and records nothing',
+      'POST /api/v1/tenant/leads/:id/erase': 'erasing again answers the first erasure and records nothing',
       'POST /api/v1/tenant/handoff': 'sets the configuration (an upsert): the same request again records nothing; a secret the platform made is answered once, and a lost answer is mended by rotating it (an empty secret)',
       'POST /api/v1/tenant/crm': 'sets the configuration (an upsert): the same request again records nothing',
       'POST /api/v1/tenant/widget': 'changes the widget settings given (an upsert): the same request again records nothing',

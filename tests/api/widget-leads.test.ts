@@ -8,6 +8,7 @@
 // are run by hand (the background ones are an hour apart).
 
 import { expect } from 'chai';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { verifySignature } from '../../adapters/connector-sdk/signing';
 import { LEAD_CRM_DELIVERY, LEAD_DELIVERY_ID_HEADER } from '../../application/lead/lead-crm-delivery';
 import { SagaRunner } from '../../application/sagas/saga-runner';
@@ -272,6 +273,49 @@ describe('widget leads (POST /api/v1/widget/leads, GET /api/v1/tenant/leads, sag
     });
   });
 
+  describe('erasing a lead (POST /api/v1/tenant/leads/{id}/erase)', () => {
+    const erase = (id: string, account: Account | null = owner) => server.request('POST', `/api/v1/tenant/leads/${id}/erase`, { headers: account ? as(account) : {} });
+    const storedLead = async (id: string): Promise<string> => JSON.stringify(await server.platform.storedEvents.readStream(`lead-${id}`));
+
+    it('keeps what was captured sealed in the event log, and in clear in the list', async () => {
+      const id = (await leave(widget.token, newVisitorId(), { name: 'Grace Hopper', email: 'grace@example.com', phone: '+1 555 0100', company: 'Navy', message: 'Call me', page_url: 'https://shop.example.com/' })).json.lead_id as string;
+      const stored = await storedLead(id);
+      for (const text of ['Grace Hopper', 'grace@example.com', '555 0100', 'Navy', 'Call me', 'shop.example.com']) expect(stored).to.not.include(text);
+      expect(stored).to.include(`"subject":"lead:${id}"`);
+      expect(await leadNamed(id)).to.deep.include({ name: 'Grace Hopper', email: 'grace@example.com', phone: '+1 555 0100', company: 'Navy', message: 'Call me', page_url: 'https://shop.example.com/' });
+    });
+
+    it('is for owners and admins; erases for good: unreadable in the events, gone from the list; again answers the first; unknown or another organization’s is 404', async () => {
+      const id = (await leave(widget.token, newVisitorId(), { name: 'Erase Me', email: 'erase-me@example.com' })).json.lead_id as string;
+      expect((await erase(id, null)).status).to.equal(401);
+      const denied = await erase(id, member);
+      expect([denied.status, denied.json.code]).to.deep.equal([403, 'insufficient_role']);
+      const other = await registerOwner(server, 'leads-erasure-other-org');
+      for (const [target, account] of [[id, other], ['01a22ace-0000-7000-8000-000000000000', owner]] as const) {
+        const missing = await erase(target, account);
+        expect([missing.status, missing.json.code], target).to.deep.equal([404, 'lead_not_found']);
+      }
+      expect((await leadNamed(id))?.email).to.equal('erase-me@example.com');
+
+      const erased = await erase(id);
+      expect(erased.status, erased.text).to.equal(200);
+      expect(erased.json).to.deep.equal({ id, erased_at: clock.now().toISOString() });
+      expect(await leadNamed(id)).to.equal(undefined);
+      const recorded = await server.platform.eventStore.readStream(`lead-${id}`);
+      expect(recorded.map((event) => event.type)).to.deep.equal(['LeadCaptured', 'LeadErased']);
+      expect(recorded[0]!.data).to.deep.include({ name: ERASED_PERSONAL_DATA, email: ERASED_PERSONAL_DATA, phone: null, company: null, lead_id: id });
+      expect(recorded[1]!.data).to.deep.include({ lead_id: id, tenant_id: owner.tenant_id, erased_by: { kind: 'user', id: owner.user_id } });
+      clock.advance(1000);
+      expect((await erase(id)).json).to.deep.equal(erased.json);
+
+      const deletedFirst = (await leave(widget.token, newVisitorId(), { email: 'deleted-then-erased@example.com' })).json.lead_id as string;
+      expect((await server.request('DELETE', `/api/v1/tenant/leads/${deletedFirst}`, { headers: as(owner) })).status).to.equal(204);
+      expect((await erase(deletedFirst)).status).to.equal(200);
+      const [captured] = await server.platform.eventStore.readStream(`lead-${deletedFirst}`);
+      expect(captured!.data).to.deep.include({ email: ERASED_PERSONAL_DATA });
+    });
+  });
+
   describe('delivery to the CRM', () => {
     before(async () => {
       await subscribeTo(server, owner.tenant_id, 'growth');
@@ -438,6 +482,21 @@ describe('widget leads (POST /api/v1/widget/leads, GET /api/v1/tenant/leads, sag
       await settled();
       expect(crm.requests.length).to.equal(before);
       expect((await server.platform.eventStore.readStream(`lead-${id}`)).length).to.equal(recorded.length);
+    });
+
+    it('ends a delivery still under way when its lead is erased, as when it is deleted', async () => {
+      await configureCrm({ kind: 'hubspot', url: crm.url, enabled: true });
+      crm.answerWith({ status: 503 });
+      const id = (await leave(widget.token, newVisitorId(), { email: 'erased-while-retrying@example.com' })).json.lead_id;
+      await eventually(async () => (await leadNamed(id))?.crm_status === 'retrying', 10_000, 'the failure recorded');
+      const before = crm.requests.length;
+      expect((await server.request('POST', `/api/v1/tenant/leads/${id}/erase`, { headers: as(owner) })).status).to.equal(200);
+      const recorded = await server.platform.eventStore.readStream(`lead-${id}`);
+      expect(recorded.slice(-2).map((event) => event.type)).to.deep.equal(['LeadCrmDeliveryAbandoned', 'LeadErased']);
+      clock.advance(3_600_000);
+      await server.platform.sagas.runDue();
+      await settled();
+      expect(crm.requests.length).to.equal(before);
     });
 
     it('puts every lead event in the organization’s audit log, with its actor', async () => {

@@ -88,4 +88,21 @@ describe('lead (decider)', () => {
     spec.given([captured, requestedCrm, startedCrm(1), abandoned(1), deletedLead]).when({ type: 'RecordSentToCrm', data: { attempt: 1, status_code: 201, crm_record_id: '512' } }).thenNothingHappened();
     spec.given([captured, requestedCrm, deletedLead]).when({ type: 'StartCrmAttempt', data: { attempt: 1, kind: 'hubspot', url: 'https://api.hubapi.com' } }).thenNothingHappened();
   });
+
+  it('erases a lead of its organization, live or deleted, ending a delivery still under way; again records nothing; then nothing more happens to it', () => {
+    const erase = (tenant_id = 't1'): LeadCommand => ({ type: 'EraseLead', data: { tenant_id, erased_by: { kind: 'user', id: 'u1' } } });
+    const erasedLead: typeof deletedLead = { type: 'LeadErased', data: { lead_id: 'l1', tenant_id: 't1', erased_by: { kind: 'user', id: 'u1' }, erased_at: FIXED_NOW.toISOString() } };
+    const abandoned: typeof deletedLead = { type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts: 1, status_code: null, error: 'the lead was deleted', abandoned_at: FIXED_NOW.toISOString() } };
+    spec.given([captured]).when(erase()).then([erasedLead]);
+    spec.given([captured, deletedLead]).when(erase()).then([erasedLead]);
+    spec.given([captured, requestedCrm, startedCrm(1)]).when(erase()).then([abandoned, erasedLead]);
+    spec.given([captured, erasedLead]).when(erase()).thenNothingHappened();
+    spec.given([captured, deletedLead, erasedLead]).when(erase()).thenNothingHappened();
+
+    spec.given([]).when(erase()).thenThrows('not_found', 'lead_not_found');
+    spec.given([captured]).when(erase('t2')).thenThrows('not_found', 'lead_not_found');
+    spec.given([captured, deletedLead]).when(erase('t2')).thenThrows('not_found', 'lead_not_found');
+    spec.given([captured, erasedLead]).when({ type: 'DeleteLead', data: { tenant_id: 't1', deleted_by: { kind: 'user', id: 'u1' } } }).thenThrows('not_found', 'lead_not_found');
+    spec.given([captured, requestedCrm, erasedLead]).when({ type: 'StartCrmAttempt', data: { attempt: 1, kind: 'hubspot', url: 'https://api.hubapi.com' } }).thenNothingHappened();
+  });
 });

@@ -1,4 +1,4 @@
-// OpenAPI description of `GET /tenant/leads` and `DELETE /tenant/leads/{id}` (tenant/leads.ts); docs/widget.md, "Leads and the CRM".
+// OpenAPI description of `GET /tenant/leads`, `DELETE /tenant/leads/{id}` and `POST /tenant/leads/{id}/erase` (tenant/leads.ts); docs/widget.md, "Leads and the CRM".
 
 import { LEAD_CRM_STATUSES } from '../../../application/lead/leads';
 import { CRM_KINDS } from '../../../domain/crm-config/crm-config';
@@ -62,6 +62,17 @@ export const tenantLeadsApi: ApiArea = {
         access: 'user',
         role: 'admin',
         success: { status: 204, description: 'deleted' },
+        errors: [404],
+      },
+    },
+    '/api/v1/tenant/leads/{id}/erase': {
+      post: {
+        summary: 'Erase a lead',
+        description:
+          "For a person's request to have their data erased (docs/personal-data.md): the key its captured fields (name, email, phone, company, message, page) are sealed under is deleted, so they cannot be read again anywhere, in the event log or by a rebuild; the lead is deleted too (a delivery to the CRM still under way ends; what the CRM received is the CRM's to erase). It cannot be undone. A live or deleted lead of the organization (404 `lead_not_found` otherwise); erasing it again answers the first erasure.",
+        access: 'user',
+        role: 'admin',
+        success: { status: 200, description: 'erased', json: object({ id: string(), erased_at: dateTime('when it was first erased') }) },
         errors: [404],
       },
     },

@@ -1,9 +1,10 @@
 // `GET /tenant/leads` (spec 4.8): the leads the widget's visitors left, newest first, with how
 // each one's delivery to the CRM stands; filtered by `crm_status` and by `from`/`to` (when
-// captured); cursor pages. `DELETE /tenant/leads/{id}` deletes one.
+// captured); cursor pages. `DELETE /tenant/leads/{id}` deletes one, `POST /tenant/leads/{id}/erase`
+// erases it (docs/personal-data.md).
 
 import Router from '@koa/router';
-import { LEAD_CRM_STATUSES, deleteLead, listLeads } from '../../../application/lead/leads';
+import { LEAD_CRM_STATUSES, deleteLead, eraseLead, listLeads } from '../../../application/lead/leads';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { invalid } from '../../../domain/shared/errors';
 import type { AuthenticatedState } from '../middleware/authenticate';
@@ -23,6 +24,10 @@ export function tenantLeadsRouter(deps: UseCaseDependencies): Router<Authenticat
   router.delete('/leads/:id', async (ctx) => {
     await deleteLead(deps, ctx.state.principal, ctx.params.id, requestContextOf(ctx));
     ctx.status = 204;
+  });
+
+  router.post('/leads/:id/erase', async (ctx) => {
+    ctx.body = await eraseLead(deps, ctx.state.principal, ctx.params.id, requestContextOf(ctx));
   });
 
   return router;
