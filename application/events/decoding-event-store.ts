@@ -15,7 +15,7 @@
 import { domainEvents } from '../../domain/events';
 import { deepFreeze } from '../shared/immutable';
 import type { PersonalDataVault } from '../ports/personal-data';
-import { holdsPersonalData, holdsSealedData, openPersonalData, sealPersonalData } from './personal-data';
+import { holdsPersonalData, holdsSealedData, openPersonalData, sealPersonalData, sealedSubjectsOf } from './personal-data';
 import {
   type DomainEventStore,
   type DomainEventSubscription,
@@ -39,6 +39,11 @@ import type {
 
 /** Decoded events of frozen recorded ones (a store that shares what it read): decoded once, shared frozen. */
 const decodedOnce = new WeakMap<RecordedEvent, DomainRecordedEvent>();
+/**
+ * The same for events with personal data, opened: shared again only while the keys of their
+ * subjects are kept (one read of the key table per read), so an erasure holds at once.
+ */
+const openedOnce = new WeakMap<RecordedEvent, DomainRecordedEvent>();
 
 /** Decodes and upcasts one recorded event; throws EventDecodingError naming it. */
 export function decodeRecordedEvent(recorded: RecordedEvent): DomainRecordedEvent {
@@ -98,12 +103,34 @@ export class DecodingEventStore implements DomainEventStore {
   /** One recorded event decoded, its personal data opened: for readers that get events elsewhere (EventStoreDB's persistent subscriptions). */
   decode(recorded: RecordedEvent): DomainRecordedEvent | Promise<DomainRecordedEvent> {
     if (!holdsSealedData([recorded])) return decodeRecordedEvent(recorded);
-    return openPersonalData([recorded], this.vault).then(([opened]) => decodeRecordedEvent(opened));
+    return this.openAndDecode([recorded]).then(([decoded]) => decoded);
   }
 
   private decodeAll(recorded: readonly RecordedEvent[]): DomainRecordedEvent[] | Promise<DomainRecordedEvent[]> {
     if (!holdsSealedData(recorded)) return recorded.map(decodeRecordedEvent);
-    return openPersonalData(recorded, this.vault).then((opened) => opened.map(decodeRecordedEvent));
+    return this.openAndDecode(recorded);
+  }
+
+  /** Decodes events some of which hold sealed fields: those opened before whose keys are still kept come from openedOnce, the others are opened. */
+  private async openAndDecode(recorded: readonly RecordedEvent[]): Promise<DomainRecordedEvent[]> {
+    const subjects = recorded.map(sealedSubjectsOf);
+    const kept = this.vault ? await this.vault.keptAmong([...new Set(subjects.flat())]) : new Set<string>();
+    const keptAll = (index: number): boolean => subjects[index].every((subject) => kept.has(subject));
+    const decoded = recorded.map((event, index) => (subjects[index].length === 0 ? decodeRecordedEvent(event) : keptAll(index) ? openedOnce.get(event) : undefined));
+    const toOpen = recorded.filter((_, index) => decoded[index] === undefined);
+    if (toOpen.length === 0) return decoded as DomainRecordedEvent[];
+    const opened = await openPersonalData(toOpen, this.vault);
+    let next = 0;
+    return recorded.map((event, index) => {
+      const known = decoded[index];
+      if (known) return known;
+      const fresh = decodeRecordedEvent(opened[next++]);
+      // Opened with every key kept, from a row the store shares: shown again while they stay kept.
+      if (!Object.isFrozen(event) || !keptAll(index)) return fresh;
+      const shared = deepFreeze(fresh);
+      openedOnce.set(event, shared);
+      return shared;
+    });
   }
 
   readStreamAsStored(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {

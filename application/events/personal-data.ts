@@ -71,6 +71,14 @@ function sealedFieldsOf(event: RecordedEvent): string[] {
 /** Whether reading these events needs the vault. */
 export const holdsSealedData = (events: readonly RecordedEvent[]): boolean => events.some((event) => sealedFieldsOf(event).length > 0);
 
+/** The subjects whose keys an event's sealed fields need (none for most events). */
+export function sealedSubjectsOf(event: RecordedEvent): string[] {
+  const fields = sealedFieldsOf(event);
+  if (fields.length === 0) return [];
+  const data = event.data as Record<string, StoredSealedField>;
+  return [...new Set(fields.map((field) => data[field].subject))];
+}
+
 /**
  * The events with their sealed fields opened (ERASED_PERSONAL_DATA for an erased subject), in
  * one vault call; an event with none is returned as it is (the same object).

@@ -20,6 +20,8 @@ export interface PersonalDataVault {
   seal(subject: string, values: readonly string[]): Promise<string[]>;
   /** Opens sealed values, in order; a value of an erased subject is null. Throws for a value that does not open (altered, or sealed under another key). */
   open(values: readonly SealedValue[]): Promise<Array<string | null>>;
+  /** The subjects among these whose key is kept (neither erased nor unknown): what a reader may still show of what it opened before. */
+  keptAmong(subjects: readonly string[]): Promise<Set<string>>;
   /** Deletes the subject's key for good (no new one is ever made for it). Erasing again does nothing. */
   erase(subject: string): Promise<void>;
 }

@@ -64,6 +64,12 @@ export class KeyedPersonalDataVault implements PersonalDataVault {
     });
   }
 
+  async keptAmong(subjects: readonly string[]): Promise<Set<string>> {
+    if (subjects.length === 0) return new Set();
+    const rows = await this.table.find(subjects);
+    return new Set([...rows.values()].filter((row) => row.key_sealed !== null).map((row) => row.subject));
+  }
+
   async erase(subject: string): Promise<void> {
     await this.table.markErased(subject, this.clock.now().toISOString());
   }

@@ -65,6 +65,9 @@ describe('personal data sealed and opened at the decoding store', () => {
   it('reads an erased subject\'s fields as erased, its plain fields and other subjects as before, and records nothing more of it', async () => {
     await stores.events.appendToStream(conversationStream('c1'), [started('c1', 'Erase me'), posted('c1', 'm1', 'My passport is X123')]);
     await stores.events.appendToStream(conversationStream('c2'), [started('c2', 'Keep me')]);
+    // Read (and shared from then on) before the erasure: what was opened is not shown after it.
+    expect(textsOf(await stores.events.readStream(conversationStream('c1')))).to.deep.equal(['Erase me', 'My passport is X123']);
+    expect(textsOf(await stores.events.readStream(conversationStream('c1')))).to.deep.equal(['Erase me', 'My passport is X123']);
     await stores.personalData.erase(conversationSubject('c1'));
 
     const erased = await stores.events.readStream(conversationStream('c1'));

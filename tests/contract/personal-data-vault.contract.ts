@@ -69,12 +69,14 @@ export function personalDataVaultContract(createFixture: () => Promise<SubjectKe
     expect(await otherProcess.open([{ subject, sealed: mine[0] }])).to.deep.equal(['from one']);
   });
 
-  it('after an erasure, opens the subject\'s values as null in every process, seals nothing more, and erasing again does nothing', async () => {
+  it('after an erasure, opens the subject\'s values as null in every process, no longer counts its key kept, seals nothing more, and erasing again does nothing', async () => {
     const other = `conversation:test-${randomUUID()}`;
     const [sealed] = await vault.seal(subject, ['my address is 1 Main Street']);
     const [kept] = await vault.seal(other, ['not erased']);
+    expect(await vault.keptAmong([subject, other, `conversation:test-${randomUUID()}`])).to.deep.equal(new Set([subject, other]));
     await otherProcess.erase(subject);
     expect(await vault.open([{ subject, sealed }, { subject: other, sealed: kept }])).to.deep.equal([null, 'not erased']);
+    expect(await vault.keptAmong([subject, other])).to.deep.equal(new Set([other]));
     let error: unknown = null;
     await vault.seal(subject, ['again']).catch((caught: unknown) => (error = caught));
     expect(error).to.be.instanceOf(SubjectErasedError);
