@@ -1,5 +1,5 @@
 // The personal-data vault (docs/personal-data.md, "Erasure"): one key per data subject (a
-// conversation), kept beside the event log, never in it. Personal fields of events are sealed
+// conversation, a lead), kept beside the event log, never in it. Personal fields of events are sealed
 // under their subject's key when they are appended and opened when they are read
 // (application/events/personal-data.ts); erasing a subject deletes its key for good, which
 // makes every copy of those fields unreadable, in the history and in any rebuild.

@@ -4,7 +4,9 @@
 // aggregate's group (its stream category, list of types and TypeScript union) and the
 // registry of every event (domain/events.ts) are derived from the declarations; nothing
 // restates them. Decoding a stored event is a pure function of the registry: upcast from the
-// version it was written with, then decode with the current codec.
+// version it was written with, then decode with the current codec. A group may declare its
+// personal data (`GroupPersonalData`): the fields the decoding store keeps sealed under a
+// subject's key, and the event that erases the subject (docs/personal-data.md).
 
 import { isLeft } from 'fp-ts/Either';
 import type * as t from 'io-ts';

@@ -42,6 +42,26 @@ describe('event declarations and the registry', () => {
     expect(domainEvents.versionOf('MemberRemoved')).to.equal(2);
   });
 
+  it('declares an aggregate\'s personal data once: its subject, the text fields of each type, the event that erases it', () => {
+    const Noted = declareEvent('ThingNoted', t.type({ thing_id: t.string, note: t.string, size: t.number }));
+    const Forgotten = declareEvent('ThingForgotten', t.type({ thing_id: t.string }));
+    const things = eventRegistry([eventGroup('thing', [Noted, Forgotten], { subject: (data) => `thing:${String(data.thing_id)}`, fields: { ThingNoted: ['note'] }, erasedBy: 'ThingForgotten' })]);
+    const personal = things.personalFieldsOf('ThingNoted');
+    expect(personal?.fields).to.deep.equal(['note']);
+    expect(personal?.subject({ thing_id: 't1', note: 'x', size: 1 })).to.equal('thing:t1');
+    expect(things.personalFieldsOf('ThingForgotten')).to.equal(undefined);
+    expect(things.erasingTypes).to.deep.equal(['ThingForgotten']);
+    expect(things.erasedSubjectOf('ThingForgotten', { thing_id: 't1' })).to.equal('thing:t1');
+    expect(things.erasedSubjectOf('ThingNoted', { thing_id: 't1' })).to.equal(null);
+
+    expect(() => eventGroup('thing', [Noted], { subject: () => 's', fields: {}, erasedBy: 'ThingForgotten' as 'ThingNoted' })).to.throw(/erasing event ThingForgotten is not one of its types/);
+    expect(() => eventGroup('thing', [Forgotten], { subject: () => 's', fields: { ThingNoted: ['note'] } as never, erasedBy: 'ThingForgotten' })).to.throw(/personal fields of ThingNoted/);
+
+    expect(domainEvents.erasingTypes).to.include.members(['ConversationErased', 'LeadErased']);
+    expect(domainEvents.personalFieldsOf('UserMessagePosted')?.fields).to.deep.equal(['text']);
+    expect(domainEvents.personalFieldsOf('LeadCaptured')?.fields).to.include.members(['name', 'email', 'phone']);
+  });
+
   it('builds and parses stream names at the first dash', () => {
     const name = toStreamName(streamCategory('accessDenial'), '5f0c-42');
     expect(name).to.equal('accessDenial-5f0c-42');
