@@ -82,6 +82,7 @@ import { MongoSubjectKeyTable } from './personal-data/mongodb';
 import { SqliteSubjectKeyTable } from './personal-data/sqlite';
 import { KeyedPersonalDataVault } from './personal-data/vault';
 import { personalDataErasureSaga } from '../application/personal-data/erasure-saga';
+import { conversationErasureSaga } from '../application/conversation/conversation-erasure';
 import { PasetoTokenService } from './crypto/tokens';
 import { createLogger } from './logging/logger';
 import { ExtractiveAssistantEngine } from './assistant/extractive';
@@ -523,6 +524,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const platformSagas = overrides.sagas ?? [
     ...allSagas,
     personalDataErasureSaga(vault),
+    conversationErasureSaga({ ...commands, personalData: vault }),
     mailDeliverySaga({ ...commands, secrets, mailer, readStore }, mailPolicy),
     teamMembershipCleanupSaga({ ...commands, readStore }),
     registrationSaga(identity, { concurrency: config.sagaConcurrency }),

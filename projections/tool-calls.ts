@@ -9,6 +9,7 @@
 
 import type { Caller, RecordedExchange, ToolCallEvent, ToolCallOrigin, ToolCallStatus } from '../domain/tool-call/tool-call';
 import { toolCallEvents } from '../domain/tool-call/tool-call';
+import { ERASED_PERSONAL_DATA } from '../domain/shared/events';
 import type { RiskTier } from '../domain/tool/tool';
 import { documentProjection } from './document-projection';
 
@@ -98,6 +99,17 @@ export const toolCallsProjection = documentProjection<ToolCallEvent['type'], Too
         return { ...current, status: 'challenged', challenge: { prompt: event.data.prompt, at: event.data.challenged_at } };
       case 'ToolCallResumed':
         return { ...current, status: 'ready', challenge: null };
+      case 'ToolCallErased':
+        // What it carried of people goes (as a rebuild reads it: the fields' erased values);
+        // what happened to it (status, times, latency) stays.
+        return {
+          ...current,
+          arguments: {},
+          exchange: null,
+          error: current.error ? { code: current.error.code, message: ERASED_PERSONAL_DATA } : null,
+          challenge: current.challenge ? { ...current.challenge, prompt: ERASED_PERSONAL_DATA } : null,
+          refusal: current.refusal ? { ...current.refusal, reason: ERASED_PERSONAL_DATA } : null,
+        };
     }
   },
 });

@@ -37,6 +37,7 @@ import { type Collection, DEFAULT_PAGE_SIZE, type FieldCondition, type FindOptio
 import { type Principal, actingContext } from '../session/sessions';
 import { ReadModelBehindError, type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBackChange, requireApplied } from '../shared/read-models';
 import type { PersonalDataVault } from '../ports/personal-data';
+import { eraseToolCallsOf } from './conversation-erasure';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { workspaceAccess } from '../workspace/workspace-access';
@@ -355,7 +356,8 @@ export interface ErasureView {
 /**
  * Erases a conversation (docs/personal-data.md, "Erasure"): records ConversationErased and
  * deletes the key its texts are sealed under, so that they cannot be read anywhere again, in
- * the history or by a rebuild; the conversation is deleted too. Owners and admins only (403
+ * the history or by a rebuild; the conversation is deleted too, and the tool calls of its
+ * turns are erased (conversation-erasure.ts). Owners and admins only (403
  * `insufficient_role`), of a live or deleted conversation of their organization (404
  * otherwise). Erasing again answers the first erasure. Read on the write model: a deleted
  * conversation is in no read model.
@@ -371,8 +373,9 @@ export async function eraseConversation(
   if (state.status === 'absent' || state.tenant_id !== principal.tenant_id) throw conversationNotFound();
   const result = await onConversation(deps, principal, conversationId, { type: 'EraseConversation', data: {} }, context);
   const erased = result.events.find((event) => event.type === 'ConversationErased');
-  // The saga personal_data_erasure does it too, for a process that stops right here.
+  // The sagas personal_data_erasure and conversation_erasure do these too, for a process that stops right here.
   await deps.personalData.erase(conversationSubject(conversationId));
+  await eraseToolCallsOf(deps, principal.tenant_id, conversationId, actingContext(principal, context));
   await requireApplied(deps, result.position, 'the erasure of the conversation', () => deps.readStore.collection<ConversationDocument>(CONVERSATIONS).get(conversationId));
   let erasedAt = erased?.type === 'ConversationErased' ? erased.data.erased_at : null;
   if (erasedAt === null) {

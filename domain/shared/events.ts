@@ -36,20 +36,24 @@ export interface EventDeclaration<Type extends string = string, Data = unknown> 
 }
 
 /**
- * Personal data in an event (docs/personal-data.md, "Erasure"): top-level text fields that
- * are stored sealed under the key of the data subject they belong to. Erasing the subject
- * deletes its key, so the fields can no longer be read anywhere: not in the history, not by
- * a rebuild. Deciders, projections and sagas read them in clear like any other field.
+ * Personal data in an event (docs/personal-data.md, "Erasure"): top-level fields that are
+ * stored sealed under the key of the data subject they belong to. Erasing the subject deletes
+ * its key, so the fields can no longer be read anywhere: not in the history, not by a rebuild.
+ * Deciders, projections and sagas read them in clear like any other field.
  */
 export interface PersonalFields {
   /** The data subject (`conversation:<id>`), from the event's plain fields. */
   subject(data: Readonly<Record<string, unknown>>): string;
-  /** Top-level fields of text; one absent or null is left as it is. */
+  /** Top-level fields of text, read as ERASED_PERSONAL_DATA once erased; one absent or null is left as it is. */
   fields: readonly string[];
+  /** Top-level fields of any other JSON value (sealed as JSON), each with what it reads as once erased; absent or null is left as it is. */
+  json: Readonly<Record<string, unknown>>;
 }
 
 /** What a personal field of an erased subject reads as. */
 export const ERASED_PERSONAL_DATA = '[erased]';
+
+type DataOf<Declaration> = Declaration extends EventDeclaration<string, infer Data> ? Data : never;
 
 /** The text fields of an event's data (what may be declared personal). */
 type TextFieldOf<Declaration> = Declaration extends EventDeclaration<string, infer Data> ? { [Field in keyof Data]-?: NonNullable<Data[Field]> extends string ? Field : never }[keyof Data] & string : never;
@@ -59,6 +63,8 @@ export interface GroupPersonalData<Declaration extends EventDeclaration> {
   /** The subject, from an event's plain fields: every event of a stream names the same one. */
   subject(data: Readonly<Record<string, unknown>>): string;
   fields: { readonly [Type in Declaration['type']]?: ReadonlyArray<TextFieldOf<Extract<Declaration, { type: Type }>>> };
+  /** Fields of other JSON values, each with what it reads as once erased: a value its codec accepts. */
+  json?: { readonly [Type in Declaration['type']]?: Partial<DataOf<Extract<Declaration, { type: Type }>>> };
   /** Recording it deletes the subject's key. */
   erasedBy: Declaration['type'];
 }
@@ -98,9 +104,11 @@ export interface EventGroup<Declaration extends EventDeclaration = EventDeclarat
 }
 
 function withPersonalData<Declaration extends EventDeclaration>(declaration: Declaration, personalData: GroupPersonalData<Declaration>): Declaration {
-  const fields = (personalData.fields as Readonly<Record<string, readonly string[] | undefined>>)[declaration.type];
   if (declaration.type === personalData.erasedBy) return { ...declaration, erases: personalData.subject };
-  return fields && fields.length > 0 ? { ...declaration, personal: { subject: personalData.subject, fields } } : declaration;
+  const fields = (personalData.fields as Readonly<Record<string, readonly string[] | undefined>>)[declaration.type] ?? [];
+  const json = (personalData.json as Readonly<Record<string, Readonly<Record<string, unknown>> | undefined>> | undefined)?.[declaration.type] ?? {};
+  if (fields.length === 0 && Object.keys(json).length === 0) return declaration;
+  return { ...declaration, personal: { subject: personalData.subject, fields, json } };
 }
 
 /** The TypeScript union of a group's events. */
@@ -122,7 +130,9 @@ export function eventGroup<const Declarations extends readonly EventDeclaration[
     byType.set(declaration.type, declaration);
   }
   if (personalData && !byType.has(personalData.erasedBy)) throw new Error(`${category}: the erasing event ${personalData.erasedBy} is not one of its types`);
-  for (const type of Object.keys(personalData?.fields ?? {})) if (!byType.has(type)) throw new Error(`${category}: personal fields of ${type}, which is not one of its types`);
+  for (const type of [...Object.keys(personalData?.fields ?? {}), ...Object.keys(personalData?.json ?? {})]) {
+    if (!byType.has(type)) throw new Error(`${category}: personal fields of ${type}, which is not one of its types`);
+  }
   return {
     category: checked,
     declarations,

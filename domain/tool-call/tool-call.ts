@@ -26,8 +26,15 @@
 // phase: `<id>:invoke`, then `<id>:resume:<n>`). A run that finds the phase already sent (a
 // process stopped mid-call) sends it once more with the same request_id; a third sending is
 // refused (`tool_call_interrupted`): the call fails rather than repeat without end. A
-// `challenge` answer records its prompt in clear (it is shown to the user) and the resume
-// token sealed; the user's answer (an OTP) is recorded sealed only.
+// `challenge` answer records its prompt (it is shown to the user) and the resume token sealed;
+// the user's answer (an OTP) is recorded sealed only.
+//
+// Erasure (docs/personal-data.md): what a call carries of the people it is about (its
+// arguments, the exchange with the API, a failure's message, a challenge, a refusal's reason)
+// is personal data of the subject `toolCall:<id>`, stored sealed under its key. `ToolCallErased`
+// (recorded when the conversation the call was a step of is erased) deletes that key: those
+// fields read as their erased values, and the call accepts nothing more (404). A call still
+// awaiting approval is refused with it, so that it leaves the approval queue.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -127,16 +134,30 @@ export const ToolCallResumed = declareEvent(
   t.type({ ...CallIdentity, /** The user's answer (an OTP), sealed: never in clear. */ response_sealed: t.string, resumed_by: Caller, resumed_at: t.string }),
 );
 
-export const toolCallEvents = eventGroup('toolCall', [
-  ToolCallRequested,
-  ToolCallApproved,
-  ToolCallRefused,
-  ToolCallSucceeded,
-  ToolCallFailed,
-  ToolCallDispatched,
-  ToolCallChallenged,
-  ToolCallResumed,
-]);
+/** The call's personal data was erased: its key is deleted. */
+export const ToolCallErased = declareEvent('ToolCallErased', t.type({ ...CallIdentity, erased_at: t.string }));
+
+/** The data subject of what a tool call carries. */
+export const toolCallSubject = (toolCallId: string): string => `toolCall:${toolCallId}`;
+
+/** What an erased exchange reads as: no request worth showing, no answer. */
+export const ERASED_EXCHANGE: RecordedExchange = { request: { method: '', url: '', headers: {}, body: null }, response: null };
+
+export const toolCallEvents = eventGroup(
+  'toolCall',
+  [ToolCallRequested, ToolCallApproved, ToolCallRefused, ToolCallSucceeded, ToolCallFailed, ToolCallDispatched, ToolCallChallenged, ToolCallResumed, ToolCallErased],
+  {
+    subject: (data) => toolCallSubject(String(data.tool_call_id)),
+    fields: { ToolCallRefused: ['reason'], ToolCallFailed: ['message'], ToolCallChallenged: ['prompt'] },
+    json: {
+      ToolCallRequested: { arguments: {} },
+      ToolCallSucceeded: { exchange: ERASED_EXCHANGE },
+      ToolCallFailed: { exchange: null },
+      ToolCallChallenged: { challenge: {} },
+    },
+    erasedBy: 'ToolCallErased',
+  },
+);
 export type ToolCallEvent = GroupEvent<typeof toolCallEvents>;
 
 type RequestedData = EventOf<typeof ToolCallRequested>['data'];
@@ -150,7 +171,9 @@ export type ToolCallCommand =
   | { type: 'RecordToolCallFailure'; data: { tenant_id: string; code: string; message: string; status: number | null; latency_ms: number; exchange: RecordedExchange | null } }
   | { type: 'DispatchToolCall'; data: { tenant_id: string } }
   | { type: 'RecordToolCallChallenge'; data: { tenant_id: string; prompt: string; challenge: Record<string, unknown>; resume_token_sealed: string; latency_ms: number } }
-  | { type: 'ResumeToolCall'; data: { tenant_id: string; response_sealed: string; by: Caller } };
+  | { type: 'ResumeToolCall'; data: { tenant_id: string; response_sealed: string; by: Caller } }
+  /** `reason`: why a call still awaiting approval is refused with its erasure (nobody should approve it then). */
+  | { type: 'EraseToolCall'; data: { tenant_id: string; by: Caller; reason: string } };
 
 export const TOOL_CALL_STATUSES = ['awaiting_approval', 'ready', 'challenged', 'refused', 'succeeded', 'failed'] as const;
 export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
@@ -166,6 +189,8 @@ export type ToolCallState =
       resumes: number;
       /** Sendings of the current phase so far. */
       dispatches: number;
+      /** Its personal data was erased: it accepts nothing more. */
+      erased: boolean;
     } & Omit<RequestedData, 'awaiting_approval' | 'requested_at'>);
 
 /** The protocol request_id of a connector call's phase: derived from the call, so a repeat is recognisable. */
@@ -182,7 +207,7 @@ export const toolCallDecider: Decider<ToolCallCommand, ToolCallEvent, ToolCallSt
     switch (event.type) {
       case 'ToolCallRequested': {
         const { awaiting_approval, requested_at: _at, ...call } = event.data;
-        return { ...call, status: awaiting_approval ? 'awaiting_approval' : 'ready', resumes: 0, dispatches: 0 };
+        return { ...call, status: awaiting_approval ? 'awaiting_approval' : 'ready', resumes: 0, dispatches: 0, erased: false };
       }
       case 'ToolCallApproved':
         return state.status === 'absent' ? state : { ...state, status: 'ready' };
@@ -198,6 +223,8 @@ export const toolCallDecider: Decider<ToolCallCommand, ToolCallEvent, ToolCallSt
         return state.status === 'absent' ? state : { ...state, status: 'challenged' };
       case 'ToolCallResumed':
         return state.status === 'absent' ? state : { ...state, status: 'ready', resumes: state.resumes + 1, dispatches: 0 };
+      case 'ToolCallErased':
+        return state.status === 'absent' ? state : { ...state, erased: true };
     }
   },
 
@@ -216,6 +243,13 @@ export const toolCallDecider: Decider<ToolCallCommand, ToolCallEvent, ToolCallSt
     if (state.status === 'absent' || state.tenant_id !== command.data.tenant_id) return left(toolCallNotFound());
     const { tenant_id, workspace_id, tool_call_id, tool_id } = state;
     const identity = { tenant_id, workspace_id, tool_call_id, tool_id };
+    if (command.type === 'EraseToolCall') {
+      if (state.erased) return right([]);
+      const erased: ToolCallEvent = { type: 'ToolCallErased', data: { ...identity, erased_at: at } };
+      if (state.status !== 'awaiting_approval') return right([erased]);
+      return right([{ type: 'ToolCallRefused', data: { ...identity, refused_by: command.data.by, reason: command.data.reason, refused_at: at } }, erased]);
+    }
+    if (state.erased) return left(toolCallNotFound());
     switch (command.type) {
       case 'ApproveToolCall':
         if (state.status !== 'awaiting_approval') return left(conflict('tool_call_not_awaiting_approval', `the tool call is ${state.status}, not awaiting approval`));

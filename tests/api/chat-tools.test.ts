@@ -18,7 +18,11 @@ import { setQuotaOverrides } from '../../application/quota-override/quota-overri
 import { systemContext } from '../../application/shared/request-context';
 import type { ToolInput } from '../../application/tool/tools';
 import { conversationStream } from '../../domain/conversation/conversation';
-import { toolCallStream } from '../../domain/tool-call/tool-call';
+import { ERASED_EXCHANGE, toolCallStream } from '../../domain/tool-call/tool-call';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
+import { handleCommand } from '../../application/command-handling/handle-command';
+import { conversationAggregate } from '../../application/conversation/conversations';
+import { userContext } from '../support/context';
 import { createLogger } from '../../infrastructure/logging/logger';
 import { expectEveryEventAudited } from '../support/audit';
 import { type Account, joinAs, registerOwner } from '../support/identity';
@@ -493,6 +497,52 @@ describe('tool calls in chat (#12 point 5)', function () {
       expect(response.json.answer.text).to.match(/^I cannot take actions or look things up in your systems here: no language model is configured/);
       expect(response.json.tool_steps).to.deep.equal([]);
       expect((await response.events()).filter((event) => event.endsWith('@toolCall'))).to.deep.equal([]);
+    });
+  });
+
+  describe('erasing the conversation (docs/personal-data.md)', () => {
+    it('erases the tool calls of its turns: arguments and exchanges unreadable, a call awaiting approval refused and out of the queue', async () => {
+      llm.script({ tool_calls: [call('order_status', '{"order_number":"Z-4242"}', 'call_z')] }, { deltas: ['Z-4242 has shipped.'] });
+      const first = await ask(owner, { message: 'Where is my order Z-4242?', workspace_id: workspaceId });
+      expect(first.status, first.text).to.equal(200);
+      const conversationId = first.json.conversation_id;
+      const ranId: string = first.json.tool_steps[0].tool_call_id;
+      llm.script({ tool_calls: [call('cancel_order', '{"order_number":"Z-4242"}', 'call_zc')] });
+      const second = await ask(owner, { message: 'Then cancel Z-4242', conversation_id: conversationId, workspace_id: workspaceId });
+      expect(second.status, second.text).to.equal(200);
+      const waitingId: string = second.json.tool_steps[0].tool_call_id;
+      expect(second.json.tool_steps[0].status).to.equal('awaiting_approval');
+      const stored = JSON.stringify([...(await server.platform.storedEvents.readStream(toolCallStream(ranId))), ...(await server.platform.storedEvents.readStream(toolCallStream(waitingId)))]);
+      expect(stored).to.not.include('Z-4242');
+      expect((await server.request('GET', `/api/v1/tool-calls/${ranId}`, { headers: as(owner) })).json.arguments).to.deep.equal({ order_number: 'Z-4242' });
+
+      const erased = await server.request('POST', `/api/v1/conversations/${conversationId}/erase`, { headers: as(owner) });
+      expect(erased.status, erased.text).to.equal(200);
+
+      const ran = await eventsOf(toolCallStream(ranId));
+      expect(typesOf(ran)).to.deep.equal(['ToolCallRequested', 'ToolCallSucceeded', 'ToolCallErased']);
+      expect(ran[0].data).to.deep.include({ arguments: {}, tool_name: 'order_status' });
+      expect(ran[1].data).to.deep.include({ status: 200, exchange: ERASED_EXCHANGE });
+      const shown = await server.request('GET', `/api/v1/tool-calls/${ranId}`, { headers: as(owner) });
+      expect(shown.json).to.deep.include({ status: 'succeeded', arguments: {}, request: null, response: null });
+
+      const waited = await eventsOf(toolCallStream(waitingId));
+      expect(typesOf(waited)).to.deep.equal(['ToolCallRequested', 'ToolCallRefused', 'ToolCallErased']);
+      expect(waited[1].data).to.deep.include({ refused_by: { kind: 'user', id: owner.user_id }, reason: ERASED_PERSONAL_DATA });
+      const queue = await server.request('GET', '/api/v1/tool-calls?status=awaiting_approval', { headers: as(owner) });
+      expect(queue.json.items.map((item: Json) => item.id)).to.not.include(waitingId);
+      const approve = await server.request('POST', `/api/v1/tool-calls/${waitingId}/approve`, { headers: as(owner) });
+      expect([approve.status, approve.json.code]).to.deep.equal([404, 'tool_call_not_found']);
+      expect(shop.cancellations().map((request) => request.url)).to.not.include('/orders/Z-4242/cancel');
+    });
+
+    it('erases them too when the process that recorded the erasure stopped before (saga conversation_erasure)', async () => {
+      llm.script({ tool_calls: [call('order_status', '{"order_number":"Y-77"}', 'call_y')] }, { deltas: ['Y-77 has shipped.'] });
+      const asked = await ask(owner, { message: 'Where is Y-77?', workspace_id: workspaceId });
+      const toolCallId: string = asked.json.tool_steps[0].tool_call_id;
+      await handleCommand(server.platform.commands, conversationAggregate, conversationStream(asked.json.conversation_id), { type: 'EraseConversation', data: {} }, userContext({ tenant_id: owner.tenant_id }));
+      await eventually(async () => typesOf(await eventsOf(toolCallStream(toolCallId))).includes('ToolCallErased'), 10_000, 'the tool call erased by the saga');
+      await eventually(async () => ((await eventsOf(toolCallStream(toolCallId)))[0].data as Json).arguments.order_number === undefined, 10_000, 'its key deleted');
     });
   });
 

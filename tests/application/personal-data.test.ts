@@ -9,6 +9,7 @@ import { DecodingEventStore } from '../../application/events/decoding-event-stor
 import { PersonalDataVaultMissingError } from '../../application/events/personal-data';
 import type { DomainRecordedEvent } from '../../application/ports/domain-event-store';
 import { conversationStream, conversationSubject } from '../../domain/conversation/conversation';
+import { ERASED_EXCHANGE, type ToolCallEvent, toolCallStream, toolCallSubject } from '../../domain/tool-call/tool-call';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { newEvent } from '../support/events';
 import { type EmbeddedStores, ManualClock, embeddedStores } from '../support/stores';
@@ -80,6 +81,39 @@ describe('personal data sealed and opened at the decoding store', () => {
     // An event with no personal field is still recorded.
     await stores.events.appendToStream(conversationStream('c1'), [deleted('c1')]);
     expect(await stores.events.readStream(conversationStream('c1'))).to.have.length(3);
+  });
+
+  it('seals a field of any JSON value as JSON, reads it back as it was, and once erased as the value its declaration gives', async () => {
+    const identity = { tenant_id: T, workspace_id: 'w1', tool_call_id: 'tc1', tool_id: 'tool-1' };
+    const exchange = { request: { method: 'GET', url: 'https://shop.example.com/orders/A-17?email=ana%40example.com', headers: {}, body: null }, response: { status: 200, headers: {}, body: '{"name":"Ana Lima"}', truncated: false } };
+    await stores.events.appendToStream(toolCallStream('tc1'), [
+      newEvent('ToolCallRequested', {
+        ...identity,
+        tool_name: 'order_status',
+        risk: 'read',
+        arguments: { order_number: 'A-17', email: 'ana@example.com', tags: [1, 'two', null] },
+        caller: USER,
+        origin: { kind: 'test' },
+        awaiting_approval: false,
+        end_user_token_sealed: null,
+        end_user_session_sealed: null,
+        requested_at: AT,
+      }),
+      newEvent('ToolCallSucceeded', { ...identity, status: 200, latency_ms: 5, exchange, finished_at: AT }),
+    ]);
+    const stored = JSON.stringify(await stores.eventStore.readStream(toolCallStream('tc1')));
+    for (const text of ['A-17', 'ana', 'Ana Lima']) expect(stored).to.not.include(text);
+    expect(stored).to.include('"json":true');
+
+    const [requested, succeeded] = (await stores.events.readStream(toolCallStream('tc1'))) as unknown as ToolCallEvent[];
+    expect(requested.type === 'ToolCallRequested' && requested.data.arguments).to.deep.equal({ order_number: 'A-17', email: 'ana@example.com', tags: [1, 'two', null] });
+    expect(succeeded.type === 'ToolCallSucceeded' && succeeded.data.exchange).to.deep.equal(exchange);
+
+    await stores.personalData.erase(toolCallSubject('tc1'));
+    const [erasedRequest, erasedSuccess] = (await stores.events.readStream(toolCallStream('tc1'))) as unknown as ToolCallEvent[];
+    expect(erasedRequest.type === 'ToolCallRequested' && erasedRequest.data.arguments).to.deep.equal({});
+    expect(erasedRequest.data).to.deep.include({ tool_name: 'order_status', tool_call_id: 'tc1' });
+    expect(erasedSuccess.type === 'ToolCallSucceeded' && erasedSuccess.data.exchange).to.deep.equal(ERASED_EXCHANGE);
   });
 
   it('without a vault, refuses to append personal data and to read it sealed, and passes everything else', async () => {

@@ -70,6 +70,21 @@ describe('tool call (decider)', () => {
     spec.given([]).when(success).thenThrows('not_found', 'tool_call_not_found');
     spec.given([requested()]).when(approve('t2')).thenThrows('not_found', 'tool_call_not_found');
   });
+  it('erases a call once, refusing it first when it still awaits approval; then it accepts nothing more', () => {
+    const erasure = { kind: 'system' as const, id: 'conversation_erasure' };
+    const erase = (tenant = 't1'): ToolCallCommand => ({ type: 'EraseToolCall', data: { tenant_id: tenant, by: erasure, reason: 'the conversation it was asked in was erased' } });
+    const erased: ToolCallEvent = { type: 'ToolCallErased', data: { ...ids, erased_at: at } };
+    spec.given([requested(), approved, succeeded]).when(erase()).then([erased]);
+    spec.given([requested({ risk: 'read', awaiting_approval: false })]).when(erase()).then([erased]);
+    spec.given([requested()]).when(erase()).then([{ type: 'ToolCallRefused', data: { ...ids, refused_by: erasure, reason: 'the conversation it was asked in was erased', refused_at: at } }, erased]);
+    spec.given([requested(), approved, succeeded, erased]).when(erase()).thenNothingHappened();
+
+    spec.given([]).when(erase()).thenThrows('not_found', 'tool_call_not_found');
+    spec.given([requested()]).when(erase('t2')).thenThrows('not_found', 'tool_call_not_found');
+    spec.given([requested({ risk: 'read', awaiting_approval: false }), erased]).when(success).thenThrows('not_found', 'tool_call_not_found');
+    spec.given([requested(), refused, erased]).when(approve()).thenThrows('not_found', 'tool_call_not_found');
+  });
+
   describe('a connector tool call (#13)', () => {
     const connectorCall = { risk: 'write' as RiskTier, awaiting_approval: false, connector: { connection_id: 'conn-1', tool: 'order_status' } };
     const ready = requested(connectorCall);

@@ -13,7 +13,7 @@ const WHO = 'An Admin or Owner sees every conversation of the organization; a me
 export const conversationsApi: ApiArea = {
   tag: 'conversations',
   description:
-    'Conversations (spec 4.6): list, read, rename, delete (soft: the events stay for audit), status, messages, a human agent’s reply, feedback on an answer. Statuses: open, pending, handed_off (the assistant is paused), resolved; docs/conversations.md lists the transitions.',
+    'Conversations (spec 4.6): list, read, rename, delete (soft: the events stay for audit), erase (its texts unreadable for good: docs/personal-data.md), status, messages, a human agent’s reply, feedback on an answer. Statuses: open, pending, handed_off (the assistant is paused), resolved; docs/conversations.md lists the transitions.',
   schemas: {
     ConversationErasure: object({ id: string(), erased_at: dateTime('when it was first erased') }),
     ConversationParty: object({ kind: enumOf(['user', 'end_user', 'admin', 'system']), id: string() }, 'who wrote or started something: a tenant user, a widget end user, ...'),
