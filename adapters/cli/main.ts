@@ -19,6 +19,8 @@ import { tenantQuotas } from '../../application/quota-override/quota-overrides';
 import { QUOTAS } from '../../domain/plan/plan';
 import { documentStatusCounts } from '../../application/document/documents';
 import { askAsOperator } from '../../application/chat/chat';
+import { eraseConversationOf } from '../../application/conversation/conversations';
+import { eraseLeadOf } from '../../application/lead/leads';
 import {
   LIST_MAX_LIMIT,
   type OrchestrationEventFilter,
@@ -50,6 +52,9 @@ const USAGE = `usage: npm run cli -- <command>
   documents status [--tenant ID]     documents and chunks per tenant and indexing status (indexing progress)
   chat ask --tenant ID [--workspace ID] [--conversation ID] "question"
                                      ask the tenant's assistant as the operator (every workspace); prints the answer and its sources
+  erase conversation ID --tenant ID  erase a conversation and its tool calls for the organization (its texts
+                                     unreadable for good; also for a deleted organization: docs/personal-data.md)
+  erase lead ID --tenant ID          erase a lead for the organization (its captured fields unreadable for good)
   events orchestration list --tenant ID [--status S] [--name N] [--correlation-id C]
                             [--from T] [--to T] [--limit N] [--cursor C]
                                      the tenant's orchestration events, newest first
@@ -66,6 +71,9 @@ const USAGE = `usage: npm run cli -- <command>
 `;
 
 type Output = (line: string) => void;
+
+/** The operator's actor in what the CLI records. */
+const OPERATOR_CLI = 'operator-cli';
 
 async function withPlatform<T>(work: (platform: Platform) => Promise<T>, overrides: PlatformOverrides = {}): Promise<T> {
   // The CLI's commands run projections here, in this thread, when they bring read models up to date: no projection thread.
@@ -100,7 +108,7 @@ function formatEvent(event: RecordedEvent): string {
 export async function runCli(argv: string[], out: Output, stopSignal?: AbortSignal, options: { platform?: PlatformOverrides } = {}): Promise<number> {
   const [area, action, ...rest] = argv;
   const { positional, flags } = parseArguments(rest);
-  const context = systemContext(`cli-${Date.now()}`, 'operator-cli');
+  const context = systemContext(`cli-${Date.now()}`, OPERATOR_CLI);
   // The commands whose first word is all: `backup DEST`, `verify-backup DIR`.
   if (area === 'backup') return backup(action === undefined ? [] : [action, ...rest], out);
   if (area === 'verify-backup') return verifyBackupFolder(action === undefined ? [] : [action, ...rest], out);
@@ -294,6 +302,24 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
           out('sources:');
           for (const citation of turn.answer.citations) out(`  [${citation.passage_id}] ${citation.title} (document ${citation.document_id}, chunk ${citation.chunk_id})`);
         }
+        return 0;
+      }, options.platform);
+    }
+    case 'erase conversation':
+    case 'erase lead': {
+      const [id] = positional;
+      const tenantId = flags.tenant;
+      if (!id || typeof tenantId !== 'string') return usageError(out, `erase ${action} needs an ID and --tenant ID`);
+      return withPlatform(async (platform) => {
+        // Running, not only caught up: the erasure waits for the read models to show it.
+        await platform.projections.start();
+        await platform.projections.waitFor(await platform.eventStore.headPosition(), { timeoutMs: 30_000 });
+        const onBehalf = { ...context, tenant_id: tenantId };
+        const erased =
+          action === 'conversation'
+            ? await eraseConversationOf(platform.identity, tenantId, id, onBehalf)
+            : await eraseLeadOf(platform.identity, tenantId, id, { kind: 'system', id: OPERATOR_CLI }, onBehalf);
+        out(`erased ${action} ${erased.id} (first erased at ${erased.erased_at})`);
         return 0;
       }, options.platform);
     }

@@ -359,28 +359,35 @@ export interface ErasureView {
  * the history or by a rebuild; the conversation is deleted too, and the tool calls of its
  * turns are erased (conversation-erasure.ts). Owners and admins only (403
  * `insufficient_role`), of a live or deleted conversation of their organization (404
- * otherwise). Erasing again answers the first erasure. Read on the write model: a deleted
- * conversation is in no read model.
+ * otherwise). Erasing again answers the first erasure.
  */
-export async function eraseConversation(
-  deps: ConversationDependencies & { personalData: PersonalDataVault },
-  principal: Principal,
-  conversationId: string,
-  context: RequestContext,
-): Promise<ErasureView> {
+export async function eraseConversation(deps: ConversationErasureUseCaseDependencies, principal: Principal, conversationId: string, context: RequestContext): Promise<ErasureView> {
   if (!isAdmin(principal)) throw forbidden('insufficient_role', 'only an owner or admin erases a conversation');
-  const { state } = await loadAggregate(deps, conversationAggregate, conversationStream(conversationId));
-  if (state.status === 'absent' || state.tenant_id !== principal.tenant_id) throw conversationNotFound();
-  const result = await onConversation(deps, principal, conversationId, { type: 'EraseConversation', data: {} }, context);
+  return eraseConversationOf(deps, principal.tenant_id, conversationId, actingContext(principal, context));
+}
+
+export type ConversationErasureUseCaseDependencies = ConversationDependencies & { personalData: PersonalDataVault };
+
+/**
+ * The erasure itself, for the route above and for the operator acting on an organization's
+ * behalf (`npm run cli -- erase conversation`: also for an organization that was deleted, whose
+ * admins can no longer sign in). Read on the write model: a deleted conversation is in no
+ * read model.
+ */
+export async function eraseConversationOf(deps: ConversationErasureUseCaseDependencies, tenantId: string, conversationId: string, context: RequestContext): Promise<ErasureView> {
+  const stream = conversationStream(conversationId);
+  const { state } = await loadAggregate(deps, conversationAggregate, stream);
+  if (state.status === 'absent' || state.tenant_id !== tenantId) throw conversationNotFound();
+  const result = await handleCommand(deps, conversationAggregate, stream, { type: 'EraseConversation', data: {} }, context);
   const erased = result.events.find((event) => event.type === 'ConversationErased');
   // The sagas personal_data_erasure and conversation_erasure do these too, for a process that stops right here.
   await deps.personalData.erase(conversationSubject(conversationId));
-  await eraseToolCallsOf(deps, principal.tenant_id, conversationId, actingContext(principal, context));
+  await eraseToolCallsOf(deps, tenantId, conversationId, context);
   await requireApplied(deps, result.position, 'the erasure of the conversation', () => deps.readStore.collection<ConversationDocument>(CONVERSATIONS).get(conversationId));
   let erasedAt = erased?.type === 'ConversationErased' ? erased.data.erased_at : null;
   if (erasedAt === null) {
     // Erased before (a repeated request, or one that came in between): the first erasure's time.
-    const { state: now } = await loadAggregate(deps, conversationAggregate, conversationStream(conversationId));
+    const { state: now } = await loadAggregate(deps, conversationAggregate, stream);
     erasedAt = now.status === 'deleted' ? now.erased_at : null;
   }
   if (erasedAt === null) throw new Error(`conversation ${conversationId}: erased, yet no time of erasure`);

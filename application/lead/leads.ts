@@ -14,7 +14,7 @@
 // hour (429 `rate_limited`), so a script cannot fill the tenant's CRM. Under an Idempotency-Key
 // the lead's id and event derive from the key: a retry finds the lead the first one recorded.
 
-import { type LeadCommand, type LeadEvent, type LeadFields, type LeadState, checkedLeadFields, leadDecider, leadEvents, leadStream, leadSubject } from '../../domain/lead/lead';
+import { type LeadCommand, type LeadEvent, type LeadFields, type LeadParty, type LeadState, checkedLeadFields, leadDecider, leadEvents, leadStream, leadSubject } from '../../domain/lead/lead';
 import { LEADS, type LeadCrmStatus, type LeadDocument } from '../../projections/leads';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { PersonalDataVault } from '../ports/personal-data';
@@ -111,15 +111,17 @@ export interface LeadErasureView {
  * ends, as a deletion. A live or deleted lead of the organization (404 otherwise); erasing again
  * answers the first erasure. Read on the write model: a deleted lead is in no read model.
  */
-export async function eraseLead(
-  deps: CommandDependencies & ReadYourWritesDependencies & { personalData: PersonalDataVault },
-  principal: Principal,
-  leadId: string,
-  context: RequestContext,
-): Promise<LeadErasureView> {
+export async function eraseLead(deps: LeadErasureDependencies, principal: Principal, leadId: string, context: RequestContext): Promise<LeadErasureView> {
   const erasedBy = principal.impersonator ?? { kind: 'user' as const, id: principal.user_id };
+  return eraseLeadOf(deps, principal.tenant_id, leadId, erasedBy, actingContext(principal, context));
+}
+
+export type LeadErasureDependencies = CommandDependencies & ReadYourWritesDependencies & { personalData: PersonalDataVault };
+
+/** The erasure itself, for the route above and for the operator (`npm run cli -- erase lead`). */
+export async function eraseLeadOf(deps: LeadErasureDependencies, tenantId: string, leadId: string, erasedBy: LeadParty, context: RequestContext): Promise<LeadErasureView> {
   const stream = leadStream(leadId);
-  const result = await handleCommand(deps, leadAggregate, stream, { type: 'EraseLead', data: { tenant_id: principal.tenant_id, erased_by: erasedBy } }, actingContext(principal, context));
+  const result = await handleCommand(deps, leadAggregate, stream, { type: 'EraseLead', data: { tenant_id: tenantId, erased_by: erasedBy } }, context);
   // The saga personal_data_erasure does it too, for a process that stops right here.
   await deps.personalData.erase(leadSubject(leadId));
   await deps.readYourWrites(result.position);

@@ -1,0 +1,99 @@
+// `erase conversation` and `erase lead`: the operator erases for an organization (docs/personal-data.md),
+// also one whose admins cannot sign in (suspended here). The CLI runs as a separate process on a
+// data folder; the test reads the result through a platform opened on the same folder.
+
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { handleCommand } from '../../application/command-handling/handle-command';
+import { leadAggregate } from '../../application/lead/leads';
+import { silentLogger } from '../../application/ports/logger';
+import { conversationStream } from '../../domain/conversation/conversation';
+import { leadStream } from '../../domain/lead/lead';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
+import { createPlatform, loadConfig } from '../../infrastructure/composition-root';
+import { userContext } from '../support/context';
+import { temporaryDirectory } from '../support/files';
+
+const run = promisify(execFile);
+const CLI = path.join(__dirname, '..', '..', 'adapters', 'cli', 'main.js');
+
+async function cli(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('operator CLI: erase conversation, erase lead', function () {
+  this.timeout(60_000);
+  const dir = temporaryDirectory();
+  after(() => dir.remove());
+
+  /** The stream as the platform reads it: opened, or erased. */
+  async function readAsPlatform(stream: string): Promise<Array<{ type: string; data: Record<string, unknown> }>> {
+    const platform = await createPlatform(loadConfig({ DATA_DIR: dir.path, LOG_LEVEL: 'silent', PROJECTION_THREAD: 'main' }), { logger: silentLogger });
+    try {
+      return (await platform.eventStore.readStream(stream)) as unknown as Array<{ type: string; data: Record<string, unknown> }>;
+    } finally {
+      await platform.close();
+    }
+  }
+
+  it('erases a conversation of a suspended organization for it; again answers the first erasure; refuses another organization\'s', async () => {
+    const tenantId = /created tenant (\S+)/.exec((await cli(dir.path, 'tenants', 'create', '--name', 'Erasable', '--slug', 'erasable')).stdout)![1];
+    const asked = await cli(dir.path, 'chat', 'ask', '--tenant', tenantId, 'I am Dana Scully, my badge is 2317616');
+    const conversationId = /^conversation (\S+)$/m.exec(asked.stdout)![1];
+    expect((await cli(dir.path, 'tenants', 'suspend', tenantId, '--reason', 'closing the account')).code).to.equal(0);
+    const otherId = /created tenant (\S+)/.exec((await cli(dir.path, 'tenants', 'create', '--name', 'Other', '--slug', 'other-org')).stdout)![1];
+
+    const foreign = await cli(dir.path, 'erase', 'conversation', conversationId, '--tenant', otherId);
+    expect(foreign.code).to.equal(1);
+    expect(foreign.stderr).to.contain('conversation_not_found');
+    expect((await readAsPlatform(conversationStream(conversationId)))[1].data.text).to.equal('I am Dana Scully, my badge is 2317616');
+
+    const erased = await cli(dir.path, 'erase', 'conversation', conversationId, '--tenant', tenantId);
+    expect(erased.code, erased.stderr).to.equal(0);
+    const [, at] = /^erased conversation \S+ \(first erased at (\S+)\)$/m.exec(erased.stdout)!;
+    const events = await readAsPlatform(conversationStream(conversationId));
+    expect(events.map((event) => event.type)).to.deep.equal(['ConversationStarted', 'UserMessagePosted', 'AssistantAnswered', 'ConversationErased']);
+    expect(events[1].data.text).to.equal(ERASED_PERSONAL_DATA);
+    const stored = await cli(dir.path, 'events', 'read', conversationStream(conversationId));
+    expect(stored.stdout).to.not.contain('Dana Scully');
+    expect(stored.stdout).to.contain('"actor":{"kind":"system","id":"operator-cli"}');
+
+    const again = await cli(dir.path, 'erase', 'conversation', conversationId, '--tenant', tenantId);
+    expect(again.stdout).to.contain(`(first erased at ${at})`);
+  });
+
+  it('erases a lead; refuses without an ID or a tenant (2), and an unknown lead (1)', async () => {
+    const platform = await createPlatform(loadConfig({ DATA_DIR: dir.path, LOG_LEVEL: 'silent', PROJECTION_THREAD: 'main' }), { logger: silentLogger });
+    const tenantId = 'lead-tenant';
+    try {
+      await handleCommand(
+        platform.commands,
+        leadAggregate,
+        leadStream('lead-1'),
+        { type: 'CaptureLead', data: { lead_id: 'lead-1', tenant_id: tenantId, fields: { name: 'Fox Mulder', email: 'fox@example.com' }, conversation_id: null, source: 'widget', visitor: { kind: 'end_user', id: 'visitor:1' } } },
+        userContext({ tenant_id: tenantId }),
+      );
+    } finally {
+      await platform.close();
+    }
+    expect((await cli(dir.path, 'erase', 'lead', 'lead-1')).code).to.equal(2);
+    expect((await cli(dir.path, 'erase', 'lead', '--tenant', tenantId)).code).to.equal(2);
+    const unknown = await cli(dir.path, 'erase', 'lead', 'no-such-lead', '--tenant', tenantId);
+    expect([unknown.code, unknown.stderr.includes('lead_not_found')]).to.deep.equal([1, true]);
+
+    const erased = await cli(dir.path, 'erase', 'lead', 'lead-1', '--tenant', tenantId);
+    expect(erased.code, erased.stderr).to.equal(0);
+    const [captured, gone] = await readAsPlatform(leadStream('lead-1'));
+    expect(captured.data).to.deep.include({ name: ERASED_PERSONAL_DATA, email: ERASED_PERSONAL_DATA });
+    expect(gone).to.deep.include({ type: 'LeadErased' });
+    expect(gone.data.erased_by).to.deep.equal({ kind: 'system', id: 'operator-cli' });
+  });
+});
