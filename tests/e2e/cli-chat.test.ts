@@ -2,9 +2,6 @@
 // the data folder (the embedded engine, no knowledge indexed yet: the plain no-answer reply),
 // and in process with a seeded search index (the answer quoted from a passage, with its source).
 
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { runCli } from '../../adapters/cli/main';
 import { handleCommand } from '../../application/command-handling/handle-command';
@@ -15,21 +12,9 @@ import { workspaceStream } from '../../domain/workspace/workspace';
 import { createPlatform, loadConfig } from '../../infrastructure/composition-root';
 import { silentLogger } from '../../application/ports/logger';
 import { userContext } from '../support/context';
+import { cli } from '../support/cli';
 import { temporaryDirectory } from '../support/files';
 import { InMemorySearchIndex, chunksOf } from '../support/search-index';
-
-const run = promisify(execFile);
-const CLI = path.join(__dirname, '..', '..', 'adapters', 'cli', 'main.js');
-
-async function cli(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 describe('operator CLI: chat ask', function () {
   this.timeout(30_000);

@@ -2,9 +2,6 @@
 // also one whose admins cannot sign in (suspended here). The CLI runs as a separate process on a
 // data folder; the test reads the result through a platform opened on the same folder.
 
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
 import { leadAggregate } from '../../application/lead/leads';
@@ -14,20 +11,8 @@ import { leadStream } from '../../domain/lead/lead';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { createPlatform, loadConfig } from '../../infrastructure/composition-root';
 import { userContext } from '../support/context';
+import { cli } from '../support/cli';
 import { temporaryDirectory } from '../support/files';
-
-const run = promisify(execFile);
-const CLI = path.join(__dirname, '..', '..', 'adapters', 'cli', 'main.js');
-
-async function cli(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 describe('operator CLI: erase conversation, erase lead', function () {
   this.timeout(60_000);

@@ -2,9 +2,9 @@
 
 import { expect } from 'chai';
 import { execFile, spawn } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import net from 'node:net';
 import { claimReservation } from '../../application/reservation/reservations';
 import { handleCommand } from '../../application/command-handling/handle-command';
 import { documentAggregate } from '../../application/document/documents';
@@ -12,24 +12,12 @@ import { systemContext } from '../../application/shared/request-context';
 import { type DocumentCommand, documentStream } from '../../domain/document/document';
 import { registerOwner } from '../support/identity';
 import { userContext } from '../support/context';
+import { CLI, cli, cliWith } from '../support/cli';
 import { temporaryDirectory } from '../support/files';
 import { startTestServer } from '../support/server';
 import { ManualClock, eventually } from '../support/stores';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
 import { fail, process as processEvent } from '../support/orchestration';
-
-const run = promisify(execFile);
-const CLI = path.join(__dirname, '..', '..', 'adapters', 'cli', 'main.js');
-
-async function cli(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 describe('operator CLI', function () {
   this.timeout(30_000);
@@ -119,10 +107,7 @@ describe('operator CLI', function () {
   });
 
   it('names a bad environment variable', async () => {
-    const { code, stderr } = await run(process.execPath, [CLI, 'projections', 'status'], { env: { ...process.env, DATA_DIR: dir.path, SQLITE_SYNCHRONOUS: 'sometimes' } }).then(
-      () => ({ code: 0, stderr: '' }),
-      (error: { code: number; stderr: string }) => error,
-    );
+    const { code, stderr } = await cliWith({ DATA_DIR: dir.path, SQLITE_SYNCHRONOUS: 'sometimes' }, 'projections', 'status');
     expect(code).to.equal(2);
     expect(stderr).to.contain('SQLITE_SYNCHRONOUS: expected one of full, normal, off, got "sometimes"');
   });
@@ -359,6 +344,7 @@ describe('operator CLI: events orchestration (#14)', function () {
 
 describe('npm start', function () {
   this.timeout(30_000);
+  const run = promisify(execFile);
   const MAIN = path.join(__dirname, '..', '..', 'infrastructure', 'main.js');
 
   it('refuses production without SMTP_URL or MAIL_OUTBOX_ONLY=true, and exits 2 (#9.7)', async () => {
