@@ -115,6 +115,12 @@ describe('conversation erasure (POST /api/v1/conversations/{id}/erase)', () => {
     const verified = await send(owner, 'GET', '/api/v1/org/audit-logs/verify');
     expect(verified.status, verified.text).to.equal(200);
     expect(verified.json.ok).to.equal(true);
+    // The record of having done it: who erased what, and when.
+    const audited = await send(owner, 'GET', '/api/v1/org/audit-logs?action=ConversationErased');
+    expect(audited.status, audited.text).to.equal(200);
+    const entry = audited.json.items.find((item: { stream?: string; subject?: unknown }) => JSON.stringify(item).includes(id));
+    expect(entry, JSON.stringify(audited.json.items)).to.not.equal(undefined);
+    expect(JSON.stringify(entry)).to.include(admin.user_id);
   });
 
   it('answers the first erasure again when asked twice, and erases a conversation deleted before', async () => {
