@@ -85,7 +85,8 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
   const stream = toolCallStream(toolCallId);
   const events = (await deps.eventStore.readStream(stream)) as unknown as ToolCallEvent[];
   const state = events.reduce(toolCallDecider.evolve, toolCallDecider.initialState());
-  if (state.status !== 'ready' || state.tenant_id !== tenantId || state.connector === undefined) return;
+  // An erased call (its conversation erased before it was sent) is sent no more.
+  if (state.status !== 'ready' || state.erased || state.tenant_id !== tenantId || state.connector === undefined) return;
   const requested = events[0];
   if (requested?.type !== 'ToolCallRequested') throw new Error(`${stream}@0: expected ToolCallRequested, found ${requested?.type}`);
   const connector = state.connector;

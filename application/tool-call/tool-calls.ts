@@ -414,7 +414,8 @@ export async function runToolCall(deps: ToolCallDependencies, tenantId: string, 
   const stream = toolCallStream(toolCallId);
   const recorded = await loadCallEvents(deps, stream);
   const state = recorded.reduce(toolCallDecider.evolve, toolCallDecider.initialState());
-  if (state.status === 'absent' || state.tenant_id !== tenantId) throw toolCallNotFound();
+  // An erased call (its conversation erased before it ran) is not there any more: nothing is sent.
+  if (state.status === 'absent' || state.tenant_id !== tenantId || state.erased) throw toolCallNotFound();
   if (state.status !== 'ready') return { outcome: outcomeOf(recorded), position: null };
   // A connector call is the connector saga's to run (connector-tool-calls.ts), never sent from here.
   if (state.connector !== undefined) return { outcome: { status: 'running', tool_call_id: toolCallId }, position: null };

@@ -22,6 +22,7 @@ import { ERASED_EXCHANGE, toolCallStream } from '../../domain/tool-call/tool-cal
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { handleCommand } from '../../application/command-handling/handle-command';
 import { conversationAggregate } from '../../application/conversation/conversations';
+import { runToolCall } from '../../application/tool-call/tool-calls';
 import { userContext } from '../support/context';
 import { createLogger } from '../../infrastructure/logging/logger';
 import { expectEveryEventAudited } from '../support/audit';
@@ -534,6 +535,22 @@ describe('tool calls in chat (#12 point 5)', function () {
       const approve = await server.request('POST', `/api/v1/tool-calls/${waitingId}/approve`, { headers: as(owner) });
       expect([approve.status, approve.json.code]).to.deep.equal([404, 'tool_call_not_found']);
       expect(shop.cancellations().map((request) => request.url)).to.not.include('/orders/Z-4242/cancel');
+    });
+
+    it('runs no call erased before it ran: 404, and the API receives nothing', async () => {
+      const toolCallId = server.platform.identity.ids.newId();
+      const identity = { tenant_id: owner.tenant_id, workspace_id: workspaceId, tool_call_id: toolCallId, tool_id: tools.order_status };
+      const metadata = { tenant_id: owner.tenant_id, actor: { kind: 'system' as const, id: 'test' }, request_id: null, correlation_id: 'erased-ready', causation_id: null, occurred_at: new Date().toISOString(), ip: null };
+      const requested = { ...identity, tool_name: 'order_status', risk: 'read', arguments: { order_number: 'X-1' }, caller: { kind: 'user', id: owner.user_id }, origin: { kind: 'test' }, awaiting_approval: false, end_user_token_sealed: null, end_user_session_sealed: null, requested_at: new Date().toISOString() };
+      await server.platform.storedEvents.appendToStream(toolCallStream(toolCallId), [
+        { id: server.platform.identity.ids.newId(), type: 'ToolCallRequested', data: requested, metadata },
+        { id: server.platform.identity.ids.newId(), type: 'ToolCallErased', data: { ...identity, erased_at: new Date().toISOString() }, metadata },
+      ]);
+      const before = shop.requests.length;
+      let error: unknown = null;
+      await runToolCall(server.platform.toolCalls, owner.tenant_id, toolCallId, userContext({ tenant_id: owner.tenant_id })).catch((caught: unknown) => (error = caught));
+      expect((error as { code?: string } | null)?.code).to.equal('tool_call_not_found');
+      expect(shop.requests.length).to.equal(before);
     });
 
     it('erases them too when the process that recorded the erasure stopped before (saga conversation_erasure)', async () => {

@@ -420,6 +420,20 @@ describe('connector tools in chat (#13 point 3)', function () {
       expect(sentFor(toolCallId).map((sent) => sent.request.request_id)).to.deep.equal([`${toolCallId}:invoke`]);
     });
 
+    it('sends nothing for a call erased before it was sent (its conversation erased meanwhile), and fails no delivery', async () => {
+      const toolCallId = server.platform.identity.ids.newId();
+      const identity = { tenant_id: owner.tenant_id, workspace_id: workspaceId, tool_call_id: toolCallId, tool_id: tools.search_products };
+      await server.platform.storedEvents.appendToStream(toolCallStream(toolCallId), [
+        { id: server.platform.identity.ids.newId(), type: 'ToolCallRequested', data: requestedOf(toolCallId), metadata: metadata() },
+        { id: server.platform.identity.ids.newId(), type: 'ToolCallErased', data: { ...identity, erased_at: new Date().toISOString() }, metadata: metadata() },
+      ]);
+      const [requested] = await eventsOf(toolCallStream(toolCallId));
+      const saga = connectorToolCallsSaga({ ...server.platform.toolCalls, connectorClient: client, connectorAuthentication: { ttlSeconds: 3600 } });
+      await saga.handle(requested as RecordedOf<'ToolCallRequested'>, { idempotencyKey: 'erased-before-sent', attempt: 1, logger });
+      expect(sentFor(toolCallId)).to.deep.equal([]);
+      expect(typesOf(await eventsOf(toolCallStream(toolCallId)))).to.deep.equal(['ToolCallRequested', 'ToolCallErased']);
+    });
+
     it('never sends a third time: a call interrupted twice fails `interrupted`', async () => {
       const toolCallId = server.platform.identity.ids.newId();
       await server.platform.storedEvents.appendToStream(toolCallStream(toolCallId), [
