@@ -37,6 +37,8 @@ export interface ToolCallDocument {
   exchange: RecordedExchange | null;
   /** A connector call's open challenge: what the user is asked (#13); null otherwise. */
   challenge: { prompt: string; at: string } | null;
+  /** When its personal data was erased; null (or absent, in a document of before) otherwise. */
+  erased_at?: string | null;
   position: number;
   [field: string]: unknown;
 }
@@ -109,6 +111,7 @@ export const toolCallsProjection = documentProjection<ToolCallEvent['type'], Too
           error: current.error ? { code: current.error.code, message: ERASED_PERSONAL_DATA } : null,
           challenge: current.challenge ? { ...current.challenge, prompt: ERASED_PERSONAL_DATA } : null,
           refusal: current.refusal ? { ...current.refusal, reason: ERASED_PERSONAL_DATA } : null,
+          erased_at: event.data.erased_at,
         };
     }
   },

@@ -45,6 +45,8 @@ const SHOWN_AS_STORED = [
 
 /** A tool call as its readers see it: the stored fields, and the exchange as its two halves. */
 export type ToolCallView = Pick<ToolCallDocument, (typeof SHOWN_AS_STORED)[number]> & {
+  /** When what it carried of people was erased; null when it was not. */
+  erased_at: string | null;
   /** As sent, redacted; null when nothing was sent. */
   request: RecordedExchange['request'] | null;
   /** As answered, redacted and cut (`truncated`); null when no answer came. */
@@ -53,8 +55,9 @@ export type ToolCallView = Pick<ToolCallDocument, (typeof SHOWN_AS_STORED)[numbe
 
 export const viewOfToolCall = (doc: ToolCallDocument): ToolCallView => ({
   ...(Object.fromEntries(SHOWN_AS_STORED.map((field) => [field, doc[field]])) as Pick<ToolCallDocument, (typeof SHOWN_AS_STORED)[number]>),
-  // Calls recorded before #13 have no challenge field.
+  // Calls recorded before #13 have no challenge field, before erasure none erased_at.
   challenge: doc.challenge ?? null,
+  erased_at: doc.erased_at ?? null,
   request: doc.exchange?.request ?? null,
   response: doc.exchange?.response ?? null,
 });

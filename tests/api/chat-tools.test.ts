@@ -515,7 +515,8 @@ describe('tool calls in chat (#12 point 5)', function () {
       expect(second.json.tool_steps[0].status).to.equal('awaiting_approval');
       const stored = JSON.stringify([...(await server.platform.storedEvents.readStream(toolCallStream(ranId))), ...(await server.platform.storedEvents.readStream(toolCallStream(waitingId)))]);
       expect(stored).to.not.include('Z-4242');
-      expect((await server.request('GET', `/api/v1/tool-calls/${ranId}`, { headers: as(owner) })).json.arguments).to.deep.equal({ order_number: 'Z-4242' });
+      const before = (await server.request('GET', `/api/v1/tool-calls/${ranId}`, { headers: as(owner) })).json;
+      expect(before).to.deep.include({ arguments: { order_number: 'Z-4242' }, erased_at: null });
 
       const erased = await server.request('POST', `/api/v1/conversations/${conversationId}/erase`, { headers: as(owner) });
       expect(erased.status, erased.text).to.equal(200);
@@ -526,6 +527,7 @@ describe('tool calls in chat (#12 point 5)', function () {
       expect(ran[1].data).to.deep.include({ status: 200, exchange: ERASED_EXCHANGE });
       const shown = await server.request('GET', `/api/v1/tool-calls/${ranId}`, { headers: as(owner) });
       expect(shown.json).to.deep.include({ status: 'succeeded', arguments: {}, request: null, response: null });
+      expect(shown.json.erased_at).to.be.a('string');
 
       const waited = await eventsOf(toolCallStream(waitingId));
       expect(typesOf(waited)).to.deep.equal(['ToolCallRequested', 'ToolCallRefused', 'ToolCallErased']);

@@ -46,6 +46,7 @@ export const toolCallsApi: ApiArea = {
       request: nullable(object({ method: string(), url: string(), headers, body: nullable(string()) }, `the request as sent. ${REDACTION}`)),
       response: nullable(object({ status: integer(), headers, body: string(), truncated: boolean() }, `the answer as it came; null when none came. ${REDACTION}`)),
       challenge: nullable(object({ prompt: string(), at: dateTime() }, "a connector tool's open challenge (status `challenged`): what the user is asked; the resume token and the user's answer are never shown")),
+      erased_at: nullable(dateTime('when what the call carried of people was erased, with the conversation it was a step of (docs/personal-data.md): its arguments read `{}`, request and response null, messages `[erased]`; null otherwise')),
     }),
     ToolTestResult: {
       allOf: [ref('ToolCall'), object({ result: { description: "the API's answer as JSON (its text when it is not JSON; null when empty or when none came), redacted, whole" } })],
