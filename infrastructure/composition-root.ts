@@ -524,7 +524,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const platformSagas = overrides.sagas ?? [
     ...allSagas,
     personalDataErasureSaga(vault),
-    conversationErasureSaga({ ...commands, personalData: vault }),
+    conversationErasureSaga({ ...commands, readStore, readYourWrites, personalData: vault }),
     mailDeliverySaga({ ...commands, secrets, mailer, readStore }, mailPolicy),
     teamMembershipCleanupSaga({ ...commands, readStore }),
     registrationSaga(identity, { concurrency: config.sagaConcurrency }),

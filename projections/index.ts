@@ -8,6 +8,7 @@ import { widgetConfigsProjection } from './widget-configs';
 import { leadsProjection } from './leads';
 import { whatsappConfigsProjection } from './whatsapp-configs';
 import { whatsappRepliesProjection } from './whatsapp-replies';
+import { whatsappMessagesProjection } from './whatsapp-messages';
 import { integrationsProjection } from './integrations';
 import { toolCallsProjection } from './tool-calls';
 import { orchestrationEventsProjection } from './orchestration-events';
@@ -70,4 +71,5 @@ export const allProjections: readonly Projection[] = [
   leadsProjection,
   whatsappConfigsProjection,
   whatsappRepliesProjection,
+  whatsappMessagesProjection,
 ];

@@ -2,9 +2,11 @@
 // delivery stands: the super admin's outbox (GET /admin/whatsapp/outbox), the reply saga's due
 // pass (`retrying` ones by `next_attempt_at`, `sending` ones by `last_attempt_at` and `queued`
 // ones by `queued_at`: a process that stopped mid-attempt, or before the first), and the
-// webhook's lookup of a status callback's reply by Meta's message id (`provider_message_id`).
+// webhook's lookup of a status callback's reply by Meta's message id (`provider_message_id`),
+// and a conversation's erasure looking for its replies (`conversation_id`).
 
 import { type DeliveryStatus, type ReplyKind, type WhatsAppReplyEvent, type WhatsAppReplyStatus, whatsappReplyEvents } from '../domain/whatsapp-reply/whatsapp-reply';
+import { ERASED_PERSONAL_DATA } from '../domain/shared/events';
 import { abandonedPatch, retryingPatch } from './delivery-attempts';
 import { documentProjection } from './document-projection';
 
@@ -46,10 +48,11 @@ const PROGRESS: Record<DeliveryStatus, number> = { sent: 1, delivered: 2, read: 
 
 export const whatsappRepliesProjection = documentProjection<WhatsAppReplyEvent['type'], WhatsAppReplyDocument>({
   name: 'whatsapp_replies',
-  version: 1,
+  // 2: indexed by conversation, for a conversation's erasure to find its replies.
+  version: 2,
   collection: {
     name: WHATSAPP_REPLIES,
-    indexes: [{ field: 'tenant_id' }, { field: 'status' }, { field: 'queued_at' }, { field: 'next_attempt_at' }, { field: 'last_attempt_at' }, { field: 'provider_message_id' }],
+    indexes: [{ field: 'tenant_id' }, { field: 'status' }, { field: 'queued_at' }, { field: 'next_attempt_at' }, { field: 'last_attempt_at' }, { field: 'provider_message_id' }, { field: 'conversation_id' }],
   },
   handles: whatsappReplyEvents.types,
   documentId: (event) => event.data.reply_id,
@@ -110,6 +113,9 @@ export const whatsappRepliesProjection = documentProjection<WhatsAppReplyEvent['
           ...(error ? { last_error: `${error.title} (${error.code})` } : {}),
         };
       }
+      case 'WhatsAppReplyErased':
+        // As a rebuild reads them once the key is gone; how its delivery went stays.
+        return { ...current, to: ERASED_PERSONAL_DATA, text: ERASED_PERSONAL_DATA };
     }
   },
 });

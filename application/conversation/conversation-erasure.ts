@@ -1,16 +1,28 @@
-// Erasing a conversation reaches the tool calls that were steps of its turns: their arguments
-// and exchanges are about the same people. Each gets ToolCallErased (refused first when it still
-// awaited approval, so it leaves the approval queue) and its key is deleted. The use case
-// (eraseConversation) does it right after the conversation's own erasure; the saga
-// `conversation_erasure` does it again after ConversationErased, for a process that stopped in
-// between. Both are idempotent. A call is found through the conversation's recorded steps: one
-// asked for by a turn that never recorded its step (a process stopped between the two) is not.
+// Erasing a conversation reaches what other aggregates hold of the same people:
+// - the tool calls that were steps of its turns (their arguments and exchanges): each gets
+//   ToolCallErased (refused first when it still awaited approval, so it leaves the approval
+//   queue). A call is found through the conversation's recorded steps: one asked for by a turn
+//   that never recorded its step (a process stopped between the two) is not.
+// - its WhatsApp messages (the sender's number, profile name and text: WhatsAppMessageErased)
+//   and replies (the recipient and text: WhatsAppReplyErased, a reply not yet sent never is),
+//   found through the read models `whatsapp_messages` and `whatsapp_replies` by conversation.
+// Each one's key is deleted. The use case (eraseConversation) does it right after the
+// conversation's own erasure; the saga `conversation_erasure` does it again after
+// ConversationErased, for a process that stopped in between. Both are idempotent.
 
 import { type ConversationEvent, conversationStream } from '../../domain/conversation/conversation';
 import { DomainError } from '../../domain/shared/errors';
 import { type Caller, toolCallStream, toolCallSubject } from '../../domain/tool-call/tool-call';
+import { whatsappMessageStream, whatsappMessageSubject } from '../../domain/whatsapp-message/whatsapp-message';
+import { whatsappReplyStream, whatsappReplySubject } from '../../domain/whatsapp-reply/whatsapp-reply';
+import { WHATSAPP_MESSAGES, type WhatsAppMessageDocument } from '../../projections/whatsapp-messages';
+import { WHATSAPP_REPLIES, type WhatsAppReplyDocument } from '../../projections/whatsapp-replies';
 import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import type { PersonalDataVault } from '../ports/personal-data';
+import type { Collection } from '../ports/read-store';
+import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { whatsappReplyAggregate } from '../whatsapp/reply-delivery';
+import { whatsappMessageAggregate } from '../whatsapp/whatsapp-webhook';
 import type { Saga } from '../sagas/saga';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { toolCallAggregate } from '../tool-call/tool-calls';
@@ -20,7 +32,40 @@ export const CONVERSATION_ERASURE = 'conversation_erasure';
 /** Why a call that awaited approval is refused when its conversation is erased. */
 export const ERASED_CONVERSATION_REASON = 'the conversation it was asked in was erased';
 
-export type ConversationErasureDependencies = CommandDependencies & { personalData: PersonalDataVault };
+export type ConversationErasureDependencies = CommandDependencies & ReadModelDependencies & ReadYourWritesDependencies & { personalData: PersonalDataVault };
+
+/** Erases what other aggregates hold of the conversation's people (the header's list). */
+export async function eraseWhatTheConversationReached(deps: ConversationErasureDependencies, tenantId: string, conversationId: string, context: RequestContext): Promise<void> {
+  await eraseToolCallsOf(deps, tenantId, conversationId, context);
+  await eraseWhatsAppOf(deps, tenantId, conversationId, context);
+}
+
+/** Every id of a collection's documents of the conversation, page by page. */
+async function idsOfConversation(collection: Collection<{ id: string; tenant_id: string; conversation_id: string | null; position: number }>, tenantId: string, conversationId: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await collection.find({ where: { conversation_id: conversationId }, limit: 500, index: 'conversation_id', ...(cursor ? { cursor } : {}) });
+    ids.push(...page.items.filter((doc) => doc.tenant_id === tenantId).map((doc) => doc.id));
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return ids;
+}
+
+/** Erases the conversation's WhatsApp messages and replies; answers how many of each. */
+export async function eraseWhatsAppOf(deps: ConversationErasureDependencies, tenantId: string, conversationId: string, context: RequestContext): Promise<{ messages: number; replies: number }> {
+  const messages = await idsOfConversation(deps.readStore.collection<WhatsAppMessageDocument>(WHATSAPP_MESSAGES), tenantId, conversationId);
+  for (const messageId of messages) {
+    await handleCommand(deps, whatsappMessageAggregate, whatsappMessageStream(messageId), { type: 'EraseWhatsAppMessage', data: { tenant_id: tenantId } }, context);
+    await deps.personalData.erase(whatsappMessageSubject(messageId));
+  }
+  const replies = await idsOfConversation(deps.readStore.collection<WhatsAppReplyDocument>(WHATSAPP_REPLIES), tenantId, conversationId);
+  for (const replyId of replies) {
+    await handleCommand(deps, whatsappReplyAggregate, whatsappReplyStream(replyId), { type: 'EraseWhatsAppReply', data: { tenant_id: tenantId } }, context);
+    await deps.personalData.erase(whatsappReplySubject(replyId));
+  }
+  return { messages: messages.length, replies: replies.length };
+}
 
 /** Erases the tool calls of the conversation's recorded steps; answers how many it found. */
 export async function eraseToolCallsOf(deps: ConversationErasureDependencies, tenantId: string, conversationId: string, context: RequestContext): Promise<number> {
@@ -47,7 +92,9 @@ export function conversationErasureSaga(deps: ConversationErasureDependencies): 
     filter: { kind: 'event_type', types: ['ConversationErased'] },
     async handle(event) {
       const { tenant_id, conversation_id } = event.data;
-      await eraseToolCallsOf(deps, tenant_id, conversation_id, { ...systemContext(event.metadata.correlation_id, CONVERSATION_ERASURE, event.id), tenant_id });
+      // The read models it looks in must have seen what came before the erasure.
+      await deps.readYourWrites(event.position);
+      await eraseWhatTheConversationReached(deps, tenant_id, conversation_id, { ...systemContext(event.metadata.correlation_id, CONVERSATION_ERASURE, event.id), tenant_id });
     },
   };
 }

@@ -133,7 +133,8 @@ export function whatsappInboundSaga(deps: InboundDependencies): Saga<'WhatsAppMe
       const message = event.data;
       const stream = whatsappMessageStream(message.message_id);
       const { state } = await loadAggregate(deps, whatsappMessageAggregate, stream);
-      if (state.status !== 'received') return;
+      // Handled already, or erased (with its conversation) before it was: nothing to do.
+      if (state.status !== 'received' || state.erased) return;
       const correlationId = event.metadata.correlation_id;
       const turnContext: RequestContext = {
         tenant_id: message.tenant_id,

@@ -12,6 +12,11 @@
 // `assistant_failed` (the model could not answer: a reply says so), `refused` (a text the
 // conversation refuses, such as one of spaces only: no reply), `ignored` (a reaction or a
 // system notice, or the channel was turned off meanwhile: no reply).
+//
+// Erasure (docs/personal-data.md): the sender's number, profile name and text are personal data
+// of the subject `whatsappMessage:<id>`, stored sealed under its key; `WhatsAppMessageErased`
+// (recorded when the conversation it became a turn of is erased) deletes the key. An erased
+// message is handled no more.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -63,19 +68,30 @@ export const WhatsAppMessageHandled = declareEvent(
   }),
 );
 
-export const whatsappMessageEvents = eventGroup('whatsappMessage', [WhatsAppMessageReceived, WhatsAppMessageHandled]);
+/** The sender's number, profile name and text were erased with the conversation the message became a turn of. */
+export const WhatsAppMessageErased = declareEvent('WhatsAppMessageErased', t.type({ message_id: t.string, tenant_id: t.string, erased_at: t.string }));
+
+/** The data subject of what an inbound message holds. */
+export const whatsappMessageSubject = (messageId: string): string => `whatsappMessage:${messageId}`;
+
+export const whatsappMessageEvents = eventGroup('whatsappMessage', [WhatsAppMessageReceived, WhatsAppMessageHandled, WhatsAppMessageErased], {
+  subject: (data) => whatsappMessageSubject(String(data.message_id)),
+  fields: { WhatsAppMessageReceived: ['from', 'profile_name', 'text'] },
+  erasedBy: 'WhatsAppMessageErased',
+});
 export type WhatsAppMessageEvent = GroupEvent<typeof whatsappMessageEvents>;
 export type WhatsAppMessageReceivedData = EventOf<typeof WhatsAppMessageReceived>['data'];
 export type WhatsAppMessageHandledData = EventOf<typeof WhatsAppMessageHandled>['data'];
 
 export type WhatsAppMessageCommand =
   | { type: 'ReceiveWhatsAppMessage'; data: Omit<WhatsAppMessageReceivedData, 'received_at'> }
-  | { type: 'RecordWhatsAppMessageHandled'; data: Omit<WhatsAppMessageHandledData, 'handled_at' | 'message_id' | 'tenant_id'> };
+  | { type: 'RecordWhatsAppMessageHandled'; data: Omit<WhatsAppMessageHandledData, 'handled_at' | 'message_id' | 'tenant_id'> }
+  | { type: 'EraseWhatsAppMessage'; data: { tenant_id: string } };
 
 export type WhatsAppMessageState =
   | { status: 'absent' }
-  | { status: 'received'; message: WhatsAppMessageReceivedData }
-  | { status: 'handled'; message: WhatsAppMessageReceivedData; handled: WhatsAppMessageHandledData };
+  | { status: 'received'; message: WhatsAppMessageReceivedData; erased: boolean }
+  | { status: 'handled'; message: WhatsAppMessageReceivedData; handled: WhatsAppMessageHandledData; erased: boolean };
 
 export const whatsappMessageStream = (messageId: string): string => toStreamName(whatsappMessageEvents.category, messageId);
 
@@ -84,9 +100,11 @@ export const whatsappMessageDecider: Decider<WhatsAppMessageCommand, WhatsAppMes
   evolve(state, event) {
     switch (event.type) {
       case 'WhatsAppMessageReceived':
-        return { status: 'received', message: event.data };
+        return { status: 'received', message: event.data, erased: false };
       case 'WhatsAppMessageHandled':
-        return state.status === 'absent' ? state : { status: 'handled', message: state.message, handled: event.data };
+        return state.status === 'absent' ? state : { status: 'handled', message: state.message, handled: event.data, erased: state.erased };
+      case 'WhatsAppMessageErased':
+        return state.status === 'absent' ? state : { ...state, erased: true };
     }
   },
   decide(command, state, { now }): Either<DomainError, WhatsAppMessageEvent[]> {
@@ -97,11 +115,15 @@ export const whatsappMessageDecider: Decider<WhatsAppMessageCommand, WhatsAppMes
         return right([{ type: 'WhatsAppMessageReceived', data: { ...command.data, received_at: now.toISOString() } }]);
       case 'RecordWhatsAppMessageHandled': {
         if (state.status === 'absent') return left(notFound('whatsapp_message_not_found', 'no such WhatsApp message'));
-        // One outcome per message: a redelivered trigger records nothing.
-        if (state.status === 'handled') return right([]);
+        // One outcome per message: a redelivered trigger records nothing; nor does one of an erased message.
+        if (state.status === 'handled' || state.erased) return right([]);
         const { message_id, tenant_id } = state.message;
         return right([{ type: 'WhatsAppMessageHandled', data: { message_id, tenant_id, ...command.data, handled_at: now.toISOString() } }]);
       }
+      case 'EraseWhatsAppMessage':
+        if (state.status === 'absent' || state.message.tenant_id !== command.data.tenant_id) return left(notFound('whatsapp_message_not_found', 'no such WhatsApp message'));
+        if (state.erased) return right([]);
+        return right([{ type: 'WhatsAppMessageErased', data: { message_id: state.message.message_id, tenant_id: state.message.tenant_id, erased_at: now.toISOString() } }]);
     }
   },
 };

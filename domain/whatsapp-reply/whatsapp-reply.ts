@@ -10,6 +10,11 @@
 // embedded outbox (`WhatsAppReplyKept`: no access token, or WHATSAPP_OUTBOX=true), waits for
 // its next attempt, or was given up. What Meta later reports of a sent reply (its status
 // callbacks: sent, delivered, read, failed) is recorded too, each status once.
+//
+// Erasure (docs/personal-data.md): the recipient's number and the text are personal data of the
+// subject `whatsappReply:<id>`, stored sealed under its key; `WhatsAppReplyErased` (recorded
+// when the reply's conversation is erased) deletes the key, gives up a reply not sent yet, and
+// nothing more is recorded of it.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -79,15 +84,20 @@ export const WhatsAppReplyStatusReported = declareEvent(
   }),
 );
 
-export const whatsappReplyEvents = eventGroup('whatsappReply', [
-  WhatsAppReplyQueued,
-  WhatsAppReplyAttemptStarted,
-  WhatsAppReplySent,
-  WhatsAppReplyKept,
-  WhatsAppReplyFailed,
-  WhatsAppReplyAbandoned,
-  WhatsAppReplyStatusReported,
-]);
+/** The reply's recipient and text were erased with its conversation: its key is deleted. */
+export const WhatsAppReplyErased = declareEvent('WhatsAppReplyErased', t.type({ reply_id: t.string, tenant_id: t.string, erased_at: t.string }));
+
+/** The data subject of a reply's recipient and text. */
+export const whatsappReplySubject = (replyId: string): string => `whatsappReply:${replyId}`;
+
+/** Why a reply not yet sent is given up when its conversation is erased. */
+export const REPLY_ERASED_ERROR = 'the conversation was erased';
+
+export const whatsappReplyEvents = eventGroup(
+  'whatsappReply',
+  [WhatsAppReplyQueued, WhatsAppReplyAttemptStarted, WhatsAppReplySent, WhatsAppReplyKept, WhatsAppReplyFailed, WhatsAppReplyAbandoned, WhatsAppReplyStatusReported, WhatsAppReplyErased],
+  { subject: (data) => whatsappReplySubject(String(data.reply_id)), fields: { WhatsAppReplyQueued: ['to', 'text'] }, erasedBy: 'WhatsAppReplyErased' },
+);
 export type WhatsAppReplyEvent = GroupEvent<typeof whatsappReplyEvents>;
 export type WhatsAppReplyQueuedData = EventOf<typeof WhatsAppReplyQueued>['data'];
 
@@ -98,7 +108,8 @@ export type WhatsAppReplyCommand =
   | { type: 'RecordWhatsAppReplyKept'; data: { attempt: number } }
   | { type: 'RecordWhatsAppReplyFailure'; data: { attempt: number; status_code: number | null; error: string; next_attempt_at: string } }
   | { type: 'AbandonWhatsAppReply'; data: { attempt: number; status_code: number | null; error: string } }
-  | { type: 'RecordWhatsAppReplyStatus'; data: { status: DeliveryStatus; reported_at: string; error: { code: number; title: string } | null } };
+  | { type: 'RecordWhatsAppReplyStatus'; data: { status: DeliveryStatus; reported_at: string; error: { code: number; title: string } | null } }
+  | { type: 'EraseWhatsAppReply'; data: { tenant_id: string } };
 
 interface Delivery {
   reply: WhatsAppReplyQueuedData;
@@ -107,6 +118,8 @@ interface Delivery {
   last_error: string | null;
   /** Meta's statuses recorded so far. */
   reported: readonly DeliveryStatus[];
+  /** Its recipient and text were erased: nothing more is sent or recorded. */
+  erased: boolean;
 }
 
 export type WhatsAppReplyState =
@@ -128,12 +141,12 @@ export function sendableText(text: string): string {
   return characters.length <= MAX_REPLY_LENGTH ? text : `${characters.slice(0, MAX_REPLY_LENGTH - 1).join('').trimEnd()}…`;
 }
 
-const deliveryOf = ({ reply, attempts, last_error, reported }: Delivery): Delivery => ({ reply, attempts, last_error, reported });
+const deliveryOf = ({ reply, attempts, last_error, reported, erased }: Delivery): Delivery => ({ reply, attempts, last_error, reported, erased });
 
 export const whatsappReplyDecider: Decider<WhatsAppReplyCommand, WhatsAppReplyEvent, WhatsAppReplyState> = {
   initialState: () => ({ status: 'absent' }),
   evolve(state, event) {
-    if (event.type === 'WhatsAppReplyQueued') return { status: 'queued', reply: event.data, attempts: 0, last_error: null, reported: [] };
+    if (event.type === 'WhatsAppReplyQueued') return { status: 'queued', reply: event.data, attempts: 0, last_error: null, reported: [], erased: false };
     if (state.status === 'absent') return state;
     const delivery = deliveryOf(state);
     switch (event.type) {
@@ -149,6 +162,8 @@ export const whatsappReplyDecider: Decider<WhatsAppReplyCommand, WhatsAppReplyEv
         return { ...delivery, status: 'abandoned', last_error: event.data.error };
       case 'WhatsAppReplyStatusReported':
         return { ...state, reported: [...state.reported, event.data.status] };
+      case 'WhatsAppReplyErased':
+        return { ...state, erased: true };
     }
   },
   decide(command, state, { now }): Either<DomainError, WhatsAppReplyEvent[]> {
@@ -159,6 +174,16 @@ export const whatsappReplyDecider: Decider<WhatsAppReplyCommand, WhatsAppReplyEv
     }
     if (state.status === 'absent') return left(notFound('whatsapp_reply_not_found', 'no such WhatsApp reply'));
     const reply_id = state.reply.reply_id;
+    if (command.type === 'EraseWhatsAppReply') {
+      if (state.reply.tenant_id !== command.data.tenant_id) return left(notFound('whatsapp_reply_not_found', 'no such WhatsApp reply'));
+      if (state.erased) return right([]);
+      const erased: WhatsAppReplyEvent = { type: 'WhatsAppReplyErased', data: { reply_id, tenant_id: state.reply.tenant_id, erased_at: at } };
+      // Not sent yet: it never will be.
+      if (state.status !== 'queued' && state.status !== 'sending' && state.status !== 'retrying') return right([erased]);
+      return right([{ type: 'WhatsAppReplyAbandoned', data: { reply_id, attempts: state.attempts, status_code: null, error: REPLY_ERASED_ERROR, abandoned_at: at } }, erased]);
+    }
+    // An erased reply is sent no more, and what Meta reports of it is not recorded.
+    if (state.erased) return right([]);
     // Claims and outcomes that no longer fit the state (another delivery settled the attempt
     // first) record nothing: the stream already says what happened.
     switch (command.type) {

@@ -13,6 +13,7 @@
 
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { suspendTenant } from '../../application/tenant/tenant-commands';
 import { FAILED_NOTICE, ONLY_TEXT_NOTICE, UNAVAILABLE_NOTICE, WHATSAPP_INBOUND } from '../../application/whatsapp/inbound-messages';
 import { WHATSAPP_REPLIES_SAGA } from '../../application/whatsapp/reply-delivery';
@@ -648,6 +649,31 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       }
       const failed = await settledReply(cloud, id, ['failed']);
       expect(failed).to.deep.include({ attempts: MAX_ATTEMPTS, last_status_code: 500 });
+    });
+  });
+
+  describe('erasing a WhatsApp conversation (docs/personal-data.md)', () => {
+    it('erases its messages and replies too: the sender\'s number, name and text, the reply\'s recipient and text', async () => {
+      const id = wamid();
+      await deliverTo(outbox, [{ from: '15550009999', id, text: 'My card number ends in 4242', name: 'Walter Skinner' }]);
+      const reply = await settledReply(outbox, id);
+      const outcome = await handled(outbox, id);
+      const messageStream = whatsappMessageStream(inboundId(outbox, id));
+      const storedBefore = JSON.stringify([...(await server.platform.storedEvents.readStream(messageStream)), ...(await server.platform.storedEvents.readStream(whatsappReplyStream(reply.id)))]);
+      for (const text of ['4242', 'Walter Skinner']) expect(storedBefore).to.not.include(text);
+      expect(reply.to).to.equal('15550009999');
+
+      const erased = await server.request('POST', `/api/v1/conversations/${outcome.conversation_id}/erase`, { headers: { authorization: `Bearer ${outbox.account.token}` } });
+      expect(erased.status, erased.text).to.equal(200);
+
+      const message = await server.platform.eventStore.readStream(messageStream);
+      expect(message.map((event) => event.type)).to.deep.equal(['WhatsAppMessageReceived', 'WhatsAppMessageHandled', 'WhatsAppMessageErased']);
+      expect(message[0].data).to.deep.include({ from: ERASED_PERSONAL_DATA, profile_name: ERASED_PERSONAL_DATA, text: ERASED_PERSONAL_DATA, wamid: id });
+      const replyEvents = await server.platform.eventStore.readStream(whatsappReplyStream(reply.id));
+      expect(replyEvents.map((event) => event.type)).to.deep.equal(['WhatsAppReplyQueued', 'WhatsAppReplyAttemptStarted', 'WhatsAppReplyKept', 'WhatsAppReplyErased']);
+      expect(replyEvents[0].data).to.deep.include({ to: ERASED_PERSONAL_DATA, text: ERASED_PERSONAL_DATA, conversation_id: outcome.conversation_id });
+      const listed = (await outboxItems(`?tenant_id=${outbox.account.tenant_id}&limit=1000`)).find((item) => item.id === reply.id);
+      expect(listed).to.deep.include({ to: ERASED_PERSONAL_DATA, text: ERASED_PERSONAL_DATA, status: 'kept' });
     });
   });
 

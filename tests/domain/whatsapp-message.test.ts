@@ -34,4 +34,15 @@ describe('WhatsApp message (decider)', () => {
     spec.given([received, handled]).when({ type: 'RecordWhatsAppMessageHandled', data: { ...outcome, outcome: 'ignored' } }).thenNothingHappened();
     spec.given([]).when({ type: 'RecordWhatsAppMessageHandled', data: outcome }).thenThrows('not_found', 'whatsapp_message_not_found');
   });
+
+  it('is erased once with its conversation, handled or not; an erased message is handled no more', () => {
+    const erase = (tenant_id = 't1') => ({ type: 'EraseWhatsAppMessage' as const, data: { tenant_id } });
+    const erased: WhatsAppMessageEvent = { type: 'WhatsAppMessageErased', data: { message_id: 'm1', tenant_id: 't1', erased_at: FIXED_NOW.toISOString() } };
+    spec.given([received, handled]).when(erase()).then([erased]);
+    spec.given([received]).when(erase()).then([erased]);
+    spec.given([received, handled, erased]).when(erase()).thenNothingHappened();
+    spec.given([received]).when(erase('t2')).thenThrows('not_found', 'whatsapp_message_not_found');
+    spec.given([]).when(erase()).thenThrows('not_found', 'whatsapp_message_not_found');
+    spec.given([received, erased]).when({ type: 'RecordWhatsAppMessageHandled', data: outcome }).thenNothingHappened();
+  });
 });

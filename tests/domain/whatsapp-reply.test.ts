@@ -48,4 +48,18 @@ describe('WhatsApp reply (decider)', () => {
     spec.given([queued, started(1), kept]).when(status('delivered')).thenNothingHappened();
     spec.given([queued, started(1)]).when(status('sent')).thenNothingHappened();
   });
+
+  it('is erased once with its conversation: a reply not sent yet is given up and never sent; nothing more is recorded of it', () => {
+    const erase = (tenant_id = 't1') => ({ type: 'EraseWhatsAppReply' as const, data: { tenant_id } });
+    const erased: WhatsAppReplyEvent = { type: 'WhatsAppReplyErased', data: { reply_id: 'r1', tenant_id: 't1', erased_at: at } };
+    const givenUp = (attempts: number): WhatsAppReplyEvent => ({ type: 'WhatsAppReplyAbandoned', data: { reply_id: 'r1', attempts, status_code: null, error: 'the conversation was erased', abandoned_at: at } });
+    spec.given([queued, started(1), kept]).when(erase()).then([erased]);
+    spec.given([queued]).when(erase()).then([givenUp(0), erased]);
+    spec.given([queued, started(1), failed(1)]).when(erase()).then([givenUp(1), erased]);
+    spec.given([queued, started(1), kept, erased]).when(erase()).thenNothingHappened();
+    spec.given([queued]).when(erase('t2')).thenThrows('not_found', 'whatsapp_reply_not_found');
+    spec.given([]).when(erase()).thenThrows('not_found', 'whatsapp_reply_not_found');
+    spec.given([queued, givenUp(0), erased]).when({ type: 'StartWhatsAppReplyAttempt', data: { attempt: 1 } }).thenNothingHappened();
+    spec.given([queued, started(1), sent, erased]).when({ type: 'RecordWhatsAppReplyStatus', data: { status: 'read', reported_at: at, error: null } }).thenNothingHappened();
+  });
 });

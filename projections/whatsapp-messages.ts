@@ -1,0 +1,44 @@
+// Read model `whatsapp_messages`: which conversation each inbound WhatsApp message became a turn
+// of, and how it was handled: what a conversation's erasure looks its messages up by
+// (`conversation_id`). It holds no personal data: neither the sender's number nor the text.
+
+import type { MessageOutcome, WhatsAppMessageEvent } from '../domain/whatsapp-message/whatsapp-message';
+import { whatsappMessageEvents } from '../domain/whatsapp-message/whatsapp-message';
+import { documentProjection } from './document-projection';
+
+export interface WhatsAppMessageDocument {
+  id: string;
+  tenant_id: string;
+  received_at: string;
+  /** The conversation it became a turn of; null before it was handled, or when it became none. */
+  conversation_id: string | null;
+  /** How it was handled; null before. */
+  outcome: MessageOutcome | null;
+  /** When what it held was erased; null otherwise. */
+  erased_at: string | null;
+  position: number;
+  [field: string]: unknown;
+}
+
+export const WHATSAPP_MESSAGES = 'whatsapp_messages';
+
+export const whatsappMessagesProjection = documentProjection<WhatsAppMessageEvent['type'], WhatsAppMessageDocument>({
+  name: 'whatsapp_messages',
+  version: 1,
+  collection: { name: WHATSAPP_MESSAGES, indexes: [{ field: 'tenant_id' }, { field: 'conversation_id' }] },
+  handles: whatsappMessageEvents.types,
+  documentId: (event) => event.data.message_id,
+  evolve(current, event) {
+    if (event.type === 'WhatsAppMessageReceived') {
+      if (current) return current;
+      return { id: event.data.message_id, tenant_id: event.data.tenant_id, received_at: event.data.received_at, conversation_id: null, outcome: null, erased_at: null };
+    }
+    if (!current) return null;
+    switch (event.type) {
+      case 'WhatsAppMessageHandled':
+        return { ...current, conversation_id: event.data.conversation_id, outcome: event.data.outcome };
+      case 'WhatsAppMessageErased':
+        return { ...current, erased_at: event.data.erased_at };
+    }
+  },
+});
