@@ -92,8 +92,9 @@ export function conversationErasureSaga(deps: ConversationErasureDependencies): 
     filter: { kind: 'event_type', types: ['ConversationErased'] },
     async handle(event) {
       const { tenant_id, conversation_id } = event.data;
-      // The read models it looks in must have seen what came before the erasure.
-      await deps.readYourWrites(event.position);
+      // The read models it looks in must have seen what came before the erasure: when they have
+      // not yet, the delivery is tried again later rather than missing what they do not show.
+      if (!(await deps.readYourWrites(event.position))) throw new Error(`the read models are behind ConversationErased at ${event.position}: tried again`);
       await eraseWhatTheConversationReached(deps, tenant_id, conversation_id, { ...systemContext(event.metadata.correlation_id, CONVERSATION_ERASURE, event.id), tenant_id });
     },
   };
