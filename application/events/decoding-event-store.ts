@@ -15,7 +15,7 @@
 import { domainEvents } from '../../domain/events';
 import { deepFreeze } from '../shared/immutable';
 import type { PersonalDataVault } from '../ports/personal-data';
-import { holdsPersonalData, holdsSealedData, openPersonalData, sealPersonalData, sealedSubjectsOf } from './personal-data';
+import { holdsPersonalData, openPersonalData, sealPersonalData, sealedSubjectsOf } from './personal-data';
 import {
   type DomainEventStore,
   type DomainEventSubscription,
@@ -102,18 +102,20 @@ export class DecodingEventStore implements DomainEventStore {
 
   /** One recorded event decoded, its personal data opened: for readers that get events elsewhere (EventStoreDB's persistent subscriptions). */
   decode(recorded: RecordedEvent): DomainRecordedEvent | Promise<DomainRecordedEvent> {
-    if (!holdsSealedData([recorded])) return decodeRecordedEvent(recorded);
-    return this.openAndDecode([recorded]).then(([decoded]) => decoded);
+    const subjects = sealedSubjectsOf(recorded);
+    if (subjects.length === 0) return decodeRecordedEvent(recorded);
+    return this.openAndDecode([recorded], [subjects]).then(([decoded]) => decoded);
   }
 
   private decodeAll(recorded: readonly RecordedEvent[]): DomainRecordedEvent[] | Promise<DomainRecordedEvent[]> {
-    if (!holdsSealedData(recorded)) return recorded.map(decodeRecordedEvent);
-    return this.openAndDecode(recorded);
+    // The subjects each event's sealed fields need, found once: none for most events.
+    const subjects = recorded.map(sealedSubjectsOf);
+    if (subjects.every((ofEvent) => ofEvent.length === 0)) return recorded.map(decodeRecordedEvent);
+    return this.openAndDecode(recorded, subjects);
   }
 
   /** Decodes events some of which hold sealed fields: those opened before whose keys are still kept come from openedOnce, the others are opened. */
-  private async openAndDecode(recorded: readonly RecordedEvent[]): Promise<DomainRecordedEvent[]> {
-    const subjects = recorded.map(sealedSubjectsOf);
+  private async openAndDecode(recorded: readonly RecordedEvent[], subjects: readonly string[][]): Promise<DomainRecordedEvent[]> {
     const kept = this.vault ? await this.vault.keptAmong([...new Set(subjects.flat())]) : new Set<string>();
     const keptAll = (index: number): boolean => subjects[index].every((subject) => kept.has(subject));
     const decoded = recorded.map((event, index) => (subjects[index].length === 0 ? decodeRecordedEvent(event) : keptAll(index) ? openedOnce.get(event) : undefined));

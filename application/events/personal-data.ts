@@ -79,9 +79,6 @@ function sealedFieldsOf(event: RecordedEvent): string[] {
   return Object.keys(data).filter((field) => isSealedField(data[field]));
 }
 
-/** Whether reading these events needs the vault. */
-export const holdsSealedData = (events: readonly RecordedEvent[]): boolean => events.some((event) => sealedFieldsOf(event).length > 0);
-
 /** The subjects whose keys an event's sealed fields need (none for most events). */
 export function sealedSubjectsOf(event: RecordedEvent): string[] {
   const fields = sealedFieldsOf(event);
