@@ -2,9 +2,9 @@
 // conversation events (domain/conversation/conversation.ts); docs/conversations.md.
 //
 // - `conversations`: one document per conversation, with what a list shows (title, status,
-//   channel, workspace, who started it, message count, last activity and a short plain
-//   preview of the last message). A deleted conversation keeps its document, marked
-//   `deleted`, its title and preview emptied: lists and reads skip it.
+//   channel, workspace, who started it and a messaging channel's contact, message count, last
+//   activity and a short plain preview of the last message). A deleted conversation keeps its
+//   document, marked `deleted`, its title, contact and preview emptied: lists and reads skip it.
 // - `conversation_messages`: one document per message, its id the message id: the user's
 //   messages, the assistant's answers and human agents' replies. A failed answer is a message
 //   too (role `assistant`, empty text, `error` set) with the id `failedAnswerId(reply_to)`, so
@@ -20,7 +20,7 @@
 // older ones; a message document is written once (an existing one is left alone), so a
 // replay changes nothing.
 
-import { type Citation, type ConversationEvent, type ConversationStatus, type Channel, type Party, type ToolStepStatus, conversationEvents } from '../domain/conversation/conversation';
+import { type Citation, type ConversationEvent, type ConversationStatus, type Channel, type Party, type ToolStepStatus, contactOf, conversationEvents } from '../domain/conversation/conversation';
 import type { EventProjection, ProjectionView } from './projection';
 
 export const CONVERSATIONS = 'conversations';
@@ -38,6 +38,8 @@ export interface ConversationDocument {
   started_by: Party;
   /** `started_by.id` when a tenant user started it (console, API), else null: who sees it without a workspace grant. */
   started_by_user_id: string | null;
+  /** The end user's address on a messaging channel (a WhatsApp sender's number), where replies go; null for none, and once deleted. */
+  contact: string | null;
   started_at: string;
   /** When the last user message, answer or agent reply was recorded; null before the first. */
   last_message_at: string | null;
@@ -169,7 +171,8 @@ async function addMessage(view: ProjectionView, conversation: ConversationDocume
 export const conversationsProjection: EventProjection<ConversationEvent['type']> = {
   name: 'conversations',
   // 2: a deleted conversation's messages, title and preview are deleted.
-  version: 2,
+  // 3: the contact of a messaging channel's conversation.
+  version: 3,
   collections: [
     {
       name: CONVERSATIONS,
@@ -204,6 +207,7 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
         status: 'open',
         started_by,
         started_by_user_id: started_by.kind === 'user' ? started_by.id : null,
+        contact: contactOf(event.data),
         started_at,
         last_message_at: null,
         last_activity_at: started_at,
@@ -288,6 +292,7 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
           title: '',
           title_key: '',
           last_message_preview: null,
+          contact: null,
         });
         return;
       case 'EndUserIdentityCleared':

@@ -60,6 +60,8 @@ export interface ConversationView {
   /** True while handed off: the assistant answers nothing until the status is set back to open. */
   assistant_paused: boolean;
   started_by: Party;
+  /** The end user's address on a messaging channel (a WhatsApp sender's number); null for other channels. */
+  contact: string | null;
   started_at: string;
   last_message_at: string | null;
   last_activity_at: string;
@@ -124,6 +126,7 @@ export const conversationView = (doc: ConversationDocument): ConversationView =>
   status: doc.status,
   assistant_paused: doc.status === 'handed_off',
   started_by: doc.started_by,
+  contact: doc.contact ?? null,
   started_at: doc.started_at,
   last_message_at: doc.last_message_at,
   last_activity_at: doc.last_activity_at,

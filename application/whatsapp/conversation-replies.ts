@@ -3,14 +3,15 @@
 // (`AgentReplied`: once a conversation is handed off, the assistant is quiet and people answer
 // from the console) and the assistant's report after approved tool calls
 // (`AssistantFollowedUp`, unless it failed) are queued as replies to the conversation's sender,
-// from the tenant's business number; reply-delivery.ts sends them like any reply (the outbox or
+// from the tenant's business number (to the conversation's sealed `contact`: once erased, to
+// nobody); reply-delivery.ts sends them like any reply (the outbox or
 // the Cloud API, with retries). Conversations of other channels are not its business.
 //
 // Idempotent on redelivery: the reply's id derives from the triggering event. Its events carry
 // the system actor `whatsapp_conversation_replies`, caused by the trigger.
 
-import type { ConversationEvent } from '../../domain/conversation/conversation';
-import { conversationStream } from '../../domain/conversation/conversation';
+import { type ConversationEvent, contactOf, conversationStream } from '../../domain/conversation/conversation';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import type { CommandDependencies } from '../command-handling/handle-command';
 import type { RecordedOf } from '../ports/domain-event-store';
 import type { Logger } from '../ports/logger';
@@ -20,8 +21,6 @@ import { queueWhatsAppReply } from './reply-delivery';
 import { configurationOfTenant } from './whatsapp-config';
 
 export const WHATSAPP_CONVERSATION_REPLIES = 'whatsapp_conversation_replies';
-
-const SENDER_PREFIX = 'whatsapp:';
 
 type Trigger = 'AgentReplied' | 'AssistantFollowedUp';
 
@@ -36,8 +35,8 @@ export function whatsappConversationRepliesSaga(deps: CommandDependencies & { lo
       const { conversation_id, tenant_id, text } = event.data;
       const [first] = (await deps.eventStore.readStream(conversationStream(conversation_id), { maxCount: 1 })) as unknown as ConversationEvent[];
       if (first?.type !== 'ConversationStarted' || first.data.channel !== 'whatsapp') return;
-      const { started_by } = first.data;
-      if (started_by.kind !== 'end_user' || !started_by.id.startsWith(SENDER_PREFIX)) return;
+      const to = contactOf(first.data);
+      if (to === null || to === ERASED_PERSONAL_DATA) return;
       const configuration = await configurationOfTenant(deps, tenant_id);
       if (configuration === null) {
         deps.logger.warn({ tenant_id, conversation_id }, 'a reply in a WhatsApp conversation was not sent: the organization has no WhatsApp configuration');
@@ -49,7 +48,7 @@ export function whatsappConversationRepliesSaga(deps: CommandDependencies & { lo
           reply_id: deps.ids.fromKey(`whatsappReply:${event.id}`),
           tenant_id,
           phone_number_id: configuration.phone_number_id,
-          to: started_by.id.slice(SENDER_PREFIX.length),
+          to,
           text,
           kind: event.type === 'AgentReplied' ? 'agent_reply' : 'follow_up',
           conversation_id,

@@ -6,7 +6,8 @@
 // sender until it is deleted (a resolved one is opened again by the next message, as any
 // conversation is), its id derived from a keyed digest of the sender (deterministic: two
 // messages racing find the same conversation; the phone number is in no stream name), asked as
-// `publicChannelAsker(tenant, end_user whatsapp:<wa_id>, 'whatsapp', workspace)`: the
+// `publicChannelAsker(tenant, end_user whatsapp:<digest>, 'whatsapp', workspace)` (senderPartyId:
+// the number is no id; it is kept sealed as the conversation's `contact`, where replies go): the
 // workspace the configuration names, or the tenant's default one. The turn runs under an
 // idempotency seed derived from the message, so a redelivery after a crash finds what the
 // first attempt recorded and asks the model nothing again. The answer is queued as a reply
@@ -53,29 +54,46 @@ const SILENT_TYPES = new Set(['reaction', 'system', 'request_welcome']);
 /** Conversations of one sender a scan looks through for one that is not deleted. */
 const MAX_GENERATIONS = 1000;
 
+/** A sender's conversation, and the party they are in it. */
+export interface SenderConversation {
+  conversation_id: string;
+  party: Party;
+}
+
 /**
  * The sender's conversation: the first of its numbered generations that is not deleted,
- * started when it does not exist yet (two messages racing start it once).
+ * started when it does not exist yet (two messages racing start it once), with their number
+ * kept sealed as its `contact`.
  */
-export async function senderConversation(deps: InboundDependencies, tenantId: string, party: Party, workspaceId: string, title: string, context: RequestContext): Promise<string> {
-  const senderKey = deps.secrets.digest(`whatsapp-sender\u0000${tenantId}\u0000${party.id}`);
+export async function senderConversation(
+  deps: InboundDependencies,
+  tenantId: string,
+  waId: string,
+  workspaceId: string,
+  title: string,
+  context: Omit<RequestContext, 'actor'>,
+): Promise<SenderConversation> {
+  // Keyed as when the party id was `whatsapp:<number>`, so the conversations of then go on.
+  const senderKey = deps.secrets.digest(`whatsapp-sender\u0000${tenantId}\u0000whatsapp:${waId}`);
+  const party: Party = { kind: 'end_user', id: senderPartyId(deps.secrets, tenantId, waId) };
   for (let generation = 0; generation < MAX_GENERATIONS; generation += 1) {
     const conversationId = deps.ids.fromKey(`whatsappConversation:${senderKey}:${generation}`);
     const { state } = await loadAggregate(deps, conversationAggregate, conversationStream(conversationId));
     if (state.status === 'deleted') continue;
-    if (state.status !== 'absent') return conversationId;
+    // One started before party ids were digests goes on with the party it has.
+    if (state.status !== 'absent') return { conversation_id: conversationId, party: state.started_by };
     try {
       await handleCommand(
         deps,
         conversationAggregate,
         conversationStream(conversationId),
-        { type: 'StartConversation', data: { conversation_id: conversationId, tenant_id: tenantId, workspace_id: workspaceId, channel: 'whatsapp', title, started_by: party } },
-        context,
+        { type: 'StartConversation', data: { conversation_id: conversationId, tenant_id: tenantId, workspace_id: workspaceId, channel: 'whatsapp', title, started_by: party, contact: waId } },
+        { ...context, actor: party },
       );
     } catch (error) {
       if (!(error instanceof DomainError && error.code === 'conversation_exists')) throw error;
     }
-    return conversationId;
+    return { conversation_id: conversationId, party };
   }
   throw new Error(`the sender has ${MAX_GENERATIONS} deleted WhatsApp conversations`);
 }
@@ -96,7 +114,7 @@ interface Handling {
 const handling = (outcome: MessageOutcome, detail: string | null, reply: Handling['reply'] = null): Handling => ({ outcome, conversation_id: null, user_message_id: null, reply, detail });
 
 /** What the message calls for: a turn and its answer, a notice, or nothing. */
-async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageReceivedData, turnContext: RequestContext): Promise<Handling> {
+async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageReceivedData, turnContext: Omit<RequestContext, 'actor'>): Promise<Handling> {
   const { tenant_id, message_id } = message;
   const configuration = await configurationOfTenant(deps, tenant_id);
   if (configuration === null || configuration.phone_number_id !== message.phone_number_id) return handling('ignored', 'number_not_configured');
@@ -107,11 +125,10 @@ async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageRec
   }
   const workspaceId = await workspaceOf(deps, tenant_id, configuration.workspace_id);
   if (workspaceId === null) return handling('refused', 'no_workspace');
-  const party: Party = { kind: 'end_user', id: senderPartyId(message.from) };
-  const asker = publicChannelAsker(tenant_id, party, 'whatsapp', workspaceId);
   try {
-    const conversationId = await senderConversation(deps, tenant_id, party, workspaceId, titleFrom(message.text) || 'WhatsApp', turnContext);
-    const result = await chat(deps, asker, { message: message.text, conversation_id: conversationId }, turnContext, { idempotencyKey: `${WHATSAPP_INBOUND}:${message_id}` });
+    const { conversation_id: conversationId, party } = await senderConversation(deps, tenant_id, message.from, workspaceId, titleFrom(message.text) || 'WhatsApp', turnContext);
+    const asker = publicChannelAsker(tenant_id, party, 'whatsapp', workspaceId);
+    const result = await chat(deps, asker, { message: message.text, conversation_id: conversationId }, { ...turnContext, actor: party }, { idempotencyKey: `${WHATSAPP_INBOUND}:${message_id}` });
     const turn = { conversation_id: result.conversation_id, user_message_id: result.user_message_id };
     if (result.paused || result.answer === null) return { ...turn, outcome: 'paused', reply: null, detail: 'handed_off' };
     return { ...turn, outcome: 'answered', reply: { text: result.answer.text, kind: 'answer' }, detail: null };
@@ -136,9 +153,9 @@ export function whatsappInboundSaga(deps: InboundDependencies): Saga<'WhatsAppMe
       // Handled already, or erased (with its conversation) before it was: nothing to do.
       if (state.status !== 'received' || state.erased) return;
       const correlationId = event.metadata.correlation_id;
-      const turnContext: RequestContext = {
+      // The turn's events carry the sender as their actor (the party of their conversation).
+      const turnContext: Omit<RequestContext, 'actor'> = {
         tenant_id: message.tenant_id,
-        actor: { kind: 'end_user', id: senderPartyId(message.from) },
         request_id: null,
         correlation_id: correlationId,
         causation_id: event.id,

@@ -46,8 +46,14 @@ export type WhatsAppWebhookDependencies = CommandDependencies & ReadModelDepende
 /** The actor of what Meta reports by itself (statuses). */
 export const CLOUD_API_ACTOR = { kind: 'system' as const, id: 'whatsapp_cloud_api' };
 
-/** How a WhatsApp user appears in conversations and event metadata. */
-export const senderPartyId = (waId: string): string => `whatsapp:${waId}`;
+/**
+ * How a WhatsApp user appears in conversations, tool calls, event metadata and the audit log:
+ * `whatsapp:` and a keyed digest of the tenant and their number, never the number itself (it
+ * is personal data: sealed where it is kept, erased with the conversation; docs/personal-data.md).
+ * The same number is the same party within a tenant, and an unrelated one across tenants.
+ */
+export const senderPartyId = (secrets: Pick<Secrets, 'digest'>, tenantId: string, waId: string): string =>
+  `whatsapp:${secrets.digest(`whatsapp-party\u0000${tenantId}\u0000${waId}`).slice(0, 32)}`;
 
 // ------------------------------------------------------------------ the subscription handshake
 
@@ -217,7 +223,7 @@ async function recordMessage(deps: WhatsAppWebhookDependencies, tenantId: string
       },
     },
     // Meta delivers it on the sender's behalf.
-    { ...context, tenant_id: tenantId, actor: { kind: 'end_user', id: senderPartyId(message.from) } },
+    { ...context, tenant_id: tenantId, actor: { kind: 'end_user', id: senderPartyId(deps.secrets, tenantId, message.from) } },
   );
   return result.events.length > 0;
 }

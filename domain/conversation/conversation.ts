@@ -30,8 +30,8 @@
 // message since the last clear held one, so clearing again records nothing.
 //
 // Erasure (docs/personal-data.md): the texts of a conversation (messages, answers, replies,
-// titles, feedback comments, status reasons, challenge prompts) are personal data of the
-// subject `conversation:<id>`, stored sealed under its key. `ConversationErased` (an admin's
+// titles, feedback comments, status reasons, challenge prompts, a messaging channel's contact)
+// are personal data of the subject `conversation:<id>`, stored sealed under its key. `ConversationErased` (an admin's
 // erasure, of a live or deleted conversation) deletes that key: the texts read as
 // ERASED_PERSONAL_DATA from then on, and the conversation is deleted and accepts nothing more.
 
@@ -61,7 +61,12 @@ const Usage = t.union([t.type({ prompt_tokens: t.number, completion_tokens: t.nu
 
 export const ConversationStarted = declareEvent(
   'ConversationStarted',
-  t.type({ conversation_id: t.string, tenant_id: t.string, workspace_id: t.union([t.string, t.null]), channel: Channel, title: t.string, started_by: Party, started_at: t.string }),
+  t.intersection([
+    t.type({ conversation_id: t.string, tenant_id: t.string, workspace_id: t.union([t.string, t.null]), channel: Channel, title: t.string, started_by: Party, started_at: t.string }),
+    // The end user's address on a messaging channel, where replies go (a WhatsApp sender's
+    // number): personal data, so it is sealed here and the party id is a digest of it.
+    t.partial({ contact: t.string }),
+  ]),
 );
 export const UserMessagePosted = declareEvent(
   'UserMessagePosted',
@@ -207,7 +212,7 @@ export const conversationEvents = eventGroup(
   {
     subject: (data) => conversationSubject(String(data.conversation_id)),
     fields: {
-      ConversationStarted: ['title'],
+      ConversationStarted: ['title', 'contact'],
       UserMessagePosted: ['text'],
       AssistantAnswered: ['text'],
       AssistantFollowedUp: ['text'],
@@ -223,14 +228,28 @@ export const conversationEvents = eventGroup(
 export type ConversationEvent = GroupEvent<typeof conversationEvents>;
 export type Party = t.TypeOf<typeof Party>;
 
-type StartedData = EventOf<typeof ConversationStarted>['data'];
+export type ConversationStartedData = EventOf<typeof ConversationStarted>['data'];
+
+/** What party ids of WhatsApp senders were before they became digests: `whatsapp:<number>`. */
+const NUMBER_PARTY_ID = /^whatsapp:(\d{1,20})$/;
+
+/**
+ * The end user's address on a messaging channel, where replies go: the conversation's
+ * `contact` (ERASED_PERSONAL_DATA once erased), or the number a party id of old was; null for
+ * none (a conversation of the console, the API or the widget).
+ */
+export function contactOf(started: ConversationStartedData): string | null {
+  if (started.contact !== undefined) return started.contact;
+  if (started.channel !== 'whatsapp' || started.started_by.kind !== 'end_user') return null;
+  return NUMBER_PARTY_ID.exec(started.started_by.id)?.[1] ?? null;
+}
 type UserMessageData = EventOf<typeof UserMessagePosted>['data'];
 type AnswerData = EventOf<typeof AssistantAnswered>['data'];
 type ToolStepData = EventOf<typeof AssistantToolStepRecorded>['data'];
 type FollowUpData = EventOf<typeof AssistantFollowedUp>['data'];
 
 export type ConversationCommand =
-  | { type: 'StartConversation'; data: Omit<StartedData, 'started_at'> }
+  | { type: 'StartConversation'; data: Omit<ConversationStartedData, 'started_at'> }
   | { type: 'PostUserMessage'; data: Omit<UserMessageData, 'posted_at' | 'conversation_id' | 'tenant_id'> }
   | { type: 'RecordAnswer'; data: Omit<AnswerData, 'answered_at' | 'conversation_id' | 'tenant_id'> }
   | { type: 'RecordAnswerFailure'; data: { reply_to: string; code: string; message: string } }

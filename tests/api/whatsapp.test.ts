@@ -24,6 +24,7 @@ import { whatsappMessageStream } from '../../domain/whatsapp-message/whatsapp-me
 import { whatsappReplyStream } from '../../domain/whatsapp-reply/whatsapp-reply';
 import { createLogger } from '../../infrastructure/logging/logger';
 import { AUDIT_LOG } from '../../projections/audit-log';
+import { CONVERSATIONS } from '../../projections/conversations';
 import { expectEveryEventAudited } from '../support/audit';
 import { userContext } from '../support/context';
 import { type GraphApiServer, startGraphApi } from '../support/graph-api';
@@ -389,16 +390,20 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       expect(await response.events()).to.deep.equal(['WhatsAppMessageReceived@whatsappMessage']);
       const [received] = await server.platform.eventStore.readStream(whatsappMessageStream(inboundId(outbox, id)));
       expect(received.data).to.deep.include({ tenant_id: outbox.account.tenant_id, wamid: id, phone_number_id: outbox.phone_number_id, from: '16505551234', profile_name: 'Sheena Nelson', type: 'text', text: 'Does it come in another color?' });
-      expect(received.metadata).to.deep.include({ tenant_id: outbox.account.tenant_id, actor: { kind: 'end_user', id: 'whatsapp:16505551234' } });
+      // The sender is a party by a digest of their number, never by the number itself.
+      const sender = { kind: 'end_user', id: received.metadata.actor.id };
+      expect(sender.id).to.match(/^whatsapp:[0-9a-f]{32}$/);
+      expect(received.metadata).to.deep.include({ tenant_id: outbox.account.tenant_id, actor: sender });
 
       const reply = await settledReply(outbox, id);
       const outcome = await handled(outbox, id);
       expect(outcome).to.deep.include({ outcome: 'answered', detail: null });
       const conversation = await server.platform.eventStore.readStream(conversationStream(outcome.conversation_id));
       expect(conversation.map((event) => event.type)).to.deep.equal(['ConversationStarted', 'UserMessagePosted', 'AssistantAnswered']);
-      expect(conversation[0].data).to.deep.include({ tenant_id: outbox.account.tenant_id, channel: 'whatsapp', title: 'Does it come in another color?', started_by: { kind: 'end_user', id: 'whatsapp:16505551234' } });
+      expect(conversation[0].data).to.deep.include({ tenant_id: outbox.account.tenant_id, channel: 'whatsapp', title: 'Does it come in another color?', started_by: sender, contact: '16505551234' });
+      expect(conversation[0].metadata.actor).to.deep.equal(sender);
       expect(conversation[1].data).to.deep.include({ message_id: outcome.user_message_id, text: 'Does it come in another color?' });
-      expect(conversation[1].metadata.actor).to.deep.equal({ kind: 'end_user', id: 'whatsapp:16505551234' });
+      expect(conversation[1].metadata.actor).to.deep.equal(sender);
       const answer = (conversation[2].data as Json).text;
       expect(reply).to.deep.include({
         tenant_id: outbox.account.tenant_id,
@@ -432,6 +437,74 @@ describe('the WhatsApp channel (spec 4.14)', () => {
         (await server.request('GET', '/api/v1/conversations?channel=whatsapp', { headers: { authorization: `Bearer ${outbox.account.token}` } })).json.items.map((item: Json) => item.id);
       await eventually(async () => (await listed()).length === 2, WAIT_MS, 'both conversations listed');
       expect(await listed()).to.have.members([outcome.conversation_id, theirs.conversation_id]);
+      // The console shows whom to reach: the number, as the conversation's contact.
+      const shown = await server.request('GET', `/api/v1/conversations/${outcome.conversation_id}`, { headers: { authorization: `Bearer ${outbox.account.token}` } });
+      expect(shown.json).to.deep.include({ channel: 'whatsapp', started_by: sender, contact: '16505551234' });
+    });
+
+    it('keeps the sender’s number out of every id and in clear in no stored event: a party of its own in each organization', async () => {
+      const number = '16505557788';
+      const inOutbox = wamid();
+      const inOther = wamid();
+      const other = await configured('wa-other', 'growth');
+      await deliverTo(outbox, [{ from: number, id: inOutbox, text: 'Is the shop open on Sunday?' }]);
+      await deliverTo(other, [{ from: number, id: inOther, text: 'Is the shop open on Sunday?' }]);
+      const first = await handled(outbox, inOutbox);
+      const second = await handled(other, inOther);
+      const starterOf = async (conversationId: string): Promise<Json> => (await server.platform.eventStore.readStream(conversationStream(conversationId)))[0].data;
+      const [here, there] = [await starterOf(first.conversation_id), await starterOf(second.conversation_id)];
+      expect(here.contact).to.equal(number);
+      expect(there.contact).to.equal(number);
+      expect(here.started_by.id).to.not.equal(there.started_by.id);
+
+      const stored = JSON.stringify([
+        ...(await server.platform.storedEvents.readStream(conversationStream(first.conversation_id))),
+        ...(await server.platform.storedEvents.readStream(whatsappMessageStream(inboundId(outbox, inOutbox)))),
+      ]);
+      expect(stored).to.include(here.started_by.id);
+      expect(stored).to.not.include(number);
+      const audit = await server.request('GET', `/api/v1/org/audit-logs?limit=200`, { headers: { authorization: `Bearer ${outbox.account.token}` } });
+      expect(audit.status, audit.text).to.equal(200);
+      expect(audit.text).to.include(here.started_by.id);
+      expect(audit.text).to.not.include(number);
+    });
+
+    it('goes on with a conversation its sender started when their number was their party id, and replies to it', async () => {
+      // What the platform recorded before party ids were digests: `whatsapp:<number>`, no contact.
+      const number = '16505556600';
+      const tenantId = outbox.account.tenant_id;
+      const senderKey = server.platform.secrets.digest(`whatsapp-sender\u0000${tenantId}\u0000whatsapp:${number}`);
+      const conversationId = server.platform.ids.fromKey(`whatsappConversation:${senderKey}:0`);
+      const legacy = { kind: 'end_user' as const, id: `whatsapp:${number}` };
+      await server.platform.eventStore.appendToStream(conversationStream(conversationId), [
+        {
+          id: server.platform.ids.newId(),
+          type: 'ConversationStarted',
+          data: { conversation_id: conversationId, tenant_id: tenantId, workspace_id: null, channel: 'whatsapp', title: 'Hello', started_by: legacy, started_at: clock.now().toISOString() },
+          metadata: { tenant_id: tenantId, actor: legacy, request_id: null, correlation_id: server.platform.ids.newId(), causation_id: null, occurred_at: clock.now().toISOString(), ip: null },
+        },
+      ]);
+      const id = wamid();
+      await deliverTo(outbox, [{ from: number, id, text: 'Me again' }]);
+      const outcome = await handled(outbox, id);
+      expect(outcome).to.deep.include({ outcome: 'answered', conversation_id: conversationId });
+      const events = await server.platform.eventStore.readStream(conversationStream(conversationId));
+      expect(events.filter((event) => event.type === 'UserMessagePosted').map((event) => event.metadata.actor)).to.deep.equal([legacy]);
+
+      const asOwner = { authorization: `Bearer ${outbox.account.token}` };
+      let shown: TestResponse | null = null;
+      await eventually(async () => {
+        shown = await server.request('GET', `/api/v1/conversations/${conversationId}`, { headers: asOwner });
+        return shown.status === 200 && shown.json.message_count === 2;
+      }, WAIT_MS, 'the conversation listed');
+      expect(shown!.json).to.deep.include({ started_by: legacy, contact: number });
+      const posted = await server.request('POST', `/api/v1/conversations/${conversationId}/messages`, { headers: asOwner, body: { text: 'Welcome back!' } });
+      expect(posted.status, posted.text).to.equal(201);
+      await eventually(
+        async () => (await outboxItems(`?tenant_id=${tenantId}&limit=1000`)).some((item) => item.kind === 'agent_reply' && item.conversation_id === conversationId && item.to === number),
+        WAIT_MS,
+        'the agent reply queued to the number',
+      );
     });
 
     it('records a message delivered again, or ten times at once, once: one turn, one reply', async () => {
@@ -674,6 +747,14 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       expect(replyEvents[0].data).to.deep.include({ to: ERASED_PERSONAL_DATA, text: ERASED_PERSONAL_DATA, conversation_id: outcome.conversation_id });
       const listed = (await outboxItems(`?tenant_id=${outbox.account.tenant_id}&limit=1000`)).find((item) => item.id === reply.id);
       expect(listed).to.deep.include({ to: ERASED_PERSONAL_DATA, text: ERASED_PERSONAL_DATA, status: 'kept' });
+      const started: Json = (await server.platform.eventStore.readStream(conversationStream(outcome.conversation_id)))[0].data;
+      expect(started).to.deep.include({ contact: ERASED_PERSONAL_DATA });
+      expect(started.started_by.id).to.match(/^whatsapp:[0-9a-f]{32}$/);
+      // The number is nowhere left to read: not in an event, not in the conversation's document.
+      const everything = JSON.stringify(await server.platform.eventStore.readAll({ fromPosition: 0, maxCount: 1_000_000 }));
+      expect(everything).to.not.include('15550009999');
+      const document = await server.platform.readStore.collection(CONVERSATIONS).get(outcome.conversation_id);
+      expect(document).to.deep.include({ deleted: true, contact: null });
     });
   });
 

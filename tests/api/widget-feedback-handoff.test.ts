@@ -144,7 +144,7 @@ describe('widget feedback and handoff (POST /api/v1/widget/messages/{id}/feedbac
       expect(await response.events()).to.deep.equal(['ConversationStatusChanged@conversation']);
       const party = visitorPartyOf(server, visitorId);
       const conversation = await server.request('GET', `/api/v1/conversations/${conversationId}`, { headers: as(owner) });
-      expect(conversation.json).to.deep.include({ status: 'handed_off', assistant_paused: true, channel: 'widget', started_by: party });
+      expect(conversation.json).to.deep.include({ status: 'handed_off', assistant_paused: true, channel: 'widget', started_by: party, contact: null });
 
       await eventually(() => receiver.deliveries.some((delivery) => JSON.parse(delivery.body.toString()).conversation.id === conversationId), 10_000, 'the handoff at the webhook');
       const delivery = receiver.deliveries.find((one) => JSON.parse(one.body.toString()).conversation.id === conversationId)!;
@@ -159,7 +159,7 @@ describe('widget feedback and handoff (POST /api/v1/widget/messages/{id}/feedbac
       expect(check.valid).to.equal(true);
       const payload = JSON.parse(delivery.body.toString());
       expect(payload).to.deep.include({ type: 'conversation.handed_off', tenant_id: owner.tenant_id, handed_off_by: party, reason: 'I want to talk to someone about order 1234' });
-      expect(payload.conversation).to.deep.include({ channel: 'widget', status: 'handed_off', started_by: party });
+      expect(payload.conversation).to.deep.include({ channel: 'widget', status: 'handed_off', started_by: party, contact: null });
       expect(payload.messages.map((message: { role: string; text: string }) => [message.role, message.text])[0]).to.deep.equal(['user', 'My order never came']);
 
       const again = await handOff(widget.token, visitorId, conversationId);

@@ -8,9 +8,11 @@ import {
   MAX_MESSAGE_LENGTH,
   MAX_TITLE_LENGTH,
   assistantAnswersIn,
+  contactOf,
   conversationDecider,
   type ToolStepStatus,
 } from '../../domain/conversation/conversation';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
 
 const spec = deciderSpec(conversationDecider);
@@ -348,6 +350,30 @@ describe('conversation decider (spec 4.6)', () => {
       spec.given([started, erased]).when({ type: 'PostUserMessage', data: { message_id: 'm2', text: 'Hello?', author: USER, end_user_token_sealed: null, end_user_session_sealed: null } }).thenThrows('not_found', 'conversation_not_found');
       spec.given([started, erased]).when({ type: 'DeleteConversation', data: {} }).thenThrows('not_found', 'conversation_not_found');
       spec.given([started, erased]).when({ type: 'RenameConversation', data: { title: 'x' } }).thenThrows('not_found', 'conversation_not_found');
+    });
+  });
+
+  describe('the contact of a messaging channel (contactOf)', () => {
+    const startedBy = (channel: 'whatsapp' | 'widget', id: string, contact?: string) => ({
+      conversation_id: C, tenant_id: T, workspace_id: null, channel, title: 'Hi', started_by: { kind: 'end_user' as const, id }, started_at: AT, ...(contact === undefined ? {} : { contact }),
+    });
+
+    it('starts a WhatsApp conversation with its sender\'s number as its contact', () => {
+      const { started_at, ...command } = startedBy('whatsapp', 'whatsapp:0a1b2c3d4e5f60718293a4b5c6d7e8f9', '16505551234');
+      const data = { ...command, started_at };
+      spec.given([]).when({ type: 'StartConversation', data: command }).then([{ type: 'ConversationStarted', data }]);
+      expect(contactOf(data)).to.equal('16505551234');
+    });
+
+    it('reads the number a WhatsApp party id of old was, and none elsewhere', () => {
+      expect(contactOf(startedBy('whatsapp', 'whatsapp:16505551234'))).to.equal('16505551234');
+      expect(contactOf(startedBy('whatsapp', 'whatsapp:0a1b2c3d4e5f60718293a4b5c6d7e8f9'))).to.equal(null);
+      expect(contactOf(startedBy('widget', 'visitor:16505551234'))).to.equal(null);
+      if (started.type === 'ConversationStarted') expect(contactOf(started.data)).to.equal(null);
+    });
+
+    it('reads an erased contact as erased', () => {
+      expect(contactOf(startedBy('whatsapp', 'whatsapp:0a1b2c3d4e5f60718293a4b5c6d7e8f9', ERASED_PERSONAL_DATA))).to.equal(ERASED_PERSONAL_DATA);
     });
   });
 });

@@ -25,6 +25,7 @@ export const conversationsApi: ApiArea = {
       status: enumOf(CONVERSATION_STATUSES),
       assistant_paused: boolean('true while handed_off: the assistant answers nothing until the status is set back to open'),
       started_by: PARTY,
+      contact: nullable(string("the end user's address on a messaging channel, where replies go: a WhatsApp sender's number (their `started_by` id is a digest of it); null for other channels")),
       started_at: dateTime(),
       last_message_at: nullable(dateTime('the last user message, answer or agent reply; null before the first')),
       last_activity_at: dateTime('last_message_at, or started_at before the first message'),
