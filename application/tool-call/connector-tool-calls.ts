@@ -14,6 +14,7 @@
 //     and a third time never (the call fails `interrupted`; domain/tool-call);
 //  3. sends the request: `tool` the connector's name, `parameters` the arguments,
 //     `organization_id` the tenant, `conversation_id` and `channel` of the chat's conversation,
+//     `identity` the end user on a messaging channel (a WhatsApp sender: `wa_id`, `phone_number`),
 //     `authentication` the context the connection returned earlier in the conversation
 //     (connector-authentication.ts), the end user's X-End-User-Token / Session of the turn
 //     (spec 5.1 rule 4; none once they cleared their identity in the conversation:
@@ -28,14 +29,15 @@
 //     (unreachable, timeout, refused_address, invalid_signature, protocol_mismatch,
 //     bad_response).
 // What is recorded of the exchange: the protocol request with `resume_token`,
-// `challenge_response` and `authentication` redacted, the connector's `output` (or its error), the end user's
+// `challenge_response`, `identity` and `authentication` redacted, the connector's `output` (or its error), the end user's
 // headers never. Log lines name the call, its outcome and latency only.
 //
 // `resumeToolCall` records the user's answer to a challenge (sealed) and waits for the outcome,
 // as `callTool` waits for a first one. Its events carry the system actor `connector_tool_calls`.
 
-import { conversationStream } from '../../domain/conversation/conversation';
+import { contactOf, conversationStream } from '../../domain/conversation/conversation';
 import { DomainError } from '../../domain/shared/errors';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { toolStream } from '../../domain/tool/tool';
 import { type Caller, type ToolCallCommand, type ToolCallEvent, toolCallDecider, toolCallStream } from '../../domain/tool-call/tool-call';
 import { handleCommand, loadAggregate } from '../command-handling/handle-command';
@@ -71,10 +73,20 @@ const MAX_ERROR_MESSAGE = 1000;
 // One sending and its outcome: the step executor the flow runner shares (connector-step.ts).
 type Step = ConnectorStep;
 
-/** The chat conversation's channel (`console`, `widget`, ...), for the request's `channel`. */
-async function channelOf(deps: ConnectorToolCallDependencies, conversationId: string): Promise<string | null> {
+/** What a request says of the chat conversation it comes from. */
+interface ConversationFacts {
+  /** `console`, `widget`, `whatsapp`... */
+  channel: string;
+  /** Who the end user is on a messaging channel (spec 2.2 `identity`): a WhatsApp sender's id and number. */
+  identity: { wa_id: string; phone_number: string } | null;
+}
+
+async function conversationFactsOf(deps: ConnectorToolCallDependencies, conversationId: string): Promise<ConversationFacts | null> {
   const [started] = await deps.eventStore.readStream(conversationStream(conversationId), { maxCount: 1 });
-  return started?.type === 'ConversationStarted' ? started.data.channel : null;
+  if (started?.type !== 'ConversationStarted') return null;
+  const contact = contactOf(started.data);
+  const known = started.data.channel === 'whatsapp' && contact !== null && contact !== ERASED_PERSONAL_DATA;
+  return { channel: started.data.channel, identity: known ? { wa_id: contact, phone_number: `+${contact}` } : null };
 }
 
 /**
@@ -176,7 +188,7 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
   }
 
   // 3. The request: an invoke, or a resume with the last challenge's token and the user's answer.
-  const channel = conversationId === null ? null : await channelOf(deps, conversationId);
+  const from = conversationId === null ? null : await conversationFactsOf(deps, conversationId);
   const authentication = authenticationSubject === null ? null : await authenticationToSend(deps, authenticationSubject, deps.connectorAuthentication);
   const base: ConnectorRequest = {
     type: 'tool.invoke',
@@ -184,7 +196,8 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
     organization_id: tenantId,
     tool: connector.tool,
     ...(conversationId === null ? {} : { conversation_id: conversationId }),
-    ...(channel === null ? {} : { channel }),
+    ...(from === null ? {} : { channel: from.channel }),
+    ...(from?.identity ? { identity: from.identity } : {}),
     ...(authentication === null ? {} : { authentication }),
   };
   let request: ConnectorRequest;
@@ -216,11 +229,12 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
   return finish(step, requestId, request, connection.endpoint, shown);
 }
 
-/** The request as recorded: the resume token, the user's answer and the authentication context never in clear. */
+/** The request as recorded: the resume token, the user's answer, who they are and the authentication context never in clear. */
 function recordedRequest(request: ConnectorRequest): Record<string, unknown> {
   return {
     ...request,
     ...(request.authentication ? { authentication: REDACTED } : {}),
+    ...(request.identity ? { identity: REDACTED } : {}),
     ...(request.resume_token ? { resume_token: REDACTED } : {}),
     ...(request.challenge_response !== undefined && request.challenge_response !== null ? { challenge_response: REDACTED } : {}),
   };

@@ -434,6 +434,34 @@ describe('connector tools in chat (#13 point 3)', function () {
       expect(typesOf(await eventsOf(toolCallStream(toolCallId)))).to.deep.equal(['ToolCallRequested', 'ToolCallErased']);
     });
 
+    it('tells the connector who a WhatsApp sender is (`identity`: their id and number), never recording it in clear', async () => {
+      // A WhatsApp conversation as the inbound saga starts one: a digest as the party, the number as its contact.
+      const conversationId = server.platform.identity.ids.newId();
+      const sender = { kind: 'end_user' as const, id: 'whatsapp:5f0c6e1d2a3b4c5d6e7f8091a2b3c4d5' };
+      await handleCommand(
+        server.platform.commands,
+        conversationAggregate,
+        conversationStream(conversationId),
+        { type: 'StartConversation', data: { conversation_id: conversationId, tenant_id: owner.tenant_id, workspace_id: workspaceId, channel: 'whatsapp', title: 'Grinders?', started_by: sender, contact: '447700900123' } },
+        { ...userContext({ tenant_id: owner.tenant_id }), actor: sender },
+      );
+      const toolCallId = server.platform.identity.ids.newId();
+      const origin = { kind: 'chat', conversation_id: conversationId, reply_to: 'm1', call_id: 'call_1' };
+      await server.platform.storedEvents.appendToStream(toolCallStream(toolCallId), [
+        { id: server.platform.identity.ids.newId(), type: 'ToolCallRequested', data: { ...requestedOf(toolCallId), caller: sender, origin }, metadata: metadata() },
+      ]);
+      await eventually(() => settled(toolCallId), 10_000, 'the call');
+      const [sent] = sentFor(toolCallId);
+      expect(sent.request).to.deep.include({ conversation_id: conversationId, channel: 'whatsapp', identity: { wa_id: '447700900123', phone_number: '+447700900123' } });
+      let logged: Json = null;
+      await eventually(async () => {
+        logged = (await server.request('GET', `/api/v1/tool-calls/${toolCallId}`, { headers: as(owner) })).json;
+        return logged?.request !== null && logged?.request !== undefined;
+      }, 10_000, 'the call in the execution log');
+      expect(JSON.parse(logged.request.body)).to.deep.include({ channel: 'whatsapp', identity: '[redacted]' });
+      expect(JSON.stringify(await server.platform.storedEvents.readStream(toolCallStream(toolCallId)))).to.not.include('447700900123');
+    });
+
     it('never sends a third time: a call interrupted twice fails `interrupted`', async () => {
       const toolCallId = server.platform.identity.ids.newId();
       await server.platform.storedEvents.appendToStream(toolCallStream(toolCallId), [
