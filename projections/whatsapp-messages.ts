@@ -1,6 +1,8 @@
 // Read model `whatsapp_messages`: which conversation each inbound WhatsApp message became a turn
 // of, and how it was handled: what a conversation's erasure looks its messages up by
-// (`conversation_id`). It holds no personal data: neither the sender's number nor the text.
+// (`conversation_id`), and those of its sender that became no turn (`sender`, the party id the
+// webhook recorded the message as: a keyed digest of the number). It holds no personal data:
+// neither the sender's number nor the text.
 
 import type { MessageOutcome, WhatsAppMessageEvent } from '../domain/whatsapp-message/whatsapp-message';
 import { whatsappMessageEvents } from '../domain/whatsapp-message/whatsapp-message';
@@ -10,6 +12,10 @@ export interface WhatsAppMessageDocument {
   id: string;
   tenant_id: string;
   received_at: string;
+  /** The commit position of WhatsAppMessageReceived: whether it came before an erasure, exactly. */
+  received_position: number;
+  /** The sender as a party id (`whatsapp:<digest>`): the actor of WhatsAppMessageReceived. */
+  sender: string;
   /** The conversation it became a turn of; null before it was handled, or when it became none. */
   conversation_id: string | null;
   /** How it was handled; null before. */
@@ -24,14 +30,16 @@ export const WHATSAPP_MESSAGES = 'whatsapp_messages';
 
 export const whatsappMessagesProjection = documentProjection<WhatsAppMessageEvent['type'], WhatsAppMessageDocument>({
   name: 'whatsapp_messages',
-  version: 1,
-  collection: { name: WHATSAPP_MESSAGES, indexes: [{ field: 'tenant_id' }, { field: 'conversation_id' }] },
+  // 2: the sender, and the position it was received at.
+  version: 2,
+  collection: { name: WHATSAPP_MESSAGES, indexes: [{ field: 'tenant_id' }, { field: 'conversation_id' }, { field: 'sender' }] },
   handles: whatsappMessageEvents.types,
   documentId: (event) => event.data.message_id,
   evolve(current, event) {
     if (event.type === 'WhatsAppMessageReceived') {
       if (current) return current;
-      return { id: event.data.message_id, tenant_id: event.data.tenant_id, received_at: event.data.received_at, conversation_id: null, outcome: null, erased_at: null };
+      const { message_id, tenant_id, received_at } = event.data;
+      return { id: message_id, tenant_id, received_at, received_position: event.position, sender: event.metadata.actor.id, conversation_id: null, outcome: null, erased_at: null };
     }
     if (!current) return null;
     switch (event.type) {

@@ -5,7 +5,10 @@
 //   that never recorded its step (a process stopped between the two) is not.
 // - its WhatsApp messages (the sender's number, profile name and text: WhatsAppMessageErased)
 //   and replies (the recipient and text: WhatsAppReplyErased, a reply not yet sent never is),
-//   found through the read models `whatsapp_messages` and `whatsapp_replies` by conversation.
+//   found through the read models `whatsapp_messages` and `whatsapp_replies` by conversation;
+//   and the messages of its sender that became no conversation's turn (a photo, a reaction, a
+//   message while the channel was off, received before the erasure), found by the sender's
+//   party id, with the notice each may have been answered with.
 // Each one's key is deleted. The use case (eraseConversation) does it right after the
 // conversation's own erasure; the saga `conversation_erasure` does it again after
 // ConversationErased, for a process that stopped in between. Both are idempotent.
@@ -17,7 +20,7 @@ import { whatsappMessageStream, whatsappMessageSubject } from '../../domain/what
 import { whatsappReplyStream, whatsappReplySubject } from '../../domain/whatsapp-reply/whatsapp-reply';
 import { WHATSAPP_MESSAGES, type WhatsAppMessageDocument } from '../../projections/whatsapp-messages';
 import { WHATSAPP_REPLIES, type WhatsAppReplyDocument } from '../../projections/whatsapp-replies';
-import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
+import { type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { PersonalDataVault } from '../ports/personal-data';
 import type { Collection } from '../ports/read-store';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
@@ -52,14 +55,50 @@ async function idsOfConversation(collection: Collection<{ id: string; tenant_id:
   return ids;
 }
 
-/** Erases the conversation's WhatsApp messages and replies; answers how many of each. */
+/**
+ * The messages of a WhatsApp sender that became no conversation's turn, received before the
+ * erasure at `erasedAt` (a position in the log: one received since may be waiting for its
+ * turn, and is not the erased conversation's).
+ */
+async function strayMessagesOf(collection: Collection<WhatsAppMessageDocument>, tenantId: string, sender: string, erasedAt: number): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await collection.find({ where: { sender, conversation_id: null }, limit: 500, index: 'sender', ...(cursor ? { cursor } : {}) });
+    ids.push(...page.items.filter((doc) => doc.tenant_id === tenantId && doc.received_position < erasedAt).map((doc) => doc.id));
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return ids;
+}
+
+/** The WhatsApp sender of a conversation of that channel (their party id) and the position of its erasure; null for another channel or before its erasure. */
+async function erasedSenderOf(deps: ConversationErasureDependencies, conversationId: string): Promise<{ sender: string; position: number } | null> {
+  const events = await deps.eventStore.readStream(conversationStream(conversationId));
+  const started = events.find((event) => event.type === 'ConversationStarted');
+  const erased = events.find((event) => event.type === 'ConversationErased');
+  if (started?.type !== 'ConversationStarted' || erased === undefined) return null;
+  if (started.data.channel !== 'whatsapp' || started.data.started_by.kind !== 'end_user') return null;
+  return { sender: started.data.started_by.id, position: erased.position };
+}
+
+/** Erases the conversation's WhatsApp messages and replies, and its sender's stray messages and their notices; answers how many of each. */
 export async function eraseWhatsAppOf(deps: ConversationErasureDependencies, tenantId: string, conversationId: string, context: RequestContext): Promise<{ messages: number; replies: number }> {
-  const messages = await idsOfConversation(deps.readStore.collection<WhatsAppMessageDocument>(WHATSAPP_MESSAGES), tenantId, conversationId);
+  const messagesCollection = deps.readStore.collection<WhatsAppMessageDocument>(WHATSAPP_MESSAGES);
+  const messages = await idsOfConversation(messagesCollection, tenantId, conversationId);
+  const replies = await idsOfConversation(deps.readStore.collection<WhatsAppReplyDocument>(WHATSAPP_REPLIES), tenantId, conversationId);
+  const erasedSender = await erasedSenderOf(deps, conversationId);
+  if (erasedSender !== null) {
+    for (const messageId of await strayMessagesOf(messagesCollection, tenantId, erasedSender.sender, erasedSender.position)) {
+      messages.push(messageId);
+      // The notice it was answered with (only text is read, the assistant is unavailable...), by the id its outcome names.
+      const { state } = await loadAggregate(deps, whatsappMessageAggregate, whatsappMessageStream(messageId));
+      if (state.status === 'handled' && state.handled.reply_id !== null) replies.push(state.handled.reply_id);
+    }
+  }
   for (const messageId of messages) {
     await handleCommand(deps, whatsappMessageAggregate, whatsappMessageStream(messageId), { type: 'EraseWhatsAppMessage', data: { tenant_id: tenantId } }, context);
     await deps.personalData.erase(whatsappMessageSubject(messageId));
   }
-  const replies = await idsOfConversation(deps.readStore.collection<WhatsAppReplyDocument>(WHATSAPP_REPLIES), tenantId, conversationId);
   for (const replyId of replies) {
     await handleCommand(deps, whatsappReplyAggregate, whatsappReplyStream(replyId), { type: 'EraseWhatsAppReply', data: { tenant_id: tenantId } }, context);
     await deps.personalData.erase(whatsappReplySubject(replyId));

@@ -726,7 +726,7 @@ describe('the WhatsApp channel (spec 4.14)', () => {
   });
 
   describe('erasing a WhatsApp conversation (docs/personal-data.md)', () => {
-    it('erases its messages and replies too: the sender\'s number, name and text, the reply\'s recipient and text', async () => {
+    it('erases its messages and replies too, and the sender\'s messages that became no turn: their number, name and text, the replies\' recipient and text', async () => {
       const id = wamid();
       await deliverTo(outbox, [{ from: '15550009999', id, text: 'My card number ends in 4242', name: 'Walter Skinner' }]);
       const reply = await settledReply(outbox, id);
@@ -735,6 +735,11 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       const storedBefore = JSON.stringify([...(await server.platform.storedEvents.readStream(messageStream)), ...(await server.platform.storedEvents.readStream(whatsappReplyStream(reply.id)))]);
       for (const text of ['4242', 'Walter Skinner']) expect(storedBefore).to.not.include(text);
       expect(reply.to).to.equal('15550009999');
+      // A photo of theirs became no turn: it got a notice, and is theirs to erase too.
+      const photo = wamid();
+      await deliverTo(outbox, [{ from: '15550009999', id: photo, type: 'image' }]);
+      const notice = await settledReply(outbox, photo);
+      expect(notice).to.deep.include({ to: '15550009999', kind: 'notice', conversation_id: null });
 
       const erased = await server.request('POST', `/api/v1/conversations/${outcome.conversation_id}/erase`, { headers: { authorization: `Bearer ${outbox.account.token}` } });
       expect(erased.status, erased.text).to.equal(200);
@@ -747,6 +752,11 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       expect(replyEvents[0].data).to.deep.include({ to: ERASED_PERSONAL_DATA, text: ERASED_PERSONAL_DATA, conversation_id: outcome.conversation_id });
       const listed = (await outboxItems(`?tenant_id=${outbox.account.tenant_id}&limit=1000`)).find((item) => item.id === reply.id);
       expect(listed).to.deep.include({ to: ERASED_PERSONAL_DATA, text: ERASED_PERSONAL_DATA, status: 'kept' });
+      const photoEvents = await server.platform.eventStore.readStream(whatsappMessageStream(inboundId(outbox, photo)));
+      expect(photoEvents.map((event) => event.type)).to.deep.equal(['WhatsAppMessageReceived', 'WhatsAppMessageHandled', 'WhatsAppMessageErased']);
+      const noticeEvents = await server.platform.eventStore.readStream(whatsappReplyStream(notice.id));
+      expect(noticeEvents.map((event) => event.type)).to.deep.equal(['WhatsAppReplyQueued', 'WhatsAppReplyAttemptStarted', 'WhatsAppReplyKept', 'WhatsAppReplyErased']);
+      expect(noticeEvents[0].data).to.deep.include({ to: ERASED_PERSONAL_DATA, text: ERASED_PERSONAL_DATA });
       const started: Json = (await server.platform.eventStore.readStream(conversationStream(outcome.conversation_id)))[0].data;
       expect(started).to.deep.include({ contact: ERASED_PERSONAL_DATA });
       expect(started.started_by.id).to.match(/^whatsapp:[0-9a-f]{32}$/);
@@ -755,6 +765,15 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       expect(everything).to.not.include('15550009999');
       const document = await server.platform.readStore.collection(CONVERSATIONS).get(outcome.conversation_id);
       expect(document).to.deep.include({ deleted: true, contact: null });
+
+      // What they send after the erasure is a new conversation's, not erased.
+      const later = wamid();
+      await deliverTo(outbox, [{ from: '15550009999', id: later, type: 'image' }]);
+      expect((await settledReply(outbox, later)).to).to.equal('15550009999');
+      const again = await server.request('POST', `/api/v1/conversations/${outcome.conversation_id}/erase`, { headers: { authorization: `Bearer ${outbox.account.token}` } });
+      expect(again.status, again.text).to.equal(200);
+      const laterEvents = await server.platform.eventStore.readStream(whatsappMessageStream(inboundId(outbox, later)));
+      expect(laterEvents.map((event) => event.type)).to.deep.equal(['WhatsAppMessageReceived', 'WhatsAppMessageHandled']);
     });
   });
 
