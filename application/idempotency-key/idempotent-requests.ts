@@ -3,15 +3,26 @@
 // A request with a key starts by claiming it (`startIdempotentRequest`): it either runs, with
 // a seed from which the use case derives the ids of what it creates, or it gets the answer the
 // first request with this key was given. When it has run, `finishIdempotentRequest` records a
-// 2xx answer (sealed: an answer may one day carry a secret shown once) or releases the key.
+// 2xx answer (sealed: an answer may one day carry a secret shown once) or releases the key. An
+// answer that holds a data subject's personal data is kept under that subject's key: once the
+// subject is erased, a retry is 410 `personal_data_erased` rather than the erased texts again.
 //
 // The record is an aggregate in the event store rather than a read-model document: claiming
 // must be atomic across processes (an append with the expected revision, as reservations do),
 // and the answer must survive a restart; both stores give that only on the event side.
 
 import { createHash } from 'node:crypto';
-import { type IdempotencyKeyCommand, type IdempotencyKeyEvent, type IdempotencyKeyState, idempotencyKeyDecider, idempotencyKeyEvents, idempotencyKeyStream } from '../../domain/idempotency-key/idempotency-key';
+import {
+  type IdempotencyKeyCommand,
+  type IdempotencyKeyEvent,
+  type IdempotencyKeyState,
+  type KeptAnswer,
+  idempotencyKeyDecider,
+  idempotencyKeyEvents,
+  idempotencyKeyStream,
+} from '../../domain/idempotency-key/idempotency-key';
 import { DomainError } from '../../domain/shared/errors';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { Secrets } from '../ports/identity';
 import type { RequestContext } from '../shared/request-context';
@@ -43,6 +54,8 @@ export interface IdempotentAnswer {
   /** The headers worth replaying (Location, ETag). */
   headers: Record<string, string>;
   body: unknown;
+  /** The data subject whose personal data the body holds (`conversation:<id>`): kept sealed under its key, erased with it. */
+  subject?: string;
 }
 
 export interface IdempotencyClaim {
@@ -97,22 +110,26 @@ export async function startIdempotentRequest(deps: IdempotencyDependencies, requ
   if (state.status !== 'answered' || state.request_hash !== requestHash) {
     throw new DomainError('conflict', 'idempotency_key_in_use', 'a request with this Idempotency-Key is still running; retry in a moment');
   }
-  const { headers, body } = JSON.parse(deps.secrets.open(state.answer_sealed)) as Omit<IdempotentAnswer, 'status'>;
+  const kept = state.answer;
+  if (kept.kind === 'personal' && kept.answer === ERASED_PERSONAL_DATA) throw answerErased();
+  const { headers, body } = JSON.parse(kept.kind === 'sealed' ? deps.secrets.open(kept.answer_sealed) : kept.answer) as Omit<IdempotentAnswer, 'status'>;
   return { kind: 'replay', answer: { status: state.status_code, headers, body } };
+}
+
+/** A retry whose first answer held personal data erased since: there is nothing to give again. */
+const answerErased = (): DomainError =>
+  new DomainError('gone', 'personal_data_erased', 'the answer to this request held personal data that was erased since; send a new request with a new Idempotency-Key');
+
+/** The answer as kept: under its subject's key when it holds personal data (the store seals it), else sealed with the data key. */
+function kept(deps: IdempotencyDependencies, answer: IdempotentAnswer): KeptAnswer {
+  const text = JSON.stringify({ headers: answer.headers, body: answer.body ?? null });
+  return answer.subject === undefined ? { kind: 'sealed', answer_sealed: deps.secrets.seal(text) } : { kind: 'personal', subject: answer.subject, answer: text };
 }
 
 /** Records the request's 2xx answer for its retries, or, with no answer, frees the key for a retry. */
 export async function finishIdempotentRequest(deps: IdempotencyDependencies, claim: IdempotencyClaim, answer: IdempotentAnswer | null, context: RequestContext): Promise<void> {
   const command: IdempotencyKeyCommand = answer
-    ? {
-        type: 'RecordIdempotentAnswer',
-        data: {
-          claim_id: claim.claimId,
-          status: answer.status,
-          answer_sealed: deps.secrets.seal(JSON.stringify({ headers: answer.headers, body: answer.body ?? null })),
-          ttl_seconds: deps.settings.idempotencyKeyTtlSeconds,
-        },
-      }
+    ? { type: 'RecordIdempotentAnswer', data: { claim_id: claim.claimId, status: answer.status, answer: kept(deps, answer), ttl_seconds: deps.settings.idempotencyKeyTtlSeconds } }
     : { type: 'ReleaseIdempotencyKey', data: { claim_id: claim.claimId } };
   await handleCommand(deps, idempotencyKeyAggregate, claim.stream, command, context, BOOKKEEPING);
 }

@@ -58,15 +58,19 @@ type DataOf<Declaration> = Declaration extends EventDeclaration<string, infer Da
 /** The text fields of an event's data (what may be declared personal). */
 type TextFieldOf<Declaration> = Declaration extends EventDeclaration<string, infer Data> ? { [Field in keyof Data]-?: NonNullable<Data[Field]> extends string ? Field : never }[keyof Data] & string : never;
 
-/** An aggregate's personal data: one subject per stream, the fields of each event type that hold it, the event that erases it. */
+/** An aggregate's personal data: its subject, the fields of each event type that hold it, the event that erases it. */
 export interface GroupPersonalData<Declaration extends EventDeclaration> {
-  /** The subject, from an event's plain fields: every event of a stream names the same one. */
+  /**
+   * The subject, from an event's plain fields: every event of a stream names the same one,
+   * except in an aggregate that keeps copies of other subjects' data (an idempotent request's
+   * answer), whose events each name the subject they copy.
+   */
   subject(data: Readonly<Record<string, unknown>>): string;
   fields: { readonly [Type in Declaration['type']]?: ReadonlyArray<TextFieldOf<Extract<Declaration, { type: Type }>>> };
   /** Fields of other JSON values, each with what it reads as once erased: a value its codec accepts. */
   json?: { readonly [Type in Declaration['type']]?: Partial<DataOf<Extract<Declaration, { type: Type }>>> };
-  /** Recording it deletes the subject's key. */
-  erasedBy: Declaration['type'];
+  /** Recording it deletes the subject's key; absent when the subjects are other aggregates' (they erase them). */
+  erasedBy?: Declaration['type'];
 }
 
 /** The `{type, data}` message of a declaration (or of a union of them), in its current shape. */
@@ -129,7 +133,7 @@ export function eventGroup<const Declarations extends readonly EventDeclaration[
     if (byType.has(declaration.type)) throw new Error(`event type ${declaration.type} is declared twice in ${category}`);
     byType.set(declaration.type, declaration);
   }
-  if (personalData && !byType.has(personalData.erasedBy)) throw new Error(`${category}: the erasing event ${personalData.erasedBy} is not one of its types`);
+  if (personalData?.erasedBy !== undefined && !byType.has(personalData.erasedBy)) throw new Error(`${category}: the erasing event ${personalData.erasedBy} is not one of its types`);
   for (const type of [...Object.keys(personalData?.fields ?? {}), ...Object.keys(personalData?.json ?? {})]) {
     if (!byType.has(type)) throw new Error(`${category}: personal fields of ${type}, which is not one of its types`);
   }

@@ -123,6 +123,34 @@ describe('conversation erasure (POST /api/v1/conversations/{id}/erase)', () => {
     expect(JSON.stringify(entry)).to.include(admin.user_id);
   });
 
+  it('keeps the answers of chat requests and agent replies sent with an Idempotency-Key under the conversation\'s key: replayed until the erasure, then 410', async () => {
+    const chatOnce = () => server.request('POST', '/api/v1/chat', { headers: { ...as(member), 'idempotency-key': 'erasure-chat-1' }, body: { message: 'Please ship it to Jane Doe, 4 Elm Street' } });
+    const asked = await chatOnce();
+    expect(asked.status, asked.text).to.equal(200);
+    const id: string = asked.json.conversation_id;
+    const replied = () => server.request('POST', `/api/v1/conversations/${id}/messages`, { headers: { ...as(owner), 'idempotency-key': 'erasure-reply-1' }, body: { text: 'Jane, it ships on Monday' } });
+    const reply = await replied();
+    expect(reply.status, reply.text).to.equal(201);
+    const retried = await chatOnce();
+    expect(retried.headers.get('idempotent-replayed')).to.equal('true');
+    expect(retried.json).to.deep.equal(asked.json);
+
+    const keptAnswers = async (): Promise<Array<{ data: Record<string, unknown> }>> =>
+      (await server.platform.eventStore.readAll({ fromPosition: 0, maxCount: 1_000_000 })).filter((event) => event.type === 'IdempotentPersonalAnswerRecorded' && (event.data as { subject: string }).subject === conversationSubject(id));
+    const kept = await keptAnswers();
+    expect(kept).to.have.length(2);
+    expect(kept.map((event) => String(event.data.answer)).join('\n')).to.include('Jane Doe').and.include('ships on Monday');
+    const stored = JSON.stringify((await server.platform.storedEvents.readAll({ fromPosition: 0, maxCount: 1_000_000 })).filter((event) => event.type === 'IdempotentPersonalAnswerRecorded'));
+    for (const text of ['Jane Doe', 'ships on Monday']) expect(stored).to.not.include(text);
+
+    expect((await erase(owner, id)).status).to.equal(200);
+    for (const retry of [await chatOnce(), await replied()]) {
+      expect(retry.status, retry.text).to.equal(410);
+      expect(retry.json.code).to.equal('personal_data_erased');
+    }
+    expect((await keptAnswers()).map((event) => event.data.answer)).to.deep.equal([ERASED_PERSONAL_DATA, ERASED_PERSONAL_DATA]);
+  });
+
   it('answers the first erasure again when asked twice, and erases a conversation deleted before', async () => {
     const { id } = await talk(owner, 'Once is enough');
     const first = await erase(owner, id);

@@ -10,7 +10,7 @@ const claim = (claim_id: string, request_hash = 'h1') =>
 const claimed = (claim_id: string, cycle = 0, request_hash = 'h1', offset = 0) =>
   ({ type: 'IdempotencyKeyClaimed', data: { claim_id, request_hash, cycle, held_until: at(offset + 30), expires_at: at(offset + 3600) } }) as const;
 const answered = { type: 'IdempotentAnswerRecorded', data: { claim_id: 'c1', status: 201, answer_sealed: 'sealed', expires_at: at(3600) } } as const;
-const record = (claim_id: string) => ({ type: 'RecordIdempotentAnswer', data: { claim_id, status: 201, answer_sealed: 'sealed', ttl_seconds: 3600 } }) as const;
+const record = (claim_id: string) => ({ type: 'RecordIdempotentAnswer', data: { claim_id, status: 201, answer: { kind: 'sealed', answer_sealed: 'sealed' }, ttl_seconds: 3600 } }) as const;
 
 describe('idempotency key decider', () => {
   it('claims an unused key in cycle 0, held and bound from now', () => {
@@ -47,5 +47,13 @@ describe('idempotency key decider', () => {
     spec.given([claimed('c1')]).when(record('c1')).then([answered]);
     later(31).given([claimed('c1'), claimed('c2', 0, 'h1', 31)]).when(record('c1')).thenNothingHappened();
     spec.given([claimed('c1')]).when({ type: 'ReleaseIdempotencyKey', data: { claim_id: 'c2' } }).thenNothingHappened();
+  });
+
+  it('records an answer holding personal data under its subject, and replays it like any other', () => {
+    const personal = { kind: 'personal', subject: 'conversation:k1', answer: '{"body":{"text":"hi"}}' } as const;
+    const recorded = { type: 'IdempotentPersonalAnswerRecorded', data: { claim_id: 'c1', status: 200, subject: 'conversation:k1', answer: personal.answer, expires_at: at(3600) } } as const;
+    spec.given([claimed('c1')]).when({ type: 'RecordIdempotentAnswer', data: { claim_id: 'c1', status: 200, answer: personal, ttl_seconds: 3600 } }).then([recorded]);
+    spec.given([claimed('c1'), recorded]).when(claim('c2')).thenNothingHappened();
+    spec.given([claimed('c1'), recorded]).when(claim('c2', 'h2')).thenThrows('unprocessable', 'idempotency_key_reused');
   });
 });

@@ -79,12 +79,12 @@ export const chatApi: ApiArea = {
     '/api/v1/chat': {
       post: {
         summary: 'Ask the assistant',
-        description: `One turn: the message is recorded, the assistant answers from the knowledge base the caller may read, and both are answered when the answer is complete. ${BODY_DESCRIPTION} ${TOOLS_DESCRIPTION} Counts one message against the plan's quota (429 \`quota_exceeded\` when used up: nothing is recorded). 502 \`assistant_unavailable\` when the model server fails: the failure is recorded on the conversation.`,
+        description: `One turn: the message is recorded, the assistant answers from the knowledge base the caller may read, and both are answered when the answer is complete. ${BODY_DESCRIPTION} ${TOOLS_DESCRIPTION} Counts one message against the plan's quota (429 \`quota_exceeded\` when used up: nothing is recorded). 502 \`assistant_unavailable\` when the model server fails: the failure is recorded on the conversation. A retry with the Idempotency-Key of a turn whose conversation was erased since is 410 \`personal_data_erased\` (its answer was kept under the conversation's key).`,
         access: 'user',
         headers: END_USER_HEADERS,
         body: { json: schemaOfCodec(ChatBody) },
         success: { status: 200, description: 'the turn: the conversation, the recorded message and the answer', json: ref('ChatTurn') },
-        errors: [404, 409, 429, 502],
+        errors: [404, 409, 410, 429, 502],
         idempotent: true,
       },
     },

@@ -19,12 +19,13 @@ import type { AccessDenialRecorder } from '../../../application/access-denial/ac
 import { AssistantUnavailableError, type ChatDependencies, type ChatRequest, type OpenTurn, answerTurn, askerOf, chat, openTurn } from '../../../application/chat/chat';
 import { actingContext } from '../../../application/session/sessions';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
+import { conversationSubject } from '../../../domain/conversation/conversation';
 import { NonEmptyTrimmed } from '../../../domain/shared/codecs';
 import { decodeBody } from '../decode';
 import { HttpError } from '../errors';
 import type { AuthenticatedState } from '../middleware/authenticate';
 import { authenticateUserRecordingDenials } from '../middleware/authorize';
-import { idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
+import { answerHoldsPersonalDataOf, idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
 import type { RequestState } from '../middleware/request-context';
 import { requestContextOf } from '../request-context';
 import { EventStream } from './event-stream';
@@ -61,7 +62,9 @@ export function chatRouter(identity: UseCaseDependencies, denials: AccessDenialR
     const { principal } = ctx.state;
     const request = chatRequestOf(ctx);
     try {
-      ctx.body = await chat(deps, askerOf(principal), request, actingContext(principal, requestContextOf(ctx)), { idempotencyKey: idempotencySeedOf(ctx) });
+      const answer = await chat(deps, askerOf(principal), request, actingContext(principal, requestContextOf(ctx)), { idempotencyKey: idempotencySeedOf(ctx) });
+      answerHoldsPersonalDataOf(ctx, conversationSubject(answer.conversation_id));
+      ctx.body = answer;
     } catch (error) {
       // The model server's fault, not the client's; the failure is on the conversation already.
       if (error instanceof AssistantUnavailableError) throw new HttpError(502, ASSISTANT_UNAVAILABLE, error.message);

@@ -143,11 +143,11 @@ export const conversationsApi: ApiArea = {
       post: {
         idempotent: true,
         summary: 'Reply as a human agent',
-        description: `The caller replies as an agent (\`text\`: 1 to ${MAX_MESSAGE_LENGTH} characters). An open or pending conversation becomes handed_off: the assistant is paused until someone sets the status back to open.`,
+        description: `The caller replies as an agent (\`text\`: 1 to ${MAX_MESSAGE_LENGTH} characters). An open or pending conversation becomes handed_off: the assistant is paused until someone sets the status back to open. A retry with the Idempotency-Key of a reply in a conversation erased since is 410 \`personal_data_erased\`.`,
         access: 'user',
         body: { json: schemaOfCodec(AgentReplyBody) },
         success: { status: 201, description: 'the reply and the conversation after it', json: object({ message: ref('ConversationMessage'), conversation: ref('Conversation') }) },
-        errors: [404],
+        errors: [404, 410],
       },
     },
     '/api/v1/conversations/{id}/messages/{message_id}/feedback': {

@@ -22,13 +22,13 @@ import {
   setConversationStatus,
 } from '../../../application/conversation/conversations';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
-import { CHANNELS, CONVERSATION_STATUSES, ConversationStatus } from '../../../domain/conversation/conversation';
+import { CHANNELS, CONVERSATION_STATUSES, ConversationStatus, conversationSubject } from '../../../domain/conversation/conversation';
 import { invalid } from '../../../domain/shared/errors';
 import { decodeBody } from '../decode';
 import { answerVersioned, preconditionsOf } from '../entity-tags';
 import type { AuthenticatedState } from '../middleware/authenticate';
 import { authenticateUserRecordingDenials } from '../middleware/authorize';
-import { idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
+import { answerHoldsPersonalDataOf, idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
 import { pageQuery } from '../pagination';
 import { requestContextOf } from '../request-context';
 
@@ -150,6 +150,7 @@ export function conversationsRouter(identity: UseCaseDependencies, denials: Acce
   router.post('/:id/messages', idempotentCreation(identity), async (ctx) => {
     const { text } = decodeBody(AgentReplyBody, ctx.request.body);
     ctx.body = await postAgentReply(identity, ctx.state.principal, ctx.params.id, text, requestContextOf(ctx), { idempotencyKey: idempotencySeedOf(ctx) });
+    answerHoldsPersonalDataOf(ctx, conversationSubject(ctx.params.id));
     ctx.status = 201;
   });
 

@@ -11,6 +11,9 @@
 // - Only a 2xx answer is kept; any other answer frees the key, so the client may retry.
 // - The handler gets a seed (`idempotencySeedOf(ctx)`) from which the use case derives the ids
 //   of what it creates.
+// - A handler whose answer holds a data subject's personal data (a chat answer, a lead) names
+//   the subject (`answerHoldsPersonalDataOf`): the answer is kept under its key, and a retry
+//   after the subject was erased is 410 `personal_data_erased` (docs/personal-data.md).
 
 import type { Middleware, ParameterizedContext } from 'koa';
 import { type IdempotencyDependencies, type IdempotentAnswer, finishIdempotentRequest, startIdempotentRequest } from '../../../application/idempotency-key/idempotent-requests';
@@ -31,6 +34,7 @@ const REPLAYED_HEADERS = ['location', 'etag'];
 
 interface IdempotentState extends RequestState {
   idempotencyKey?: string;
+  answerSubject?: string;
 }
 
 const describedBodies = new WeakMap<object, unknown>();
@@ -46,6 +50,11 @@ export function describeRequestBody(ctx: { request: object }, description: unkno
 
 /** The seed of the ids a creating request makes, when it carries an Idempotency-Key. */
 export const idempotencySeedOf = (ctx: { state: RequestState }): string | undefined => (ctx.state as IdempotentState).idempotencyKey;
+
+/** Names the data subject whose personal data the answer holds (`conversation:<id>`), so its kept copy is erased with it. */
+export const answerHoldsPersonalDataOf = (ctx: { state: RequestState }, subject: string): void => {
+  (ctx.state as IdempotentState).answerSubject = subject;
+};
 
 /** Whose key it is (the scope keys are unique in, besides method and route) and the context its bookkeeping is written with. */
 export interface IdempotencyCaller {
@@ -97,7 +106,8 @@ export function idempotentCreation(deps: IdempotencyDependencies, callerOf: (ctx
       await next();
       if (ctx.status >= 200 && ctx.status < 300) {
         const headers = Object.fromEntries(REPLAYED_HEADERS.flatMap((name) => (ctx.response.get(name) ? [[name, ctx.response.get(name)]] : [])));
-        answer = { status: ctx.status, headers, body: ctx.body ?? null };
+        const subject = (ctx.state as IdempotentState).answerSubject;
+        answer = { status: ctx.status, headers, body: ctx.body ?? null, ...(subject === undefined ? {} : { subject }) };
       }
     } finally {
       // The answer stands even if it cannot be kept: the claim then lapses, and a retry runs

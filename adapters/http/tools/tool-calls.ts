@@ -13,10 +13,11 @@ import { getToolCall, listToolCalls, statusFilter, toolLogs } from '../../../app
 import type { ToolCallDependencies } from '../../../application/tool-call/tool-calls';
 import { type ToolTestDependencies, testTool } from '../../../application/tool-call/tool-test';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
+import { toolCallSubject } from '../../../domain/tool-call/tool-call';
 import { decodeBody } from '../decode';
 import type { AuthenticatedState } from '../middleware/authenticate';
 import { authenticateUserRecordingDenials } from '../middleware/authorize';
-import { idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
+import { answerHoldsPersonalDataOf, idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
 import { pageQuery } from '../pagination';
 import { requestContextOf } from '../request-context';
 
@@ -49,6 +50,7 @@ export function toolCallsRouter(identity: UseCaseDependencies, denials: AccessDe
     const { call, outcome } = await testTool(deps, ctx.state.principal, ctx.params.id, { arguments: body.arguments, ...(endUser ? { end_user: endUser } : {}) }, requestContextOf(ctx), {
       idempotencyKey: idempotencySeedOf(ctx),
     });
+    answerHoldsPersonalDataOf(ctx, toolCallSubject(call.id));
     ctx.status = outcome.status === 'awaiting_approval' ? 202 : 200;
     ctx.body = { ...call, result: 'result' in outcome ? outcome.result : null };
   });
