@@ -83,6 +83,7 @@ import { SqliteSubjectKeyTable } from './personal-data/sqlite';
 import { KeyedPersonalDataVault } from './personal-data/vault';
 import { personalDataErasureSaga } from '../application/personal-data/erasure-saga';
 import { conversationErasureSaga } from '../application/conversation/conversation-erasure';
+import { leadErasureSaga } from '../application/lead/lead-erasure';
 import { PasetoTokenService } from './crypto/tokens';
 import { createLogger } from './logging/logger';
 import { ExtractiveAssistantEngine } from './assistant/extractive';
@@ -525,6 +526,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     ...allSagas,
     personalDataErasureSaga(vault),
     conversationErasureSaga({ ...commands, readStore, readYourWrites, personalData: vault }),
+    leadErasureSaga(identity),
     mailDeliverySaga({ ...commands, secrets, mailer, readStore }, mailPolicy),
     teamMembershipCleanupSaga({ ...commands, readStore }),
     registrationSaga(identity, { concurrency: config.sagaConcurrency }),

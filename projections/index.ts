@@ -6,6 +6,7 @@ import { conversationAnalyticsProjection } from './conversation-analytics';
 import { crmConfigsProjection } from './crm-configs';
 import { widgetConfigsProjection } from './widget-configs';
 import { leadsProjection } from './leads';
+import { leadOriginsProjection } from './lead-origins';
 import { whatsappConfigsProjection } from './whatsapp-configs';
 import { whatsappRepliesProjection } from './whatsapp-replies';
 import { whatsappMessagesProjection } from './whatsapp-messages';
@@ -69,6 +70,7 @@ export const allProjections: readonly Projection[] = [
   orchestrationRangeReplaysProjection,
   widgetConfigsProjection,
   leadsProjection,
+  leadOriginsProjection,
   whatsappConfigsProjection,
   whatsappRepliesProjection,
   whatsappMessagesProjection,

@@ -20,7 +20,7 @@ import { QUOTAS } from '../../domain/plan/plan';
 import { documentStatusCounts } from '../../application/document/documents';
 import { askAsOperator } from '../../application/chat/chat';
 import { eraseConversationOf } from '../../application/conversation/conversations';
-import { eraseLeadOf } from '../../application/lead/leads';
+import { eraseLeadOf } from '../../application/lead/lead-erasure';
 import {
   LIST_MAX_LIMIT,
   type OrchestrationEventFilter,
@@ -317,9 +317,9 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
         const onBehalf = { ...context, tenant_id: tenantId };
         const erased =
           action === 'conversation'
-            ? await eraseConversationOf(platform.identity, tenantId, id, onBehalf)
+            ? { ...(await eraseConversationOf(platform.identity, tenantId, id, onBehalf)), conversation_id: null }
             : await eraseLeadOf(platform.identity, tenantId, id, { kind: 'system', id: OPERATOR_CLI }, onBehalf);
-        out(`erased ${action} ${erased.id} (first erased at ${erased.erased_at})`);
+        out(`erased ${action} ${erased.id} (first erased at ${erased.erased_at})${erased.conversation_id === null ? '' : `, with the conversation it was left in, ${erased.conversation_id}`}`);
         return 0;
       }, options.platform);
     }

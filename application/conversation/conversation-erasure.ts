@@ -9,6 +9,8 @@
 //   and the messages of its sender that became no conversation's turn (a photo, a reaction, a
 //   message while the channel was off, received before the erasure), found by the sender's
 //   party id, with the notice each may have been answered with.
+// - the leads its visitor left in it (name, email, phone...: LeadErased), found through the
+//   read model `lead_origins`, deleted leads too.
 // Each one's key is deleted. The use case (eraseConversation) does it right after the
 // conversation's own erasure; the saga `conversation_erasure` does it again after
 // ConversationErased, for a process that stopped in between. Both are idempotent.
@@ -16,14 +18,17 @@
 import { type ConversationEvent, conversationStream } from '../../domain/conversation/conversation';
 import { DomainError } from '../../domain/shared/errors';
 import { type Caller, toolCallStream, toolCallSubject } from '../../domain/tool-call/tool-call';
+import { type LeadParty, leadStream, leadSubject } from '../../domain/lead/lead';
 import { whatsappMessageStream, whatsappMessageSubject } from '../../domain/whatsapp-message/whatsapp-message';
 import { whatsappReplyStream, whatsappReplySubject } from '../../domain/whatsapp-reply/whatsapp-reply';
+import { LEAD_ORIGINS, type LeadOriginDocument } from '../../projections/lead-origins';
 import { WHATSAPP_MESSAGES, type WhatsAppMessageDocument } from '../../projections/whatsapp-messages';
 import { WHATSAPP_REPLIES, type WhatsAppReplyDocument } from '../../projections/whatsapp-replies';
 import { type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { PersonalDataVault } from '../ports/personal-data';
 import type { Collection } from '../ports/read-store';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { leadAggregate } from '../lead/lead-aggregate';
 import { whatsappReplyAggregate } from '../whatsapp/reply-delivery';
 import { whatsappMessageAggregate } from '../whatsapp/whatsapp-webhook';
 import type { Saga } from '../sagas/saga';
@@ -41,6 +46,18 @@ export type ConversationErasureDependencies = CommandDependencies & ReadModelDep
 export async function eraseWhatTheConversationReached(deps: ConversationErasureDependencies, tenantId: string, conversationId: string, context: RequestContext): Promise<void> {
   await eraseToolCallsOf(deps, tenantId, conversationId, context);
   await eraseWhatsAppOf(deps, tenantId, conversationId, context);
+  await eraseLeadsOf(deps, tenantId, conversationId, context);
+}
+
+/** Erases the leads left in the conversation; answers how many. */
+export async function eraseLeadsOf(deps: ConversationErasureDependencies, tenantId: string, conversationId: string, context: RequestContext): Promise<number> {
+  const leadIds = await idsOfConversation(deps.readStore.collection<LeadOriginDocument>(LEAD_ORIGINS), tenantId, conversationId);
+  const by: LeadParty = context.actor.kind === 'user' || context.actor.kind === 'admin' ? { kind: context.actor.kind, id: context.actor.id } : { kind: 'system', id: CONVERSATION_ERASURE };
+  for (const leadId of leadIds) {
+    await handleCommand(deps, leadAggregate, leadStream(leadId), { type: 'EraseLead', data: { tenant_id: tenantId, erased_by: by } }, context);
+    await deps.personalData.erase(leadSubject(leadId));
+  }
+  return leadIds.length;
 }
 
 /** Every id of a collection's documents of the conversation, page by page. */

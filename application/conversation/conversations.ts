@@ -37,7 +37,7 @@ import { type Collection, DEFAULT_PAGE_SIZE, type FieldCondition, type FindOptio
 import { type Principal, actingContext } from '../session/sessions';
 import { ReadModelBehindError, type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBackChange, requireApplied } from '../shared/read-models';
 import type { PersonalDataVault } from '../ports/personal-data';
-import { eraseToolCallsOf, eraseWhatsAppOf } from './conversation-erasure';
+import { eraseLeadsOf, eraseToolCallsOf, eraseWhatsAppOf } from './conversation-erasure';
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { workspaceAccess } from '../workspace/workspace-access';
@@ -359,8 +359,9 @@ export interface ErasureView {
 /**
  * Erases a conversation (docs/personal-data.md, "Erasure"): records ConversationErased and
  * deletes the key its texts are sealed under, so that they cannot be read anywhere again, in
- * the history or by a rebuild; the conversation is deleted too, and the tool calls of its
- * turns are erased (conversation-erasure.ts). Owners and admins only (403
+ * the history or by a rebuild; the conversation is deleted too, and what it reached is erased:
+ * the tool calls of its turns, its WhatsApp messages and replies, the leads left in it
+ * (conversation-erasure.ts). Owners and admins only (403
  * `insufficient_role`), of a live or deleted conversation of their organization (404
  * otherwise). Erasing again answers the first erasure.
  */
@@ -385,11 +386,12 @@ export async function eraseConversationOf(deps: ConversationErasureUseCaseDepend
   const erased = result.events.find((event) => event.type === 'ConversationErased');
   // The sagas personal_data_erasure and conversation_erasure do these too, for a process that stops right here.
   await deps.personalData.erase(conversationSubject(conversationId));
-  // What it reached: its tool calls from its stream at once, its WhatsApp messages and replies from
-  // read models once they have seen everything up to the erasure.
+  // What it reached: its tool calls from its stream at once, its WhatsApp messages and replies and
+  // its leads from read models once they have seen everything up to the erasure.
   await eraseToolCallsOf(deps, tenantId, conversationId, context);
   await requireApplied(deps, result.position, 'the erasure of the conversation', () => deps.readStore.collection<ConversationDocument>(CONVERSATIONS).get(conversationId));
   await eraseWhatsAppOf(deps, tenantId, conversationId, context);
+  await eraseLeadsOf(deps, tenantId, conversationId, context);
   let erasedAt = erased?.type === 'ConversationErased' ? erased.data.erased_at : null;
   if (erasedAt === null) {
     // Erased before (a repeated request, or one that came in between): the first erasure's time.

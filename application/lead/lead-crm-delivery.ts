@@ -34,7 +34,7 @@ import { type Saga, forEachConcurrently } from '../sagas/saga';
 import type { ReadModelDependencies } from '../shared/read-models';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { answerExcerpt, crmRecordIdOf, crmRequestOf } from './crm-requests';
-import { leadAggregate } from './leads';
+import { leadAggregate } from './lead-aggregate';
 import { messageOf } from '../../domain/shared/errors';
 
 export const LEAD_CRM_DELIVERY = 'lead_crm_delivery';

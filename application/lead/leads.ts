@@ -14,10 +14,9 @@
 // hour (429 `rate_limited`), so a script cannot fill the tenant's CRM. Under an Idempotency-Key
 // the lead's id and event derive from the key: a retry finds the lead the first one recorded.
 
-import { type LeadCommand, type LeadEvent, type LeadFields, type LeadParty, type LeadState, checkedLeadFields, leadDecider, leadEvents, leadStream, leadSubject } from '../../domain/lead/lead';
+import { type LeadFields, checkedLeadFields, leadStream } from '../../domain/lead/lead';
 import { LEADS, type LeadCrmStatus, type LeadDocument } from '../../projections/leads';
-import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import type { PersonalDataVault } from '../ports/personal-data';
+import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import type { Actor } from '../ports/event-store';
 import type { RateLimiter } from '../ports/rate-limiter';
 import type { FieldCondition, Page, Where } from '../ports/read-store';
@@ -26,11 +25,11 @@ import type { RequestContext } from '../shared/request-context';
 import { type Principal, actingContext } from '../session/sessions';
 import { RateLimitedError } from '../user/abuse-controls';
 import { notFound } from '../../domain/shared/errors';
+import { leadAggregate } from './lead-aggregate';
 import { requireWidgetFeature } from '../widget/visitor-conversations';
 import { requireVisitorConversation } from '../widget/widget-chat';
 import { type Visitor, type WidgetPrincipal, visitorContext } from '../widget/widget-access';
 
-export const leadAggregate: Aggregate<LeadCommand, LeadEvent, LeadState> = { decider: leadDecider, events: leadEvents };
 
 export interface LeadLimits {
   /** Leads one visitor may leave an hour (WIDGET_LEADS_PER_HOUR). */
@@ -97,40 +96,6 @@ export async function deleteLead(deps: Omit<LeadDependencies, 'limiter' | 'leadL
   const deletedBy = principal.impersonator ?? { kind: 'user' as const, id: principal.user_id };
   const result = await handleCommand(deps, leadAggregate, leadStream(leadId), { type: 'DeleteLead', data: { tenant_id: principal.tenant_id, deleted_by: deletedBy } }, actingContext(principal, context));
   await deps.readYourWrites(result.position);
-}
-
-/** What an erasure answers. */
-export interface LeadErasureView {
-  id: string;
-  erased_at: string;
-}
-
-/**
- * Erases a lead (docs/personal-data.md, "Erasure"): LeadErased, then its key is deleted, so
- * what was captured cannot be read anywhere again; it leaves the list and a delivery under way
- * ends, as a deletion. A live or deleted lead of the organization (404 otherwise); erasing again
- * answers the first erasure. Read on the write model: a deleted lead is in no read model.
- */
-export async function eraseLead(deps: LeadErasureDependencies, principal: Principal, leadId: string, context: RequestContext): Promise<LeadErasureView> {
-  const erasedBy = principal.impersonator ?? { kind: 'user' as const, id: principal.user_id };
-  return eraseLeadOf(deps, principal.tenant_id, leadId, erasedBy, actingContext(principal, context));
-}
-
-export type LeadErasureDependencies = CommandDependencies & ReadYourWritesDependencies & { personalData: PersonalDataVault };
-
-/** The erasure itself, for the route above and for the operator (`npm run cli -- erase lead`). */
-export async function eraseLeadOf(deps: LeadErasureDependencies, tenantId: string, leadId: string, erasedBy: LeadParty, context: RequestContext): Promise<LeadErasureView> {
-  const stream = leadStream(leadId);
-  const result = await handleCommand(deps, leadAggregate, stream, { type: 'EraseLead', data: { tenant_id: tenantId, erased_by: erasedBy } }, context);
-  // The saga personal_data_erasure does it too, for a process that stops right here.
-  await deps.personalData.erase(leadSubject(leadId));
-  await deps.readYourWrites(result.position);
-  const erased = result.events.find((event) => event.type === 'LeadErased');
-  if (erased?.type === 'LeadErased') return { id: leadId, erased_at: erased.data.erased_at };
-  // Erased before (a repeated request, or one that came in between): the first erasure's time.
-  const { state } = await loadAggregate(deps, leadAggregate, stream);
-  if (state.status !== 'deleted' || state.erased_at === null) throw new Error(`lead ${leadId}: erased, yet no time of erasure`);
-  return { id: leadId, erased_at: state.erased_at };
 }
 
 // ---------------------------------------------------------------------------------- the list

@@ -9,6 +9,7 @@
 
 import { expect } from 'chai';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
+import { conversationStream } from '../../domain/conversation/conversation';
 import { verifySignature } from '../../adapters/connector-sdk/signing';
 import { LEAD_CRM_DELIVERY, LEAD_DELIVERY_ID_HEADER } from '../../application/lead/lead-crm-delivery';
 import { SagaRunner } from '../../application/sagas/saga-runner';
@@ -299,7 +300,7 @@ describe('widget leads (POST /api/v1/widget/leads, GET /api/v1/tenant/leads, sag
 
       const erased = await erase(id);
       expect(erased.status, erased.text).to.equal(200);
-      expect(erased.json).to.deep.equal({ id, erased_at: clock.now().toISOString() });
+      expect(erased.json).to.deep.equal({ id, erased_at: clock.now().toISOString(), conversation_id: null });
       expect(await leadNamed(id)).to.equal(undefined);
       const recorded = await server.platform.eventStore.readStream(`lead-${id}`);
       expect(recorded.map((event) => event.type)).to.deep.equal(['LeadCaptured', 'LeadErased']);
@@ -313,6 +314,34 @@ describe('widget leads (POST /api/v1/widget/leads, GET /api/v1/tenant/leads, sag
       expect((await erase(deletedFirst)).status).to.equal(200);
       const [captured] = await server.platform.eventStore.readStream(`lead-${deletedFirst}`);
       expect(captured!.data).to.deep.include({ email: ERASED_PERSONAL_DATA });
+    });
+
+    it('erases the widget conversation the lead was left in with it, and the other way round: both hold the same visitor', async () => {
+      const visitorId = newVisitorId();
+      const turn = await visitorAsks(server, widget, visitorId, 'I am Hedy Lamarr, can you call me back?');
+      const id = (await leave(widget.token, visitorId, { name: 'Hedy Lamarr', email: 'hedy@example.com', conversation_id: turn.conversation_id })).json.lead_id as string;
+      const erased = await erase(id);
+      expect(erased.status, erased.text).to.equal(200);
+      expect(erased.json).to.deep.include({ id, conversation_id: turn.conversation_id });
+      const conversation = await server.platform.eventStore.readStream(conversationStream(turn.conversation_id));
+      expect(conversation.map((event) => event.type)).to.include('ConversationErased');
+      expect(conversation[0]!.data).to.deep.include({ title: ERASED_PERSONAL_DATA });
+
+      // Erasing the conversation erases the leads left in it, a deleted one too.
+      const other = newVisitorId();
+      const asked = await visitorAsks(server, widget, other, 'Ring me, I am Alan');
+      const first = (await leave(widget.token, other, { name: 'Alan', phone: '+44 20 7946 0000', conversation_id: asked.conversation_id })).json.lead_id as string;
+      const second = (await leave(widget.token, other, { email: 'alan@example.co.uk', conversation_id: asked.conversation_id })).json.lead_id as string;
+      expect((await server.request('DELETE', `/api/v1/tenant/leads/${second}`, { headers: as(owner) })).status).to.equal(204);
+      const unrelated = (await leave(widget.token, other, { email: 'unrelated@example.com' })).json.lead_id as string;
+      const wiped = await server.request('POST', `/api/v1/conversations/${asked.conversation_id}/erase`, { headers: as(owner) });
+      expect(wiped.status, wiped.text).to.equal(200);
+      for (const leadId of [first, second]) {
+        const events = await server.platform.eventStore.readStream(`lead-${leadId}`);
+        expect(events.map((event) => event.type), leadId).to.include('LeadErased');
+        expect(JSON.stringify(events[0]!.data)).to.not.match(/Alan|7946|alan@/);
+      }
+      expect((await leadNamed(unrelated))?.email).to.equal('unrelated@example.com');
     });
   });
 

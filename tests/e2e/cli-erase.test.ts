@@ -4,7 +4,7 @@
 
 import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
-import { leadAggregate } from '../../application/lead/leads';
+import { leadAggregate } from '../../application/lead/lead-aggregate';
 import { silentLogger } from '../../application/ports/logger';
 import { conversationStream } from '../../domain/conversation/conversation';
 import { leadStream } from '../../domain/lead/lead';

@@ -69,10 +69,10 @@ export const tenantLeadsApi: ApiArea = {
       post: {
         summary: 'Erase a lead',
         description:
-          "For a person's request to have their data erased (docs/personal-data.md): the key its captured fields (name, email, phone, company, message, page) are sealed under is deleted, so they cannot be read again anywhere, in the event log or by a rebuild; the lead is deleted too (a delivery to the CRM still under way ends; what the CRM received is the CRM's to erase). It cannot be undone. A live or deleted lead of the organization (404 `lead_not_found` otherwise); erasing it again answers the first erasure.",
+          "For a person's request to have their data erased (docs/personal-data.md): the key its captured fields (name, email, phone, company, message, page) are sealed under is deleted, so they cannot be read again anywhere, in the event log or by a rebuild; the lead is deleted too (a delivery to the CRM still under way ends; what the CRM received is the CRM's to erase), and the widget conversation it was left in is erased with it (POST /api/v1/conversations/{id}/erase: the same visitor's words). It cannot be undone. A live or deleted lead of the organization (404 `lead_not_found` otherwise); erasing it again answers the first erasure.",
         access: 'user',
         role: 'admin',
-        success: { status: 200, description: 'erased', json: object({ id: string(), erased_at: dateTime('when it was first erased') }) },
+        success: { status: 200, description: 'erased', json: object({ id: string(), erased_at: dateTime('when it was first erased'), conversation_id: nullable(string('the widget conversation the lead was left in, erased with it; null for none')) }) },
         errors: [404],
       },
     },

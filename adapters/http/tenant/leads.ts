@@ -4,7 +4,8 @@
 // erases it (docs/personal-data.md).
 
 import Router from '@koa/router';
-import { LEAD_CRM_STATUSES, deleteLead, eraseLead, listLeads } from '../../../application/lead/leads';
+import { eraseLead } from '../../../application/lead/lead-erasure';
+import { LEAD_CRM_STATUSES, deleteLead, listLeads } from '../../../application/lead/leads';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { invalid } from '../../../domain/shared/errors';
 import type { AuthenticatedState } from '../middleware/authenticate';
