@@ -50,7 +50,8 @@ export const toolCallsProjection = documentProjection<ToolCallEvent['type'], Too
   version: 1,
   collection: {
     name: TOOL_CALLS,
-    indexes: [{ field: 'tenant_id' }, { field: 'tool_id' }, { field: 'status' }, { field: 'caller.kind' }, { field: 'caller.id' }, { field: 'requested_at' }],
+    // origin.conversation_id: the calls a conversation's erasure erases, also one whose step was never recorded.
+    indexes: [{ field: 'tenant_id' }, { field: 'tool_id' }, { field: 'status' }, { field: 'caller.kind' }, { field: 'caller.id' }, { field: 'requested_at' }, { field: 'origin.conversation_id', sparse: true }],
   },
   handles: toolCallEvents.types,
   documentId: (event) => event.data.tool_call_id,

@@ -1,8 +1,9 @@
 // Erasing a conversation reaches what other aggregates hold of the same people:
 // - the tool calls that were steps of its turns (their arguments and exchanges): each gets
 //   ToolCallErased (refused first when it still awaited approval, so it leaves the approval
-//   queue). A call is found through the conversation's recorded steps: one asked for by a turn
-//   that never recorded its step (a process stopped between the two) is not.
+//   queue). A call is found through the conversation's recorded steps, and through the read
+//   model `tool_calls` by its origin (a turn that asked for it but never recorded its step: a
+//   process stopped between the two).
 // - its WhatsApp messages (the sender's number, profile name and text: WhatsAppMessageErased)
 //   and replies (the recipient and text: WhatsAppReplyErased, a reply not yet sent never is),
 //   found through the read models `whatsapp_messages` and `whatsapp_replies` by conversation;
@@ -22,6 +23,7 @@ import { type LeadParty, leadStream, leadSubject } from '../../domain/lead/lead'
 import { whatsappMessageStream, whatsappMessageSubject } from '../../domain/whatsapp-message/whatsapp-message';
 import { whatsappReplyStream, whatsappReplySubject } from '../../domain/whatsapp-reply/whatsapp-reply';
 import { LEAD_ORIGINS, type LeadOriginDocument } from '../../projections/lead-origins';
+import { TOOL_CALLS, type ToolCallDocument } from '../../projections/tool-calls';
 import { WHATSAPP_MESSAGES, type WhatsAppMessageDocument } from '../../projections/whatsapp-messages';
 import { WHATSAPP_REPLIES, type WhatsAppReplyDocument } from '../../projections/whatsapp-replies';
 import { type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
@@ -123,12 +125,25 @@ export async function eraseWhatsAppOf(deps: ConversationErasureDependencies, ten
   return { messages: messages.length, replies: replies.length };
 }
 
-/** Erases the tool calls of the conversation's recorded steps; answers how many it found. */
+/** The calls chat turns of the conversation asked for, as the execution log knows them. */
+async function toolCallsAskedIn(collection: Collection<ToolCallDocument>, tenantId: string, conversationId: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await collection.find({ where: { 'origin.conversation_id': conversationId }, limit: 500, index: 'origin.conversation_id', ...(cursor ? { cursor } : {}) });
+    ids.push(...page.items.filter((doc) => doc.tenant_id === tenantId).map((doc) => doc.id));
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return ids;
+}
+
+/** Erases the tool calls the conversation's turns asked for; answers how many it found. */
 export async function eraseToolCallsOf(deps: ConversationErasureDependencies, tenantId: string, conversationId: string, context: RequestContext): Promise<number> {
   // The refusal names who erased: a member, or the platform (the saga).
   const by: Caller = context.actor.kind === 'user' || context.actor.kind === 'admin' ? { kind: context.actor.kind, id: context.actor.id } : { kind: 'system', id: CONVERSATION_ERASURE };
   const events = (await deps.eventStore.readStream(conversationStream(conversationId))) as unknown as ConversationEvent[];
   const toolCallIds = new Set(events.flatMap((event) => (event.type === 'AssistantToolStepRecorded' && event.data.tool_call_id !== null ? [event.data.tool_call_id] : [])));
+  for (const toolCallId of await toolCallsAskedIn(deps.readStore.collection<ToolCallDocument>(TOOL_CALLS), tenantId, conversationId)) toolCallIds.add(toolCallId);
   for (const toolCallId of toolCallIds) {
     try {
       await handleCommand(deps, toolCallAggregate, toolCallStream(toolCallId), { type: 'EraseToolCall', data: { tenant_id: tenantId, by, reason: ERASED_CONVERSATION_REASON } }, context);

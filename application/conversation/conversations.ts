@@ -386,10 +386,10 @@ export async function eraseConversationOf(deps: ConversationErasureUseCaseDepend
   const erased = result.events.find((event) => event.type === 'ConversationErased');
   // The sagas personal_data_erasure and conversation_erasure do these too, for a process that stops right here.
   await deps.personalData.erase(conversationSubject(conversationId));
-  // What it reached: its tool calls from its stream at once, its WhatsApp messages and replies and
-  // its leads from read models once they have seen everything up to the erasure.
-  await eraseToolCallsOf(deps, tenantId, conversationId, context);
+  // What it reached, from its stream and from read models once they have seen everything up to
+  // the erasure: its tool calls, its WhatsApp messages and replies, its leads.
   await requireApplied(deps, result.position, 'the erasure of the conversation', () => deps.readStore.collection<ConversationDocument>(CONVERSATIONS).get(conversationId));
+  await eraseToolCallsOf(deps, tenantId, conversationId, context);
   await eraseWhatsAppOf(deps, tenantId, conversationId, context);
   await eraseLeadsOf(deps, tenantId, conversationId, context);
   let erasedAt = erased?.type === 'ConversationErased' ? erased.data.erased_at : null;

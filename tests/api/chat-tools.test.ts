@@ -557,6 +557,25 @@ describe('tool calls in chat (#12 point 5)', function () {
       expect(shop.requests.length).to.equal(before);
     });
 
+    it('erases a call its turn asked for but never recorded as a step (a process that stopped between the two)', async () => {
+      llm.script({ deltas: ['Hello.'] });
+      const asked = await ask(owner, { message: 'Hello there', workspace_id: workspaceId });
+      expect(asked.status, asked.text).to.equal(200);
+      const conversationId: string = asked.json.conversation_id;
+      const toolCallId = server.platform.identity.ids.newId();
+      const metadata = { tenant_id: owner.tenant_id, actor: { kind: 'user' as const, id: owner.user_id }, request_id: null, correlation_id: 'unrecorded-step', causation_id: null, occurred_at: new Date().toISOString(), ip: null };
+      const origin = { kind: 'chat', conversation_id: conversationId, reply_to: asked.json.user_message_id, call_id: 'call_lost' };
+      const requested = { tenant_id: owner.tenant_id, workspace_id: workspaceId, tool_call_id: toolCallId, tool_id: tools.order_status, tool_name: 'order_status', risk: 'read', arguments: { order_number: 'L-5150' }, caller: { kind: 'user', id: owner.user_id }, origin, awaiting_approval: true, end_user_token_sealed: null, end_user_session_sealed: null, requested_at: new Date().toISOString() };
+      await server.platform.eventStore.appendToStream(toolCallStream(toolCallId), [{ id: server.platform.identity.ids.newId(), type: 'ToolCallRequested', data: requested, metadata }]);
+      await eventually(async () => (await server.request('GET', `/api/v1/tool-calls/${toolCallId}`, { headers: as(owner) })).status === 200, 10_000, 'the call in the execution log');
+
+      const erased = await server.request('POST', `/api/v1/conversations/${conversationId}/erase`, { headers: as(owner) });
+      expect(erased.status, erased.text).to.equal(200);
+      const events = await eventsOf(toolCallStream(toolCallId));
+      expect(typesOf(events)).to.deep.equal(['ToolCallRequested', 'ToolCallRefused', 'ToolCallErased']);
+      expect(events[0].data).to.deep.include({ arguments: {} });
+    });
+
     it('erases them too when the process that recorded the erasure stopped before (saga conversation_erasure)', async () => {
       llm.script({ tool_calls: [call('order_status', '{"order_number":"Y-77"}', 'call_y')] }, { deltas: ['Y-77 has shipped.'] });
       const asked = await ask(owner, { message: 'Where is Y-77?', workspace_id: workspaceId });
