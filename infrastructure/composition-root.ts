@@ -534,7 +534,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
     leadCrmDeliverySaga({ ...commands, readStore, secrets, outbound }, crmDeliveryPolicy),
-    whatsappInboundSaga({ ...chat, secrets }),
+    whatsappInboundSaga({ ...chat, secrets }, { orderWaitMs: config.whatsapp.orderWaitSeconds * 1000 }),
     whatsappReplyDeliverySaga({ ...commands, readStore, secrets, transports: whatsappTransports, whatsapp: whatsappSettings }, whatsappPolicy),
     whatsappConversationRepliesSaga({ ...commands, logger: logger.child({ component: 'whatsapp' }) }),
     approvedToolCallsSaga(toolCalls),

@@ -2,6 +2,10 @@
 // webhook recorded (`WhatsAppMessageReceived`), in the background, so the webhook answers Meta
 // at once whatever the model takes.
 //
+// A sender's messages are handled in the order received: one waits until the sender's earlier
+// ones are (afterEarlierMessages), so several messages in a row get their answers in order, each
+// turn seeing the ones before with their answers; at most WHATSAPP_ORDER_WAIT_SECONDS.
+//
 // A text message is a turn of the sender's conversation: channel `whatsapp`, one per tenant and
 // sender until it is deleted (a resolved one is opened again by the next message, as any
 // conversation is), its id derived from a keyed digest of the sender (deterministic: two
@@ -33,6 +37,8 @@ import { QuotaExceededError } from '../entitlement/entitlements';
 import type { Secrets } from '../ports/identity';
 import type { Saga } from '../sagas/saga';
 import { type RequestContext, systemContext } from '../shared/request-context';
+import { WHATSAPP_MESSAGES, type WhatsAppMessageDocument } from '../../projections/whatsapp-messages';
+import type { RecordedOf } from '../ports/domain-event-store';
 import { queueWhatsAppReply } from './reply-delivery';
 import { configurationOfTenant, whyNotServed } from './whatsapp-config';
 import { senderPartyId, whatsappMessageAggregate } from './whatsapp-webhook';
@@ -141,7 +147,40 @@ async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageRec
   }
 }
 
-export function whatsappInboundSaga(deps: InboundDependencies): Saga<'WhatsAppMessageReceived'> {
+export interface InboundSettings {
+  /** How long a message waits for the sender's earlier ones to be handled before its turn goes on anyway (WHATSAPP_ORDER_WAIT_SECONDS). */
+  orderWaitMs: number;
+}
+
+/** Between two looks at whether the sender's earlier messages are handled. */
+const ORDER_POLL_MS = 100;
+
+/**
+ * Waits until the sender's messages received before this one (its position) are handled, so
+ * that a sender who writes several messages in a row gets their answers in order, each turn
+ * seeing the ones before with their answers. One received longer ago than the wait is not
+ * waited for (its handling keeps failing: the sender is not held up by it for ever); past the
+ * wait the turn goes on anyway, with a line in the log. True when nothing was waited for in vain.
+ */
+async function afterEarlierMessages(deps: InboundDependencies, event: RecordedOf<'WhatsAppMessageReceived'>, waitMs: number): Promise<boolean> {
+  const messages = deps.readStore.collection<WhatsAppMessageDocument>(WHATSAPP_MESSAGES);
+  const { tenant_id } = event.data;
+  const sender = event.metadata.actor.id;
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const since = new Date(deps.clock.now().getTime() - waitMs).toISOString();
+    const { items } = await messages.find({ where: { waiting_sender: sender }, index: 'waiting_sender', limit: 100 });
+    const earlier = items.filter((doc) => doc.tenant_id === tenant_id && doc.received_position < event.position && doc.received_at >= since);
+    if (earlier.length === 0) return true;
+    if (Date.now() >= deadline) {
+      deps.logger.warn({ tenant_id, message_id: event.data.message_id, waiting_for: earlier.map((doc) => doc.id) }, 'a WhatsApp message goes on before the sender\'s earlier ones were handled');
+      return false;
+    }
+    await new Promise((resolve) => setTimeout(resolve, ORDER_POLL_MS));
+  }
+}
+
+export function whatsappInboundSaga(deps: InboundDependencies, settings: InboundSettings): Saga<'WhatsAppMessageReceived'> {
   return {
     name: WHATSAPP_INBOUND,
     version: 1,
@@ -162,6 +201,7 @@ export function whatsappInboundSaga(deps: InboundDependencies): Saga<'WhatsAppMe
         ip: null,
       };
       const sagaContext: RequestContext = { ...systemContext(correlationId, WHATSAPP_INBOUND, event.id), tenant_id: message.tenant_id };
+      await afterEarlierMessages(deps, event, settings.orderWaitMs);
       const handled = await handlingOf(deps, message, turnContext);
       const replyId = handled.reply === null ? null : deps.ids.fromKey(`whatsappReply:${message.message_id}`);
       // The reply first: a crash before the outcome is recorded redelivers the trigger, which

@@ -163,6 +163,7 @@ const variables = {
   WHATSAPP_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '15000' },
   WHATSAPP_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '5' },
   WHATSAPP_RETRY_BASE_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '30' },
+  WHATSAPP_ORDER_WAIT_SECONDS: { codec: integerBetween(0, 3600), default: '120' },
   CONNECTOR_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '30000' },
   CONNECTOR_MAX_RESPONSE_BYTES: { codec: integerBetween(1024, 64 * 1024 * 1024), default: String(1024 * 1024) },
   CONNECTOR_MANAGER_TOKEN: { codec: fromString('ConnectorManagerToken', '16 to 512 printable characters without spaces', (raw) => (/^[\x21-\x7e]{16,512}$/.test(raw) ? raw : undefined)), default: undefined },
@@ -364,6 +365,8 @@ export interface WhatsAppConfig {
   maxAttempts: number;
   /** The wait after the first failed attempt; it doubles after each next one, up to an hour (WHATSAPP_RETRY_BASE_SECONDS). */
   retryBaseSeconds: number;
+  /** How long a message waits for the same sender's earlier ones to be handled, so they are answered in order (WHATSAPP_ORDER_WAIT_SECONDS; 0: not at all). */
+  orderWaitSeconds: number;
 }
 
 export interface OrchestrationDispatchConfig {
@@ -673,6 +676,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: values.WHATSAPP_TIMEOUT_MS as number,
       maxAttempts: values.WHATSAPP_MAX_ATTEMPTS as number,
       retryBaseSeconds: values.WHATSAPP_RETRY_BASE_SECONDS as number,
+      orderWaitSeconds: values.WHATSAPP_ORDER_WAIT_SECONDS as number,
     },
     ...connectorSettings(values),
     orchestration: {

@@ -32,6 +32,7 @@ import { type Account, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { ManualClock, eventually } from '../support/stores';
 import { subscribeTo } from '../support/subscriptions';
+import { type Sent, metaPayload as payload, signed } from '../support/whatsapp';
 
 const ADMIN = { email: 'root@whatsapp.test', password: 'root password 123' };
 const MAX_ATTEMPTS = 3;
@@ -48,34 +49,6 @@ interface Channel {
   app_secret: string;
   access_token?: string;
 }
-
-interface Sent {
-  from: string;
-  id: string;
-  text?: string;
-  type?: string;
-  name?: string;
-}
-
-/** A delivery as Meta sends it: one entry, one `messages` change of the number, its messages and statuses. */
-function payload(channel: Pick<Channel, 'phone_number_id' | 'display'>, messages: Sent[], statuses: Json[] = []): Json {
-  const value: Json = { messaging_product: 'whatsapp', metadata: { display_phone_number: channel.display, phone_number_id: channel.phone_number_id } };
-  if (messages.length > 0) {
-    value.contacts = messages.map((message) => ({ profile: { name: message.name ?? 'Sheena Nelson' }, wa_id: message.from }));
-    value.messages = messages.map((message) => {
-      const type = message.type ?? 'text';
-      const base = { from: message.from, id: message.id, timestamp: '1795860000', type };
-      if (type === 'text') return { ...base, text: { body: message.text ?? 'Hello' } };
-      if (type === 'image') return { ...base, image: { caption: 'a photo', mime_type: 'image/jpeg', sha256: 'abc', id: '1003383421387256' } };
-      if (type === 'reaction') return { ...base, reaction: { message_id: 'wamid.OUT-1', emoji: '👍' } };
-      return base;
-    });
-  }
-  if (statuses.length > 0) value.statuses = statuses;
-  return { object: 'whatsapp_business_account', entry: [{ id: '102290129340398', changes: [{ value, field: 'messages' }] }] };
-}
-
-const signed = (secret: string, body: string): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 describe('the WhatsApp channel (spec 4.14)', () => {
   let server: TestServer;

@@ -1,0 +1,94 @@
+// A WhatsApp sender's messages are answered in the order received (docs/whatsapp.md, "The
+// turn"): a second message that arrives while the first one's turn is still waiting for the
+// model waits for it, so its turn sees the first question with its answer, and the replies are
+// queued in order. The model is a local OpenAI-compatible server whose first answer is held
+// until the test lets it go.
+
+import { expect } from 'chai';
+import { whatsappMessageStream } from '../../domain/whatsapp-message/whatsapp-message';
+import { type Account, registerOwner } from '../support/identity';
+import { OpenAiCompatibleServer } from '../support/openai-compatible-server';
+import { type TestServer, startTestServer } from '../support/server';
+import { eventually } from '../support/stores';
+import { subscribeTo } from '../support/subscriptions';
+import { type Sent, metaPayload, signed } from '../support/whatsapp';
+
+const ADMIN = { email: 'root@whatsapp-order.test', password: 'root password 123' };
+const NUMBER = { phone_number_id: '100000000000777', display: '15550000777' };
+const APP_SECRET = 'whatsapp-order-app-secret-0123456789';
+const WAIT_MS = 15_000;
+
+describe('WhatsApp: a sender’s messages answered in order', function () {
+  this.timeout(60_000);
+  let llm: OpenAiCompatibleServer;
+  let server: TestServer;
+  let owner: Account;
+
+  const deliver = (messages: Sent[]) => {
+    const raw = JSON.stringify(metaPayload(NUMBER, messages));
+    return server.request('POST', '/api/v1/whatsapp/webhook', { rawBody: raw, headers: { 'content-type': 'application/json', 'x-hub-signature-256': signed(APP_SECRET, raw) } });
+  };
+  const messageId = (wamid: string): string => server.platform.ids.fromKey(`whatsappMessage:${owner.tenant_id}:${wamid}`);
+  async function outcomeOf(wamid: string): Promise<{ outcome: string; conversation_id: string; reply_id: string }> {
+    let outcome: { outcome: string; conversation_id: string; reply_id: string } | null = null;
+    await eventually(async () => {
+      const events = await server.platform.eventStore.readStream(whatsappMessageStream(messageId(wamid)));
+      outcome = (events.find((event) => event.type === 'WhatsAppMessageHandled')?.data as typeof outcome) ?? null;
+      return outcome !== null;
+    }, WAIT_MS, `the outcome of ${wamid}`);
+    return outcome!;
+  }
+
+  before(async () => {
+    llm = await OpenAiCompatibleServer.start();
+    server = await startTestServer({
+      SCRYPT_LOG_N: '12',
+      SUPER_ADMIN_EMAIL: ADMIN.email,
+      SUPER_ADMIN_PASSWORD: ADMIN.password,
+      LLM_BASE_URL: llm.baseUrl,
+      LLM_MODEL: 'scripted-model',
+      LLM_API_KEY: 'sk-local-test',
+    });
+    owner = await registerOwner(server, 'wa-order');
+    await subscribeTo(server, owner.tenant_id, 'growth');
+    const adminToken = (await server.request('POST', '/api/v1/admin/auth/login', { body: ADMIN })).json.token;
+    const configured = await server.request('PUT', `/api/v1/admin/whatsapp/config?tenant_id=${owner.tenant_id}`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+      body: { phone_number_id: NUMBER.phone_number_id, display_phone_number: `+${NUMBER.display}`, verify_token: 'verify-wa-order-0123456789', app_secret: APP_SECRET },
+    });
+    expect(configured.status, configured.text).to.equal(200);
+  });
+  after(async () => {
+    await server.close();
+    await llm.close();
+  });
+
+  it('lets the second of two messages in a row wait for the first one’s answer, and answers them in order', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    llm.script({ deltas: ['We ship ', 'to Norway, yes.'], hold: { index: 0, until: held } }, { deltas: ['Delivery to Oslo takes three days.'] });
+    const before = llm.requests.length;
+
+    expect((await deliver([{ from: '4791234567', id: 'wamid.ORDER-1', text: 'Do you ship to Norway?' }])).status).to.equal(200);
+    await eventually(async () => llm.requests.length === before + 1, WAIT_MS, 'the first question asked of the model');
+    expect((await deliver([{ from: '4791234567', id: 'wamid.ORDER-2', text: 'How long to Oslo?' }])).status).to.equal(200);
+    // The second message is recorded at once; its turn waits while the first answer is held.
+    await eventually(async () => (await server.platform.eventStore.readStream(whatsappMessageStream(messageId('wamid.ORDER-2')))).length === 1, WAIT_MS, 'the second message recorded');
+    release();
+
+    const first = await outcomeOf('wamid.ORDER-1');
+    const second = await outcomeOf('wamid.ORDER-2');
+    expect([first.outcome, second.outcome]).to.deep.equal(['answered', 'answered']);
+    expect(second.conversation_id).to.equal(first.conversation_id);
+    // The second turn saw the first question with its answer.
+    const asked = llm.requests[before + 1].body.messages.filter((message) => message.role !== 'system').map((message) => [message.role, message.content]);
+    expect(asked.slice(-3)).to.deep.equal([
+      ['user', 'Do you ship to Norway?'],
+      ['assistant', 'We ship to Norway, yes.'],
+      ['user', 'How long to Oslo?'],
+    ]);
+    // The replies were queued in the order of the messages.
+    const [firstReply, secondReply] = await Promise.all([first.reply_id, second.reply_id].map((id) => server.platform.eventStore.readStream(`whatsappReply-${id}`)));
+    expect(firstReply[0].position).to.be.lessThan(secondReply[0].position);
+  });
+});

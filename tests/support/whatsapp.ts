@@ -1,0 +1,39 @@
+// Meta's WhatsApp webhook wire format for tests: a delivery's body and its signature.
+
+import { createHmac } from 'node:crypto';
+
+/** A message as a WhatsApp user sends it. */
+export interface Sent {
+  from: string;
+  id: string;
+  text?: string;
+  type?: string;
+  name?: string;
+}
+
+/** The business number a delivery is for. */
+export interface BusinessNumber {
+  phone_number_id: string;
+  display: string;
+}
+
+/** A delivery as Meta sends it: one entry, one `messages` change of the number, its messages and statuses. */
+export function metaPayload(number: BusinessNumber, messages: Sent[], statuses: unknown[] = []): Record<string, unknown> {
+  const value: Record<string, unknown> = { messaging_product: 'whatsapp', metadata: { display_phone_number: number.display, phone_number_id: number.phone_number_id } };
+  if (messages.length > 0) {
+    value.contacts = messages.map((message) => ({ profile: { name: message.name ?? 'Sheena Nelson' }, wa_id: message.from }));
+    value.messages = messages.map((message) => {
+      const type = message.type ?? 'text';
+      const base = { from: message.from, id: message.id, timestamp: '1795860000', type };
+      if (type === 'text') return { ...base, text: { body: message.text ?? 'Hello' } };
+      if (type === 'image') return { ...base, image: { caption: 'a photo', mime_type: 'image/jpeg', sha256: 'abc', id: '1003383421387256' } };
+      if (type === 'reaction') return { ...base, reaction: { message_id: 'wamid.OUT-1', emoji: '👍' } };
+      return base;
+    });
+  }
+  if (statuses.length > 0) value.statuses = statuses;
+  return { object: 'whatsapp_business_account', entry: [{ id: '102290129340398', changes: [{ value, field: 'messages' }] }] };
+}
+
+/** `X-Hub-Signature-256` of a raw body under the Meta app's secret. */
+export const signed = (secret: string, body: string): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
