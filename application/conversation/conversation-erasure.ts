@@ -28,7 +28,7 @@ import { WHATSAPP_MESSAGES, type WhatsAppMessageDocument } from '../../projectio
 import { WHATSAPP_REPLIES, type WhatsAppReplyDocument } from '../../projections/whatsapp-replies';
 import { type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { PersonalDataVault } from '../ports/personal-data';
-import type { Collection } from '../ports/read-store';
+import type { Collection, Where } from '../ports/read-store';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import { leadAggregate } from '../lead/lead-aggregate';
 import { whatsappReplyAggregate } from '../whatsapp/reply-delivery';
@@ -62,33 +62,29 @@ export async function eraseLeadsOf(deps: ConversationErasureDependencies, tenant
   return leadIds.length;
 }
 
-/** Every id of a collection's documents of the conversation, page by page. */
-async function idsOfConversation(collection: Collection<{ id: string; tenant_id: string; conversation_id: string | null; position: number }>, tenantId: string, conversationId: string): Promise<string[]> {
+/** The ids of the documents a query on one index finds, page by page, those `keep` keeps. */
+async function idsFound<Doc extends { id: string }>(collection: Collection<Doc>, where: Where, index: string, keep: (doc: Doc) => boolean): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | undefined;
   do {
-    const page = await collection.find({ where: { conversation_id: conversationId }, limit: 500, index: 'conversation_id', ...(cursor ? { cursor } : {}) });
-    ids.push(...page.items.filter((doc) => doc.tenant_id === tenantId).map((doc) => doc.id));
+    const page = await collection.find({ where, limit: 500, index, ...(cursor ? { cursor } : {}) });
+    ids.push(...page.items.filter(keep).map((doc) => doc.id));
     cursor = page.next_cursor ?? undefined;
   } while (cursor);
   return ids;
 }
+
+/** Every id of a collection's documents of the conversation (its tenant's). */
+const idsOfConversation = (collection: Collection<{ id: string; tenant_id: string; conversation_id: string | null; position: number }>, tenantId: string, conversationId: string): Promise<string[]> =>
+  idsFound(collection, { conversation_id: conversationId }, 'conversation_id', (doc) => doc.tenant_id === tenantId);
 
 /**
  * The messages of a WhatsApp sender that became no conversation's turn, received before the
  * erasure at `erasedAt` (a position in the log: one received since may be waiting for its
  * turn, and is not the erased conversation's).
  */
-async function strayMessagesOf(collection: Collection<WhatsAppMessageDocument>, tenantId: string, sender: string, erasedAt: number): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await collection.find({ where: { sender, conversation_id: null }, limit: 500, index: 'sender', ...(cursor ? { cursor } : {}) });
-    ids.push(...page.items.filter((doc) => doc.tenant_id === tenantId && doc.received_position < erasedAt).map((doc) => doc.id));
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor);
-  return ids;
-}
+const strayMessagesOf = (collection: Collection<WhatsAppMessageDocument>, tenantId: string, sender: string, erasedAt: number): Promise<string[]> =>
+  idsFound(collection, { sender, conversation_id: null }, 'sender', (doc) => doc.tenant_id === tenantId && doc.received_position < erasedAt);
 
 /** The WhatsApp sender of a conversation of that channel (their party id) and the position of its erasure; null for another channel or before its erasure. */
 async function erasedSenderOf(deps: ConversationErasureDependencies, conversationId: string): Promise<{ sender: string; position: number } | null> {
@@ -126,16 +122,8 @@ export async function eraseWhatsAppOf(deps: ConversationErasureDependencies, ten
 }
 
 /** The calls chat turns of the conversation asked for, as the execution log knows them. */
-async function toolCallsAskedIn(collection: Collection<ToolCallDocument>, tenantId: string, conversationId: string): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await collection.find({ where: { 'origin.conversation_id': conversationId }, limit: 500, index: 'origin.conversation_id', ...(cursor ? { cursor } : {}) });
-    ids.push(...page.items.filter((doc) => doc.tenant_id === tenantId).map((doc) => doc.id));
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor);
-  return ids;
-}
+const toolCallsAskedIn = (collection: Collection<ToolCallDocument>, tenantId: string, conversationId: string): Promise<string[]> =>
+  idsFound(collection, { 'origin.conversation_id': conversationId }, 'origin.conversation_id', (doc) => doc.tenant_id === tenantId);
 
 /** Erases the tool calls the conversation's turns asked for; answers how many it found. */
 export async function eraseToolCallsOf(deps: ConversationErasureDependencies, tenantId: string, conversationId: string, context: RequestContext): Promise<number> {
