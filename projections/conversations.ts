@@ -20,7 +20,7 @@
 // older ones; a message document is written once (an existing one is left alone), so a
 // replay changes nothing.
 
-import { type Citation, type ConversationEvent, type ConversationStatus, type Channel, type Party, type ToolStepStatus, contactOf, conversationEvents } from '../domain/conversation/conversation';
+import { type Citation, type Contact, type ConversationEvent, type ConversationStatus, type Channel, type Party, type ToolStepStatus, contactOf, conversationEvents } from '../domain/conversation/conversation';
 import type { EventProjection, ProjectionView } from './projection';
 
 export const CONVERSATIONS = 'conversations';
@@ -38,8 +38,8 @@ export interface ConversationDocument {
   started_by: Party;
   /** `started_by.id` when a tenant user started it (console, API), else null: who sees it without a workspace grant. */
   started_by_user_id: string | null;
-  /** The end user's address on a messaging channel (a WhatsApp sender's number), where replies go; null for none, and once deleted. */
-  contact: string | null;
+  /** The end user on a messaging channel (a WhatsApp sender's number, where replies go, and profile name); null for none, and once deleted. */
+  contact: Contact | null;
   started_at: string;
   /** When the last user message, answer or agent reply was recorded; null before the first. */
   last_message_at: string | null;

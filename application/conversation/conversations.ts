@@ -17,6 +17,7 @@
 // do not show yet can be acted on; answers wait for the read models (read-your-writes).
 
 import {
+  type Contact,
   type ConversationCommand,
   type ConversationEvent,
   type ConversationState,
@@ -60,8 +61,8 @@ export interface ConversationView {
   /** True while handed off: the assistant answers nothing until the status is set back to open. */
   assistant_paused: boolean;
   started_by: Party;
-  /** The end user's address on a messaging channel (a WhatsApp sender's number); null for other channels. */
-  contact: string | null;
+  /** The end user on a messaging channel (a WhatsApp sender's number and profile name); null for other channels. */
+  contact: Contact | null;
   started_at: string;
   last_message_at: string | null;
   last_activity_at: string;

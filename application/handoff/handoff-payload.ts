@@ -3,7 +3,7 @@
 // model), so every attempt posts the same body. docs/tenant-configuration.md shows it.
 // Sealed end-user tokens never leave the platform; assistant failures are not messages.
 
-import { type ConversationEvent, type ConversationState, contactOf, conversationDecider, conversationEvents, conversationStream } from '../../domain/conversation/conversation';
+import { type Contact, type ConversationEvent, type ConversationState, contactOf, conversationDecider, conversationEvents, conversationStream } from '../../domain/conversation/conversation';
 import type { HandoffRequestedData } from '../../domain/handoff/handoff';
 import type { CommandDependencies } from '../command-handling/handle-command';
 
@@ -38,8 +38,8 @@ export interface HandoffPayload {
     workspace_id: string | null;
     started_at: string;
     started_by: { kind: string; id: string };
-    /** The end user's address on a messaging channel (a WhatsApp sender's number), to reach them; null for other channels. */
-    contact: string | null;
+    /** The end user on a messaging channel (a WhatsApp sender's number and profile name), to reach them; null for other channels. */
+    contact: Contact | null;
   };
   /** Oldest first. */
   messages: HandoffMessage[];

@@ -84,7 +84,7 @@ interface ConversationFacts {
 async function conversationFactsOf(deps: ConnectorToolCallDependencies, conversationId: string): Promise<ConversationFacts | null> {
   const [started] = await deps.eventStore.readStream(conversationStream(conversationId), { maxCount: 1 });
   if (started?.type !== 'ConversationStarted') return null;
-  const contact = contactOf(started.data);
+  const contact = contactOf(started.data)?.address ?? null;
   const known = started.data.channel === 'whatsapp' && contact !== null && contact !== ERASED_PERSONAL_DATA;
   return { channel: started.data.channel, identity: known ? { wa_id: contact, phone_number: `+${contact}` } : null };
 }

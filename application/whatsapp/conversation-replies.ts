@@ -35,7 +35,7 @@ export function whatsappConversationRepliesSaga(deps: CommandDependencies & { lo
       const { conversation_id, tenant_id, text } = event.data;
       const [first] = (await deps.eventStore.readStream(conversationStream(conversation_id), { maxCount: 1 })) as unknown as ConversationEvent[];
       if (first?.type !== 'ConversationStarted' || first.data.channel !== 'whatsapp') return;
-      const to = contactOf(first.data);
+      const to = contactOf(first.data)?.address ?? null;
       if (to === null || to === ERASED_PERSONAL_DATA) return;
       const configuration = await configurationOfTenant(deps, tenant_id);
       if (configuration === null) {

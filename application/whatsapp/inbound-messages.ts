@@ -69,19 +69,19 @@ export interface SenderConversation {
 /**
  * The sender's conversation: the first of its numbered generations that is not deleted,
  * started when it does not exist yet (two messages racing start it once), with their number
- * kept sealed as its `contact`.
+ * and profile name kept sealed as its `contact` and `contact_name`.
  */
 export async function senderConversation(
   deps: InboundDependencies,
   tenantId: string,
-  waId: string,
+  sender: { wa_id: string; name: string | null },
   workspaceId: string,
   title: string,
   context: Omit<RequestContext, 'actor'>,
 ): Promise<SenderConversation> {
   // Keyed as when the party id was `whatsapp:<number>`, so the conversations of then go on.
-  const senderKey = deps.secrets.digest(`whatsapp-sender\u0000${tenantId}\u0000whatsapp:${waId}`);
-  const party: Party = { kind: 'end_user', id: senderPartyId(deps.secrets, tenantId, waId) };
+  const senderKey = deps.secrets.digest(`whatsapp-sender\u0000${tenantId}\u0000whatsapp:${sender.wa_id}`);
+  const party: Party = { kind: 'end_user', id: senderPartyId(deps.secrets, tenantId, sender.wa_id) };
   for (let generation = 0; generation < MAX_GENERATIONS; generation += 1) {
     const conversationId = deps.ids.fromKey(`whatsappConversation:${senderKey}:${generation}`);
     const { state } = await loadAggregate(deps, conversationAggregate, conversationStream(conversationId));
@@ -93,7 +93,10 @@ export async function senderConversation(
         deps,
         conversationAggregate,
         conversationStream(conversationId),
-        { type: 'StartConversation', data: { conversation_id: conversationId, tenant_id: tenantId, workspace_id: workspaceId, channel: 'whatsapp', title, started_by: party, contact: waId } },
+        {
+          type: 'StartConversation',
+          data: { conversation_id: conversationId, tenant_id: tenantId, workspace_id: workspaceId, channel: 'whatsapp', title, started_by: party, contact: sender.wa_id, ...(sender.name ? { contact_name: sender.name } : {}) },
+        },
         { ...context, actor: party },
       );
     } catch (error) {
@@ -132,7 +135,7 @@ async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageRec
   const workspaceId = await workspaceOf(deps, tenant_id, configuration.workspace_id);
   if (workspaceId === null) return handling('refused', 'no_workspace');
   try {
-    const { conversation_id: conversationId, party } = await senderConversation(deps, tenant_id, message.from, workspaceId, titleFrom(message.text) || 'WhatsApp', turnContext);
+    const { conversation_id: conversationId, party } = await senderConversation(deps, tenant_id, { wa_id: message.from, name: message.profile_name }, workspaceId, titleFrom(message.text) || 'WhatsApp', turnContext);
     const asker = publicChannelAsker(tenant_id, party, 'whatsapp', workspaceId);
     const result = await chat(deps, asker, { message: message.text, conversation_id: conversationId }, { ...turnContext, actor: party }, { idempotencyKey: `${WHATSAPP_INBOUND}:${message_id}` });
     const turn = { conversation_id: result.conversation_id, user_message_id: result.user_message_id };

@@ -64,8 +64,9 @@ export const ConversationStarted = declareEvent(
   t.intersection([
     t.type({ conversation_id: t.string, tenant_id: t.string, workspace_id: t.union([t.string, t.null]), channel: Channel, title: t.string, started_by: Party, started_at: t.string }),
     // The end user's address on a messaging channel, where replies go (a WhatsApp sender's
-    // number): personal data, so it is sealed here and the party id is a digest of it.
-    t.partial({ contact: t.string }),
+    // number), and the name they go by there: personal data, so they are sealed here, and the
+    // party id is a digest of the address.
+    t.partial({ contact: t.string, contact_name: t.string }),
   ]),
 );
 export const UserMessagePosted = declareEvent(
@@ -212,7 +213,7 @@ export const conversationEvents = eventGroup(
   {
     subject: (data) => conversationSubject(String(data.conversation_id)),
     fields: {
-      ConversationStarted: ['title', 'contact'],
+      ConversationStarted: ['title', 'contact', 'contact_name'],
       UserMessagePosted: ['text'],
       AssistantAnswered: ['text'],
       AssistantFollowedUp: ['text'],
@@ -233,16 +234,24 @@ export type ConversationStartedData = EventOf<typeof ConversationStarted>['data'
 /** What party ids of WhatsApp senders were before they became digests: `whatsapp:<number>`. */
 const NUMBER_PARTY_ID = /^whatsapp:(\d{1,20})$/;
 
-/**
- * The end user's address on a messaging channel, where replies go: the conversation's
- * `contact` (ERASED_PERSONAL_DATA once erased), or the number a party id of old was; null for
- * none (a conversation of the console, the API or the widget).
- */
-export function contactOf(started: ConversationStartedData): string | null {
-  if (started.contact !== undefined) return started.contact;
-  if (started.channel !== 'whatsapp' || started.started_by.kind !== 'end_user') return null;
-  return NUMBER_PARTY_ID.exec(started.started_by.id)?.[1] ?? null;
+/** Who the end user of a messaging channel is there: their address (a WhatsApp number), where replies go, and the name they go by. */
+export interface Contact {
+  address: string;
+  name: string | null;
 }
+
+/**
+ * The end user's contact on a messaging channel: the conversation's `contact` and
+ * `contact_name` (ERASED_PERSONAL_DATA once erased), or the number a party id of old was; null
+ * for none (a conversation of the console, the API or the widget).
+ */
+export function contactOf(started: ConversationStartedData): Contact | null {
+  if (started.contact !== undefined) return { address: started.contact, name: started.contact_name ?? null };
+  if (started.channel !== 'whatsapp' || started.started_by.kind !== 'end_user') return null;
+  const number = NUMBER_PARTY_ID.exec(started.started_by.id)?.[1];
+  return number === undefined ? null : { address: number, name: null };
+}
+
 type UserMessageData = EventOf<typeof UserMessagePosted>['data'];
 type AnswerData = EventOf<typeof AssistantAnswered>['data'];
 type ToolStepData = EventOf<typeof AssistantToolStepRecorded>['data'];

@@ -373,7 +373,7 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       expect(outcome).to.deep.include({ outcome: 'answered', detail: null });
       const conversation = await server.platform.eventStore.readStream(conversationStream(outcome.conversation_id));
       expect(conversation.map((event) => event.type)).to.deep.equal(['ConversationStarted', 'UserMessagePosted', 'AssistantAnswered']);
-      expect(conversation[0].data).to.deep.include({ tenant_id: outbox.account.tenant_id, channel: 'whatsapp', title: 'Does it come in another color?', started_by: sender, contact: '16505551234' });
+      expect(conversation[0].data).to.deep.include({ tenant_id: outbox.account.tenant_id, channel: 'whatsapp', title: 'Does it come in another color?', started_by: sender, contact: '16505551234', contact_name: 'Sheena Nelson' });
       expect(conversation[0].metadata.actor).to.deep.equal(sender);
       expect(conversation[1].data).to.deep.include({ message_id: outcome.user_message_id, text: 'Does it come in another color?' });
       expect(conversation[1].metadata.actor).to.deep.equal(sender);
@@ -410,9 +410,9 @@ describe('the WhatsApp channel (spec 4.14)', () => {
         (await server.request('GET', '/api/v1/conversations?channel=whatsapp', { headers: { authorization: `Bearer ${outbox.account.token}` } })).json.items.map((item: Json) => item.id);
       await eventually(async () => (await listed()).length === 2, WAIT_MS, 'both conversations listed');
       expect(await listed()).to.have.members([outcome.conversation_id, theirs.conversation_id]);
-      // The console shows whom to reach: the number, as the conversation's contact.
+      // The console shows whom to reach: the number and the profile name, as the conversation's contact.
       const shown = await server.request('GET', `/api/v1/conversations/${outcome.conversation_id}`, { headers: { authorization: `Bearer ${outbox.account.token}` } });
-      expect(shown.json).to.deep.include({ channel: 'whatsapp', started_by: sender, contact: '16505551234' });
+      expect(shown.json).to.deep.include({ channel: 'whatsapp', started_by: sender, contact: { address: '16505551234', name: 'Sheena Nelson' } });
     });
 
     it('keeps the sender’s number out of every id and in clear in no stored event: a party of its own in each organization', async () => {
@@ -470,7 +470,7 @@ describe('the WhatsApp channel (spec 4.14)', () => {
         shown = await server.request('GET', `/api/v1/conversations/${conversationId}`, { headers: asOwner });
         return shown.status === 200 && shown.json.message_count === 2;
       }, WAIT_MS, 'the conversation listed');
-      expect(shown!.json).to.deep.include({ started_by: legacy, contact: number });
+      expect(shown!.json).to.deep.include({ started_by: legacy, contact: { address: number, name: null } });
       const posted = await server.request('POST', `/api/v1/conversations/${conversationId}/messages`, { headers: asOwner, body: { text: 'Welcome back!' } });
       expect(posted.status, posted.text).to.equal(201);
       await eventually(
@@ -731,7 +731,7 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       expect(noticeEvents.map((event) => event.type)).to.deep.equal(['WhatsAppReplyQueued', 'WhatsAppReplyAttemptStarted', 'WhatsAppReplyKept', 'WhatsAppReplyErased']);
       expect(noticeEvents[0].data).to.deep.include({ to: ERASED_PERSONAL_DATA, text: ERASED_PERSONAL_DATA });
       const started: Json = (await server.platform.eventStore.readStream(conversationStream(outcome.conversation_id)))[0].data;
-      expect(started).to.deep.include({ contact: ERASED_PERSONAL_DATA });
+      expect(started).to.deep.include({ contact: ERASED_PERSONAL_DATA, contact_name: ERASED_PERSONAL_DATA });
       expect(started.started_by.id).to.match(/^whatsapp:[0-9a-f]{32}$/);
       // The number is nowhere left to read: not in an event, not in the conversation's document.
       const everything = JSON.stringify(await server.platform.eventStore.readAll({ fromPosition: 0, maxCount: 1_000_000 }));

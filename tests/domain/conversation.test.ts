@@ -354,26 +354,35 @@ describe('conversation decider (spec 4.6)', () => {
   });
 
   describe('the contact of a messaging channel (contactOf)', () => {
-    const startedBy = (channel: 'whatsapp' | 'widget', id: string, contact?: string) => ({
-      conversation_id: C, tenant_id: T, workspace_id: null, channel, title: 'Hi', started_by: { kind: 'end_user' as const, id }, started_at: AT, ...(contact === undefined ? {} : { contact }),
+    const startedBy = (channel: 'whatsapp' | 'widget', id: string, contact?: string, contact_name?: string) => ({
+      conversation_id: C,
+      tenant_id: T,
+      workspace_id: null,
+      channel,
+      title: 'Hi',
+      started_by: { kind: 'end_user' as const, id },
+      started_at: AT,
+      ...(contact === undefined ? {} : { contact }),
+      ...(contact_name === undefined ? {} : { contact_name }),
     });
 
-    it('starts a WhatsApp conversation with its sender\'s number as its contact', () => {
-      const { started_at, ...command } = startedBy('whatsapp', 'whatsapp:0a1b2c3d4e5f60718293a4b5c6d7e8f9', '16505551234');
+    it('starts a WhatsApp conversation with its sender\'s number and name as its contact', () => {
+      const { started_at, ...command } = startedBy('whatsapp', 'whatsapp:0a1b2c3d4e5f60718293a4b5c6d7e8f9', '16505551234', 'Sheena Nelson');
       const data = { ...command, started_at };
       spec.given([]).when({ type: 'StartConversation', data: command }).then([{ type: 'ConversationStarted', data }]);
-      expect(contactOf(data)).to.equal('16505551234');
+      expect(contactOf(data)).to.deep.equal({ address: '16505551234', name: 'Sheena Nelson' });
+      expect(contactOf(startedBy('whatsapp', 'whatsapp:0a1b2c3d4e5f60718293a4b5c6d7e8f9', '16505551234'))).to.deep.equal({ address: '16505551234', name: null });
     });
 
     it('reads the number a WhatsApp party id of old was, and none elsewhere', () => {
-      expect(contactOf(startedBy('whatsapp', 'whatsapp:16505551234'))).to.equal('16505551234');
+      expect(contactOf(startedBy('whatsapp', 'whatsapp:16505551234'))).to.deep.equal({ address: '16505551234', name: null });
       expect(contactOf(startedBy('whatsapp', 'whatsapp:0a1b2c3d4e5f60718293a4b5c6d7e8f9'))).to.equal(null);
       expect(contactOf(startedBy('widget', 'visitor:16505551234'))).to.equal(null);
       if (started.type === 'ConversationStarted') expect(contactOf(started.data)).to.equal(null);
     });
 
     it('reads an erased contact as erased', () => {
-      expect(contactOf(startedBy('whatsapp', 'whatsapp:0a1b2c3d4e5f60718293a4b5c6d7e8f9', ERASED_PERSONAL_DATA))).to.equal(ERASED_PERSONAL_DATA);
+      expect(contactOf(startedBy('whatsapp', 'whatsapp:0a1b2c3d4e5f60718293a4b5c6d7e8f9', ERASED_PERSONAL_DATA, ERASED_PERSONAL_DATA))).to.deep.equal({ address: ERASED_PERSONAL_DATA, name: ERASED_PERSONAL_DATA });
     });
   });
 });

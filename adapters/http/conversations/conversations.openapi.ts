@@ -25,7 +25,16 @@ export const conversationsApi: ApiArea = {
       status: enumOf(CONVERSATION_STATUSES),
       assistant_paused: boolean('true while handed_off: the assistant answers nothing until the status is set back to open'),
       started_by: PARTY,
-      contact: nullable(string("the end user's address on a messaging channel, where replies go: a WhatsApp sender's number (their `started_by` id is a digest of it); null for other channels")),
+      contact: {
+        anyOf: [
+          object({
+            address: string("where replies go: a WhatsApp sender's number (their `started_by` id is a digest of it)"),
+            name: nullable(string('the name they go by there (a WhatsApp profile name), when the channel says')),
+          }),
+          { type: 'null' },
+        ],
+        description: 'the end user on a messaging channel: personal data, erased with the conversation; null for the console, the API and the widget',
+      },
       started_at: dateTime(),
       last_message_at: nullable(dateTime('the last user message, answer or agent reply; null before the first')),
       last_activity_at: dateTime('last_message_at, or started_at before the first message'),
