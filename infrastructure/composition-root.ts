@@ -508,8 +508,13 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     outcomeTimeoutMs: Math.max(120_000, config.crmDelivery.timeoutMs * 3),
     concurrency: config.sagaConcurrency,
   };
+  // Speech to text and text to speech: an OpenAI-compatible audio server when SPEECH_BASE_URL is set, otherwise none (503 on the speech routes).
+  const speech: Speech | null = config.speech.baseUrl
+    ? new (await import('./speech/openai-speech')).OpenAiSpeech({ baseUrl: config.speech.baseUrl, apiKey: config.speech.apiKey, sttModel: config.speech.sttModel, ttsModel: config.speech.ttsModel, timeoutMs: config.speech.timeoutMs })
+    : null;
   // WhatsApp replies: the Cloud API at the operator's WHATSAPP_GRAPH_BASE_URL (its path takes
-  // only the tenant's checked digits), or the embedded outbox (docs/whatsapp.md).
+  // only the tenant's checked digits), or the embedded outbox (docs/whatsapp.md). Voice notes
+  // are fetched from the Cloud API and transcribed by the speech server, when there is one.
   const whatsappSettings = { outboxOnly: config.whatsapp.outboxOnly };
   const whatsappTransports = {
     cloudApi: new WhatsAppCloudApiMessaging(operatorOutbound(), { baseUrl: config.whatsapp.graphBaseUrl, timeoutMs: config.whatsapp.timeoutMs }),
@@ -534,7 +539,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
     leadCrmDeliverySaga({ ...commands, readStore, secrets, outbound }, crmDeliveryPolicy),
-    whatsappInboundSaga({ ...chat, secrets }, { orderWaitMs: config.whatsapp.orderWaitSeconds * 1000 }),
+    whatsappInboundSaga({ ...chat, secrets, media: whatsappTransports.cloudApi, speech, whatsapp: whatsappSettings }, { orderWaitMs: config.whatsapp.orderWaitSeconds * 1000, maxAudioBytes: config.speech.maxAudioBytes }),
     whatsappReplyDeliverySaga({ ...commands, readStore, secrets, transports: whatsappTransports, whatsapp: whatsappSettings }, whatsappPolicy),
     whatsappConversationRepliesSaga({ ...commands, logger: logger.child({ component: 'whatsapp' }) }),
     approvedToolCallsSaga(toolCalls),
@@ -568,10 +573,6 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     introspection: config.graphqlIntrospection,
   };
 
-  // Speech to text and text to speech: an OpenAI-compatible audio server when SPEECH_BASE_URL is set, otherwise none (503 on the speech routes).
-  const speech: Speech | null = config.speech.baseUrl
-    ? new (await import('./speech/openai-speech')).OpenAiSpeech({ baseUrl: config.speech.baseUrl, apiKey: config.speech.apiKey, sttModel: config.speech.sttModel, ttsModel: config.speech.ttsModel, timeoutMs: config.speech.timeoutMs })
-    : null;
   const speechSettings = { maxAudioBytes: config.speech.maxAudioBytes, defaultVoice: config.speech.ttsVoice, perMinute: config.speech.requestsPerMinute };
   const widgetOptions = { publicUrl: config.publicUrl, bodyLimitBytes: config.bodyLimitBytes };
 

@@ -11,8 +11,12 @@
 // the allowed list) will not, and is permanent. An error names Meta's code and message, never
 // the token. The Cloud API takes no idempotency key: an attempt that timed out after Meta took
 // it is sent again by the retry (at least once).
+//
+// A voice note's audio is fetched in two calls, both with the token: `GET <base>/<version>/<media
+// id>` answers `{"url": "https://lookaside.fbsbx.com/...", "mime_type": "audio/ogg", ...}`, and a
+// GET of that url answers the bytes (Meta keeps them for 30 days).
 
-import { MessagingError, type Messaging, type MessagingReceipt, type TextMessage } from '../../application/ports/messaging';
+import { type BusinessNumber, type DownloadedMedia, type MediaSource, MessagingError, type Messaging, type MessagingReceipt, type TextMessage } from '../../application/ports/messaging';
 import { OutboundCallError, type OutboundHttp } from '../../application/ports/outbound-http';
 
 export const CLOUD_API_TRANSPORT = 'cloud_api';
@@ -54,7 +58,14 @@ function errorOf(status: number, answer: unknown): string {
   return `the WhatsApp Cloud API answered HTTP ${status}${code}${detail}`.slice(0, MAX_ERROR_LENGTH);
 }
 
-export class WhatsAppCloudApiMessaging implements Messaging {
+/** The media's url and type from Meta's answer about it. */
+function mediaOf(answer: unknown): { url: string; mime_type: string | null } | null {
+  const media = answer as { url?: unknown; mime_type?: unknown } | null;
+  if (typeof media?.url !== 'string' || !/^https?:\/\//.test(media.url)) return null;
+  return { url: media.url, mime_type: typeof media.mime_type === 'string' ? media.mime_type : null };
+}
+
+export class WhatsAppCloudApiMessaging implements Messaging, MediaSource {
   readonly transport = CLOUD_API_TRANSPORT;
 
   constructor(
@@ -88,5 +99,32 @@ export class WhatsAppCloudApiMessaging implements Messaging {
     const content = parsed(answer.body);
     if (answer.status >= 200 && answer.status < 300) return { outcome: 'sent', transport: this.transport, provider_message_id: messageIdOf(content), status_code: answer.status };
     throw new MessagingError(errorOf(answer.status, content), answer.status, !RETRYABLE(answer.status));
+  }
+
+  async downloadMedia(from: BusinessNumber, mediaId: string, maxBytes: number): Promise<DownloadedMedia> {
+    const { access_token, api_version } = from;
+    if (access_token === null) throw new MessagingError('the organization has no WhatsApp access token', null, true);
+    const authorization = `Bearer ${access_token}`;
+    const about = await this.get(`${this.options.baseUrl.replace(/\/+$/, '')}/${encodeURIComponent(api_version)}/${encodeURIComponent(mediaId)}`, authorization, MAX_ANSWER_BYTES);
+    const media = mediaOf(parsed(about.body));
+    if (media === null) throw new MessagingError('the WhatsApp Cloud API named no url for the media', about.status, false);
+    const file = await this.get(media.url, authorization, maxBytes);
+    return { bytes: file.body, mime_type: media.mime_type };
+  }
+
+  /** A GET with the token; MessagingError for no answer or a refusal, permanent when a retry cannot help. */
+  private async get(url: string, authorization: string, maxBytes: number): Promise<{ status: number; body: Buffer }> {
+    let answer;
+    try {
+      answer = await this.outbound.request({ method: 'GET', url, headers: { authorization, 'user-agent': 'svc-platform-whatsapp/1' }, body: null, timeoutMs: this.options.timeoutMs, maxResponseBytes: maxBytes });
+    } catch (error) {
+      if (error instanceof OutboundCallError) {
+        const permanent = error.reason !== 'network' && error.reason !== 'timeout';
+        throw new MessagingError(`the WhatsApp media could not be fetched: ${error.message}`, null, permanent);
+      }
+      throw error;
+    }
+    if (answer.status >= 200 && answer.status < 300) return answer;
+    throw new MessagingError(errorOf(answer.status, parsed(answer.body)), answer.status, !RETRYABLE(answer.status));
   }
 }

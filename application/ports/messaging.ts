@@ -1,4 +1,5 @@
-// The port for sending a text message to a WhatsApp user from a tenant's business number.
+// The port for sending a text message to a WhatsApp user from a tenant's business number, and
+// for fetching the media (a voice note) one sent (MediaSource).
 // Adapters (adapters/messaging): the WhatsApp Cloud API (a POST to Meta's Graph API with the
 // tenant's access token) and the embedded outbox (the message is kept for the super admin to
 // read, and sent nowhere). Which one a reply goes through is the application's rule
@@ -41,6 +42,21 @@ export class MessagingError extends Error {
     super(message);
     this.name = 'MessagingError';
   }
+}
+
+/** Media a WhatsApp user sent (a voice note), as downloaded: its bytes and the media type Meta gave. */
+export interface DownloadedMedia {
+  bytes: Buffer;
+  mime_type: string | null;
+}
+
+/**
+ * Where the media of inbound messages are fetched from, with the business number's token: the
+ * Cloud API (the embedded outbox has none). Rejects with MessagingError: `permanent` when a
+ * retry cannot help (no token, a refusal, media larger than `maxBytes`).
+ */
+export interface MediaSource {
+  downloadMedia(from: BusinessNumber, mediaId: string, maxBytes: number): Promise<DownloadedMedia>;
 }
 
 export interface Messaging {

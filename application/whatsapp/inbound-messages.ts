@@ -15,8 +15,12 @@
 // workspace the configuration names, or the tenant's default one. The turn runs under an
 // idempotency seed derived from the message, so a redelivery after a crash finds what the
 // first attempt recorded and asks the model nothing again. The answer is queued as a reply
-// (reply-delivery.ts sends it). Other outcomes (domain/whatsapp-message):
-//   - not text (an image, a voice note, a location...): a reply says only text is understood;
+// (reply-delivery.ts sends it). A voice note is a turn too where it can be listened to (a speech
+// server, and the tenant's access token to fetch it from the Cloud API): its transcript is the
+// question (transcriptOf). Other outcomes (domain/whatsapp-message):
+//   - not text (an image, a location, a voice note that cannot be listened to here...): a reply
+//     says only text is understood;
+//   - a voice note that could not be fetched or transcribed: a reply asks to write instead;
 //     reactions, system notices and the welcome request get no reply;
 //   - the message quota used up: a reply says the assistant is unavailable for now;
 //   - the model failed (recorded on the conversation): a reply asks to try again later;
@@ -33,24 +37,37 @@ import { defaultWorkspaceOf } from '../workspace/workspaces';
 import { AssistantUnavailableError, type ChatDependencies, chat, publicChannelAsker, titleFrom } from '../chat/chat';
 import { handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { conversationAggregate } from '../conversation/conversations';
-import { QuotaExceededError } from '../entitlement/entitlements';
+import { QuotaExceededError, requireQuota } from '../entitlement/entitlements';
 import type { Secrets } from '../ports/identity';
 import type { Saga } from '../sagas/saga';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { WHATSAPP_MESSAGES, type WhatsAppMessageDocument } from '../../projections/whatsapp-messages';
 import type { RecordedOf } from '../ports/domain-event-store';
 import { queueWhatsAppReply } from './reply-delivery';
-import { configurationOfTenant, whyNotServed } from './whatsapp-config';
+import type { WhatsAppConfiguration } from '../../domain/whatsapp-config/whatsapp-config';
+import { type WhatsAppSettings, configurationOfTenant, whyNotServed } from './whatsapp-config';
+import { MessagingError, type MediaSource } from '../ports/messaging';
+import { type Speech, SpeechProviderError } from '../ports/speech';
+import { sniffAudio } from '../speech/audio-types';
 import { senderPartyId, whatsappMessageAggregate } from './whatsapp-webhook';
 
 export const WHATSAPP_INBOUND = 'whatsapp_inbound';
 
-export type InboundDependencies = ChatDependencies & { secrets: Pick<Secrets, 'seal' | 'digest'> };
+export type InboundDependencies = ChatDependencies & {
+  secrets: Pick<Secrets, 'seal' | 'open' | 'digest'>;
+  /** Where voice notes are fetched from (the Cloud API, with the tenant's token). */
+  media: MediaSource;
+  /** What voice notes are transcribed with; null: the deployment has no speech server, and they are not listened to. */
+  speech: Speech | null;
+  whatsapp: WhatsAppSettings;
+};
 
 /** What the sender is told when their message is not text. */
 export const ONLY_TEXT_NOTICE = 'Sorry, I can only read text messages. Please write your question as text.';
 /** What the sender is told when the tenant's message quota is used up. */
 export const UNAVAILABLE_NOTICE = 'Sorry, the assistant is not available right now. Please try again later.';
+/** What the sender is told when their voice note could not be listened to. */
+export const VOICE_NOT_HEARD_NOTICE = 'Sorry, I could not listen to your voice message. Please write your question as text.';
 /** What the sender is told when the model could not answer. */
 export const FAILED_NOTICE = 'Sorry, I could not answer just now. Please try again in a moment.';
 
@@ -122,22 +139,56 @@ interface Handling {
 
 const handling = (outcome: MessageOutcome, detail: string | null, reply: Handling['reply'] = null): Handling => ({ outcome, conversation_id: null, user_message_id: null, reply, detail });
 
+/** Whether voice notes can be listened to for this tenant: a speech server, and the Cloud API with the tenant's token to fetch them. */
+const hearsVoiceNotes = (deps: InboundDependencies, configuration: WhatsAppConfiguration): boolean =>
+  deps.speech !== null && !deps.whatsapp.outboxOnly && configuration.access_token_sealed !== null;
+
+/**
+ * What a voice note says: its audio fetched from the Cloud API (at most `maxAudioBytes`),
+ * transcribed by the speech server. Any failure (Meta, the audio's type, the speech server, an
+ * empty transcript) is a notice to the sender rather than a retry: they may simply write.
+ */
+async function transcriptOf(deps: InboundDependencies, message: WhatsAppMessageReceivedData, configuration: WhatsAppConfiguration, maxAudioBytes: number): Promise<{ text: string } | { failure: string }> {
+  if (message.media_id === undefined || deps.speech === null || configuration.access_token_sealed === null) return { failure: 'voice_not_available' };
+  try {
+    const from = { phone_number_id: configuration.phone_number_id, access_token: deps.secrets.open(configuration.access_token_sealed), api_version: configuration.graph_api_version };
+    const media = await deps.media.downloadMedia(from, message.media_id, maxAudioBytes);
+    const type = sniffAudio(media.bytes);
+    if (type === null) return { failure: 'unsupported_audio_type' };
+    const text = (await deps.speech.transcribe(media.bytes, type.mime)).trim();
+    return text === '' ? { failure: 'nothing_heard' } : { text };
+  } catch (error) {
+    if (!(error instanceof MessagingError || error instanceof SpeechProviderError)) throw error;
+    deps.logger.warn({ tenant_id: message.tenant_id, message_id: message.message_id, reason: error.message }, 'a WhatsApp voice note could not be listened to');
+    return { failure: error instanceof MessagingError ? 'voice_not_fetched' : 'voice_not_transcribed' };
+  }
+}
+
 /** What the message calls for: a turn and its answer, a notice, or nothing. */
-async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageReceivedData, turnContext: Omit<RequestContext, 'actor'>): Promise<Handling> {
+async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageReceivedData, turnContext: Omit<RequestContext, 'actor'>, maxAudioBytes: number): Promise<Handling> {
   const { tenant_id, message_id } = message;
   const configuration = await configurationOfTenant(deps, tenant_id);
   if (configuration === null || configuration.phone_number_id !== message.phone_number_id) return handling('ignored', 'number_not_configured');
   const refusal = await whyNotServed(deps, tenant_id, configuration.enabled);
   if (refusal !== null) return handling('ignored', refusal);
-  if (message.type !== 'text' || message.text === null) {
+  const voiceNote = message.type === 'audio' && hearsVoiceNotes(deps, configuration);
+  if ((message.type !== 'text' || message.text === null) && !voiceNote) {
     return SILENT_TYPES.has(message.type) ? handling('ignored', `type_${message.type}`) : handling('unsupported_type', `type_${message.type}`, { text: ONLY_TEXT_NOTICE, kind: 'notice' });
   }
   const workspaceId = await workspaceOf(deps, tenant_id, configuration.workspace_id);
   if (workspaceId === null) return handling('refused', 'no_workspace');
   try {
-    const { conversation_id: conversationId, party } = await senderConversation(deps, tenant_id, { wa_id: message.from, name: message.profile_name }, workspaceId, titleFrom(message.text) || 'WhatsApp', turnContext);
+    let text = message.text ?? '';
+    if (voiceNote) {
+      // The quota first: a message past it is not worth listening to.
+      await requireQuota(deps, tenant_id, 'messages_per_month');
+      const heard = await transcriptOf(deps, message, configuration, maxAudioBytes);
+      if ('failure' in heard) return handling('assistant_failed', heard.failure, { text: VOICE_NOT_HEARD_NOTICE, kind: 'notice' });
+      text = heard.text;
+    }
+    const { conversation_id: conversationId, party } = await senderConversation(deps, tenant_id, { wa_id: message.from, name: message.profile_name }, workspaceId, titleFrom(text) || 'WhatsApp', turnContext);
     const asker = publicChannelAsker(tenant_id, party, 'whatsapp', workspaceId);
-    const result = await chat(deps, asker, { message: message.text, conversation_id: conversationId }, { ...turnContext, actor: party }, { idempotencyKey: `${WHATSAPP_INBOUND}:${message_id}` });
+    const result = await chat(deps, asker, { message: text, conversation_id: conversationId }, { ...turnContext, actor: party }, { idempotencyKey: `${WHATSAPP_INBOUND}:${message_id}` });
     const turn = { conversation_id: result.conversation_id, user_message_id: result.user_message_id };
     if (result.paused || result.answer === null) return { ...turn, outcome: 'paused', reply: null, detail: 'handed_off' };
     return { ...turn, outcome: 'answered', reply: { text: result.answer.text, kind: 'answer' }, detail: null };
@@ -153,6 +204,8 @@ async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageRec
 export interface InboundSettings {
   /** How long a message waits for the sender's earlier ones to be handled before its turn goes on anyway (WHATSAPP_ORDER_WAIT_SECONDS). */
   orderWaitMs: number;
+  /** The largest voice note listened to (SPEECH_MAX_AUDIO_BYTES). */
+  maxAudioBytes: number;
 }
 
 /** Between two looks at whether the sender's earlier messages are handled. */
@@ -205,7 +258,7 @@ export function whatsappInboundSaga(deps: InboundDependencies, settings: Inbound
       };
       const sagaContext: RequestContext = { ...systemContext(correlationId, WHATSAPP_INBOUND, event.id), tenant_id: message.tenant_id };
       await afterEarlierMessages(deps, event, settings.orderWaitMs);
-      const handled = await handlingOf(deps, message, turnContext);
+      const handled = await handlingOf(deps, message, turnContext, settings.maxAudioBytes);
       const replyId = handled.reply === null ? null : deps.ids.fromKey(`whatsappReply:${message.message_id}`);
       // The reply first: a crash before the outcome is recorded redelivers the trigger, which
       // finds the turn recorded (its seed) and the reply queued (its id), and records the outcome.

@@ -89,6 +89,8 @@ export interface InboundMessage {
   type: string;
   /** The body of a `text` message; null for other types. */
   text: string | null;
+  /** An `audio` message's media id (a voice note); null for other types. */
+  media_id: string | null;
   profile_name: string | null;
 }
 
@@ -219,6 +221,7 @@ async function recordMessage(deps: WhatsAppWebhookDependencies, tenantId: string
         profile_name: message.profile_name,
         type: message.type,
         text: message.type === 'text' ? message.text : null,
+        ...(message.media_id === null ? {} : { media_id: message.media_id }),
         sent_at: instantOf(message.timestamp, deps.clock.now()),
       },
     },

@@ -7,9 +7,11 @@
 //
 // Outcomes: `answered` (a turn of the sender's conversation, the answer queued as a reply),
 // `paused` (the conversation is handed off to a person: the assistant stays quiet),
-// `unsupported_type` (not text: a reply says only text is understood), `over_quota` (the
+// `unsupported_type` (not text, nor a voice note the platform could listen to: a reply says only
+// text is understood), `over_quota` (the
 // tenant's message quota is used up: a reply says the assistant is unavailable),
-// `assistant_failed` (the model could not answer: a reply says so), `refused` (a text the
+// `assistant_failed` (the model could not answer, or a voice note could not be listened to: a
+// reply says so), `refused` (a text the
 // conversation refuses, such as one of spaces only: no reply), `ignored` (a reaction or a
 // system notice, or the channel was turned off meanwhile: no reply).
 //
@@ -31,25 +33,29 @@ export type MessageOutcome = t.TypeOf<typeof MessageOutcome>;
 
 export const WhatsAppMessageReceived = declareEvent(
   'WhatsAppMessageReceived',
-  t.type({
-    message_id: t.string,
-    tenant_id: t.string,
-    /** Meta's id of the message (`wamid....`). */
-    wamid: t.string,
-    /** The business number it was sent to. */
-    phone_number_id: t.string,
-    /** The sender's WhatsApp id (their phone number, digits). */
-    from: t.string,
-    /** The sender's profile name as Meta gave it; null when it gave none. */
-    profile_name: t.union([t.string, t.null]),
-    /** Meta's message type: `text`, `image`, `audio`, `reaction`, ... */
-    type: t.string,
-    /** The text of a `text` message; null for any other type. */
-    text: t.union([t.string, t.null]),
-    /** When the sender sent it (Meta's timestamp). */
-    sent_at: t.string,
-    received_at: t.string,
-  }),
+  t.intersection([
+    t.type({
+      message_id: t.string,
+      tenant_id: t.string,
+      /** Meta's id of the message (`wamid....`). */
+      wamid: t.string,
+      /** The business number it was sent to. */
+      phone_number_id: t.string,
+      /** The sender's WhatsApp id (their phone number, digits). */
+      from: t.string,
+      /** The sender's profile name as Meta gave it; null when it gave none. */
+      profile_name: t.union([t.string, t.null]),
+      /** Meta's message type: `text`, `image`, `audio`, `reaction`, ... */
+      type: t.string,
+      /** The text of a `text` message; null for any other type. */
+      text: t.union([t.string, t.null]),
+      /** When the sender sent it (Meta's timestamp). */
+      sent_at: t.string,
+      received_at: t.string,
+    }),
+    /** An `audio` message's media id at Meta (a voice note), to download it with the tenant's token. */
+    t.partial({ media_id: t.string }),
+  ]),
 );
 export const WhatsAppMessageHandled = declareEvent(
   'WhatsAppMessageHandled',

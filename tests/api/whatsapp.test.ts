@@ -15,7 +15,7 @@ import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { suspendTenant } from '../../application/tenant/tenant-commands';
-import { FAILED_NOTICE, ONLY_TEXT_NOTICE, UNAVAILABLE_NOTICE, WHATSAPP_INBOUND } from '../../application/whatsapp/inbound-messages';
+import { FAILED_NOTICE, ONLY_TEXT_NOTICE, UNAVAILABLE_NOTICE, VOICE_NOT_HEARD_NOTICE, WHATSAPP_INBOUND } from '../../application/whatsapp/inbound-messages';
 import { WHATSAPP_REPLIES_SAGA } from '../../application/whatsapp/reply-delivery';
 import { setQuotaOverrides } from '../../application/quota-override/quota-overrides';
 import { systemContext } from '../../application/shared/request-context';
@@ -28,6 +28,7 @@ import { CONVERSATIONS } from '../../projections/conversations';
 import { expectEveryEventAudited } from '../support/audit';
 import { userContext } from '../support/context';
 import { type GraphApiServer, startGraphApi } from '../support/graph-api';
+import { OpenAiAudioServer } from '../support/openai-audio-server';
 import { type Account, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { ManualClock, eventually } from '../support/stores';
@@ -54,6 +55,7 @@ describe('the WhatsApp channel (spec 4.14)', () => {
   let server: TestServer;
   let clock: ManualClock;
   let graph: GraphApiServer;
+  let audio: OpenAiAudioServer;
   let adminToken: string;
   /** Every line the platform logged. */
   const logged: string[] = [];
@@ -138,6 +140,7 @@ describe('the WhatsApp channel (spec 4.14)', () => {
   before(async () => {
     clock = new ManualClock(new Date('2026-11-22T10:00:00.000Z'));
     graph = await startGraphApi();
+    audio = await OpenAiAudioServer.start();
     const logger = createLogger('debug', { write: (line: string) => void logged.push(line) });
     server = await startTestServer(
       {
@@ -147,6 +150,8 @@ describe('the WhatsApp channel (spec 4.14)', () => {
         WHATSAPP_GRAPH_BASE_URL: graph.url,
         WHATSAPP_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
         WHATSAPP_RETRY_BASE_SECONDS: '1',
+        SPEECH_BASE_URL: audio.baseUrl,
+        SPEECH_API_KEY: 'sk-platform-speech',
       },
       { clock, logger, sagaRetryPollMs: 3_600_000 },
     );
@@ -157,6 +162,7 @@ describe('the WhatsApp channel (spec 4.14)', () => {
   after(async () => {
     await server.close();
     await graph.close();
+    await audio.close();
   });
 
   describe('configuration by the super admin (GET, PUT /admin/whatsapp/config, GET /admin/whatsapp/configs)', () => {
@@ -565,6 +571,7 @@ describe('the WhatsApp channel (spec 4.14)', () => {
         [{ object: 'page', entry: [] }, 'object'],
         [{ object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: outbox.phone_number_id }, messages: [{ from: 'someone', id: 'wamid.x', timestamp: '1', type: 'text', text: { body: 'x' } }] } }] }] }, 'entry.0.changes.0.value.messages.0.from'],
         [{ object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: outbox.phone_number_id }, messages: [{ from: '1', id: 'wamid.x', timestamp: '1', type: 'text' }] } }] }] }, 'entry.0.changes.0.value.messages.0.text'],
+        [{ object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: outbox.phone_number_id }, messages: [{ from: '1', id: 'wamid.x', timestamp: '1', type: 'audio' }] } }] }] }, 'entry.0.changes.0.value.messages.0.audio'],
         [{ object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: {} } }] }] }, 'entry.0.changes.0.value.metadata.phone_number_id'],
       ];
       for (const [body, field] of cases) {
@@ -695,6 +702,58 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       }
       const failed = await settledReply(cloud, id, ['failed']);
       expect(failed).to.deep.include({ attempts: MAX_ATTEMPTS, last_status_code: 500 });
+    });
+  });
+
+  describe('voice notes', () => {
+    // A voice note as WhatsApp records one: Ogg Opus.
+    const VOICE = Buffer.concat([Buffer.from('OggS\x00\x02', 'latin1'), Buffer.alloc(200, 7)]);
+
+    it('listens to one: fetched from the Cloud API with the tenant’s token, transcribed, and answered as the sender’s question', async () => {
+      graph.serveMedia('media-voice-1', VOICE, 'audio/ogg');
+      audio.script({ text: ' Do you deliver on Sundays? ' });
+      const heardBefore = audio.requests.length;
+      const graphBefore = graph.requests.length;
+      const id = wamid();
+      await deliverTo(cloud, [{ from: '16505552001', id, type: 'audio', media_id: 'media-voice-1' }]);
+      const [received] = await server.platform.eventStore.readStream(whatsappMessageStream(inboundId(cloud, id)));
+      expect(received.data).to.deep.include({ type: 'audio', text: null, media_id: 'media-voice-1' });
+
+      const reply = await settledReply(cloud, id);
+      const outcome = await handled(cloud, id);
+      expect(outcome).to.deep.include({ outcome: 'answered', detail: null });
+      const conversation = await server.platform.eventStore.readStream(conversationStream(outcome.conversation_id));
+      const asked = conversation.find((event) => event.type === 'UserMessagePosted');
+      expect((asked?.data as Json).text).to.equal('Do you deliver on Sundays?');
+      expect(reply).to.deep.include({ to: '16505552001', kind: 'answer', status: 'sent', transport: 'cloud_api' });
+
+      const fetched = graph.requests.slice(graphBefore).filter((request) => request.method === 'GET');
+      expect(fetched.map((request) => request.path)).to.deep.equal(['/v23.0/media-voice-1', '/media/media-voice-1']);
+      for (const request of fetched) expect(request.headers.authorization).to.equal(`Bearer ${cloud.access_token}`);
+      const [heard] = audio.requests.slice(heardBefore);
+      expect(heard.file?.bytes.equals(VOICE)).to.equal(true);
+      expect(heard.file?.type).to.equal('audio/ogg');
+    });
+
+    it('tells the sender it could not listen when the Cloud API has no such media, or the speech server fails', async () => {
+      const gone = wamid();
+      await deliverTo(cloud, [{ from: '16505552002', id: gone, type: 'audio', media_id: 'media-expired' }]);
+      expect(await settledReply(cloud, gone)).to.deep.include({ text: VOICE_NOT_HEARD_NOTICE, kind: 'notice', conversation_id: null });
+      expect(await handled(cloud, gone)).to.deep.include({ outcome: 'assistant_failed', detail: 'voice_not_fetched' });
+
+      graph.serveMedia('media-voice-2', VOICE, 'audio/ogg');
+      audio.script({ status: 500 });
+      const failing = wamid();
+      await deliverTo(cloud, [{ from: '16505552002', id: failing, type: 'audio', media_id: 'media-voice-2' }]);
+      expect(await settledReply(cloud, failing)).to.deep.include({ text: VOICE_NOT_HEARD_NOTICE, kind: 'notice' });
+      expect(await handled(cloud, failing)).to.deep.include({ outcome: 'assistant_failed', detail: 'voice_not_transcribed' });
+    });
+
+    it('tells a sender that only text is understood where voice notes cannot be fetched (no access token: the outbox)', async () => {
+      const id = wamid();
+      await deliverTo(outbox, [{ from: '16505552003', id, type: 'audio', media_id: 'media-voice-1' }]);
+      expect(await settledReply(outbox, id)).to.deep.include({ text: ONLY_TEXT_NOTICE, kind: 'notice' });
+      expect(await handled(outbox, id)).to.deep.include({ outcome: 'unsupported_type', detail: 'type_audio' });
     });
   });
 

@@ -9,6 +9,8 @@ export interface Sent {
   text?: string;
   type?: string;
   name?: string;
+  /** An `audio` message's media id (a voice note). */
+  media_id?: string;
 }
 
 /** The business number a delivery is for. */
@@ -28,6 +30,7 @@ export function metaPayload(number: BusinessNumber, messages: Sent[], statuses: 
       if (type === 'text') return { ...base, text: { body: message.text ?? 'Hello' } };
       if (type === 'image') return { ...base, image: { caption: 'a photo', mime_type: 'image/jpeg', sha256: 'abc', id: '1003383421387256' } };
       if (type === 'reaction') return { ...base, reaction: { message_id: 'wamid.OUT-1', emoji: '👍' } };
+      if (type === 'audio') return { ...base, audio: { id: message.media_id ?? '1003383421387257', mime_type: 'audio/ogg; codecs=opus', sha256: 'abc', voice: true } };
       return base;
     });
   }

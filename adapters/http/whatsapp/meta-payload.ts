@@ -6,7 +6,8 @@
 //       "messaging_product": "whatsapp",
 //       "metadata": {"display_phone_number": "15550783881", "phone_number_id": "106540352242922"},
 //       "contacts": [{"profile": {"name": "Sheena Nelson"}, "wa_id": "16505551234"}],
-//       "messages": [{"from": "16505551234", "id": "wamid.HBgL...", "timestamp": "1749416383", "type": "text", "text": {"body": "Does it come in another color?"}}],
+//       "messages": [{"from": "16505551234", "id": "wamid.HBgL...", "timestamp": "1749416383", "type": "text", "text": {"body": "Does it come in another color?"}},
+//                    {"from": "16505551234", "id": "wamid.HBgM...", "timestamp": "1749416390", "type": "audio", "audio": {"id": "1003383421387256", "mime_type": "audio/ogg; codecs=opus", "voice": true}}],
 //       "statuses": [{"id": "wamid.HBgL...", "status": "delivered", "timestamp": "1750263773", "recipient_id": "16505551234", "errors": [{"code": 131047, "title": "..."}]}]
 //    }}]}]}
 //
@@ -34,7 +35,7 @@ export const MetaEnvelope = t.type(
 
 const MetaMessage = t.intersection([
   t.type({ from: WaId, id: MessageId, timestamp: UnixSeconds, type: t.string }),
-  t.partial({ text: t.type({ body: t.string }) }),
+  t.partial({ text: t.type({ body: t.string }), audio: t.type({ id: t.string }) }),
 ]);
 const MetaContact = t.intersection([t.type({ wa_id: t.string }), t.partial({ profile: t.partial({ name: t.string }) })]);
 const MetaStatus = t.intersection([
@@ -79,12 +80,14 @@ export function decodeDelivery(rawBody: Buffer): WhatsAppDelivery {
       const names = new Map((value.contacts ?? []).map((contact) => [contact.wa_id, contact.profile?.name ?? null]));
       const messages: InboundMessage[] = (value.messages ?? []).map((message, index) => {
         if (message.type === 'text' && message.text === undefined) throw invalid('invalid_request', `${path}.messages.${index}.text: a text message has a text {body}`, `${path}.messages.${index}.text`);
+        if (message.type === 'audio' && message.audio === undefined) throw invalid('invalid_request', `${path}.messages.${index}.audio: an audio message has an audio {id}`, `${path}.messages.${index}.audio`);
         return {
           wamid: message.id,
           from: message.from,
           timestamp: message.timestamp,
           type: message.type,
           text: message.type === 'text' ? message.text!.body : null,
+          media_id: message.type === 'audio' ? message.audio!.id : null,
           profile_name: names.get(message.from) ?? null,
         };
       });
