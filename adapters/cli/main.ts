@@ -21,6 +21,7 @@ import { documentStatusCounts } from '../../application/document/documents';
 import { askAsOperator } from '../../application/chat/chat';
 import { eraseConversationOf } from '../../application/conversation/conversations';
 import { eraseLeadOf } from '../../application/lead/lead-erasure';
+import { eraseToolCallOf } from '../../application/tool-call/tool-call-erasure';
 import {
   LIST_MAX_LIMIT,
   type OrchestrationEventFilter,
@@ -54,7 +55,9 @@ const USAGE = `usage: npm run cli -- <command>
                                      ask the tenant's assistant as the operator (every workspace); prints the answer and its sources
   erase conversation ID --tenant ID  erase a conversation and its tool calls for the organization (its texts
                                      unreadable for good; also for a deleted organization: docs/personal-data.md)
-  erase lead ID --tenant ID          erase a lead for the organization (its captured fields unreadable for good)
+  erase lead ID --tenant ID          erase a lead, and the conversation it was left in, for the organization
+  erase tool-call ID --tenant ID     erase a tool call for the organization (a flow's step, a test: its arguments
+                                     and exchange unreadable for good)
   events orchestration list --tenant ID [--status S] [--name N] [--correlation-id C]
                             [--from T] [--to T] [--limit N] [--cursor C]
                                      the tenant's orchestration events, newest first
@@ -306,7 +309,8 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
       }, options.platform);
     }
     case 'erase conversation':
-    case 'erase lead': {
+    case 'erase lead':
+    case 'erase tool-call': {
       const [id] = positional;
       const tenantId = flags.tenant;
       if (!id || typeof tenantId !== 'string') return usageError(out, `erase ${action} needs an ID and --tenant ID`);
@@ -315,10 +319,13 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
         await platform.projections.start();
         await platform.projections.waitFor(await platform.eventStore.headPosition(), { timeoutMs: 30_000 });
         const onBehalf = { ...context, tenant_id: tenantId };
+        const operator = { kind: 'system' as const, id: OPERATOR_CLI };
         const erased =
           action === 'conversation'
             ? { ...(await eraseConversationOf(platform.identity, tenantId, id, onBehalf)), conversation_id: null }
-            : await eraseLeadOf(platform.identity, tenantId, id, { kind: 'system', id: OPERATOR_CLI }, onBehalf);
+            : action === 'lead'
+              ? await eraseLeadOf(platform.identity, tenantId, id, operator, onBehalf)
+              : { ...(await eraseToolCallOf(platform.identity, tenantId, id, operator, onBehalf)), conversation_id: null };
         out(`erased ${action} ${erased.id} (first erased at ${erased.erased_at})${erased.conversation_id === null ? '' : `, with the conversation it was left in, ${erased.conversation_id}`}`);
         return 0;
       }, options.platform);

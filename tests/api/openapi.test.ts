@@ -742,6 +742,9 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('POST', `/api/v1/tool-calls/${refusable.json.id}/refuse`, { headers: as(admin), body: { reason: '' } });
       await call('POST', `/api/v1/tool-calls/${refusable.json.id}/refuse`, { headers: as(admin), body: { reason: 'Refunded by hand.' } });
       await call('POST', `/api/v1/tool-calls/${refusable.json.id}/refuse`, { headers: as(admin), body: { reason: 'Again.' } });
+      await call('POST', `/api/v1/tool-calls/${refusable.json.id}/erase`, { headers: as(member) });
+      await call('POST', `/api/v1/tool-calls/${refusable.json.id}/erase`, { headers: as(admin) });
+      await call('POST', '/api/v1/tool-calls/none/erase', { headers: as(admin) });
       await call('POST', '/api/v1/tool-calls/none/refuse', { headers: as(member), body: { reason: 'No.' } });
     });
 

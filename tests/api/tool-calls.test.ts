@@ -621,6 +621,45 @@ describe('business tool execution, logs and approvals (spec 4.12)', () => {
   });
 
   // Last: mocha runs a suite's own tests before its nested suites.
+  describe('erasing a call (POST /api/v1/tool-calls/{id}/erase, docs/personal-data.md)', () => {
+    it('erases its arguments and exchange for good, refusing it first while it waits; owners and admins only; again answers the first', async () => {
+      const refund = await tool(await integration({ base_url: api.url, auth: { kind: 'bearer' }, credentials: SECRETS.bearer }), {
+        name: 'refund_for_erasure',
+        method: 'POST',
+        path: '/refunds/{orderId}',
+        parameters: [{ argument: 'orderId', in: 'path', name: 'orderId' }],
+        input_schema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+        risk: 'approval_required',
+      });
+      const waiting = await test(writer, refund, { orderId: 'o-erase-7' });
+      expect(waiting.status, waiting.text).to.equal(202);
+      const id: string = waiting.json.id;
+      const erase = (account: Account | null, callId = id) => send(account, 'POST', `/api/v1/tool-calls/${callId}/erase`);
+      expect((await erase(null)).status).to.equal(401);
+      const denied = await erase(writer);
+      expect([denied.status, denied.json.code]).to.deep.equal([403, 'insufficient_role']);
+      for (const [account, callId] of [[outsider, id], [admin, 'none']] as const) {
+        const missing = await erase(account, callId);
+        expect([missing.status, missing.json.code]).to.deep.equal([404, 'tool_call_not_found']);
+      }
+      expect(JSON.stringify(await streamOf(id))).to.include('o-erase-7');
+      expect((await streamOf(id)).map((event) => event.type)).to.deep.equal(['ToolCallRequested']);
+
+      const erased = await erase(admin);
+      expect(erased.status, erased.text).to.equal(200);
+      expect(erased.json).to.deep.equal({ id, erased_at: clock.now().toISOString() });
+      expect(await erased.events()).to.deep.equal(['ToolCallRefused@toolCall', 'ToolCallErased@toolCall']);
+      const events = await streamOf(id);
+      expect(events[0].data).to.deep.include({ arguments: {} });
+      expect(JSON.stringify(events)).to.not.include('o-erase-7');
+      const logged = await send(admin, 'GET', `/api/v1/tool-calls/${id}`);
+      expect(logged.json).to.deep.include({ status: 'refused', arguments: {}, erased_at: erased.json.erased_at });
+      clock.advance(1000);
+      expect((await erase(admin)).json).to.deep.equal(erased.json);
+      expect((await send(admin, 'POST', `/api/v1/tool-calls/${id}/approve`)).status).to.equal(404);
+    });
+  });
+
   describe('afterwards', () => {
     it("a tool in a workspace the member's teams were not granted is 404 to them", async () => {
       const other = (await gql(server, 'mutation { create_workspace(name: "Back office") { id } }', {}, owner.token)).json.data.create_workspace.id;

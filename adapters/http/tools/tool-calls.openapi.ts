@@ -118,5 +118,15 @@ export const toolCallsApi: ApiArea = {
         errors: [404, 409],
       },
     },
+    '/api/v1/tool-calls/{id}/erase': {
+      post: {
+        summary: "Erase a tool call's personal data",
+        description:
+          "For a person's request to have their data erased (docs/personal-data.md), for a call no conversation's erasure reaches (a flow's step, a test): the key its arguments, exchange, failure message, challenge and refusal reason are sealed under is deleted, so they cannot be read again anywhere; the execution log keeps its status, times and latency (`erased_at` set). A call still awaiting approval is refused first. It cannot be undone. Only an owner or admin: 403 `insufficient_role`; 404 `tool_call_not_found` for another organization's; erasing again answers the first erasure.",
+        access: 'user',
+        success: { status: 200, description: 'erased', json: object({ id: string(), erased_at: dateTime('when it was first erased') }) },
+        errors: [404],
+      },
+    },
   },
 };

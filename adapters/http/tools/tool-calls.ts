@@ -9,6 +9,7 @@ import * as t from 'io-ts';
 import type { Context } from 'koa';
 import type { AccessDenialRecorder } from '../../../application/access-denial/access-denials';
 import { approveToolCall, refuseToolCall } from '../../../application/tool-call/approvals';
+import { eraseToolCall } from '../../../application/tool-call/tool-call-erasure';
 import { getToolCall, listToolCalls, statusFilter, toolLogs } from '../../../application/tool-call/execution-log';
 import type { ToolCallDependencies } from '../../../application/tool-call/tool-calls';
 import { type ToolTestDependencies, testTool } from '../../../application/tool-call/tool-test';
@@ -75,6 +76,10 @@ export function toolCallsRouter(identity: UseCaseDependencies, denials: AccessDe
   router.post('/tool-calls/:id/refuse', user, async (ctx) => {
     const body = decodeBody(RefusalBody, ctx.request.body);
     ctx.body = await refuseToolCall(deps, ctx.state.principal, ctx.params.id, body.reason, requestContextOf(ctx));
+  });
+
+  router.post('/tool-calls/:id/erase', user, async (ctx) => {
+    ctx.body = await eraseToolCall(identity, ctx.state.principal, ctx.params.id, requestContextOf(ctx));
   });
 
   return router;
