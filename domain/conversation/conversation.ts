@@ -31,9 +31,10 @@
 //
 // Erasure (docs/personal-data.md): the texts of a conversation (messages, answers, replies,
 // titles, feedback comments, status reasons, challenge prompts, a messaging channel's contact)
-// are personal data of the subject `conversation:<id>`, stored sealed under its key. `ConversationErased` (an admin's
-// erasure, of a live or deleted conversation) deletes that key: the texts read as
-// ERASED_PERSONAL_DATA from then on, and the conversation is deleted and accepts nothing more.
+// are personal data of the subject `conversation:<id>`, stored sealed under its key.
+// `ConversationErased` (an admin's erasure, of a live or deleted conversation) deletes that
+// key: the texts read as ERASED_PERSONAL_DATA from then on, and the conversation is deleted
+// and accepts nothing more.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';

@@ -5,9 +5,10 @@
 // - The first request claims the key and runs; its 2xx answer is recorded (sealed) and is the
 //   answer to every retry with the same request until `expires_at`. An answer that holds a
 //   data subject's personal data (a chat answer: the conversation's texts) is recorded as
-//   `IdempotentPersonalAnswerRecorded`, sealed under that subject's key, so erasing the subject
-//   erases this copy too (docs/personal-data.md); any other under the data key. The same key with another
-//   request is refused (422 `idempotency_key_reused`) for as long as the key is bound.
+//   `IdempotentPersonalAnswerRecorded`, sealed under that subject's key, so erasing the
+//   subject erases this copy too (docs/personal-data.md); any other under the data key.
+// - The same key with another request is refused (422 `idempotency_key_reused`) for as long as
+//   the key is bound.
 // - A claim is held for `hold_seconds`: a retry meanwhile is refused (409
 //   `idempotency_key_in_use`); a holder that crashed lets the hold lapse and the next retry
 //   takes the claim over.

@@ -7,13 +7,12 @@
 //
 // Outcomes: `answered` (a turn of the sender's conversation, the answer queued as a reply),
 // `paused` (the conversation is handed off to a person: the assistant stays quiet),
-// `unsupported_type` (not text, nor a voice note the platform could listen to: a reply says only
-// text is understood), `over_quota` (the
-// tenant's message quota is used up: a reply says the assistant is unavailable),
-// `assistant_failed` (the model could not answer, or a voice note could not be listened to: a
-// reply says so), `refused` (a text the
-// conversation refuses, such as one of spaces only: no reply), `ignored` (a reaction or a
-// system notice, or the channel was turned off meanwhile: no reply).
+// `unsupported_type` (not text, nor a voice note the platform could listen to: a reply says
+// only text is understood), `over_quota` (the tenant's message quota is used up: a reply says
+// the assistant is unavailable), `assistant_failed` (the model could not answer, or a voice
+// note could not be listened to: a reply says so), `refused` (a text the conversation refuses,
+// such as one of spaces only: no reply), `ignored` (a reaction or a system notice, or the
+// channel was turned off meanwhile: no reply).
 //
 // Erasure (docs/personal-data.md): the sender's number, profile name and text are personal data
 // of the subject `whatsappMessage:<id>`, stored sealed under its key; `WhatsAppMessageErased`

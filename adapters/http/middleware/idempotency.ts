@@ -11,9 +11,10 @@
 // - Only a 2xx answer is kept; any other answer frees the key, so the client may retry.
 // - The handler gets a seed (`idempotencySeedOf(ctx)`) from which the use case derives the ids
 //   of what it creates.
-// - A handler whose answer holds a data subject's personal data (a chat answer, a lead) names
-//   the subject (`answerHoldsPersonalDataOf`): the answer is kept under its key, and a retry
-//   after the subject was erased is 410 `personal_data_erased` (docs/personal-data.md).
+// - A handler whose answer holds a data subject's personal data (a chat turn, an agent's reply,
+//   a tool test) names the subject (`answerHoldsPersonalDataOf`): the answer is kept under its
+//   key, and a retry after the subject was erased is 410 `personal_data_erased`
+//   (docs/personal-data.md).
 
 import type { Middleware, ParameterizedContext } from 'koa';
 import { type IdempotencyDependencies, type IdempotentAnswer, finishIdempotentRequest, startIdempotentRequest } from '../../../application/idempotency-key/idempotent-requests';
