@@ -440,6 +440,9 @@ describe('the widget’s HTTP routes (/api/v1/widget)', () => {
       expect([again.status, again.headers.get('idempotent-replayed')]).to.deep.equal([200, 'true']);
       expect(again.json).to.deep.equal(first.json);
       expect(await again.events()).to.deep.equal([]);
+      // The kept answer holds the conversation's texts: it is sealed under the conversation's key, erased with it.
+      const kept = (await server.platform.eventStore.readAll({ fromPosition: 0, maxCount: 1_000_000 })).filter((event) => event.type === 'IdempotentPersonalAnswerRecorded');
+      expect(kept.map((event) => (event.data as { subject: string }).subject)).to.include(`conversation:${first.json.conversation_id}`);
       expect((await chat({ message: 'Something else?' }, headers)).status).to.equal(422);
       // Another visitor's key of the same name is theirs.
       const theirs = await chat({ message: 'How long do refunds take?' }, visitorHeaders(token, OTHER_VISITOR, { 'idempotency-key': 'widget-turn-1' }));

@@ -25,7 +25,8 @@ import { invalid } from '../../../domain/shared/errors';
 import { ASSISTANT_UNAVAILABLE, END_USER_SESSION_HEADER, END_USER_TOKEN_HEADER, streamTurnAnswer } from '../chat/chat';
 import { decodeBody } from '../decode';
 import { HttpError } from '../errors';
-import { IDEMPOTENCY_KEY_HEADER, type IdempotencyCaller, idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
+import { IDEMPOTENCY_KEY_HEADER, type IdempotencyCaller, answerHoldsPersonalDataOf, idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
+import { conversationSubject } from '../../../domain/conversation/conversation';
 import { pageQuery } from '../pagination';
 import { requestContextOf } from '../request-context';
 import { jsonBodyInRoute } from '../bodies/json';
@@ -117,7 +118,9 @@ export function widgetRouter(identity: UseCaseDependencies, chat: WidgetChatDepe
       return;
     }
     try {
-      ctx.body = await widgetChat(chat, ctx.state.widget, ctx.state.visitor, request, context, { idempotencyKey: idempotencySeedOf(ctx) });
+      const answer = await widgetChat(chat, ctx.state.widget, ctx.state.visitor, request, context, { idempotencyKey: idempotencySeedOf(ctx) });
+      answerHoldsPersonalDataOf(ctx, conversationSubject(answer.conversation_id));
+      ctx.body = answer;
     } catch (error) {
       // The model server's fault, not the visitor's; the failure is on the conversation already.
       if (error instanceof AssistantUnavailableError) throw new HttpError(502, ASSISTANT_UNAVAILABLE, error.message);
