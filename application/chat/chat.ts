@@ -62,6 +62,7 @@ import {
 } from '../../domain/conversation/conversation';
 import { DomainError, notFound } from '../../domain/shared/errors';
 import { type ChatTool, chatToolsOf } from '../tool/chat-tools';
+import { HANDOFF_NOTE, HANDOFF_TOOL, HANDOFF_TOOL_NAME, handoffOffered, handoffReasonOf } from './handoff-tool';
 import {
   MAX_TOOL_ROUNDS,
   type StepOutcome,
@@ -451,16 +452,20 @@ export async function* answerTurn(deps: ChatDependencies, turn: OpenTurn, signal
       const views = turn.resuming.steps.map((view) => (view.step_id === resumed.step_id ? resumed : view));
       steps.push(...(await stepsOfTurn(deps, views)));
     }
-    const [assistant, passages, tools] = await Promise.all([
+    const [assistant, passages, businessTools, mayHandOff] = await Promise.all([
       assistantOf(deps, turn.asker.tenant_id),
       retrievePassages(deps, turn.asker, turn.question, { workspaceId: turn.workspace_id }),
       chatToolsOf(deps, turn.asker.tenant_id, turn.workspace_id),
+      handoffOffered(deps, turn.asker.tenant_id, turn.asker.public_channel !== undefined),
     ]);
-    const offered = new Map(tools.map((tool) => [tool.spec.name, tool]));
+    const offered = new Map(businessTools.map((tool) => [tool.spec.name, tool]));
+    // The handoff is offered beside the business tools, unless one of them has its name.
+    const handingOff = mayHandOff && !offered.has(HANDOFF_TOOL_NAME);
+    const tools = [...businessTools.map((tool) => tool.spec), ...(handingOff ? [HANDOFF_TOOL] : [])];
     let usage: Usage = null;
     for (let round = 0; ; round += 1) {
       // After MAX_TOOL_ROUNDS rounds of calls the model answers with what it has.
-      const specs = round < MAX_TOOL_ROUNDS ? tools.map((tool) => tool.spec) : [];
+      const specs = round < MAX_TOOL_ROUNDS ? tools : [];
       let roundStarted = false;
       let ending: Exclude<AssistantChunk, { kind: 'delta' }> | null = null;
       for await (const chunk of deps.assistant.answer({ assistant, history: turn.history, question: turn.question, passages, tools: specs, steps: [...steps], signal })) {
@@ -484,21 +489,33 @@ export async function* answerTurn(deps: ChatDependencies, turn: OpenTurn, signal
         const awaiting: string[] = [];
         const prompts: string[] = [];
         const running: string[] = [];
+        let handOff: { reason: string | undefined } | null = null;
         for (const ask of ending.calls) {
+          if (handingOff && ask.name === HANDOFF_TOOL_NAME) {
+            handOff ??= { reason: handoffReasonOf(ask.arguments) };
+            continue;
+          }
           const ran = yield* runToolStep(deps, turn, offered, round, ask);
           steps.push(ran.step);
           if (ran.view.status === 'awaiting_approval') awaiting.push(ran.view.tool_name);
           if (ran.view.status === 'challenge') prompts.push(ran.view.prompt ?? '');
           if (ran.view.status === 'running') running.push(ran.view.tool_name);
         }
-        if (awaiting.length === 0 && prompts.length === 0 && running.length === 0) continue;
+        if (awaiting.length === 0 && prompts.length === 0 && running.length === 0 && handOff === null) continue;
         // The turn ends here: the user's next message answers a challenge; the follow-up saga
-        // reports the outcome of a call once an owner or admin decided, or once it ran.
-        const notes = [...(prompts.length > 0 ? [challengeNote(prompts)] : []), ...(awaiting.length > 0 ? [awaitingApprovalNote(awaiting)] : []), ...(running.length > 0 ? [runningNote(running)] : [])];
+        // reports the outcome of a call once an owner or admin decided, or once it ran; a
+        // person takes over a conversation handed off.
+        const notes = [
+          ...(prompts.length > 0 ? [challengeNote(prompts)] : []),
+          ...(awaiting.length > 0 ? [awaitingApprovalNote(awaiting)] : []),
+          ...(running.length > 0 ? [runningNote(running)] : []),
+          ...(handOff !== null ? [HANDOFF_NOTE] : []),
+        ];
         const note = `${text === '' ? '' : '\n\n'}${notes.join('\n\n')}`;
         text += note;
         yield { kind: 'delta', text: note };
         yield* recordAnswer(deps, turn, { text, citations: [], answered_from_knowledge: false, model: ending.model }, started, usage);
+        if (handOff !== null) await handOffConversation(deps, turn, handOff.reason);
         return;
       }
       const byId = new Map(passages.map((passage) => [passage.id, passage]));
@@ -521,6 +538,19 @@ export async function* answerTurn(deps: ChatDependencies, turn: OpenTurn, signal
     }
   }
   await recordFailure(deps, turn, 'client_gone', `the client left after ${[...text].length} characters of the answer`);
+}
+
+/**
+ * The conversation becomes handed_off, as the model asked (handoff-tool.ts), with the turn's
+ * user as the actor. One a person took over meanwhile, or resolved, is left as it is.
+ */
+async function handOffConversation(deps: ChatDependencies, turn: OpenTurn, reason: string | undefined): Promise<void> {
+  try {
+    await handleCommand(deps, conversationAggregate, conversationStream(turn.conversation_id), { type: 'ChangeConversationStatus', data: { status: 'handed_off', ...(reason === undefined ? {} : { reason }) } }, turn.context);
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    deps.logger.warn({ conversation_id: turn.conversation_id, code: error.code }, 'the assistant could not hand the conversation off');
+  }
 }
 
 type Usage = { prompt_tokens: number; completion_tokens: number } | null;
