@@ -1,16 +1,20 @@
 // A WhatsApp sender's messages are answered in the order received (docs/whatsapp.md, "The
 // turn"): a second message that arrives while the first one's turn is still waiting for the
 // model waits for it, so its turn sees the first question with its answer, and the replies are
-// queued in order. The model is a local OpenAI-compatible server whose first answer is held
-// until the test lets it go.
+// queued in order. And a sender who asks the model for a person is handed to one
+// (hand_off_to_person): the note is their reply, and the assistant is quiet after. The model is
+// a local OpenAI-compatible server whose completions are scripted (the first one held until the
+// test lets it go).
 
 import { expect } from 'chai';
+import { HANDOFF_NOTE, HANDOFF_TOOL_NAME } from '../../application/chat/handoff-tool';
 import { whatsappMessageStream } from '../../domain/whatsapp-message/whatsapp-message';
 import { type Account, registerOwner } from '../support/identity';
 import { OpenAiCompatibleServer } from '../support/openai-compatible-server';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
 import { subscribeTo } from '../support/subscriptions';
+import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver';
 import { type Sent, metaPayload, signed } from '../support/whatsapp';
 
 const ADMIN = { email: 'root@whatsapp-order.test', password: 'root password 123' };
@@ -18,9 +22,10 @@ const NUMBER = { phone_number_id: '100000000000777', display: '15550000777' };
 const APP_SECRET = 'whatsapp-order-app-secret-0123456789';
 const WAIT_MS = 15_000;
 
-describe('WhatsApp: a sender’s messages answered in order', function () {
+describe('WhatsApp with a language model: turns in order, a handoff asked of the model', function () {
   this.timeout(60_000);
   let llm: OpenAiCompatibleServer;
+  let receiver: WebhookReceiver;
   let server: TestServer;
   let owner: Account;
 
@@ -41,7 +46,11 @@ describe('WhatsApp: a sender’s messages answered in order', function () {
 
   before(async () => {
     llm = await OpenAiCompatibleServer.start();
+    receiver = await startWebhookReceiver();
     server = await startTestServer({
+      // The handoff webhook is a local receiver.
+      OUTBOUND_ALLOW_INSECURE: 'true',
+      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
       SCRYPT_LOG_N: '12',
       SUPER_ADMIN_EMAIL: ADMIN.email,
       SUPER_ADMIN_PASSWORD: ADMIN.password,
@@ -60,6 +69,7 @@ describe('WhatsApp: a sender’s messages answered in order', function () {
   });
   after(async () => {
     await server.close();
+    await receiver.close();
     await llm.close();
   });
 
@@ -90,5 +100,23 @@ describe('WhatsApp: a sender’s messages answered in order', function () {
     // The replies were queued in the order of the messages.
     const [firstReply, secondReply] = await Promise.all([first.reply_id, second.reply_id].map((id) => server.platform.eventStore.readStream(`whatsappReply-${id}`)));
     expect(firstReply[0].position).to.be.lessThan(secondReply[0].position);
+  });
+
+  it('hands the sender to a person when the model asks (hand_off_to_person): the note is the reply, the next message waits for the person', async () => {
+    const webhook = await server.request('POST', '/api/v1/tenant/handoff', { headers: { authorization: `Bearer ${owner.token}` }, body: { url: `${receiver.url}/hooks/handoff` } });
+    expect(webhook.status, webhook.text).to.equal(200);
+    llm.script({ tool_calls: [{ id: 'call_person', name: HANDOFF_TOOL_NAME, arguments: ['{"reason":"Asks for a person"}'] }] });
+    expect((await deliver([{ from: '4798765432', id: 'wamid.PERSON-1', text: 'Can I talk to a human please?' }])).status).to.equal(200);
+    const handed = await outcomeOf('wamid.PERSON-1');
+    expect(handed.outcome).to.equal('answered');
+    const [queued] = await server.platform.eventStore.readStream(`whatsappReply-${handed.reply_id}`);
+    expect(queued.data).to.deep.include({ to: '4798765432', text: HANDOFF_NOTE, kind: 'answer' });
+    const shown = await server.request('GET', `/api/v1/conversations/${handed.conversation_id}`, { headers: { authorization: `Bearer ${owner.token}` } });
+    expect(shown.json).to.deep.include({ status: 'handed_off', channel: 'whatsapp' });
+
+    const asked = llm.requests.length;
+    expect((await deliver([{ from: '4798765432', id: 'wamid.PERSON-2', text: 'Hello?' }])).status).to.equal(200);
+    expect(await outcomeOf('wamid.PERSON-2')).to.deep.include({ outcome: 'paused', reply_id: null });
+    expect(llm.requests.length).to.equal(asked);
   });
 });
