@@ -513,9 +513,12 @@ export async function* answerTurn(deps: ChatDependencies, turn: OpenTurn, signal
         ];
         const note = `${text === '' ? '' : '\n\n'}${notes.join('\n\n')}`;
         text += note;
+        // The handoff before the answer that announces it: a process that stops in between
+        // leaves the conversation with a person (a retry finds it paused), never an answer
+        // promising one that never came.
+        if (handOff !== null) await handOffConversation(deps, turn, handOff.reason);
         yield { kind: 'delta', text: note };
         yield* recordAnswer(deps, turn, { text, citations: [], answered_from_knowledge: false, model: ending.model }, started, usage);
-        if (handOff !== null) await handOffConversation(deps, turn, handOff.reason);
         return;
       }
       const byId = new Map(passages.map((passage) => [passage.id, passage]));

@@ -2,12 +2,12 @@
 // person"). In a conversation of a public channel (the widget, WhatsApp), when the
 // organization's plan has handoffs and its handoff webhook is on (so someone is told), the model
 // is offered one more tool, `hand_off_to_person`. When it calls it (the user asks for a human,
-// or the assistant cannot help), the turn ends with a note saying a person will answer here, and
-// the conversation becomes handed_off with the model's reason, as the widget's "talk to a
-// person" button makes it: the handoff delivery saga posts it to the webhook, the assistant stays
-// quiet until someone sets the conversation back to open, and a WhatsApp sender gets the note as
-// the reply. The call is no business tool call: nothing runs, no tool call is recorded; the
-// status change is the record, with the turn's user as its actor.
+// or the assistant cannot help), the conversation becomes handed_off with the model's reason,
+// as the widget's "talk to a person" button makes it (the handoff delivery saga posts it to the
+// webhook; the assistant stays quiet until someone sets the conversation back to open), and
+// the turn ends with a note saying a person will answer here (a WhatsApp sender gets it as the
+// reply). The call is no business tool call: nothing runs, no tool call is recorded; the status
+// change is the record, with the turn's user as its actor.
 
 import { MAX_STATUS_REASON_LENGTH } from '../../domain/conversation/conversation';
 import { handoffConfigStream } from '../../domain/handoff-config/handoff-config';

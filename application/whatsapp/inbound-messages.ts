@@ -19,9 +19,9 @@
 // server, and the tenant's access token to fetch it from the Cloud API): its transcript is the
 // question (transcriptOf). Other outcomes (domain/whatsapp-message):
 //   - not text (an image, a location, a voice note that cannot be listened to here...): a reply
-//     says only text is understood;
+//     says only text is understood; reactions, system notices and the welcome request get no
+//     reply;
 //   - a voice note that could not be fetched or transcribed: a reply asks to write instead;
-//     reactions, system notices and the welcome request get no reply;
 //   - the message quota used up: a reply says the assistant is unavailable for now;
 //   - the model failed (recorded on the conversation): a reply asks to try again later;
 //   - the conversation is handed off to a person: no reply from the assistant;

@@ -61,19 +61,17 @@ describe('the assistant hands a conversation to a person (hand_off_to_person)', 
 
     const party = visitorPartyOf(server, visitorId);
     const events = await server.platform.eventStore.readStream(conversationStream(turn.conversation_id));
-    expect(events.map((event) => event.type)).to.deep.equal(['ConversationStarted', 'UserMessagePosted', 'AssistantAnswered', 'ConversationStatusChanged']);
-    expect(events[3].data).to.deep.include({ status: 'handed_off', previous_status: 'open', reason: 'Wants a refund above the limit for order 88' });
-    expect(events[3].metadata.actor).to.deep.equal(party);
+    // Handed off first, then the answer announcing it: never an answer promising a person who was not asked.
+    expect(events.map((event) => event.type)).to.deep.equal(['ConversationStarted', 'UserMessagePosted', 'ConversationStatusChanged', 'AssistantAnswered']);
+    expect(events[2].data).to.deep.include({ status: 'handed_off', previous_status: 'open', reason: 'Wants a refund above the limit for order 88' });
+    expect(events[2].metadata.actor).to.deep.equal(party);
     const shown = await server.request('GET', `/api/v1/conversations/${turn.conversation_id}`, { headers: as(owner) });
     expect(shown.json).to.deep.include({ status: 'handed_off', assistant_paused: true });
 
     await eventually(() => receiver.deliveries.some((delivery) => JSON.parse(delivery.body.toString()).conversation.id === turn.conversation_id), 10_000, 'the handoff at the webhook');
     const payload = JSON.parse(receiver.deliveries.find((one) => JSON.parse(one.body.toString()).conversation.id === turn.conversation_id)!.body.toString());
     expect(payload).to.deep.include({ type: 'conversation.handed_off', handed_off_by: party, reason: 'Wants a refund above the limit for order 88' });
-    expect(payload.messages.map((message: { role: string; text: string }) => [message.role, message.text])).to.deep.equal([
-      ['user', 'I want my money back, let me talk to someone'],
-      ['assistant', HANDOFF_NOTE],
-    ]);
+    expect(payload.messages.map((message: { role: string; text: string }) => [message.role, message.text])).to.deep.equal([['user', 'I want my money back, let me talk to someone']]);
 
     const asked = llm.requests.length;
     const paused = await visitorAsks(server, widget, visitorId, 'Hello? Anyone?', turn.conversation_id);
