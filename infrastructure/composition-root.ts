@@ -84,6 +84,7 @@ import { KeyedPersonalDataVault } from './personal-data/vault';
 import { personalDataErasureSaga } from '../application/personal-data/erasure-saga';
 import { conversationErasureSaga } from '../application/conversation/conversation-erasure';
 import { leadErasureSaga } from '../application/lead/lead-erasure';
+import { accountClosureSaga } from '../application/user/account-closure';
 import { PasetoTokenService } from './crypto/tokens';
 import { createLogger } from './logging/logger';
 import { ExtractiveAssistantEngine } from './assistant/extractive';
@@ -532,6 +533,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     personalDataErasureSaga(vault),
     conversationErasureSaga({ ...commands, readStore, readYourWrites, personalData: vault }),
     leadErasureSaga(identity),
+    accountClosureSaga({ ...identity, logger }),
     mailDeliverySaga({ ...commands, secrets, mailer, readStore }, mailPolicy),
     teamMembershipCleanupSaga({ ...commands, readStore }),
     registrationSaga(identity, { concurrency: config.sagaConcurrency }),
@@ -592,6 +594,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       http.apiDescriptionRouter(),
       http.graphqlRouter(identity, graphqlOptions),
       http.meSessionsRouter(identity),
+      http.meAccountRouter({ ...identity, logger }),
       http.orgRouter(identity, accessDenials, [http.orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), http.sdkConnectionsRouter(identity, sdkConnectionAdapters), http.orchestrationEventsRouter(identity, { orchestration: config.orchestration, limiter, ...dispatchOnReceipt })]),
       http.publicRouter(identity),
       http.teamRouter(identity, accessDenials),

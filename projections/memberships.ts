@@ -4,7 +4,8 @@
 // Each document also carries the member's email and name, so a member list is one query.
 // The projection keeps its own copy of those (`member_profiles`, from UserRegistered, with
 // the user's memberships), so it never reads another projection's collections, whichever
-// of the two events comes first.
+// of the two events comes first. A closed account (UserAccountClosed) takes its email and name
+// out of both at once.
 
 import { type MembershipEvent, membershipEvents } from '../domain/membership/membership';
 import type { EventProjection, ProjectionView } from './projection';
@@ -47,15 +48,23 @@ async function profileOf(view: ProjectionView, userId: string): Promise<MemberPr
   return (await view.get<MemberProfileDocument>(MEMBER_PROFILES, userId)) ?? emptyProfile(userId);
 }
 
-export const membershipsProjection: EventProjection<MembershipEvent['type'] | 'UserRegistered'> = {
+export const membershipsProjection: EventProjection<MembershipEvent['type'] | 'UserRegistered' | 'UserAccountClosed'> = {
   name: 'memberships',
   version: 3,
   collections: [
     { name: MEMBERSHIPS, indexes: [{ field: 'tenant_id' }, { field: 'user_id' }, { field: 'joined_at' }, { field: 'role' }, { field: 'status' }] },
     { name: MEMBER_PROFILES },
   ],
-  handles: [...membershipEvents.types, 'UserRegistered'],
+  handles: [...membershipEvents.types, 'UserRegistered', 'UserAccountClosed'],
   async apply(event, view) {
+    if (event.type === 'UserAccountClosed') {
+      // The person's email and name go; the memberships they are leaving show none until they are removed.
+      const profile = await view.get<MemberProfileDocument>(MEMBER_PROFILES, event.data.user_id);
+      if (!profile) return;
+      for (const id of profile.membership_ids) view.patch(MEMBERSHIPS, id, { email: null, name: null });
+      view.delete(MEMBER_PROFILES, profile.id);
+      return;
+    }
     if (event.type === 'UserRegistered') {
       const { user_id, email, name } = event.data;
       const profile = await profileOf(view, user_id);

@@ -1,6 +1,9 @@
 // Read model `users`: identity as members lists and logins show it (never the password hash).
+// A closed account has no document: closing deletes it, and a rebuild after the erasure (its
+// email and name read as erased) makes none, so no erased email ever meets the unique index.
 
 import { type UserEvent, userEvents } from '../domain/user/events';
+import { ERASED_PERSONAL_DATA } from '../domain/shared/events';
 import { documentProjection } from './document-projection';
 
 export interface UserDocument {
@@ -25,8 +28,10 @@ export const usersProjection = documentProjection<UserEvent['type'], UserDocumen
   evolve(current, event) {
     if (event.type === 'UserRegistered') {
       const { user_id, email, name, registered_at } = event.data;
+      if (email === ERASED_PERSONAL_DATA) return null;
       return { id: user_id, email, name, email_verified: false, registered_at, last_failed_login_at: null };
     }
+    if (event.type === 'UserAccountClosed') return null;
     if (!current) return null;
     switch (event.type) {
       case 'EmailVerified':

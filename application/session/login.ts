@@ -69,6 +69,8 @@ export async function login(
   }
   const { state } = await loadAggregate(deps, userAggregate, userStream(userId));
   if (state.status !== 'registered') {
+    // A closed account whose email is not released yet: answered as an unknown email, at the same cost.
+    await deps.passwords.verify(password, await decoyPasswordHash(deps));
     await failures.fail();
     throw credentialsRejected();
   }

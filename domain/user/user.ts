@@ -18,7 +18,9 @@ export type UserCommand =
   /** The email was proven another way (an accepted invitation's emailed token). */
   | { type: 'MarkEmailVerified'; data: Record<string, never> }
   | { type: 'ResetPassword'; data: { code_hash: string; password_hash: string } }
-  | { type: 'RecordLoginFailure'; data: { reason: string } };
+  | { type: 'RecordLoginFailure'; data: { reason: string } }
+  /** The person closes their account, deleting with it the organizations named (those they were the only member of). */
+  | { type: 'CloseAccount'; data: { deleted_tenants: string[]; email_reservation: string } };
 
 interface PendingOtp {
   code_hash: string;
@@ -28,6 +30,8 @@ interface PendingOtp {
 
 export type UserState =
   | { status: 'absent' }
+  /** Closed by the person: nothing more is accepted, and their email and name are erased. */
+  | { status: 'closed'; id: string; closed_at: string }
   | {
       status: 'registered';
       id: string;
@@ -108,7 +112,8 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         otps: {},
       };
     }
-    if (state.status === 'absent') return state;
+    if (event.type === 'UserAccountClosed') return { status: 'closed', id: event.data.user_id, closed_at: event.data.closed_at };
+    if (state.status !== 'registered') return state;
     switch (event.type) {
       case 'OtpIssued':
         return { ...state, otps: { ...state.otps, [event.data.purpose]: { code_hash: event.data.code_hash, expires_at: event.data.expires_at, attempts: 0 } } };
@@ -137,7 +142,13 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         },
       ]);
     }
-    if (state.status === 'absent') return left(notFound('user_not_found', 'no such user'));
+    if (command.type === 'CloseAccount') {
+      if (state.status === 'absent') return left(notFound('user_not_found', 'no such user'));
+      // Closed already: a repeated request records nothing.
+      if (state.status === 'closed') return right([]);
+      return right([{ type: 'UserAccountClosed', data: { user_id: state.id, ...command.data, closed_at: now.toISOString() } }]);
+    }
+    if (state.status !== 'registered') return left(notFound('user_not_found', 'no such user'));
     switch (command.type) {
       case 'IssueOtp':
         if (command.data.purpose === 'email_verification' && state.email_verified) return left(conflict('email_already_verified', 'the email is already verified'));

@@ -200,6 +200,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /graphql': 'GraphQL mutations are not REST resources',
       'POST /api/v1/admin/auth/login': 'opens a session',
       'POST /api/v1/org/transfer-ownership': 'moves ownership; repeating it changes nothing',
+      'POST /api/v1/me/close': 'closes the account; a repeat is refused (its token is revoked) and changes nothing',
       'POST /api/v1/team/invitations/:id/revoke': 'an action on an invitation (If-Match guards it)',
       'POST /api/v1/team/accept-invite': 'a public action; the emailed token makes it once-only',
       'POST /api/v1/team/switch-tenant': 'opens a session',

@@ -16,7 +16,7 @@ import { honoursIdempotencyKey } from '../../adapters/http/middleware/idempotenc
 import { type ApiArea, schemaOfCodec } from '../../adapters/http/openapi/describe';
 import { buildOpenApiDocument } from '../../adapters/http/openapi/document';
 import { answeredConversation } from '../support/conversations';
-import { type Account, gql, joinAs, liftSeatLimit, registerOwner, widgetTokenOf } from '../support/identity';
+import { type Account, PASSWORD, gql, joinAs, liftSeatLimit, registerOwner, widgetTokenOf } from '../support/identity';
 import { identitySignature } from '../../application/widget/widget-access';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxWebhook } from '../../infrastructure/payments/sandbox';
@@ -286,6 +286,12 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       const sessions = await call('GET', '/api/v1/me/sessions', { headers: as(member) });
       await call('DELETE', `/api/v1/me/sessions/${sessions.json.items[0].jti}-nope`, { headers: as(member) });
       await call('GET', '/api/v1/me/sessions');
+      await call('POST', '/api/v1/me/close', { headers: as(member), body: { password: 'not the password' } });
+      await call('POST', '/api/v1/me/close', { headers: as(member), body: {} });
+      await call('POST', '/api/v1/me/close', { body: { password: PASSWORD } });
+      const leaving = await registerOwner(server, 'openapi-closing');
+      await call('POST', '/api/v1/me/close', { headers: as(leaving), body: { password: PASSWORD } });
+      await call('POST', '/api/v1/me/close', { headers: as(leaving), body: { password: PASSWORD, delete_organizations: true } });
       await call('GET', '/api/v1/org/roles', { headers: as(member) });
       await call('GET', '/api/v1/org/members?role=member&limit=10', { headers: as(member) });
       await call('GET', '/api/v1/org/members?limit=0', { headers: as(member) });

@@ -101,3 +101,23 @@ describe('user decider', () => {
     ]);
   });
 });
+
+describe('closing an account', () => {
+  const close = { type: 'CloseAccount' as const, data: { deleted_tenants: ['t1'], email_reservation: 'digest' } };
+  const closed: UserEvent = { type: 'UserAccountClosed', data: { user_id: 'u1', deleted_tenants: ['t1'], email_reservation: 'digest', closed_at: FIXED_NOW.toISOString() } };
+
+  it('closes a registered account, naming the organizations deleted with it and the email reservation to release', () => {
+    spec.given([registered]).when(close).then([closed]);
+  });
+
+  it('records nothing when closed already, and refuses an account that does not exist', () => {
+    spec.given([registered, closed]).when(close).thenNothingHappened();
+    spec.given([]).when(close).thenThrows('not_found', 'user_not_found');
+  });
+
+  it('accepts nothing more once closed: no code, no password reset, no second registration', () => {
+    spec.given([registered, closed]).when({ type: 'IssueOtp', data: { purpose: 'password_reset', code_hash: 'h', expires_at: inTenMinutes } }).thenThrows('not_found', 'user_not_found');
+    spec.given([registered, closed]).when({ type: 'MarkEmailVerified', data: {} }).thenThrows('not_found', 'user_not_found');
+    spec.given([registered, closed]).when({ type: 'RegisterUser', data: { user_id: 'u1', email: 'ada@example.com', name: 'Ada', password_hash: 'h' } }).thenThrows('conflict', 'user_exists');
+  });
+});

@@ -22,6 +22,7 @@ import { toolCallsApi } from '../tools/tool-calls.openapi';
 import { integrationImportApi } from '../integrations/import.openapi';
 import { sdkConnectionsApi } from '../sdk-connections/sdk-connections.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
+import { meAccountApi } from '../me/account.openapi';
 import { operationsApi } from '../operations.openapi';
 import { orgAuditLogsApi } from '../org/audit-logs.openapi';
 import { orchestrationEventsApi } from '../orchestration/orchestration-events.openapi';
@@ -47,6 +48,7 @@ const AREAS: readonly ApiArea[] = [
   graphqlApi,
   publicApi,
   meSessionsApi,
+  meAccountApi,
   orgMembersApi,
   orgTeamsApi,
   orgWorkspacesApi,

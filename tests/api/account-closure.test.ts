@@ -1,0 +1,96 @@
+// A member closes their own account (POST /api/v1/me/close; application/user/account-closure.ts)
+// over HTTP: every refusal before anything is written (401, 400 naming the field, 403 for a
+// wrong password, 409 for an organization left without an owner, for organizations that would
+// be deleted unasked, for a subscription that renews), then the closure: the email and name
+// erased in the event log, the organization they were alone in deleted, the others left, the
+// sessions revoked, the email answering as unknown at login and free to sign up again.
+
+import { expect } from 'chai';
+import { conversationStream } from '../../domain/conversation/conversation';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
+import { userStream } from '../../domain/user/user';
+import { TENANTS } from '../../projections/tenants';
+import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner } from '../support/identity';
+import { type TestResponse, type TestServer, startTestServer } from '../support/server';
+import { subscribeTo } from '../support/subscriptions';
+
+describe('closing one’s account (POST /api/v1/me/close)', () => {
+  let server: TestServer;
+  const as = (account: Account) => ({ authorization: `Bearer ${account.token}` });
+  const close = (account: Account | null, body: unknown): Promise<TestResponse> => server.request('POST', '/api/v1/me/close', { headers: account ? as(account) : {}, body });
+  const login = (email: string) => gql(server, LOGIN, { email, password: PASSWORD });
+
+  before(async () => {
+    server = await startTestServer({ SCRYPT_LOG_N: '12' });
+  });
+  after(() => server.close());
+
+  it('refuses without a token (401), a body without the password or with a bad field (400), a wrong password (403), recording nothing', async () => {
+    const owner = await registerOwner(server, 'close-refusals');
+    expect((await close(null, { password: PASSWORD })).status).to.equal(401);
+    for (const [body, field] of [
+      [{}, 'password'],
+      [{ password: 12 }, 'password'],
+      [{ password: PASSWORD, delete_organizations: 'yes' }, 'delete_organizations'],
+    ] as const) {
+      const refused = await close(owner, body);
+      expect([refused.status, refused.json.field], JSON.stringify(body)).to.deep.equal([400, field]);
+      expect(await refused.events()).to.deep.equal([]);
+    }
+    const wrong = await close(owner, { password: 'not the password at all', delete_organizations: true });
+    expect([wrong.status, wrong.json.code, wrong.json.field]).to.deep.equal([403, 'invalid_password', 'password']);
+    expect(await wrong.events()).to.deep.equal([]);
+  });
+
+  it('refuses to leave an organization without an owner (409 last_owner), and to delete one unasked (409 organizations_would_be_deleted) or one whose subscription renews (409 subscription_active)', async () => {
+    const owner = await registerOwner(server, 'close-last-owner');
+    await joinAs(server, await registerOwner(server, 'close-colleague'), owner.tenant_id, 'admin');
+    const lastOwner = await close(owner, { password: PASSWORD, delete_organizations: true });
+    expect([lastOwner.status, lastOwner.json.code]).to.deep.equal([409, 'last_owner']);
+    expect(lastOwner.json.message).to.include('Org close-last-owner');
+    expect(await lastOwner.events()).to.deep.equal([]);
+
+    const alone = await registerOwner(server, 'close-alone');
+    const unasked = await close(alone, { password: PASSWORD });
+    expect([unasked.status, unasked.json.code]).to.deep.equal([409, 'organizations_would_be_deleted']);
+    expect(unasked.json.message).to.include('Org close-alone');
+    await subscribeTo(server, alone.tenant_id, 'growth');
+    const renewing = await close(alone, { password: PASSWORD, delete_organizations: true });
+    expect([renewing.status, renewing.json.code]).to.deep.equal([409, 'subscription_active']);
+    expect(await renewing.events()).to.deep.equal([]);
+    const canceled = await server.request('POST', '/api/v1/billing/cancel', { headers: as(alone), body: {} });
+    expect(canceled.status, canceled.text).to.equal(200);
+    expect((await close(alone, { password: PASSWORD, delete_organizations: true })).status).to.equal(200);
+  });
+
+  it('closes it: email and name erased, the organization they were alone in deleted, the others left, sessions revoked, the email free again', async () => {
+    const alice = await registerOwner(server, 'close-alice', 'alice.closing@example.com');
+    const bob = await registerOwner(server, 'close-bob');
+    const aliceAtBob = await joinAs(server, alice, bob.tenant_id, 'member');
+    const asked = await server.request('POST', '/api/v1/chat', { headers: as(alice), body: { message: 'What are your opening hours?' } });
+    expect(asked.status, asked.text).to.equal(200);
+
+    const closed = await close(aliceAtBob, { password: PASSWORD, delete_organizations: true });
+    expect(closed.status, closed.text).to.equal(200);
+    expect(closed.json.deleted_organizations).to.deep.equal([alice.tenant_id]);
+    // The decision first; its effects by this request or by the saga account_closure, whichever comes first.
+    expect((await closed.events())[0]).to.equal('UserAccountClosed@user');
+
+    // The email and name are unreadable in the event log; the stored form never held them in clear.
+    const [registered] = await server.platform.eventStore.readStream(userStream(alice.user_id));
+    expect(registered.data).to.deep.include({ email: ERASED_PERSONAL_DATA, name: ERASED_PERSONAL_DATA });
+    expect(JSON.stringify(await server.platform.storedEvents.readStream(userStream(alice.user_id)))).to.not.include('alice.closing@example.com');
+
+    expect((await server.platform.readStore.collection(TENANTS).get(alice.tenant_id))?.status).to.equal('deleted');
+    const members = await server.request('GET', '/api/v1/org/members', { headers: as(bob) });
+    expect(members.json.items.map((member: { user_id: string }) => member.user_id)).to.not.include(alice.user_id);
+    for (const token of [alice, aliceAtBob]) expect((await server.request('GET', '/api/v1/me/sessions', { headers: as(token) })).status).to.equal(401);
+    const refused = await login('alice.closing@example.com');
+    expect(refused.json.errors?.[0]?.extensions?.code).to.equal('invalid_credentials');
+    // Her conversation in the deleted organization stays as the organization's record (deleted with it).
+    expect((await server.platform.eventStore.readStream(conversationStream(asked.json.conversation_id))).length).to.be.greaterThan(0);
+
+    const again = await registerOwner(server, 'close-alice-again', 'alice.closing@example.com');
+    expect(again.user_id).to.not.equal(alice.user_id);
+  });
+});
