@@ -1,6 +1,8 @@
 // A member closes their own account (docs/personal-data.md, "Closing an account";
 // `POST /api/v1/me/close`). The request is checked in full before anything is written:
-//   - their password, again (403 `invalid_password`): a stolen token alone closes nothing;
+//   - their password, again (403 `invalid_password`): a stolen token alone closes nothing; past
+//     the per-email budget of failed logins (RATE_LIMIT_PER_EMAIL a window) of wrong ones, 429
+//     `rate_limited` until the window passes, so a token cannot be used to guess it;
 //   - not while a super admin impersonates them (403 `impersonation_forbidden`);
 //   - no organization may be left without an owner: where they are the last owner and others
 //     are members, 409 `last_owner` (transfer ownership first);
@@ -28,11 +30,13 @@ import { activeMemberships, membershipAggregate } from '../membership/membership
 import type { PasswordHasher, Secrets } from '../ports/identity';
 import type { Logger } from '../ports/logger';
 import type { PersonalDataVault } from '../ports/personal-data';
+import type { RateLimit, RateLimiter } from '../ports/rate-limiter';
 import { releaseReservationByKey, reservationKey } from '../reservation/reservations';
 import type { Saga } from '../sagas/saga';
 import { type Principal, type SessionRevocationDependencies, revokeAllSessions } from '../session/sessions';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { deleteTenant } from '../tenant/tenant-commands';
+import { RateLimitedError } from './abuse-controls';
 import { USER_EMAIL_SCOPE, userAggregate } from './users';
 
 export const ACCOUNT_CLOSURE = 'account_closure';
@@ -46,6 +50,13 @@ export type AccountClosureDependencies = SessionRevocationDependencies & {
   personalData: PersonalDataVault;
   logger: Logger;
 };
+
+/** What guards the password check of a closure against guessing. */
+export interface PasswordGuard {
+  limiter: RateLimiter;
+  /** Wrong passwords allowed per account in a window. */
+  failures: RateLimit;
+}
 
 export interface AccountClosureRequest {
   password: string;
@@ -87,12 +98,16 @@ async function standingOf(deps: AccountClosureDependencies, userId: string): Pro
 const named = (organizations: ReadonlyArray<{ name: string }>): string => organizations.map((organization) => `“${organization.name}”`).join(', ');
 
 /** Checks the request, records the closure and carries out its effects; the answer says when and which organizations went with it. */
-export async function closeAccount(deps: AccountClosureDependencies, principal: Principal, request: AccountClosureRequest, context: RequestContext): Promise<AccountClosureView> {
+export async function closeAccount(deps: AccountClosureDependencies, guard: PasswordGuard, principal: Principal, request: AccountClosureRequest, context: RequestContext): Promise<AccountClosureView> {
   if (principal.impersonator) throw forbidden('impersonation_forbidden', 'an account is closed by its owner only, not while impersonated');
   const userId = principal.user_id;
+  const failures = `account_close:failures:${userId}`;
+  const budget = await guard.limiter.check(failures, guard.failures);
+  if (!budget.allowed) throw new RateLimitedError(budget.retryAfterSeconds, 'too many wrong passwords');
   const stream = userStream(userId);
   const { state } = await loadAggregate(deps, userAggregate, stream);
   if (state.status !== 'registered' || !(await deps.passwords.verify(request.password, state.password_hash))) {
+    await guard.limiter.consume(failures, guard.failures);
     throw new DomainError('forbidden', 'invalid_password', 'password: this is not the account’s password', 'password');
   }
   const standing = await standingOf(deps, userId);

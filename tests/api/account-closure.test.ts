@@ -14,6 +14,9 @@ import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner } from '../su
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { subscribeTo } from '../support/subscriptions';
 
+/** Wrong passwords an account may send in a window before it must wait. */
+const WRONG_PASSWORDS = 3;
+
 describe('closing one’s account (POST /api/v1/me/close)', () => {
   let server: TestServer;
   const as = (account: Account) => ({ authorization: `Bearer ${account.token}` });
@@ -21,7 +24,7 @@ describe('closing one’s account (POST /api/v1/me/close)', () => {
   const login = (email: string) => gql(server, LOGIN, { email, password: PASSWORD });
 
   before(async () => {
-    server = await startTestServer({ SCRYPT_LOG_N: '12' });
+    server = await startTestServer({ SCRYPT_LOG_N: '12', RATE_LIMIT_PER_EMAIL: String(WRONG_PASSWORDS) });
   });
   after(() => server.close());
 
@@ -40,6 +43,12 @@ describe('closing one’s account (POST /api/v1/me/close)', () => {
     const wrong = await close(owner, { password: 'not the password at all', delete_organizations: true });
     expect([wrong.status, wrong.json.code, wrong.json.field]).to.deep.equal([403, 'invalid_password', 'password']);
     expect(await wrong.events()).to.deep.equal([]);
+    // A token cannot be used to guess the password: past the budget even the right one waits.
+    for (let attempt = 1; attempt < WRONG_PASSWORDS; attempt += 1) expect((await close(owner, { password: `guess number ${attempt}` })).status).to.equal(403);
+    const limited = await close(owner, { password: PASSWORD, delete_organizations: true });
+    expect([limited.status, limited.json.code]).to.deep.equal([429, 'rate_limited']);
+    expect(limited.headers.get('retry-after')).to.match(/^[0-9]+$/);
+    expect(await limited.events()).to.deep.equal([]);
   });
 
   it('refuses to leave an organization without an owner (409 last_owner), and to delete one unasked (409 organizations_would_be_deleted) or one whose subscription renews (409 subscription_active)', async () => {
