@@ -1,8 +1,8 @@
 // A member closes their own account (docs/personal-data.md, "Closing an account";
 // `POST /api/v1/me/close`). The request is checked in full before anything is written:
 //   - their password, again (403 `invalid_password`): a stolen token alone closes nothing; past
-//     the per-email budget of failed logins (RATE_LIMIT_PER_EMAIL a window) of wrong ones, 429
-//     `rate_limited` until the window passes, so a token cannot be used to guess it;
+//     RATE_LIMIT_PER_EMAIL wrong ones in a window, 429 `rate_limited` (even for the right one)
+//     until it passes, so a token cannot be used to guess it;
 //   - not while a super admin impersonates them (403 `impersonation_forbidden`);
 //   - no organization may be left without an owner: where they are the last owner and others
 //     are members, 409 `last_owner` (transfer ownership first);
@@ -10,7 +10,7 @@
 //     with the account, only when the request says so (`delete_organizations: true`; otherwise
 //     409 `organizations_would_be_deleted`, naming them), and not while one of them has a
 //     subscription that renews (409 `subscription_active`: cancel it first).
-// Then `UserAccountClosed` is the decision: its email and name (sealed under the subject
+// Then `UserAccountClosed` is the decision: the account's email and name (sealed under the subject
 // `user:<id>`) are erased with the subject's key (saga personal_data_erasure), and the effects
 // follow, by the use case at once and by the saga `account_closure` again for a process that
 // stopped in between (each is idempotent): the organizations named are deleted, every other
