@@ -32,9 +32,7 @@ describe('the assistant hands a conversation to a person (hand_off_to_person)', 
     receiver = await startWebhookReceiver();
     server = await startTestServer({
       SCRYPT_LOG_N: '12',
-      LLM_BASE_URL: llm.baseUrl,
-      LLM_MODEL: 'scripted-model',
-      LLM_API_KEY: 'sk-local-test',
+      ...llm.settings,
       OUTBOUND_ALLOW_INSECURE: 'true',
       OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
     });

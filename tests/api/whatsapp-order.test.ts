@@ -54,9 +54,7 @@ describe('WhatsApp with a language model: turns in order, a handoff asked of the
       SCRYPT_LOG_N: '12',
       SUPER_ADMIN_EMAIL: ADMIN.email,
       SUPER_ADMIN_PASSWORD: ADMIN.password,
-      LLM_BASE_URL: llm.baseUrl,
-      LLM_MODEL: 'scripted-model',
-      LLM_API_KEY: 'sk-local-test',
+      ...llm.settings,
     });
     owner = await registerOwner(server, 'wa-order');
     await subscribeTo(server, owner.tenant_id, 'growth');

@@ -67,6 +67,11 @@ export class OpenAiCompatibleServer {
     return instance;
   }
 
+  /** The platform's settings that make this server its model (a test server's environment). */
+  get settings(): Record<string, string> {
+    return { LLM_BASE_URL: this.baseUrl, LLM_MODEL: 'scripted-model', LLM_API_KEY: 'sk-local-test' };
+  }
+
   /** Queues the completions the next requests get, in order. */
   script(...completions: ScriptedCompletion[]): void {
     this.scripts.push(...completions);
