@@ -1,4 +1,6 @@
 import type { GuardedAction } from '../../application/user/abuse-controls';
+import type { PasswordGuard } from '../../application/user/account-closure';
+import type { Logger } from '../../application/ports/logger';
 import type { UseCaseDependencies } from '../../application/shared/dependencies';
 import type { LoginFailureBudget } from '../../application/session/login';
 import type { Principal } from '../../application/session/sessions';
@@ -15,4 +17,8 @@ export interface GraphqlContext {
   guard(action: GuardedAction, email: string | null): Promise<void>;
   /** The email's budget of failed logins: only failures spend it. */
   loginFailures(email: string): LoginFailureBudget;
+  /** What guards an account closure's password check against guessing. */
+  passwordGuard: PasswordGuard;
+  /** The request's logger. */
+  logger: Logger;
 }

@@ -8,12 +8,13 @@ import { rotateTenantWidgetToken } from '../../application/tenant/widget-token';
 import { requestPasswordReset, resendVerification, resetPassword, verifyOtp } from '../../application/user/users';
 import { tenantSettings, updateTenantSettings } from '../../application/tenant/tenant-queries';
 import { currentAccount } from '../../application/user/account';
+import { closeAccount } from '../../application/user/account-closure';
 import { createWorkspace, listTenantWorkspaces, renameWorkspace } from '../../application/workspace/workspaces';
 import { DomainError, forbidden } from '../../domain/shared/errors';
 import { ROLE_RANK, type Role } from '../../domain/membership/membership';
 import type { GraphqlContext } from './context';
 import { COST } from './limits';
-import { AuthPayload, MePayload, RegisterPayload, SettingsType, WidgetTokenPayload, WorkspaceType } from './types';
+import { AccountClosurePayload, AuthPayload, MePayload, RegisterPayload, SettingsType, WidgetTokenPayload, WorkspaceType } from './types';
 
 function principalOf(ctx: GraphqlContext, minimum: Role = 'member'): Principal {
   if (!ctx.principal) throw ctx.authError ?? new DomainError('unauthorized', 'unauthenticated', 'send Authorization: Bearer <token>');
@@ -106,6 +107,20 @@ export class ConsoleResolver {
   @Query(() => MePayload)
   async me(@Ctx() ctx: GraphqlContext): Promise<MePayload> {
     return currentAccount(ctx.identity, principalOf(ctx));
+  }
+
+  @Mutation(() => AccountClosurePayload, {
+    description:
+      'closes the caller’s own account for good, as POST /api/v1/me/close does (docs/personal-data.md, "Closing an account"): its email and name erased, its organizations left, those it is the only member of deleted when delete_organizations is true',
+    complexity: COST.passwordWork,
+  })
+  async close_account(
+    @Arg('password', () => String) password: string,
+    @Arg('delete_organizations', () => Boolean, { nullable: true }) deleteOrganizations: boolean | null | undefined,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<AccountClosurePayload> {
+    const request = { password, ...(typeof deleteOrganizations === 'boolean' ? { delete_organizations: deleteOrganizations } : {}) };
+    return closeAccount({ ...ctx.identity, logger: ctx.logger }, ctx.passwordGuard, principalOf(ctx), request, ctx.request);
   }
 
   @Query(() => [WorkspaceType], { complexity: COST.list })

@@ -68,3 +68,9 @@ export class SettingsType {
 export class WidgetTokenPayload {
   @Field(() => String) widget_token!: string;
 }
+
+@ObjectType({ description: 'a closed account: when, and the organizations deleted with it' })
+export class AccountClosurePayload {
+  @Field(() => String) closed_at!: string;
+  @Field(() => [ID]) deleted_organizations!: string[];
+}

@@ -150,6 +150,8 @@ export function graphqlRouter(identity: UseCaseDependencies, options: GraphqlOpt
       identity,
       guard: (action, email) => guardAttempt(options.limiter, options.limits, action, request.ip, email),
       loginFailures: (email) => loginFailureBudget(options.limiter, options.limits, email),
+      passwordGuard: { limiter: options.limiter, failures: options.limits.perEmail },
+      logger: ctx.state.logger,
     };
     const result = await execute({ schema: graphqlSchema(), document: prepared.document, variableValues, operationName, contextValue });
     const errors = result.errors?.map((error) => formatError(error, (err) => ctx.state.logger.error({ err }, 'graphql resolver failed')));

@@ -1,5 +1,5 @@
-// A member closes their own account (POST /api/v1/me/close; application/user/account-closure.ts)
-// over HTTP: every refusal before anything is written (401, 400 naming the field, 403 for a
+// A member closes their own account (POST /api/v1/me/close, or GraphQL's close_account;
+// application/user/account-closure.ts) over HTTP: every refusal before anything is written (401, 400 naming the field, 403 for a
 // wrong password, 409 for an organization left without an owner, for organizations that would
 // be deleted unasked, for a subscription that renews), then the closure: the email and name
 // erased in the event log, the organization they were alone in deleted, the others left, the
@@ -101,5 +101,18 @@ describe('closing one’s account (POST /api/v1/me/close)', () => {
 
     const again = await registerOwner(server, 'close-alice-again', 'alice.closing@example.com');
     expect(again.user_id).to.not.equal(alice.user_id);
+  });
+
+  it('closes it through GraphQL too (close_account), with the same refusals', async () => {
+    const CLOSE = `mutation ($password: String!, $delete: Boolean) { close_account(password: $password, delete_organizations: $delete) { closed_at deleted_organizations } }`;
+    const owner = await registerOwner(server, 'close-graphql');
+    const unasked = await gql(server, CLOSE, { password: PASSWORD }, owner.token);
+    expect(unasked.json.errors?.[0]?.extensions?.code).to.equal('organizations_would_be_deleted');
+    const wrong = await gql(server, CLOSE, { password: 'not it at all', delete: true }, owner.token);
+    expect(wrong.json.errors?.[0]?.extensions?.code).to.equal('invalid_password');
+    const closed = await gql(server, CLOSE, { password: PASSWORD, delete: true }, owner.token);
+    expect(closed.json.errors, closed.text).to.equal(undefined);
+    expect(closed.json.data.close_account.deleted_organizations).to.deep.equal([owner.tenant_id]);
+    expect((await login(owner.email)).json.errors?.[0]?.extensions?.code).to.equal('invalid_credentials');
   });
 });
