@@ -216,9 +216,9 @@ const ORDER_POLL_MS = 100;
  * that a sender who writes several messages in a row gets their answers in order, each turn
  * seeing the ones before with their answers. One received longer ago than the wait is not
  * waited for (its handling keeps failing: the sender is not held up by it for ever); past the
- * wait the turn goes on anyway, with a line in the log. True when nothing was waited for in vain.
+ * wait the turn goes on anyway, with a line in the log.
  */
-async function afterEarlierMessages(deps: InboundDependencies, event: RecordedOf<'WhatsAppMessageReceived'>, waitMs: number): Promise<boolean> {
+async function afterEarlierMessages(deps: InboundDependencies, event: RecordedOf<'WhatsAppMessageReceived'>, waitMs: number): Promise<void> {
   const messages = deps.readStore.collection<WhatsAppMessageDocument>(WHATSAPP_MESSAGES);
   const { tenant_id } = event.data;
   const sender = event.metadata.actor.id;
@@ -227,10 +227,10 @@ async function afterEarlierMessages(deps: InboundDependencies, event: RecordedOf
     const since = new Date(deps.clock.now().getTime() - waitMs).toISOString();
     const { items } = await messages.find({ where: { waiting_sender: sender }, index: 'waiting_sender', limit: 100 });
     const earlier = items.filter((doc) => doc.tenant_id === tenant_id && doc.received_position < event.position && doc.received_at >= since);
-    if (earlier.length === 0) return true;
+    if (earlier.length === 0) return;
     if (Date.now() >= deadline) {
       deps.logger.warn({ tenant_id, message_id: event.data.message_id, waiting_for: earlier.map((doc) => doc.id) }, 'a WhatsApp message goes on before the sender\'s earlier ones were handled');
-      return false;
+      return;
     }
     await new Promise((resolve) => setTimeout(resolve, ORDER_POLL_MS));
   }
