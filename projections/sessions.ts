@@ -1,8 +1,11 @@
 // Read model `sessions`: every issued token's session, checked on each authenticated request
-// (a revoked or expired one answers 401) and listed per user.
+// (a revoked or expired one answers 401) and listed per user. A closed account's sessions leave
+// it (UserAccountClosed): their IP and browser were the person's, and their tokens answer 401
+// as for any session the platform does not know.
 
 import { type SessionEvent, sessionEvents } from '../domain/session/session';
 import { documentProjection } from './document-projection';
+import type { EventProjection } from './projection';
 
 export interface SessionDocument {
   id: string;
@@ -24,9 +27,10 @@ export interface SessionDocument {
 
 export const SESSIONS = 'sessions';
 
-export const sessionsProjection = documentProjection<SessionEvent['type'], SessionDocument>({
+const sessionDocuments = documentProjection<SessionEvent['type'], SessionDocument>({
   name: 'sessions',
-  version: 1,
+  // 2: a closed account's sessions are dropped.
+  version: 2,
   collection: { name: SESSIONS, indexes: [{ field: 'user_id' }, { field: 'tenant_id' }, { field: 'status' }, { field: 'issued_at' }] },
   handles: sessionEvents.types,
   documentId: (event) => event.data.jti,
@@ -57,3 +61,12 @@ export const sessionsProjection = documentProjection<SessionEvent['type'], Sessi
     }
   },
 });
+
+export const sessionsProjection: EventProjection<SessionEvent['type'] | 'UserAccountClosed'> = {
+  ...sessionDocuments,
+  handles: [...sessionDocuments.handles, 'UserAccountClosed'],
+  apply(event, view) {
+    if (event.type === 'UserAccountClosed') return view.deleteWhere(SESSIONS, { user_id: event.data.user_id });
+    return sessionDocuments.apply(event, view);
+  },
+};

@@ -1,7 +1,8 @@
 // The session aggregate: one signed token's server-side life, so that it can be revoked.
 // Stream `session-<jti>`. A session the super admin opens as a member (impersonation) names
 // the admin in `impersonated_by` and records `ImpersonationStarted` with it, so the tenant's
-// audit log shows who looked through whose eyes.
+// audit log shows who looked through whose eyes. The IP and User-Agent a session started from
+// are sealed under the member's key (`user:<id>`), so closing the account erases them.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -9,6 +10,7 @@ import { type EventOf, declareEvent, eventGroup, type GroupEvent } from '../shar
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
 import { toStreamName } from '../shared/stream-names';
+import { userSubject } from '../user/events';
 
 export const SessionAudience = t.keyof({ tenant: null, admin: null });
 export type SessionAudience = t.TypeOf<typeof SessionAudience>;
@@ -35,7 +37,11 @@ export const ImpersonationStarted = declareEvent(
   'ImpersonationStarted',
   t.type({ jti: t.string, tenant_id: t.string, user_id: t.string, admin_id: t.string, expires_at: t.string }),
 );
-export const sessionEvents = eventGroup('session', [SessionStarted, SessionRevoked, ImpersonationStarted]);
+export const sessionEvents = eventGroup('session', [SessionStarted, SessionRevoked, ImpersonationStarted], {
+  // The IP and browser a member logged in from are theirs: closing the account (the user's UserAccountClosed) erases them.
+  subject: (data) => userSubject(String(data.user_id)),
+  fields: { SessionStarted: ['ip', 'user_agent'] },
+});
 export type SessionEvent = GroupEvent<typeof sessionEvents>;
 
 export type SessionCommand =

@@ -3,15 +3,18 @@
 // wrong password, 409 for an organization left without an owner, for organizations that would
 // be deleted unasked, for a subscription that renews), then the closure: the email and name
 // erased in the event log, the organization they were alone in deleted, the others left, the
-// sessions revoked, the email answering as unknown at login and free to sign up again.
+// sessions revoked and their IPs and browsers erased, the email answering as unknown at login and free to sign up again.
 
 import { expect } from 'chai';
 import { conversationStream } from '../../domain/conversation/conversation';
+import { sessionStream } from '../../domain/session/session';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { userStream } from '../../domain/user/user';
+import { SESSIONS } from '../../projections/sessions';
 import { TENANTS } from '../../projections/tenants';
 import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner } from '../support/identity';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
+import { eventually } from '../support/stores';
 import { subscribeTo } from '../support/subscriptions';
 
 /** Wrong passwords an account may send in a window before it must wait. */
@@ -78,6 +81,14 @@ describe('closing one’s account (POST /api/v1/me/close)', () => {
     const aliceAtBob = await joinAs(server, alice, bob.tenant_id, 'member');
     const asked = await server.request('POST', '/api/v1/chat', { headers: as(alice), body: { message: 'What are your opening hours?' } });
     expect(asked.status, asked.text).to.equal(200);
+    // Where she logged in from is hers: shown to her, sealed under her key in the log.
+    const listed = await server.request('GET', '/api/v1/me/sessions', { headers: as(alice) });
+    expect(listed.json.items).to.have.length.greaterThan(0);
+    const sessionIds: string[] = listed.json.items.map((session: { jti: string }) => session.jti);
+    for (const session of listed.json.items) expect(session.ip).to.be.a('string').and.not.equal(ERASED_PERSONAL_DATA);
+    const [storedStart] = await server.platform.storedEvents.readStream(sessionStream(sessionIds[0]));
+    expect(storedStart.data).to.have.nested.property('ip.personal_data');
+    expect(storedStart.data).to.have.nested.property('user_agent.subject', `user:${alice.user_id}`);
 
     const closed = await close(aliceAtBob, { password: PASSWORD, delete_organizations: true });
     expect(closed.status, closed.text).to.equal(200);
@@ -94,6 +105,13 @@ describe('closing one’s account (POST /api/v1/me/close)', () => {
     const members = await server.request('GET', '/api/v1/org/members', { headers: as(bob) });
     expect(members.json.items.map((member: { user_id: string }) => member.user_id)).to.not.include(alice.user_id);
     for (const token of [alice, aliceAtBob]) expect((await server.request('GET', '/api/v1/me/sessions', { headers: as(token) })).status).to.equal(401);
+    // Her sessions' IP and browser are erased with her key, and her sessions leave the read model.
+    for (const id of sessionIds) {
+      const [started] = await server.platform.eventStore.readStream(sessionStream(id));
+      expect(started.data).to.deep.include({ ip: ERASED_PERSONAL_DATA, user_agent: ERASED_PERSONAL_DATA });
+    }
+    const sessionsOfAlice = async () => (await server.platform.readStore.collection(SESSIONS).find({ where: { user_id: alice.user_id } })).items;
+    await eventually(async () => (await sessionsOfAlice()).length === 0, 5000, 'her sessions leaving the read model');
     const refused = await login('alice.closing@example.com');
     expect(refused.json.errors?.[0]?.extensions?.code).to.equal('invalid_credentials');
     // Her conversation in the deleted organization stays as the organization's record (deleted with it).
