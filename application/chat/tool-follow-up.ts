@@ -7,10 +7,13 @@
 //     moves on from awaiting_approval), for each call of the turn that waited and is settled;
 //  2. once every call of the turn that waited is settled (the last one to settle triggers it),
 //     gives the model the turn again: the conversation before the user's message, the message,
-//     and every step of the turn with its result, without tools (it reports; the user asks
-//     again for more), and records its report as the turn's follow-up (`AssistantFollowedUp`),
+//     and every step of the turn with its result, without business tools (it reports; the user
+//     asks again for more), and records its report as the turn's follow-up (`AssistantFollowedUp`),
 //     a new assistant message of the conversation. When the model fails, the follow-up records
-//     why (`error`), as a failed answer is recorded: nobody is waiting for a retry.
+//     why (`error`), as a failed answer is recorded: nobody is waiting for a retry. Where the
+//     turn could hand the conversation to a person (a public channel, the handoff on:
+//     handoff-tool.ts), so can the report: the model is offered `hand_off_to_person` alone, and
+//     calling it hands the conversation off before the report, which ends with the handoff note.
 // Nothing is followed up in a conversation that is deleted, or handed off to a person (the
 // assistant is paused there; the step's outcome is still recorded for the person to see).
 //
@@ -34,7 +37,8 @@
 // before its turn recorded the step (an approval within milliseconds) is retried by redelivery.
 // Its events carry the system actor `chat_tool_follow_up`, caused by the outcome's event.
 
-import { type ConversationEvent, type ConversationState, assistantAnswersIn, conversationDecider, conversationStream } from '../../domain/conversation/conversation';
+import { type ConversationEvent, type ConversationState, assistantAnswersIn, conversationDecider, conversationStream, isPublicChannel } from '../../domain/conversation/conversation';
+import { DomainError } from '../../domain/shared/errors';
 import { type ToolCallEvent, toolCallStream } from '../../domain/tool-call/tool-call';
 import { type CommandDependencies, handleCommand } from '../command-handling/handle-command';
 import { conversationAggregate } from '../conversation/conversations';
@@ -45,6 +49,7 @@ import type { Saga } from '../sagas/saga';
 import type { ReadModelDependencies } from '../shared/read-models';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { assistantOf, historyBefore } from './chat';
+import { HANDOFF_NOTE, HANDOFF_TOOL, HANDOFF_TOOL_NAME, handoffOffered, handoffReasonOf } from './handoff-tool';
 import { type StepOutcome, type ToolStepView, challengeNote, errorOf, settledOutcomeOf, recordedStepsOf, stepFor, unmadeCall } from './tool-steps';
 
 export const CHAT_TOOL_FOLLOW_UP = 'chat_tool_follow_up';
@@ -117,12 +122,21 @@ export async function followUpTurn(deps: ChatFollowUpDependencies, tenantId: str
   let ending: { model: string; usage: { prompt_tokens: number; completion_tokens: number } | null } = { model: deps.assistant.model, usage: null };
   let error: { code: string; message: string } | null = null;
   try {
-    const assistant = await assistantOf(deps, tenantId);
+    const [assistant, mayHandOff] = await Promise.all([assistantOf(deps, tenantId), handoffOffered(deps, tenantId, isPublicChannel(state.channel))]);
+    // The one tool of a report: handing the conversation to a person, where the turn could have.
+    const tools = mayHandOff ? [HANDOFF_TOOL] : [];
     let done = false;
-    for await (const chunk of deps.assistant.answer({ assistant, history: historyBefore(events, replyTo), question: question.data.text, passages: [], tools: [], steps })) {
+    for await (const chunk of deps.assistant.answer({ assistant, history: historyBefore(events, replyTo), question: question.data.text, passages: [], tools, steps })) {
       if (chunk.kind === 'delta') text += chunk.text;
-      else if (chunk.kind === 'tool_calls') throw new AssistantEngineError('model_error', 'the model asked for a tool, but none was offered');
-      else {
+      else if (chunk.kind === 'tool_calls') {
+        const handOff = mayHandOff ? chunk.calls.find((ask) => ask.name === HANDOFF_TOOL_NAME) : undefined;
+        if (handOff === undefined) throw new AssistantEngineError('model_error', mayHandOff ? `the model asked for a tool other than ${HANDOFF_TOOL_NAME}` : 'the model asked for a tool, but none was offered');
+        // Handed off before the report announces it, as in a turn (chat.ts).
+        await handOffFollowedUp(deps, conversationId, handoffReasonOf(handOff.arguments), context);
+        text += `${text === '' ? '' : '\n\n'}${HANDOFF_NOTE}`;
+        ending = { model: chunk.model, usage: chunk.usage };
+        done = true;
+      } else {
         ending = { model: chunk.model, usage: chunk.usage };
         done = true;
       }
@@ -136,6 +150,19 @@ export async function followUpTurn(deps: ChatFollowUpDependencies, tenantId: str
   }
   const toolCallIds = waited.flatMap((call) => (call.view.tool_call_id === null ? [] : [call.view.tool_call_id]));
   await recordFollowUp(deps, conversationId, replyTo, { tool_call_ids: toolCallIds, text, model: ending.model, latency_ms: Math.round(performance.now() - started), usage: ending.usage, error }, context);
+}
+
+/**
+ * The conversation becomes handed_off, as the model asked in its report (handoff-tool.ts). One a
+ * person took over meanwhile, or resolved, is left as it is.
+ */
+async function handOffFollowedUp(deps: ChatFollowUpDependencies, conversationId: string, reason: string | undefined, context: RequestContext): Promise<void> {
+  try {
+    await handleCommand(deps, conversationAggregate, conversationStream(conversationId), { type: 'ChangeConversationStatus', data: { status: 'handed_off', ...(reason === undefined ? {} : { reason }) } }, context);
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    deps.logger.warn({ conversation_id: conversationId, code: error.code }, 'the assistant could not hand the conversation off in its report');
+  }
 }
 
 /** Records the turn's one follow-up message (a redelivered one records nothing: the conversation decider). */

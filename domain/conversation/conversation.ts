@@ -51,6 +51,8 @@ export type ConversationStatus = t.TypeOf<typeof ConversationStatus>;
 export const CHANNELS = ['console', 'api', 'widget', 'whatsapp'] as const;
 export const Channel = t.keyof({ console: null, api: null, widget: null, whatsapp: null });
 export type Channel = t.TypeOf<typeof Channel>;
+/** A channel the organization's public reaches (the widget, WhatsApp), not its members' console or API. */
+export const isPublicChannel = (channel: Channel): boolean => channel !== 'console' && channel !== 'api';
 
 const Party = t.type({ kind: t.keyof({ user: null, end_user: null, admin: null, system: null }), id: t.string });
 

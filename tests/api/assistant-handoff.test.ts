@@ -3,7 +3,8 @@
 // webhook is on, the model is offered `hand_off_to_person`; when it calls it, the turn ends with
 // the handoff note, the conversation is handed off with the model's reason (the visitor as
 // actor, as the widget's button does), the webhook gets it, and the assistant is quiet
-// afterwards. Not offered to members in the console, nor while the webhook is off. The model is
+// afterwards; the report after an approval may hand off too. Not offered to members in the
+// console, nor while the webhook is off. The model is
 // a local OpenAI-compatible server with scripted completions.
 
 import { expect } from 'chai';
@@ -14,6 +15,7 @@ import { OpenAiCompatibleServer } from '../support/openai-compatible-server';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
 import { subscribeTo } from '../support/subscriptions';
+import { createIntegrationAs, createToolAs } from '../support/tools';
 import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver';
 import { type TenantWidget, newVisitorId, visitorAsks, visitorPartyOf, widgetOf } from '../support/widget-visitors';
 
@@ -75,6 +77,41 @@ describe('the assistant hands a conversation to a person (hand_off_to_person)', 
     const paused = await visitorAsks(server, widget, visitorId, 'Hello? Anyone?', turn.conversation_id);
     expect(paused).to.deep.include({ paused: true, answer: null });
     expect(llm.requests.length).to.equal(asked);
+  });
+
+  it('is offered, alone, to the report after an approval: the model hands off there, and the report ends with the note', async () => {
+    const integrationId = await createIntegrationAs(server, owner, widget.workspace_id, { name: 'Shop', base_url: 'http://127.0.0.1:9/shop', auth: { kind: 'none' } });
+    const refundParameters = { type: 'object', properties: { order: { type: 'string' } }, required: ['order'], additionalProperties: false };
+    await createToolAs(server, owner, widget.workspace_id, {
+      integration_id: integrationId,
+      name: 'refund_order',
+      description: 'Refunds an order',
+      method: 'POST',
+      path: '/refunds',
+      input_schema: refundParameters,
+      chat: true,
+      risk: 'approval_required',
+    });
+    const visitorId = newVisitorId();
+    llm.script({ tool_calls: [{ id: 'call_refund', name: 'refund_order', arguments: ['{"order":"88"}'] }] });
+    const turn = await visitorAsks(server, widget, visitorId, 'Refund order 88 please');
+    expect(turn.tool_steps.map((step) => step.status)).to.deep.equal(['awaiting_approval']);
+
+    const asked = llm.requests.length;
+    llm.script({ deltas: ['The refund was refused.'], tool_calls: [{ id: 'call_person', name: HANDOFF_TOOL_NAME, arguments: ['{"reason":"Refund refused, the customer needs a person"}'] }] });
+    const refused = await server.request('POST', `/api/v1/tool-calls/${turn.tool_steps[0].tool_call_id}/refuse`, { headers: as(owner), body: { reason: 'above the limit' } });
+    expect(refused.status, refused.text).to.equal(200);
+    await eventually(async () => (await server.platform.eventStore.readStream(conversationStream(turn.conversation_id))).some((event) => event.type === 'AssistantFollowedUp'), 20_000, 'the report');
+
+    // The report was offered the handoff alone, no business tool.
+    expect(offeredTools(asked)).to.deep.equal([HANDOFF_TOOL_NAME]);
+    const events = await server.platform.eventStore.readStream(conversationStream(turn.conversation_id));
+    const types = events.map((event) => event.type);
+    expect(types.slice(-2)).to.deep.equal(['ConversationStatusChanged', 'AssistantFollowedUp']);
+    expect(events[events.length - 2].data).to.deep.include({ status: 'handed_off', previous_status: 'open', reason: 'Refund refused, the customer needs a person' });
+    expect(events[events.length - 2].metadata.actor).to.deep.equal({ kind: 'system', id: 'chat_tool_follow_up' });
+    expect(events[events.length - 1].data).to.deep.include({ text: `The refund was refused.\n\n${HANDOFF_NOTE}`, error: null });
+    await eventually(() => receiver.deliveries.some((delivery) => JSON.parse(delivery.body.toString()).conversation.id === turn.conversation_id), 10_000, 'the handoff at the webhook');
   });
 
   it('is not offered to a member in the console, nor to visitors while the handoff webhook is off', async () => {
