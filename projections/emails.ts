@@ -1,9 +1,12 @@
 // Read model `emails`: the outbox as the super admin lists it (never the sealed body), and
 // what the mail delivery saga's due pass looks for: `retrying` emails by `next_attempt_at`,
-// `sending` ones by `last_attempt_at`, `queued` ones by `queued_at`.
+// `sending` ones by `last_attempt_at`, `queued` ones by `queued_at`. A closed account's emails
+// leave it (UserAccountClosed): their recipient was the person's.
 
 import { type EmailEvent, type EmailStatus, emailEvents } from '../domain/email/email';
+import { userSubject } from '../domain/user/events';
 import { documentProjection } from './document-projection';
+import type { EventProjection } from './projection';
 
 type DocumentStatus = Exclude<EmailStatus, 'absent'>;
 
@@ -11,6 +14,8 @@ export interface EmailDocument {
   id: string;
   tenant_id: string | null;
   to: string;
+  /** Whose email it is (`user:<id>`, `invitation:<id>`); null for emails queued before it was recorded. */
+  data_subject: string | null;
   subject: string;
   kind: string;
   status: DocumentStatus;
@@ -32,12 +37,13 @@ export interface EmailDocument {
 
 export const EMAILS = 'emails';
 
-export const emailsProjection = documentProjection<EmailEvent['type'], EmailDocument>({
+const emailDocuments = documentProjection<EmailEvent['type'], EmailDocument>({
   name: 'emails',
-  version: 2,
+  // 3: `data_subject`, and a closed account's emails dropped.
+  version: 3,
   collection: {
     name: EMAILS,
-    indexes: [{ field: 'queued_at' }, { field: 'status' }, { field: 'to' }, { field: 'tenant_id' }, { field: 'next_attempt_at' }, { field: 'last_attempt_at' }],
+    indexes: [{ field: 'queued_at' }, { field: 'status' }, { field: 'to' }, { field: 'tenant_id' }, { field: 'next_attempt_at' }, { field: 'last_attempt_at' }, { field: 'data_subject' }],
   },
   handles: emailEvents.types,
   documentId: (event) => event.data.email_id,
@@ -47,6 +53,7 @@ export const emailsProjection = documentProjection<EmailEvent['type'], EmailDocu
         id: event.data.email_id,
         tenant_id: event.metadata.tenant_id,
         to: event.data.to,
+        data_subject: event.data.data_subject ?? null,
         subject: event.data.subject,
         kind: event.data.kind,
         status: 'queued',
@@ -90,3 +97,12 @@ export const emailsProjection = documentProjection<EmailEvent['type'], EmailDocu
     }
   },
 });
+
+export const emailsProjection: EventProjection<EmailEvent['type'] | 'UserAccountClosed'> = {
+  ...emailDocuments,
+  handles: [...emailDocuments.handles, 'UserAccountClosed'],
+  apply(event, view) {
+    if (event.type === 'UserAccountClosed') return view.deleteWhere(EMAILS, { data_subject: userSubject(event.data.user_id) });
+    return emailDocuments.apply(event, view);
+  },
+};

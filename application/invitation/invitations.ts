@@ -26,6 +26,7 @@ import {
   invitationDecider,
   invitationStatusAt,
   invitationStream,
+  invitationSubject,
   isExpired,
 } from '../../domain/invitation/invitation';
 import { type MemberStatus, type Role, membershipStream } from '../../domain/membership/membership';
@@ -237,6 +238,7 @@ async function sendInvitation(
     deps,
     {
       to: email,
+      data_subject: invitationSubject(invitationId),
       subject: `You are invited to join ${organization}`,
       text: `${input.invitee_name ? `Hello ${input.invitee_name},\n\n` : ''}${inviterUser?.name ?? 'An administrator'} invited you to join ${organization} as ${as}. Your invitation token is ${token}. It expires in ${days} days.`,
       kind: 'invitation',

@@ -6,7 +6,8 @@
 // next step. `mailDeliverySaga` runs it: `EmailQueued` arrives through the saga
 // subscription; retries come from a scan of the `emails` read model for what is due
 // (`runDue`), never from infrastructure redelivery, which is left for crashes and
-// unexpected errors. A mailer error is an outcome, recorded, not thrown.
+// unexpected errors. A mailer error is an outcome, recorded, not thrown. An email whose
+// recipient's address reads as erased (a closed account) is given up at its attempt, unsent.
 
 import { type EmailCommand, type EmailEvent, type EmailQueuedEvent, type EmailState, emailDecider, emailStream } from '../../domain/email/email';
 import { EMAILS, type EmailDocument } from '../../projections/emails';
@@ -20,6 +21,7 @@ import { type Saga, forEachConcurrently } from '../sagas/saga';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { emailAggregate } from './outbox';
 import { messageOf } from '../../domain/shared/errors';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 
 export const MAIL_DELIVERY = 'mail_delivery';
 
@@ -46,7 +48,12 @@ export type MailDeliveryInput =
   | { type: 'MailerAccepted'; data: { email_id: string; attempt: number; provider: string; provider_message_id: string | null } }
   /** A mailer without a transport took it: kept in the outbox, not sent. */
   | { type: 'MailerKept'; data: { email_id: string; attempt: number; provider: string } }
-  | { type: 'MailerFailed'; data: { email_id: string; attempt: number; error: string } };
+  | { type: 'MailerFailed'; data: { email_id: string; attempt: number; error: string } }
+  /** The recipient's address reads as erased (its subject was erased: a closed account): nothing to send it to. */
+  | { type: 'RecipientErased'; data: { email_id: string; attempt: number } };
+
+/** Why an email whose recipient was erased is given up. */
+export const RECIPIENT_ERASED_ERROR = 'the recipient’s address was erased; the email was not sent';
 
 export type MailDeliveryOutput =
   /** Claim the attempt (StartEmailAttempt), then call the mailer; its answer comes back as an input. */
@@ -89,6 +96,9 @@ export function mailDelivery(policy: MailDeliveryPolicy): ProcessManager<MailDel
           return state.status === 'sent' || state.status === 'kept' ? [] : [{ type: 'RecordEmailKept', data: { provider: input.data.provider } }];
         case 'MailerFailed':
           return state.status === 'sending' && state.attempts === input.data.attempt ? afterFailure(input.data.attempt, input.data.error, now) : [];
+        case 'RecipientErased':
+          // No later attempt could do better.
+          return state.status === 'sending' && state.attempts === input.data.attempt ? [{ type: 'AbandonEmail', data: { attempt: input.data.attempt, error: RECIPIENT_ERASED_ERROR } }] : [];
       }
     },
   };
@@ -129,6 +139,7 @@ export function mailDeliverySaga(deps: MailDeliveryDependencies, policy: MailDel
     // started, and appends nothing (derived ids would make its append succeed as a repeat).
     const claimed = await handleCommand(deps, emailAggregate, emailStream(email_id), { type: 'StartEmailAttempt', data: { attempt } }, context);
     if (claimed.events.length === 0) return;
+    if (to === ERASED_PERSONAL_DATA) return run(email_id, { type: 'RecipientErased', data: { email_id, attempt } }, context.causation_id);
     let outcome: MailDeliveryInput;
     try {
       // The same key on every attempt: SMTP carries it as the Message-ID, so a receiver can drop a repeat.

@@ -10,6 +10,8 @@ export const emailAggregate: Aggregate<EmailCommand, EmailEvent, EmailState> = {
 
 export interface QueuedEmail {
   to: string;
+  /** Whose email it is (`user:<id>`, `invitation:<id>`): the address is sealed under that subject's key, erased with it. */
+  data_subject: string;
   subject: string;
   text: string;
   kind: string;
@@ -27,7 +29,7 @@ export async function queueEmail(
     deps,
     emailAggregate,
     emailStream(emailId),
-    { type: 'QueueEmail', data: { email_id: emailId, to: email.to, subject: email.subject, body_sealed: deps.secrets.seal(email.text), kind: email.kind } },
+    { type: 'QueueEmail', data: { email_id: emailId, to: email.to, data_subject: email.data_subject, subject: email.subject, body_sealed: deps.secrets.seal(email.text), kind: email.kind } },
     context,
     { idempotencyKey: options.idempotencyKey },
   );

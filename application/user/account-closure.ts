@@ -16,8 +16,8 @@
 // stopped in between (each is idempotent): the organizations named are deleted, every other
 // membership is left (MemberRemoved, reason `left`), every session is revoked, and the email's
 // reservation is released, so that logging in with it answers as for an unknown email and it may
-// sign up again. The IP and browser of their sessions, sealed under the same key, are erased with
-// it. What else holds their email (invitations sent to it, emails queued for it) is not reached
+// sign up again. The IP and browser of their sessions and the address of the emails sent to them,
+// sealed under the same key, are erased with it. Invitations sent to their email are not reached
 // (docs/personal-data.md).
 
 import { DomainError, conflict, forbidden } from '../../domain/shared/errors';

@@ -2,7 +2,7 @@
 // verification and password reset, and the password rules.
 
 import { DomainError, invalid } from '../../domain/shared/errors';
-import { type OtpPurpose, type UserEvent, userEvents } from '../../domain/user/events';
+import { type OtpPurpose, type UserEvent, userEvents, userSubject } from '../../domain/user/events';
 import { type UserCommand, type UserState, normalizeEmail, userDecider, userStream } from '../../domain/user/user';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { queueEmail } from '../mail/outbox';
@@ -44,7 +44,7 @@ export async function issueOtp(deps: OtpDependencies, userId: string, email: str
     purpose === 'email_verification'
       ? ['Verify your email', `Your verification code is ${code}. It expires in ${minutes} minutes.`]
       : ['Reset your password', `Your password reset code is ${code}. It expires in ${minutes} minutes. If you did not ask for it, ignore this email.`];
-  await queueEmail(deps, { to: email, subject, text, kind: purpose }, context);
+  await queueEmail(deps, { to: email, data_subject: userSubject(userId), subject, text, kind: purpose }, context);
 }
 
 /** Sends a new email-verification code (for a user whose email is not verified yet). */

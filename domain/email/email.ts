@@ -2,7 +2,8 @@
 // body sealed (it may carry a one-time code); the mail delivery saga sends it and records
 // every attempt here, so the stream alone says whether an email went out, is being sent,
 // waits for a scheduled retry, or was given up. A super admin reading the body is recorded
-// too, so no operator reads a code silently. Stream `email-<id>`.
+// too, so no operator reads a code silently. The recipient's address is sealed under the key of
+// whose email it is (`data_subject`). Stream `email-<id>`.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -11,9 +12,18 @@ import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, notFound } from '../shared/errors';
 import { toStreamName } from '../shared/stream-names';
 
+/**
+ * `data_subject` is whose email it is (`user:<id>` for an account's, `invitation:<id>` for an
+ * invitee's): the recipient's address is sealed under that subject's key, so erasing the
+ * subject (closing the account) erases it. Emails queued before it was recorded have their
+ * address in clear.
+ */
 export const EmailQueued = declareEvent(
   'EmailQueued',
-  t.type({ email_id: t.string, to: t.string, subject: t.string, body_sealed: t.string, kind: t.string, queued_at: t.string }),
+  t.intersection([
+    t.type({ email_id: t.string, to: t.string, subject: t.string, body_sealed: t.string, kind: t.string, queued_at: t.string }),
+    t.partial({ data_subject: t.string }),
+  ]),
 );
 /** An attempt is claimed before the mailer is called: of two deliveries racing, one sends. */
 export const EmailSendStarted = declareEvent('EmailSendStarted', t.type({ email_id: t.string, attempt: t.number, started_at: t.string }));
@@ -39,7 +49,11 @@ export const EmailAbandoned = declareEvent('EmailAbandoned', t.type({ email_id: 
 export const EmailFailed = declareEvent('EmailFailed', t.type({ email_id: t.string, error: t.string, attempt: t.number, failed_at: t.string }));
 /** A super admin opened the body; `codes_shown` says whether its one-time codes were left in. */
 export const EmailBodyRead = declareEvent('EmailBodyRead', t.type({ email_id: t.string, admin_id: t.string, codes_shown: t.boolean, read_at: t.string }));
-export const emailEvents = eventGroup('email', [EmailQueued, EmailSendStarted, EmailSent, EmailKept, EmailSendFailed, EmailAbandoned, EmailFailed, EmailBodyRead]);
+export const emailEvents = eventGroup('email', [EmailQueued, EmailSendStarted, EmailSent, EmailKept, EmailSendFailed, EmailAbandoned, EmailFailed, EmailBodyRead], {
+  // Erased with its subject (the user group's UserAccountClosed); an email naming none is its own.
+  subject: (data) => (typeof data.data_subject === 'string' ? data.data_subject : `email:${String(data.email_id)}`),
+  fields: { EmailQueued: ['to'] },
+});
 export type EmailEvent = GroupEvent<typeof emailEvents>;
 export type EmailQueuedEvent = EventOf<typeof EmailQueued>;
 

@@ -53,6 +53,8 @@ export type InvitationState =
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
 export const invitationStream = (invitationId: string): string => toStreamName(invitationEvents.category, invitationId);
+/** The data subject of an invitee (whose email the invitation's email is). */
+export const invitationSubject = (invitationId: string): string => `invitation:${invitationId}`;
 
 export const isExpired = (expiresAt: string, now: Date): boolean => Date.parse(expiresAt) <= now.getTime();
 

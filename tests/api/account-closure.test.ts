@@ -3,13 +3,15 @@
 // wrong password, 409 for an organization left without an owner, for organizations that would
 // be deleted unasked, for a subscription that renews), then the closure: the email and name
 // erased in the event log, the organization they were alone in deleted, the others left, the
-// sessions revoked and their IPs and browsers erased, the email answering as unknown at login and free to sign up again.
+// sessions revoked and their IPs and browsers erased, the emails sent to them erased, the email answering as unknown at login and free to sign up again.
 
 import { expect } from 'chai';
 import { conversationStream } from '../../domain/conversation/conversation';
+import { emailStream } from '../../domain/email/email';
 import { sessionStream } from '../../domain/session/session';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { userStream } from '../../domain/user/user';
+import { EMAILS, type EmailDocument } from '../../projections/emails';
 import { SESSIONS } from '../../projections/sessions';
 import { TENANTS } from '../../projections/tenants';
 import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner } from '../support/identity';
@@ -86,6 +88,9 @@ describe('closing one’s account (POST /api/v1/me/close)', () => {
     expect(listed.json.items).to.have.length.greaterThan(0);
     const sessionIds: string[] = listed.json.items.map((session: { jti: string }) => session.jti);
     for (const session of listed.json.items) expect(session.ip).to.be.a('string').and.not.equal(ERASED_PERSONAL_DATA);
+    const emailsOfAlice = async () => (await server.platform.readStore.collection<EmailDocument>(EMAILS).find({ where: { data_subject: `user:${alice.user_id}` } })).items;
+    const hers = await emailsOfAlice();
+    expect(hers.map((email) => [email.kind, email.to])).to.deep.include(['email_verification', 'alice.closing@example.com']);
     const [storedStart] = await server.platform.storedEvents.readStream(sessionStream(sessionIds[0]));
     expect(storedStart.data).to.have.nested.property('ip.personal_data');
     expect(storedStart.data).to.have.nested.property('user_agent.subject', `user:${alice.user_id}`);
@@ -112,6 +117,13 @@ describe('closing one’s account (POST /api/v1/me/close)', () => {
     }
     const sessionsOfAlice = async () => (await server.platform.readStore.collection(SESSIONS).find({ where: { user_id: alice.user_id } })).items;
     await eventually(async () => (await sessionsOfAlice()).length === 0, 5000, 'her sessions leaving the read model');
+    // The emails sent to her: the address erased in the log, and gone from the outbox.
+    for (const email of hers) {
+      const [queued] = await server.platform.eventStore.readStream(emailStream(email.id));
+      expect(queued.data).to.deep.include({ to: ERASED_PERSONAL_DATA });
+      expect(JSON.stringify(await server.platform.storedEvents.readStream(emailStream(email.id)))).to.not.include('alice.closing@example.com');
+    }
+    await eventually(async () => (await emailsOfAlice()).length === 0, 5000, 'her emails leaving the outbox');
     const refused = await login('alice.closing@example.com');
     expect(refused.json.errors?.[0]?.extensions?.code).to.equal('invalid_credentials');
     // Her conversation in the deleted organization stays as the organization's record (deleted with it).

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
-import { type MailDeliveryInput, type MailDeliveryOutput, type MailDeliveryPolicy, mailDelivery, mailDeliverySaga } from '../../application/mail/mail-delivery';
+import { type MailDeliveryInput, type MailDeliveryOutput, type MailDeliveryPolicy, RECIPIENT_ERASED_ERROR, mailDelivery, mailDeliverySaga } from '../../application/mail/mail-delivery';
 import { emailAggregate, queueEmail } from '../../application/mail/outbox';
 import type { RecordedEvent } from '../../application/ports/event-store';
 import type { RecordedOf } from '../../application/ports/domain-event-store';
@@ -17,6 +17,7 @@ import type { Saga } from '../../application/sagas/saga';
 import { SagaRunner } from '../../application/sagas/saga-runner';
 import type { EmailEvent, EmailQueuedEvent } from '../../domain/email/email';
 import { emailStream } from '../../domain/email/email';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { AesGcmSecrets } from '../../infrastructure/crypto/secrets';
 import { LogMailer } from '../../infrastructure/mail/log-mailer';
 import { EMAILS, type EmailDocument, emailsProjection } from '../../projections/emails';
@@ -74,6 +75,13 @@ describe('mail delivery process manager', () => {
       .when(refused(2))
       .then([{ type: 'RecordEmailFailure', data: { attempt: 2, error: '421 try later', next_attempt_at: plus(2000).toISOString() } }]);
     spec.given([queued, started(1), failed(1, FIXED_NOW), started(2), failed(2, FIXED_NOW), started(3)]).when(refused(3)).then([{ type: 'AbandonEmail', data: { attempt: 3, error: '421 try later' } }]);
+  });
+
+  it('gives up at once an email whose recipient was erased, whatever attempt it is', () => {
+    const erased = (attempt: number): MailDeliveryInput => ({ type: 'RecipientErased', data: { email_id: 'e1', attempt } });
+    spec.given([queued, started(1)]).when(erased(1)).then([{ type: 'AbandonEmail', data: { attempt: 1, error: RECIPIENT_ERASED_ERROR } }]);
+    spec.given([queued, started(1), failed(1, FIXED_NOW), started(2)]).when(erased(2)).then([{ type: 'AbandonEmail', data: { attempt: 2, error: RECIPIENT_ERASED_ERROR } }]);
+    spec.given([queued, started(1), failed(1, FIXED_NOW), started(2)]).when(erased(1)).thenNothingHappened();
   });
 
   it('ignores an answer for an attempt that is already settled', () => {
@@ -149,8 +157,8 @@ describe('mail delivery saga', () => {
     await stores.dispose();
   });
 
-  async function queue(to = 'ada@example.com'): Promise<{ emailId: string; queued: RecordedOf<'EmailQueued'> }> {
-    const emailId = await queueEmail({ ...stores.commands, secrets }, { to, subject: 'Verify your email', text: 'Your code is 123456', kind: 'email_verification' }, userContext());
+  async function queue(to = 'ada@example.com', dataSubject = 'user:ada'): Promise<{ emailId: string; queued: RecordedOf<'EmailQueued'> }> {
+    const emailId = await queueEmail({ ...stores.commands, secrets }, { to, data_subject: dataSubject, subject: 'Verify your email', text: 'Your code is 123456', kind: 'email_verification' }, userContext());
     const [queued] = await stores.events.readStream(emailStream(emailId));
     if (queued?.type !== 'EmailQueued') throw new Error(`${emailId} starts with ${queued?.type}`);
     return { emailId, queued };
@@ -236,6 +244,23 @@ describe('mail delivery saga', () => {
     await saga.handle(queued, context);
     expect(mailer.calls).to.have.length(3);
     expect(await emailDocument(emailId)).to.deep.include({ status: 'abandoned', attempts: 3, last_error: 'refused', next_attempt_at: null });
+  });
+
+  it('sends nothing to a recipient erased before the delivery (a closed account), and gives the email up', async () => {
+    const { emailId } = await queue('closing@example.com', 'user:closing');
+    // The stored form never held the address in clear.
+    expect(JSON.stringify(await stores.eventStore.readStream(emailStream(emailId)))).to.not.include('closing@example.com');
+    await stores.personalData.erase('user:closing');
+    const [reread] = await stores.events.readStream(emailStream(emailId));
+    await saga.handle(reread as RecordedOf<'EmailQueued'>, context);
+    expect(mailer.calls).to.deep.equal([]);
+    expect(await types(emailId)).to.deep.equal(['EmailQueued', 'EmailSendStarted', 'EmailAbandoned']);
+    expect(reread.data).to.deep.include({ to: ERASED_PERSONAL_DATA });
+    expect(await emailDocument(emailId)).to.deep.include({ status: 'abandoned', last_error: RECIPIENT_ERASED_ERROR });
+    // The due pass never takes it up again.
+    clock.advance(24 * 3_600_000);
+    await duePass();
+    expect(await types(emailId)).to.deep.equal(['EmailQueued', 'EmailSendStarted', 'EmailAbandoned']);
   });
 
   it('does not send again on a redelivery after a crash mid-send; the due pass takes the lost attempt as failed and tries again', async () => {
