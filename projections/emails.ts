@@ -1,9 +1,11 @@
 // Read model `emails`: the outbox as the super admin lists it (never the sealed body), and
 // what the mail delivery saga's due pass looks for: `retrying` emails by `next_attempt_at`,
 // `sending` ones by `last_attempt_at`, `queued` ones by `queued_at`. A closed account's emails
-// leave it (UserAccountClosed): their recipient was the person's.
+// leave it (UserAccountClosed), and an erased invitation's (InvitationErased): their recipient
+// was the person's.
 
 import { type EmailEvent, type EmailStatus, emailEvents } from '../domain/email/email';
+import { invitationSubject } from '../domain/invitation/invitation';
 import { userSubject } from '../domain/user/events';
 import { documentProjection } from './document-projection';
 import type { EventProjection } from './projection';
@@ -98,11 +100,12 @@ const emailDocuments = documentProjection<EmailEvent['type'], EmailDocument>({
   },
 });
 
-export const emailsProjection: EventProjection<EmailEvent['type'] | 'UserAccountClosed'> = {
+export const emailsProjection: EventProjection<EmailEvent['type'] | 'UserAccountClosed' | 'InvitationErased'> = {
   ...emailDocuments,
-  handles: [...emailDocuments.handles, 'UserAccountClosed'],
+  handles: [...emailDocuments.handles, 'UserAccountClosed', 'InvitationErased'],
   apply(event, view) {
     if (event.type === 'UserAccountClosed') return view.deleteWhere(EMAILS, { data_subject: userSubject(event.data.user_id) });
+    if (event.type === 'InvitationErased') return view.deleteWhere(EMAILS, { data_subject: invitationSubject(event.data.invitation_id) });
     return emailDocuments.apply(event, view);
   },
 };

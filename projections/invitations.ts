@@ -1,6 +1,7 @@
 // Read model `invitations`: one document per invitation with its tenant, email, role and
 // stored status, for the admins' list, the public preview and the lookup of an emailed token
 // by its keyed digest (unique). `expired` is not stored: readers compute it from `expires_at`.
+// An erased invitation leaves it (InvitationErased).
 
 import { type InvitationEvent, type InvitationRole, invitationEvents } from '../domain/invitation/invitation';
 import { documentProjection } from './document-projection';
@@ -29,7 +30,8 @@ export const INVITATIONS = 'invitations';
 
 export const invitationsProjection = documentProjection<InvitationEvent['type'], InvitationDocument>({
   name: 'invitations',
-  version: 2,
+  // 3: erased invitations dropped; `accepted_by` indexed (an account's closure finds the invitations it accepted).
+  version: 3,
   collection: {
     name: INVITATIONS,
     indexes: [
@@ -39,6 +41,7 @@ export const invitationsProjection = documentProjection<InvitationEvent['type'],
       { field: 'token_digest', unique: true },
       { field: 'created_at' },
       { field: 'expires_at' },
+      { field: 'accepted_by' },
     ],
   },
   handles: invitationEvents.types,
@@ -69,6 +72,8 @@ export const invitationsProjection = documentProjection<InvitationEvent['type'],
         return { ...current, status: 'accepted', accepted_by: event.data.user_id, accepted_at: event.data.accepted_at, revision: event.revision };
       case 'InvitationRevoked':
         return { ...current, status: 'revoked', revoked_by: event.data.by, revoked_at: event.data.revoked_at, revision: event.revision };
+      case 'InvitationErased':
+        return null;
     }
   },
 });

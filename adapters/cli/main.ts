@@ -22,6 +22,7 @@ import { askAsOperator } from '../../application/chat/chat';
 import { eraseConversationOf } from '../../application/conversation/conversations';
 import { eraseLeadOf } from '../../application/lead/lead-erasure';
 import { eraseToolCallOf } from '../../application/tool-call/tool-call-erasure';
+import { eraseInvitationOf } from '../../application/invitation/invitation-erasure';
 import {
   LIST_MAX_LIMIT,
   type OrchestrationEventFilter,
@@ -58,6 +59,7 @@ const USAGE = `usage: npm run cli -- <command>
   erase lead ID --tenant ID          erase a lead, and the conversation it was left in, for the organization
   erase tool-call ID --tenant ID     erase a tool call for the organization (a flow's step, a test: its arguments
                                      and exchange unreadable for good)
+  erase invitation ID --tenant ID    erase an invitation for the organization (the invitee's email unreadable for good)
   events orchestration list --tenant ID [--status S] [--name N] [--correlation-id C]
                             [--from T] [--to T] [--limit N] [--cursor C]
                                      the tenant's orchestration events, newest first
@@ -310,7 +312,8 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
     }
     case 'erase conversation':
     case 'erase lead':
-    case 'erase tool-call': {
+    case 'erase tool-call':
+    case 'erase invitation': {
       const [id] = positional;
       const tenantId = flags.tenant;
       if (!id || typeof tenantId !== 'string') return usageError(out, `erase ${action} needs an ID and --tenant ID`);
@@ -325,7 +328,9 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
             ? { ...(await eraseConversationOf(platform.identity, tenantId, id, onBehalf)), conversation_id: null }
             : action === 'lead'
               ? await eraseLeadOf(platform.identity, tenantId, id, operator, onBehalf)
-              : { ...(await eraseToolCallOf(platform.identity, tenantId, id, operator, onBehalf)), conversation_id: null };
+              : action === 'invitation'
+                ? { ...(await eraseInvitationOf(platform.identity, tenantId, id, operator, onBehalf)), conversation_id: null }
+                : { ...(await eraseToolCallOf(platform.identity, tenantId, id, operator, onBehalf)), conversation_id: null };
         out(`erased ${action} ${erased.id} (first erased at ${erased.erased_at})${erased.conversation_id === null ? '' : `, with the conversation it was left in, ${erased.conversation_id}`}`);
         return 0;
       }, options.platform);

@@ -59,7 +59,7 @@ export const invitationAggregate: Aggregate<InvitationCommand, InvitationEvent, 
 export const INVITATION_SCOPE = 'invitation';
 
 /** The reserved value of a pending invitation: one per email in a tenant. */
-const pendingSlot = (tenantId: string, email: string): string => `${tenantId}:${normalizeEmail(email)}`;
+export const pendingSlot = (tenantId: string, email: string): string => `${tenantId}:${normalizeEmail(email)}`;
 
 export interface InvitationView {
   id: string;
@@ -315,7 +315,7 @@ export async function revokeInvitation(
     { expectedRevision },
   );
   const { state } = await loadAggregate(deps, invitationAggregate, invitationStream(invitationId));
-  if (state.status !== 'absent') await releaseReservation(deps, INVITATION_SCOPE, pendingSlot(state.tenant_id, state.email), invitationId, scoped);
+  if (state.status !== 'absent' && state.status !== 'erased') await releaseReservation(deps, INVITATION_SCOPE, pendingSlot(state.tenant_id, state.email), invitationId, scoped);
   return readBackChange(deps, result, 'the revocation', async () => versionedInvitation(await readInvitation(deps, invitationId), deps.clock.now()));
 }
 

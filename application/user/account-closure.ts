@@ -14,11 +14,12 @@
 // `user:<id>`) are erased with the subject's key (saga personal_data_erasure), and the effects
 // follow, by the use case at once and by the saga `account_closure` again for a process that
 // stopped in between (each is idempotent): the organizations named are deleted, every other
-// membership is left (MemberRemoved, reason `left`), every session is revoked, and the email's
+// membership is left (MemberRemoved, reason `left`), every session is revoked, the invitations
+// it accepted (their email was the account's) are erased (invitation-erasure.ts), and the email's
 // reservation is released, so that logging in with it answers as for an unknown email and it may
 // sign up again. The IP and browser of their sessions and the address of the emails sent to them,
-// sealed under the same key, are erased with it. Invitations sent to their email are not reached
-// (docs/personal-data.md).
+// sealed under the same key, are erased with it. Invitations sent to their email and never
+// accepted are not reached: nothing ties them to the account (docs/personal-data.md).
 
 import { DomainError, conflict, forbidden } from '../../domain/shared/errors';
 import { membershipStream } from '../../domain/membership/membership';
@@ -37,6 +38,7 @@ import type { Saga } from '../sagas/saga';
 import { type Principal, type SessionRevocationDependencies, revokeAllSessions } from '../session/sessions';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { deleteTenant } from '../tenant/tenant-commands';
+import { eraseInvitationsAcceptedBy } from '../invitation/invitation-erasure';
 import { RateLimitedError } from './abuse-controls';
 import { USER_EMAIL_SCOPE, userAggregate } from './users';
 
@@ -137,7 +139,7 @@ export async function closeAccount(deps: AccountClosureDependencies, guard: Pass
   return { closed_at: closed.data.closed_at, deleted_organizations: deleted };
 }
 
-/** The effects of a closure, each idempotent: the organizations named deleted, every other membership left, every session revoked, the email released. */
+/** The effects of a closure, each idempotent: the organizations named deleted, every other membership left, every session revoked, the invitations it accepted erased, the email released. */
 async function carryOutClosure(deps: AccountClosureDependencies, userId: string, emailReservation: string, deletedTenants: readonly string[], context: RequestContext): Promise<void> {
   for (const tenantId of deletedTenants) {
     try {
@@ -158,6 +160,7 @@ async function carryOutClosure(deps: AccountClosureDependencies, userId: string,
     }
   }
   await revokeAllSessions(deps, userId, 'account_closed', context);
+  await eraseInvitationsAcceptedBy(deps, userId, context);
   await releaseReservationByKey(deps, emailReservation, userId, context);
 }
 

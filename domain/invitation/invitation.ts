@@ -3,6 +3,10 @@
 // The token itself never enters an event: only its keyed digest does. Expiry needs no timer:
 // it is decided against `now` when someone tries to use the invitation, and read models
 // compute the `expired` status from `expires_at` at read time.
+// The invitee's email is personal data of the subject `invitation:<id>` (docs/personal-data.md):
+// sealed under its key, which `InvitationErased` deletes (an admin's erasure at the invitee's
+// request, or the closing of the account that accepted it). An erased invitation is gone: it
+// cannot be accepted, revoked or seen again.
 
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
@@ -34,7 +38,20 @@ export const InvitationSent = declareEvent(
 export const InvitationAccepted = declareEvent('InvitationAccepted', t.type({ invitation_id: t.string, user_id: t.string, accepted_at: t.string }));
 export const InvitationRevoked = declareEvent('InvitationRevoked', t.type({ invitation_id: t.string, by: t.string, revoked_at: t.string }));
 
-export const invitationEvents = eventGroup('invitation', [InvitationSent, InvitationAccepted, InvitationRevoked]);
+/** Who erased an invitation: an admin of its organization, the super admin, or the platform (an account's closure). */
+const Eraser = t.type({ kind: t.keyof({ user: null, admin: null, system: null }), id: t.string });
+export type InvitationEraser = t.TypeOf<typeof Eraser>;
+/** The invitation is erased: its key is deleted, the invitee's email can no longer be read. */
+export const InvitationErased = declareEvent('InvitationErased', t.type({ invitation_id: t.string, tenant_id: t.string, erased_by: Eraser, erased_at: t.string }));
+
+/** The data subject of an invitee (the invitation's email, and the email that carried its token). */
+export const invitationSubject = (invitationId: string): string => `invitation:${invitationId}`;
+
+export const invitationEvents = eventGroup('invitation', [InvitationSent, InvitationAccepted, InvitationRevoked, InvitationErased], {
+  subject: (data) => invitationSubject(String(data.invitation_id)),
+  fields: { InvitationSent: ['email'] },
+  erasedBy: 'InvitationErased',
+});
 export type InvitationEvent = GroupEvent<typeof invitationEvents>;
 
 export type InvitationCommand =
@@ -43,18 +60,19 @@ export type InvitationCommand =
   /** `email` is the accepting user's: it must be the invited one. */
   | { type: 'AcceptInvitation'; data: { user_id: string; email: string } }
   /** `tenant_id` is the revoker's: another tenant's invitation does not exist for them. */
-  | { type: 'RevokeInvitation'; data: { tenant_id: string; by: string } };
+  | { type: 'RevokeInvitation'; data: { tenant_id: string; by: string } }
+  /** `tenant_id` is the eraser's, as for a revocation. */
+  | { type: 'EraseInvitation'; data: { tenant_id: string; erased_by: InvitationEraser } };
 
 export type InvitationState =
   | { status: 'absent' }
-  | { status: 'pending' | 'accepted' | 'revoked'; invitation_id: string; tenant_id: string; email: string; role: InvitationRole; expires_at: string };
+  | { status: 'pending' | 'accepted' | 'revoked'; invitation_id: string; tenant_id: string; email: string; role: InvitationRole; expires_at: string }
+  | { status: 'erased'; invitation_id: string; tenant_id: string; erased_at: string };
 
 /** What a reader sees: a pending invitation past its expiry is `expired`. */
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
 export const invitationStream = (invitationId: string): string => toStreamName(invitationEvents.category, invitationId);
-/** The data subject of an invitee (whose email the invitation's email is). */
-export const invitationSubject = (invitationId: string): string => `invitation:${invitationId}`;
 
 export const isExpired = (expiresAt: string, now: Date): boolean => Date.parse(expiresAt) <= now.getTime();
 
@@ -71,6 +89,7 @@ const notFoundError = (): DomainError => notFound('invitation_not_found', 'no su
 export function acceptanceProblem(state: InvitationState, now: Date): DomainError | null {
   switch (state.status) {
     case 'absent':
+    case 'erased':
       return notFoundError();
     case 'accepted':
       return conflict('invitation_already_accepted', 'this invitation has already been used');
@@ -91,9 +110,11 @@ export const invitationDecider: Decider<InvitationCommand, InvitationEvent, Invi
         return { status: 'pending', invitation_id, tenant_id, email, role, expires_at };
       }
       case 'InvitationAccepted':
-        return state.status === 'absent' ? state : { ...state, status: 'accepted' };
+        return state.status === 'absent' || state.status === 'erased' ? state : { ...state, status: 'accepted' };
       case 'InvitationRevoked':
-        return state.status === 'absent' ? state : { ...state, status: 'revoked' };
+        return state.status === 'absent' || state.status === 'erased' ? state : { ...state, status: 'revoked' };
+      case 'InvitationErased':
+        return { status: 'erased', invitation_id: event.data.invitation_id, tenant_id: event.data.tenant_id, erased_at: event.data.erased_at };
     }
   },
 
@@ -118,11 +139,17 @@ export const invitationDecider: Decider<InvitationCommand, InvitationEvent, Invi
         return right([{ type: 'InvitationAccepted', data: { invitation_id: state.invitation_id, user_id: command.data.user_id, accepted_at: now.toISOString() } }]);
       }
       case 'RevokeInvitation': {
-        if (state.status === 'absent' || state.tenant_id !== command.data.tenant_id) return left(notFoundError());
+        if (state.status === 'absent' || state.status === 'erased' || state.tenant_id !== command.data.tenant_id) return left(notFoundError());
         if (state.status !== 'pending' || isExpired(state.expires_at, now)) {
           return left(conflict('invitation_not_pending', `only a pending invitation can be revoked; this one is ${invitationStatusAt(state.status, state.expires_at, now)}`));
         }
         return right([{ type: 'InvitationRevoked', data: { invitation_id: state.invitation_id, by: command.data.by, revoked_at: now.toISOString() } }]);
+      }
+      case 'EraseInvitation': {
+        if (state.status === 'absent' || state.tenant_id !== command.data.tenant_id) return left(notFoundError());
+        // Erased already: the first erasure stands.
+        if (state.status === 'erased') return right([]);
+        return right([{ type: 'InvitationErased', data: { invitation_id: state.invitation_id, tenant_id: state.tenant_id, erased_by: command.data.erased_by, erased_at: now.toISOString() } }]);
       }
     }
   },

@@ -1,13 +1,16 @@
 // A member closes their own account (POST /api/v1/me/close, or GraphQL's close_account;
-// application/user/account-closure.ts) over HTTP: every refusal before anything is written (401, 400 naming the field, 403 for a
-// wrong password, 409 for an organization left without an owner, for organizations that would
-// be deleted unasked, for a subscription that renews), then the closure: the email and name
-// erased in the event log, the organization they were alone in deleted, the others left, the
-// sessions revoked and their IPs and browsers erased, the emails sent to them erased, the email answering as unknown at login and free to sign up again.
+// application/user/account-closure.ts) over HTTP: every refusal before anything is written
+// (401, 400 naming the field, 403 for a wrong password, 409 for an organization left without an
+// owner, for organizations that would be deleted unasked, for a subscription that renews), then
+// the closure: the email and name erased in the event log, the organization they were alone in
+// deleted, the others left (the invitation that brought them to one erased), the sessions
+// revoked and their IPs and browsers erased, the emails sent to them erased, the email
+// answering as unknown at login and free to sign up again.
 
 import { expect } from 'chai';
 import { conversationStream } from '../../domain/conversation/conversation';
 import { emailStream } from '../../domain/email/email';
+import { invitationStream } from '../../domain/invitation/invitation';
 import { sessionStream } from '../../domain/session/session';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { userStream } from '../../domain/user/user';
@@ -81,6 +84,14 @@ describe('closing one’s account (POST /api/v1/me/close)', () => {
     const alice = await registerOwner(server, 'close-alice', 'alice.closing@example.com');
     const bob = await registerOwner(server, 'close-bob');
     const aliceAtBob = await joinAs(server, alice, bob.tenant_id, 'member');
+    // She joined a third organization by its invitation: its email was hers.
+    const carol = await registerOwner(server, 'close-carol');
+    const invited = await server.request('POST', '/api/v1/team/invite', { headers: as(carol), body: { email: 'alice.closing@example.com', role: 'member' } });
+    expect(invited.status, invited.text).to.equal(201);
+    const [invitationEmail] = await server.platform.eventStore.readAll({ direction: 'backwards', filter: { kind: 'event_type', types: ['EmailQueued'] }, maxCount: 1 });
+    const invitationToken = /invitation token is ([A-Za-z0-9_-]+)/.exec(server.platform.secrets.open((invitationEmail.data as { body_sealed: string }).body_sealed))![1];
+    const joined = await server.request('POST', '/api/v1/team/accept-invite', { headers: as(alice), body: { token: invitationToken } });
+    expect(joined.status, joined.text).to.equal(200);
     const asked = await server.request('POST', '/api/v1/chat', { headers: as(alice), body: { message: 'What are your opening hours?' } });
     expect(asked.status, asked.text).to.equal(200);
     // Where she logged in from is hers: shown to her, sealed under her key in the log.
@@ -124,6 +135,11 @@ describe('closing one’s account (POST /api/v1/me/close)', () => {
       expect(JSON.stringify(await server.platform.storedEvents.readStream(emailStream(email.id)))).to.not.include('alice.closing@example.com');
     }
     await eventually(async () => (await emailsOfAlice()).length === 0, 5000, 'her emails leaving the outbox');
+    // The invitation she accepted is erased: her email unreadable on it, gone from carol's list.
+    const [invitationSent] = await server.platform.eventStore.readStream(invitationStream(invited.json.id));
+    expect(invitationSent.data).to.deep.include({ email: ERASED_PERSONAL_DATA });
+    const carolsInvitations = await server.request('GET', '/api/v1/team/invitations', { headers: as(carol) });
+    expect(carolsInvitations.json.items).to.deep.equal([]);
     const refused = await login('alice.closing@example.com');
     expect(refused.json.errors?.[0]?.extensions?.code).to.equal('invalid_credentials');
     // Her conversation in the deleted organization stays as the organization's record (deleted with it).

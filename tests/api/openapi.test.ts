@@ -364,6 +364,8 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/team/invitations?status=pending', { headers: as(admin) });
       const accepted = await call('POST', '/api/v1/team/accept-invite', { body: { token, name: 'New Person', password: 'a long enough password' } });
       await call('POST', `/api/v1/team/invitations/${invitation.json.id}/revoke`, { headers: as(admin) });
+      await call('POST', `/api/v1/team/invitations/${invitation.json.id}/erase`, { headers: as(admin) });
+      await call('POST', '/api/v1/team/invitations/none/erase', { headers: as(admin) });
       await call('GET', '/api/v1/team/my-tenants', { headers: as(admin) });
       await call('POST', '/api/v1/team/switch-tenant', { headers: as(admin), body: { tenant_id: owner.tenant_id } });
       await call('DELETE', `/api/v1/team/members/${accepted.json.user.id}`, { headers: as(member) });

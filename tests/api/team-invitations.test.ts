@@ -1,9 +1,11 @@
 import { expect } from 'chai';
-import { INVITATION_TTL_SECONDS } from '../../domain/invitation/invitation';
+import { INVITATION_TTL_SECONDS, invitationStream } from '../../domain/invitation/invitation';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
+import { EMAILS, type EmailDocument } from '../../projections/emails';
 import { USERS } from '../../projections/users';
 import { type Account, LOGIN, PASSWORD, gql, joinAs, registerOwner, liftSeatLimit, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
-import { ManualClock } from '../support/stores';
+import { ManualClock, eventually } from '../support/stores';
 
 const NEW_PASSWORD = 'a brand new passphrase';
 
@@ -68,6 +70,7 @@ describe('team invitations and memberships (/api/v1/team, spec 4.10)', () => {
       ['POST', '/api/v1/team/invite', { email: 'x@example.com', role: 'member' }],
       ['GET', '/api/v1/team/invitations'],
       ['POST', '/api/v1/team/invitations/some-id/revoke'],
+      ['POST', '/api/v1/team/invitations/some-id/erase'],
       ['POST', '/api/v1/team/switch-tenant', { tenant_id: 'x' }],
       ['GET', '/api/v1/team/my-tenants'],
     ];
@@ -271,6 +274,72 @@ describe('team invitations and memberships (/api/v1/team, spec 4.10)', () => {
       const foreign = await server.request('POST', `/api/v1/team/invitations/${theirs.id}/revoke`, { headers: as(owner) });
       expect(foreign.status).to.equal(404);
       expect(foreign.json.code).to.equal('invitation_not_found');
+      const their = await server.request('GET', '/api/v1/team/invitations?status=pending', { headers: as(outsider) });
+      expect(their.json.items.map((i: { id: string }) => i.id)).to.include(theirs.id);
+    });
+  });
+
+  describe('POST /invitations/{id}/erase', () => {
+    const erase = (account: Account, id: string) => server.request('POST', `/api/v1/team/invitations/${id}/erase`, { headers: as(account) });
+    const emailsTo = async (invitationId: string) => (await server.platform.readStore.collection<EmailDocument>(EMAILS).find({ where: { data_subject: `invitation:${invitationId}` } })).items;
+
+    it('erases a pending invitation: the email unreadable in the log, out of the list and the outbox, the token dead, the email free again', async () => {
+      const invitation = await invite(owner, 'Erase-Me@example.com');
+      // Sealed from the start: the stored events never held the address in clear.
+      const stored = JSON.stringify([
+        ...(await server.platform.storedEvents.readStream(invitationStream(invitation.id))),
+        ...(await server.platform.storedEvents.readAll({ direction: 'backwards', filter: { kind: 'event_type', types: ['EmailQueued'] }, maxCount: 50 })),
+      ]);
+      expect(stored).to.not.include('erase-me@example.com');
+      await eventually(async () => (await emailsTo(invitation.id)).length === 1, 5000, 'the invitation’s email in the outbox');
+      expect((await emailsTo(invitation.id)).map((email) => email.to)).to.deep.equal(['erase-me@example.com']);
+
+      const erased = await erase(admin, invitation.id);
+      expect(erased.status, erased.text).to.equal(200);
+      expect(erased.json).to.have.all.keys('id', 'erased_at');
+      expect(erased.json.id).to.equal(invitation.id);
+      const [sent] = await server.platform.eventStore.readStream(invitationStream(invitation.id));
+      expect(sent.data).to.deep.include({ email: ERASED_PERSONAL_DATA });
+      const invitationEmail = (await server.platform.eventStore.readAll({ direction: 'backwards', filter: { kind: 'event_type', types: ['EmailQueued'] }, maxCount: 50 })).find(
+        (event) => (event.data as { data_subject?: string }).data_subject === `invitation:${invitation.id}`,
+      )!;
+      expect(invitationEmail.data).to.deep.include({ to: ERASED_PERSONAL_DATA });
+      await eventually(async () => (await emailsTo(invitation.id)).length === 0, 5000, 'the invitation’s email leaving the outbox');
+
+      const listed = await server.request('GET', '/api/v1/team/invitations?limit=100', { headers: as(owner) });
+      expect(listed.json.items.map((i: { id: string }) => i.id)).to.not.include(invitation.id);
+      expect((await accept({ token: invitation.token, name: 'Eve', password: NEW_PASSWORD })).status).to.equal(404);
+      expect((await server.request('GET', `/api/v1/team/invite-preview?token=${invitation.token}`)).status).to.equal(404);
+      const revoke = await server.request('POST', `/api/v1/team/invitations/${invitation.id}/revoke`, { headers: as(owner) });
+      expect([revoke.status, revoke.json.code]).to.deep.equal([404, 'invitation_not_found']);
+      // Erasing again answers the first erasure.
+      tick();
+      const again = await erase(owner, invitation.id);
+      expect([again.status, again.json]).to.deep.equal([200, erased.json]);
+      // The email may be invited again at once.
+      expect((await server.request('POST', '/api/v1/team/invite', { headers: as(owner), body: { email: 'erase-me@example.com', role: 'member' } })).status).to.equal(201);
+    });
+
+    it('erases an accepted invitation too, leaving the membership it gave', async () => {
+      const invitation = await invite(owner, 'erase-accepted@example.com');
+      const joined = await accept({ token: invitation.token, name: 'Acc', password: NEW_PASSWORD });
+      expect(joined.status, joined.text).to.equal(200);
+      const erased = await erase(owner, invitation.id);
+      expect(erased.status, erased.text).to.equal(200);
+      const members = await server.request('GET', '/api/v1/team/members?limit=100', { headers: as(owner) });
+      expect(members.json.items.map((m: { email: string }) => m.email)).to.include('erase-accepted@example.com');
+    });
+
+    it('answers 404 for an unknown invitation and another tenant’s (which stays), and 403 to a member', async () => {
+      const unknown = await erase(owner, 'no-such-id');
+      expect([unknown.status, unknown.json.code]).to.deep.equal([404, 'invitation_not_found']);
+      const theirs = await invite(outsider, 'foreign-erase@example.com');
+      const foreign = await erase(owner, theirs.id);
+      expect([foreign.status, foreign.json.code]).to.deep.equal([404, 'invitation_not_found']);
+      const byMember = await erase(member, theirs.id);
+      expect([byMember.status, byMember.json.code]).to.deep.equal([403, 'insufficient_role']);
+      const [sent] = await server.platform.eventStore.readStream(invitationStream(theirs.id));
+      expect(sent.data).to.deep.include({ email: 'foreign-erase@example.com' });
       const their = await server.request('GET', '/api/v1/team/invitations?status=pending', { headers: as(outsider) });
       expect(their.json.items.map((i: { id: string }) => i.id)).to.include(theirs.id);
     });

@@ -80,6 +80,29 @@ describe('invitation decider (spec 4.10)', () => {
     });
   });
 
+  describe('erasing', () => {
+    const erase = (tenantId = 't1'): InvitationCommand => ({ type: 'EraseInvitation', data: { tenant_id: tenantId, erased_by: { kind: 'user', id: 'olga' } } });
+    const erased: InvitationEvent = { type: 'InvitationErased', data: { invitation_id: 'i1', tenant_id: 't1', erased_by: { kind: 'user', id: 'olga' }, erased_at: FIXED_NOW.toISOString() } };
+
+    it('erases an invitation of the eraser’s tenant whatever its status, expired included', () => {
+      spec.given([sent]).when(erase()).then([erased]);
+      spec.given([sent, accepted]).when(erase()).then([erased]);
+      spec.given([sent, revoked]).when(erase()).then([erased]);
+      afterExpiry.given([sent]).when(erase()).then([{ ...erased, data: { ...erased.data, erased_at: EXPIRES_AT } }]);
+    });
+
+    it('records nothing for an erased one, and hides an unknown one and another tenant’s', () => {
+      spec.given([sent, erased]).when(erase()).thenNothingHappened();
+      spec.given([]).when(erase()).thenThrows('not_found', 'invitation_not_found');
+      spec.given([sent]).when(erase('t2')).thenThrows('not_found', 'invitation_not_found');
+    });
+
+    it('makes it unknown to acceptance and revocation', () => {
+      spec.given([sent, erased]).when({ type: 'AcceptInvitation', data: { user_id: 'u1', email: 'new@example.com' } }).thenThrows('not_found', 'invitation_not_found');
+      spec.given([sent, erased]).when({ type: 'RevokeInvitation', data: { tenant_id: 't1', by: 'olga' } }).thenThrows('not_found', 'invitation_not_found');
+    });
+  });
+
   it('reads a pending invitation past its expiry as expired', () => {
     expect(invitationStatusAt('pending', EXPIRES_AT, FIXED_NOW)).to.equal('pending');
     expect(invitationStatusAt('pending', EXPIRES_AT, new Date(EXPIRES_AT))).to.equal('expired');

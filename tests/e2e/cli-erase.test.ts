@@ -1,12 +1,14 @@
-// `erase conversation` and `erase lead`: the operator erases for an organization (docs/personal-data.md),
+// `erase conversation`, `erase lead` and `erase invitation`: the operator erases for an organization (docs/personal-data.md),
 // also one whose admins cannot sign in (suspended here). The CLI runs as a separate process on a
 // data folder; the test reads the result through a platform opened on the same folder.
 
 import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
+import { invitationAggregate } from '../../application/invitation/invitations';
 import { leadAggregate } from '../../application/lead/lead-aggregate';
 import { silentLogger } from '../../application/ports/logger';
 import { conversationStream } from '../../domain/conversation/conversation';
+import { invitationStream } from '../../domain/invitation/invitation';
 import { leadStream } from '../../domain/lead/lead';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { createPlatform, loadConfig } from '../../infrastructure/composition-root';
@@ -14,7 +16,7 @@ import { userContext } from '../support/context';
 import { cli } from '../support/cli';
 import { temporaryDirectory } from '../support/files';
 
-describe('operator CLI: erase conversation, erase lead', function () {
+describe('operator CLI: erase conversation, erase lead, erase invitation', function () {
   this.timeout(60_000);
   const dir = temporaryDirectory();
   after(() => dir.remove());
@@ -80,5 +82,32 @@ describe('operator CLI: erase conversation, erase lead', function () {
     expect(captured.data).to.deep.include({ name: ERASED_PERSONAL_DATA, email: ERASED_PERSONAL_DATA });
     expect(gone).to.deep.include({ type: 'LeadErased' });
     expect(gone.data.erased_by).to.deep.equal({ kind: 'system', id: 'operator-cli' });
+  });
+
+  it('erases an invitation; refuses another organization\'s (1)', async () => {
+    const platform = await createPlatform(loadConfig({ DATA_DIR: dir.path, LOG_LEVEL: 'silent', PROJECTION_THREAD: 'main' }), { logger: silentLogger });
+    const tenantId = 'invitation-tenant';
+    try {
+      await handleCommand(
+        platform.commands,
+        invitationAggregate,
+        invitationStream('invitation-1'),
+        { type: 'SendInvitation', data: { tenant_id: tenantId, invitation_id: 'invitation-1', email: 'walter.skinner@example.com', role: 'member', token_digest: 'digest', invited_by: 'someone' } },
+        userContext({ tenant_id: tenantId }),
+      );
+    } finally {
+      await platform.close();
+    }
+    const foreign = await cli(dir.path, 'erase', 'invitation', 'invitation-1', '--tenant', 'another-tenant');
+    expect([foreign.code, foreign.stderr.includes('invitation_not_found')]).to.deep.equal([1, true]);
+
+    const erased = await cli(dir.path, 'erase', 'invitation', 'invitation-1', '--tenant', tenantId);
+    expect(erased.code, erased.stderr).to.equal(0);
+    expect(erased.stdout).to.match(/^erased invitation invitation-1 \(first erased at \S+\)$/m);
+    const [sent, gone] = await readAsPlatform(invitationStream('invitation-1'));
+    expect(sent.data).to.deep.include({ email: ERASED_PERSONAL_DATA });
+    expect(gone).to.deep.include({ type: 'InvitationErased' });
+    expect(gone.data.erased_by).to.deep.equal({ kind: 'system', id: 'operator-cli' });
+    expect((await cli(dir.path, 'events', 'read', invitationStream('invitation-1'))).stdout).to.not.contain('walter.skinner');
   });
 });

@@ -9,6 +9,7 @@ import * as t from 'io-ts';
 import type { AccessDenialRecorder } from '../../../application/access-denial/access-denials';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import type { SessionResult } from '../../../application/session/sessions';
+import { eraseInvitation } from '../../../application/invitation/invitation-erasure';
 import { acceptInvitation, inviteMember, listInvitations, myTenants, previewInvitation, revokeInvitation, switchTenant } from '../../../application/invitation/invitations';
 import { getMember, listMembers, removeMember } from '../../../application/membership/members';
 import { NonEmptyTrimmed } from '../../../domain/shared/codecs';
@@ -75,6 +76,10 @@ export function teamRouter(identity: UseCaseDependencies, denials: AccessDenialR
 
   router.post('/invitations/:id/revoke', ...admin, async (ctx) => {
     answerVersioned(ctx, await revokeInvitation(identity, ctx.state.principal, ctx.params.id, requestContextOf(ctx), preconditionsOf(ctx)));
+  });
+
+  router.post('/invitations/:id/erase', ...admin, async (ctx) => {
+    ctx.body = await eraseInvitation(identity, ctx.state.principal, ctx.params.id, requestContextOf(ctx));
   });
 
   router.post('/accept-invite', async (ctx) => {
