@@ -23,16 +23,17 @@
 // A connector call that is challenged after its turn ended (approved, then the connector asks
 // for an OTP; or a slow call that ends in a challenge) is asked in the conversation here: the
 // step is recorded at `challenge` with the prompt, and the turn's follow-up is the question
-// (`challengeNote`), without the model. The user's next message is then the answer, as for a
-// challenge within a turn (application/chat/chat.ts), and that turn gives the model the
-// challenged turn again. Being the turn's one follow-up, it is its last: calls of the same turn
-// still waiting for an approval are recorded when they settle, not reported by the model.
+// (`challengeNote`, a follow-up message of its own), without the model. The user's next message
+// is then the answer, as for a challenge within a turn (application/chat/chat.ts), and that turn
+// gives the model the challenged turn again; so the turn gets no report of its own after that:
+// its other calls are recorded on the conversation when they settle, and another call of it
+// challenged late is asked in turn (the next message answers the first challenge still open).
 //
 // It reacts to ToolCallSucceeded, ToolCallFailed, ToolCallRefused and ToolCallChallenged, and reads the call's
 // ToolCallRequested: only calls of a chat turn (origin `chat`) that waited for an approval, or
 // connector calls, are its business; a turn none of whose steps waited (its connector calls
 // answered within the turn) gets no follow-up. Idempotent on redelivery: the step's
-// outcome and the follow-up are recorded once each (the conversation decider); a redelivery
+// outcome and each follow-up message are recorded once (the conversation decider); a redelivery
 // after a crash between the model's report and its record asks the model again. A call settled
 // before its turn recorded the step (an approval within milliseconds) is retried by redelivery.
 // Its events carry the system actor `chat_tool_follow_up`, caused by the outcome's event.
@@ -63,8 +64,10 @@ export type ChatFollowUpDependencies = CommandDependencies &
 type SettledType = 'ToolCallSucceeded' | 'ToolCallFailed' | 'ToolCallRefused';
 type HandledType = SettledType | 'ToolCallChallenged';
 
-/** The follow-up's message id: one per turn, derived from the user message it follows up. */
+/** The report's message id: one per turn, derived from the user message it follows up. */
 export const followUpMessageId = (deps: Pick<CommandDependencies, 'ids'>, replyTo: string): string => deps.ids.fromKey(`${replyTo}:tool-follow-up`);
+/** A late challenge's question: one per call. */
+const lateChallengeMessageId = (deps: Pick<CommandDependencies, 'ids'>, toolCallId: string): string => deps.ids.fromKey(`${toolCallId}:late-challenge`);
 
 /** The turn's chat call settled: thrown so that delivery tries again once the turn has recorded its step. */
 class StepNotRecordedYet extends Error {
@@ -92,7 +95,7 @@ export async function followUpTurn(deps: ChatFollowUpDependencies, tenantId: str
   const stream = conversationStream(conversationId);
   const events = (await deps.eventStore.readStream(stream)) as unknown as ConversationEvent[];
   const state: ConversationState = events.reduce(conversationDecider.evolve, conversationDecider.initialState());
-  if (state.status === 'absent' || state.status === 'deleted' || state.tenant_id !== tenantId || state.followed_up.has(replyTo)) return;
+  if (state.status === 'absent' || state.status === 'deleted' || state.tenant_id !== tenantId) return;
   const views = recordedStepsOf(events).get(replyTo) ?? [];
   if (!views.some((view) => view.tool_call_id === trigger)) throw new StepNotRecordedYet(trigger);
 
@@ -111,8 +114,9 @@ export async function followUpTurn(deps: ChatFollowUpDependencies, tenantId: str
       context,
     );
   }
-  // The last call of the turn to settle gives the follow-up; a paused assistant gives none.
-  if (waited.some((call) => call.outcome === null) || !assistantAnswersIn(state.status)) return;
+  // The last call of the turn to settle gives the report; a paused assistant gives none, nor a
+  // turn that asked a late challenge (the answer's turn gives the model the turn again).
+  if (state.followed_up.has(replyTo) || waited.some((call) => call.outcome === null) || !assistantAnswersIn(state.status)) return;
 
   const question = events.find((event) => event.type === 'UserMessagePosted' && event.data.message_id === replyTo);
   if (question?.type !== 'UserMessagePosted') return;
@@ -149,7 +153,7 @@ export async function followUpTurn(deps: ChatFollowUpDependencies, tenantId: str
     text = '';
   }
   const toolCallIds = waited.flatMap((call) => (call.view.tool_call_id === null ? [] : [call.view.tool_call_id]));
-  await recordFollowUp(deps, conversationId, replyTo, { tool_call_ids: toolCallIds, text, model: ending.model, latency_ms: Math.round(performance.now() - started), usage: ending.usage, error }, context);
+  await recordFollowUp(deps, conversationId, replyTo, followUpMessageId(deps, replyTo), { tool_call_ids: toolCallIds, text, model: ending.model, latency_ms: Math.round(performance.now() - started), usage: ending.usage, error }, context);
 }
 
 /**
@@ -165,15 +169,16 @@ async function handOffFollowedUp(deps: ChatFollowUpDependencies, conversationId:
   }
 }
 
-/** Records the turn's one follow-up message (a redelivered one records nothing: the conversation decider). */
+/** Records a follow-up message of the turn (a redelivered one records nothing: the conversation decider). */
 async function recordFollowUp(
   deps: ChatFollowUpDependencies,
   conversationId: string,
   replyTo: string,
+  messageId: string,
   followUp: { tool_call_ids: string[]; text: string; model: string; latency_ms: number; usage: { prompt_tokens: number; completion_tokens: number } | null; error: { code: string; message: string } | null },
   context: RequestContext,
 ): Promise<void> {
-  const data = { message_id: followUpMessageId(deps, replyTo), reply_to: replyTo, citations: [], answered_from_knowledge: false, ...followUp };
+  const data = { message_id: messageId, reply_to: replyTo, citations: [], answered_from_knowledge: false, ...followUp };
   await handleCommand(deps, conversationAggregate, conversationStream(conversationId), { type: 'RecordFollowUp', data }, context);
 }
 
@@ -186,7 +191,7 @@ export async function askLateChallenge(deps: ChatFollowUpDependencies, tenantId:
   const stream = conversationStream(conversationId);
   const events = (await deps.eventStore.readStream(stream)) as unknown as ConversationEvent[];
   const state: ConversationState = events.reduce(conversationDecider.evolve, conversationDecider.initialState());
-  if (state.status === 'absent' || state.status === 'deleted' || state.tenant_id !== tenantId || state.followed_up.has(replyTo)) return;
+  if (state.status === 'absent' || state.status === 'deleted' || state.tenant_id !== tenantId) return;
   const view = (recordedStepsOf(events).get(replyTo) ?? []).find((step) => step.tool_call_id === toolCallId);
   if (view === undefined) throw new StepNotRecordedYet(toolCallId);
   if (view.status !== 'awaiting_approval' && view.status !== 'running') return;
@@ -199,7 +204,7 @@ export async function askLateChallenge(deps: ChatFollowUpDependencies, tenantId:
   await handleCommand(deps, conversationAggregate, stream, { type: 'RecordToolStep', data: { reply_to: replyTo, step_id, call_id, tool_name, tool_id, tool_call_id: toolCallId, status: 'challenge', error: null, prompt } }, context);
   // A paused assistant (a person took the conversation over) asks nothing: the step shows the prompt to the person.
   if (!assistantAnswersIn(state.status)) return;
-  await recordFollowUp(deps, conversationId, replyTo, { tool_call_ids: [toolCallId], text: challengeNote([prompt]), model: deps.assistant.model, latency_ms: 0, usage: null, error: null }, context);
+  await recordFollowUp(deps, conversationId, replyTo, lateChallengeMessageId(deps, toolCallId), { tool_call_ids: [toolCallId], text: challengeNote([prompt]), model: deps.assistant.model, latency_ms: 0, usage: null, error: null }, context);
 }
 
 export function chatToolFollowUpSaga(deps: ChatFollowUpDependencies): Saga<HandledType> {

@@ -428,8 +428,9 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
       }
       case 'RecordFollowUp': {
         if (!state.user_messages.has(command.data.reply_to)) return left(notFound('message_not_found', 'no such user message in this conversation'));
-        // One follow-up per turn: a redelivered one records nothing.
-        if (state.followed_up.has(command.data.reply_to)) return right([]);
+        // Each follow-up message once: a redelivered one records nothing. A turn may have several
+        // (a question for each call challenged after it ended, the report once its calls settled).
+        if (state.assistant_messages.has(command.data.message_id)) return right([]);
         return right([{ type: 'AssistantFollowedUp', data: { ...command.data, conversation_id, tenant_id, answered_at: at } }]);
       }
       case 'PostAgentReply': {

@@ -307,6 +307,45 @@ describe('connector tools in chat (#13 point 3)', function () {
     }
   });
 
+  it('asks each call of a turn challenged after it ended in turn, and records every outcome on the conversation', async () => {
+    const risky = await server.request('PATCH', `/api/v1/tools/${tools.order_status}`, { headers: as(owner), body: { risk: 'approval_required' } });
+    expect(risky.status, risky.text).to.equal(200);
+    try {
+      llm.script({ tool_calls: [call('order_status', '{"order_id":"A-1002"}', 'call_first'), call('order_status', '{"order_id":"A-1003"}', 'call_second')] });
+      const asked = framesOf((await askStreamed({ message: 'Where are A-1002 and A-1003?', workspace_id: workspaceId }, endUser)).text);
+      const waiting = asked.filter((frame) => frame.event === 'tool' && frame.data.status === 'awaiting_approval').map((frame) => frame.data.tool_call_id as string);
+      expect(waiting).to.have.length(2);
+      const { conversation_id: conversationId } = asked[asked.length - 1].data;
+      const followUps = async () => (await eventsOf(conversationStream(conversationId))).filter((event) => event.type === 'AssistantFollowedUp').map((event) => event.data as Json);
+      const stepsOf = async (toolCallId: string) =>
+        (await eventsOf(conversationStream(conversationId))).filter((event) => event.type === 'AssistantToolStepRecorded' && (event.data as Json).tool_call_id === toolCallId).map((event) => (event.data as Json).status);
+
+      // Each approved call is challenged: each is asked, in a message of its own.
+      for (const [index, toolCallId] of waiting.entries()) {
+        expect((await server.request('POST', `/api/v1/tool-calls/${toolCallId}/approve`, { headers: as(owner) })).status).to.equal(200);
+        await eventually(async () => (await followUps()).length === index + 1, 20_000, `the challenge of call ${index + 1} asked`);
+        expect((await followUps())[index]).to.deep.include({ tool_call_ids: [toolCallId], error: null });
+        expect(await stepsOf(toolCallId)).to.deep.equal(['awaiting_approval', 'challenge']);
+      }
+      const [first, second] = await followUps();
+      expect(first.message_id).to.not.equal(second.message_id);
+
+      // The next message answers the first challenge still open, the one after it the second.
+      for (const [index, order] of ['A-1002', 'A-1003'].entries()) {
+        llm.script({ deltas: [`Here is ${order}.`] });
+        const code = codes.filter((sent) => sent.order_id === order).at(-1)!.code;
+        const answered = framesOf((await askStreamed({ message: code, conversation_id: conversationId }, endUser)).text);
+        expect(answered[0].data).to.deep.include({ tool_call_id: waiting[index], status: 'succeeded' });
+        await eventually(async () => (await stepsOf(waiting[index])).at(-1) === 'succeeded', 20_000, `the outcome of call ${index + 1} on the conversation`);
+      }
+      // The answers' turns reported: the turn itself got no report besides its two questions.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await followUps()).to.have.length(2);
+    } finally {
+      await server.request('PATCH', `/api/v1/tools/${tools.order_status}`, { headers: as(owner), body: { risk: 'write' } });
+    }
+  });
+
   it('a wrong code is `denied`: the model is told, and answers clearly', async () => {
     llm.script({ tool_calls: [call('order_status', '{"order_id":"A-1003"}')] });
     const first = framesOf((await askStreamed({ message: 'And order A-1003?', workspace_id: workspaceId })).text);

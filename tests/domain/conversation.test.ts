@@ -289,9 +289,11 @@ describe('conversation decider (spec 4.6)', () => {
       spec.given([...challenged, stepRecorded(step('succeeded'))]).when(recordStep(step('challenge', { prompt: 'again' }))).thenNothingHappened();
     });
 
-    it('records one follow-up per turn, which takes feedback like an answer', () => {
+    it('records each follow-up message once (a turn may have several), which takes feedback like an answer', () => {
       spec.given(answeredOnce).when({ type: 'RecordFollowUp', data: followUp }).then([followedUp]);
-      spec.given([...answeredOnce, followedUp]).when({ type: 'RecordFollowUp', data: { ...followUp, message_id: 'f2' } }).thenNothingHappened();
+      spec.given([...answeredOnce, followedUp]).when({ type: 'RecordFollowUp', data: followUp }).thenNothingHappened();
+      const second = { ...followUp, message_id: 'f2', tool_call_ids: ['tc2'] };
+      spec.given([...answeredOnce, followedUp]).when({ type: 'RecordFollowUp', data: second }).then([{ ...followedUp, data: { ...followedUp.data, ...second } } as ConversationEvent]);
       spec.given([...answeredOnce, followedUp])
         .when({ type: 'GiveFeedback', data: { message_id: 'f1', rating: 'up', comment: '', given_by: USER } })
         .then([{ type: 'FeedbackGiven', data: { conversation_id: C, tenant_id: T, message_id: 'f1', rating: 'up', comment: '', given_by: USER, given_at: AT } }]);
