@@ -2,9 +2,10 @@
 // conversation events (domain/conversation/conversation.ts); docs/conversations.md.
 //
 // - `conversations`: one document per conversation, with what a list shows (title, status,
-//   channel, workspace, who started it and a messaging channel's contact, message count, last
-//   activity and a short plain preview of the last message). A deleted conversation keeps its
-//   document, marked `deleted`, its title, contact and preview emptied: lists and reads skip it.
+//   channel, workspace, who started it with a messaging channel's contact or a verified widget
+//   visitor's user id, message count, last activity and a short plain preview of the last
+//   message). A deleted conversation keeps its document, marked `deleted`, its title, contact,
+//   user id and preview emptied: lists and reads skip it.
 // - `conversation_messages`: one document per message, its id the message id: the user's
 //   messages, the assistant's answers and human agents' replies. A failed answer is a message
 //   too (role `assistant`, empty text, `error` set) with the id `failedAnswerId(reply_to)`, so
@@ -20,7 +21,7 @@
 // older ones; a message document is written once (an existing one is left alone), so a
 // replay changes nothing.
 
-import { type Citation, type Contact, type ConversationEvent, type ConversationStatus, type Channel, type Party, type ToolStepStatus, contactOf, conversationEvents } from '../domain/conversation/conversation';
+import { type Citation, type Contact, type ConversationEvent, type ConversationStatus, type Channel, type Party, type ToolStepStatus, contactOf, conversationEvents, verifiedUserIdOf } from '../domain/conversation/conversation';
 import type { EventProjection, ProjectionView } from './projection';
 
 export const CONVERSATIONS = 'conversations';
@@ -40,6 +41,8 @@ export interface ConversationDocument {
   started_by_user_id: string | null;
   /** The end user on a messaging channel (a WhatsApp sender's number, where replies go, and profile name); null for none, and once deleted. */
   contact: Contact | null;
+  /** The host site's user id of the verified widget visitor who started it; null for any other starter, and once deleted. */
+  verified_user_id: string | null;
   started_at: string;
   /** When the last user message, answer or agent reply was recorded; null before the first. */
   last_message_at: string | null;
@@ -172,7 +175,8 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
   name: 'conversations',
   // 2: a deleted conversation's messages, title and preview are deleted.
   // 3: the contact of a messaging channel's conversation.
-  version: 3,
+  // 4: a verified widget visitor's user id.
+  version: 4,
   collections: [
     {
       name: CONVERSATIONS,
@@ -208,6 +212,7 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
         started_by,
         started_by_user_id: started_by.kind === 'user' ? started_by.id : null,
         contact: contactOf(event.data),
+        verified_user_id: verifiedUserIdOf(event.data),
         started_at,
         last_message_at: null,
         last_activity_at: started_at,
@@ -293,6 +298,7 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
           title_key: '',
           last_message_preview: null,
           contact: null,
+          verified_user_id: null,
         });
         return;
       case 'EndUserIdentityCleared':

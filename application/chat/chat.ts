@@ -128,7 +128,14 @@ export interface Asker {
    * conversations are in, and the one workspace the assistant answers them from (chosen by the
    * tenant's admins for the channel). Absent for members and the operator (channel `console`).
    */
-  public_channel?: { channel: Exclude<Channel, 'console' | 'api'>; workspace_id: string };
+  public_channel?: {
+    channel: Exclude<Channel, 'console' | 'api'>;
+    workspace_id: string;
+    /** A verified widget visitor's user id on the host site: kept sealed on the conversations they start. */
+    verified_user_id?: string;
+    /** The visitor's party id before ids became digests: the conversations they started under it are theirs too. */
+    legacy_party_id?: string;
+  };
 }
 
 /**
@@ -142,12 +149,18 @@ export const askerOf = (principal: Principal): Asker => ({ tenant_id: principal.
  * retrieval (every turn is fixed to it); the visitor continues only the conversations they
  * started in that channel (canContinueConversation).
  */
-export const publicChannelAsker = (tenantId: string, party: Party, channel: Exclude<Channel, 'console' | 'api'>, workspaceId: string): Asker => ({
+export const publicChannelAsker = (
+  tenantId: string,
+  party: Party,
+  channel: Exclude<Channel, 'console' | 'api'>,
+  workspaceId: string,
+  visitor: Pick<NonNullable<Asker['public_channel']>, 'verified_user_id' | 'legacy_party_id'> = {},
+): Asker => ({
   tenant_id: tenantId,
   user_id: party.id,
   role: 'owner',
   party,
-  public_channel: { channel, workspace_id: workspaceId },
+  public_channel: { channel, workspace_id: workspaceId, ...visitor },
 });
 
 /** The platform's operator trying the assistant (the CLI): an owner's view of every workspace. */
@@ -161,8 +174,9 @@ export const operatorAsker = (tenantId: string, operatorId: string): Asker => ({
  */
 export async function canContinueConversation(deps: ChatDependencies, conversation: Pick<LiveConversation, 'tenant_id' | 'channel' | 'workspace_id' | 'started_by'>, asker: Asker): Promise<boolean> {
   if (asker.public_channel) {
-    const { channel } = asker.public_channel;
-    return conversation.tenant_id === asker.tenant_id && conversation.channel === channel && conversation.started_by.kind === asker.party.kind && conversation.started_by.id === asker.party.id;
+    const { channel, legacy_party_id: legacyPartyId } = asker.public_channel;
+    const startedByAsker = conversation.started_by.id === asker.party.id || (legacyPartyId !== undefined && conversation.started_by.id === legacyPartyId);
+    return conversation.tenant_id === asker.tenant_id && conversation.channel === channel && conversation.started_by.kind === asker.party.kind && startedByAsker;
   }
   if (conversation.channel !== 'console') return false;
   return canSeeConversation(await conversationVisibility(deps, asker), asker, conversation);
@@ -321,7 +335,18 @@ export async function openTurn(deps: ChatDependencies, asker: Asker, request: Ch
       deps,
       conversationAggregate,
       conversationStream(conversationId),
-      { type: 'StartConversation', data: { conversation_id: conversationId, tenant_id: asker.tenant_id, workspace_id: workspaceId, channel: asker.public_channel?.channel ?? 'console', title: titleFrom(question), started_by: asker.party } },
+      {
+        type: 'StartConversation',
+        data: {
+          conversation_id: conversationId,
+          tenant_id: asker.tenant_id,
+          workspace_id: workspaceId,
+          channel: asker.public_channel?.channel ?? 'console',
+          title: titleFrom(question),
+          started_by: asker.party,
+          ...(asker.public_channel?.verified_user_id === undefined ? {} : { verified_user_id: asker.public_channel.verified_user_id }),
+        },
+      },
       acting,
       // A retry with the same seed finds the conversation it started and records nothing.
       seed ? { idempotencyKey: `${seed}:start` } : {},

@@ -63,6 +63,8 @@ export interface ConversationView {
   started_by: Party;
   /** The end user on a messaging channel (a WhatsApp sender's number and profile name); null for other channels. */
   contact: Contact | null;
+  /** The host site's user id of the verified widget visitor who started it; null for any other starter. */
+  verified_user_id: string | null;
   started_at: string;
   last_message_at: string | null;
   last_activity_at: string;
@@ -128,6 +130,7 @@ export const conversationView = (doc: ConversationDocument): ConversationView =>
   assistant_paused: doc.status === 'handed_off',
   started_by: doc.started_by,
   contact: doc.contact ?? null,
+  verified_user_id: doc.verified_user_id ?? null,
   started_at: doc.started_at,
   last_message_at: doc.last_message_at,
   last_activity_at: doc.last_activity_at,

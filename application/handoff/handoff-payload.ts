@@ -3,7 +3,7 @@
 // model), so every attempt posts the same body. docs/tenant-configuration.md shows it.
 // Sealed end-user tokens never leave the platform; assistant failures are not messages.
 
-import { type Contact, type ConversationEvent, type ConversationState, contactOf, conversationDecider, conversationEvents, conversationStream } from '../../domain/conversation/conversation';
+import { type Contact, type ConversationEvent, type ConversationState, contactOf, conversationDecider, conversationEvents, conversationStream, verifiedUserIdOf } from '../../domain/conversation/conversation';
 import type { HandoffRequestedData } from '../../domain/handoff/handoff';
 import type { CommandDependencies } from '../command-handling/handle-command';
 
@@ -40,6 +40,8 @@ export interface HandoffPayload {
     started_by: { kind: string; id: string };
     /** The end user on a messaging channel (a WhatsApp sender's number and profile name), to reach them; null for other channels. */
     contact: Contact | null;
+    /** The host site's user id of the verified widget visitor who started it, to look them up; null for any other starter. */
+    verified_user_id: string | null;
   };
   /** Oldest first. */
   messages: HandoffMessage[];
@@ -105,6 +107,7 @@ export async function handoffPayload(deps: Pick<CommandDependencies, 'eventStore
       started_at: started.data.started_at,
       started_by: started.data.started_by,
       contact: contactOf(started.data),
+      verified_user_id: verifiedUserIdOf(started.data),
     },
     messages: shown,
     messages_omitted: messages.length - shown.length,

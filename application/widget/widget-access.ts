@@ -93,7 +93,12 @@ export interface Visitor {
   verified: boolean;
   /** The host site's user id, when verified. */
   user_id: string | null;
+  /** A verified visitor's party id before ids became digests (`verified:<user id>`): the conversations they started then are theirs too. Null for others. */
+  legacy_party_id: string | null;
 }
+
+/** A verified visitor's party id: a keyed digest of the tenant and the host's user id, which is personal data and never an id. */
+export const verifiedPartyId = (secrets: Pick<Secrets, 'digest'>, tenantId: string, userId: string): string => `verified:${secrets.digest(`verified:${tenantId}:${userId}`).slice(0, 32)}`;
 
 /** The signature the host's backend computes for a user id: hex HMAC-SHA256 with the widget's identity secret. */
 export const identitySignature = (secret: string, userId: string): string => createHmac('sha256', secret).update(userId, 'utf8').digest('hex');
@@ -108,11 +113,12 @@ function signatureMatches(secret: string, userId: string, hash: string): boolean
  * The visitor of a request: 400 `invalid_visitor` for a malformed visitor id; with a signed user
  * id, 401 `invalid_identity` when the signature is wrong (or verification is off: nothing can be
  * vouched for then); 401 `identity_required` when the widget requires verified visitors and
- * none is given. A verified visitor is `end_user` `verified:<user id>` (the same person on any
- * device); any other is `end_user` `visitor:<keyed digest of the visitor id>` (the id itself is
- * a bearer secret and is never recorded).
+ * none is given. A verified visitor is `end_user` `verified:<keyed digest of the tenant and the
+ * user id>` (the same person on any device; the user id is personal data, kept sealed on the
+ * conversations they start); any other is `end_user` `visitor:<keyed digest of the visitor id>`
+ * (the id itself is a bearer secret and is never recorded).
  */
-export function visitorOf(deps: { secrets: Pick<Secrets, 'digest'> }, widget: Pick<WidgetPrincipal, 'settings' | 'identity_secret'>, claim: VisitorClaim): Visitor {
+export function visitorOf(deps: { secrets: Pick<Secrets, 'digest'> }, widget: Pick<WidgetPrincipal, 'tenant_id' | 'settings' | 'identity_secret'>, claim: VisitorClaim): Visitor {
   if (typeof claim.visitor_id !== 'string' || !VISITOR_ID.test(claim.visitor_id)) {
     throw new DomainError('invalid', 'invalid_visitor', 'visitor_id: expected 22 to 64 characters of A-Z a-z 0-9 _ - (the widget makes one at random)', 'visitor_id');
   }
@@ -122,10 +128,15 @@ export function visitorOf(deps: { secrets: Pick<Secrets, 'digest'> }, widget: Pi
     if (mode === 'off' || widget.identity_secret === null || typeof claim.user_hash !== 'string' || !signatureMatches(widget.identity_secret, claim.user_id, claim.user_hash)) {
       throw new DomainError('unauthorized', 'invalid_identity', 'user_hash does not match user_id: sign the user id with the widget identity secret on your server (hex HMAC-SHA256)');
     }
-    return { party: { kind: 'end_user', id: `verified:${claim.user_id}` }, verified: true, user_id: claim.user_id };
+    return {
+      party: { kind: 'end_user', id: verifiedPartyId(deps.secrets, widget.tenant_id, claim.user_id) },
+      verified: true,
+      user_id: claim.user_id,
+      legacy_party_id: `verified:${claim.user_id}`,
+    };
   }
   if (mode === 'required') throw new DomainError('unauthorized', 'identity_required', 'this widget only talks to signed-in visitors: call identify({user_id, user_hash}) first');
-  return { party: { kind: 'end_user', id: `visitor:${deps.secrets.digest(`visitor:${claim.visitor_id}`).slice(0, 32)}` }, verified: false, user_id: null };
+  return { party: { kind: 'end_user', id: `visitor:${deps.secrets.digest(`visitor:${claim.visitor_id}`).slice(0, 32)}` }, verified: false, user_id: null, legacy_party_id: null };
 }
 
 /** The context of what a visitor does: the end user as actor, in the widget's tenant. */

@@ -68,7 +68,10 @@ export async function widgetWorkspaceOf(deps: ReadModelDependencies, widget: Pic
 
 /** The visitor as a chat asker: conversations of channel `widget` in the widget's workspace, their own only. */
 export async function widgetAskerOf(deps: ReadModelDependencies, widget: Pick<WidgetPrincipal, 'tenant_id' | 'settings'>, visitor: Visitor): Promise<Asker> {
-  return publicChannelAsker(widget.tenant_id, visitor.party, 'widget', await widgetWorkspaceOf(deps, widget));
+  return publicChannelAsker(widget.tenant_id, visitor.party, 'widget', await widgetWorkspaceOf(deps, widget), {
+    ...(visitor.user_id === null ? {} : { verified_user_id: visitor.user_id }),
+    ...(visitor.legacy_party_id === null ? {} : { legacy_party_id: visitor.legacy_party_id }),
+  });
 }
 
 const chatRequestOf = (request: WidgetTurnRequest) => ({ message: request.message, conversation_id: request.conversation_id ?? null, end_user: request.end_user });
@@ -101,9 +104,12 @@ export async function widgetChat(
   return chat(deps, await widgetAskerOf(deps, widget, visitor), chatRequestOf(request), visitorContext(widget, visitor, context), options);
 }
 
-/** Whether a conversation is the visitor's own: the widget's tenant, channel `widget`, started by this visitor. */
+/** Whether a conversation is the visitor's own: the widget's tenant, channel `widget`, started by this visitor (under their id of old too). */
 export const isVisitorConversation = (conversation: Pick<ConversationDocument, 'tenant_id' | 'channel' | 'started_by'>, widget: Pick<WidgetPrincipal, 'tenant_id'>, visitor: Visitor): boolean =>
-  conversation.tenant_id === widget.tenant_id && conversation.channel === 'widget' && conversation.started_by.kind === visitor.party.kind && conversation.started_by.id === visitor.party.id;
+  conversation.tenant_id === widget.tenant_id &&
+  conversation.channel === 'widget' &&
+  conversation.started_by.kind === visitor.party.kind &&
+  (conversation.started_by.id === visitor.party.id || (visitor.legacy_party_id !== null && conversation.started_by.id === visitor.legacy_party_id));
 
 /** The visitor's own live conversation from its stream (always current, for writes), or 404 `conversation_not_found`. */
 export async function requireVisitorConversation(

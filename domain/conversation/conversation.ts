@@ -30,7 +30,8 @@
 // message since the last clear held one, so clearing again records nothing.
 //
 // Erasure (docs/personal-data.md): the texts of a conversation (messages, answers, replies,
-// titles, feedback comments, status reasons, challenge prompts, a messaging channel's contact)
+// titles, feedback comments, status reasons, challenge prompts, a messaging channel's contact, a
+// verified widget visitor's user id)
 // are personal data of the subject `conversation:<id>`, stored sealed under its key.
 // `ConversationErased` (an admin's erasure, of a live or deleted conversation) deletes that
 // key: the texts read as ERASED_PERSONAL_DATA from then on, and the conversation is deleted
@@ -70,6 +71,9 @@ export const ConversationStarted = declareEvent(
     // number), and the name they go by there: personal data, so they are sealed here, and the
     // party id is a digest of the address.
     t.partial({ contact: t.string, contact_name: t.string }),
+    // The host site's user id of a widget visitor it vouched for (identify() with a signed user
+    // id): personal data, sealed here; the party id is a digest of it.
+    t.partial({ verified_user_id: t.string }),
   ]),
 );
 export const UserMessagePosted = declareEvent(
@@ -216,7 +220,7 @@ export const conversationEvents = eventGroup(
   {
     subject: (data) => conversationSubject(String(data.conversation_id)),
     fields: {
-      ConversationStarted: ['title', 'contact', 'contact_name'],
+      ConversationStarted: ['title', 'contact', 'contact_name', 'verified_user_id'],
       UserMessagePosted: ['text'],
       AssistantAnswered: ['text'],
       AssistantFollowedUp: ['text'],
@@ -253,6 +257,20 @@ export function contactOf(started: ConversationStartedData): Contact | null {
   if (started.channel !== 'whatsapp' || started.started_by.kind !== 'end_user') return null;
   const number = NUMBER_PARTY_ID.exec(started.started_by.id)?.[1];
   return number === undefined ? null : { address: number, name: null };
+}
+
+/** What party ids of verified widget visitors were before they became digests: `verified:<the host's user id>`. */
+const VERIFIED_PARTY_PREFIX = 'verified:';
+
+/**
+ * The host site's user id of the verified widget visitor who started the conversation: its
+ * `verified_user_id` (ERASED_PERSONAL_DATA once erased), or what a party id of old held; null
+ * for any other starter.
+ */
+export function verifiedUserIdOf(started: ConversationStartedData): string | null {
+  if (started.verified_user_id !== undefined) return started.verified_user_id;
+  if (started.channel !== 'widget' || started.started_by.kind !== 'end_user' || !started.started_by.id.startsWith(VERIFIED_PARTY_PREFIX)) return null;
+  return started.started_by.id.slice(VERIFIED_PARTY_PREFIX.length);
 }
 
 type UserMessageData = EventOf<typeof UserMessagePosted>['data'];

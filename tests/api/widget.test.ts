@@ -10,7 +10,9 @@ import { expect } from 'chai';
 import { setQuotaOverrides } from '../../application/quota-override/quota-overrides';
 import { systemContext } from '../../application/shared/request-context';
 import { suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
-import { identitySignature, visitorOf } from '../../application/widget/widget-access';
+import { handleCommand } from '../../application/command-handling/handle-command';
+import { conversationAggregate } from '../../application/conversation/conversations';
+import { identitySignature, verifiedPartyId, visitorOf } from '../../application/widget/widget-access';
 import { conversationStream } from '../../domain/conversation/conversation';
 import { DEFAULT_WIDGET_SETTINGS } from '../../domain/widget-config/widget-config';
 import { toolCallStream } from '../../domain/tool-call/tool-call';
@@ -75,7 +77,7 @@ describe('the widget’s HTTP routes (/api/v1/widget)', () => {
     const response = await server.request('POST', '/api/v1/tenant/widget', { headers: asUser(account), body: settings });
     expect(response.status, response.text).to.equal(200);
   };
-  const partyOf = (visitorId: string) => visitorOf({ secrets: server.platform.secrets }, { settings: DEFAULT_WIDGET_SETTINGS, identity_secret: null }, { visitor_id: visitorId }).party;
+  const partyOf = (visitorId: string) => visitorOf({ secrets: server.platform.secrets }, { tenant_id: 'any', settings: DEFAULT_WIDGET_SETTINGS, identity_secret: null }, { visitor_id: visitorId }).party;
 
   /** One request of each widget route, by a visitor with these headers. */
   const everyRoute = (headers: Record<string, string>, conversationId = 'no-such-conversation'): Array<[string, () => Promise<TestResponse>]> => [
@@ -307,13 +309,45 @@ describe('the widget’s HTTP routes (/api/v1/widget)', () => {
         expect(response.status, response.text).to.equal(200);
         conversationId = response.json.conversation_id;
         const [started] = await server.platform.eventStore.readStream(conversationStream(conversationId));
-        expect(started.data).to.deep.include({ channel: 'widget', started_by: { kind: 'end_user', id: 'verified:host-user-1' } });
-        expect(started.metadata.actor).to.deep.equal({ kind: 'end_user', id: 'verified:host-user-1' });
+        // Named by a keyed digest; the host's user id kept sealed on the conversation, shown to its agents.
+        const party = { kind: 'end_user', id: verifiedPartyId(server.platform.secrets, verifying.tenant_id, 'host-user-1') };
+        expect(started.data).to.deep.include({ channel: 'widget', started_by: party, verified_user_id: 'host-user-1' });
+        expect(started.metadata.actor).to.deep.equal(party);
+        expect(JSON.stringify(await server.platform.storedEvents.readStream(conversationStream(conversationId)))).to.not.include('host-user-1');
+        const shown = await server.request('GET', `/api/v1/conversations/${conversationId}`, { headers: asUser(verifying) });
+        expect(shown.json).to.deep.include({ started_by: party, verified_user_id: 'host-user-1' });
         const otherDevice = await server.request('GET', `/api/v1/widget/conversations/${conversationId}/messages`, { headers: signed('host-user-1', identitySignature(secret, 'host-user-1'), OTHER_VISITOR) });
         expect(otherDevice.status, otherDevice.text).to.equal(200);
         expect(otherDevice.json.items.map((message: Json) => message.role)).to.deep.equal(['user', 'assistant']);
         const otherUser = await server.request('GET', `/api/v1/widget/conversations/${conversationId}/messages`, { headers: signed('host-user-2', identitySignature(secret, 'host-user-2')) });
         expect([otherUser.status, otherUser.json.code]).to.deep.equal([404, 'conversation_not_found']);
+      });
+
+      it('keeps a conversation started under the id of old (`verified:<user id>`) the signed visitor’s: read, continued, its user id shown', async () => {
+        const legacyId = 'legacy-verified-conversation';
+        const legacyParty = { kind: 'end_user' as const, id: 'verified:host-user-1' };
+        const workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: asUser(verifying) })).json.items[0].id;
+        await server.platform.readYourWrites(
+          (
+            await handleCommand(
+              server.platform.commands,
+              conversationAggregate,
+              conversationStream(legacyId),
+              { type: 'StartConversation', data: { conversation_id: legacyId, tenant_id: verifying.tenant_id, workspace_id: workspaceId, channel: 'widget', title: 'Before the upgrade', started_by: legacyParty } },
+              userContext({ tenant_id: verifying.tenant_id, actor: legacyParty }),
+            )
+          ).position,
+        );
+        const headers = signed('host-user-1', identitySignature(secret, 'host-user-1'), OTHER_VISITOR);
+        const read = await server.request('GET', `/api/v1/widget/conversations/${legacyId}/messages`, { headers });
+        expect(read.status, read.text).to.equal(200);
+        const continued = await chat({ message: 'Still there?', conversation_id: legacyId }, headers);
+        expect(continued.status, continued.text).to.equal(200);
+        expect(continued.json.conversation_id).to.equal(legacyId);
+        const shown = await server.request('GET', `/api/v1/conversations/${legacyId}`, { headers: asUser(verifying) });
+        expect(shown.json).to.deep.include({ started_by: legacyParty, verified_user_id: 'host-user-1' });
+        const someoneElse = await server.request('GET', `/api/v1/widget/conversations/${legacyId}/messages`, { headers: signed('host-user-2', identitySignature(secret, 'host-user-2')) });
+        expect([someoneElse.status, someoneElse.json.code]).to.deep.equal([404, 'conversation_not_found']);
       });
 
       it('in optional mode lets anonymous visitors chat too, apart from the signed ones', async () => {

@@ -14,7 +14,7 @@ import { handleCommand } from '../../application/command-handling/handle-command
 import { setQuotaOverrides } from '../../application/quota-override/quota-overrides';
 import { systemContext } from '../../application/shared/request-context';
 import { suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
-import { identitySignature } from '../../application/widget/widget-access';
+import { identitySignature, verifiedPartyId } from '../../application/widget/widget-access';
 import { conversationStream } from '../../domain/conversation/conversation';
 import { type WidgetSettings, widgetConfigDecider, widgetConfigEvents, widgetConfigStream } from '../../domain/widget-config/widget-config';
 import { userContext } from '../support/context';
@@ -383,7 +383,8 @@ describe('/ws/chat (the widget over WebSocket)', function () {
       await phone.close();
       const events = await server.platform.eventStore.readStream(conversationStream(done.conversation_id));
       const started = events[0];
-      expect(started.type === 'ConversationStarted' && started.data.started_by).to.deep.equal({ kind: 'end_user', id: 'verified:customer-42' });
+      expect(started.type === 'ConversationStarted' && started.data.started_by).to.deep.equal({ kind: 'end_user', id: verifiedPartyId(server.platform.secrets, verified.tenant_id, 'customer-42') });
+      expect(started.type === 'ConversationStarted' && started.data.verified_user_id).to.equal('customer-42');
       const posted = events[1];
       // identify()'s token and session reach the turn, sealed.
       expect(posted.type === 'UserMessagePosted' && server.platform.secrets.open(posted.data.end_user_token_sealed!)).to.equal('end-user-jwt');

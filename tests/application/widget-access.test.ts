@@ -12,7 +12,11 @@ describe('widget visitors and verified identity', () => {
   const secrets = new AesGcmSecrets(randomBytes(32));
   const SECRET = 'wsec_the-identity-secret-of-the-widget';
   const VISITOR = 'V1StGXR8_Z5jdHi6B-myT0';
-  const widget = (identity_verification: WidgetSettings['identity_verification'], identity_secret: string | null = SECRET) => ({ settings: { ...DEFAULT_WIDGET_SETTINGS, identity_verification }, identity_secret });
+  const widget = (identity_verification: WidgetSettings['identity_verification'], identity_secret: string | null = SECRET, tenant_id = 't1') => ({
+    tenant_id,
+    settings: { ...DEFAULT_WIDGET_SETTINGS, identity_verification },
+    identity_secret,
+  });
   const refusal = (run: () => unknown): { kind: string; code: string; field?: string } => {
     try {
       run();
@@ -42,6 +46,7 @@ describe('widget visitors and verified identity', () => {
       const visitor = visitorOf({ secrets }, widget('off'), claim());
       expect(visitor.verified).to.equal(false);
       expect(visitor.user_id).to.equal(null);
+      expect(visitor.legacy_party_id).to.equal(null);
       expect(visitor.party.kind).to.equal('end_user');
       expect(visitor.party.id).to.match(/^visitor:[0-9a-f]{32}$/);
       expect(visitor.party.id).to.not.include(VISITOR);
@@ -59,14 +64,19 @@ describe('widget visitors and verified identity', () => {
       expect(visitorOf({ secrets }, widget('off'), claim({ visitor_id: 'a'.repeat(64) })).verified).to.equal(false);
     });
 
-    it('makes a signed user id a verified visitor, the same person on any device, case of the hex aside', () => {
+    it('makes a signed user id a verified visitor named by a keyed digest of it, the same person on any device, case of the hex aside', () => {
       const hash = identitySignature(SECRET, 'user-42');
-      for (const mode of ['optional', 'required'] as const) {
-        const visitor = visitorOf({ secrets }, widget(mode), claim({ user_id: 'user-42', user_hash: hash }));
-        expect(visitor).to.deep.equal({ party: { kind: 'end_user', id: 'verified:user-42' }, verified: true, user_id: 'user-42' });
-      }
+      const [optional, required] = (['optional', 'required'] as const).map((mode) => visitorOf({ secrets }, widget(mode), claim({ user_id: 'user-42', user_hash: hash })));
+      expect(optional).to.deep.include({ verified: true, user_id: 'user-42', legacy_party_id: 'verified:user-42' });
+      expect(optional.party.kind).to.equal('end_user');
+      expect(optional.party.id).to.match(/^verified:[0-9a-f]{32}$/);
+      expect(optional.party.id).to.not.include('user-42');
+      expect(required.party).to.deep.equal(optional.party);
       const elsewhere = visitorOf({ secrets }, widget('required'), claim({ visitor_id: 'b'.repeat(30), user_id: 'user-42', user_hash: hash.toUpperCase() }));
-      expect(elsewhere.party).to.deep.equal({ kind: 'end_user', id: 'verified:user-42' });
+      expect(elsewhere.party).to.deep.equal(optional.party);
+      // Another user, or the same user id at another organization, is another person.
+      expect(visitorOf({ secrets }, widget('optional'), claim({ user_id: 'user-43', user_hash: identitySignature(SECRET, 'user-43') })).party.id).to.not.equal(optional.party.id);
+      expect(visitorOf({ secrets }, widget('optional', SECRET, 't2'), claim({ user_id: 'user-42', user_hash: hash })).party.id).to.not.equal(optional.party.id);
     });
 
     it('refuses a wrong, missing or stale signature (401 invalid_identity), and any signature while verification is off', () => {

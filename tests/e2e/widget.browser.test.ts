@@ -21,6 +21,7 @@ import { type Browser, type BrowserContext, type Page, chromium } from 'playwrig
 import { documentStream } from '../../domain/document/document';
 import { conversationStream } from '../../domain/conversation/conversation';
 import type { DomainRecordedEvent } from '../../application/ports/domain-event-store';
+import { verifiedPartyId } from '../../application/widget/widget-access';
 import { type Account, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
@@ -380,7 +381,7 @@ describe('the website widget in headless Chromium', function () {
     await finishedAnswer(page!);
     const signedIn = await conversationOf(page!);
     const signedInEvents = await server!.platform.eventStore.readStream(conversationStream(signedIn));
-    expect(started(signedInEvents)).to.deep.equal({ kind: 'end_user', id: 'verified:customer-42' });
+    expect(started(signedInEvents)).to.deep.equal({ kind: 'end_user', id: verifiedPartyId(server!.platform.secrets, owner.tenant_id, 'customer-42') });
     const [sealed] = postedTokens(signedInEvents);
     expect(server!.platform.secrets.open(sealed!)).to.equal('host-session-token');
 

@@ -53,13 +53,14 @@ export async function configureWidget(server: TestServer, tenantId: string, chan
 
 /** How conversations name the visitor (the widget's defaults: no verified identity). */
 export function visitorPartyOf(server: TestServer, visitorId: string): { kind: 'end_user'; id: string } {
-  const visitor = visitorOf({ secrets: server.platform.secrets }, { settings: DEFAULT_WIDGET_SETTINGS, identity_secret: null }, { visitor_id: visitorId });
+  // An anonymous visitor's name does not depend on the organization.
+  const visitor = visitorOf({ secrets: server.platform.secrets }, { tenant_id: 'any', settings: DEFAULT_WIDGET_SETTINGS, identity_secret: null }, { visitor_id: visitorId });
   return visitor.party as { kind: 'end_user'; id: string };
 }
 
 /** One chat turn of the visitor in the widget's workspace: starts a conversation, or continues `conversationId`. */
 export async function visitorAsks(server: TestServer, widget: TenantWidget, visitorId: string, message: string, conversationId?: string): Promise<ChatResult> {
-  const visitor = visitorOf({ secrets: server.platform.secrets }, { settings: DEFAULT_WIDGET_SETTINGS, identity_secret: null }, { visitor_id: visitorId });
+  const visitor = visitorOf({ secrets: server.platform.secrets }, { tenant_id: widget.tenant_id, settings: DEFAULT_WIDGET_SETTINGS, identity_secret: null }, { visitor_id: visitorId });
   const asker = publicChannelAsker(widget.tenant_id, visitor.party, 'widget', widget.workspace_id);
   const context = visitorContext({ tenant_id: widget.tenant_id }, visitor, userContext({ tenant_id: widget.tenant_id }));
   const result = await chat(server.platform.chat, asker, { message, conversation_id: conversationId ?? null }, context);

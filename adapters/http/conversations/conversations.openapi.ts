@@ -35,6 +35,11 @@ export const conversationsApi: ApiArea = {
         ],
         description: 'the end user on a messaging channel: personal data, erased with the conversation; null for the console, the API and the widget',
       },
+      verified_user_id: nullable(
+        string(
+          "the host site's user id of the widget visitor who started it, when the site vouched for them (identify() with a signed user id; their `started_by` id is a digest of it): personal data, erased with the conversation",
+        ),
+      ),
       started_at: dateTime(),
       last_message_at: nullable(dateTime('the last user message, answer or agent reply; null before the first')),
       last_activity_at: dateTime('last_message_at, or started_at before the first message'),
