@@ -16,7 +16,8 @@
 // conversation's own erasure; the saga `conversation_erasure` does it again after
 // ConversationErased, for a process that stopped in between. Both are idempotent.
 
-import { type ConversationEvent, conversationStream } from '../../domain/conversation/conversation';
+import { type ConversationEvent, contactOf, conversationStream } from '../../domain/conversation/conversation';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { DomainError } from '../../domain/shared/errors';
 import { type Caller, toolCallStream, toolCallSubject } from '../../domain/tool-call/tool-call';
 import { type LeadParty, leadStream, leadSubject } from '../../domain/lead/lead';
@@ -27,12 +28,13 @@ import { TOOL_CALLS, type ToolCallDocument } from '../../projections/tool-calls'
 import { WHATSAPP_MESSAGES, type WhatsAppMessageDocument } from '../../projections/whatsapp-messages';
 import { WHATSAPP_REPLIES, type WhatsAppReplyDocument } from '../../projections/whatsapp-replies';
 import { type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import type { Secrets } from '../ports/identity';
 import type { PersonalDataVault } from '../ports/personal-data';
 import type { Collection, Where } from '../ports/read-store';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import { leadAggregate } from '../lead/lead-aggregate';
 import { whatsappReplyAggregate } from '../whatsapp/reply-delivery';
-import { whatsappMessageAggregate } from '../whatsapp/whatsapp-webhook';
+import { senderPartyId, whatsappMessageAggregate } from '../whatsapp/whatsapp-webhook';
 import type { Saga } from '../sagas/saga';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { toolCallAggregate } from '../tool-call/tool-calls';
@@ -42,7 +44,7 @@ export const CONVERSATION_ERASURE = 'conversation_erasure';
 /** Why a call that awaited approval is refused when its conversation is erased. */
 export const ERASED_CONVERSATION_REASON = 'the conversation it was asked in was erased';
 
-export type ConversationErasureDependencies = CommandDependencies & ReadModelDependencies & ReadYourWritesDependencies & { personalData: PersonalDataVault };
+export type ConversationErasureDependencies = CommandDependencies & ReadModelDependencies & ReadYourWritesDependencies & { personalData: PersonalDataVault; secrets: Pick<Secrets, 'digest'> };
 
 /** Erases what other aggregates hold of the conversation's people (the header's list). */
 export async function eraseWhatTheConversationReached(deps: ConversationErasureDependencies, tenantId: string, conversationId: string, context: RequestContext): Promise<void> {
@@ -86,14 +88,23 @@ const idsOfConversation = (collection: Collection<{ id: string; tenant_id: strin
 const strayMessagesOf = (collection: Collection<WhatsAppMessageDocument>, tenantId: string, sender: string, erasedAt: number): Promise<string[]> =>
   idsFound(collection, { sender, conversation_id: null }, 'sender', (doc) => doc.tenant_id === tenantId && doc.received_position < erasedAt);
 
-/** The WhatsApp sender of a conversation of that channel (their party id) and the position of its erasure; null for another channel or before its erasure. */
-async function erasedSenderOf(deps: ConversationErasureDependencies, conversationId: string): Promise<{ sender: string; position: number } | null> {
+/**
+ * The WhatsApp sender of a conversation of that channel and the position of its erasure; null
+ * for another channel or before its erasure. The sender's party ids: the conversation's starter,
+ * and for a conversation started under the number itself (`whatsapp:<number>`, before ids were
+ * digests) the digest its messages since carry too.
+ */
+async function erasedSenderOf(deps: ConversationErasureDependencies, tenantId: string, conversationId: string): Promise<{ senders: string[]; position: number } | null> {
   const events = await deps.eventStore.readStream(conversationStream(conversationId));
   const started = events.find((event) => event.type === 'ConversationStarted');
   const erased = events.find((event) => event.type === 'ConversationErased');
   if (started?.type !== 'ConversationStarted' || erased === undefined) return null;
   if (started.data.channel !== 'whatsapp' || started.data.started_by.kind !== 'end_user') return null;
-  return { sender: started.data.started_by.id, position: erased.position };
+  const senders = new Set([started.data.started_by.id]);
+  // Erased, a sealed contact reads as ERASED_PERSONAL_DATA: its digest is the starter already.
+  const number = contactOf(started.data)?.address;
+  if (number !== undefined && number !== ERASED_PERSONAL_DATA) senders.add(senderPartyId(deps.secrets, tenantId, number));
+  return { senders: [...senders], position: erased.position };
 }
 
 /** Erases the conversation's WhatsApp messages and replies, and its sender's stray messages and their notices; answers how many of each. */
@@ -101,14 +112,13 @@ export async function eraseWhatsAppOf(deps: ConversationErasureDependencies, ten
   const messagesCollection = deps.readStore.collection<WhatsAppMessageDocument>(WHATSAPP_MESSAGES);
   const messages = await idsOfConversation(messagesCollection, tenantId, conversationId);
   const replies = await idsOfConversation(deps.readStore.collection<WhatsAppReplyDocument>(WHATSAPP_REPLIES), tenantId, conversationId);
-  const erasedSender = await erasedSenderOf(deps, conversationId);
-  if (erasedSender !== null) {
-    for (const messageId of await strayMessagesOf(messagesCollection, tenantId, erasedSender.sender, erasedSender.position)) {
-      messages.push(messageId);
-      // The notice it was answered with (only text is read, the assistant is unavailable...), by the id its outcome names.
-      const { state } = await loadAggregate(deps, whatsappMessageAggregate, whatsappMessageStream(messageId));
-      if (state.status === 'handled' && state.handled.reply_id !== null) replies.push(state.handled.reply_id);
-    }
+  const erasedSender = await erasedSenderOf(deps, tenantId, conversationId);
+  const strayMessages = erasedSender === null ? [] : (await Promise.all(erasedSender.senders.map((sender) => strayMessagesOf(messagesCollection, tenantId, sender, erasedSender.position)))).flat();
+  for (const messageId of strayMessages) {
+    messages.push(messageId);
+    // The notice it was answered with (only text is read, the assistant is unavailable...), by the id its outcome names.
+    const { state } = await loadAggregate(deps, whatsappMessageAggregate, whatsappMessageStream(messageId));
+    if (state.status === 'handled' && state.handled.reply_id !== null) replies.push(state.handled.reply_id);
   }
   for (const messageId of messages) {
     await handleCommand(deps, whatsappMessageAggregate, whatsappMessageStream(messageId), { type: 'EraseWhatsAppMessage', data: { tenant_id: tenantId } }, context);

@@ -37,6 +37,7 @@ import { type Aggregate, type CommandDependencies, type CommandResult, type Hand
 import { type Collection, DEFAULT_PAGE_SIZE, type FieldCondition, type FindOptions, InvalidCursorError, type Page, type Where, encodeCursor, queryKeyOf } from '../ports/read-store';
 import { type Principal, actingContext } from '../session/sessions';
 import { ReadModelBehindError, type ReadModelDependencies, type ReadYourWritesDependencies, type Written, readBackChange, requireApplied } from '../shared/read-models';
+import type { Secrets } from '../ports/identity';
 import type { PersonalDataVault } from '../ports/personal-data';
 import { eraseLeadsOf, eraseToolCallsOf, eraseWhatsAppOf } from './conversation-erasure';
 import type { RequestContext } from '../shared/request-context';
@@ -374,7 +375,7 @@ export async function eraseConversation(deps: ConversationErasureUseCaseDependen
   return eraseConversationOf(deps, principal.tenant_id, conversationId, actingContext(principal, context));
 }
 
-export type ConversationErasureUseCaseDependencies = ConversationDependencies & { personalData: PersonalDataVault };
+export type ConversationErasureUseCaseDependencies = ConversationDependencies & { personalData: PersonalDataVault; secrets: Pick<Secrets, 'digest'> };
 
 /**
  * The erasure itself, for the route above and for the operator acting on an organization's

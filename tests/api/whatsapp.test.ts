@@ -807,6 +807,35 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       const laterEvents = await server.platform.eventStore.readStream(whatsappMessageStream(inboundId(outbox, later)));
       expect(laterEvents.map((event) => event.type)).to.deep.equal(['WhatsAppMessageReceived', 'WhatsAppMessageHandled']);
     });
+
+    it('erases the stray messages a sender sent since ids became digests, for a conversation started under their number', async () => {
+      const number = '16505557700';
+      const tenantId = outbox.account.tenant_id;
+      const senderKey = server.platform.secrets.digest(`whatsapp-sender\u0000${tenantId}\u0000whatsapp:${number}`);
+      const conversationId = server.platform.ids.fromKey(`whatsappConversation:${senderKey}:0`);
+      const legacy = { kind: 'end_user' as const, id: `whatsapp:${number}` };
+      await server.platform.eventStore.appendToStream(conversationStream(conversationId), [
+        {
+          id: server.platform.ids.newId(),
+          type: 'ConversationStarted',
+          data: { conversation_id: conversationId, tenant_id: tenantId, workspace_id: null, channel: 'whatsapp', title: 'Hello', started_by: legacy, started_at: clock.now().toISOString() },
+          metadata: { tenant_id: tenantId, actor: legacy, request_id: null, correlation_id: server.platform.ids.newId(), causation_id: null, occurred_at: clock.now().toISOString(), ip: null },
+        },
+      ]);
+      // A photo after the upgrade: no turn, its sender the digest of the number.
+      const photo = wamid();
+      await deliverTo(outbox, [{ from: number, id: photo, type: 'image' }]);
+      const notice = await settledReply(outbox, photo);
+      expect(notice).to.deep.include({ conversation_id: null, kind: 'notice' });
+
+      const erased = await server.request('POST', `/api/v1/conversations/${conversationId}/erase`, { headers: { authorization: `Bearer ${outbox.account.token}` } });
+      expect(erased.status, erased.text).to.equal(200);
+      const photoEvents = await server.platform.eventStore.readStream(whatsappMessageStream(inboundId(outbox, photo)));
+      expect(photoEvents.map((event) => event.type)).to.deep.equal(['WhatsAppMessageReceived', 'WhatsAppMessageHandled', 'WhatsAppMessageErased']);
+      expect(photoEvents[0].data).to.deep.include({ from: ERASED_PERSONAL_DATA });
+      const noticeEvents = await server.platform.eventStore.readStream(whatsappReplyStream(notice.id));
+      expect(noticeEvents.at(-1)?.type).to.equal('WhatsAppReplyErased');
+    });
   });
 
   describe('what is recorded', () => {
