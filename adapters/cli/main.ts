@@ -23,6 +23,7 @@ import { eraseConversationOf } from '../../application/conversation/conversation
 import { eraseLeadOf } from '../../application/lead/lead-erasure';
 import { eraseToolCallOf } from '../../application/tool-call/tool-call-erasure';
 import { eraseInvitationOf } from '../../application/invitation/invitation-erasure';
+import { listSdkConnectionSchedules, listSdkConnections } from '../../application/sdk-connection/sdk-connections';
 import {
   LIST_MAX_LIMIT,
   type OrchestrationEventFilter,
@@ -68,6 +69,9 @@ const USAGE = `usage: npm run cli -- <command>
   events orchestration show ID --tenant ID     envelope, status, every attempt with its error and steps, replays
   events orchestration retry ID --tenant ID    re-queues a failed or dead-lettered event
   events orchestration replay ID --tenant ID [--reason TEXT]   a new event replaying it; prints the new id
+  connections list --tenant ID       the organization's SDK connections: status, what they advertised, the last sync
+  connections schedules ID --tenant ID
+                                     each schedule the connection advertised: its next run, or why it does not run
   sagas failures                     deliveries retrying or dead-lettered
   connector doctor URL --secret S    run the protocol conformance checks against a connector
   backup DEST                        copy the embedded data folder into the new folder DEST while
@@ -337,6 +341,43 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
     }
     case 'events orchestration':
       return orchestrationEvents(positional, flags, out, context);
+    case 'connections list': {
+      const tenantId = flags.tenant;
+      if (typeof tenantId !== 'string') return usageError(out, 'connections list needs --tenant ID');
+      return withPlatform(async (platform) => {
+        await caughtUp(platform);
+        const rows: Array<Array<string | number>> = [];
+        let cursor: string | undefined;
+        do {
+          const page = await listSdkConnections(platform, { tenant_id: tenantId }, { limit: 100, ...(cursor === undefined ? {} : { cursor }) });
+          for (const connection of page.items) {
+            const { last_sync: synced, last_sync_failure: failed } = connection;
+            // The later of the last success and the last failure.
+            const sync = failed !== null && (synced === null || failed.failed_at > synced.synced_at) ? `failed ${failed.failed_at} (${failed.reason})` : (synced?.synced_at ?? 'never');
+            rows.push([connection.id, connection.name, connection.enabled ? 'yes' : 'no', connection.status, connection.tools_count, connection.flows_count, connection.schedules_count, sync]);
+          }
+          cursor = page.next_cursor ?? undefined;
+        } while (cursor);
+        printTable(out, ['id', 'name', 'enabled', 'status', 'tools', 'flows', 'schedules', 'last_sync'], rows);
+        return 0;
+      });
+    }
+    case 'connections schedules': {
+      const [id] = positional;
+      const tenantId = flags.tenant;
+      if (!id || typeof tenantId !== 'string') return usageError(out, 'connections schedules needs a connection ID and --tenant ID');
+      return withPlatform(async (platform) => {
+        await caughtUp(platform);
+        const limits = { maxPayloadBytes: platform.config.orchestration.maxPayloadBytes, secretGraceSeconds: platform.config.sdkSecretGraceSeconds };
+        const schedules = (await listSdkConnectionSchedules({ ...platform, sdkConnections: limits }, { tenant_id: tenantId }, id)).items;
+        printTable(
+          out,
+          ['id', 'cron', 'timezone', 'event', 'next_run_at', 'problem'],
+          schedules.map((schedule) => ('cron' in schedule ? [schedule.id, schedule.cron, schedule.timezone, schedule.event, schedule.next_run_at ?? '-', schedule.problem ?? '-'] : [schedule.id ?? '-', '-', '-', '-', '-', schedule.problem])),
+        );
+        return 0;
+      });
+    }
     case 'sagas failures':
       return withPlatform(async (platform) => {
         const failures = await platform.sagaDelivery.listFailures();

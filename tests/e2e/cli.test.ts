@@ -17,7 +17,9 @@ import { temporaryDirectory } from '../support/files';
 import { startTestServer } from '../support/server';
 import { ManualClock, eventually } from '../support/stores';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
-import { fail, process as processEvent } from '../support/orchestration';
+import { fail, process as processEvent, signedConnectorClient } from '../support/orchestration';
+import { createConnector } from '../../adapters/connector-sdk';
+import { subscribeTo } from '../support/subscriptions';
 
 describe('operator CLI', function () {
   this.timeout(30_000);
@@ -376,6 +378,60 @@ describe('npm start', function () {
     } finally {
       busy.close();
       dir.remove();
+    }
+  });
+});
+
+describe('operator CLI: connections', function () {
+  // Each CLI run is a process start (about a second and a half).
+  this.timeout(60_000);
+
+  it('lists an organization’s SDK connections and a connection’s schedules: the next run of each that runs, why the others do not', async () => {
+    const secret = 'ssec_cli-connections-secret-0123456789abcdef';
+    const server = await startTestServer({ SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' }, { connectorClient: signedConnectorClient(), orchestrationScheduler: false });
+    const listening = await createConnector({ signingSecrets: [secret] })
+      .tool('sync_stock', { description: 'Sync the stock', chat: false, input_schema: { type: 'object' }, handler: () => ({ output: { synced: true } }) })
+      .advertise({
+        schedules: [
+          { id: 'hourly_stock', cron: '0 * * * *', timezone: 'Europe/Paris', event: 'shop.stock.sync_due', label: 'Hourly stock sync' },
+          { id: 'broken_cron', cron: '61 * * * *', event: 'shop.stock.sync_due' },
+        ],
+      })
+      .listen(0, '127.0.0.1');
+    try {
+      const owner = await registerOwner(server, 'cli-connections-org');
+      await subscribeTo(server, owner.tenant_id, 'premium');
+      const headers = { authorization: `Bearer ${owner.token}` };
+      const created = await server.request('POST', '/api/v1/org/sdk-connections', { headers, body: { name: 'Warehouse', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: secret, enabled: true } });
+      expect(created.status, created.text).to.equal(201);
+      const synced = await server.request('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, { headers, body: {} });
+      expect(synced.status, synced.text).to.equal(200);
+      const dataDir = server.platform.config.dataDir;
+
+      const listed = await cli(dataDir, 'connections', 'list', '--tenant', owner.tenant_id);
+      expect(listed.code, listed.stderr).to.equal(0);
+      const lines = listed.stdout.trim().split('\n');
+      expect(lines[0]).to.match(/^id\s+name\s+enabled\s+status\s+tools\s+flows\s+schedules\s+last_sync$/);
+      expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 7))).to.deep.equal([[created.json.id, 'Warehouse', 'yes', 'untested', '1', '0', '2']]);
+      expect(lines[1].split(/\s+/)[7]).to.equal(synced.json.synced_at);
+      expect(listed.stdout).to.not.include(secret);
+      expect((await cli(dataDir, 'connections', 'list', '--tenant', 'another-tenant')).stdout.trim().split('\n').slice(1)).to.deep.equal(['(none)']);
+
+      const schedules = await cli(dataDir, 'connections', 'schedules', created.json.id, '--tenant', owner.tenant_id);
+      expect(schedules.code, schedules.stderr).to.equal(0);
+      const rows = schedules.stdout.trim().split('\n');
+      expect(rows[0]).to.match(/^id\s+cron\s+timezone\s+event\s+next_run_at\s+problem$/);
+      const [hourly, broken] = rows.slice(1);
+      expect(hourly.split(/\s+/).slice(0, 4)).to.deep.equal(['hourly_stock', '0', '*', '*']);
+      expect(hourly).to.match(/Europe\/Paris\s+shop\.stock\.sync_due\s+\d{4}-\d\d-\d\dT\d\d:00:00\.000Z\s+-$/);
+      expect(broken).to.match(/^broken_cron\s+-\s+-\s+-\s+-\s+\S/);
+
+      const foreign = await cli(dataDir, 'connections', 'schedules', created.json.id, '--tenant', 'another-tenant');
+      expect([foreign.code, foreign.stderr.includes('sdk_connection_not_found')]).to.deep.equal([1, true]);
+      expect((await cli(dataDir, 'connections', 'schedules', created.json.id)).code).to.equal(2);
+    } finally {
+      await listening.close();
+      await server.close();
     }
   });
 });
