@@ -631,10 +631,11 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       http.speechRouter(identity, { speech, limiter, speechSettings }, widgetOptions),
     ];
   };
-  const httpApp = async (): Promise<Koa> => (await import('../adapters/http/platform-routers')).createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, routers: await httpRouters() });
+  const httpApp = async (): Promise<Koa> =>
+    (await import('../adapters/http/platform-routers')).createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, trustProxyHops: config.trustProxyHops, routers: await httpRouters() });
   const widgetSockets = new WidgetChatSockets(
     { ...chat, secrets, logger: logger.child({ component: 'widget_socket' }), limiter, socketMetrics: new PrometheusWidgetSocketMetrics(metrics.registry) },
-    { publicUrl: config.publicUrl, ...config.widgetSocket },
+    { publicUrl: config.publicUrl, trustProxyHops: config.trustProxyHops, ...config.widgetSocket },
   );
 
   return {

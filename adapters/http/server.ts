@@ -13,8 +13,12 @@ export interface HttpAppDependencies {
   metrics: HttpMetrics;
   bodyLimitBytes: number;
   routers: Router[];
-  /** Behind a proxy, trust X-Forwarded-For for the client IP recorded in events. */
-  trustProxy?: boolean;
+  /**
+   * TRUST_PROXY_HOPS: behind that many reverse proxies, the client's address (rate limits,
+   * sessions, events) is the X-Forwarded-For entry the outermost one appended; 0 (the default):
+   * the connection's own address, X-Forwarded-For ignored.
+   */
+  trustProxyHops?: number;
 }
 
 /** Paths of static routes remembered (case and trailing-slash variants count apart). */
@@ -63,7 +67,8 @@ function rootRouter(routers: Router[]): Router {
 }
 
 export function createHttpApp(deps: HttpAppDependencies): Koa<RequestState> {
-  const app = new Koa<RequestState>({ proxy: deps.trustProxy ?? false });
+  const hops = deps.trustProxyHops ?? 0;
+  const app = new Koa<RequestState>({ proxy: hops > 0, maxIpsCount: hops });
   // Errors are answered by requestContext (middleware/errors.ts); Koa's own handler would
   // only log them again.
   app.silent = true;

@@ -46,6 +46,8 @@ export type WidgetChatSocketDependencies = ChatDependencies &
 export interface WidgetChatSocketOptions {
   /** PUBLIC_URL: its origin is the platform's own; null: the origin the request was addressed to. */
   publicUrl: string | null;
+  /** TRUST_PROXY_HOPS: where the client's address is read (adapters/http/client-ip.ts). */
+  trustProxyHops: number;
   /** WIDGET_WS_HEARTBEAT_MS: a ping every period; a socket that missed the last pong is terminated. */
   heartbeatMs: number;
   /** WIDGET_WS_RESUME_TIMEOUT_MS: how long a new socket may wait before its `resume` (4408). */

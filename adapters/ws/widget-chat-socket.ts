@@ -14,7 +14,7 @@
 // running ones finish within a grace period, then every socket is closed 1001 (reconnect).
 
 import type http from 'node:http';
-import type { Socket } from 'node:net';
+import { clientIpOf } from '../http/client-ip';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -184,7 +184,7 @@ export class WidgetChatSockets implements ConnectionHost {
         ws.close(code, closeReason(reason));
         return;
       }
-      const connection = new WidgetChatConnection(this, ws, socket, widget, { token: token!, origin, platformOrigin, ip: (socket as Socket).remoteAddress ?? null });
+      const connection = new WidgetChatConnection(this, ws, socket, widget, { token: token!, origin, platformOrigin, ip: clientIpOf(request, this.options.trustProxyHops) });
       this.connections.add(connection);
     });
   }

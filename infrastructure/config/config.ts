@@ -57,6 +57,7 @@ const variables = {
   METRICS_AUTH_TOKEN: { codec: nonEmpty, default: undefined },
   METRICS_PUBLIC: { codec: booleanString, default: 'false' },
   BODY_LIMIT_BYTES: { codec: integerBetween(1024, 100 * 1024 * 1024), default: String(1024 * 1024) },
+  TRUST_PROXY_HOPS: { codec: integerBetween(0, 16), default: '0' },
   READ_YOUR_WRITES_TIMEOUT_MS: { codec: integerBetween(0, 60_000), default: '2000' },
   READY_MAX_PROJECTION_LAG: { codec: integerBetween(0, Number.MAX_SAFE_INTEGER), default: '1000' },
   SHUTDOWN_TIMEOUT_MS: { codec: integerBetween(0, 600_000), default: '10000' },
@@ -211,6 +212,11 @@ export interface Config {
   metricsAuthToken: string | null;
   metricsPublic: boolean;
   bodyLimitBytes: number;
+  /**
+   * How many reverse proxies in front of the platform append to X-Forwarded-For: the client's
+   * address is the entry the outermost of them added. 0: the connection's own address.
+   */
+  trustProxyHops: number;
   readYourWritesTimeoutMs: number;
   readyMaxProjectionLag: number;
   shutdownTimeoutMs: number;
@@ -584,6 +590,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsAuthToken: values.METRICS_AUTH_TOKEN as string | null,
     metricsPublic: values.METRICS_PUBLIC as boolean,
     bodyLimitBytes: values.BODY_LIMIT_BYTES as number,
+    trustProxyHops: values.TRUST_PROXY_HOPS as number,
     readYourWritesTimeoutMs: values.READ_YOUR_WRITES_TIMEOUT_MS as number,
     readyMaxProjectionLag: values.READY_MAX_PROJECTION_LAG as number,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS as number,
