@@ -14,12 +14,12 @@
 // running ones finish within a grace period, then every socket is closed 1001 (reconnect).
 
 import type http from 'node:http';
-import { clientIpOf } from '../http/client-ip';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import WebSocket, { WebSocketServer } from 'ws';
 import { authenticateWidget, requireAllowedOrigin, type WidgetPrincipal } from '../../application/widget/widget-access';
 import { DomainError } from '../../domain/shared/errors';
+import { clientIpOf } from '../http/client-ip';
 import { CLOSE, MAX_PAYLOAD_BYTES, type ServerFrame, closeReason } from './protocol';
 import { type ConnectionHost, WidgetChatConnection, type WidgetChatSocketDependencies, type WidgetChatSocketOptions, closeCodeOf } from './widget-chat-connection';
 
