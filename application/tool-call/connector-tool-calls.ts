@@ -14,7 +14,9 @@
 //     and a third time never (the call fails `interrupted`; domain/tool-call);
 //  3. sends the request: `tool` the connector's name, `parameters` the arguments,
 //     `organization_id` the tenant, `conversation_id` and `channel` of the chat's conversation,
-//     `identity` the end user on a messaging channel (a WhatsApp sender: `wa_id`, `phone_number`),
+//     `identity` the end user on a messaging channel (a WhatsApp sender: `wa_id`, `phone_number`)
+//     or a widget visitor the host site vouched for (`user_id`, `verified`: not once they cleared
+//     their identity since the turn's message),
 //     `authentication` the context the connection returned earlier in the conversation
 //     (connector-authentication.ts), the end user's X-End-User-Token / Session of the turn
 //     (spec 5.1 rule 4; none once they cleared their identity in the conversation:
@@ -35,7 +37,7 @@
 // `resumeToolCall` records the user's answer to a challenge (sealed) and waits for the outcome,
 // as `callTool` waits for a first one. Its events carry the system actor `connector_tool_calls`.
 
-import { contactOf, conversationStream } from '../../domain/conversation/conversation';
+import { contactOf, conversationStream, verifiedUserIdOf } from '../../domain/conversation/conversation';
 import { DomainError } from '../../domain/shared/errors';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { toolStream } from '../../domain/tool/tool';
@@ -50,7 +52,7 @@ import { InvalidArgumentsError, requireValidArguments } from '../tool/input-sche
 import { toolAggregate } from '../tool/tools';
 import { type ConnectorAuthenticationSettings, authenticationToSend, keepAuthentication } from './connector-authentication';
 import { type ConnectorStep, failedBefore, sendConnectorRequest } from './connector-step';
-import { forwardedEndUser } from './end-user';
+import { endUserClearedSince, forwardedEndUser } from './end-user';
 import { REDACTED, Redaction } from './redaction';
 import { RECORDED_BODY_MAX_BYTES, type ToolCallDependencies, type ToolCallOutcome, awaitToolCallOutcome, cut, toolCallAggregate } from './tool-calls';
 
@@ -77,16 +79,23 @@ type Step = ConnectorStep;
 interface ConversationFacts {
   /** `console`, `widget`, `whatsapp`... */
   channel: string;
-  /** Who the end user is on a messaging channel (spec 2.2 `identity`): a WhatsApp sender's id and number. */
-  identity: { wa_id: string; phone_number: string } | null;
+  /**
+   * Who the end user is there (spec 2.2 `identity`): a WhatsApp sender's id and number; a widget
+   * visitor the host site vouched for, by its user id there.
+   */
+  identity: { wa_id: string; phone_number: string } | { user_id: string; verified: true } | null;
 }
 
-async function conversationFactsOf(deps: ConnectorToolCallDependencies, conversationId: string): Promise<ConversationFacts | null> {
+async function conversationFactsOf(deps: ConnectorToolCallDependencies, conversationId: string, replyTo: string): Promise<ConversationFacts | null> {
   const [started] = await deps.eventStore.readStream(conversationStream(conversationId), { maxCount: 1 });
   if (started?.type !== 'ConversationStarted') return null;
+  const { channel } = started.data;
   const contact = contactOf(started.data)?.address ?? null;
-  const known = started.data.channel === 'whatsapp' && contact !== null && contact !== ERASED_PERSONAL_DATA;
-  return { channel: started.data.channel, identity: known ? { wa_id: contact, phone_number: `+${contact}` } : null };
+  if (channel === 'whatsapp' && contact !== null && contact !== ERASED_PERSONAL_DATA) return { channel, identity: { wa_id: contact, phone_number: `+${contact}` } };
+  const userId = verifiedUserIdOf(started.data);
+  // Not once the visitor signed out of the host site after the turn's message, as their token.
+  const vouched = channel === 'widget' && userId !== null && userId !== ERASED_PERSONAL_DATA && !(await endUserClearedSince(deps, conversationId, replyTo));
+  return { channel, identity: vouched ? { user_id: userId, verified: true } : null };
 }
 
 /**
@@ -188,7 +197,7 @@ export async function runConnectorToolCall(deps: ConnectorToolCallDependencies, 
   }
 
   // 3. The request: an invoke, or a resume with the last challenge's token and the user's answer.
-  const from = conversationId === null ? null : await conversationFactsOf(deps, conversationId);
+  const from = origin.kind === 'chat' ? await conversationFactsOf(deps, origin.conversation_id, origin.reply_to) : null;
   const authentication = authenticationSubject === null ? null : await authenticationToSend(deps, authenticationSubject, deps.connectorAuthentication);
   const base: ConnectorRequest = {
     type: 'tool.invoke',

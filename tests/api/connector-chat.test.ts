@@ -501,6 +501,33 @@ describe('connector tools in chat (#13 point 3)', function () {
       expect(JSON.stringify(await server.platform.storedEvents.readStream(toolCallStream(toolCallId)))).to.not.include('447700900123');
     });
 
+    it('tells the connector who a widget visitor the host site vouched for is (`identity`: their user id there), not once they signed out', async () => {
+      const conversationId = server.platform.identity.ids.newId();
+      const visitor = { kind: 'end_user' as const, id: 'verified:0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e' };
+      const asVisitor = { ...userContext({ tenant_id: owner.tenant_id }), actor: visitor };
+      const command = (data: Json) => handleCommand(server.platform.commands, conversationAggregate, conversationStream(conversationId), data as never, asVisitor);
+      await command({ type: 'StartConversation', data: { conversation_id: conversationId, tenant_id: owner.tenant_id, workspace_id: workspaceId, channel: 'widget', title: 'Grinders?', started_by: visitor, verified_user_id: 'customer-42' } });
+      const post = (messageId: string) =>
+        command({ type: 'PostUserMessage', data: { message_id: messageId, text: 'Any grinders?', author: visitor, end_user_token_sealed: server.platform.secrets.seal('host-token'), end_user_session_sealed: null } });
+      const callFrom = async (replyTo: string): Promise<Json> => {
+        const toolCallId = server.platform.identity.ids.newId();
+        const origin = { kind: 'chat', conversation_id: conversationId, reply_to: replyTo, call_id: `call_${replyTo}` };
+        await server.platform.storedEvents.appendToStream(toolCallStream(toolCallId), [
+          { id: server.platform.identity.ids.newId(), type: 'ToolCallRequested', data: { ...requestedOf(toolCallId), caller: visitor, origin }, metadata: metadata() },
+        ]);
+        await eventually(() => settled(toolCallId), 10_000, 'the call');
+        return sentFor(toolCallId)[0].request;
+      };
+      await post('m1');
+      expect(await callFrom('m1')).to.deep.include({ channel: 'widget', identity: { user_id: 'customer-42', verified: true } });
+      // They signed out of the host site: a call of that turn no longer says who they were.
+      await command({ type: 'ClearEndUserIdentity', data: {} });
+      expect(await callFrom('m1')).to.not.have.property('identity');
+      // Signed in again, a new message: said again.
+      await post('m2');
+      expect(await callFrom('m2')).to.deep.include({ identity: { user_id: 'customer-42', verified: true } });
+    });
+
     it('never sends a third time: a call interrupted twice fails `interrupted`', async () => {
       const toolCallId = server.platform.identity.ids.newId();
       await server.platform.storedEvents.appendToStream(toolCallStream(toolCallId), [
