@@ -632,10 +632,17 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     ];
   };
   const httpApp = async (): Promise<Koa> =>
-    (await import('../adapters/http/platform-routers')).createHttpApp({ logger, metrics, bodyLimitBytes: config.bodyLimitBytes, trustProxyHops: config.trustProxyHops, routers: await httpRouters() });
+    (await import('../adapters/http/platform-routers')).createHttpApp({
+      logger,
+      metrics,
+      bodyLimitBytes: config.bodyLimitBytes,
+      trustProxyHops: config.trustProxyHops,
+      eventClientIp: config.eventClientIp,
+      routers: await httpRouters(),
+    });
   const widgetSockets = new WidgetChatSockets(
     { ...chat, secrets, logger: logger.child({ component: 'widget_socket' }), limiter, socketMetrics: new PrometheusWidgetSocketMetrics(metrics.registry) },
-    { publicUrl: config.publicUrl, trustProxyHops: config.trustProxyHops, ...config.widgetSocket },
+    { publicUrl: config.publicUrl, trustProxyHops: config.trustProxyHops, eventClientIp: config.eventClientIp, ...config.widgetSocket },
   );
 
   return {

@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import { type RequestContext, cleanUserAgent } from '../../application/shared/request-context';
+import { recordedIpOf } from './client-ip';
 import type { RequestState } from './middleware/request-context';
 
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -14,6 +15,7 @@ export function requestContextOf(ctx: Context & { state: RequestState }): Reques
     correlation_id: CORRELATION_ID.test(correlation) ? correlation : ctx.state.requestId,
     causation_id: null,
     ip: ctx.ip || null,
+    ...(ctx.state.eventClientIp === undefined ? {} : { recorded_ip: recordedIpOf(ctx.ip || null, ctx.state.eventClientIp) }),
     user_agent: cleanUserAgent(ctx.get('user-agent')),
   };
 }

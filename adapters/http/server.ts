@@ -7,6 +7,7 @@ import type { Logger } from '../../application/ports/logger';
 import type { HttpMetrics } from '../../application/ports/metrics';
 import { jsonBodies } from './bodies/json';
 import { type RequestState, requestContext } from './middleware/request-context';
+import type { EventClientIp } from './client-ip';
 
 export interface HttpAppDependencies {
   logger: Logger;
@@ -19,6 +20,8 @@ export interface HttpAppDependencies {
    * the connection's own address, X-Forwarded-For ignored.
    */
   trustProxyHops?: number;
+  /** EVENT_CLIENT_IP: how much of the client's address events record (whole by default). */
+  eventClientIp?: EventClientIp;
 }
 
 /** Paths of static routes remembered (case and trailing-slash variants count apart). */
@@ -72,7 +75,7 @@ export function createHttpApp(deps: HttpAppDependencies): Koa<RequestState> {
   // Errors are answered by requestContext (middleware/errors.ts); Koa's own handler would
   // only log them again.
   app.silent = true;
-  app.use(requestContext(deps.logger, deps.metrics));
+  app.use(requestContext(deps.logger, deps.metrics, deps.eventClientIp));
   // JSON unless the route declares another body kind (bodies/kinds.ts).
   app.use(jsonBodies(deps.routers, deps.bodyLimitBytes));
   const root = rootRouter(deps.routers);

@@ -32,6 +32,7 @@ import { type Visitor, type VisitorClaim, type WidgetAccessDependencies, type Wi
 import { type WidgetMessageView, openWidgetTurn, recentVisitorMessages } from '../../application/widget/widget-chat';
 import { giveWidgetFeedback, widgetMessage } from '../../application/widget/widget-conversations';
 import { DomainError } from '../../domain/shared/errors';
+import { type EventClientIp, recordedIpOf } from '../http/client-ip';
 import { decodeBody } from '../http/decode';
 import { CLIENT_FRAMES, CLOSE, type FeedbackFrame, type MessageFrame, type ResumeFrame, type ServerFrame, closeReason, isClientFrameType } from './protocol';
 
@@ -48,6 +49,8 @@ export interface WidgetChatSocketOptions {
   publicUrl: string | null;
   /** TRUST_PROXY_HOPS: where the client's address is read (adapters/http/client-ip.ts). */
   trustProxyHops: number;
+  /** EVENT_CLIENT_IP: how much of it events record. */
+  eventClientIp: EventClientIp;
   /** WIDGET_WS_HEARTBEAT_MS: a ping every period; a socket that missed the last pong is terminated. */
   heartbeatMs: number;
   /** WIDGET_WS_RESUME_TIMEOUT_MS: how long a new socket may wait before its `resume` (4408). */
@@ -412,7 +415,17 @@ export class WidgetChatConnection {
 
   /** Each frame's own request id; the connection's id correlates them. */
   private context(): RequestContext {
-    return { tenant_id: null, actor: { kind: 'end_user', id: 'anonymous' }, request_id: this.host.deps.ids.newId(), correlation_id: this.id, causation_id: null, ip: this.access.ip };
+    const { ip } = this.access;
+    const policy = this.host.options.eventClientIp;
+    return {
+      tenant_id: null,
+      actor: { kind: 'end_user', id: 'anonymous' },
+      request_id: this.host.deps.ids.newId(),
+      correlation_id: this.id,
+      causation_id: null,
+      ip,
+      ...(policy === 'full' ? {} : { recorded_ip: recordedIpOf(ip, policy) }),
+    };
   }
 
   private send(frame: ServerFrame): void {

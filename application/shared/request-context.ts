@@ -9,7 +9,13 @@ export interface RequestContext {
   request_id: string | null;
   correlation_id: string;
   causation_id: string | null;
+  /** The client's address (what the per-address rate limits count, what a session shows). */
   ip: string | null;
+  /**
+   * The client's address as event metadata records it, where the deployment records less than
+   * `ip` (EVENT_CLIENT_IP: truncated, or none); `ip` when absent.
+   */
+  recorded_ip?: string | null;
   /**
    * The client's User-Agent (cleaned, at most USER_AGENT_MAX_LENGTH characters), for a session
    * the request opens: its owner tells their sessions apart by it. Never in event metadata.
@@ -34,7 +40,7 @@ export function eventMetadata(context: RequestContext, occurredAt: Date, tenantI
     correlation_id: context.correlation_id,
     causation_id: context.causation_id,
     occurred_at: occurredAt.toISOString(),
-    ip: context.ip,
+    ip: context.recorded_ip === undefined ? context.ip : context.recorded_ip,
     ...(context.subject ? { subject: context.subject } : {}),
   };
 }

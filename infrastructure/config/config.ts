@@ -58,6 +58,7 @@ const variables = {
   METRICS_PUBLIC: { codec: booleanString, default: 'false' },
   BODY_LIMIT_BYTES: { codec: integerBetween(1024, 100 * 1024 * 1024), default: String(1024 * 1024) },
   TRUST_PROXY_HOPS: { codec: integerBetween(0, 16), default: '0' },
+  EVENT_CLIENT_IP: { codec: oneOf('full', 'truncated', 'none'), default: 'full' },
   READ_YOUR_WRITES_TIMEOUT_MS: { codec: integerBetween(0, 60_000), default: '2000' },
   READY_MAX_PROJECTION_LAG: { codec: integerBetween(0, Number.MAX_SAFE_INTEGER), default: '1000' },
   SHUTDOWN_TIMEOUT_MS: { codec: integerBetween(0, 600_000), default: '10000' },
@@ -217,6 +218,8 @@ export interface Config {
    * address is the entry the outermost of them added. 0: the connection's own address.
    */
   trustProxyHops: number;
+  /** How much of the client's address every event's metadata records (the audit log shows it): whole, its network, or nothing. */
+  eventClientIp: Decoded<'EVENT_CLIENT_IP'>;
   readYourWritesTimeoutMs: number;
   readyMaxProjectionLag: number;
   shutdownTimeoutMs: number;
@@ -591,6 +594,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPublic: values.METRICS_PUBLIC as boolean,
     bodyLimitBytes: values.BODY_LIMIT_BYTES as number,
     trustProxyHops: values.TRUST_PROXY_HOPS as number,
+    eventClientIp: values.EVENT_CLIENT_IP as Config['eventClientIp'],
     readYourWritesTimeoutMs: values.READ_YOUR_WRITES_TIMEOUT_MS as number,
     readyMaxProjectionLag: values.READY_MAX_PROJECTION_LAG as number,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS as number,

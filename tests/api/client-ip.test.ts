@@ -2,12 +2,13 @@
 // ignored (a client could write anything there); with N trusted proxies the client is the entry
 // the outermost of them appended, whatever a client wrote before it. It is what the per-address
 // rate limits count, what a session shows and what events record, over HTTP and over the
-// widget's WebSocket.
+// widget's WebSocket; events record it whole, its network only, or not at all (EVENT_CLIENT_IP).
 
 import { expect } from 'chai';
-import { clientIpOf } from '../../adapters/http/client-ip';
+import { clientIpOf, recordedIpOf } from '../../adapters/http/client-ip';
 import { conversationStream } from '../../domain/conversation/conversation';
 import { sessionStream } from '../../domain/session/session';
+import { userStream } from '../../domain/user/user';
 import { LOGIN, PASSWORD, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { WidgetSocket, newVisitorId } from '../support/widget-socket';
@@ -34,6 +35,23 @@ describe('the client address behind reverse proxies (TRUST_PROXY_HOPS)', functio
       expect(clientIpOf(request([SPOOFED, CLIENT]), 1)).to.equal(CLIENT);
       // Fewer entries than trusted proxies: the first there is.
       expect(clientIpOf(request(CLIENT), 3)).to.equal(CLIENT);
+    });
+  });
+
+  describe('recordedIpOf (EVENT_CLIENT_IP)', () => {
+    it('records the address whole, nothing, or its network: an IPv4 address’s last byte zeroed, an IPv6 address cut to 48 bits', () => {
+      expect(recordedIpOf(CLIENT, 'full')).to.equal(CLIENT);
+      expect(recordedIpOf(CLIENT, 'none')).to.equal(null);
+      expect(recordedIpOf(null, 'truncated')).to.equal(null);
+      expect(recordedIpOf(CLIENT, 'truncated')).to.equal('203.0.113.0');
+      expect(recordedIpOf('::ffff:203.0.113.9', 'truncated')).to.equal('::ffff:203.0.113.0');
+      expect(recordedIpOf('2001:db8:85a3:8d3:1319:8a2e:370:7348', 'truncated')).to.equal('2001:db8:85a3::');
+      expect(recordedIpOf('2001:0DB8:0000::1', 'truncated')).to.equal('2001:db8:0::');
+      expect(recordedIpOf('2001:db8::', 'truncated')).to.equal('2001:db8:0::');
+      expect(recordedIpOf('::1', 'truncated')).to.equal('0:0:0::');
+      expect(recordedIpOf('fe80::1%eth0', 'truncated')).to.equal('fe80:0:0::');
+      // What is no address is not recorded as one.
+      expect(recordedIpOf('not an address', 'truncated')).to.equal(null);
     });
   });
 
@@ -91,6 +109,59 @@ describe('the client address behind reverse proxies (TRUST_PROXY_HOPS)', functio
       await socket.close();
       const events = await server.platform.eventStore.readStream(conversationStream(done.conversation_id));
       expect(events.map((event) => event.metadata.ip)).to.include(CLIENT).and.not.include(SPOOFED);
+    });
+  });
+
+  describe('recording the client’s network only (EVENT_CLIENT_IP=truncated)', () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer({ SCRYPT_LOG_N: '12', TRUST_PROXY_HOPS: '1', EVENT_CLIENT_IP: 'truncated' });
+    });
+    after(() => server.close());
+
+    it('records 203.0.113.0 in events and the audit log, while the member’s session still shows where they logged in from', async () => {
+      const owner = await registerOwner(server, 'client-ip-truncated', 'client-ip-truncated@example.com');
+      const login = await server.request('POST', '/graphql', { headers: { 'x-forwarded-for': CLIENT }, body: { query: LOGIN, variables: { email: owner.email, password: PASSWORD } } });
+      const token = login.json.data.login.token;
+      const sessions = await server.request('GET', '/api/v1/me/sessions', { headers: { authorization: `Bearer ${token}` } });
+      const current = sessions.json.items.find((session: { current: boolean }) => session.current);
+      expect(current.ip).to.equal(CLIENT);
+      const [started] = await server.platform.eventStore.readStream(sessionStream(current.jti));
+      expect(started.metadata.ip).to.equal('203.0.113.0');
+      const renamed = await server.request('POST', '/graphql', {
+        headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': CLIENT },
+        body: { query: 'mutation { update_settings(input: {assistant_name: "Ada"}) { assistant_name } }' },
+      });
+      expect(renamed.json.errors, renamed.text).to.equal(undefined);
+      const audit = await server.request('GET', '/api/v1/org/audit-logs?limit=200', { headers: { authorization: `Bearer ${token}` } });
+      expect(audit.status, audit.text).to.equal(200);
+      expect(audit.text).to.include('203.0.113.0').and.not.include(CLIENT);
+    });
+
+    it('over the widget’s WebSocket too', async () => {
+      const owner = await registerOwner(server, 'client-ip-truncated-widget');
+      const socket = await WidgetSocket.open(server.url, await widgetTokenOf(server, owner), { headers: { 'x-forwarded-for': CLIENT } });
+      await socket.resume(newVisitorId());
+      const done = (await socket.ask('Hello there')).at(-1);
+      await socket.close();
+      const events = await server.platform.eventStore.readStream(conversationStream(done.conversation_id));
+      expect(events.map((event) => event.metadata.ip)).to.include('203.0.113.0').and.not.include(CLIENT);
+    });
+  });
+
+  describe('recording no client address (EVENT_CLIENT_IP=none)', () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer({ SCRYPT_LOG_N: '12', EVENT_CLIENT_IP: 'none' });
+    });
+    after(() => server.close());
+
+    it('records none in events, while the member’s session still shows it', async () => {
+      const owner = await registerOwner(server, 'client-ip-none', 'client-ip-none@example.com');
+      const [registered] = await server.platform.eventStore.readStream(userStream(owner.user_id));
+      expect(registered.metadata.ip).to.equal(null);
+      const sessions = await server.request('GET', '/api/v1/me/sessions', { headers: { authorization: `Bearer ${owner.token}` } });
+      expect(sessions.json.items[0].ip).to.be.a('string');
     });
   });
 });

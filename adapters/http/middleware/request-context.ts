@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import type { Middleware } from 'koa';
 import type { Logger } from '../../../application/ports/logger';
 import type { HttpMetrics } from '../../../application/ports/metrics';
+import type { EventClientIp } from '../client-ip';
 import { answerError, answerRoutingError } from './errors';
 
 const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -16,6 +17,8 @@ const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 export interface RequestState {
   requestId: string;
   logger: Logger;
+  /** How much of the client's address events record (EVENT_CLIENT_IP; whole when absent). */
+  eventClientIp?: EventClientIp;
 }
 
 /** The request's child logger, made on first use: most requests never log beyond the access line. */
@@ -56,8 +59,9 @@ class RequestLogger implements Logger {
   }
 }
 
-export function requestContext(logger: Logger, metrics: HttpMetrics): Middleware<RequestState> {
+export function requestContext(logger: Logger, metrics: HttpMetrics, eventClientIp: EventClientIp = 'full'): Middleware<RequestState> {
   return async (ctx, next) => {
+    if (eventClientIp !== 'full') ctx.state.eventClientIp = eventClientIp;
     // A float in milliseconds: no BigInt made twice per request.
     const started = performance.now();
     const offered = ctx.req.headers['x-request-id'];
