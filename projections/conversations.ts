@@ -39,6 +39,8 @@ export interface ConversationDocument {
   started_by: Party;
   /** `started_by.id` when a tenant user started it (console, API), else null: who sees it without a workspace grant. */
   started_by_user_id: string | null;
+  /** `started_by.id` when an end user started it (a widget visitor, a WhatsApp sender), else null: a visitor's own conversations. */
+  started_by_end_user_id?: string | null;
   /** The end user on a messaging channel (a WhatsApp sender's number, where replies go, and profile name); null for none, and once deleted. */
   contact: Contact | null;
   /** The host site's user id of the verified widget visitor who started it; null for any other starter, and once deleted. */
@@ -175,7 +177,7 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
   name: 'conversations',
   // 2: a deleted conversation's messages, title and preview are deleted.
   // 3: the contact of a messaging channel's conversation.
-  // 4: a verified widget visitor's user id.
+  // 4: a verified widget visitor's user id; who started it when an end user did, indexed.
   version: 4,
   collections: [
     {
@@ -187,6 +189,7 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
         { field: 'channel' },
         { field: 'workspace_id' },
         { field: 'started_by_user_id' },
+        { field: 'started_by_end_user_id', sparse: true },
         { field: 'started_at' },
         { field: 'last_activity_at' },
         { field: 'title_key' },
@@ -211,6 +214,7 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
         status: 'open',
         started_by,
         started_by_user_id: started_by.kind === 'user' ? started_by.id : null,
+        started_by_end_user_id: started_by.kind === 'end_user' ? started_by.id : null,
         contact: contactOf(event.data),
         verified_user_id: verifiedUserIdOf(event.data),
         started_at,

@@ -140,6 +140,51 @@ export const widgetMessageView = (doc: ConversationMessageDocument): WidgetMessa
   feedback_rating: doc.feedback_rating,
 });
 
+/** A visitor's conversation as their list shows it. */
+export interface VisitorConversationView {
+  id: string;
+  title: string;
+  status: ConversationDocument['status'];
+  /** True while a person has it: the assistant answers nothing until it is set back to open. */
+  assistant_paused: boolean;
+  started_at: string;
+  last_activity_at: string;
+  message_count: number;
+  last_message_preview: string | null;
+}
+
+/**
+ * The visitor's own widget conversations (deleted ones aside), the most recently active first,
+ * in cursor pages: a verified visitor's on any device, their conversations of before ids were
+ * digests included; an anonymous visitor's of this browser.
+ */
+export async function listVisitorConversations(
+  deps: ReadModelDependencies,
+  widget: Pick<WidgetPrincipal, 'tenant_id'>,
+  visitor: Visitor,
+  page: { limit?: number; cursor?: string },
+): Promise<Page<VisitorConversationView>> {
+  const starters = visitor.legacy_party_id === null ? [visitor.party.id] : [visitor.party.id, visitor.legacy_party_id];
+  const found = await deps.readStore.collection<ConversationDocument>(CONVERSATIONS).find({
+    where: { started_by_end_user_id: { in: starters }, tenant_id: widget.tenant_id, channel: 'widget', deleted: false },
+    sort: { field: 'last_activity_at', direction: 'desc' },
+    ...page,
+  });
+  return {
+    items: found.items.map((doc) => ({
+      id: doc.id,
+      title: doc.title,
+      status: doc.status,
+      assistant_paused: doc.status === 'handed_off',
+      started_at: doc.started_at,
+      last_activity_at: doc.last_activity_at,
+      message_count: doc.message_count,
+      last_message_preview: doc.last_message_preview,
+    })),
+    next_cursor: found.next_cursor,
+  };
+}
+
 /** The messages of the visitor's own conversation, oldest first, in cursor pages; 404 `conversation_not_found` for any other. */
 export async function listVisitorMessages(
   deps: ReadModelDependencies,

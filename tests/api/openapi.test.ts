@@ -567,6 +567,8 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('POST', '/api/v1/widget/chat', { headers: visitor, body: { message: '' } });
       await call('POST', '/api/v1/widget/chat', { headers: { ...visitor, 'x-widget-user-id': 'host-user-1', 'x-widget-user-hash': 'f'.repeat(64) }, body: { message: 'Hi' } });
       await call('POST', '/api/v1/widget/chat', { headers: visitor, body: { message: 'Refunds?', conversation_id: 'none' } });
+      await call('GET', '/api/v1/widget/conversations?limit=5', { headers: visitor });
+      await call('GET', '/api/v1/widget/conversations', { headers: { ...visitor, 'x-widget-visitor': 'short' } });
       const conversation = `/api/v1/widget/conversations/${turn.json.conversation_id}/messages`;
       await call('GET', `${conversation}?limit=1`, { headers: visitor });
       await call('GET', conversation, { headers: { ...visitor, 'x-widget-visitor': 'another-visitor-0123456789' } });

@@ -83,6 +83,7 @@ describe('the widget’s HTTP routes (/api/v1/widget)', () => {
   const everyRoute = (headers: Record<string, string>, conversationId = 'no-such-conversation'): Array<[string, () => Promise<TestResponse>]> => [
     ['POST /chat', () => chat({ message: 'How long do refunds take?' }, headers)],
     ['GET /settings', () => server.request('GET', '/api/v1/widget/settings', { headers })],
+    ['GET /conversations', () => server.request('GET', '/api/v1/widget/conversations', { headers })],
     ['GET /conversations/{id}/messages', () => server.request('GET', `/api/v1/widget/conversations/${conversationId}/messages`, { headers })],
     ['POST /identity/clear', () => server.request('POST', '/api/v1/widget/identity/clear', { headers, body: {} })],
   ];
@@ -348,6 +349,25 @@ describe('the widget’s HTTP routes (/api/v1/widget)', () => {
         expect(shown.json).to.deep.include({ started_by: legacyParty, verified_user_id: 'host-user-1' });
         const someoneElse = await server.request('GET', `/api/v1/widget/conversations/${legacyId}/messages`, { headers: signed('host-user-2', identitySignature(secret, 'host-user-2')) });
         expect([someoneElse.status, someoneElse.json.code]).to.deep.equal([404, 'conversation_not_found']);
+      });
+
+      it('lists the signed visitor’s conversations on any device, the most recently active first, those of before ids were digests too; nobody else’s', async () => {
+        const list = async (headers: Record<string, string>, query = '') => {
+          const response = await server.request('GET', `/api/v1/widget/conversations${query}`, { headers });
+          expect(response.status, response.text).to.equal(200);
+          return response.json;
+        };
+        const mine = await list(signed('host-user-1', identitySignature(secret, 'host-user-1'), OTHER_VISITOR));
+        // The conversation of old was continued last.
+        expect(mine.items.map((item: Json) => item.id)).to.deep.equal(['legacy-verified-conversation', conversationId]);
+        expect(mine.items[1]).to.deep.include({ title: 'How long do refunds take?', status: 'open', assistant_paused: false, message_count: 2 });
+        expect(mine.items[1]).to.have.all.keys('id', 'title', 'status', 'assistant_paused', 'started_at', 'last_activity_at', 'message_count', 'last_message_preview');
+        const paged = await list(signed('host-user-1', identitySignature(secret, 'host-user-1')), '?limit=1');
+        expect(paged.items.map((item: Json) => item.id)).to.deep.equal(['legacy-verified-conversation']);
+        expect((await list(signed('host-user-1', identitySignature(secret, 'host-user-1')), `?limit=1&cursor=${paged.next_cursor}`)).items.map((item: Json) => item.id)).to.deep.equal([conversationId]);
+        expect((await list(signed('host-user-2', identitySignature(secret, 'host-user-2')))).items).to.deep.equal([]);
+        const bad = await server.request('GET', '/api/v1/widget/conversations?limit=0', { headers: signed('host-user-1', identitySignature(secret, 'host-user-1')) });
+        expect([bad.status, bad.json.code]).to.deep.equal([400, 'invalid_limit']);
       });
 
       it('in optional mode lets anonymous visitors chat too, apart from the signed ones', async () => {

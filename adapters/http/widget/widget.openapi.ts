@@ -4,7 +4,7 @@
 import { RECENT_MESSAGES } from '../../../application/widget/widget-chat';
 import { IDENTITY_VERIFICATION_MODES, LAUNCHER_ICONS, LEAD_FORM_FIELDS, WIDGET_POSITIONS } from '../../../domain/widget-config/widget-config';
 import { END_USER_HEADERS, EVENT_STREAM } from '../chat/chat.openapi';
-import { PAGE_PARAMETERS, type ApiArea, type QueryParameter, arrayOf, boolean, dateTime, enumOf, nullable, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
+import { PAGE_PARAMETERS, type ApiArea, type QueryParameter, arrayOf, boolean, dateTime, enumOf, integer, nullable, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
 import { IdentityClearBody, PREFLIGHT_MAX_AGE_SECONDS, WIDGET_ALLOWED_METHODS, WidgetChatBody } from './widget';
 import { WIDGET_REQUEST_HEADERS, WIDGET_USER_HASH_HEADER, WIDGET_USER_ID_HEADER, WIDGET_VISITOR_HEADER } from './widget-auth';
 
@@ -59,6 +59,16 @@ export const widgetApi: ApiArea = {
       },
       'what a page embedding the widget shows; never the identity secret, the allowed origins or the workspace',
     ),
+    WidgetConversation: object({
+      id: string(),
+      title: string('the first line of its first message, unless an agent renamed it'),
+      status: enumOf(['open', 'pending', 'handed_off', 'resolved']),
+      assistant_paused: boolean('true while a person of the organization has it: the assistant answers nothing until it is set back to open'),
+      started_at: dateTime(),
+      last_activity_at: dateTime('the last message, or started_at before the first'),
+      message_count: integer('the visitor’s messages, the assistant’s answers and people’s replies'),
+      last_message_preview: nullable(string('the start of the last message, in plain text')),
+    }),
     WidgetMessage: object({
       id: string(),
       role: enumOf(['user', 'assistant', 'agent'], 'the visitor, the assistant, or a person of the organization who took the conversation over'),
@@ -110,6 +120,17 @@ export const widgetApi: ApiArea = {
         description: `How the widget looks and what it offers, for the page that embeds it. ${ORIGIN_RULE}`,
         access: 'widget_token',
         success: { status: 200, description: 'the appearance', json: ref('WidgetAppearance') },
+      },
+    },
+    '/api/v1/widget/conversations': {
+      get: {
+        summary: 'The visitor’s conversations',
+        description: `The widget conversations the visitor started (deleted ones aside), the most recently active first: for a verified visitor (signed user id), theirs on any device, so a page can offer them again where a device has none in memory; for an anonymous visitor, those of the visitor id this browser keeps. ${ORIGIN_RULE}`,
+        access: 'widget_token',
+        headers: VISITOR_HEADERS,
+        query: PAGE_PARAMETERS,
+        success: { status: 200, description: 'conversations, the most recently active first', json: page(ref('WidgetConversation')) },
+        errors: [],
       },
     },
     '/api/v1/widget/conversations/{id}/messages': {

@@ -19,7 +19,7 @@ import { AssistantUnavailableError } from '../../../application/chat/chat';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { type Visitor, visitorContext } from '../../../application/widget/widget-access';
 import { widgetAppearance } from '../../../application/widget/widget-appearance';
-import { type WidgetChatDependencies, type WidgetTurnRequest, clearVisitorIdentity, listVisitorMessages, openWidgetTurn, widgetChat } from '../../../application/widget/widget-chat';
+import { type WidgetChatDependencies, type WidgetTurnRequest, clearVisitorIdentity, listVisitorConversations, listVisitorMessages, openWidgetTurn, widgetChat } from '../../../application/widget/widget-chat';
 import { NonEmptyTrimmed } from '../../../domain/shared/codecs';
 import { invalid } from '../../../domain/shared/errors';
 import { ASSISTANT_UNAVAILABLE, END_USER_SESSION_HEADER, END_USER_TOKEN_HEADER, streamTurnAnswer } from '../chat/chat';
@@ -130,6 +130,10 @@ export function widgetRouter(identity: UseCaseDependencies, chat: WidgetChatDepe
 
   router.get('/settings', widget, async (ctx) => {
     ctx.body = await widgetAppearance(identity, ctx.state.widget);
+  });
+
+  router.get('/conversations', widget, visitor, async (ctx) => {
+    ctx.body = await listVisitorConversations(identity, ctx.state.widget, ctx.state.visitor, pageQuery(ctx.query));
   });
 
   router.get('/conversations/:id/messages', widget, visitor, async (ctx) => {
