@@ -128,9 +128,9 @@ describe('the website widget in headless Chromium', function () {
 
   const as = (account: Account) => ({ authorization: `Bearer ${account.token}` });
 
-  async function screenshot(name: string): Promise<void> {
+  async function screenshot(name: string, of: Page = page!): Promise<void> {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
-    await page!.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+    await of.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
   }
 
   /** The conversation the widget keeps for its visitor (localStorage, per token). */
@@ -384,6 +384,21 @@ describe('the website widget in headless Chromium', function () {
     expect(started(signedInEvents)).to.deep.equal({ kind: 'end_user', id: verifiedPartyId(server!.platform.secrets, owner.tenant_id, 'customer-42') });
     const [sealed] = postedTokens(signedInEvents);
     expect(server!.platform.secrets.open(sealed!)).to.equal('host-session-token');
+
+    // The same user on another device (a browser with nothing stored): signed in, they are back in their conversation.
+    const otherDevice = await browser!.newContext({ viewport: { width: 420, height: 800 } });
+    try {
+      const phone = await otherDevice.newPage();
+      await phone.goto(host!.url);
+      expect(await phone.evaluate('window.SvcWidget.ready')).to.equal(true);
+      await phone.evaluate(`window.SvcWidget.identify(${JSON.stringify({ user_id: 'customer-42', user_hash: userHash })})`);
+      await phone.evaluate('window.SvcWidget.open()');
+      await phone.locator('.msg.user', { hasText: QUESTION }).waitFor();
+      expect(await conversationOf(phone)).to.equal(signedIn);
+      await screenshot('verified-identity-other-device', phone);
+    } finally {
+      await otherDevice.close();
+    }
 
     // Sign-out on the host: the platform stops forwarding the token, and the page forgets the user's conversation.
     await page!.evaluate('window.SvcWidget.clearIdentity()');

@@ -46,6 +46,12 @@ export class WidgetApi {
     return this.json('GET', '/api/v1/widget/settings');
   }
 
+  /** The visitor's most recently active conversation that is not resolved (a person may be answering there); null for none. */
+  async latestConversation(): Promise<string | null> {
+    const page: { items: Array<{ id: string; status: string }> } = await this.json('GET', '/api/v1/widget/conversations?limit=10');
+    return page.items.find((conversation) => conversation.status !== 'resolved')?.id ?? null;
+  }
+
   /** The last `keep` messages of the visitor's conversation, oldest first (its pages run oldest first). */
   async messages(conversationId: string, keep = 50): Promise<StoredMessage[]> {
     const path = `/api/v1/widget/conversations/${encodeURIComponent(conversationId)}/messages?limit=100`;

@@ -96,7 +96,24 @@ export class Widget {
     this.identity = Object.keys(given).length > 0 ? given : null;
     // A socket refused for want of an identity (4401) may be let in now.
     this.refused = false;
-    this.connection.restart();
+    // A signed-in user on a device that holds no conversation of theirs continues their latest
+    // one, started on another device (their conversations are theirs anywhere).
+    if (this.identity?.user_id && this.store.load().conversation_id === null) void this.continueLatest().finally(() => this.connection.restart());
+    else this.connection.restart();
+  }
+
+  private async continueLatest(): Promise<void> {
+    const userId = this.identity?.user_id;
+    try {
+      const latest = await this.api.latestConversation();
+      // Only if nothing changed meanwhile (a message sent, another identity given).
+      if (latest !== null && this.identity?.user_id === userId && this.store.load().conversation_id === null && !this.busy) {
+        this.transcriptLoaded = false;
+        this.setConversation(latest);
+      }
+    } catch {
+      // Not found out: the user starts a new conversation, as on a first visit.
+    }
   }
 
   /** Stops forwarding the end user's token and session (POST /widget/identity/clear) and forgets the identity here. */
