@@ -693,7 +693,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     httpRouters,
     httpApp,
     httpServer: async () => {
-      const server = createHttpServer(await httpApp());
+      const server = createHttpServer(await httpApp(), config.httpKeepAliveTimeoutMs);
       widgetSockets.attach(server);
       return server;
     },

@@ -21,7 +21,6 @@ async function main(): Promise<void> {
   const { logger } = platform;
   await platform.start();
   const server = await platform.httpServer();
-  server.keepAliveTimeout = 5000;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

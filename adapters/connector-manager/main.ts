@@ -19,7 +19,6 @@ async function main(): Promise<void> {
   }
   const manager = createConnectorManagerProcess(config);
   const server = await manager.httpServer();
-  server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.connectorManager.port, config.host, () => {

@@ -6,7 +6,20 @@
 import http from 'node:http';
 import type Koa from 'koa';
 
-/** The platform's HTTP server for a Koa app (or anything with Koa's `callback()`). */
-export function createHttpServer(app: Pick<Koa, 'callback'>): http.Server {
-  return http.createServer(app.callback());
+/** Node's default: the time a kept-alive connection may stay idle. */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5000;
+
+/**
+ * The platform's HTTP server for a Koa app (or anything with Koa's `callback()`). An idle
+ * kept-alive connection is closed after `keepAliveTimeoutMs` (HTTP_KEEP_ALIVE_TIMEOUT_MS):
+ * behind a load balancer it must outlast the balancer's own idle timeout, or the balancer
+ * sends a request on a connection the server is closing and answers its client 502. The
+ * headers of a request must arrive within a minute, and always a second after the idle time,
+ * as Node asks.
+ */
+export function createHttpServer(app: Pick<Koa, 'callback'>, keepAliveTimeoutMs = DEFAULT_KEEP_ALIVE_TIMEOUT_MS): http.Server {
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = keepAliveTimeoutMs;
+  server.headersTimeout = Math.max(60_000, keepAliveTimeoutMs + 1000);
+  return server;
 }

@@ -62,6 +62,7 @@ const variables = {
   READ_YOUR_WRITES_TIMEOUT_MS: { codec: integerBetween(0, 60_000), default: '2000' },
   READY_MAX_PROJECTION_LAG: { codec: integerBetween(0, Number.MAX_SAFE_INTEGER), default: '1000' },
   SHUTDOWN_TIMEOUT_MS: { codec: integerBetween(0, 600_000), default: '10000' },
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: { codec: integerBetween(1000, 3_600_000), default: '5000' },
   SAGA_MAX_ATTEMPTS: { codec: integerBetween(1, 1000), default: '8' },
   SAGA_CONCURRENCY: { codec: integerBetween(1, 1000), default: '16' },
   TOKEN_TTL_SECONDS: { codec: integerBetween(60, 30 * 24 * 3600), default: String(12 * 3600) },
@@ -223,6 +224,8 @@ export interface Config {
   readYourWritesTimeoutMs: number;
   readyMaxProjectionLag: number;
   shutdownTimeoutMs: number;
+  /** How long an idle kept-alive connection stays open; behind a load balancer, longer than its idle timeout. */
+  httpKeepAliveTimeoutMs: number;
   sagaMaxAttempts: number;
   /** Events each saga handles at once per process; one stream's events stay in order. */
   sagaConcurrency: number;
@@ -598,6 +601,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readYourWritesTimeoutMs: values.READ_YOUR_WRITES_TIMEOUT_MS as number,
     readyMaxProjectionLag: values.READY_MAX_PROJECTION_LAG as number,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS as number,
+    httpKeepAliveTimeoutMs: values.HTTP_KEEP_ALIVE_TIMEOUT_MS as number,
     sagaMaxAttempts: values.SAGA_MAX_ATTEMPTS as number,
     sagaConcurrency: values.SAGA_CONCURRENCY as number,
     tokenTtlSeconds: values.TOKEN_TTL_SECONDS as number,
