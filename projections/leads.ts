@@ -4,7 +4,7 @@
 // `crm_requested_at` (a process that stopped mid-attempt, or before the first).
 
 import type { Actor } from '../application/ports/event-store';
-import { type CrmDeliveryStatus, type LeadEvent, type LeadSource, leadEvents } from '../domain/lead/lead';
+import { type CrmDeliveryStatus, type LeadEvent, type LeadSource, leadEvents, verifiedUserIdOfLead } from '../domain/lead/lead';
 import type { CrmKind } from '../domain/crm-config/crm-config';
 import { documentProjection } from './document-projection';
 
@@ -23,6 +23,8 @@ export interface LeadDocument {
   conversation_id: string | null;
   source: LeadSource;
   visitor: Actor;
+  /** The host site's user id of a visitor it vouched for; null for an anonymous one (absent on documents written before). */
+  verified_user_id?: string | null;
   captured_at: string;
   crm_status: LeadCrmStatus;
   crm_kind: CrmKind | null;
@@ -44,7 +46,8 @@ export const LEADS = 'leads';
 
 export const leadsProjection = documentProjection<LeadEvent['type'], LeadDocument>({
   name: 'leads',
-  version: 1,
+  // 2: a verified visitor's user id.
+  version: 2,
   collection: {
     name: LEADS,
     indexes: [{ field: 'tenant_id' }, { field: 'captured_at' }, { field: 'crm_status' }, { field: 'crm_next_attempt_at' }, { field: 'crm_last_attempt_at' }, { field: 'crm_requested_at' }],
@@ -67,6 +70,7 @@ export const leadsProjection = documentProjection<LeadEvent['type'], LeadDocumen
         conversation_id,
         source,
         visitor,
+        verified_user_id: verifiedUserIdOfLead(event.data),
         captured_at,
         crm_status: 'none',
         crm_kind: null,

@@ -18,7 +18,7 @@
 // default (HubSpot's custom properties, Salesforce's `Score__c`, Pipedrive's 40-hex-digit keys).
 
 import type { CrmKind, FieldMapping, LeadField } from '../../domain/crm-config/crm-config';
-import type { LeadCapturedData } from '../../domain/lead/lead';
+import { type LeadCapturedData, verifiedUserIdOfLead } from '../../domain/lead/lead';
 
 /** A lead with every field a CRM may take, null where the visitor gave none. */
 export type LeadRecord = Record<LeadField, string | null>;
@@ -39,7 +39,7 @@ export interface LeadWebhookPayload {
   tenant_id: string;
   captured_at: string;
   /** Every lead field, by its lead field name. */
-  lead: LeadRecord & { id: string; visitor: { kind: string; id: string } };
+  lead: LeadRecord & { id: string; visitor: { kind: string; id: string }; verified_user_id: string | null };
   /** The given fields under their mapped names (a field without a mapping keeps its own name). */
   fields: Record<string, string>;
 }
@@ -105,7 +105,7 @@ export function crmRequestOf(target: CrmTarget, lead: LeadCapturedData): CrmRequ
       delivery_id: lead.lead_id,
       tenant_id: lead.tenant_id,
       captured_at: lead.captured_at,
-      lead: { id: lead.lead_id, ...record, visitor: lead.visitor },
+      lead: { id: lead.lead_id, ...record, visitor: lead.visitor, verified_user_id: verifiedUserIdOfLead(lead) },
       fields: mapped(record, {}, target.field_mapping, true),
     };
     const body = JSON.stringify(payload);

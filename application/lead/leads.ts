@@ -80,7 +80,18 @@ export async function captureLead(
     deps,
     leadAggregate,
     leadStream(leadId),
-    { type: 'CaptureLead', data: { lead_id: leadId, tenant_id: widget.tenant_id, fields: input, conversation_id: conversationId, source: 'widget', visitor: visitor.party } },
+    {
+      type: 'CaptureLead',
+      data: {
+        lead_id: leadId,
+        tenant_id: widget.tenant_id,
+        fields: input,
+        conversation_id: conversationId,
+        source: 'widget',
+        visitor: visitor.party,
+        ...(visitor.user_id === null ? {} : { verified_user_id: visitor.user_id }),
+      },
+    },
     visitorContext(widget, visitor, context),
     { idempotencyKey: key },
   );
@@ -119,6 +130,8 @@ export interface LeadView {
   source: string;
   /** The widget visitor who left it. */
   visitor: Actor;
+  /** The host site's user id of a visitor it vouched for; null for an anonymous one. */
+  verified_user_id: string | null;
   captured_at: string;
   /** not_sent (no CRM was on), pending, retrying (the next attempt is at crm.next_attempt_at), sent, failed (given up). */
   crm_status: LeadCrmStatusView;
@@ -148,6 +161,7 @@ export const leadView = (doc: LeadDocument): LeadView => ({
   conversation_id: doc.conversation_id,
   source: doc.source,
   visitor: doc.visitor,
+  verified_user_id: doc.verified_user_id ?? null,
   captured_at: doc.captured_at,
   crm_status: SHOWN_AS[doc.crm_status],
   crm:

@@ -36,24 +36,28 @@ export type LeadSource = t.TypeOf<typeof LeadSource>;
 
 export const LeadCaptured = declareEvent(
   'LeadCaptured',
-  t.type({
-    lead_id: t.string,
-    tenant_id: t.string,
-    name: Nullable,
-    /** Lower case. */
-    email: Nullable,
-    phone: Nullable,
-    company: Nullable,
-    message: Nullable,
-    /** The page the visitor left it on. */
-    page_url: Nullable,
-    /** The visitor's widget conversation it came from. */
-    conversation_id: Nullable,
-    source: LeadSource,
-    /** Who left it: the widget's visitor. */
-    visitor: Party,
-    captured_at: t.string,
-  }),
+  t.intersection([
+    t.type({
+      lead_id: t.string,
+      tenant_id: t.string,
+      name: Nullable,
+      /** Lower case. */
+      email: Nullable,
+      phone: Nullable,
+      company: Nullable,
+      message: Nullable,
+      /** The page the visitor left it on. */
+      page_url: Nullable,
+      /** The visitor's widget conversation it came from. */
+      conversation_id: Nullable,
+      source: LeadSource,
+      /** Who left it: the widget's visitor. */
+      visitor: Party,
+      captured_at: t.string,
+    }),
+    // The host site's user id of a visitor it vouched for (their party id is a digest of it).
+    t.partial({ verified_user_id: t.string }),
+  ]),
 );
 /** A CRM is configured: the lead is to be sent there (the kind and address at the request; every attempt uses the configuration of its time). */
 export const LeadCrmDeliveryRequested = declareEvent('LeadCrmDeliveryRequested', t.type({ lead_id: t.string, tenant_id: t.string, kind: CrmKind, url: t.string, requested_at: t.string }));
@@ -91,12 +95,22 @@ export const leadSubject = (leadId: string): string => `lead:${leadId}`;
 
 export const leadEvents = eventGroup('lead', [LeadCaptured, LeadCrmDeliveryRequested, LeadCrmAttemptStarted, LeadSentToCrm, LeadCrmDeliveryFailed, LeadCrmDeliveryAbandoned, LeadDeleted, LeadErased], {
   subject: (data) => leadSubject(String(data.lead_id)),
-  fields: { LeadCaptured: ['name', 'email', 'phone', 'company', 'message', 'page_url'] },
+  fields: { LeadCaptured: ['name', 'email', 'phone', 'company', 'message', 'page_url', 'verified_user_id'] },
   erasedBy: 'LeadErased',
 });
 export type LeadEvent = GroupEvent<typeof leadEvents>;
 export type LeadCapturedData = EventOf<typeof LeadCaptured>['data'];
 export type LeadParty = t.TypeOf<typeof Party>;
+
+/**
+ * The host site's user id of the verified visitor who left the lead: its `verified_user_id`
+ * (ERASED_PERSONAL_DATA once erased), or what a party id of old held (`verified:<user id>`);
+ * null for an anonymous visitor.
+ */
+export function verifiedUserIdOfLead(captured: Pick<LeadCapturedData, 'visitor' | 'verified_user_id'>): string | null {
+  if (captured.verified_user_id !== undefined) return captured.verified_user_id;
+  return captured.visitor.kind === 'end_user' && captured.visitor.id.startsWith('verified:') ? captured.visitor.id.slice('verified:'.length) : null;
+}
 
 /** The fields a visitor fills in; absent, null or empty (once trimmed) all mean "not given". */
 export interface LeadFields {
@@ -109,7 +123,7 @@ export interface LeadFields {
 }
 
 export type LeadCommand =
-  | { type: 'CaptureLead'; data: { lead_id: string; tenant_id: string; fields: LeadFields; conversation_id: string | null; source: LeadSource; visitor: LeadParty } }
+  | { type: 'CaptureLead'; data: { lead_id: string; tenant_id: string; fields: LeadFields; conversation_id: string | null; source: LeadSource; visitor: LeadParty; verified_user_id?: string } }
   | { type: 'RequestCrmDelivery'; data: { kind: CrmKind; url: string } }
   | { type: 'StartCrmAttempt'; data: { attempt: number; kind: CrmKind; url: string } }
   | { type: 'RecordSentToCrm'; data: { attempt: number; status_code: number; crm_record_id: string | null } }
@@ -251,8 +265,9 @@ export const leadDecider: Decider<LeadCommand, LeadEvent, LeadState> = {
       if (state.status !== 'absent') return left(conflict('lead_exists', 'this lead was already captured'));
       const fields = checkedLeadFields(command.data.fields);
       if (fields._tag === 'Left') return fields;
-      const { lead_id, tenant_id, conversation_id, source, visitor } = command.data;
-      return right([{ type: 'LeadCaptured', data: { lead_id, tenant_id, ...fields.right, conversation_id, source, visitor, captured_at: at } }]);
+      const { lead_id, tenant_id, conversation_id, source, visitor, verified_user_id: verifiedUserId } = command.data;
+      const vouched = verifiedUserId === undefined ? {} : { verified_user_id: verifiedUserId };
+      return right([{ type: 'LeadCaptured', data: { lead_id, tenant_id, ...fields.right, conversation_id, source, visitor, ...vouched, captured_at: at } }]);
     }
     if (command.type === 'EraseLead') {
       // A deleted lead may still be erased; another organization's is not there for this one.

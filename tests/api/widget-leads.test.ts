@@ -13,6 +13,8 @@ import { conversationStream } from '../../domain/conversation/conversation';
 import { verifySignature } from '../../adapters/connector-sdk/signing';
 import { LEAD_CRM_DELIVERY, LEAD_DELIVERY_ID_HEADER } from '../../application/lead/lead-crm-delivery';
 import { SagaRunner } from '../../application/sagas/saga-runner';
+import { identitySignature, verifiedPartyId } from '../../application/widget/widget-access';
+import { leadStream } from '../../domain/lead/lead';
 import { expectEveryEventAudited } from '../support/audit';
 import { type CrmServer, startCrmServer } from '../support/crm-server';
 import { type Account, joinAs, registerOwner } from '../support/identity';
@@ -98,6 +100,7 @@ describe('widget leads (POST /api/v1/widget/leads, GET /api/v1/tenant/leads, sag
         conversation_id: null,
         source: 'widget',
         visitor: party,
+        verified_user_id: null,
         captured_at: clock.now().toISOString(),
         crm_status: 'not_sent',
         crm: null,
@@ -426,8 +429,29 @@ describe('widget leads (POST /api/v1/widget/leads, GET /api/v1/tenant/leads, sag
         page_url: null,
         conversation_id: turn.conversation_id,
         visitor: visitorPartyOf(server, visitorId),
+        verified_user_id: null,
       });
       expect(payload.fields).to.deep.equal({ name: 'Ada', first_name: 'Ada', contact_email: 'ada@example.com', source: 'widget', conversation_id: turn.conversation_id });
+    });
+
+    it('tells the CRM and the list the host site’s user id of a visitor it vouched for, kept sealed in the log', async () => {
+      const secret = (await server.request('POST', '/api/v1/tenant/widget/identity-secret', { headers: as(owner) })).json.identity_secret;
+      const optional = await server.request('POST', '/api/v1/tenant/widget', { headers: as(owner), body: { identity_verification: 'optional' } });
+      expect(optional.status, optional.text).to.equal(200);
+      try {
+        await configureCrm({ kind: 'webhook', url: `${crm.url}/hooks/leads`, field_mapping: {} });
+        const before = crm.requests.length;
+        const signed = { 'x-widget-user-id': 'customer-77', 'x-widget-user-hash': identitySignature(secret, 'customer-77') };
+        const response = await leave(widget.token, newVisitorId(), { name: 'Grace', email: 'grace@example.com' }, signed);
+        expect(response.status, response.text).to.equal(201);
+        await eventually(async () => (await leadNamed(response.json.lead_id))?.crm_status === 'sent', 10_000, 'the lead sent');
+        const party = { kind: 'end_user', id: verifiedPartyId(server.platform.secrets, owner.tenant_id, 'customer-77') };
+        expect(JSON.parse(crm.requests.slice(before)[0]!.body.toString()).lead).to.deep.include({ visitor: party, verified_user_id: 'customer-77' });
+        expect(await leadNamed(response.json.lead_id)).to.deep.include({ visitor: party, verified_user_id: 'customer-77' });
+        expect(JSON.stringify(await server.platform.storedEvents.readStream(leadStream(response.json.lead_id)))).to.not.include('customer-77');
+      } finally {
+        await server.request('POST', '/api/v1/tenant/widget', { headers: as(owner), body: { identity_verification: 'off' } });
+      }
     });
 
     it('retries a failing CRM with exponential back-off, keeping its answer, and ends failed after the last attempt', async () => {

@@ -24,6 +24,7 @@ export const tenantLeadsApi: ApiArea = {
       conversation_id: nullable(string('the visitor’s widget conversation it came from')),
       source: enumOf(['widget']),
       visitor: object({ kind: string('end_user'), id: string('the visitor as conversations name them') }),
+      verified_user_id: nullable(string("the host site's user id of a visitor it vouched for (identify() with a signed user id); null for an anonymous visitor")),
       captured_at: dateTime(),
       crm_status: enumOf(LEAD_CRM_STATUSES, 'not_sent (no CRM was on when it came in), pending, retrying (the next attempt is at crm.next_attempt_at), sent, failed (given up after the last attempt, or the CRM was turned off)'),
       crm: nullable({
