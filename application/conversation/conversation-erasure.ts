@@ -109,17 +109,33 @@ async function erasedSenderOf(deps: ConversationErasureDependencies, tenantId: s
 
 /** Erases the conversation's WhatsApp messages and replies, and its sender's stray messages and their notices; answers how many of each. */
 export async function eraseWhatsAppOf(deps: ConversationErasureDependencies, tenantId: string, conversationId: string, context: RequestContext): Promise<{ messages: number; replies: number }> {
-  const messagesCollection = deps.readStore.collection<WhatsAppMessageDocument>(WHATSAPP_MESSAGES);
-  const messages = await idsOfConversation(messagesCollection, tenantId, conversationId);
+  const messages = await idsOfConversation(deps.readStore.collection<WhatsAppMessageDocument>(WHATSAPP_MESSAGES), tenantId, conversationId);
   const replies = await idsOfConversation(deps.readStore.collection<WhatsAppReplyDocument>(WHATSAPP_REPLIES), tenantId, conversationId);
   const erasedSender = await erasedSenderOf(deps, tenantId, conversationId);
-  const strayMessages = erasedSender === null ? [] : (await Promise.all(erasedSender.senders.map((sender) => strayMessagesOf(messagesCollection, tenantId, sender, erasedSender.position)))).flat();
-  for (const messageId of strayMessages) {
-    messages.push(messageId);
+  const stray = erasedSender === null ? { messages: 0, replies: 0 } : await eraseStrayWhatsAppMessages(deps, tenantId, erasedSender.senders, erasedSender.position, context);
+  await eraseWhatsAppMessagesAndReplies(deps, tenantId, messages, replies, context);
+  return { messages: messages.length + stray.messages, replies: replies.length + stray.replies };
+}
+
+/**
+ * Erases the messages of a WhatsApp sender (any of their party ids) that became no
+ * conversation's turn, received before `before` (a position in the log), with the notice each
+ * was answered with; answers how many of each.
+ */
+export async function eraseStrayWhatsAppMessages(deps: ConversationErasureDependencies, tenantId: string, senders: readonly string[], before: number, context: RequestContext): Promise<{ messages: number; replies: number }> {
+  const collection = deps.readStore.collection<WhatsAppMessageDocument>(WHATSAPP_MESSAGES);
+  const messages = (await Promise.all(senders.map((sender) => strayMessagesOf(collection, tenantId, sender, before)))).flat();
+  const replies: string[] = [];
+  for (const messageId of messages) {
     // The notice it was answered with (only text is read, the assistant is unavailable...), by the id its outcome names.
     const { state } = await loadAggregate(deps, whatsappMessageAggregate, whatsappMessageStream(messageId));
     if (state.status === 'handled' && state.handled.reply_id !== null) replies.push(state.handled.reply_id);
   }
+  await eraseWhatsAppMessagesAndReplies(deps, tenantId, messages, replies, context);
+  return { messages: messages.length, replies: replies.length };
+}
+
+async function eraseWhatsAppMessagesAndReplies(deps: ConversationErasureDependencies, tenantId: string, messages: readonly string[], replies: readonly string[], context: RequestContext): Promise<void> {
   for (const messageId of messages) {
     await handleCommand(deps, whatsappMessageAggregate, whatsappMessageStream(messageId), { type: 'EraseWhatsAppMessage', data: { tenant_id: tenantId } }, context);
     await deps.personalData.erase(whatsappMessageSubject(messageId));
@@ -128,7 +144,6 @@ export async function eraseWhatsAppOf(deps: ConversationErasureDependencies, ten
     await handleCommand(deps, whatsappReplyAggregate, whatsappReplyStream(replyId), { type: 'EraseWhatsAppReply', data: { tenant_id: tenantId } }, context);
     await deps.personalData.erase(whatsappReplySubject(replyId));
   }
-  return { messages: messages.length, replies: replies.length };
 }
 
 /** The calls chat turns of the conversation asked for, as the execution log knows them. */

@@ -808,6 +808,24 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       expect(laterEvents.map((event) => event.type)).to.deep.equal(['WhatsAppMessageReceived', 'WhatsAppMessageHandled']);
     });
 
+    it('erases a sender named by their number (POST /api/v1/tenant/end-users/erase): their conversation, and their messages that became no turn', async () => {
+      const number = '15550008888';
+      const text = wamid();
+      await deliverTo(outbox, [{ from: number, id: text, text: 'My order number is 991' }]);
+      const outcome = await handled(outbox, text);
+      const photo = wamid();
+      await deliverTo(outbox, [{ from: number, id: photo, type: 'image' }]);
+      await settledReply(outbox, photo);
+      const erased = await server.request('POST', '/api/v1/tenant/end-users/erase', { headers: { authorization: `Bearer ${outbox.account.token}` }, body: { whatsapp_number: `+${number}` } });
+      expect(erased.status, erased.text).to.equal(200);
+      expect(erased.json).to.deep.include({ conversations: [outcome.conversation_id], leads: [], whatsapp_messages: 1 });
+      for (const id of [text, photo]) {
+        const events = await server.platform.eventStore.readStream(whatsappMessageStream(inboundId(outbox, id)));
+        expect(events.at(-1)?.type, id).to.equal('WhatsAppMessageErased');
+        expect(events[0].data).to.deep.include({ from: ERASED_PERSONAL_DATA });
+      }
+    });
+
     it('erases the stray messages a sender sent since ids became digests, for a conversation started under their number', async () => {
       const number = '16505557700';
       const tenantId = outbox.account.tenant_id;

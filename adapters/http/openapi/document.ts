@@ -36,6 +36,7 @@ import { toolsApi } from '../tools/tools.openapi';
 import { widgetPagesApi } from '../widget/widget-pages.openapi';
 import { widgetApi } from '../widget/widget.openapi';
 import { tenantLeadsApi } from '../tenant/leads.openapi';
+import { tenantEndUsersApi } from '../tenant/end-users.openapi';
 import { widgetFeedbackHandoffApi } from '../widget/feedback-handoff.openapi';
 import { widgetLeadsApi } from '../widget/leads.openapi';
 import { widgetSpeechApi } from '../widget/speech.openapi';
@@ -76,6 +77,7 @@ const AREAS: readonly ApiArea[] = [
   widgetPagesApi,
   widgetApi,
   tenantLeadsApi,
+  tenantEndUsersApi,
   widgetLeadsApi,
   widgetFeedbackHandoffApi,
   widgetSpeechApi,

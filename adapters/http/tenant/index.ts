@@ -11,6 +11,7 @@ import type { AuthenticatedState } from '../middleware/authenticate';
 import { authenticateUserRecordingDenials, requireRole } from '../middleware/authorize';
 import { tenantAnalyticsRouter } from './analytics';
 import { tenantCrmRouter } from './crm';
+import { tenantEndUsersRouter } from './end-users';
 import { tenantFeedbacksRouter } from './feedbacks';
 import { tenantHandoffRouter } from './handoff';
 import { tenantLeadsRouter } from './leads';
@@ -28,5 +29,6 @@ export function tenantRouter(identity: UseCaseDependencies, denials: AccessDenia
   for (const area of [tenantHandoffRouter(deps), tenantCrmRouter(deps), tenantFeedbacksRouter(identity), tenantAnalyticsRouter(identity), tenantWidgetRouter(identity)]) router.use(area.routes());
   // The leads the widget's visitors left (#15).
   router.use(tenantLeadsRouter(identity).routes());
+  router.use(tenantEndUsersRouter(identity).routes());
   return router;
 }

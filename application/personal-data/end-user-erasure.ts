@@ -1,0 +1,85 @@
+// Erasing everything the organization holds of one of its end users (docs/personal-data.md,
+// "Erasing an end user"), at their request, by who they are to the organization: the host
+// site's user id of a widget visitor it vouched for, or a WhatsApp sender's number. The
+// platform knows them only by keyed digests of those (and, for what was recorded before ids
+// became digests, by the id of old), so the request names them and the digests are made here:
+// - every conversation they started (widget or WhatsApp, live or deleted) is erased as
+//   POST /api/v1/conversations/{id}/erase erases one, with what it reached (its tool calls,
+//   WhatsApp messages and replies, the leads left in it);
+// - every lead they left is erased, with the conversation it was left in;
+// - a WhatsApp sender's messages that became no conversation's turn, with their notices.
+// Owners and admins (the route's guard); the answer names what was erased, and asking again
+// erases nothing more (each erasure is idempotent) and names the same.
+
+import { DomainError, invalid } from '../../domain/shared/errors';
+import type { LeadParty } from '../../domain/lead/lead';
+import { CONVERSATIONS, type ConversationDocument } from '../../projections/conversations';
+import { LEAD_ORIGINS, type LeadOriginDocument } from '../../projections/lead-origins';
+import { eraseStrayWhatsAppMessages } from '../conversation/conversation-erasure';
+import { type ConversationErasureUseCaseDependencies, eraseConversationOf } from '../conversation/conversations';
+import { eraseLeadOf } from '../lead/lead-erasure';
+import type { Collection, Where } from '../ports/read-store';
+import { type Principal, actingContext } from '../session/sessions';
+import type { RequestContext } from '../shared/request-context';
+import { verifiedPartyId } from '../widget/widget-access';
+import { senderPartyId } from '../whatsapp/whatsapp-webhook';
+
+/** Who the end user is to the organization: exactly one of these. */
+export type EndUser = { verified_user_id: string } | { whatsapp_number: string };
+
+/** What an end user's erasure erased (now, or before). */
+export interface EndUserErasureView {
+  conversations: string[];
+  leads: string[];
+  /** A WhatsApp sender's messages that were no conversation's turn. */
+  whatsapp_messages: number;
+}
+
+const HOST_USER_ID = /^[\x21-\x7e]{1,200}$/;
+const WHATSAPP_NUMBER = /^\+?(\d{6,20})$/;
+
+/** The end user's party ids: the keyed digest, and the id of old (what was recorded before ids became digests). */
+function partyIdsOf(deps: Pick<ConversationErasureUseCaseDependencies, 'secrets'>, tenantId: string, endUser: EndUser): string[] {
+  if ('verified_user_id' in endUser) {
+    const userId = endUser.verified_user_id;
+    if (!HOST_USER_ID.test(userId)) throw invalid('invalid_request', 'verified_user_id: expected the host site’s user id, 1 to 200 printable characters', 'verified_user_id');
+    return [verifiedPartyId(deps.secrets, tenantId, userId), `verified:${userId}`];
+  }
+  const digits = WHATSAPP_NUMBER.exec(endUser.whatsapp_number.replace(/[\s().-]/g, ''))?.[1];
+  if (digits === undefined) throw invalid('invalid_request', 'whatsapp_number: expected a phone number in international format, 6 to 20 digits (e.g. +16505551234)', 'whatsapp_number');
+  return [senderPartyId(deps.secrets, tenantId, digits), `whatsapp:${digits}`];
+}
+
+/** The ids of every document of the organization one of these parties made, page by page (an id of old may be another organization's too). */
+async function idsBy<Doc extends { id: string; tenant_id: string }>(collection: Collection<Doc>, field: string, parties: readonly string[], tenantId: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const where: Where = { [field]: { in: parties } };
+    const page = await collection.find({ where, limit: 500, ...(cursor ? { cursor } : {}) });
+    ids.push(...page.items.filter((doc) => doc.tenant_id === tenantId).map((doc) => doc.id));
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return ids;
+}
+
+export async function eraseEndUser(deps: ConversationErasureUseCaseDependencies, principal: Principal, endUser: EndUser, context: RequestContext): Promise<EndUserErasureView> {
+  const tenantId = principal.tenant_id;
+  const parties = partyIdsOf(deps, tenantId, endUser);
+  const acting = actingContext(principal, context);
+  const erasedBy: LeadParty = principal.impersonator ?? { kind: 'user', id: principal.user_id };
+  // Their conversations first: each takes the leads left in it along.
+  const conversations = await idsBy(deps.readStore.collection<ConversationDocument>(CONVERSATIONS), 'started_by_end_user_id', parties, tenantId);
+  for (const conversationId of conversations) await eraseConversationOf(deps, tenantId, conversationId, acting);
+  const leads = await idsBy(deps.readStore.collection<LeadOriginDocument>(LEAD_ORIGINS), 'visitor_id', parties, tenantId);
+  for (const leadId of leads) {
+    try {
+      await eraseLeadOf(deps, tenantId, leadId, erasedBy, acting);
+    } catch (error) {
+      // A lead whose capture another process has not finished recording is not there yet.
+      if (!(error instanceof DomainError && error.code === 'lead_not_found')) throw error;
+    }
+  }
+  const stray = 'whatsapp_number' in endUser ? await eraseStrayWhatsAppMessages(deps, tenantId, parties, Number.MAX_SAFE_INTEGER, acting) : { messages: 0 };
+  return { conversations, leads, whatsapp_messages: stray.messages };
+}
