@@ -23,6 +23,7 @@ import { eraseConversationOf } from '../../application/conversation/conversation
 import { eraseLeadOf } from '../../application/lead/lead-erasure';
 import { eraseToolCallOf } from '../../application/tool-call/tool-call-erasure';
 import { eraseInvitationOf } from '../../application/invitation/invitation-erasure';
+import { eraseEndUserOf } from '../../application/personal-data/end-user-erasure';
 import { listSdkConnectionSchedules, listSdkConnections } from '../../application/sdk-connection/sdk-connections';
 import {
   LIST_MAX_LIMIT,
@@ -61,6 +62,9 @@ const USAGE = `usage: npm run cli -- <command>
   erase tool-call ID --tenant ID     erase a tool call for the organization (a flow's step, a test: its arguments
                                      and exchange unreadable for good)
   erase invitation ID --tenant ID    erase an invitation for the organization (the invitee's email unreadable for good)
+  erase end-user --tenant ID (--verified-user-id ID | --whatsapp-number NUMBER)
+                                     erase everything of one end user for the organization: their conversations,
+                                     leads and WhatsApp messages
   events orchestration list --tenant ID [--status S] [--name N] [--correlation-id C]
                             [--from T] [--to T] [--limit N] [--cursor C]
                                      the tenant's orchestration events, newest first
@@ -336,6 +340,25 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
                 ? { ...(await eraseInvitationOf(platform.identity, tenantId, id, operator, onBehalf)), conversation_id: null }
                 : { ...(await eraseToolCallOf(platform.identity, tenantId, id, operator, onBehalf)), conversation_id: null };
         out(`erased ${action} ${erased.id} (first erased at ${erased.erased_at})${erased.conversation_id === null ? '' : `, with the conversation it was left in, ${erased.conversation_id}`}`);
+        return 0;
+      }, options.platform);
+    }
+    case 'erase end-user': {
+      const tenantId = flags.tenant;
+      const userId = flags['verified-user-id'];
+      const number = flags['whatsapp-number'];
+      if (typeof tenantId !== 'string' || (typeof userId === 'string') === (typeof number === 'string')) {
+        return usageError(out, 'erase end-user needs --tenant ID and one of --verified-user-id ID or --whatsapp-number NUMBER');
+      }
+      return withPlatform(async (platform) => {
+        // Running, not only caught up: each erasure waits for the read models to show it.
+        await platform.projections.start();
+        await platform.projections.waitFor(await platform.eventStore.headPosition(), { timeoutMs: 30_000 });
+        const endUser = typeof userId === 'string' ? { verified_user_id: userId } : { whatsapp_number: number as string };
+        const erased = await eraseEndUserOf(platform.identity, tenantId, endUser, { kind: 'system', id: OPERATOR_CLI }, { ...context, tenant_id: tenantId });
+        out(`erased ${erased.conversations.length} conversation(s), ${erased.leads.length} lead(s), ${erased.whatsapp_messages} WhatsApp message(s) that were no conversation's turn`);
+        for (const id of erased.conversations) out(`  conversation ${id}`);
+        for (const id of erased.leads) out(`  lead ${id}`);
         return 0;
       }, options.platform);
     }

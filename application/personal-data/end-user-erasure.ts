@@ -63,11 +63,15 @@ async function idsBy<Doc extends { id: string; tenant_id: string }>(collection: 
   return ids;
 }
 
+/** The erasure, for an owner or admin of the organization (the route's guard). */
 export async function eraseEndUser(deps: ConversationErasureUseCaseDependencies, principal: Principal, endUser: EndUser, context: RequestContext): Promise<EndUserErasureView> {
-  const tenantId = principal.tenant_id;
-  const parties = partyIdsOf(deps, tenantId, endUser);
-  const acting = actingContext(principal, context);
   const erasedBy: LeadParty = principal.impersonator ?? { kind: 'user', id: principal.user_id };
+  return eraseEndUserOf(deps, principal.tenant_id, endUser, erasedBy, actingContext(principal, context));
+}
+
+/** The erasure itself, for the route above and for the operator (`npm run cli -- erase end-user`). */
+export async function eraseEndUserOf(deps: ConversationErasureUseCaseDependencies, tenantId: string, endUser: EndUser, erasedBy: LeadParty, acting: RequestContext): Promise<EndUserErasureView> {
+  const parties = partyIdsOf(deps, tenantId, endUser);
   // Their conversations first: each takes the leads left in it along.
   const conversations = await idsBy(deps.readStore.collection<ConversationDocument>(CONVERSATIONS), 'started_by_end_user_id', parties, tenantId);
   for (const conversationId of conversations) await eraseConversationOf(deps, tenantId, conversationId, acting);

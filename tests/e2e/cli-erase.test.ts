@@ -1,13 +1,15 @@
-// `erase conversation`, `erase lead` and `erase invitation`: the operator erases for an organization (docs/personal-data.md),
+// `erase conversation`, `erase lead`, `erase invitation` and `erase end-user`: the operator erases for an organization (docs/personal-data.md),
 // also one whose admins cannot sign in (suspended here). The CLI runs as a separate process on a
 // data folder; the test reads the result through a platform opened on the same folder.
 
 import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
+import { conversationAggregate } from '../../application/conversation/conversations';
 import { invitationAggregate } from '../../application/invitation/invitations';
+import { verifiedPartyId } from '../../application/widget/widget-access';
 import { leadAggregate } from '../../application/lead/lead-aggregate';
 import { silentLogger } from '../../application/ports/logger';
-import { conversationStream } from '../../domain/conversation/conversation';
+import { type ConversationCommand, conversationStream } from '../../domain/conversation/conversation';
 import { invitationStream } from '../../domain/invitation/invitation';
 import { leadStream } from '../../domain/lead/lead';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
@@ -16,7 +18,7 @@ import { userContext } from '../support/context';
 import { cli } from '../support/cli';
 import { temporaryDirectory } from '../support/files';
 
-describe('operator CLI: erase conversation, erase lead, erase invitation', function () {
+describe('operator CLI: erase conversation, erase lead, erase invitation, erase end-user', function () {
   this.timeout(60_000);
   const dir = temporaryDirectory();
   after(() => dir.remove());
@@ -82,6 +84,28 @@ describe('operator CLI: erase conversation, erase lead, erase invitation', funct
     expect(captured.data).to.deep.include({ name: ERASED_PERSONAL_DATA, email: ERASED_PERSONAL_DATA });
     expect(gone).to.deep.include({ type: 'LeadErased' });
     expect(gone.data.erased_by).to.deep.equal({ kind: 'system', id: 'operator-cli' });
+  });
+
+  it('erases an end user named by the host site\'s user id; refuses without a tenant or with both ways of naming them (2)', async () => {
+    const tenantId = 'end-user-tenant';
+    const conversationId = 'end-user-conversation';
+    const platform = await createPlatform(loadConfig({ DATA_DIR: dir.path, LOG_LEVEL: 'silent', PROJECTION_THREAD: 'main' }), { logger: silentLogger });
+    try {
+      const visitor = { kind: 'end_user' as const, id: verifiedPartyId(platform.secrets, tenantId, 'fox-1') };
+      const record = (command: ConversationCommand) => handleCommand(platform.commands, conversationAggregate, conversationStream(conversationId), command, userContext({ tenant_id: tenantId, actor: visitor }));
+      await record({ type: 'StartConversation', data: { conversation_id: conversationId, tenant_id: tenantId, workspace_id: null, channel: 'widget', title: 'The truth', started_by: visitor, verified_user_id: 'fox-1' } });
+      await record({ type: 'PostUserMessage', data: { message_id: 'm1', text: 'I want to believe', author: visitor, end_user_token_sealed: null, end_user_session_sealed: null } });
+    } finally {
+      await platform.close();
+    }
+    expect((await cli(dir.path, 'erase', 'end-user', '--verified-user-id', 'fox-1')).code).to.equal(2);
+    expect((await cli(dir.path, 'erase', 'end-user', '--tenant', tenantId, '--verified-user-id', 'fox-1', '--whatsapp-number', '+15550001')).code).to.equal(2);
+    const erased = await cli(dir.path, 'erase', 'end-user', '--tenant', tenantId, '--verified-user-id', 'fox-1');
+    expect(erased.code, erased.stderr).to.equal(0);
+    expect(erased.stdout).to.include('erased 1 conversation(s), 0 lead(s)').and.include(`conversation ${conversationId}`);
+    const [started, posted] = await readAsPlatform(conversationStream(conversationId));
+    expect(started.data).to.deep.include({ title: ERASED_PERSONAL_DATA, verified_user_id: ERASED_PERSONAL_DATA });
+    expect(posted.data).to.deep.include({ text: ERASED_PERSONAL_DATA });
   });
 
   it('erases an invitation; refuses another organization\'s (1)', async () => {
