@@ -12,6 +12,7 @@ import { senderPartyId } from '../../application/whatsapp/whatsapp-webhook';
 import { conversationStream } from '../../domain/conversation/conversation';
 import { leadStream } from '../../domain/lead/lead';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
+import { startConversation } from '../support/conversations';
 import { userContext } from '../support/context';
 import { type Account, joinAs, liftSeatLimit, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
@@ -78,15 +79,8 @@ describe('erasing an end user (POST /api/v1/tenant/end-users/erase)', function (
     const lead = await server.request('POST', '/api/v1/widget/leads', { headers: signed('customer-7'), body: { name: 'Dana', email: 'dana@example.com' } });
     expect(lead.status, lead.text).to.equal(201);
     // A conversation started before ids were digests: its starter the user id itself.
-    const legacyId = 'end-user-erasure-legacy';
     const legacy = { kind: 'end_user' as const, id: 'verified:customer-7' };
-    await handleCommand(
-      server.platform.commands,
-      conversationAggregate,
-      conversationStream(legacyId),
-      { type: 'StartConversation', data: { conversation_id: legacyId, tenant_id: owner.tenant_id, workspace_id: workspaceId, channel: 'widget', title: 'Before the upgrade', started_by: legacy } },
-      userContext({ tenant_id: owner.tenant_id, actor: legacy }),
-    );
+    const legacyId = await startConversation(server, owner, { channel: 'widget', workspace_id: workspaceId, title: 'Before the upgrade', started_by: legacy });
     await server.platform.readYourWrites(await server.platform.storedEvents.headPosition());
 
     const erased = await erase({ verified_user_id: 'customer-7' });

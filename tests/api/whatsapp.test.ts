@@ -113,6 +113,23 @@ describe('the WhatsApp channel (spec 4.14)', () => {
     return reply;
   }
 
+  /** What the platform recorded before party ids were digests, for a sender of `outbox`: a conversation started by `whatsapp:<number>`, no contact. */
+  async function legacyConversationOf(number: string): Promise<{ conversationId: string; legacy: { kind: 'end_user'; id: string } }> {
+    const tenantId = outbox.account.tenant_id;
+    const senderKey = server.platform.secrets.digest(`whatsapp-sender\u0000${tenantId}\u0000whatsapp:${number}`);
+    const conversationId = server.platform.ids.fromKey(`whatsappConversation:${senderKey}:0`);
+    const legacy = { kind: 'end_user' as const, id: `whatsapp:${number}` };
+    await server.platform.eventStore.appendToStream(conversationStream(conversationId), [
+      {
+        id: server.platform.ids.newId(),
+        type: 'ConversationStarted',
+        data: { conversation_id: conversationId, tenant_id: tenantId, workspace_id: null, channel: 'whatsapp', title: 'Hello', started_by: legacy, started_at: clock.now().toISOString() },
+        metadata: { tenant_id: tenantId, actor: legacy, request_id: null, correlation_id: server.platform.ids.newId(), causation_id: null, occurred_at: clock.now().toISOString(), ip: null },
+      },
+    ]);
+    return { conversationId, legacy };
+  }
+
   async function configured(slug: string, plan: 'growth' | 'premium' | null, options: { access_token?: string } = {}): Promise<Channel> {
     const account = await registerOwner(server, slug);
     if (plan) await subscribeTo(server, account.tenant_id, plan);
@@ -449,20 +466,9 @@ describe('the WhatsApp channel (spec 4.14)', () => {
     });
 
     it('goes on with a conversation its sender started when their number was their party id, and replies to it', async () => {
-      // What the platform recorded before party ids were digests: `whatsapp:<number>`, no contact.
       const number = '16505556600';
       const tenantId = outbox.account.tenant_id;
-      const senderKey = server.platform.secrets.digest(`whatsapp-sender\u0000${tenantId}\u0000whatsapp:${number}`);
-      const conversationId = server.platform.ids.fromKey(`whatsappConversation:${senderKey}:0`);
-      const legacy = { kind: 'end_user' as const, id: `whatsapp:${number}` };
-      await server.platform.eventStore.appendToStream(conversationStream(conversationId), [
-        {
-          id: server.platform.ids.newId(),
-          type: 'ConversationStarted',
-          data: { conversation_id: conversationId, tenant_id: tenantId, workspace_id: null, channel: 'whatsapp', title: 'Hello', started_by: legacy, started_at: clock.now().toISOString() },
-          metadata: { tenant_id: tenantId, actor: legacy, request_id: null, correlation_id: server.platform.ids.newId(), causation_id: null, occurred_at: clock.now().toISOString(), ip: null },
-        },
-      ]);
+      const { conversationId, legacy } = await legacyConversationOf(number);
       const id = wamid();
       await deliverTo(outbox, [{ from: number, id, text: 'Me again' }]);
       const outcome = await handled(outbox, id);
@@ -828,18 +834,7 @@ describe('the WhatsApp channel (spec 4.14)', () => {
 
     it('erases the stray messages a sender sent since ids became digests, for a conversation started under their number', async () => {
       const number = '16505557700';
-      const tenantId = outbox.account.tenant_id;
-      const senderKey = server.platform.secrets.digest(`whatsapp-sender\u0000${tenantId}\u0000whatsapp:${number}`);
-      const conversationId = server.platform.ids.fromKey(`whatsappConversation:${senderKey}:0`);
-      const legacy = { kind: 'end_user' as const, id: `whatsapp:${number}` };
-      await server.platform.eventStore.appendToStream(conversationStream(conversationId), [
-        {
-          id: server.platform.ids.newId(),
-          type: 'ConversationStarted',
-          data: { conversation_id: conversationId, tenant_id: tenantId, workspace_id: null, channel: 'whatsapp', title: 'Hello', started_by: legacy, started_at: clock.now().toISOString() },
-          metadata: { tenant_id: tenantId, actor: legacy, request_id: null, correlation_id: server.platform.ids.newId(), causation_id: null, occurred_at: clock.now().toISOString(), ip: null },
-        },
-      ]);
+      const { conversationId } = await legacyConversationOf(number);
       // A photo after the upgrade: no turn, its sender the digest of the number.
       const photo = wamid();
       await deliverTo(outbox, [{ from: number, id: photo, type: 'image' }]);

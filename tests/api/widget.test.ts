@@ -10,13 +10,12 @@ import { expect } from 'chai';
 import { setQuotaOverrides } from '../../application/quota-override/quota-overrides';
 import { systemContext } from '../../application/shared/request-context';
 import { suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
-import { handleCommand } from '../../application/command-handling/handle-command';
-import { conversationAggregate } from '../../application/conversation/conversations';
 import { identitySignature, verifiedPartyId, visitorOf } from '../../application/widget/widget-access';
 import { conversationStream } from '../../domain/conversation/conversation';
 import { DEFAULT_WIDGET_SETTINGS } from '../../domain/widget-config/widget-config';
 import { toolCallStream } from '../../domain/tool-call/tool-call';
 import { userContext } from '../support/context';
+import { startConversation } from '../support/conversations';
 import { type Account, gql, registerOwner, widgetTokenOf } from '../support/identity';
 import { OpenAiCompatibleServer } from '../support/openai-compatible-server';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
@@ -280,6 +279,8 @@ describe('the widget’s HTTP routes (/api/v1/widget)', () => {
       let secret: string;
       const signed = (userId: string, hash: string, visitor = VISITOR) => visitorHeaders(verifyingToken, visitor, { 'x-widget-user-id': userId, 'x-widget-user-hash': hash });
       let conversationId: string;
+      /** A conversation started before verified visitors' ids were digests. */
+      let legacyId: string;
 
       before(async () => {
         verifying = await registerOwner(server, 'widget-http-verified');
@@ -325,20 +326,9 @@ describe('the widget’s HTTP routes (/api/v1/widget)', () => {
       });
 
       it('keeps a conversation started under the id of old (`verified:<user id>`) the signed visitor’s: read, continued, its user id shown', async () => {
-        const legacyId = 'legacy-verified-conversation';
         const legacyParty = { kind: 'end_user' as const, id: 'verified:host-user-1' };
         const workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: asUser(verifying) })).json.items[0].id;
-        await server.platform.readYourWrites(
-          (
-            await handleCommand(
-              server.platform.commands,
-              conversationAggregate,
-              conversationStream(legacyId),
-              { type: 'StartConversation', data: { conversation_id: legacyId, tenant_id: verifying.tenant_id, workspace_id: workspaceId, channel: 'widget', title: 'Before the upgrade', started_by: legacyParty } },
-              userContext({ tenant_id: verifying.tenant_id, actor: legacyParty }),
-            )
-          ).position,
-        );
+        legacyId = await startConversation(server, verifying, { channel: 'widget', workspace_id: workspaceId, title: 'Before the upgrade', started_by: legacyParty });
         const headers = signed('host-user-1', identitySignature(secret, 'host-user-1'), OTHER_VISITOR);
         const read = await server.request('GET', `/api/v1/widget/conversations/${legacyId}/messages`, { headers });
         expect(read.status, read.text).to.equal(200);
@@ -359,11 +349,11 @@ describe('the widget’s HTTP routes (/api/v1/widget)', () => {
         };
         const mine = await list(signed('host-user-1', identitySignature(secret, 'host-user-1'), OTHER_VISITOR));
         // The conversation of old was continued last.
-        expect(mine.items.map((item: Json) => item.id)).to.deep.equal(['legacy-verified-conversation', conversationId]);
+        expect(mine.items.map((item: Json) => item.id)).to.deep.equal([legacyId, conversationId]);
         expect(mine.items[1]).to.deep.include({ title: 'How long do refunds take?', status: 'open', assistant_paused: false, message_count: 2 });
         expect(mine.items[1]).to.have.all.keys('id', 'title', 'status', 'assistant_paused', 'started_at', 'last_activity_at', 'message_count', 'last_message_preview');
         const paged = await list(signed('host-user-1', identitySignature(secret, 'host-user-1')), '?limit=1');
-        expect(paged.items.map((item: Json) => item.id)).to.deep.equal(['legacy-verified-conversation']);
+        expect(paged.items.map((item: Json) => item.id)).to.deep.equal([legacyId]);
         expect((await list(signed('host-user-1', identitySignature(secret, 'host-user-1')), `?limit=1&cursor=${paged.next_cursor}`)).items.map((item: Json) => item.id)).to.deep.equal([conversationId]);
         expect((await list(signed('host-user-2', identitySignature(secret, 'host-user-2')))).items).to.deep.equal([]);
         const bad = await server.request('GET', '/api/v1/widget/conversations?limit=0', { headers: signed('host-user-1', identitySignature(secret, 'host-user-1')) });
