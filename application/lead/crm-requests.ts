@@ -39,7 +39,7 @@ export interface LeadWebhookPayload {
   tenant_id: string;
   captured_at: string;
   /** Every lead field, by its lead field name. */
-  lead: LeadRecord & { id: string; visitor: { kind: string; id: string }; verified_user_id: string | null };
+  lead: LeadRecord & { id: string; visitor: { kind: string; id: string } };
   /** The given fields under their mapped names (a field without a mapping keeps its own name). */
   fields: Record<string, string>;
 }
@@ -79,6 +79,8 @@ export function leadRecordOf(lead: LeadCapturedData): LeadRecord {
     source: lead.source,
     page_url: lead.page_url,
     conversation_id: lead.conversation_id,
+    // The host site's own id of a visitor it vouched for: a CRM maps it to its external id.
+    verified_user_id: verifiedUserIdOfLead(lead),
   };
 }
 
@@ -105,7 +107,7 @@ export function crmRequestOf(target: CrmTarget, lead: LeadCapturedData): CrmRequ
       delivery_id: lead.lead_id,
       tenant_id: lead.tenant_id,
       captured_at: lead.captured_at,
-      lead: { id: lead.lead_id, ...record, visitor: lead.visitor, verified_user_id: verifiedUserIdOfLead(lead) },
+      lead: { id: lead.lead_id, ...record, visitor: lead.visitor },
       fields: mapped(record, {}, target.field_mapping, true),
     };
     const body = JSON.stringify(payload);

@@ -21,7 +21,7 @@ export const CrmKind = t.keyof({ hubspot: null, salesforce: null, pipedrive: nul
 export type CrmKind = t.TypeOf<typeof CrmKind>;
 
 /** The fields of a lead (what the assistant or the widget's form collects), the keys of a field mapping. */
-export const LEAD_FIELDS = ['name', 'first_name', 'last_name', 'email', 'phone', 'company', 'message', 'source', 'page_url', 'conversation_id'] as const;
+export const LEAD_FIELDS = ['name', 'first_name', 'last_name', 'email', 'phone', 'company', 'message', 'source', 'page_url', 'conversation_id', 'verified_user_id'] as const;
 export type LeadField = (typeof LEAD_FIELDS)[number];
 
 /** Lead field -> the CRM's field name. */

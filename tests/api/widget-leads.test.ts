@@ -446,9 +446,19 @@ describe('widget leads (POST /api/v1/widget/leads, GET /api/v1/tenant/leads, sag
         expect(response.status, response.text).to.equal(201);
         await eventually(async () => (await leadNamed(response.json.lead_id))?.crm_status === 'sent', 10_000, 'the lead sent');
         const party = { kind: 'end_user', id: verifiedPartyId(server.platform.secrets, owner.tenant_id, 'customer-77') };
-        expect(JSON.parse(crm.requests.slice(before)[0]!.body.toString()).lead).to.deep.include({ visitor: party, verified_user_id: 'customer-77' });
+        const delivered = JSON.parse(crm.requests.slice(before)[0]!.body.toString());
+        expect(delivered.lead).to.deep.include({ visitor: party, verified_user_id: 'customer-77' });
+        expect(delivered.fields).to.deep.include({ verified_user_id: 'customer-77' });
         expect(await leadNamed(response.json.lead_id)).to.deep.include({ visitor: party, verified_user_id: 'customer-77' });
         expect(JSON.stringify(await server.platform.storedEvents.readStream(leadStream(response.json.lead_id)))).to.not.include('customer-77');
+
+        // A CRM of its own kind takes it as the property the organization maps it to.
+        await configureCrm({ kind: 'hubspot', url: crm.url, credential: 'pat-na1-0123456789abcdef', field_mapping: { verified_user_id: 'shop_customer_id' } });
+        const beforeHubspot = crm.requests.length;
+        const mapped = await leave(widget.token, newVisitorId(), { email: 'grace@example.com' }, signed);
+        expect(mapped.status, mapped.text).to.equal(201);
+        await eventually(async () => (await leadNamed(mapped.json.lead_id))?.crm_status === 'sent', 10_000, 'the lead sent to HubSpot');
+        expect(JSON.parse(crm.requests.slice(beforeHubspot)[0]!.body.toString())).to.deep.equal({ properties: { email: 'grace@example.com', shop_customer_id: 'customer-77' } });
       } finally {
         await server.request('POST', '/api/v1/tenant/widget', { headers: as(owner), body: { identity_verification: 'off' } });
       }
