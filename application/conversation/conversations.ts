@@ -118,6 +118,8 @@ export interface ConversationFilter {
   toExclusive?: boolean;
   /** A case-insensitive prefix of the title. */
   q?: string;
+  /** Only those an end user started, by their party ids (application/personal-data/end-users.ts). */
+  started_by_end_user?: readonly string[];
   /** Newest first by this field (default started_at). */
   sort?: ConversationSort;
 }
@@ -232,6 +234,7 @@ export async function listConversations(deps: ReadModelDependencies, viewer: Vie
   }
   const q = filter.q === undefined ? '' : conversationTitleKey(filter.q.trim());
   if (q !== '') where.title_key = { gte: q, lt: `${q}${PREFIX_END}` };
+  if (filter.started_by_end_user !== undefined) where.started_by_end_user_id = { in: filter.started_by_end_user };
   const branches: Where[] = [];
   if (visibility.everything) {
     branches.push(filter.workspace_id === undefined ? where : { ...where, workspace_id: filter.workspace_id });

@@ -11,7 +11,7 @@
 // Owners and admins (the route's guard); the answer names what was erased, and asking again
 // erases nothing more (each erasure is idempotent) and names the same.
 
-import { DomainError, invalid } from '../../domain/shared/errors';
+import { DomainError } from '../../domain/shared/errors';
 import type { LeadParty } from '../../domain/lead/lead';
 import { CONVERSATIONS, type ConversationDocument } from '../../projections/conversations';
 import { LEAD_ORIGINS, type LeadOriginDocument } from '../../projections/lead-origins';
@@ -21,11 +21,9 @@ import { eraseLeadOf } from '../lead/lead-erasure';
 import type { Collection, Where } from '../ports/read-store';
 import { type Principal, actingContext } from '../session/sessions';
 import type { RequestContext } from '../shared/request-context';
-import { verifiedPartyId } from '../widget/widget-access';
-import { senderPartyId } from '../whatsapp/whatsapp-webhook';
+import { type EndUser, endUserPartyIds } from './end-users';
 
-/** Who the end user is to the organization: exactly one of these. */
-export type EndUser = { verified_user_id: string } | { whatsapp_number: string };
+export type { EndUser } from './end-users';
 
 /** What an end user's erasure erased (now, or before). */
 export interface EndUserErasureView {
@@ -33,21 +31,6 @@ export interface EndUserErasureView {
   leads: string[];
   /** A WhatsApp sender's messages that were no conversation's turn. */
   whatsapp_messages: number;
-}
-
-const HOST_USER_ID = /^[\x21-\x7e]{1,200}$/;
-const WHATSAPP_NUMBER = /^\+?(\d{6,20})$/;
-
-/** The end user's party ids: the keyed digest, and the id of old (what was recorded before ids became digests). */
-function partyIdsOf(deps: Pick<ConversationErasureUseCaseDependencies, 'secrets'>, tenantId: string, endUser: EndUser): string[] {
-  if ('verified_user_id' in endUser) {
-    const userId = endUser.verified_user_id;
-    if (!HOST_USER_ID.test(userId)) throw invalid('invalid_request', 'verified_user_id: expected the host site’s user id, 1 to 200 printable characters', 'verified_user_id');
-    return [verifiedPartyId(deps.secrets, tenantId, userId), `verified:${userId}`];
-  }
-  const digits = WHATSAPP_NUMBER.exec(endUser.whatsapp_number.replace(/[\s().-]/g, ''))?.[1];
-  if (digits === undefined) throw invalid('invalid_request', 'whatsapp_number: expected a phone number in international format, 6 to 20 digits (e.g. +16505551234)', 'whatsapp_number');
-  return [senderPartyId(deps.secrets, tenantId, digits), `whatsapp:${digits}`];
 }
 
 /** The ids of every document of the organization one of these parties made, page by page (an id of old may be another organization's too). */
@@ -71,7 +54,7 @@ export async function eraseEndUser(deps: ConversationErasureUseCaseDependencies,
 
 /** The erasure itself, for the route above and for the operator (`npm run cli -- erase end-user`). */
 export async function eraseEndUserOf(deps: ConversationErasureUseCaseDependencies, tenantId: string, endUser: EndUser, erasedBy: LeadParty, acting: RequestContext): Promise<EndUserErasureView> {
-  const parties = partyIdsOf(deps, tenantId, endUser);
+  const parties = endUserPartyIds(deps.secrets, tenantId, endUser);
   // Their conversations first: each takes the leads left in it along.
   const conversations = await idsBy(deps.readStore.collection<ConversationDocument>(CONVERSATIONS), 'started_by_end_user_id', parties, tenantId);
   for (const conversationId of conversations) await eraseConversationOf(deps, tenantId, conversationId, acting);

@@ -4,6 +4,8 @@
 // records with its actor.
 
 import { expect } from 'chai';
+import { verifiedPartyId } from '../../application/widget/widget-access';
+import { senderPartyId } from '../../application/whatsapp/whatsapp-webhook';
 import { MAX_MESSAGE_LENGTH, MAX_TITLE_LENGTH } from '../../domain/conversation/conversation';
 import { answerIn, answeredConversation, askIn, failIn, startConversation } from '../support/conversations';
 import { type Account, gql, joinAs, liftSeatLimit, registerOwner, widgetTokenOf } from '../support/identity';
@@ -123,6 +125,21 @@ describe('conversations (/api/v1/conversations)', () => {
       expect(await listIds(owner, '?to=2020-01-01')).to.deep.equal([]);
     });
 
+    it('filters by the customer as the organization knows them: the host site’s user id of a verified visitor, a WhatsApp number', async () => {
+      const customer = (id: string) => ({ kind: 'end_user' as const, id });
+      const digestOf = (userId: string) => customer(verifiedPartyId(server.platform.secrets, owner.tenant_id, userId));
+      const signedIn = await startConversation(server, owner, { channel: 'widget', title: 'Where is my parcel?', started_by: digestOf('customer-5') });
+      const ofOld = await startConversation(server, owner, { channel: 'widget', title: 'Before the upgrade', started_by: customer('verified:customer-5') });
+      await startConversation(server, owner, { channel: 'widget', title: 'Someone else', started_by: digestOf('customer-6') });
+      const sender = await startConversation(server, owner, { channel: 'whatsapp', title: 'Hello', started_by: customer(senderPartyId(server.platform.secrets, owner.tenant_id, '447700900123')) });
+      expect(await listIds(owner, '?verified_user_id=customer-5')).to.have.members([signedIn, ofOld]);
+      expect(await listIds(owner, '?verified_user_id=customer-5&q=where')).to.deep.equal([signedIn]);
+      expect(await listIds(owner, `?whatsapp_number=${encodeURIComponent('+44 7700 900123')}`)).to.deep.equal([sender]);
+      expect(await listIds(owner, '?verified_user_id=nobody')).to.deep.equal([]);
+      // A member sees only what they may see, filtered as well.
+      expect(await listIds(member, '?verified_user_id=customer-5')).to.deep.equal([]);
+    });
+
     it('sorts by last activity when asked', async () => {
       await askIn(server, owner, memberOwn, 'Bumping this');
       expect((await listIds(owner, '?sort=last_activity_at'))[0]).to.equal(memberOwn);
@@ -146,6 +163,10 @@ describe('conversations (/api/v1/conversations)', () => {
         ['from=2026-03-02&to=2026-03-01', 'from'],
         ['limit=0', 'limit'],
         ['cursor=', 'cursor'],
+        ['verified_user_id=has%20spaces', 'verified_user_id'],
+        ['verified_user_id=', 'verified_user_id'],
+        ['whatsapp_number=call%20me', 'whatsapp_number'],
+        ['verified_user_id=a&whatsapp_number=%2B16505551234', 'whatsapp_number'],
       ];
       for (const [query, field] of cases) {
         const response = await get(owner, `/api/v1/conversations?${query}`);

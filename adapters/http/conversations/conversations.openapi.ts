@@ -96,6 +96,8 @@ export const conversationsApi: ApiArea = {
           { name: 'from', description: 'started at or after this time (a day: from its start)', schema: TIME_BOUND },
           { name: 'to', description: 'started at or before this time (a day: up to its end)', schema: TIME_BOUND },
           { name: 'q', description: 'titles starting with this text, ignoring case', schema: TEXT_FILTER },
+          { name: 'verified_user_id', description: 'only those a widget visitor the host site vouched for started, by the host’s user id (400 for a malformed one)', schema: TEXT_FILTER },
+          { name: 'whatsapp_number', description: 'only those a WhatsApp sender started, by their number in international format (not with verified_user_id; 400 for a malformed one)', schema: TEXT_FILTER },
           { name: 'sort', description: 'newest first by start (default) or by last activity', schema: enumOf(CONVERSATION_SORTS) },
           ...PAGE_PARAMETERS,
         ],

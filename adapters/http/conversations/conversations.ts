@@ -21,6 +21,7 @@ import {
   renameConversation,
   setConversationStatus,
 } from '../../../application/conversation/conversations';
+import { type EndUser, endUserPartyIds } from '../../../application/personal-data/end-users';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { CHANNELS, CONVERSATION_STATUSES, ConversationStatus, conversationSubject } from '../../../domain/conversation/conversation';
 import { invalid } from '../../../domain/shared/errors';
@@ -109,12 +110,24 @@ export function conversationFilterOf(query: Query): ConversationFilter {
   return filter;
 }
 
+/** `verified_user_id` or `whatsapp_number` (one of them), null for neither. */
+function endUserOf(query: Query): EndUser | null {
+  const userId = oneValue(query, 'verified_user_id');
+  const number = oneValue(query, 'whatsapp_number');
+  if (userId !== undefined && number !== undefined) throw invalid('invalid_request', 'whatsapp_number: filter by verified_user_id or by whatsapp_number, not both', 'whatsapp_number');
+  if (userId !== undefined) return { verified_user_id: userId };
+  return number === undefined ? null : { whatsapp_number: number };
+}
+
 export function conversationsRouter(identity: UseCaseDependencies, denials: AccessDenialRecorder): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>({ prefix: '/api/v1/conversations' });
   router.use(authenticateUserRecordingDenials(identity, denials));
 
   router.get('/', async (ctx) => {
     const filter = conversationFilterOf(ctx.query);
+    // A customer as the organization knows them: the digests its conversations know them by.
+    const endUser = endUserOf(ctx.query);
+    if (endUser !== null) filter.started_by_end_user = endUserPartyIds(identity.secrets, ctx.state.principal.tenant_id, endUser);
     ctx.body = await listConversations(identity, ctx.state.principal, filter, pageQuery(ctx.query));
   });
 
