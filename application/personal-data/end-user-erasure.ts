@@ -1,8 +1,8 @@
-// Erasing everything the organization holds of one of its end users (docs/personal-data.md,
-// "Erasing an end user"), at their request, by who they are to the organization: the host
-// site's user id of a widget visitor it vouched for, or a WhatsApp sender's number. The
-// platform knows them only by keyed digests of those (and, for what was recorded before ids
-// became digests, by the id of old), so the request names them and the digests are made here:
+// Erasing everything the organization holds of one of its end users (docs/personal-data.md, "An end
+// user's data, and erasing it"), at their request, by who they are to the organization: the host
+// site's user id of a widget visitor it vouched for, or a WhatsApp sender's number. The platform
+// knows them only by keyed digests of those (and, for what was recorded before ids became digests,
+// by the id of old), so the request names them and the digests are made here:
 // - every conversation they started (widget or WhatsApp, live or deleted) is erased as
 //   POST /api/v1/conversations/{id}/erase erases one, with what it reached (its tool calls,
 //   WhatsApp messages and replies, the leads left in it);

@@ -1,8 +1,9 @@
-// An end user's erasure (POST /api/v1/tenant/end-users/erase; application/personal-data/
-// end-user-erasure.ts) over HTTP: a verified widget visitor named by the host site's user id
-// loses every conversation they started (those of before ids were digests too) and every lead
-// they left; another visitor keeps theirs; asking again erases nothing more. Refusals: 401, 403
-// for a member, 400 naming the field.
+// An end user's export and erasure (GET /api/v1/tenant/end-users/export, POST
+// /api/v1/tenant/end-users/erase; application/personal-data/) over HTTP: the export holds the
+// conversations (with their messages) and leads of a verified widget visitor named by the host
+// site's user id, nobody else's; the erasure takes every conversation they started (those of
+// before ids were digests too) and every lead they left, another visitor keeping theirs, and
+// asking again erases nothing more. Refusals: 401, 403 for a member, 400 naming the field.
 
 import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
@@ -20,7 +21,7 @@ import { asVisitor, newVisitorId } from '../support/widget-visitors';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-describe('erasing an end user (POST /api/v1/tenant/end-users/erase)', function () {
+describe('an end user’s export and erasure (/api/v1/tenant/end-users)', function () {
   this.timeout(60_000);
   let server: TestServer;
   let owner: Account;
@@ -83,6 +84,23 @@ describe('erasing an end user (POST /api/v1/tenant/end-users/erase)', function (
     const legacyId = await startConversation(server, owner, { channel: 'widget', workspace_id: workspaceId, title: 'Before the upgrade', started_by: legacy });
     await server.platform.readYourWrites(await server.platform.storedEvents.headPosition());
 
+    // Their right of access first: what the organization holds of them.
+    const exported = await server.request('GET', '/api/v1/tenant/end-users/export?verified_user_id=customer-7', { headers: as(owner) });
+    expect(exported.status, exported.text).to.equal(200);
+    expect(exported.json).to.deep.include({ end_user: { verified_user_id: 'customer-7' }, truncated: false });
+    expect(exported.json.conversations.map((conversation: Json) => conversation.id)).to.have.members([first, second, legacyId]);
+    const firstExported = exported.json.conversations.find((conversation: Json) => conversation.id === first);
+    expect(firstExported).to.deep.include({ verified_user_id: 'customer-7', channel: 'widget' });
+    expect(firstExported.messages.map((message: Json) => [message.role, message.text])[0]).to.deep.equal(['user', 'My card ends in 4242']);
+    expect(exported.json.leads.map((item: Json) => [item.id, item.email])).to.deep.equal([[lead.json.lead_id, 'dana@example.com']]);
+    expect(exported.text).to.not.include('I am someone else').and.not.include('Just browsing');
+    const exportedByMember = await server.request('GET', '/api/v1/tenant/end-users/export?verified_user_id=customer-7', { headers: as(member) });
+    expect([exportedByMember.status, exportedByMember.json.code]).to.deep.equal([403, 'insufficient_role']);
+    for (const [query, field] of [['', 'verified_user_id'], ['?verified_user_id=a&whatsapp_number=%2B16505551234', 'whatsapp_number'], ['?whatsapp_number=x', 'whatsapp_number'], ['?verified_user_id=a&verified_user_id=b', 'verified_user_id']]) {
+      const refused = await server.request('GET', `/api/v1/tenant/end-users/export${query}`, { headers: as(owner) });
+      expect([refused.status, refused.json.code, refused.json.field], query).to.deep.equal([400, 'invalid_request', field]);
+    }
+
     const erased = await erase({ verified_user_id: 'customer-7' });
     expect(erased.status, erased.text).to.equal(200);
     expect(erased.json.conversations).to.have.members([first, second, legacyId]);
@@ -98,6 +116,10 @@ describe('erasing an end user (POST /api/v1/tenant/end-users/erase)', function (
     const types = await erased.events();
     expect(types.filter((type) => type === 'ConversationErased@conversation')).to.have.length(3);
     expect(types).to.include('LeadErased@lead');
+
+    // Nothing of them is left to export.
+    const after = await server.request('GET', '/api/v1/tenant/end-users/export?verified_user_id=customer-7', { headers: as(owner) });
+    expect(after.json).to.deep.include({ conversations: [], leads: [] });
 
     const again = await erase({ verified_user_id: 'customer-7' });
     expect(again.status, again.text).to.equal(200);

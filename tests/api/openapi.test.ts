@@ -859,6 +859,8 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('POST', `/api/v1/tenant/leads/${spam.json.lead_id}/erase`, { headers: as(member) });
       await call('POST', `/api/v1/tenant/leads/${spam.json.lead_id}/erase`, { headers: as(admin) });
       await call('POST', '/api/v1/tenant/leads/none/erase', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/end-users/export?verified_user_id=openapi-customer', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/end-users/export', { headers: as(admin) });
       await call('POST', '/api/v1/tenant/end-users/erase', { headers: as(admin), body: { verified_user_id: 'openapi-customer' } });
       await call('POST', '/api/v1/tenant/end-users/erase', { headers: as(admin), body: {} });
       await call('POST', '/api/v1/tenant/end-users/erase', { headers: as(member), body: { whatsapp_number: '+16505551234' } });
