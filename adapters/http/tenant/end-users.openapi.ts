@@ -1,4 +1,5 @@
-// OpenAPI description of `GET /tenant/end-users/export` and `POST /tenant/end-users/erase` (tenant/end-users.ts); docs/personal-data.md, "An end user's data, and erasing it".
+// OpenAPI description of `GET /tenant/end-users/export` and `POST /tenant/end-users/erase`
+// (tenant/end-users.ts); docs/personal-data.md, "An end user's data, and erasing it".
 
 import { EXPORT_MAX_CONVERSATIONS, EXPORT_MAX_MESSAGES } from '../../../application/personal-data/end-user-export';
 import { type ApiArea, arrayOf, boolean, dateTime, integer, object, ref, schemaOfCodec, string } from '../openapi/describe';
