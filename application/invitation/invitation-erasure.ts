@@ -3,10 +3,10 @@
 // cannot be read anywhere again. It leaves the invitations list and the outbox; a pending one
 // can no longer be accepted, and its email may be invited again at once. Owners and admins
 // erase one at the invitee's request (`POST /api/v1/team/invitations/{id}/erase`); closing an
-// account erases the invitations it accepted (account-closure.ts), whose email was the
-// account's.
+// account erases the invitations sent to its email, accepted or not (account-closure.ts).
 
 import { type InvitationEraser, invitationStream, invitationSubject } from '../../domain/invitation/invitation';
+import { normalizeEmail } from '../../domain/user/user';
 import { type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { Secrets } from '../ports/identity';
 import type { PersonalDataVault } from '../ports/personal-data';
@@ -55,14 +55,27 @@ export async function eraseInvitationOf(deps: InvitationErasureDependencies, ten
 }
 
 /** Erases the invitations an account accepted (their email was the account's), in every organization; the closure's actor erases them. */
-export async function eraseInvitationsAcceptedBy(deps: InvitationErasureDependencies, userId: string, context: RequestContext): Promise<number> {
+export function eraseInvitationsAcceptedBy(deps: InvitationErasureDependencies, userId: string, context: RequestContext): Promise<number> {
+  return eraseInvitationsWhere(deps, { accepted_by: userId }, context);
+}
+
+/**
+ * Erases every invitation sent to this email, in every organization, whatever its status: a
+ * closing account's, before its email becomes unreadable (the invitations it never accepted
+ * hold its email too, and nothing else ties them to it).
+ */
+export function eraseInvitationsSentTo(deps: InvitationErasureDependencies, email: string, context: RequestContext): Promise<number> {
+  return eraseInvitationsWhere(deps, { email: normalizeEmail(email) }, context);
+}
+
+async function eraseInvitationsWhere(deps: InvitationErasureDependencies, where: Partial<Pick<InvitationDocument, 'accepted_by' | 'email'>>, context: RequestContext): Promise<number> {
   const { kind, id } = context.actor;
   const erasedBy: InvitationEraser = kind === 'user' || kind === 'admin' ? { kind, id } : { kind: 'system', id };
   const invitations = deps.readStore.collection<InvitationDocument>(INVITATIONS);
   let erased = 0;
   let cursor: string | undefined;
   do {
-    const page = await invitations.find({ where: { accepted_by: userId }, limit: 100, cursor });
+    const page = await invitations.find({ where, limit: 100, cursor });
     for (const invitation of page.items) {
       await eraseInvitationOf(deps, invitation.tenant_id, invitation.id, erasedBy, { ...context, tenant_id: invitation.tenant_id });
       erased += 1;

@@ -18,8 +18,9 @@
 // it accepted (their email was the account's) are erased (invitation-erasure.ts), and the email's
 // reservation is released, so that logging in with it answers as for an unknown email and it may
 // sign up again. The IP and browser of their sessions and the address of the emails sent to them,
-// sealed under the same key, are erased with it. Invitations sent to their email and never
-// accepted are not reached: nothing ties them to the account (docs/personal-data.md).
+// sealed under the same key, are erased with it. The invitations sent to their email and never
+// accepted (pending, expired or revoked, in any organization) are erased by this use case, which
+// still knows the email; only the email ties them to the account (docs/personal-data.md).
 
 import { DomainError, conflict, forbidden } from '../../domain/shared/errors';
 import { membershipStream } from '../../domain/membership/membership';
@@ -38,7 +39,7 @@ import type { Saga } from '../sagas/saga';
 import { type Principal, type SessionRevocationDependencies, revokeAllSessions } from '../session/sessions';
 import { type RequestContext, systemContext } from '../shared/request-context';
 import { deleteTenant } from '../tenant/tenant-commands';
-import { eraseInvitationsAcceptedBy } from '../invitation/invitation-erasure';
+import { eraseInvitationsAcceptedBy, eraseInvitationsSentTo } from '../invitation/invitation-erasure';
 import { RateLimitedError } from './abuse-controls';
 import { USER_EMAIL_SCOPE, userAggregate } from './users';
 
@@ -133,6 +134,10 @@ export async function closeAccount(deps: AccountClosureDependencies, guard: Pass
   const result = await handleCommand(deps, userAggregate, stream, { type: 'CloseAccount', data: { deleted_tenants: deleted, email_reservation: emailReservation } }, acting);
   const closed = result.events.find((event) => event.type === 'UserAccountClosed');
   if (closed?.type !== 'UserAccountClosed') throw new Error(`user ${userId}: closed, yet no UserAccountClosed`);
+  // The invitations sent to its email and never accepted hold the email, and only it ties them
+  // to the account: erased while it is still known here (read above). The saga cannot do this
+  // again once the key is gone; a process stopping in this very step leaves them to an admin.
+  await eraseInvitationsSentTo(deps, state.email, acting);
   // Its email and name are unreadable from here (the saga personal_data_erasure does it again).
   await deps.personalData.erase(userSubject(userId));
   await carryOutClosure(deps, userId, emailReservation, deleted, acting);

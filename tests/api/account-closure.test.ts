@@ -3,7 +3,8 @@
 // (401, 400 naming the field, 403 for a wrong password, 409 for an organization left without an
 // owner, for organizations that would be deleted unasked, for a subscription that renews), then
 // the closure: the email and name erased in the event log, the organization they were alone in
-// deleted, the others left (the invitation that brought them to one erased), the sessions
+// deleted, the others left (the invitation that brought them to one erased, and the one they
+// never answered), the sessions
 // revoked and their IPs and browsers erased, the emails sent to them erased, the email
 // answering as unknown at login and free to sign up again.
 
@@ -92,6 +93,12 @@ describe('closing one’s account (POST /api/v1/me/close)', () => {
     const invitationToken = /invitation token is ([A-Za-z0-9_-]+)/.exec(server.platform.secrets.open((invitationEmail.data as { body_sealed: string }).body_sealed))![1];
     const joined = await server.request('POST', '/api/v1/team/accept-invite', { headers: as(alice), body: { token: invitationToken } });
     expect(joined.status, joined.text).to.equal(200);
+    // A fourth organization invited her too (her address written otherwise), and someone else: she never answered.
+    const dave = await registerOwner(server, 'close-dave');
+    const unanswered = await server.request('POST', '/api/v1/team/invite', { headers: as(dave), body: { email: ' Alice.Closing@Example.com', role: 'member' } });
+    expect(unanswered.status, unanswered.text).to.equal(201);
+    const someoneElse = await server.request('POST', '/api/v1/team/invite', { headers: as(dave), body: { email: 'erin.stays@example.com', role: 'member' } });
+    expect(someoneElse.status, someoneElse.text).to.equal(201);
     const asked = await server.request('POST', '/api/v1/chat', { headers: as(alice), body: { message: 'What are your opening hours?' } });
     expect(asked.status, asked.text).to.equal(200);
     // Where she logged in from is hers: shown to her, sealed under her key in the log.
@@ -140,6 +147,14 @@ describe('closing one’s account (POST /api/v1/me/close)', () => {
     expect(invitationSent.data).to.deep.include({ email: ERASED_PERSONAL_DATA });
     const carolsInvitations = await server.request('GET', '/api/v1/team/invitations', { headers: as(carol) });
     expect(carolsInvitations.json.items).to.deep.equal([]);
+    // The one she never accepted is erased as well, by her, in dave's audit log; erin's stays.
+    const [unansweredSent] = await server.platform.eventStore.readStream(invitationStream(unanswered.json.id));
+    expect(unansweredSent.data).to.deep.include({ email: ERASED_PERSONAL_DATA });
+    const davesInvitations = await server.request('GET', '/api/v1/team/invitations', { headers: as(dave) });
+    expect(davesInvitations.json.items.map((invitation: { id: string; email: string }) => [invitation.id, invitation.email])).to.deep.equal([[someoneElse.json.id, 'erin.stays@example.com']]);
+    const davesAudit = await server.request('GET', '/api/v1/org/audit-logs?action=InvitationErased', { headers: as(dave) });
+    expect(davesAudit.status, davesAudit.text).to.equal(200);
+    expect(davesAudit.json.items.map((entry: { actor_kind: string; actor_id: string; resource_id: string }) => [entry.actor_kind, entry.actor_id, entry.resource_id])).to.deep.equal([['user', alice.user_id, unanswered.json.id]]);
     const refused = await login('alice.closing@example.com');
     expect(refused.json.errors?.[0]?.extensions?.code).to.equal('invalid_credentials');
     // Her conversation in the deleted organization stays as the organization's record (deleted with it).

@@ -92,7 +92,7 @@ export const teamApi: ApiArea = {
       post: {
         summary: 'Erase an invitation',
         description:
-          "For an invitee's request to have their data erased (docs/personal-data.md): the key the invitee's email is sealed under (on the invitation and on the email that carried its token) is deleted, so it cannot be read again anywhere, in the event log or by a rebuild. The invitation leaves the list and the outbox; a pending one can no longer be accepted, and the email may be invited again at once. It cannot be undone. Any invitation of the organization, whatever its status (404 `invitation_not_found` otherwise); erasing it again answers the first erasure. Closing an account erases the invitations it accepted.",
+          "For an invitee's request to have their data erased (docs/personal-data.md): the key the invitee's email is sealed under (on the invitation and on the email that carried its token) is deleted, so it cannot be read again anywhere, in the event log or by a rebuild. The invitation leaves the list and the outbox; a pending one can no longer be accepted, and the email may be invited again at once. It cannot be undone. Any invitation of the organization, whatever its status (404 `invitation_not_found` otherwise); erasing it again answers the first erasure. Closing an account erases the invitations sent to its email, accepted or not.",
         access: 'user',
         role: 'admin',
         success: { status: 200, description: 'erased', json: object({ id: string(), erased_at: dateTime('when it was first erased') }) },
