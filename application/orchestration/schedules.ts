@@ -249,7 +249,8 @@ export class OrchestrationScheduler {
     const readNow = new Map<string, { revision: number; schedules: ReadSchedule[] }>();
     let cursor: string | undefined;
     do {
-      const page = await connections.find({ where: { scheduled: true }, limit: PAGE, ...(cursor ? { cursor } : {}) });
+      // Read only, every tick: the documents the read cache holds (tools and flows and all), not a copy of each.
+      const page = await connections.find({ where: { scheduled: true }, limit: PAGE, shared: true, ...(cursor ? { cursor } : {}) });
       for (const doc of page.items) {
         if (!(await isActive(doc.tenant_id))) continue;
         const { schedules, since: startOf } = schedulesOf(doc);
