@@ -18,6 +18,11 @@ export interface ProjectionView {
    * documents as this batch's earlier writes left them. A later write in the batch stands.
    */
   deleteWhere(collection: string, where: FieldEqualities): void;
+  /**
+   * Shallow-merges `changes` into every document whose named fields (declared ones) equal these
+   * values, as this batch's earlier writes left them; a later write in the batch stands.
+   */
+  patchWhere(collection: string, where: FieldEqualities, changes: Record<string, unknown>): void;
 }
 
 interface ProjectionBase {

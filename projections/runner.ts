@@ -96,15 +96,23 @@ const shadowName = (collection: string): string => `${collection}__rebuild`;
 const rebuildStateName = (projection: string): string => `${projection}__rebuild`;
 
 /** What a batch did to a document it has not read whole: steps laid over the stored one, in order. */
-type OverlayStep = { changes: Record<string, unknown> } | { deleteIf: FieldEqualities };
+type OverlayStep = { changes: Record<string, unknown> } | { deleteIf: FieldEqualities } | { patchIf: FieldEqualities; changes: Record<string, unknown> };
+
+/** A document after one step of the overlay. */
+function laidOver<T extends Document>(doc: T | null, step: OverlayStep, id: string): T | null {
+  if (doc === null) return null;
+  if ('deleteIf' in step) return matchesEqualities(doc, step.deleteIf) ? null : doc;
+  if ('patchIf' in step && !matchesEqualities(doc, step.patchIf)) return doc;
+  return { ...doc, ...step.changes, id };
+}
 
 /** Buffers a batch's writes; reads see them before they are committed. */
 class BatchView implements ProjectionView {
   readonly operations: WriteOperation[] = [];
   /** Per collection, per document: its whole new value, or the steps waiting to be laid over the stored one. */
   private readonly overlay = new Map<string, Map<string, { doc: Document | null } | { steps: OverlayStep[] }>>();
-  /** Per collection: the batch's `deleteWhere`s so far, which every stored document read later passes through. */
-  private readonly deletedWhere = new Map<string, FieldEqualities[]>();
+  /** Per collection: the batch's `deleteWhere`s and `patchWhere`s so far, which every stored document read later passes through. */
+  private readonly changedWhere = new Map<string, OverlayStep[]>();
 
   constructor(
     private readonly readStore: ReadStore,
@@ -115,13 +123,9 @@ class BatchView implements ProjectionView {
     const entry = this.overlay.get(collection)?.get(id);
     if (entry && 'doc' in entry) return entry.doc as T | null;
     const stored = await this.readStore.collection<T>(this.rename(collection)).get(id);
-    const steps = entry?.steps ?? this.earlierDeletes(collection);
+    const steps = entry?.steps ?? this.earlierWheres(collection);
     if (steps.length === 0) return stored;
-    return steps.reduce<T | null>((doc, step) => {
-      if (doc === null) return null;
-      if ('changes' in step) return { ...doc, ...step.changes, id };
-      return matchesEqualities(doc, step.deleteIf) ? null : doc;
-    }, stored);
+    return steps.reduce<T | null>((doc, step) => laidOver(doc, step, id), stored);
   }
 
   put(collection: string, doc: Document): void {
@@ -132,7 +136,7 @@ class BatchView implements ProjectionView {
   patch(collection: string, id: string, changes: Record<string, unknown>): void {
     const documents = this.documents(collection);
     const entry = documents.get(id);
-    if (!entry) documents.set(id, { steps: [...this.earlierDeletes(collection), { changes }] });
+    if (!entry) documents.set(id, { steps: [...this.earlierWheres(collection), { changes }] });
     else if ('steps' in entry) entry.steps.push({ changes });
     else if (entry.doc) documents.set(id, { doc: { ...entry.doc, ...changes, id } });
     this.operations.push({ kind: 'patch', collection: this.rename(collection), id, changes });
@@ -144,12 +148,23 @@ class BatchView implements ProjectionView {
   }
 
   deleteWhere(collection: string, where: FieldEqualities): void {
-    for (const [id, entry] of this.documents(collection)) {
-      if ('steps' in entry) entry.steps.push({ deleteIf: where });
-      else if (entry.doc && matchesEqualities(entry.doc, where)) this.documents(collection).set(id, { doc: null });
-    }
-    this.deletedWhere.set(collection, [...(this.deletedWhere.get(collection) ?? []), where]);
+    this.layOverAll(collection, { deleteIf: where });
     this.operations.push({ kind: 'deleteWhere', collection: this.rename(collection), where });
+  }
+
+  patchWhere(collection: string, where: FieldEqualities, changes: Record<string, unknown>): void {
+    this.layOverAll(collection, { patchIf: where, changes });
+    this.operations.push({ kind: 'patchWhere', collection: this.rename(collection), where, changes });
+  }
+
+  /** A step over every document of the collection: those the batch holds now, and those it reads later. */
+  private layOverAll(collection: string, step: OverlayStep): void {
+    const documents = this.documents(collection);
+    for (const [id, entry] of documents) {
+      if ('steps' in entry) entry.steps.push(step);
+      else documents.set(id, { doc: laidOver(entry.doc, step, id) });
+    }
+    this.changedWhere.set(collection, [...(this.changedWhere.get(collection) ?? []), step]);
   }
 
   private documents(collection: string): Map<string, { doc: Document | null } | { steps: OverlayStep[] }> {
@@ -161,8 +176,8 @@ class BatchView implements ProjectionView {
     return documents;
   }
 
-  private earlierDeletes(collection: string): OverlayStep[] {
-    return (this.deletedWhere.get(collection) ?? []).map((where) => ({ deleteIf: where }));
+  private earlierWheres(collection: string): OverlayStep[] {
+    return [...(this.changedWhere.get(collection) ?? [])];
   }
 }
 

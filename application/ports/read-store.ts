@@ -108,7 +108,7 @@ export interface Collection<T extends Document = Document> {
 }
 
 /**
- * The documents a `deleteWhere` removes: those whose every named field (declared, as for a
+ * The documents a `deleteWhere` removes (or a `patchWhere` changes): those whose every named field (declared, as for a
  * query) equals its value. Equalities only, and never null, so that every store and the
  * projection view's overlay (projections/runner.ts) judge a document alike.
  */
@@ -120,7 +120,13 @@ export type WriteOperation =
   | { kind: 'patch'; collection: string; id: string; changes: Record<string, unknown> }
   | { kind: 'delete'; collection: string; id: string }
   /** Every document of the collection matching `where`, as the batch's earlier writes left them. */
-  | { kind: 'deleteWhere'; collection: string; where: FieldEqualities };
+  | { kind: 'deleteWhere'; collection: string; where: FieldEqualities }
+  /** `changes` shallow-merged into every document matching `where`, as the batch's earlier writes left them. */
+  | { kind: 'patchWhere'; collection: string; where: FieldEqualities; changes: Record<string, unknown> };
+
+/** The operations that reach every document matching their `where`: barriers to folding a batch's writes. */
+export type WhereOperation = Extract<WriteOperation, { kind: 'deleteWhere' | 'patchWhere' }>;
+export const isWhereOperation = (operation: WriteOperation): operation is WhereOperation => operation.kind === 'deleteWhere' || operation.kind === 'patchWhere';
 
 /** Whether `doc`'s fields (dotted paths reach into objects) equal every value of `where`. */
 export function matchesEqualities(doc: Document, where: FieldEqualities): boolean {

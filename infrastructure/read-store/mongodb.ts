@@ -96,6 +96,7 @@ import {
   type ShadowPromotion,
   type Where,
   type WriteOperation,
+  isWhereOperation,
 } from '../../application/ports/read-store';
 import { deepFreeze } from '../../application/shared/immutable';
 
@@ -166,7 +167,7 @@ export class MongoReadStore implements ReadStore {
 
   async commitProjection(commit: ProjectionCommit): Promise<void> {
     // Checked before anything is written, as the embedded store refuses such a batch whole.
-    for (const operation of commit.operations) if (operation.kind === 'deleteWhere') await this.checkDeclared(operation.collection, Object.keys(operation.where));
+    for (const operation of commit.operations) if (isWhereOperation(operation)) await this.checkDeclared(operation.collection, Object.keys(operation.where));
     const session = this.client.startSession();
     try {
       await session.withTransaction(
@@ -510,6 +511,8 @@ function toWriteModel(operation: WriteOperation, position: number): AnyBulkWrite
       return { deleteOne: { filter: { _id: operation.id } } };
     case 'deleteWhere':
       return { deleteMany: { filter: whereFilter(operation.where) } };
+    case 'patchWhere':
+      return { updateMany: { filter: whereFilter(operation.where), update: patchUpdate(operation.changes, position)! } };
   }
 }
 

@@ -44,11 +44,13 @@ import {
   UndeclaredFieldError,
   UniqueConstraintError,
   type Where,
+  type WhereOperation,
   type WriteOperation,
   decodeCursor,
   leaseIsLive,
   encodeCursor,
   fieldValue,
+  isWhereOperation,
   queryKeyOf,
 } from '../../application/ports/read-store';
 import { deepFreeze } from '../../application/shared/immutable';
@@ -399,7 +401,19 @@ export class SqliteReadStore implements ReadStore {
       case 'deleteWhere':
         this.deleteMatching(operation.collection, operation.where);
         return;
+      case 'patchWhere':
+        this.patchMatching(operation.collection, operation.where, operation.changes);
+        return;
     }
+  }
+
+  /** Each matching document patched as one `patch` would (its declared columns kept in step). */
+  private patchMatching(collection: string, where: FieldEqualities, changes: Record<string, unknown>): void {
+    const { clauses, params } = this.whereSql(collection, where);
+    const ids = this.prepared(`SELECT id FROM ${tableName(collection)}${clauses.length > 0 ? ` WHERE ${clauses.join(' AND ')}` : ''}`)
+      .all(...params)
+      .map((row) => (row as { id: string }).id);
+    for (const id of ids) this.patchDoc(collection, id, changes);
   }
 
   private deleteMatching(collection: string, where: FieldEqualities): void {
@@ -746,7 +760,7 @@ export function coalesceWrites(operations: readonly WriteOperation[], hasUniqueF
       folded.push(operation);
       continue;
     }
-    if (operation.kind === 'deleteWhere') {
+    if (isWhereOperation(operation)) {
       // A barrier: writes before it stay before it, and a later write of the same document is a write of its own.
       for (const key of slotOf.keys()) if (key.startsWith(`${operation.collection}\u0000`)) slotOf.delete(key);
       folded.push(operation);
@@ -766,7 +780,7 @@ export function coalesceWrites(operations: readonly WriteOperation[], hasUniqueF
   return folded;
 }
 
-type DocumentWrite = Exclude<WriteOperation, { kind: 'deleteWhere' }>;
+type DocumentWrite = Exclude<WriteOperation, WhereOperation>;
 
 /** The one write that `earlier` then `later` (of the same document) amount to. */
 function foldWrite(earlier: DocumentWrite, later: DocumentWrite): DocumentWrite {

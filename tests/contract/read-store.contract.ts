@@ -414,6 +414,53 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       }
     });
 
+    it('patches the documents whose fields equal the given values, as the batch\'s earlier writes left them; a later write stands', async () => {
+      const projection = uniqueName('projection');
+      await seed(6);
+      await store.commitProjection({
+        projection,
+        expectedCheckpoint: 0,
+        state: state(projection, 6),
+        operations: [
+          { kind: 'put', collection: name, doc: { id: 'new-red', name: 'New', age: 1, team: 'red', active: true } },
+          { kind: 'patch', collection: name, id: 'p001', changes: { team: 'red' } },
+          { kind: 'patch', collection: name, id: 'p004', changes: { team: 'blue' } },
+          { kind: 'patchWhere', collection: name, where: { team: 'red', active: true }, changes: { name: 'scrubbed', age: 0 } },
+          { kind: 'patch', collection: name, id: 'p001', changes: { age: 7 } },
+          { kind: 'put', collection: name, doc: { id: 'after', name: 'After', age: 1, team: 'red', active: true } },
+        ],
+      });
+      const byId = new Map((await people.find({ limit: 100 })).items.map((person) => [person.id, person]));
+      // Red and active before the patch: p002 as stored, p001 by its patch, new-red by its put (p004 no longer red by its patch, p000 inactive).
+      for (const id of ['p002', 'new-red']) expect(byId.get(id), id).to.deep.include({ name: 'scrubbed', age: 0, team: 'red' });
+      expect(byId.get('p001')).to.deep.include({ name: 'scrubbed', age: 7 });
+      expect(byId.get('p004')).to.deep.include({ name: 'Person 4', team: 'blue' });
+      expect(byId.get('after')).to.deep.include({ name: 'After' });
+      for (const id of ['p000', 'p003', 'p005']) expect(byId.get(id)?.name, id).to.equal(`Person ${Number(id.slice(1))}`);
+      // The declared fields it changed are queried as changed.
+      expect((await people.find({ where: { age: 0 }, limit: 100 })).items.map((person) => person.id).sort()).to.deep.equal(['new-red', 'p002']);
+    });
+
+    it('applies nothing when a patchWhere names an undeclared field', async () => {
+      const projection = uniqueName('projection');
+      await seed(2);
+      const error = await rejection(
+        store.commitProjection({
+          projection,
+          expectedCheckpoint: 0,
+          state: state(projection, 4),
+          operations: [
+            { kind: 'put', collection: name, doc: { id: 'x', name: 'X', age: 1, team: 'red', active: true } },
+            { kind: 'patchWhere', collection: name, where: { name: 'Person 0' }, changes: { age: 9 } },
+          ],
+        }),
+      );
+      expect(error).to.be.instanceOf(UndeclaredFieldError);
+      expect(await people.get('x')).to.equal(null);
+      expect(await people.get('p000')).to.deep.include({ age: 20 });
+      expect(await store.getProjectionState(projection)).to.equal(null);
+    });
+
     it('applies nothing when a deleteWhere names an undeclared field', async () => {
       const projection = uniqueName('projection');
       await seed(2);

@@ -227,6 +227,18 @@ describe('SQLite read store: successive writes to one document in a commit', () 
     ]);
   });
 
+  it('folds no write across a patchWhere of its collection either', () => {
+    const folded = coalesceWrites(
+      [
+        { kind: 'put', collection: 'messages', doc: { id: 'm', thread: 't', text: 'first' } },
+        { kind: 'patchWhere', collection: 'messages', where: { thread: 't' }, changes: { text: '[redacted]' } },
+        { kind: 'patch', collection: 'messages', id: 'm', changes: { read: true } },
+      ],
+      noUnique,
+    );
+    expect(folded.map((operation) => operation.kind)).to.deep.equal(['put', 'patchWhere', 'patch']);
+  });
+
   it('keeps every write of a collection with a unique field, in order', () => {
     const operations = [
       { kind: 'put', collection: 'people', doc: { id: 'a', email: 'x' } },

@@ -47,6 +47,11 @@ class MemoryView implements ProjectionView {
     this.writes += 1;
     for (const [key, doc] of this.documents) if (key.startsWith(`${collection}/`) && matchesEqualities(doc, where)) this.documents.delete(key);
   }
+
+  patchWhere(collection: string, where: FieldEqualities, changes: Record<string, unknown>): void {
+    this.writes += 1;
+    for (const [key, doc] of this.documents) if (key.startsWith(`${collection}/`) && matchesEqualities(doc, where)) this.documents.set(key, { ...doc, ...changes });
+  }
 }
 
 let position = 0;

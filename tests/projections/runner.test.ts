@@ -171,6 +171,7 @@ describe('projection runner', () => {
         if (event.type === 'Noted') view.put('notes', { id: data.id!, thread: data.thread!, text: data.text! });
         if (event.type === 'Amended') view.patch('notes', data.id!, { text: data.text });
         if (event.type === 'Cleared') view.deleteWhere('notes', { thread: data.thread! });
+        if (event.type === 'Redacted') view.patchWhere('notes', { thread: data.thread! }, { text: '[redacted]' });
         if (event.type === 'Probe') {
           const seen: Record<string, unknown> = {};
           for (const id of ['n1', 'n2', 'n3', 'n4']) seen[id] = (await view.get<{ id: string; text: string }>('notes', id))?.text ?? null;
@@ -204,6 +205,52 @@ describe('projection runner', () => {
     // The store agrees with what the batch read.
     expect((await stored.find()).items).to.deep.equal([
       { id: 'n2', thread: 't', text: 'again' },
+      { id: 'n4', thread: 'other', text: 'elsewhere' },
+    ]);
+  });
+
+  it('lets a batch read its own patches by fields: the documents stored, put or patched before are changed, a write after stands', async () => {
+    const notes: LogProjection = {
+      name: 'redacted_notes',
+      version: 1,
+      collections: [{ name: 'rnotes', indexes: [{ field: 'thread' }] }, { name: 'rprobes' }],
+      handles: 'all',
+      async apply(event, view) {
+        const data = event.data as { id?: string; thread?: string; text?: string };
+        if (event.type === 'Noted') view.put('rnotes', { id: data.id!, thread: data.thread!, text: data.text! });
+        if (event.type === 'Amended') view.patch('rnotes', data.id!, { text: data.text });
+        if (event.type === 'Redacted') view.patchWhere('rnotes', { thread: data.thread! }, { text: '[redacted]' });
+        if (event.type === 'Probe') {
+          const seen: Record<string, unknown> = {};
+          for (const id of ['n1', 'n2', 'n3', 'n4']) seen[id] = (await view.get<{ id: string; text: string }>('rnotes', id))?.text ?? null;
+          view.put('rprobes', { id: data.id!, seen });
+        }
+      },
+    };
+    await stores.readStore.ensureCollection(notes.collections[0]!);
+    const stored = stores.readStore.collection('rnotes');
+    await stored.put({ id: 'n1', thread: 't', text: 'stored' });
+    await stored.put({ id: 'n2', thread: 't', text: 'stored' });
+    await stored.put({ id: 'n4', thread: 'other', text: 'elsewhere' });
+    const { position } = await stores.eventStore.appendToStream('rnotes-1', [
+      newEvent('Noted', { id: 'n3', thread: 't', text: 'put' }),
+      newEvent('Amended', { id: 'n1', text: 'patched' }),
+      newEvent('Redacted', { thread: 't' }),
+      newEvent('Probe', { id: 'redacted' }),
+      newEvent('Amended', { id: 'n2', text: 'written after' }),
+      newEvent('Probe', { id: 'after' }),
+    ]);
+    const projections = runner([notes]);
+    await projections.start();
+    expect(await projections.waitFor(position, { timeoutMs: 5000 })).to.equal(true);
+    const probe = async (id: string) => ((await stores.readStore.collection<{ id: string; seen: unknown }>('rprobes').get(id)) ?? { seen: undefined }).seen;
+    expect(await probe('redacted')).to.deep.equal({ n1: '[redacted]', n2: '[redacted]', n3: '[redacted]', n4: 'elsewhere' });
+    expect(await probe('after')).to.deep.equal({ n1: '[redacted]', n2: 'written after', n3: '[redacted]', n4: 'elsewhere' });
+    // The store agrees with what the batch read.
+    expect((await stored.find()).items).to.deep.equal([
+      { id: 'n1', thread: 't', text: '[redacted]' },
+      { id: 'n2', thread: 't', text: 'written after' },
+      { id: 'n3', thread: 't', text: '[redacted]' },
       { id: 'n4', thread: 'other', text: 'elsewhere' },
     ]);
   });
