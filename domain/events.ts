@@ -27,6 +27,7 @@ import { toolEvents } from './tool/tool';
 import { toolCallEvents } from './tool-call/tool-call';
 import { sdkConnectionEvents } from './sdk-connection/sdk-connection';
 import { orchestrationEventEvents } from './orchestration-event/orchestration-event';
+import { orchestrationPayloadsEvents } from './orchestration-payloads/orchestration-payloads';
 import { rangeReplayEvents } from './orchestration-range-replay/orchestration-range-replay';
 import { handoffEvents } from './handoff/handoff';
 import { planEvents } from './plan/plan';
@@ -76,6 +77,7 @@ export const domainEvents = eventRegistry([
   connectorAuthenticationEvents,
   sdkConnectionEvents,
   orchestrationEventEvents,
+  orchestrationPayloadsEvents,
   rangeReplayEvents,
   widgetConfigEvents,
   leadEvents,

@@ -40,6 +40,7 @@ import { type ToolCallDependencies, callTool } from '../application/tool-call/to
 import { GuardedConnectorDoctor } from '../adapters/connector-doctor/connector-doctor';
 import type { EmitDependencies } from '../application/orchestration/orchestration-events';
 import { orchestrationExpirySaga } from '../application/orchestration/expiry-pass';
+import { orchestrationPayloadRetentionSaga } from '../application/orchestration/payload-retention';
 import { rangeReplaySaga } from '../application/orchestration/range-replay';
 import { ORCHESTRATION_DISPATCHER, OrchestrationDispatcher, orchestrationDispatcherSaga } from '../application/orchestration/dispatcher';
 import { ORCHESTRATION_SCHEDULER, OrchestrationScheduler } from '../application/orchestration/schedules';
@@ -81,6 +82,7 @@ import { AesGcmSecrets } from './crypto/secrets';
 import { MongoSubjectKeyTable } from './personal-data/mongodb';
 import { SqliteSubjectKeyTable } from './personal-data/sqlite';
 import { KeyedPersonalDataVault } from './personal-data/vault';
+import { payloadKeyKeptUntil } from '../domain/orchestration-event/payloads';
 import { personalDataErasureSaga } from '../application/personal-data/erasure-saga';
 import { conversationErasureSaga } from '../application/conversation/conversation-erasure';
 import { leadErasureSaga } from '../application/lead/lead-erasure';
@@ -322,7 +324,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   // personal-data/sqlite.ts), or with EventStoreDB in the MongoDB database when there is one.
   const subjectKeys =
     eventStoreDb && mongo ? new MongoSubjectKeyTable(mongo.db) : new SqliteSubjectKeyTable(openSqliteDatabase(path.join(config.dataDir, SQLITE_FILE), { synchronous: config.sqliteSynchronous }));
-  const vault = new KeyedPersonalDataVault(subjectKeys, secrets, clock);
+  // The key of an organization's orchestration payloads of a day is kept in memory while no process may erase it yet.
+  const vault = new KeyedPersonalDataVault(subjectKeys, secrets, clock, payloadKeyKeptUntil);
   // The one place events are decoded (and personal data sealed and opened): the command
   // handler, projections and sagas all read through it.
   const eventStore = new DecodingEventStore(storedEvents, vault);
@@ -350,6 +353,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
         leaseTtlMs: lease.ttlMs,
         readCacheTtlMs: config.readCacheTtlMs,
         logLevel: config.logLevel,
+        dataKey: keys.dataKey,
         anchoring: anchoringOnThread ? { ...anchoringSettings, privateKey: keys.tokenPrivateKey, publicKey: keys.tokenPublicKey } : null,
       },
       logger: logger.child({ component: 'projection_thread' }),
@@ -548,6 +552,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     connectorToolCallsSaga({ ...toolCalls, connectorClient, connectorAuthentication: { ttlSeconds: config.connectorAuthenticationTtlSeconds } }),
     chatToolFollowUpSaga({ ...commands, readStore, assistant, logger: logger.child({ component: 'assistant' }) }),
     orchestrationExpirySaga({ ...commands, readStore }, { concurrency: config.sagaConcurrency }),
+    orchestrationPayloadRetentionSaga({ ...commands, readStore, readYourWrites, personalData: vault }, { retentionDays: config.orchestration.payloadRetentionDays }),
     rangeReplaySaga(orchestration),
     ...(overrides.orchestrationDispatcher === false ? [] : [orchestrationDispatcherSaga(dispatcher, dispatcherLogger)]),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),

@@ -11,6 +11,12 @@
 // the queue reads each kind along an index of that kind alone (one index of both made every
 // pass read past the whole backlog of the other: version 2); `settled_at` is when it reached
 // processed, dead_letter or expired, which a sequence's next event waits for.
+//
+// Payloads and step outputs are sealed in the log under the key of the organization's day the
+// event was received (`payload_day`); the steps' outputs are kept in `outputs` (by request id),
+// apart from the steps, so that OrchestrationPayloadsErased scrubs a whole day's documents with
+// one patch: `payload` reads ERASED_PAYLOAD, `outputs` is emptied, `payload_erased` is true
+// (version 3; version 2 kept each output in its step).
 
 import type { Actor } from '../application/ports/event-store';
 import {
@@ -20,7 +26,10 @@ import {
   type StepError,
   type StepRecordData,
   orchestrationEventEvents,
+  stepsOf,
 } from '../domain/orchestration-event/orchestration-event';
+import { ERASED_PAYLOAD, isErasedPayload, payloadDayOf } from '../domain/orchestration-event/payloads';
+import { type OrchestrationPayloadsEvent, orchestrationPayloadsEvents } from '../domain/orchestration-payloads/orchestration-payloads';
 import type { EventProjection } from './projection';
 
 /** A step as the runner recorded it, and when. */
@@ -46,6 +55,12 @@ export interface OrchestrationEventDocument {
   name: string;
   source: string | null;
   payload: Record<string, unknown>;
+  /** The day it was received (`YYYY-MM-DD`, UTC): whose key seals its payload and outputs. Absent from documents of version 2. */
+  payload_day?: string;
+  /** Its payload and outputs were erased (ERASED_PAYLOAD, none). Absent from documents of version 2. */
+  payload_erased?: boolean;
+  /** Each step's output by its request id (steps record `output: null`); absent from documents of version 2, whose steps hold them. */
+  outputs?: Record<string, unknown>;
   version: number;
   correlation_id: string;
   causation_id: string | null;
@@ -111,6 +126,10 @@ export function receivedDocument(event: Received & { revision: number; position:
   return {
     id,
     ...envelope,
+    payload_day: payloadDayOf(received_at),
+    // Received with it erased: a rebuild after its day's erasure.
+    payload_erased: isErasedPayload(envelope.payload),
+    outputs: {},
     not_before,
     received_via,
     received_at,
@@ -147,10 +166,22 @@ export function startedOnReceiptDocument(received: Received & { revision: number
   return { ...doc, ...attemptStarted(doc, started.data), updated_at: started.data.started_at, revision: started.revision, position: started.position };
 }
 
-export const orchestrationEventsProjection: EventProjection<OrchestrationEventEvent['type']> = {
+/** Steps' outputs added to a document's, by request id (kept out of the steps themselves): none once its payload is erased. */
+function withOutputs(current: OrchestrationEventDocument, steps: readonly StepRecordData[]): Patch {
+  if (current.payload_erased === true || current.outputs === undefined) return {};
+  const given = steps.filter((step) => step.output !== null && step.output !== undefined);
+  if (given.length === 0) return {};
+  return { outputs: { ...current.outputs, ...Object.fromEntries(given.map((step) => [step.request_id, step.output])) } };
+}
+
+/** A step as the document keeps it: its output in `outputs` (a document of version 2 kept it here). */
+const stepDocument = (current: OrchestrationEventDocument, step: StepRecordData, recordedAt: string): OrchestrationStepDocument =>
+  current.outputs === undefined ? { ...step, recorded_at: recordedAt } : { ...step, output: null, recorded_at: recordedAt };
+
+export const orchestrationEventsProjection: EventProjection<OrchestrationEventEvent['type'] | OrchestrationPayloadsEvent['type']> = {
   name: 'orchestration_events',
-  // 2: single_due_at and sequence_due_at.
-  version: 2,
+  // 2: single_due_at and sequence_due_at. 3: payload_day, payload_erased, outputs apart from the steps.
+  version: 3,
   collections: [
     {
       name: ORCHESTRATION_EVENTS,
@@ -172,11 +203,18 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
         { field: 'due_at', sparse: true },
         { field: 'expires_at', sparse: true },
         { field: 'attempt_started_at', sparse: true },
+        // An organization's oldest day whose payloads are kept (the retention, an erasure on request), and that day's documents, which its erasure patches.
+        { field: 'tenant_id', then: ['payload_erased', 'payload_day'] },
       ],
     },
   ],
-  handles: orchestrationEventEvents.types,
+  handles: [...orchestrationEventEvents.types, ...orchestrationPayloadsEvents.types],
   async apply(event, view) {
+    if (event.type === 'OrchestrationPayloadsErased') {
+      const { tenant_id, day } = event.data;
+      view.patchWhere(ORCHESTRATION_EVENTS, { tenant_id, payload_erased: false, payload_day: day }, { payload: { ...ERASED_PAYLOAD }, outputs: {}, payload_erased: true });
+      return;
+    }
     const id = event.data.event_id;
     if (event.type === 'OrchestrationEventQueued' || event.type === 'OrchestrationEventProcessedOnReceipt') {
       if (await view.get(ORCHESTRATION_EVENTS, id)) return;
@@ -192,8 +230,9 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
         return;
       case 'OrchestrationStepRecorded': {
         const { attempt, flow, step, request_id, outcome, error, output, tool_call_id, recorded_at } = event.data;
-        const recorded: OrchestrationStepDocument = { flow, step, request_id, outcome, error, output, tool_call_id, recorded_at };
-        patch({ attempts: withAttempt(current, attempt, (entry) => ({ ...entry, steps: [...entry.steps, recorded] })) }, recorded_at);
+        const data: StepRecordData = { flow, step, request_id, outcome, error, output, tool_call_id };
+        const recorded = stepDocument(current, data, recorded_at);
+        patch({ attempts: withAttempt(current, attempt, (entry) => ({ ...entry, steps: [...entry.steps, recorded] })), ...withOutputs(current, [data]) }, recorded_at);
         return;
       }
       case 'OrchestrationAttemptFailed': {
@@ -203,11 +242,12 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
         return;
       }
       case 'OrchestrationEventProcessed': {
-        const { attempt, processed_at, steps } = event.data;
+        const { attempt, processed_at } = event.data;
         // The attempt's last steps, recorded with its end.
-        const last = steps.map((step): OrchestrationStepDocument => ({ ...step, recorded_at: processed_at }));
+        const steps = stepsOf(event.data);
+        const last = steps.map((step) => stepDocument(current, step, processed_at));
         const attempts = withAttempt(current, attempt, (entry) => ({ ...entry, steps: last.length === 0 ? entry.steps : [...entry.steps, ...last], outcome: 'processed', ended_at: processed_at }));
-        patch({ status: 'processed', ...dueFields(current.sequence_key, null), attempt_started_at: null, attempts, settled_at: processed_at }, processed_at);
+        patch({ status: 'processed', ...dueFields(current.sequence_key, null), attempt_started_at: null, attempts, settled_at: processed_at, ...withOutputs(current, steps) }, processed_at);
         return;
       }
       case 'OrchestrationEventDeadLettered':

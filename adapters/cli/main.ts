@@ -24,6 +24,7 @@ import { eraseLeadOf } from '../../application/lead/lead-erasure';
 import { eraseToolCallOf } from '../../application/tool-call/tool-call-erasure';
 import { eraseInvitationOf } from '../../application/invitation/invitation-erasure';
 import { eraseEndUserOf } from '../../application/personal-data/end-user-erasure';
+import { erasePayloadsOf } from '../../application/orchestration/payload-retention';
 import { listSdkConnectionSchedules, listSdkConnections } from '../../application/sdk-connection/sdk-connections';
 import {
   LIST_MAX_LIMIT,
@@ -65,6 +66,9 @@ const USAGE = `usage: npm run cli -- <command>
   erase end-user --tenant ID (--verified-user-id ID | --whatsapp-number NUMBER)
                                      erase everything of one end user for the organization: their conversations,
                                      leads and WhatsApp messages
+  erase orchestration-payloads --tenant ID --before YYYY-MM-DD
+                                     erase the payloads and step outputs of the organization's orchestration events
+                                     received before that day (yesterday at the latest); prints the days erased
   events orchestration list --tenant ID [--status S] [--name N] [--correlation-id C]
                             [--from T] [--to T] [--limit N] [--cursor C]
                                      the tenant's orchestration events, newest first
@@ -359,6 +363,19 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
         out(`erased ${erased.conversations.length} conversation(s), ${erased.leads.length} lead(s), ${erased.whatsapp_messages} WhatsApp message(s) that were no conversation's turn`);
         for (const id of erased.conversations) out(`  conversation ${id}`);
         for (const id of erased.leads) out(`  lead ${id}`);
+        return 0;
+      }, options.platform);
+    }
+    case 'erase orchestration-payloads': {
+      const tenantId = flags.tenant;
+      const before = flags.before;
+      if (typeof tenantId !== 'string' || typeof before !== 'string') return usageError(out, 'erase orchestration-payloads needs --tenant ID and --before YYYY-MM-DD');
+      return withPlatform(async (platform) => {
+        // Running, not only caught up: each day's erasure waits for the read model to show it.
+        await platform.projections.start();
+        await platform.projections.waitFor(await platform.eventStore.headPosition(), { timeoutMs: 30_000 });
+        const erased = await erasePayloadsOf(platform.identity, tenantId, { before }, { ...context, tenant_id: tenantId });
+        out(erased.erased_days.length === 0 ? `no payloads of ${tenantId} received before ${before} were left to erase` : `erased the payloads of ${erased.erased_days.length} day(s): ${erased.erased_days.join(', ')}`);
         return 0;
       }, options.platform);
     }

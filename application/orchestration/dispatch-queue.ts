@@ -236,7 +236,8 @@ async function run(deps: CommandDependencies, ref: EventRef, command: Orchestrat
 /**
  * Claims `candidate` for its attempt, recording the gap it waited for: the attempt number and
  * the position of the append, or null when the event is no longer dispatchable (another
- * dispatcher took it, it expired, it was re-queued to a later time): the caller skips it.
+ * dispatcher took it, it expired, it was re-queued to a later time, its payload was erased and
+ * it was dead-lettered as it started): the caller skips it.
  * With no flows the attempt is processed in the same append (`processed`).
  */
 export async function startDispatch(
@@ -249,6 +250,8 @@ export async function startDispatch(
     const result = await run(deps, candidate, { type: 'StartDispatch', data: { tenant_id: candidate.tenant_id, flows, gap: candidate.gap } }, context);
     const started = result.events.find((event) => event.type === 'OrchestrationDispatchStarted');
     const processed = result.events.some((event) => event.type === 'OrchestrationEventProcessed');
+    // Its payload erased, the attempt was dead-lettered as it started: nothing to run.
+    if (result.events.some((event) => event.type === 'OrchestrationEventDeadLettered')) return null;
     return started?.type === 'OrchestrationDispatchStarted' ? { attempt: started.data.attempt, position: result.position, processed } : null;
   } catch (error) {
     if (error instanceof DomainError && error.kind === 'conflict') return null;

@@ -58,7 +58,7 @@
 // keys (the follow-on made from the first answer stands). So a crash causes at most one
 // repeated call per step, always with the same request_id.
 
-import { type QueuedData, type StepError, type StepOutcome, orchestrationEventStream, stepRequestId } from '../../domain/orchestration-event/orchestration-event';
+import { type QueuedData, type StepError, type StepOutcome, orchestrationEventStream, stepRequestId, stepsOf } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError } from '../../domain/shared/errors';
 import { type SdkConnectionDocument, SDK_CONNECTIONS, sdkConnectionsProjection } from '../../projections/sdk-connections';
 import { BUSINESS_TOOLS, type BusinessToolDocument, businessToolsProjection } from '../../projections/business-tools';
@@ -222,7 +222,7 @@ async function attemptOnStream(deps: Pick<DispatcherDependencies, 'eventStore'>,
       running = true;
     }
     if (event.type === 'OrchestrationStepRecorded' && event.data.attempt === attempt) steps.set(`${event.data.flow}#${event.data.step}`, event.data);
-    if (event.type === 'OrchestrationEventProcessed' && event.data.attempt === attempt) for (const step of event.data.steps) steps.set(`${step.flow}#${step.step}`, step);
+    if (event.type === 'OrchestrationEventProcessed' && event.data.attempt === attempt) for (const step of stepsOf(event.data)) steps.set(`${step.flow}#${step.step}`, step);
     if ((event.type === 'OrchestrationEventProcessed' || event.type === 'OrchestrationAttemptFailed') && event.data.attempt === attempt) running = false;
   }
   return { queued, flows, running, steps };

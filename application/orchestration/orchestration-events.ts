@@ -134,6 +134,8 @@ export interface OrchestrationAttemptView extends Omit<OrchestrationAttemptDocum
 /** An orchestration event as owners and admins read it. */
 export interface OrchestrationEventView extends Envelope {
   id: string;
+  /** Its payload (ERASED_PAYLOAD) and its steps' outputs (null) were erased. */
+  payload_erased: boolean;
   not_before: string;
   received_via: ReceivedVia;
   received_at: string;
@@ -149,13 +151,16 @@ export interface OrchestrationEventView extends Envelope {
   updated_at: string;
 }
 
-function flowRunsOf(attempt: OrchestrationAttemptDocument): OrchestrationAttemptView['flow_runs'] {
+/** A step's output: kept apart from the steps, by request id (a document of version 2 kept it in the step). */
+const outputOf = (doc: OrchestrationEventDocument, step: OrchestrationStepDocument): unknown => (doc.outputs === undefined ? step.output : (doc.outputs[step.request_id] ?? null));
+
+function flowRunsOf(doc: OrchestrationEventDocument, attempt: OrchestrationAttemptDocument): OrchestrationAttemptView['flow_runs'] {
   const flows = [...attempt.flows, ...attempt.steps.map((step) => step.flow).filter((flow) => !attempt.flows.includes(flow))];
   return [...new Set(flows)].map((flow) => ({
     flow,
     steps: attempt.steps
       .filter((step) => step.flow === flow)
-      .map(({ flow: _flow, ...step }) => step)
+      .map(({ flow: _flow, ...step }) => ({ ...step, output: outputOf(doc, { flow, ...step }) }))
       .sort((a, b) => a.step - b.step),
   }));
 }
@@ -166,6 +171,7 @@ function viewOf(doc: OrchestrationEventDocument, replays: readonly string[] = do
     name: doc.name,
     source: doc.source,
     payload: doc.payload,
+    payload_erased: doc.payload_erased === true,
     version: doc.version,
     correlation_id: doc.correlation_id,
     causation_id: doc.causation_id,
@@ -182,7 +188,7 @@ function viewOf(doc: OrchestrationEventDocument, replays: readonly string[] = do
     received_at: doc.received_at,
     status: doc.status,
     next_attempt_at: doc.status === 'failed' ? doc.due_at : null,
-    attempts: doc.attempts.map(({ steps: _steps, ...attempt }, index) => ({ ...attempt, flow_runs: flowRunsOf(doc.attempts[index]) })),
+    attempts: doc.attempts.map(({ steps: _steps, ...attempt }, index) => ({ ...attempt, flow_runs: flowRunsOf(doc, doc.attempts[index]) })),
     sequence_gap: doc.sequence_gap,
     requeues: doc.requeues,
     replays: [...replays],
@@ -627,12 +633,20 @@ export async function replayRangePage(
 ): Promise<{ items: ReplayedEvent[]; next_cursor: string | null; position: number | null }> {
   const where: Where = { tenant_id: tenantId, root: true, ...(range.name === null ? {} : { name: nameCondition(range.name) }), ...receivedCondition(range) };
   const found = await collection(deps).find({ where, sort: { field: 'received_at', direction: 'asc' }, limit: range.limit, ...(range.cursor ? { cursor: range.cursor } : {}) });
-  const items: ReplayedEvent[] = found.items.map((doc) => ({ replay_of: doc.id, id: replayIdOf(doc.id) }));
+  // An event whose payload was erased has nothing left to replay: skipped, as one erased meanwhile is.
+  const candidates: ReplayedEvent[] = found.items.filter((doc) => doc.payload_erased !== true).map((doc) => ({ replay_of: doc.id, id: replayIdOf(doc.id) }));
+  const erased = new Set<string>();
   let last = 0;
-  await forEachConcurrently(items, RANGE_REPLAY_CONCURRENCY, async (item) => {
-    const position = await replayOne(deps, tenantId, item.replay_of, item.id, range.reason, context);
-    last = Math.max(last, position ?? 0);
+  await forEachConcurrently(candidates, RANGE_REPLAY_CONCURRENCY, async (item) => {
+    try {
+      const position = await replayOne(deps, tenantId, item.replay_of, item.id, range.reason, context);
+      last = Math.max(last, position ?? 0);
+    } catch (error) {
+      if (!(error instanceof DomainError && error.code === 'payload_erased')) throw error;
+      erased.add(item.replay_of);
+    }
   });
+  const items = candidates.filter((item) => !erased.has(item.replay_of));
   return { items, next_cursor: found.next_cursor, position: last === 0 ? null : last };
 }
 

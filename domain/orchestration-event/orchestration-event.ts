@@ -27,6 +27,14 @@
 // A replay (`RecordReplay`) is allowed in any status: it records the new event's id here; the
 // new event is a stream of its own whose `replay_of` names this one.
 //
+// Payloads and step outputs are personal data of whoever an organization's events are about
+// (a customer's order): sealed under a key of the organization and the day the event was
+// received, `orchestration:<tenant id>:<YYYY-MM-DD>` (orchestrationPayloadSubject), which the
+// retention erases once ORCHESTRATION_PAYLOAD_RETENTION_DAYS have passed since that day
+// (domain/orchestration-payloads). An erased payload reads as ERASED_PAYLOAD and an erased
+// output as null: such an event is never dispatched, re-queued or replayed again (409
+// `payload_erased`; a dispatch due after its erasure dead-letters it).
+//
 // Time comes in through the decision context; ids through the commands.
 
 import * as t from 'io-ts';
@@ -34,6 +42,7 @@ import { type Either, left, right } from 'fp-ts/Either';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
 import { declareEvent, type EventOf, eventGroup, type GroupEvent } from '../shared/events';
+import { ERASED_PAYLOAD, isErasedPayload, orchestrationPayloadSubject, payloadDayOf } from './payloads';
 import { toStreamName } from '../shared/stream-names';
 import { textProblem } from '../shared/text';
 
@@ -102,6 +111,8 @@ export type EnvelopeInput = Pick<EnvelopeBody, 'name'> & Partial<Omit<EnvelopeBo
 export interface EnvelopeLimits {
   maxPayloadBytes: number;
   maxDepth: number;
+  /** Days a payload is kept after the day it was received (ORCHESTRATION_PAYLOAD_RETENTION_DAYS); absent or 0: kept until erased otherwise. */
+  payloadRetentionDays?: number;
 }
 
 const integerIn = (value: number, min: number, max: number): boolean => Number.isSafeInteger(value) && value >= min && value <= max;
@@ -129,6 +140,7 @@ export function envelopeProblem(body: EnvelopeInput & { replay_of?: unknown }, l
   if (given(body.payload)) {
     const bytes = payloadBytes(body.payload);
     if (bytes > limits.maxPayloadBytes) return invalid('payload_too_large', `payload is ${bytes} bytes as JSON; at most ${limits.maxPayloadBytes} are accepted`, 'payload');
+    if (Object.hasOwn(body.payload, '$erased')) return invalid('invalid_request', 'payload.$erased is the service’s: an erased payload reads as {"$erased": true}', 'payload');
   }
   if (given(body.version) && !integerIn(body.version, 1, MAX_VERSION)) return invalid('invalid_request', `version must be an integer from 1 to ${MAX_VERSION}`, 'version');
   for (const field of ['correlation_id', 'causation_id', 'idempotency_key', 'sequence_key'] as const) {
@@ -154,6 +166,10 @@ export function envelopeProblem(body: EnvelopeInput & { replay_of?: unknown }, l
   }
   if (given(body.delay_seconds) && !integerIn(body.delay_seconds, 0, MAX_DELAY_SECONDS)) {
     return invalid('invalid_request', `delay_seconds must be a whole number of seconds from 0 to ${MAX_DELAY_SECONDS}`, 'delay_seconds');
+  }
+  const retentionDays = limits.payloadRetentionDays ?? 0;
+  if (given(body.delay_seconds) && retentionDays > 0 && body.delay_seconds > retentionDays * 24 * 3600) {
+    return invalid('delay_past_retention', `the payload is kept ${retentionDays} days after the day it is received: a delay of more than ${retentionDays * 24 * 3600} seconds would find it erased`, 'delay_seconds');
   }
   const delayMs = (body.delay_seconds ?? 0) * 1000;
   const expiresInMs = given(body.expires_at) ? Date.parse(body.expires_at) - now.getTime() : given(body.ttl_seconds) ? body.ttl_seconds * 1000 : null;
@@ -289,7 +305,13 @@ const StepRecord = t.type({
   /** The tool-call aggregate's id when the step called a business tool (domain/tool-call). */
   tool_call_id: t.union([t.string, t.null]),
 });
-export const OrchestrationStepRecorded = declareEvent('OrchestrationStepRecorded', t.type({ ...Identity, attempt: t.number, ...StepRecord.props, recorded_at: t.string }));
+/** The day whose key seals an event's payload and step outputs: the day it was received (`YYYY-MM-DD`, UTC). */
+const PayloadDay = { payload_day: t.string };
+/** Version 1 had no `payload_day` (nothing of it was sealed): the day it was recorded stands in. */
+export const OrchestrationStepRecorded = declareEvent('OrchestrationStepRecorded', t.type({ ...Identity, attempt: t.number, ...StepRecord.props, recorded_at: t.string, ...PayloadDay }), {
+  version: 2,
+  upcasters: { 1: (v1) => ({ ...v1, payload_day: payloadDayOf(String(v1.recorded_at)) }) },
+});
 export const OrchestrationAttemptFailed = declareEvent(
   'OrchestrationAttemptFailed',
   t.type({
@@ -304,13 +326,25 @@ export const OrchestrationAttemptFailed = declareEvent(
 /**
  * The attempt ended with every flow run to its end. `steps`: the attempt's last steps, recorded
  * with its end (a flow's last tool step and its emits, when none failed), where they were two
- * or three OrchestrationStepRecorded events before it; recorded at `processed_at`. Version 1
- * had no `steps` (its last steps were always events of their own).
+ * or three OrchestrationStepRecorded events before it; recorded at `processed_at`. Their
+ * outputs are `outputs`, in the same order (sealed apart, so an erasure leaves the steps'
+ * records whole), each step's `output` null: `stepsOf` puts them back; no `outputs` when there
+ * are no steps. Version 1 had no `steps` (its last steps were always events of their own);
+ * version 2 kept each output in its step and had no `payload_day`.
  */
 export const OrchestrationEventProcessed = declareEvent(
   'OrchestrationEventProcessed',
-  t.type({ ...Identity, attempt: t.number, processed_at: t.string, steps: t.array(StepRecord) }),
-  { version: 2, upcasters: { 1: (v1) => ({ ...v1, steps: [] }) } },
+  t.type({ ...Identity, attempt: t.number, processed_at: t.string, steps: t.array(StepRecord), outputs: t.union([t.array(t.unknown), t.undefined]), ...PayloadDay }),
+  {
+    version: 3,
+    upcasters: {
+      1: (v1) => ({ ...v1, steps: [] }),
+      2: (v2) => {
+        const steps = v2.steps as Array<Record<string, unknown>>;
+        return { ...v2, steps: steps.map((step) => ({ ...step, output: null })), outputs: steps.length === 0 ? undefined : steps.map((step) => step.output ?? null), payload_day: payloadDayOf(String(v2.processed_at)) };
+      },
+    },
+  },
 );
 export const OrchestrationEventDeadLettered = declareEvent(
   'OrchestrationEventDeadLettered',
@@ -339,21 +373,52 @@ export const OrchestrationSequenceGapRecorded = declareEvent(
   }),
 );
 
-export const orchestrationEventEvents = eventGroup('orchestrationEvent', [
-  OrchestrationEventQueued,
-  OrchestrationEventProcessedOnReceipt,
-  OrchestrationDispatchStarted,
-  OrchestrationStepRecorded,
-  OrchestrationAttemptFailed,
-  OrchestrationEventProcessed,
-  OrchestrationEventDeadLettered,
-  OrchestrationEventExpired,
-  OrchestrationEventRequeued,
-  OrchestrationEventReplayed,
-  OrchestrationSequenceGapRecorded,
-]);
+export const orchestrationEventEvents = eventGroup(
+  'orchestrationEvent',
+  [
+    OrchestrationEventQueued,
+    OrchestrationEventProcessedOnReceipt,
+    OrchestrationDispatchStarted,
+    OrchestrationStepRecorded,
+    OrchestrationAttemptFailed,
+    OrchestrationEventProcessed,
+    OrchestrationEventDeadLettered,
+    OrchestrationEventExpired,
+    OrchestrationEventRequeued,
+    OrchestrationEventReplayed,
+    OrchestrationSequenceGapRecorded,
+  ],
+  {
+    // The key of the organization's day the event was received (erased by the retention, domain/orchestration-payloads).
+    subject: (data) => orchestrationPayloadSubject(String(data.tenant_id), typeof data.payload_day === 'string' ? data.payload_day : payloadDayOf(String(data.received_at))),
+    fields: {},
+    json: {
+      OrchestrationEventQueued: { payload: ERASED_PAYLOAD },
+      OrchestrationEventProcessedOnReceipt: { payload: ERASED_PAYLOAD },
+      OrchestrationStepRecorded: { output: null },
+      OrchestrationEventProcessed: { outputs: [] },
+    },
+  },
+);
 export type OrchestrationEventEvent = GroupEvent<typeof orchestrationEventEvents>;
 export type QueuedData = EventOf<typeof OrchestrationEventQueued>['data'];
+type ProcessedData = EventOf<typeof OrchestrationEventProcessed>['data'];
+
+/** The last steps an OrchestrationEventProcessed records, each with its output (null once erased). */
+export const stepsOf = (data: Pick<ProcessedData, 'steps' | 'outputs'>): StepRecordData[] => data.steps.map((step, index) => ({ ...step, output: data.outputs?.[index] ?? null }));
+
+/** An attempt's last steps as OrchestrationEventProcessed records them: outputs apart. */
+function processedData(identity: { event_id: string; tenant_id: string }, attempt: number, at: string, payloadDay: string, steps: readonly StepRecordData[]): ProcessedData {
+  return {
+    ...identity,
+    attempt,
+    processed_at: at,
+    steps: steps.map((step) => ({ ...step, output: null })),
+    // None without steps: nothing to seal (the common end of an attempt), stored without the field.
+    outputs: steps.length === 0 ? undefined : steps.map((step) => step.output ?? null),
+    payload_day: payloadDay,
+  };
+}
 
 export const orchestrationEventStream = (eventId: string): string => toStreamName(orchestrationEventEvents.category, eventId);
 
@@ -431,6 +496,16 @@ export type OrchestrationEventState = { status: 'absent' } | LiveOrchestrationEv
 export const mayStartOnReceipt = (envelope: Pick<Envelope, 'delay_seconds' | 'sequence_key'>): boolean => envelope.delay_seconds === 0 && envelope.sequence_key === null;
 
 const eventNotFound = (): DomainError => notFound('orchestration_event_not_found', 'no such orchestration event');
+/** An attempt ended because the event's payload was erased: failed, and dead-lettered, with `payload_erased`. */
+function erasedEnd(identity: { event_id: string; tenant_id: string }, attempt: number, at: string): OrchestrationEventEvent[] {
+  const error = { code: 'payload_erased', message: 'the payload was erased (its retention passed): the flows cannot run on it' };
+  return [
+    { type: 'OrchestrationAttemptFailed', data: { ...identity, attempt, error, next_attempt_at: null, failed_at: at } },
+    { type: 'OrchestrationEventDeadLettered', data: { ...identity, attempts: attempt, error, dead_lettered_at: at } },
+  ];
+}
+
+const payloadErased = (): DomainError => conflict('payload_erased', 'the event’s payload was erased (its retention passed): it cannot be run again');
 const stepKey = (flow: string, step: number): string => `${flow}#${step}`;
 const plus = (at: Date, seconds: number): string => new Date(at.getTime() + seconds * 1000).toISOString();
 const hasPassed = (instant: string | null, now: Date): boolean => instant !== null && Date.parse(instant) <= now.getTime();
@@ -478,6 +553,8 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
       const { event_id, tenant_id, envelope, received_via } = command.data;
       // The same id again (an idempotency key repeated, a retried request): the first event stands.
       if (state.status !== 'absent') return state.event.tenant_id === tenant_id ? right([]) : left(conflict('orchestration_event_exists', 'an event with this id exists'));
+      // A replay of an event whose payload was erased: there is nothing to replay.
+      if (isErasedPayload(envelope.payload)) return left(payloadErased());
       const expires_at = envelope.expires_at ?? (envelope.ttl_seconds === null ? null : plus(now, envelope.ttl_seconds));
       const data = { event_id, tenant_id, ...envelope, expires_at, not_before: plus(now, envelope.delay_seconds), received_via, received_at: at };
       const { flows, start } = command.data;
@@ -489,7 +566,9 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
     }
     if (state.status === 'absent' || state.event.tenant_id !== command.data.tenant_id) return left(eventNotFound());
     const identity = { event_id: state.event.event_id, tenant_id: state.event.tenant_id };
+    const payloadDay = payloadDayOf(state.event.received_at);
     const expired = hasPassed(state.event.expires_at, now);
+    const erased = isErasedPayload(state.event.payload);
     const requireAttempt = (attempt: number): DomainError | null => {
       if (state.status !== 'dispatched') return conflict('dispatch_not_running', `the event is ${state.status}: no attempt is running`);
       if (attempt !== state.attempts) return conflict('attempt_mismatch', `attempt ${attempt} is not the running one (${state.attempts})`);
@@ -503,7 +582,9 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
         const gap = command.data.gap;
         const attempt = state.attempts + 1;
         const started: OrchestrationEventEvent[] = [{ type: 'OrchestrationDispatchStarted', data: { ...identity, attempt, flows: command.data.flows, started_at: at } }];
-        if (command.data.flows.length === 0) started.push({ type: 'OrchestrationEventProcessed', data: { ...identity, attempt, processed_at: at, steps: [] } });
+        // Due after its payload's retention (a long delay, a late retry): nothing to run the flows on.
+        if (erased) started.push(...erasedEnd(identity, attempt, at));
+        else if (command.data.flows.length === 0) started.push({ type: 'OrchestrationEventProcessed', data: processedData(identity, attempt, at, payloadDay, []) });
         if (gap === null || state.event.sequence_key === null) return right(started);
         return right([{ type: 'OrchestrationSequenceGapRecorded', data: { ...identity, sequence_key: state.event.sequence_key, ...gap, recorded_at: at } }, ...started]);
       }
@@ -529,9 +610,11 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
         }
         // Every step there already (a resumed attempt): nothing again; the runner marks the attempt processed itself.
         if (recordedNow.length === 0) return right([]);
+        // Its payload erased while the attempt ran (its day's retention passed meanwhile): the outputs could not be kept.
+        if (erased) return right(erasedEnd(identity, attempt, at));
         // The attempt's last steps, none failed: recorded with its end, in that one event.
-        if (ends_attempt === true && !steps.some((step) => step.outcome === 'failed')) return right([{ type: 'OrchestrationEventProcessed', data: { ...identity, attempt, processed_at: at, steps: recordedNow } }]);
-        return right(recordedNow.map((data): OrchestrationEventEvent => ({ type: 'OrchestrationStepRecorded', data: { ...identity, attempt, ...data, recorded_at: at } })));
+        if (ends_attempt === true && !steps.some((step) => step.outcome === 'failed')) return right([{ type: 'OrchestrationEventProcessed', data: processedData(identity, attempt, at, payloadDay, recordedNow) }]);
+        return right(recordedNow.map((data): OrchestrationEventEvent => ({ type: 'OrchestrationStepRecorded', data: { ...identity, attempt, ...data, recorded_at: at, payload_day: payloadDay } })));
       }
       case 'FailAttempt': {
         const problem = requireAttempt(command.data.attempt);
@@ -544,7 +627,7 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
       case 'MarkProcessed': {
         const problem = requireAttempt(command.data.attempt);
         if (problem) return left(problem);
-        return right([{ type: 'OrchestrationEventProcessed', data: { ...identity, attempt: command.data.attempt, processed_at: at, steps: [] } }]);
+        return right([{ type: 'OrchestrationEventProcessed', data: processedData(identity, command.data.attempt, at, payloadDay, []) }]);
       }
       case 'Expire': {
         if (state.status === 'expired') return right([]);
@@ -558,10 +641,12 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
           return left(conflict('event_not_retryable', `only a failed or dead-lettered event is retried; this one is ${state.status}`));
         }
         if (expired) return left(conflict('event_expired', 'the event has expired: it would never be dispatched. Replay it instead (a replay has no absolute expiry)'));
+        if (erased) return left(payloadErased());
         return right([{ type: 'OrchestrationEventRequeued', data: { ...identity, previous_status: state.status, requeued_at: at } }]);
       }
       case 'RecordReplay': {
         if (state.replays.includes(command.data.replay_id)) return right([]);
+        if (erased) return left(payloadErased());
         return right([{ type: 'OrchestrationEventReplayed', data: { ...identity, replay_id: command.data.replay_id, reason: command.data.reason, replayed_at: at } }]);
       }
     }

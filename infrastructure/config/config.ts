@@ -179,6 +179,7 @@ const variables = {
   ORCHESTRATION_SEQUENCE_GAP_WAIT_MS: { codec: integerBetween(0, 24 * 3600 * 1000), default: '60000' },
   ORCHESTRATION_REPLAY_MAX_PER_REQUEST: { codec: integerBetween(1, 1000), default: '100' },
   ORCHESTRATION_EMITS_PER_MINUTE: { codec: integerBetween(1, 100_000_000), default: '60000' },
+  ORCHESTRATION_PAYLOAD_RETENTION_DAYS: { codec: integerBetween(0, 3650), default: '30' },
   ORCHESTRATION_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '5' },
   ORCHESTRATION_RETRY_BASE_MS: { codec: integerBetween(1, 3600 * 1000), default: '1000' },
   ORCHESTRATION_RETRY_MAX_MS: { codec: integerBetween(1, 24 * 3600 * 1000), default: '300000' },
@@ -413,6 +414,12 @@ export interface OrchestrationConfig {
   replayMaxPerRequest: number;
   /** Events one organization may emit and ingest a minute, bursts up to as many (ORCHESTRATION_EMITS_PER_MINUTE); past it 429 `rate_limited`. */
   emitsPerMinute: number;
+  /**
+   * Whole days the payloads and step outputs of the events received on a day are kept after it
+   * (ORCHESTRATION_PAYLOAD_RETENTION_DAYS), then erased; a longer `delay_seconds` is 400
+   * `delay_past_retention`. 0: kept until erased otherwise.
+   */
+  payloadRetentionDays: number;
 }
 
 export interface ConnectorCallConfig {
@@ -700,6 +707,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sequenceGapWaitMs: values.ORCHESTRATION_SEQUENCE_GAP_WAIT_MS as number,
       replayMaxPerRequest: values.ORCHESTRATION_REPLAY_MAX_PER_REQUEST as number,
       emitsPerMinute: values.ORCHESTRATION_EMITS_PER_MINUTE as number,
+      payloadRetentionDays: values.ORCHESTRATION_PAYLOAD_RETENTION_DAYS as number,
     },
     orchestrationDispatch: {
       maxAttempts: values.ORCHESTRATION_MAX_ATTEMPTS as number,

@@ -23,6 +23,8 @@ export class SqliteSubjectKeyTable implements SubjectKeyTable {
     ) WITHOUT ROWID`);
     this.statements = {
       find: db.prepare<[string], SubjectKeyRow>(`SELECT subject, key_sealed, created_at, erased_at FROM ${SUBJECT_KEYS_TABLE} WHERE subject IN (SELECT value FROM json_each(?))`),
+      // Most reads ask for one subject: by its key, without building and reading a JSON array.
+      findOne: db.prepare<[string], SubjectKeyRow>(`SELECT subject, key_sealed, created_at, erased_at FROM ${SUBJECT_KEYS_TABLE} WHERE subject = ?`),
       insert: db.prepare<[string, string | null, string]>(`INSERT INTO ${SUBJECT_KEYS_TABLE} (subject, key_sealed, created_at, erased_at) VALUES (?, ?, ?, NULL) ON CONFLICT (subject) DO NOTHING`),
       erase: db.prepare<{ subject: string; at: string }>(
         `INSERT INTO ${SUBJECT_KEYS_TABLE} (subject, key_sealed, created_at, erased_at) VALUES (@subject, NULL, @at, @at)
@@ -32,6 +34,10 @@ export class SqliteSubjectKeyTable implements SubjectKeyTable {
   }
 
   async find(subjects: readonly string[]): Promise<Map<string, SubjectKeyRow>> {
+    if (subjects.length === 1) {
+      const row = this.statements.findOne.get(subjects[0]);
+      return new Map(row ? [[row.subject, row]] : []);
+    }
     return new Map(this.statements.find.all(JSON.stringify(subjects)).map((row) => [row.subject, row]));
   }
 

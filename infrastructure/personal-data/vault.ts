@@ -8,7 +8,10 @@
 // Erasing replaces the subject's row by a tombstone (no key, `erased_at`): the key is gone, and
 // the tombstone keeps a later append from making a new key for the same subject. Keys are
 // read from the table on every use, never kept in memory, so an erasure in one process holds
-// in every other at once.
+// in every other at once; except the keys of subjects that no process may erase before a known
+// time (`keptUntil`: an organization's orchestration payloads of a day, erased two days later
+// at the soonest), kept in memory until then: the hot path of orchestration events reads them
+// on every emit and step, where a read of the key table each time cost more than the rest.
 
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Clock } from '../../application/ports/clock';
@@ -38,24 +41,39 @@ const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
+/** Until when a subject's key may be kept in memory (no process can erase it sooner); null: read on every use. */
+export type KeyKeptUntil = (subject: string) => Date | null;
+
+/** Kept keys beyond this many, those past their time are dropped. */
+const KEPT_KEYS_PRUNE_AT = 1000;
+
 export class KeyedPersonalDataVault implements PersonalDataVault {
+  /** Keys of subjects that cannot be erased before `until` (ms), as `keptUntil` says. */
+  private readonly kept = new Map<string, { key: Buffer; until: number }>();
+
   constructor(
     private readonly table: SubjectKeyTable,
     /** Seals the keys at rest (the data key's sealing). */
     private readonly dataKey: Pick<Secrets, 'seal' | 'open'>,
     private readonly clock: Clock,
+    private readonly keptUntil: KeyKeptUntil = () => null,
   ) {}
 
   async seal(subject: string, values: readonly string[]): Promise<string[]> {
-    const key = await this.keyMadeOnce(subject);
+    const key = this.keptKey(subject) ?? (await this.keyMadeOnce(subject));
     return values.map((value) => sealWith(key, subject, value));
   }
 
   async open(values: readonly SealedValue[]): Promise<Array<string | null>> {
     if (values.length === 0) return [];
-    const rows = await this.table.find([...new Set(values.map((value) => value.subject))]);
     const keys = new Map<string, Buffer | null>();
-    for (const [subject, row] of rows) keys.set(subject, row.key_sealed === null ? null : this.keyOf(row.key_sealed));
+    for (const { subject } of values) {
+      const key = this.keptKey(subject);
+      if (key) keys.set(subject, key);
+    }
+    const unknown = [...new Set(values.map((value) => value.subject))].filter((subject) => !keys.has(subject));
+    const rows = unknown.length === 0 ? new Map<string, SubjectKeyRow>() : await this.table.find(unknown);
+    for (const [subject, row] of rows) keys.set(subject, row.key_sealed === null ? null : this.keyOf(row.key_sealed, subject));
     return values.map((value) => {
       const key = keys.get(value.subject);
       // Sealed, yet no row: the key table was lost or restored from an older copy. Loud, never a silent erasure.
@@ -66,12 +84,26 @@ export class KeyedPersonalDataVault implements PersonalDataVault {
 
   async keptAmong(subjects: readonly string[]): Promise<Set<string>> {
     if (subjects.length === 0) return new Set();
-    const rows = await this.table.find(subjects);
-    return new Set([...rows.values()].filter((row) => row.key_sealed !== null).map((row) => row.subject));
+    const kept = new Set(subjects.filter((subject) => this.keptKey(subject) !== null));
+    const unknown = subjects.filter((subject) => !kept.has(subject));
+    if (unknown.length === 0) return kept;
+    const rows = await this.table.find(unknown);
+    for (const row of rows.values()) if (row.key_sealed !== null) kept.add(row.subject);
+    return kept;
   }
 
   async erase(subject: string): Promise<void> {
+    this.kept.delete(subject);
     await this.table.markErased(subject, this.clock.now().toISOString());
+  }
+
+  /** The subject's key kept in memory, while no process may erase it yet. */
+  private keptKey(subject: string): Buffer | null {
+    const entry = this.kept.get(subject);
+    if (!entry) return null;
+    if (entry.until > this.clock.now().getTime()) return entry.key;
+    this.kept.delete(subject);
+    return null;
   }
 
   private async keyMadeOnce(subject: string): Promise<Buffer> {
@@ -81,16 +113,47 @@ export class KeyedPersonalDataVault implements PersonalDataVault {
       row = await this.table.insertIfAbsent({ subject, key_sealed: this.dataKey.seal(made.toString('base64')), created_at: this.clock.now().toISOString(), erased_at: null });
     }
     if (row.key_sealed === null) throw new SubjectErasedError(subject);
-    return this.keyOf(row.key_sealed);
+    return this.keyOf(row.key_sealed, subject);
   }
 
-  private keyOf(sealed: string): Buffer {
-    return Buffer.from(this.dataKey.open(sealed), 'base64');
+  /** A key read from the table, kept in memory when its subject cannot be erased for a while. */
+  private keyOf(sealed: string, subject: string): Buffer {
+    const key = Buffer.from(this.dataKey.open(sealed), 'base64');
+    const until = this.keptUntil(subject)?.getTime() ?? 0;
+    if (until > this.clock.now().getTime()) {
+      if (this.kept.size >= KEPT_KEYS_PRUNE_AT) this.pruneKept();
+      this.kept.set(subject, { key, until });
+    }
+    return key;
+  }
+
+  private pruneKept(): void {
+    const now = this.clock.now().getTime();
+    for (const [subject, entry] of this.kept) if (entry.until <= now) this.kept.delete(subject);
   }
 }
 
+/**
+ * Nonces drawn from a pool of random bytes filled a few thousand at a time, each used once: a
+ * call of the random source per value sealed cost more than the sealing (an orchestration event
+ * seals its payload and its outputs on the hot path). Node's randomUUID keeps such a pool too.
+ */
+const NONCE_POOL_BYTES = NONCE_BYTES * 512;
+let noncePool = Buffer.alloc(0);
+let noncePoolOffset = 0;
+
+function freshNonce(): Buffer {
+  if (noncePoolOffset + NONCE_BYTES > noncePool.length) {
+    noncePool = randomBytes(NONCE_POOL_BYTES);
+    noncePoolOffset = 0;
+  }
+  const nonce = noncePool.subarray(noncePoolOffset, noncePoolOffset + NONCE_BYTES);
+  noncePoolOffset += NONCE_BYTES;
+  return nonce;
+}
+
 function sealWith(key: Buffer, subject: string, value: string): string {
-  const nonce = randomBytes(NONCE_BYTES);
+  const nonce = freshNonce();
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
   cipher.setAAD(Buffer.from(subject, 'utf8'));
   const body = Buffer.concat([cipher.update(value, 'utf8'), cipher.final(), cipher.getAuthTag()]);

@@ -11,6 +11,10 @@ import { Ed25519AuditSigner } from '../crypto/audit-signer';
 import { allProjections } from '../../projections/index';
 import { ProjectionRunner } from '../../projections/runner';
 import { SqliteEventStore } from '../event-store/sqlite';
+import { AesGcmSecrets } from '../crypto/secrets';
+import { SqliteSubjectKeyTable } from '../personal-data/sqlite';
+import { KeyedPersonalDataVault } from '../personal-data/vault';
+import { payloadKeyKeptUntil } from '../../domain/orchestration-event/payloads';
 import { createLogger } from '../logging/logger';
 import { SqliteReadStore } from '../read-store/sqlite';
 import { systemClock, uuidGenerator } from '../system';
@@ -29,7 +33,11 @@ async function main(): Promise<void> {
   const rawEvents = new SqliteEventStore(eventsDb);
   const readStore = new SqliteReadStore(readModelsDb, { cacheTtlMs: data.readCacheTtlMs });
   const projections = allProjections.filter((projection) => data.projections.includes(projection.name));
-  const runner = new ProjectionRunner({ eventStore: new DecodingEventStore(rawEvents), readStore, clock: systemClock, logger }, projections, {
+  // Sealed fields (orchestration payloads) are opened here as on the serving thread: the key table
+  // is read on its own connection to the events file, on each use, so an erasure holds here at once.
+  const subjectKeys = new SqliteSubjectKeyTable(openSqliteDatabase(data.eventsFile, { synchronous: data.synchronous }));
+  const vault = new KeyedPersonalDataVault(subjectKeys, new AesGcmSecrets(Buffer.from(data.dataKey)), systemClock, payloadKeyKeptUntil);
+  const runner = new ProjectionRunner({ eventStore: new DecodingEventStore(rawEvents, vault), readStore, clock: systemClock, logger }, projections, {
     leaseHolder: data.leaseHolder,
     leaseTtlMs: data.leaseTtlMs,
     leaseHolderIsGone: localProcesses().isGone,
@@ -55,7 +63,7 @@ async function main(): Promise<void> {
   const anchoring = data.anchoring
     ? new AuditAnchoring(
         {
-          eventStore: new DecodingEventStore(rawEvents),
+          eventStore: new DecodingEventStore(rawEvents, vault),
           clock: systemClock,
           ids: uuidGenerator,
           readStore,
@@ -91,6 +99,7 @@ async function main(): Promise<void> {
       await anchoring?.stop();
       await runner.stop();
       await rawEvents.close();
+      await subjectKeys.close();
       await readStore.close();
       eventsDb.close();
       readModelsDb.close();

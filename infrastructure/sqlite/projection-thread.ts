@@ -37,6 +37,11 @@ export interface ProjectionThreadData {
   leaseTtlMs: number;
   readCacheTtlMs: number;
   logLevel: string;
+  /**
+   * The data key, for the personal-data vault the thread opens sealed fields with (orchestration
+   * payloads): the keys of subjects are read from the events file's key table on each use there too.
+   */
+  dataKey: Uint8Array;
   /** The audit anchoring runs there too, when set (it hashes every event again, from the events). */
   anchoring: (AuditAnchoringSettings & { privateKey: KeyObject; publicKey: KeyObject }) | null;
 }

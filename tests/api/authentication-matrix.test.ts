@@ -40,6 +40,7 @@ const USER_ROUTES: Array<[string, string]> = [
   ['POST', '/api/v1/team/invitations/some-invitation/erase'],
   ['GET', '/api/v1/tenant/end-users/export'],
   ['POST', '/api/v1/tenant/end-users/erase'],
+  ['POST', '/api/v1/org/events/payloads/erase'],
   ['POST', '/api/v1/team/switch-tenant'],
   ['GET', '/api/v1/team/my-tenants'],
 ];

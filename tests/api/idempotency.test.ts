@@ -228,6 +228,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/tool-calls/:id/refuse': 'a change of state of a tool call; repeating it is 409',
       'POST /api/v1/tool-calls/:id/erase': 'erasing again answers the first erasure and records nothing',
       'POST /api/v1/team/invitations/:id/erase': 'erasing again answers the first erasure and records nothing',
+      'POST /api/v1/org/events/payloads/erase': 'erasing again erases nothing more and records nothing (each day is erased once)',
       'POST /api/v1/tenant/end-users/erase': 'erasing again erases nothing more and names what was erased',
       'POST /api/v1/workspaces/:workspace_id/integrations/import/preview': 'reads a document and writes nothing',
       'POST /api/v1/workspaces/:workspace_id/integrations/import/preview/upload': 'reads a document and writes nothing',

@@ -106,4 +106,24 @@ export function personalDataVaultContract(createFixture: () => Promise<SubjectKe
     expect(dataKey.open(row.key_sealed as string)).to.have.length(44); // 32 bytes, base64
     expect(() => new AesGcmSecrets(randomBytes(32)).open(row.key_sealed as string)).to.throw();
   });
+
+  it('keeps in memory, until the time given, the key of a subject no process may erase sooner; reads the table again after', async () => {
+    const until = new Date(clock.now().getTime() + 60_000);
+    const keeping = new KeyedPersonalDataVault(fixture.tables[0], dataKey, clock, (asked) => (asked === subject ? until : null));
+    const [sealed] = await keeping.seal(subject, ['kept']);
+    // Another process erases it against the rules: the key kept in memory still opens and seals, until its time.
+    await otherProcess.erase(subject);
+    expect(await keeping.open([{ subject, sealed }])).to.deep.equal(['kept']);
+    expect([...(await keeping.keptAmong([subject]))]).to.deep.equal([subject]);
+    expect(await keeping.seal(subject, ['more'])).to.have.length(1);
+    clock.advance(60_000);
+    expect(await keeping.open([{ subject, sealed }])).to.deep.equal([null]);
+    expect([...(await keeping.keptAmong([subject]))]).to.deep.equal([]);
+    // Its own erasure drops it at once.
+    const other = `conversation:test-${randomUUID()}`;
+    const keepingOther = new KeyedPersonalDataVault(fixture.tables[0], dataKey, clock, () => new Date(clock.now().getTime() + 60_000));
+    const [theirs] = await keepingOther.seal(other, ['theirs']);
+    await keepingOther.erase(other);
+    expect(await keepingOther.open([{ subject: other, sealed: theirs }])).to.deep.equal([null]);
+  });
 }

@@ -11,10 +11,14 @@ import {
   resolveEnvelope,
   type StepRecordData,
   stepRequestId,
+  stepsOf,
 } from '../../domain/orchestration-event/orchestration-event';
+import { ERASED_PAYLOAD, orchestrationPayloadSubject, payloadKeyKeptUntil } from '../../domain/orchestration-event/payloads';
+import { firstDayKept } from '../../application/orchestration/payload-retention';
+import { domainEvents } from '../../domain/events';
 import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
 
-const LIMITS = { maxPayloadBytes: 1024, maxDepth: 3 };
+const LIMITS = { maxPayloadBytes: 1024, maxDepth: 3, payloadRetentionDays: 2 };
 const at = (ms: number): Date => new Date(FIXED_NOW.getTime() + ms);
 const iso = (ms: number): string => at(ms).toISOString();
 
@@ -76,8 +80,16 @@ describe('orchestration event: the envelope rules', () => {
       [{ depth: -1 }, 'invalid_request', 'depth'],
       [{ depth: 4 }, 'depth_exceeded', 'depth'],
       [{ replay_of: 'evt-1' }, 'replay_of_reserved', 'replay_of'],
+      // What an erased payload reads as is the service's; a delay longer than the payload is kept would find it erased.
+      [{ payload: { $erased: true } }, 'invalid_request', 'payload'],
+      [{ payload: { order: 1, $erased: false } }, 'invalid_request', 'payload'],
+      [{ delay_seconds: 2 * 24 * 3600 + 1 }, 'delay_past_retention', 'delay_seconds'],
     ];
     for (const [over, code, field] of cases) expect(refusal(over), JSON.stringify(over)).to.deep.equal({ code, field, kind: 'invalid' });
+    // As long as the retention, or any delay when payloads are kept until erased otherwise.
+    expect(refusal({ delay_seconds: 2 * 24 * 3600 })).to.equal(null);
+    expect(envelopeProblem(body({ delay_seconds: 30 * 24 * 3600 }), { ...LIMITS, payloadRetentionDays: 0 }, FIXED_NOW)).to.equal(null);
+    expect(refusal({ payload: { nested: { $erased: true } } })).to.equal(null);
   });
 
   it('fills the defaults; a known cause gives the depth a floor and the correlation its default', () => {
@@ -161,7 +173,12 @@ describe('orchestration event (decider)', () => {
   const fail = (attempt: number, retryAt: string | null): OrchestrationEventCommand => ({ type: 'FailAttempt', data: { tenant_id: 't1', attempt, error, retry_at: retryAt } });
   const failed = (attempt: number, next: string | null, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationAttemptFailed', data: { ...ids, attempt, error, next_attempt_at: next, failed_at: iso(ms) } });
   const deadLettered = (attempts: number, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts, error, dead_lettered_at: iso(ms) } });
-  const processed = (attempt: number, steps: StepRecordData[] = []): OrchestrationEventEvent => ({ type: 'OrchestrationEventProcessed', data: { ...ids, attempt, processed_at: iso(0), steps } });
+  // Sealed under the key of the day it was received; the steps' outputs apart from their records.
+  const day = iso(0).slice(0, 10);
+  const processed = (attempt: number, steps: StepRecordData[] = []): OrchestrationEventEvent => ({
+    type: 'OrchestrationEventProcessed',
+    data: { ...ids, attempt, processed_at: iso(0), steps: steps.map((recorded) => ({ ...recorded, output: null })), outputs: steps.length === 0 ? undefined : steps.map((recorded) => recorded.output), payload_day: day },
+  });
   const stepData = (requestId: string, over: Partial<StepRecordData> = {}): StepRecordData => ({ flow: 'refunds', step: 0, request_id: requestId, outcome: 'succeeded', error: null, output: { refund: 'r-1' }, tool_call_id: null, ...over });
   const step = (attempt: number, requestId = stepRequestId('evt-1', attempt, 'refunds', 0)): OrchestrationEventCommand => ({ type: 'RecordSteps', data: { tenant_id: 't1', attempt, steps: [stepData(requestId)] } });
   const requeue: OrchestrationEventCommand = { type: 'Requeue', data: { tenant_id: 't1' } };
@@ -204,7 +221,7 @@ describe('orchestration event (decider)', () => {
     spec().given([]).when(claimed(['refunds'])).then([queued(), started(1)]);
     // Running: the same id again records nothing; the attempt goes on as one a pass started.
     spec().given([queued(), started(1)]).when(claimed(['refunds'])).thenNothingHappened();
-    spec().given([queued(), started(1)]).when(step(1)).then([{ type: 'OrchestrationStepRecorded', data: { ...ids, attempt: 1, ...stepData(stepRequestId('evt-1', 1, 'refunds', 0)), recorded_at: iso(0) } }]);
+    spec().given([queued(), started(1)]).when(step(1)).then([{ type: 'OrchestrationStepRecorded', data: { ...ids, attempt: 1, ...stepData(stepRequestId('evt-1', 1, 'refunds', 0)), recorded_at: iso(0), payload_day: day } }]);
     spec().given([queued(), started(1)]).when(start()).thenThrows('conflict', 'event_not_dispatchable');
     // No flow: processed on receipt, as without a slot.
     spec().given([]).when(claimed([])).then([{ type: 'OrchestrationEventProcessedOnReceipt', data: queued().data as Extract<OrchestrationEventEvent, { type: 'OrchestrationEventQueued' }>['data'] }]);
@@ -234,7 +251,7 @@ describe('orchestration event (decider)', () => {
   it('records each step of the running attempt once; a step again with its request id records nothing', () => {
     const recorded: OrchestrationEventEvent = {
       type: 'OrchestrationStepRecorded',
-      data: { ...ids, attempt: 1, flow: 'refunds', step: 0, request_id: 'evt-1:1:refunds:0', outcome: 'succeeded', error: null, output: { refund: 'r-1' }, tool_call_id: null, recorded_at: iso(0) },
+      data: { ...ids, attempt: 1, flow: 'refunds', step: 0, request_id: 'evt-1:1:refunds:0', outcome: 'succeeded', error: null, output: { refund: 'r-1' }, tool_call_id: null, recorded_at: iso(0), payload_day: day },
     };
     spec().given([queued(), started(1)]).when(step(1)).then([recorded]);
     spec().given([queued(), started(1), recorded]).when(step(1)).thenNothingHappened();
@@ -259,7 +276,7 @@ describe('orchestration event (decider)', () => {
     });
     const recorded = (outcome: 'succeeded' | 'skipped' | 'failed'): OrchestrationEventEvent => ({
       type: 'OrchestrationStepRecorded',
-      data: { ...ids, attempt: 1, flow: 'refunds', step: 0, request_id: 'evt-1:1:refunds:0', outcome, error: null, output: { refund: 'r-1' }, tool_call_id: null, recorded_at: iso(0) },
+      data: { ...ids, attempt: 1, flow: 'refunds', step: 0, request_id: 'evt-1:1:refunds:0', outcome, error: null, output: { refund: 'r-1' }, tool_call_id: null, recorded_at: iso(0), payload_day: day },
     });
     spec().given([queued(), started(1)]).when(last('succeeded')).then([processed(1, [stepData('evt-1:1:refunds:0')])]);
     spec().given([queued(), started(1)]).when(last('skipped')).then([processed(1, [stepData('evt-1:1:refunds:0', { outcome: 'skipped' })])]);
@@ -273,7 +290,7 @@ describe('orchestration event (decider)', () => {
   it("records a flow's last tool step with the emits after it in one append, in order, with the attempt's end unless one failed", () => {
     const emitStep = stepData('evt-1:1:refunds:1', { step: 1, output: { emitted: 'shop.refund.sent', event_id: 'evt-2' } });
     const group = (steps: StepRecordData[], endsAttempt = true): OrchestrationEventCommand => ({ type: 'RecordSteps', data: { tenant_id: 't1', attempt: 1, steps, ends_attempt: endsAttempt } });
-    const recordedOf = (data: StepRecordData): OrchestrationEventEvent => ({ type: 'OrchestrationStepRecorded', data: { ...ids, attempt: 1, ...data, recorded_at: iso(0) } });
+    const recordedOf = (data: StepRecordData): OrchestrationEventEvent => ({ type: 'OrchestrationStepRecorded', data: { ...ids, attempt: 1, ...data, recorded_at: iso(0), payload_day: day } });
     const toolStep = stepData('evt-1:1:refunds:0');
     spec().given([queued(), started(1)]).when(group([toolStep, emitStep])).then([processed(1, [toolStep, emitStep])]);
     spec().given([queued(), started(1)]).when(group([toolStep, emitStep], false)).then([recordedOf(toolStep), recordedOf(emitStep)]);
@@ -322,6 +339,85 @@ describe('orchestration event (decider)', () => {
     spec(5000).given([queued({ expires_at: iso(5000) }), started(1)]).when(expire).thenNothingHappened();
     spec(6000).given([queued({ expires_at: iso(5000) }), started(1), failed(1, iso(9000))]).when(expire).then([{ ...expired, data: { ...expired.data, expired_at: iso(6000) } } as OrchestrationEventEvent]);
     spec().given([queued()]).when(expire).thenThrows('conflict', 'event_not_expired');
+  });
+
+  describe('once its payload is erased (its day\'s key, by the retention)', () => {
+    const erasedQueued = (over: Partial<Envelope> & { not_before?: string } = {}) => queued({ payload: { ...ERASED_PAYLOAD }, ...over });
+    const erasedError = { code: 'payload_erased', message: 'the payload was erased (its retention passed): the flows cannot run on it' };
+
+    it('dead-letters it at its next start instead of running its flows on nothing', () => {
+      spec()
+        .given([erasedQueued()])
+        .when(start())
+        .then([
+          started(1),
+          { type: 'OrchestrationAttemptFailed', data: { ...ids, attempt: 1, error: erasedError, next_attempt_at: null, failed_at: iso(0) } },
+          { type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts: 1, error: erasedError, dead_lettered_at: iso(0) } },
+        ]);
+      spec()
+        .given([erasedQueued(), started(1), failed(1, iso(0))])
+        .when(start())
+        .then([
+          started(2),
+          { type: 'OrchestrationAttemptFailed', data: { ...ids, attempt: 2, error: erasedError, next_attempt_at: null, failed_at: iso(0) } },
+          { type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts: 2, error: erasedError, dead_lettered_at: iso(0) } },
+        ]);
+    });
+
+    it('ends an attempt running as it was erased at its next steps, failed and dead-lettered, keeping no output', () => {
+      spec()
+        .given([erasedQueued(), started(1)])
+        .when(step(1))
+        .then([
+          { type: 'OrchestrationAttemptFailed', data: { ...ids, attempt: 1, error: erasedError, next_attempt_at: null, failed_at: iso(0) } },
+          { type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts: 1, error: erasedError, dead_lettered_at: iso(0) } },
+        ]);
+    });
+
+    it('refuses to re-queue or replay it (409 payload_erased), and a replay made of it', () => {
+      spec().given([erasedQueued(), started(1), failed(1, null), deadLettered(1)]).when(requeue).thenThrows('conflict', 'payload_erased');
+      spec().given([erasedQueued(), started(1), processed(1)]).when({ type: 'RecordReplay', data: { tenant_id: 't1', replay_id: 'evt-2', reason: null } }).thenThrows('conflict', 'payload_erased');
+      spec().given([]).when(emit({ payload: { ...ERASED_PAYLOAD }, replay_of: 'evt-0' })).thenThrows('conflict', 'payload_erased');
+      // A payload that only looks alike is not erased.
+      spec().given([queued({ payload: { $erased: true, order: 1 } }), started(1), failed(1, null), deadLettered(1)]).when(requeue).then([{ type: 'OrchestrationEventRequeued', data: { ...ids, previous_status: 'dead_letter', requeued_at: iso(0) } }]);
+    });
+  });
+
+  it('seals the payload and the step outputs under the key of the organization and the day the event was received', () => {
+    const subjectOf = (type: string, data: Record<string, unknown>) => domainEvents.personalFieldsOf(type)?.subject(data);
+    expect(subjectOf('OrchestrationEventQueued', queued().data)).to.equal(orchestrationPayloadSubject('t1', day));
+    expect(subjectOf('OrchestrationStepRecorded', { ...ids, recorded_at: '2026-12-24T00:00:01.000Z', payload_day: '2026-12-23' })).to.equal('orchestration:t1:2026-12-23');
+    expect(domainEvents.personalFieldsOf('OrchestrationEventQueued')?.json).to.deep.equal({ payload: ERASED_PAYLOAD });
+    expect(domainEvents.personalFieldsOf('OrchestrationStepRecorded')?.json).to.deep.equal({ output: null });
+    expect(domainEvents.personalFieldsOf('OrchestrationEventProcessed')?.json).to.deep.equal({ outputs: [] });
+    expect(domainEvents.personalFieldsOf('OrchestrationDispatchStarted')).to.equal(undefined);
+  });
+
+  it('lets a reader keep a day\'s key in memory until two days after the day began, and the retention never erases it sooner', () => {
+    expect(payloadKeyKeptUntil('orchestration:t1:2026-12-01')?.toISOString()).to.equal('2026-12-03T00:00:00.000Z');
+    expect(payloadKeyKeptUntil('orchestration:t:with:colons:2026-02-28')?.toISOString()).to.equal('2026-03-02T00:00:00.000Z');
+    for (const other of ['conversation:c1', 'orchestration:t1:2026-02-30', 'orchestration:t1:2026-13-01', 'orchestration:t1:today']) expect(payloadKeyKeptUntil(other), other).to.equal(null);
+    // The shortest retention (1 day), at every hour of four days: a day is erased only once its key may be.
+    for (let hour = 0; hour < 96; hour += 1) {
+      const now = new Date(Date.parse('2026-12-01T00:00:00.000Z') + hour * 3600_000 + 1);
+      const kept = firstDayKept(now, 1);
+      const lastErased = new Date(Date.parse(`${kept}T00:00:00.000Z`) - 24 * 3600_000).toISOString().slice(0, 10);
+      expect(payloadKeyKeptUntil(`orchestration:t1:${lastErased}`)!.getTime(), now.toISOString()).to.be.at.most(now.getTime());
+    }
+  });
+
+  it('reads steps recorded before their outputs were sealed apart: the day they were recorded stands in for the payload day', () => {
+    const v1Step = { ...ids, attempt: 1, ...stepData('r-0'), recorded_at: '2026-11-20T23:59:59.000Z' };
+    const step = domainEvents.decode('OrchestrationStepRecorded', v1Step, 1);
+    expect(step.ok && step.event.data).to.deep.include({ payload_day: '2026-11-20', output: { refund: 'r-1' } });
+    const v2Processed = { ...ids, attempt: 1, processed_at: '2026-11-21T08:00:00.000Z', steps: [stepData('r-0'), stepData('r-1', { step: 1, output: null })] };
+    const decoded = domainEvents.decode('OrchestrationEventProcessed', v2Processed, 2);
+    if (!decoded.ok || decoded.event.type !== 'OrchestrationEventProcessed') throw new Error('not decoded');
+    expect(decoded.event.data).to.deep.include({ payload_day: '2026-11-21', outputs: [{ refund: 'r-1' }, null] });
+    expect(decoded.event.data.steps.map((recorded) => recorded.output)).to.deep.equal([null, null]);
+    expect(stepsOf(decoded.event.data)).to.deep.equal([stepData('r-0'), stepData('r-1', { step: 1, output: null })]);
+    const v1Processed = domainEvents.decode('OrchestrationEventProcessed', { ...ids, attempt: 1, processed_at: '2026-11-21T08:00:00.000Z' }, 1);
+    expect(v1Processed.ok && v1Processed.event.data).to.deep.include({ steps: [], outputs: undefined });
   });
 
   it('records each replay once, in any status; another tenant or no event is 404', () => {

@@ -1,4 +1,4 @@
-// `erase conversation`, `erase lead`, `erase invitation` and `erase end-user`: the operator erases for an organization (docs/personal-data.md),
+// `erase conversation`, `erase lead`, `erase invitation`, `erase end-user` and `erase orchestration-payloads`: the operator erases for an organization (docs/personal-data.md),
 // also one whose admins cannot sign in (suspended here). The CLI runs as a separate process on a
 // data folder; the test reads the result through a platform opened on the same folder.
 
@@ -6,6 +6,9 @@ import { expect } from 'chai';
 import { handleCommand } from '../../application/command-handling/handle-command';
 import { conversationAggregate } from '../../application/conversation/conversations';
 import { invitationAggregate } from '../../application/invitation/invitations';
+import { orchestrationEventAggregate } from '../../application/orchestration/orchestration-events';
+import { orchestrationEventStream, resolveEnvelope } from '../../domain/orchestration-event/orchestration-event';
+import { ManualClock } from '../support/stores';
 import { verifiedPartyId } from '../../application/widget/widget-access';
 import { leadAggregate } from '../../application/lead/lead-aggregate';
 import { silentLogger } from '../../application/ports/logger';
@@ -133,5 +136,38 @@ describe('operator CLI: erase conversation, erase lead, erase invitation, erase 
     expect(gone).to.deep.include({ type: 'InvitationErased' });
     expect(gone.data.erased_by).to.deep.equal({ kind: 'system', id: 'operator-cli' });
     expect((await cli(dir.path, 'events', 'read', invitationStream('invitation-1'))).stdout).to.not.contain('walter.skinner');
+  });
+
+  it('erases the orchestration payloads of the days before a date; refuses without its flags (2) or with a day too recent (1)', async () => {
+    const tenantId = 'payloads-tenant';
+    const threeDaysAgo = new Date(Date.now() - 3 * 24 * 3600_000);
+    const platform = await createPlatform(loadConfig({ DATA_DIR: dir.path, LOG_LEVEL: 'silent', PROJECTION_THREAD: 'main' }), { logger: silentLogger, clock: new ManualClock(threeDaysAgo) });
+    const envelope = resolveEnvelope({ name: 'shop.order.created', payload: { order: 'o-1', email: 'fox.mulder@example.com' } }, 'payload-event-1', null, { maxPayloadBytes: 65536, maxDepth: 8 });
+    if (envelope._tag !== 'Right') throw new Error('the envelope was refused');
+    try {
+      await handleCommand(
+        platform.commands,
+        orchestrationEventAggregate,
+        orchestrationEventStream('payload-event-1'),
+        { type: 'EmitOrchestrationEvent', data: { event_id: 'payload-event-1', tenant_id: tenantId, envelope: envelope.right, received_via: 'emit' } },
+        userContext({ tenant_id: tenantId }),
+      );
+    } finally {
+      await platform.close();
+    }
+    expect((await cli(dir.path, 'erase', 'orchestration-payloads', '--tenant', tenantId)).code).to.equal(2);
+    const today = new Date().toISOString().slice(0, 10);
+    const tooRecent = await cli(dir.path, 'erase', 'orchestration-payloads', '--tenant', tenantId, '--before', today);
+    expect([tooRecent.code, tooRecent.stderr.includes('invalid_request')]).to.deep.equal([1, true]);
+
+    const yesterday = new Date(Date.now() - 24 * 3600_000).toISOString().slice(0, 10);
+    const erased = await cli(dir.path, 'erase', 'orchestration-payloads', '--tenant', tenantId, '--before', yesterday);
+    expect(erased.code, erased.stderr).to.equal(0);
+    expect(erased.stdout).to.include(`erased the payloads of 1 day(s): ${threeDaysAgo.toISOString().slice(0, 10)}`);
+    const [queued] = await readAsPlatform(orchestrationEventStream('payload-event-1'));
+    expect(queued.data).to.deep.include({ payload: { $erased: true } });
+    expect((await cli(dir.path, 'events', 'read', orchestrationEventStream('payload-event-1'))).stdout).to.not.contain('fox.mulder');
+    const again = await cli(dir.path, 'erase', 'orchestration-payloads', '--tenant', tenantId, '--before', yesterday);
+    expect(again.stdout).to.include('were left to erase');
   });
 });

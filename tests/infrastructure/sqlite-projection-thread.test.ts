@@ -161,7 +161,7 @@ describe('projection thread of the embedded store', () => {
     fs.writeFileSync(script, 'process.exit(3);\n');
     const reports: ProjectionProgress[][] = [];
     const thread = await ProjectionThread.start({
-      data: { eventsFile: '', readModelsFile: '', synchronous: 'normal', projections: ['audit_log'], leaseHolder: 'h', leaseTtlMs: 1000, readCacheTtlMs: 0, logLevel: 'silent', anchoring: null },
+      data: { eventsFile: '', readModelsFile: '', synchronous: 'normal', projections: ['audit_log'], leaseHolder: 'h', leaseTtlMs: 1000, readCacheTtlMs: 0, logLevel: 'silent', dataKey: new Uint8Array(32), anchoring: null },
       logger: silentLogger,
       onProgress: (progress) => reports.push(progress),
       workerScript: script,

@@ -78,13 +78,48 @@ describe('orchestration events projection', () => {
       newEvent('OrchestrationStepRecorded', { event_id: 'e1', tenant_id: 't1', attempt: 1, ...step(0, 'succeeded'), recorded_at: at }),
       ended,
     ]);
-    const [attempt] = (await document('e1'))!.attempts;
+    const doc = (await document('e1'))!;
+    const [attempt] = doc.attempts;
     expect(attempt).to.include({ outcome: 'processed', ended_at: later });
+    // Each output is kept apart from its step, by request id (a day's erasure empties them at once).
     expect(attempt.steps).to.deep.equal([
-      { ...step(0, 'succeeded'), recorded_at: at },
-      { ...step(1, 'succeeded'), recorded_at: later },
-      { ...step(2, 'skipped'), recorded_at: later },
+      { ...step(0, 'succeeded'), output: null, recorded_at: at },
+      { ...step(1, 'succeeded'), output: null, recorded_at: later },
+      { ...step(2, 'skipped'), output: null, recorded_at: later },
     ]);
+    expect(doc.outputs).to.deep.equal({ 'e1:1:f@c:0': { n: 0 }, 'e1:1:f@c:1': { n: 1 }, 'e1:1:f@c:2': { n: 2 } });
+  });
+
+  it("scrubs the payloads and outputs of an organization's day once they are erased, and keeps none recorded after", async () => {
+    const nextDay = '2026-11-29T00:00:01.000Z';
+    const output = (id: string, index: number, recordedAt = at) => ({ event_id: id, tenant_id: 't1', attempt: 1, flow: 'f@c', step: index, request_id: `${id}:1:f@c:${index}`, outcome: 'succeeded', error: null, output: { n: index }, tool_call_id: null, recorded_at: recordedAt });
+    for (const id of ['d1', 'd2']) {
+      await running.stores.eventStore.appendToStream(orchestrationEventStream(id), [
+        newEvent('OrchestrationEventQueued', received(id)),
+        newEvent('OrchestrationDispatchStarted', { event_id: id, tenant_id: 't1', attempt: 1, flows: ['f@c'], started_at: at }),
+        newEvent('OrchestrationStepRecorded', output(id, 0)),
+      ]);
+    }
+    // Another organization's event of the same day, and one of the next day: not theirs to scrub.
+    await running.stores.eventStore.appendToStream(orchestrationEventStream('other'), [newEvent('OrchestrationEventQueued', { ...received('other'), tenant_id: 't2' })]);
+    await running.stores.eventStore.appendToStream(orchestrationEventStream('later'), [newEvent('OrchestrationEventQueued', { ...received('later'), received_at: nextDay, not_before: nextDay })]);
+    expect(await document('d1')).to.deep.include({ payload_day: '2026-11-28', payload_erased: false, payload: { order_id: 'A-1' }, outputs: { 'd1:1:f@c:0': { n: 0 } } });
+
+    await running.stores.eventStore.appendToStream('orchestrationPayloads-t1:2026-11-28', [newEvent('OrchestrationPayloadsErased', { tenant_id: 't1', day: '2026-11-28', reason: 'retention', erased_at: nextDay })]);
+    for (const id of ['d1', 'd2']) expect(await document(id), id).to.deep.include({ payload: { $erased: true }, payload_erased: true, outputs: {} });
+    expect(await document('other')).to.deep.include({ payload: { order_id: 'A-1' }, payload_erased: false });
+    expect(await document('later')).to.deep.include({ payload: { order_id: 'A-1' }, payload_erased: false, payload_day: '2026-11-29' });
+    // A step recorded after (a late one of an attempt still running) keeps its record, not its output.
+    await running.stores.eventStore.appendToStream(orchestrationEventStream('d1'), [newEvent('OrchestrationStepRecorded', output('d1', 1, nextDay))]);
+    const d1 = (await document('d1'))!;
+    expect(d1.outputs).to.deep.equal({});
+    expect(d1.attempts[0].steps.map((recorded) => [recorded.step, recorded.output])).to.deep.equal([
+      [0, null],
+      [1, null],
+    ]);
+    // Rebuilt after the erasure, the payload reads erased in the log: so in the document.
+    await running.stores.eventStore.appendToStream(orchestrationEventStream('rebuilt'), [newEvent('OrchestrationEventQueued', { ...received('rebuilt'), payload: { $erased: true } })]);
+    expect(await document('rebuilt')).to.deep.include({ payload_erased: true });
   });
 
   it('keeps a waiting event\'s due time in the field of its kind, and neither once it runs or settles', async () => {

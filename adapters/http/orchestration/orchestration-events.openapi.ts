@@ -9,8 +9,8 @@ import {
   SOURCE_MAX_LENGTH,
 } from '../../../domain/orchestration-event/orchestration-event';
 import { LIST_MAX_LIMIT, REPLAY_REASON_MAX_LENGTH } from '../../../application/orchestration/orchestration-events';
-import { type ApiArea, type Schema, arrayOf, dateTime, enumOf, integer, nullable, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
-import { RangeReplayBody, ReplayBody } from './orchestration-events';
+import { type ApiArea, type Schema, arrayOf, boolean, dateTime, enumOf, integer, nullable, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
+import { PayloadErasureBody, RangeReplayBody, ReplayBody } from './orchestration-events';
 
 const nullableString = (description: string): Schema => ({ type: ['string', 'null'], description });
 const nullableInteger = (description: string): Schema => ({ type: ['integer', 'null'], description });
@@ -46,7 +46,8 @@ const orchestrationEvent = object({
   id: string(),
   name: string(),
   source: nullableString('who produced it'),
-  payload: { type: 'object', description: 'as emitted' },
+  payload: { type: 'object', description: 'as emitted; `{"$erased": true}` once erased (ORCHESTRATION_PAYLOAD_RETENTION_DAYS after the day it was received: docs/orchestration-events.md, "Payload retention")' },
+  payload_erased: boolean('its payload and its steps\' outputs were erased: it can no longer be re-queued or replayed'),
   version: integer(),
   correlation_id: string(),
   causation_id: nullableString('null for a root event'),
@@ -81,7 +82,7 @@ const orchestrationEvent = object({
               request_id: string("what the step's call carried"),
               outcome: enumOf(['succeeded', 'failed', 'skipped']),
               error: stepError,
-              output: { description: 'what the step gave back; null when nothing' },
+              output: { description: 'what the step gave back; null when nothing, and once the payload is erased' },
               tool_call_id: nullableString('the business tool call, when the step called one'),
               recorded_at: dateTime(),
             }),
@@ -204,6 +205,18 @@ export const orchestrationEventsApi: ApiArea = {
         },
       },
     },
+    '/api/v1/org/events/payloads/erase': {
+      post: {
+        summary: 'Erase the payloads of the days before a date',
+        description:
+          'Erases, now, the payloads and step outputs of the organization\'s events received before `before` (`YYYY-MM-DD`, UTC), as the retention (ORCHESTRATION_PAYLOAD_RETENTION_DAYS) does once it has passed: each day\'s key is deleted, its payloads read `{"$erased": true}` and its outputs null everywhere, in the log too, and its events can no longer be retried or replayed. For a customer\'s request to be forgotten: payloads are kept by day, not by person (docs/orchestration-events.md, "Payload retention"). `before` is yesterday at the latest (400 `invalid_request` naming `before` otherwise): the payloads of today and yesterday are in use. Each day erased is an `OrchestrationPayloadsErased` of the audit log. Cannot be undone; asking again erases nothing more. 503 `read_model_rebuilding` while an upgrade rebuilds the events\' read model.',
+        access: 'user',
+        role: 'admin',
+        body: { json: schemaOfCodec(PayloadErasureBody) },
+        success: { status: 200, description: 'what this request erased', json: object({ erased_days: arrayOf(string('YYYY-MM-DD'), 'the days erased by this request, oldest first; none when every one was erased before') }) },
+        errors: [503],
+      },
+    },
     '/api/v1/org/events/replays/{id}': {
       get: {
         summary: 'The progress of a range replay run in the background',
@@ -228,7 +241,7 @@ export const orchestrationEventsApi: ApiArea = {
     '/api/v1/org/events/{id}/retry': {
       post: {
         summary: 'Retry a failed or dead-lettered event',
-        description: `Re-reads the event's stream and queues it again, due at once, with a fresh budget of attempts. Only from failed or dead_letter: 409 \`event_not_retryable\` otherwise, 409 \`event_expired\` once its expiry has passed (replay it instead). ${ID_NOT_FOUND}`,
+        description: `Re-reads the event's stream and queues it again, due at once, with a fresh budget of attempts. Only from failed or dead_letter: 409 \`event_not_retryable\` otherwise, 409 \`event_expired\` once its expiry has passed (replay it instead), 409 \`payload_erased\` once its payload is erased. ${ID_NOT_FOUND}`,
         access: 'user',
         role: 'admin',
         versioned: 'conditional',
@@ -241,12 +254,12 @@ export const orchestrationEventsApi: ApiArea = {
         idempotent: true,
         versioned: 'read',
         summary: 'Replay one event as a new envelope',
-        description: `In any status. Re-reads the original's stream and queues a new event with its name, source, payload, version, correlation, causation and depth, and replay_of the original (no idempotency key, no sequence, no delay; a ttl_seconds runs again from now, an absolute expiry is dropped); the original lists it in \`replays\`. \`reason\` (up to ${REPLAY_REASON_MAX_LENGTH} characters) is recorded on the original. ${ID_NOT_FOUND}`,
+        description: `In any status. Re-reads the original's stream and queues a new event with its name, source, payload, version, correlation, causation and depth, and replay_of the original (no idempotency key, no sequence, no delay; a ttl_seconds runs again from now, an absolute expiry is dropped); the original lists it in \`replays\`. \`reason\` (up to ${REPLAY_REASON_MAX_LENGTH} characters) is recorded on the original. 409 \`payload_erased\` once the original's payload is erased. ${ID_NOT_FOUND}`,
         access: 'user',
         role: 'admin',
         body: { json: schemaOfCodec(ReplayBody) },
         success: { status: 201, description: 'the new event', json: ref('OrchestrationEvent'), headers: { Location: { description: 'the path of the new event', schema: { type: 'string' } } } },
-        errors: [404],
+        errors: [404, 409],
       },
     },
   },

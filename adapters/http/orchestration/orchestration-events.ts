@@ -2,7 +2,8 @@
 // area of the /api/v1/org router (org/index.ts authenticates and records every 403):
 // `GET, POST /api/v1/org/events`, `GET /api/v1/org/events/{id}`, `POST .../{id}/retry`,
 // `POST .../{id}/replay`, `POST /api/v1/org/events/replay` (a time range, by pages or in the
-// background), `GET /api/v1/org/events/replays/{id}` (a background range replay's progress) and
+// background), `GET /api/v1/org/events/replays/{id}` (a background range replay's progress),
+// `POST /api/v1/org/events/payloads/erase` (the payloads of the days before a date) and
 // `POST /api/v1/org/events/ingest/{tenant_id}`. The rules are the use cases'
 // (application/orchestration/orchestration-events.ts); this file decodes and encodes. Emit,
 // ingest and both replays honour Idempotency-Key; an event carries its ETag and retry honours
@@ -28,6 +29,7 @@ import {
   timeRange,
 } from '../../../application/orchestration/orchestration-events';
 import { getRangeReplay, startRangeReplay } from '../../../application/orchestration/range-replay';
+import { erasePayloadsOnRequest } from '../../../application/orchestration/payload-retention';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { EnvelopeBody } from '../../../domain/orchestration-event/orchestration-event';
 import { decodeBody } from '../decode';
@@ -41,6 +43,7 @@ import { requestContextOf } from '../request-context';
 const optional = <C extends t.Mixed>(codec: C) => t.union([codec, t.null, t.undefined]);
 
 export const ReplayBody = t.type({ reason: optional(t.string) }, 'ReplayBody');
+export const PayloadErasureBody = t.type({ before: t.string }, 'PayloadErasureBody');
 export const RangeReplayBody = t.type(
   { from: t.string, to: t.string, name: optional(t.string), limit: optional(t.number), cursor: optional(t.string), reason: optional(t.string), background: optional(t.boolean) },
   'RangeReplayBody',
@@ -113,6 +116,11 @@ export function orchestrationEventsRouter(identity: UseCaseDependencies, adapter
     ctx.status = 202;
     ctx.set('location', `/api/v1/org/events/replays/${started.id}`);
     ctx.body = started;
+  });
+
+  router.post('/events/payloads/erase', ownerOrAdmin, async (ctx) => {
+    const body = decodeBody(PayloadErasureBody, ctx.request.body);
+    ctx.body = await erasePayloadsOnRequest(identity, ctx.state.principal, body, requestContextOf(ctx));
   });
 
   router.get('/events/replays/:id', ownerOrAdmin, async (ctx) => {

@@ -1,0 +1,46 @@
+// What the orchestration-event aggregate seals its payloads and step outputs under, and what an
+// erased payload reads as (docs/orchestration-events.md, "Payload retention"). Shared with the
+// aggregate that erases them (domain/orchestration-payloads).
+
+/** The subject of an organization's payloads received on a day: one key per organization and day. */
+export const orchestrationPayloadSubject = (tenantId: string, day: string): string => `orchestration:${tenantId}:${day}`;
+
+const SUBJECT = /^orchestration:(.+):(\d{4}-\d{2}-\d{2})$/;
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * Days after a day begins before its payloads may be erased: the retention keeps at least the
+ * whole day after it (ORCHESTRATION_PAYLOAD_RETENTION_DAYS is 1 or more), so the events of a day
+ * and of the day before can always be sealed and read.
+ */
+export const PAYLOAD_DAY_KEPT_DAYS = 2;
+
+/**
+ * When the key of an orchestration payload subject may first be erased (a reader may keep it
+ * in memory until then: no process can erase it sooner); null for any other subject.
+ */
+export function payloadKeyKeptUntil(subject: string): Date | null {
+  const match = SUBJECT.exec(subject);
+  if (!match || !isPayloadDay(match[2])) return null;
+  return new Date(Date.parse(`${match[2]}T00:00:00.000Z`) + PAYLOAD_DAY_KEPT_DAYS * DAY_MS);
+}
+
+/** The day (`YYYY-MM-DD`, UTC) of an ISO 8601 time the platform recorded (always UTC, `Z`). */
+export const payloadDayOf = (at: string): string => at.slice(0, 10);
+
+/** `YYYY-MM-DD` of a real calendar day. */
+export const PAYLOAD_DAY = /^\d{4}-\d{2}-\d{2}$/;
+export function isPayloadDay(day: string): boolean {
+  if (!PAYLOAD_DAY.test(day)) return false;
+  const at = Date.parse(`${day}T00:00:00.000Z`);
+  // 2026-02-30 parses as 2 March: a real day reads back the same.
+  return !Number.isNaN(at) && new Date(at).toISOString().slice(0, 10) === day;
+}
+
+/**
+ * What an erased payload reads as: a top-level `$erased` no payload may carry (the envelope's
+ * rules refuse it), so an erased payload is never taken for one sent so.
+ */
+export const ERASED_PAYLOAD: Readonly<Record<string, unknown>> = Object.freeze({ $erased: true });
+
+export const isErasedPayload = (payload: Readonly<Record<string, unknown>>): boolean => payload.$erased === true && Object.keys(payload).length === 1;
