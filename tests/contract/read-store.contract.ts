@@ -441,45 +441,27 @@ export function readStoreContract(createFixture: () => Promise<ReadStoreFixture>
       expect((await people.find({ where: { age: 0 }, limit: 100 })).items.map((person) => person.id).sort()).to.deep.equal(['new-red', 'p002']);
     });
 
-    it('applies nothing when a patchWhere names an undeclared field', async () => {
-      const projection = uniqueName('projection');
-      await seed(2);
-      const error = await rejection(
-        store.commitProjection({
-          projection,
-          expectedCheckpoint: 0,
-          state: state(projection, 4),
-          operations: [
-            { kind: 'put', collection: name, doc: { id: 'x', name: 'X', age: 1, team: 'red', active: true } },
-            { kind: 'patchWhere', collection: name, where: { name: 'Person 0' }, changes: { age: 9 } },
-          ],
-        }),
-      );
-      expect(error).to.be.instanceOf(UndeclaredFieldError);
-      expect(await people.get('x')).to.equal(null);
-      expect(await people.get('p000')).to.deep.include({ age: 20 });
-      expect(await store.getProjectionState(projection)).to.equal(null);
-    });
-
-    it('applies nothing when a deleteWhere names an undeclared field', async () => {
-      const projection = uniqueName('projection');
-      await seed(2);
-      const error = await rejection(
-        store.commitProjection({
-          projection,
-          expectedCheckpoint: 0,
-          state: state(projection, 4),
-          operations: [
-            { kind: 'put', collection: name, doc: { id: 'x', name: 'X', age: 1, team: 'red', active: true } },
-            { kind: 'deleteWhere', collection: name, where: { name: 'Person 0' } },
-          ],
-        }),
-      );
-      expect(error).to.be.instanceOf(UndeclaredFieldError);
-      expect(await people.get('x')).to.equal(null);
-      expect(await people.get('p000')).to.deep.include({ name: 'Person 0' });
-      expect(await store.getProjectionState(projection)).to.equal(null);
-    });
+    for (const where of [
+      { kind: 'deleteWhere', collection: '', where: { name: 'Person 0' } },
+      { kind: 'patchWhere', collection: '', where: { name: 'Person 0' }, changes: { age: 9 } },
+    ] as const) {
+      it(`applies nothing when a ${where.kind} names an undeclared field`, async () => {
+        const projection = uniqueName('projection');
+        await seed(2);
+        const error = await rejection(
+          store.commitProjection({
+            projection,
+            expectedCheckpoint: 0,
+            state: state(projection, 4),
+            operations: [{ kind: 'put', collection: name, doc: { id: 'x', name: 'X', age: 1, team: 'red', active: true } }, { ...where, collection: name }],
+          }),
+        );
+        expect(error).to.be.instanceOf(UndeclaredFieldError);
+        expect(await people.get('x')).to.equal(null);
+        expect(await people.get('p000')).to.deep.include({ name: 'Person 0', age: 20 });
+        expect(await store.getProjectionState(projection)).to.equal(null);
+      });
+    }
 
     it('applies nothing when the stored checkpoint moved on', async () => {
       const projection = uniqueName('projection');
