@@ -60,6 +60,7 @@
 
 import { type QueuedData, type StepError, type StepOutcome, orchestrationEventStream, stepRequestId, stepsOf } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError } from '../../domain/shared/errors';
+import { isErasedPayload } from '../../domain/orchestration-event/payloads';
 import { type SdkConnectionDocument, SDK_CONNECTIONS, sdkConnectionsProjection } from '../../projections/sdk-connections';
 import { BUSINESS_TOOLS, type BusinessToolDocument, businessToolsProjection } from '../../projections/business-tools';
 import { type OrchestrationEventDocument, orchestrationEventsProjection } from '../../projections/orchestration-events';
@@ -664,6 +665,12 @@ export class OrchestrationDispatcher implements DispatchOnReceipt {
     const queued = onStream.queued;
     const ref = { event_id: eventId, tenant_id: tenantId };
     const context = dispatcherContext(tenantId, queued.correlation_id);
+    if (isErasedPayload(queued.payload)) {
+      // An attempt its process left running while the day's payloads were erased: nothing to run the flows on.
+      const position = await failAttempt(deps, ref, attempt, { code: 'payload_erased', message: 'the payload was erased (its retention passed): the flows cannot run on it' }, null, context);
+      deps.orchestrationMetrics?.attemptFailed(queued.name, true);
+      return position;
+    }
     let last: number | null = null;
     let processed = false;
     // Steps of one flow in one append, after the follow-ons they record; the attempt's last,

@@ -75,6 +75,8 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
         ORCHESTRATION_SEQUENCE_GAP_WAIT_MS: '60000',
         ORCHESTRATION_RESUME_AFTER_MS: '30000',
         METRICS_PUBLIC: 'true',
+        // The last test moves the clock two days on.
+        TOKEN_TTL_SECONDS: String(30 * 24 * 3600),
       },
       { clock, connectorClient: client },
     );
@@ -377,6 +379,28 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect(event.attempts[0].flow_runs[0].steps[0]).to.deep.include({ outcome: 'skipped' });
     expect(event.attempts[0].flow_runs[0].steps[0].error.code).to.equal('unsupported_flow');
     expect(event.attempts[0].flow_runs[0].steps[0].error.message).to.match(/steps\.0/);
+  });
+
+  // Last: it moves the clock two days on and erases the organization's payloads of the days before.
+  it("ends dead-lettered, without calling the connector, an attempt left running when its day's payloads were erased", async () => {
+    server.platform.dispatcher.pause = true;
+    const id = await emit({ name: 'shop.order.created', payload: { order_id: 'Z-900' } });
+    const ref = { event_id: id, tenant_id: owner.tenant_id };
+    expect((await startDispatch(server.platform.orchestration, { ...ref, gap: null }, [flowKey()]))?.attempt).to.equal(1);
+    const day = clock.now().toISOString().slice(0, 10);
+    clock.advance(2 * 24 * 3600_000);
+    const nextDay = new Date(Date.parse(`${day}T00:00:00.000Z`) + 24 * 3600_000).toISOString().slice(0, 10);
+    const erased = await send('POST', '/api/v1/org/events/payloads/erase', { before: nextDay });
+    expect(erased.status, erased.text).to.equal(200);
+    expect(erased.json.erased_days).to.include(day);
+    const calls = warehouseCalls().length;
+    server.platform.dispatcher.pause = false;
+
+    await runFor();
+    const event = await get(id);
+    expect(event).to.deep.include({ status: 'dead_letter', payload_erased: true });
+    expect(event.attempts.map((attempt: { outcome: string; error: { code: string } | null }) => [attempt.outcome, attempt.error?.code])).to.deep.equal([['failed', 'payload_erased']]);
+    expect(warehouseCalls()).to.have.length(calls);
   });
 
   describe('flows, mapping and back-off (pure)', () => {
