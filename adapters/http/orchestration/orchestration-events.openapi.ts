@@ -213,7 +213,7 @@ export const orchestrationEventsApi: ApiArea = {
         access: 'user',
         role: 'admin',
         body: { json: schemaOfCodec(PayloadErasureBody) },
-        success: { status: 200, description: 'what this request erased', json: object({ erased_days: arrayOf(string('YYYY-MM-DD'), 'the days erased by this request, oldest first; none when every one was erased before') }) },
+        success: { status: 200, description: 'what this request erased', json: object({ erased_days: arrayOf(string('YYYY-MM-DD'), 'the days erased by this request, oldest first (at most 400: ask again for the rest); none when every one was erased before') }) },
         errors: [503],
       },
     },
