@@ -1,6 +1,6 @@
 // Resolvers: thin adapters over the identity and tenant use cases.
 import 'reflect-metadata';
-import { Arg, Ctx, Field, ID, InputType, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, Field, ID, InputType, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { register } from '../../application/registration/register';
 import { login } from '../../application/session/login';
 import { type Principal, actingContext } from '../../application/session/sessions';
@@ -32,6 +32,8 @@ class UpdateSettingsInput {
   @Field(() => String, { nullable: true }) assistant_instructions?: string;
   @Field(() => Boolean, { nullable: true }) widget_enabled?: boolean;
   @Field(() => Boolean, { nullable: true }) handoff_enabled?: boolean;
+  @Field(() => Int, { nullable: true, description: 'whole days orchestration payloads are kept (1 to 3650), within the operator’s ORCHESTRATION_PAYLOAD_RETENTION_DAYS' })
+  orchestration_payload_retention_days?: number;
   @Field(() => String, { nullable: true }) display_name?: string;
   @Field(() => String, { nullable: true }) primary_color?: string;
   @Field(() => String, { nullable: true }) logo_url?: string;

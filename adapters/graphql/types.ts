@@ -1,6 +1,6 @@
 // GraphQL object types, snake_case as the spec's `rotate_widget_token`.
 import 'reflect-metadata';
-import { Field, ID, ObjectType } from 'type-graphql';
+import { Field, ID, Int, ObjectType } from 'type-graphql';
 
 @ObjectType()
 export class UserType {
@@ -57,6 +57,8 @@ export class SettingsType {
   @Field(() => String, { nullable: true }) assistant_instructions?: string;
   @Field(() => Boolean, { nullable: true }) widget_enabled?: boolean;
   @Field(() => Boolean, { nullable: true }) handoff_enabled?: boolean;
+  @Field(() => Int, { nullable: true, description: 'whole days orchestration payloads are kept, when the organization set it (the operator’s ORCHESTRATION_PAYLOAD_RETENTION_DAYS otherwise)' })
+  orchestration_payload_retention_days?: number;
   @Field(() => String, { nullable: true }) display_name?: string;
   @Field(() => String, { nullable: true }) primary_color?: string;
   @Field(() => String, { nullable: true }) logo_url?: string;

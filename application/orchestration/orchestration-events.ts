@@ -57,6 +57,12 @@ import { type ReadModelDependencies, type ReadYourWritesDependencies, readBack }
 import type { RequestContext } from '../shared/request-context';
 import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
 import { forEachConcurrently } from '../sagas/saga';
+import { TENANTS, type TenantDocument } from '../../projections/tenants';
+import { delayPastRetention, payloadRetentionDaysOf } from '../../domain/orchestration-event/payloads';
+import { organizationRetentionOf } from './payload-retention';
+
+/** The shortest retention an organization may set: a shorter delay outlives any. */
+const DAY_SECONDS = 24 * 3600;
 
 export const orchestrationEventAggregate: Aggregate<OrchestrationEventCommand, OrchestrationEventEvent, OrchestrationEventState> = {
   decider: orchestrationEventDecider,
@@ -392,6 +398,12 @@ async function envelopeAppend(
   }
   const problem = envelopeProblem(body, deps.orchestration, deps.clock.now());
   if (problem) throw problem;
+  // A delay past a day may outlast the organization's own retention, shorter than the operator's.
+  if ((body.delay_seconds ?? 0) > DAY_SECONDS) {
+    const tenant = await deps.readStore.collection<TenantDocument>(TENANTS).get(tenantId);
+    const pastRetention = delayPastRetention(body.delay_seconds ?? 0, payloadRetentionDaysOf(deps.orchestration.payloadRetentionDays ?? 0, organizationRetentionOf(tenant)));
+    if (pastRetention) throw pastRetention;
+  }
   const cause = options.cause ?? (await knownCause(deps, tenantId, body.causation_id));
   const resolved = resolveEnvelope(body, eventId, cause, deps.orchestration);
   if (isLeft(resolved)) throw resolved.left;

@@ -1,7 +1,8 @@
 // The retention of orchestration payloads (docs/orchestration-events.md, "Payload retention"):
 // the payloads and step outputs of the events an organization received on a day are sealed
 // under that organization's key for the day (domain/orchestration-event/payloads.ts). Once
-// ORCHESTRATION_PAYLOAD_RETENTION_DAYS whole days have passed since the day ended, the saga
+// ORCHESTRATION_PAYLOAD_RETENTION_DAYS whole days (or the organization's own
+// `orchestration_payload_retention_days`, within it) have passed since the day ended, the saga
 // `orchestration_payload_retention` records OrchestrationPayloadsErased for it and deletes the
 // key (the saga personal_data_erasure does it again after the event), and the projection
 // scrubs the day's documents. 0 keeps them until erased otherwise. An owner or admin erases
@@ -13,7 +14,7 @@
 // keeps, waiting for the read model to scrub each before reading the next; a day erased before
 // records nothing again (the day's stream decides), so two processes erasing at once do no harm.
 
-import { PAYLOAD_DAY_KEPT_DAYS, isPayloadDay, orchestrationPayloadSubject, payloadDayOf } from '../../domain/orchestration-event/payloads';
+import { PAYLOAD_DAY_KEPT_DAYS, isPayloadDay, orchestrationPayloadSubject, payloadDayOf, payloadRetentionDaysOf } from '../../domain/orchestration-event/payloads';
 import {
   type OrchestrationPayloadsCommand,
   type OrchestrationPayloadsEvent,
@@ -88,10 +89,19 @@ async function eraseDaysBefore(deps: PayloadRetentionDependencies, tenantId: str
   return erased;
 }
 
-/** Erases every organization's days past the retention (none with 0): the number of days erased. */
+/** An organization's own retention (`orchestration_payload_retention_days`), when it set one. */
+export const organizationRetentionOf = (tenant: Pick<TenantDocument, 'settings'> | null): number | undefined => {
+  const days = tenant?.settings.orchestration_payload_retention_days;
+  return typeof days === 'number' ? days : undefined;
+};
+
+/**
+ * Erases every organization's days past its retention (the operator's `retentionDays`, or the
+ * organization's own within it; none with 0): the number of days erased.
+ */
 export async function erasePayloadsPastRetention(deps: PayloadRetentionDependencies, retentionDays: number, logger?: Logger): Promise<number> {
-  if (retentionDays <= 0 || !(await servesPayloadDays(deps))) return 0;
-  const before = firstDayKept(deps.clock.now(), retentionDays);
+  if (!(await servesPayloadDays(deps))) return 0;
+  const now = deps.clock.now();
   const tenants = deps.readStore.collection<TenantDocument>(TENANTS);
   let erased = 0;
   let cursor: string | undefined;
@@ -99,6 +109,9 @@ export async function erasePayloadsPastRetention(deps: PayloadRetentionDependenc
     // Every organization, deleted ones too: their payloads are erased on time as well.
     const page = await tenants.find({ limit: TENANTS_PAGE, ...(cursor ? { cursor } : {}) });
     for (const tenant of page.items) {
+      const kept = payloadRetentionDaysOf(retentionDays, organizationRetentionOf(tenant));
+      if (kept <= 0) continue;
+      const before = firstDayKept(now, kept);
       const days = await eraseDaysBefore(deps, tenant.id, before, 'retention', systemContext(`retention:${tenant.id}:${before}`, ORCHESTRATION_PAYLOAD_RETENTION));
       if (days.length > 0) logger?.info({ tenant_id: tenant.id, days }, 'orchestration payloads past their retention erased');
       erased += days.length;

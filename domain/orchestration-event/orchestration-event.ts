@@ -42,7 +42,7 @@ import { type Either, left, right } from 'fp-ts/Either';
 import type { Decider } from '../shared/decider';
 import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
 import { declareEvent, type EventOf, eventGroup, type GroupEvent } from '../shared/events';
-import { ERASED_PAYLOAD, isErasedPayload, orchestrationPayloadSubject, payloadDayOf } from './payloads';
+import { ERASED_PAYLOAD, delayPastRetention, isErasedPayload, orchestrationPayloadSubject, payloadDayOf } from './payloads';
 import { toStreamName } from '../shared/stream-names';
 import { textProblem } from '../shared/text';
 
@@ -167,10 +167,8 @@ export function envelopeProblem(body: EnvelopeInput & { replay_of?: unknown }, l
   if (given(body.delay_seconds) && !integerIn(body.delay_seconds, 0, MAX_DELAY_SECONDS)) {
     return invalid('invalid_request', `delay_seconds must be a whole number of seconds from 0 to ${MAX_DELAY_SECONDS}`, 'delay_seconds');
   }
-  const retentionDays = limits.payloadRetentionDays ?? 0;
-  if (given(body.delay_seconds) && retentionDays > 0 && body.delay_seconds > retentionDays * 24 * 3600) {
-    return invalid('delay_past_retention', `the payload is kept ${retentionDays} days after the day it is received: a delay of more than ${retentionDays * 24 * 3600} seconds would find it erased`, 'delay_seconds');
-  }
+  const pastRetention = given(body.delay_seconds) ? delayPastRetention(body.delay_seconds, limits.payloadRetentionDays ?? 0) : null;
+  if (pastRetention) return pastRetention;
   const delayMs = (body.delay_seconds ?? 0) * 1000;
   const expiresInMs = given(body.expires_at) ? Date.parse(body.expires_at) - now.getTime() : given(body.ttl_seconds) ? body.ttl_seconds * 1000 : null;
   if (expiresInMs !== null && delayMs >= expiresInMs) return invalid('delay_past_expiry', 'the event would expire before its delay is over: it could never be dispatched', 'delay_seconds');

@@ -2,6 +2,8 @@
 // erased payload reads as (docs/orchestration-events.md, "Payload retention"). Shared with the
 // aggregate that erases them (domain/orchestration-payloads).
 
+import { type DomainError, invalid } from '../shared/errors';
+
 /** The subject of an organization's payloads received on a day: one key per organization and day. */
 export const orchestrationPayloadSubject = (tenantId: string, day: string): string => `orchestration:${tenantId}:${day}`;
 
@@ -23,6 +25,25 @@ export function payloadKeyKeptUntil(subject: string): Date | null {
   const match = SUBJECT.exec(subject);
   if (!match || !isPayloadDay(match[2])) return null;
   return new Date(Date.parse(`${match[2]}T00:00:00.000Z`) + PAYLOAD_DAY_KEPT_DAYS * DAY_MS);
+}
+
+/** The longest retention, the operator's (ORCHESTRATION_PAYLOAD_RETENTION_DAYS) or an organization's. */
+export const MAX_PAYLOAD_RETENTION_DAYS = 3650;
+
+/**
+ * How many whole days an organization's payloads are kept: its own setting
+ * (`orchestration_payload_retention_days`), within the operator's when that is not 0 (kept
+ * until erased otherwise); the operator's when it has none. 0: kept until erased otherwise.
+ */
+export function payloadRetentionDaysOf(operatorDays: number, organizationDays: number | undefined): number {
+  if (organizationDays === undefined) return operatorDays;
+  return operatorDays === 0 ? organizationDays : Math.min(operatorDays, organizationDays);
+}
+
+/** A delay the payload would not outlive (its retention of `days`, 0: none): 400 `delay_past_retention` naming `delay_seconds`. */
+export function delayPastRetention(delaySeconds: number, days: number): DomainError | null {
+  if (days <= 0 || delaySeconds <= days * 24 * 3600) return null;
+  return invalid('delay_past_retention', `the payload is kept ${days} days after the day it is received: a delay of more than ${days * 24 * 3600} seconds would find it erased`, 'delay_seconds');
 }
 
 /** The day (`YYYY-MM-DD`, UTC) of an ISO 8601 time the platform recorded (always UTC, `Z`). */

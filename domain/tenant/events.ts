@@ -18,6 +18,8 @@ export const TenantSettings = t.partial({
   assistant_instructions: t.string,
   widget_enabled: t.boolean,
   handoff_enabled: t.boolean,
+  /** Whole days its orchestration payloads are kept, within the operator's ORCHESTRATION_PAYLOAD_RETENTION_DAYS (docs/orchestration-events.md). */
+  orchestration_payload_retention_days: t.number,
 });
 export type TenantSettings = t.TypeOf<typeof TenantSettings>;
 

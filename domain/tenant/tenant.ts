@@ -11,6 +11,7 @@ import type { TenantCommand } from './commands';
 import { type Branding, type TenantEvent, type TenantSettings, tenantEvents } from './events';
 import { slugProblem } from './slug';
 import { toStreamName } from '../shared/stream-names';
+import { MAX_PAYLOAD_RETENTION_DAYS } from '../orchestration-event/payloads';
 
 export type TenantState =
   | { status: 'absent' }
@@ -77,6 +78,10 @@ export function normalizedBranding(branding: Branding): Either<DomainError, Bran
 function normalizedSettings(settings: TenantSettings): Either<DomainError, TenantSettings> {
   if (settings.default_language !== undefined && !/^[a-z]{2}(-[A-Z]{2})?$/.test(settings.default_language)) {
     return left(invalid('invalid_settings', 'default_language must be a language tag such as "en" or "pt-BR"', 'default_language'));
+  }
+  const retention = settings.orchestration_payload_retention_days;
+  if (retention !== undefined && !(Number.isSafeInteger(retention) && retention >= 1 && retention <= MAX_PAYLOAD_RETENTION_DAYS)) {
+    return left(invalid('invalid_settings', `orchestration_payload_retention_days must be a whole number of days from 1 to ${MAX_PAYLOAD_RETENTION_DAYS}`, 'orchestration_payload_retention_days'));
   }
   return normalizedTexts(settings, SETTINGS_TEXTS);
 }

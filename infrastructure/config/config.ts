@@ -4,6 +4,7 @@
 import path from 'node:path';
 import * as t from 'io-ts';
 import { isLeft } from 'fp-ts/Either';
+import { MAX_PAYLOAD_RETENTION_DAYS } from '../../domain/orchestration-event/payloads';
 
 function fromString<A>(name: string, expected: string, parse: (raw: string) => A | undefined): t.Type<A, string, unknown> {
   return new t.Type<A, string, unknown>(
@@ -179,7 +180,7 @@ const variables = {
   ORCHESTRATION_SEQUENCE_GAP_WAIT_MS: { codec: integerBetween(0, 24 * 3600 * 1000), default: '60000' },
   ORCHESTRATION_REPLAY_MAX_PER_REQUEST: { codec: integerBetween(1, 1000), default: '100' },
   ORCHESTRATION_EMITS_PER_MINUTE: { codec: integerBetween(1, 100_000_000), default: '60000' },
-  ORCHESTRATION_PAYLOAD_RETENTION_DAYS: { codec: integerBetween(0, 3650), default: '30' },
+  ORCHESTRATION_PAYLOAD_RETENTION_DAYS: { codec: integerBetween(0, MAX_PAYLOAD_RETENTION_DAYS), default: '30' },
   ORCHESTRATION_MAX_ATTEMPTS: { codec: integerBetween(1, 100), default: '5' },
   ORCHESTRATION_RETRY_BASE_MS: { codec: integerBetween(1, 3600 * 1000), default: '1000' },
   ORCHESTRATION_RETRY_MAX_MS: { codec: integerBetween(1, 24 * 3600 * 1000), default: '300000' },

@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
 import { orchestrationPayloadSubject } from '../../domain/orchestration-event/payloads';
 import { recordSteps } from '../../application/orchestration/dispatch-queue';
-import { type Account, joinAs, registerOwner } from '../support/identity';
+import { type Account, gql, joinAs, registerOwner } from '../support/identity';
 import { dispatch, fail } from '../support/orchestration';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
@@ -128,6 +128,30 @@ describe('orchestration payload retention (ORCHESTRATION_PAYLOAD_RETENTION_DAYS)
     await server.platform.sagas.runDue();
     const again = await send(owner, 'GET', '/api/v1/org/audit-logs?action=OrchestrationPayloadsErased');
     expect(again.json.items).to.have.length(1);
+  });
+
+  it("keeps an organization's payloads its own number of days (update_settings), shorter than the operator's: erased sooner, a longer delay refused", async () => {
+    const org = await registerOwner(server, 'retention-own-days');
+    const refused = await gql(server, 'mutation { update_settings(input: { orchestration_payload_retention_days: 0 }) { orchestration_payload_retention_days } }', {}, org.token);
+    expect(refused.json.errors?.[0]?.extensions).to.deep.include({ code: 'invalid_settings', field: 'orchestration_payload_retention_days' });
+    const set = await gql(server, 'mutation { update_settings(input: { orchestration_payload_retention_days: 1 }) { orchestration_payload_retention_days } }', {}, org.token);
+    expect(set.json.data?.update_settings, set.text).to.deep.equal({ orchestration_payload_retention_days: 1 });
+    expect((await gql(server, '{ settings { orchestration_payload_retention_days } }', {}, org.token)).json.data.settings.orchestration_payload_retention_days).to.equal(1);
+
+    // A delay of more than the organization's one day is refused; one day is not.
+    const tooLong = await send(org, 'POST', '/api/v1/org/events', { name: 'shop.order.reminded', delay_seconds: 24 * 3600 + 1 });
+    expect(tooLong.status, tooLong.text).to.equal(400);
+    expect(tooLong.json).to.include({ code: 'delay_past_retention', field: 'delay_seconds' });
+    expect(await tooLong.events()).to.deep.equal([]);
+    expect((await send(org, 'POST', '/api/v1/org/events', { name: 'shop.order.reminded', delay_seconds: 24 * 3600 })).status).to.equal(201);
+
+    const ownDay = await emitted(org, { name: 'shop.order.created', payload: { order: 'own-1' } });
+    const othersDay = await emitted(other, { name: 'shop.order.created', payload: { order: 'x-2' } });
+    // Two days on: past the organization's day of retention, within the operator's two.
+    clock.advance(2 * DAY_MS);
+    await server.platform.sagas.runDue();
+    expect((await get(org, ownDay.id)).payload_erased).to.equal(true);
+    expect((await get(other, othersDay.id)).payload).to.deep.equal({ order: 'x-2' });
   });
 
   describe('erased on request (POST /api/v1/org/events/payloads/erase)', () => {

@@ -13,7 +13,7 @@ import {
   stepRequestId,
   stepsOf,
 } from '../../domain/orchestration-event/orchestration-event';
-import { ERASED_PAYLOAD, orchestrationPayloadSubject, payloadKeyKeptUntil } from '../../domain/orchestration-event/payloads';
+import { ERASED_PAYLOAD, delayPastRetention, orchestrationPayloadSubject, payloadKeyKeptUntil, payloadRetentionDaysOf } from '../../domain/orchestration-event/payloads';
 import { firstDayKept } from '../../application/orchestration/payload-retention';
 import { domainEvents } from '../../domain/events';
 import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
@@ -404,6 +404,17 @@ describe('orchestration event (decider)', () => {
       const lastErased = new Date(Date.parse(`${kept}T00:00:00.000Z`) - 24 * 3600_000).toISOString().slice(0, 10);
       expect(payloadKeyKeptUntil(`orchestration:t1:${lastErased}`)!.getTime(), now.toISOString()).to.be.at.most(now.getTime());
     }
+  });
+
+  it("keeps an organization's payloads its own number of days within the operator's, and refuses a delay that would outlast them", () => {
+    expect(payloadRetentionDaysOf(30, undefined)).to.equal(30);
+    expect(payloadRetentionDaysOf(30, 7)).to.equal(7);
+    expect(payloadRetentionDaysOf(30, 90)).to.equal(30);
+    expect(payloadRetentionDaysOf(0, 90)).to.equal(90);
+    expect(payloadRetentionDaysOf(0, undefined)).to.equal(0);
+    expect(delayPastRetention(7 * 24 * 3600, 7)).to.equal(null);
+    expect(delayPastRetention(7 * 24 * 3600 + 1, 7)?.code).to.equal('delay_past_retention');
+    expect(delayPastRetention(365 * 24 * 3600, 0)).to.equal(null);
   });
 
   it('reads steps recorded before their outputs were sealed apart: the day they were recorded stands in for the payload day', () => {

@@ -71,6 +71,16 @@ describe('tenant decider', () => {
       spec.given([created]).when({ type: 'ChangeTenantBranding', data: { changes: { logo_url: 'http://x/logo.png' } } }).thenThrows('invalid', 'invalid_branding', 'logo_url');
       spec.given([created]).when({ type: 'ChangeTenantSettings', data: { changes: { default_language: 'english' } } }).thenThrows('invalid', 'invalid_settings', 'default_language');
     });
+
+    it('keeps its orchestration payloads a whole number of days from 1 to 3650, when it sets one', () => {
+      spec
+        .given([created])
+        .when({ type: 'ChangeTenantSettings', data: { changes: { orchestration_payload_retention_days: 7 } } })
+        .then([{ type: 'TenantSettingsChanged', data: { tenant_id: 't1', changes: { orchestration_payload_retention_days: 7 } } }]);
+      for (const days of [0, -1, 1.5, 3651, Number.NaN]) {
+        spec.given([created]).when({ type: 'ChangeTenantSettings', data: { changes: { orchestration_payload_retention_days: days } } }).thenThrows('invalid', 'invalid_settings', 'orchestration_payload_retention_days');
+      }
+    });
   });
 
   describe('suspension', () => {
