@@ -46,7 +46,7 @@ const orchestrationEvent = object({
   id: string(),
   name: string(),
   source: nullableString('who produced it'),
-  payload: { type: 'object', description: 'as emitted; `{"$erased": true}` once erased (ORCHESTRATION_PAYLOAD_RETENTION_DAYS after the day it was received: docs/orchestration-events.md, "Payload retention")' },
+  payload: { type: 'object', description: 'as emitted; `{"$erased": true}` once erased (its retention passed, the operator\'s ORCHESTRATION_PAYLOAD_RETENTION_DAYS or the organization\'s own, or erased on request: docs/orchestration-events.md, "Payload retention")' },
   payload_erased: boolean('its payload and its steps\' outputs were erased: it can no longer be re-queued or replayed'),
   version: integer(),
   correlation_id: string(),
