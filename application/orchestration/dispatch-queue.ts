@@ -268,6 +268,8 @@ export async function startDispatch(
  * flow's last tool step, its emits and the end: one write where there were two). A step
  * recorded already with the same request id records nothing again. `processed` is false when
  * every step was recorded already (a resumed attempt): the caller marks it processed.
+ * `deadLettered`: the event's payload was erased while the attempt ran; the steps were not
+ * recorded, the attempt ended, and the caller runs nothing more of it.
  */
 export async function recordSteps(
   deps: CommandDependencies,
@@ -281,13 +283,19 @@ export async function recordSteps(
    * or none on the embedded store, those first on EventStoreDB. Their results, in order.
    */
   before: readonly StreamCommand[] = [],
-): Promise<{ position: number | null; processed: boolean; before: Array<CommandResult<Message>> }> {
+): Promise<{ position: number | null; processed: boolean; deadLettered: boolean; before: Array<CommandResult<Message>> }> {
   const command: OrchestrationEventCommand = { type: 'RecordSteps', data: { tenant_id: ref.tenant_id, attempt, steps, ends_attempt: endsAttempt } };
   const acting = context ?? dispatcherContext(ref.tenant_id, ref.event_id);
   const stream = orchestrationEventStream(ref.event_id);
   const results = await handleCommands(deps, [...before, streamCommand(orchestrationEventAggregate, stream, command, acting)]);
   const result = results[results.length - 1];
-  return { position: result.position, processed: result.events.some((event) => event.type === 'OrchestrationEventProcessed'), before: results.slice(0, -1) };
+  return {
+    position: result.position,
+    processed: result.events.some((event) => event.type === 'OrchestrationEventProcessed'),
+    // The attempt ended as the steps came to be recorded: its payload was erased meanwhile.
+    deadLettered: result.events.some((event) => event.type === 'OrchestrationEventDeadLettered'),
+    before: results.slice(0, -1),
+  };
 }
 
 /** Ends the running attempt as failed: retried at `retryAt`, or dead-lettered when it is null. */

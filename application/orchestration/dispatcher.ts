@@ -229,6 +229,14 @@ async function attemptOnStream(deps: Pick<DispatcherDependencies, 'eventStore'>,
   return { queued, flows, running, steps };
 }
 
+/** A step's record found the event's payload erased: the stream ended the attempt (dead letter), nothing more of it runs. */
+class AttemptEndedByErasure extends Error {
+  constructor() {
+    super('the attempt ended: the event\'s payload was erased while it ran');
+    this.name = 'AttemptEndedByErasure';
+  }
+}
+
 export class OrchestrationDispatcher implements DispatchOnReceipt {
   private running: Promise<void> | null = null;
   private again = false;
@@ -679,6 +687,7 @@ export class OrchestrationDispatcher implements DispatchOnReceipt {
       const recorded = steps.map(({ step, result }) => ({ flow, step, request_id: stepRequestId(eventId, attempt, flow, step), ...result, output: boundedOutput(result.output) }));
       const ended = await recordSteps(deps, ref, attempt, recorded, endsAttempt, context, followOns.map((followOn) => followOn.command));
       last = ended.position ?? last;
+      if (ended.deadLettered) throw new AttemptEndedByErasure();
       processed = processed || ended.processed;
       for (const [index, result] of ended.before.entries()) {
         // Processed on receipt: no flow matched it, so no pass of the queue takes it.
@@ -690,14 +699,21 @@ export class OrchestrationDispatcher implements DispatchOnReceipt {
     };
 
     let failure: StepError | null = null;
-    for (const [index, flow] of flows.entries()) {
-      const lastFlow = index === flows.length - 1;
-      if (!flow.read.ok) {
-        if (!onStream.steps.has(`${flow.key}#0`)) await record(flow.key, [{ step: 0, result: { outcome: 'skipped', error: { code: 'unsupported_flow', message: flow.read.reason }, output: null, tool_call_id: null } }], lastFlow);
-        continue;
+    try {
+      for (const [index, flow] of flows.entries()) {
+        const lastFlow = index === flows.length - 1;
+        if (!flow.read.ok) {
+          if (!onStream.steps.has(`${flow.key}#0`)) await record(flow.key, [{ step: 0, result: { outcome: 'skipped', error: { code: 'unsupported_flow', message: flow.read.reason }, output: null, tool_call_id: null } }], lastFlow);
+          continue;
+        }
+        failure = await this.runFlow(eventId, tenantId, attempt, flow.key, flow.connection_id, flow.read.flow, onStream, (steps, endsFlow, followOns) => record(flow.key, steps, lastFlow && endsFlow, followOns), context);
+        if (failure) break;
       }
-      failure = await this.runFlow(eventId, tenantId, attempt, flow.key, flow.connection_id, flow.read.flow, onStream, (steps, endsFlow, followOns) => record(flow.key, steps, lastFlow && endsFlow, followOns), context);
-      if (failure) break;
+    } catch (error) {
+      if (!(error instanceof AttemptEndedByErasure)) throw error;
+      // Its stream dead-lettered it (payload_erased): no further step is called.
+      deps.orchestrationMetrics?.attemptFailed(queued.name, true);
+      return last;
     }
 
     const now = deps.clock.now();

@@ -381,7 +381,41 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect(event.attempts[0].flow_runs[0].steps[0].error.message).to.match(/steps\.0/);
   });
 
-  // Last: it moves the clock two days on and erases the organization's payloads of the days before.
+  // Last two: they move the clock two days on and erase the organization's payloads of the days before.
+  it("stops an attempt whose day's payloads are erased while it runs: dead-lettered at its next record, no further step called", async () => {
+    const erasing = createConnector({ signingSecrets: [SECRET], now: () => clock.now().getTime() });
+    const calls: string[] = [];
+    const day = clock.now().toISOString().slice(0, 10);
+    erasing.tool('first', {
+      description: 'first',
+      auth: 'none',
+      chat: false,
+      handler: async ({ request_id }) => {
+        calls.push(request_id);
+        // While this call runs, two days pass and the organization erases the day the event came in.
+        clock.advance(2 * 24 * 3600_000);
+        const nextDay = new Date(Date.parse(`${day}T00:00:00.000Z`) + 24 * 3600_000).toISOString().slice(0, 10);
+        const erased = await send('POST', '/api/v1/org/events/payloads/erase', { before: nextDay });
+        expect(erased.json.erased_days, erased.text).to.include(day);
+        return { output: { code: 'E1' } };
+      },
+    });
+    erasing.tool('second', { description: 'second', auth: 'none', chat: false, handler: ({ request_id }) => (calls.push(request_id), { output: {} }) });
+    erasing.advertise({ flows: [{ id: 'erased_midway', trigger: 'erase.test.started', steps: [{ tool: 'first' }, { tool: 'second' }] }] });
+    const listening = await erasing.listen(0, '127.0.0.1');
+    closers.push(() => listening.close());
+    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Erased midway', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
+    expect((await send('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, {})).status).to.equal(200);
+
+    const id = await emit({ name: 'erase.test.started', payload: { customer: 'c-1' } });
+    await runFor();
+    const event = await get(id);
+    expect(event).to.deep.include({ status: 'dead_letter', payload_erased: true });
+    expect(event.attempts.map((attempt: { outcome: string; error: { code: string } | null }) => [attempt.outcome, attempt.error?.code])).to.deep.equal([['failed', 'payload_erased']]);
+    // The first step ran (its record refused), the second was never called.
+    expect(calls).to.deep.equal([stepRequestId(id, 1, `erased_midway@${created.json.id}`, 0)]);
+  });
+
   it("ends dead-lettered, without calling the connector, an attempt left running when its day's payloads were erased", async () => {
     server.platform.dispatcher.pause = true;
     const id = await emit({ name: 'shop.order.created', payload: { order_id: 'Z-900' } });
