@@ -14,7 +14,8 @@
 // keeps, waiting for the read model to scrub each before reading the next; a day erased before
 // records nothing again (the day's stream decides), so two processes erasing at once do no harm.
 
-import { PAYLOAD_DAY_KEPT_DAYS, isPayloadDay, orchestrationPayloadSubject, payloadDayOf, payloadRetentionDaysOf } from '../../domain/orchestration-event/payloads';
+import { PAYLOAD_DAY_KEPT_DAYS, orchestrationPayloadSubject, payloadDayOf, payloadRetentionDaysOf } from '../../domain/orchestration-event/payloads';
+import { isCalendarDay } from '../../domain/shared/calendar-day';
 import {
   type OrchestrationPayloadsCommand,
   type OrchestrationPayloadsEvent,
@@ -139,7 +140,7 @@ export function erasePayloadsOnRequest(deps: PayloadRetentionDependencies, princ
 export async function erasePayloadsOf(deps: PayloadRetentionDependencies, tenantId: string, input: { before?: unknown }, context: RequestContext): Promise<PayloadErasureView> {
   const latest = payloadDayOf(new Date(deps.clock.now().getTime() - (PAYLOAD_DAY_KEPT_DAYS - 1) * DAY_MS).toISOString());
   const { before } = input;
-  if (typeof before !== 'string' || !isPayloadDay(before)) throw invalid('invalid_request', 'before must be a calendar day, YYYY-MM-DD (the payloads received before it are erased)', 'before');
+  if (typeof before !== 'string' || !isCalendarDay(before)) throw invalid('invalid_request', 'before must be a calendar day, YYYY-MM-DD (the payloads received before it are erased)', 'before');
   if (before > latest) throw invalid('invalid_request', `before must be ${latest} (yesterday) at the latest: the payloads of today and yesterday are in use`, 'before');
   if (!(await servesPayloadDays(deps))) throw new DomainError('unavailable', 'read_model_rebuilding', 'the orchestration events read model is being rebuilt (an upgrade): try again once it is done');
   return { erased_days: await eraseDaysBefore(deps, tenantId, before, 'request', context) };

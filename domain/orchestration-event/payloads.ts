@@ -2,6 +2,7 @@
 // erased payload reads as (docs/orchestration-events.md, "Payload retention"). Shared with the
 // aggregate that erases them (domain/orchestration-payloads).
 
+import { isCalendarDay } from '../shared/calendar-day';
 import { type DomainError, invalid } from '../shared/errors';
 
 /** The subject of an organization's payloads received on a day: one key per organization and day. */
@@ -23,7 +24,7 @@ export const PAYLOAD_DAY_KEPT_DAYS = 2;
  */
 export function payloadKeyKeptUntil(subject: string): Date | null {
   const match = SUBJECT.exec(subject);
-  if (!match || !isPayloadDay(match[2])) return null;
+  if (!match || !isCalendarDay(match[2])) return null;
   return new Date(Date.parse(`${match[2]}T00:00:00.000Z`) + PAYLOAD_DAY_KEPT_DAYS * DAY_MS);
 }
 
@@ -49,14 +50,6 @@ export function delayPastRetention(delaySeconds: number, days: number): DomainEr
 /** The day (`YYYY-MM-DD`, UTC) of an ISO 8601 time the platform recorded (always UTC, `Z`). */
 export const payloadDayOf = (at: string): string => at.slice(0, 10);
 
-/** `YYYY-MM-DD` of a real calendar day. */
-export const PAYLOAD_DAY = /^\d{4}-\d{2}-\d{2}$/;
-export function isPayloadDay(day: string): boolean {
-  if (!PAYLOAD_DAY.test(day)) return false;
-  const at = Date.parse(`${day}T00:00:00.000Z`);
-  // 2026-02-30 parses as 2 March: a real day reads back the same.
-  return !Number.isNaN(at) && new Date(at).toISOString().slice(0, 10) === day;
-}
 
 /**
  * What an erased payload reads as: a top-level `$erased` no payload may carry (the envelope's

@@ -13,7 +13,8 @@ import type { Decider } from '../shared/decider';
 import { type DomainError, invalid } from '../shared/errors';
 import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import { toStreamName } from '../shared/stream-names';
-import { isPayloadDay, orchestrationPayloadSubject } from '../orchestration-event/payloads';
+import { isCalendarDay } from '../shared/calendar-day';
+import { orchestrationPayloadSubject } from '../orchestration-event/payloads';
 
 /** Why a day's payloads were erased: its retention passed, or an owner or admin asked. */
 export const PayloadErasureReason = t.keyof({ retention: null, request: null });
@@ -48,7 +49,7 @@ export const orchestrationPayloadsDecider: Decider<OrchestrationPayloadsCommand,
   evolve: (_state, event) => ({ status: 'erased', erased_at: event.data.erased_at }),
   decide(command, state, { now }): Either<DomainError, OrchestrationPayloadsEvent[]> {
     const { tenant_id, day, reason } = command.data;
-    if (!isPayloadDay(day)) return left(invalid('invalid_request', 'day must be a calendar day, YYYY-MM-DD', 'day'));
+    if (!isCalendarDay(day)) return left(invalid('invalid_request', 'day must be a calendar day, YYYY-MM-DD', 'day'));
     // Erased before: once is for good.
     if (state.status === 'erased') return right([]);
     return right([{ type: 'OrchestrationPayloadsErased', data: { tenant_id, day, reason, erased_at: now.toISOString() } }]);

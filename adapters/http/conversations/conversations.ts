@@ -32,6 +32,7 @@ import { authenticateUserRecordingDenials } from '../middleware/authorize';
 import { answerHoldsPersonalDataOf, idempotencySeedOf, idempotentCreation } from '../middleware/idempotency';
 import { pageQuery } from '../pagination';
 import { requestContextOf } from '../request-context';
+import { isCalendarDay } from '../../../domain/shared/calendar-day';
 
 export const RenameConversationBody = t.type({ title: t.string }, 'RenameConversationBody');
 export const ConversationStatusBody = t.type({ status: ConversationStatus }, 'ConversationStatusBody');
@@ -61,12 +62,6 @@ function oneOf<A extends string>(query: Query, field: string, values: readonly A
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-
-/** Whether `YYYY-MM-DD` names a real day (Date.parse rolls 2026-02-30 over into March; the day then reads back differently). */
-function isCalendarDay(day: string): boolean {
-  const at = Date.parse(`${day}T00:00:00Z`);
-  return !Number.isNaN(at) && new Date(at).toISOString().slice(0, 10) === day;
-}
 
 /**
  * A time bound: a calendar day (`2026-03-01`, UTC) or a date-time with its offset. A day as
