@@ -21,6 +21,7 @@ import { eraseLeadOf } from '../lead/lead-erasure';
 import type { Collection, Where } from '../ports/read-store';
 import { type Principal, actingContext } from '../session/sessions';
 import type { RequestContext } from '../shared/request-context';
+import { everyDocument } from '../shared/every-document';
 import { type EndUser, endUserPartyIds } from './end-users';
 
 export type { EndUser } from './end-users';
@@ -33,17 +34,11 @@ export interface EndUserErasureView {
   whatsapp_messages: number;
 }
 
-/** The ids of every document of the organization one of these parties made, page by page (an id of old may be another organization's too). */
+/** The ids of every document of the organization one of these parties made (an id of old may be another organization's too). */
 async function idsBy<Doc extends { id: string; tenant_id: string }>(collection: Collection<Doc>, field: string, parties: readonly string[], tenantId: string): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const where: Where = { [field]: { in: parties } };
-    const page = await collection.find({ where, limit: 500, ...(cursor ? { cursor } : {}) });
-    ids.push(...page.items.filter((doc) => doc.tenant_id === tenantId).map((doc) => doc.id));
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor);
-  return ids;
+  const where: Where = { [field]: { in: parties } };
+  const { docs } = await everyDocument(collection, { where });
+  return docs.filter((doc) => doc.tenant_id === tenantId).map((doc) => doc.id);
 }
 
 /** The erasure, for an owner or admin of the organization (the route's guard). */

@@ -11,10 +11,10 @@ import { LEADS, type LeadDocument } from '../../projections/leads';
 import { type ConversationView, type MessageView, conversationView, messageView } from '../conversation/conversations';
 import { type LeadView, leadView } from '../lead/leads';
 import type { Secrets } from '../ports/identity';
-import type { Collection } from '../ports/read-store';
 import type { Principal } from '../session/sessions';
 import type { Clock } from '../ports/clock';
 import type { ReadModelDependencies } from '../shared/read-models';
+import { everyDocument } from '../shared/every-document';
 import { type EndUser, endUserPartyIds } from './end-users';
 
 /** At most this many conversations, and messages of each, in one export: past them, `truncated`. */
@@ -32,23 +32,11 @@ export interface EndUserExport {
 
 export type EndUserExportDependencies = ReadModelDependencies & { secrets: Pick<Secrets, 'digest'>; clock: Clock };
 
-/** Every document a query finds, up to `max` (and whether there were more). */
-async function allOf<Doc extends { id: string }>(collection: Collection<Doc>, query: Parameters<Collection<Doc>['find']>[0], max: number): Promise<{ docs: Doc[]; more: boolean }> {
-  const docs: Doc[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await collection.find({ ...query, limit: 500, ...(cursor ? { cursor } : {}) });
-    docs.push(...page.items);
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor && docs.length < max);
-  return { docs: docs.slice(0, max), more: docs.length > max || cursor !== undefined };
-}
-
 export async function exportEndUser(deps: EndUserExportDependencies, principal: Pick<Principal, 'tenant_id'>, endUser: EndUser): Promise<EndUserExport> {
   const tenantId = principal.tenant_id;
   const parties = endUserPartyIds(deps.secrets, tenantId, endUser);
   let truncated = false;
-  const started = await allOf(
+  const started = await everyDocument(
     deps.readStore.collection<ConversationDocument>(CONVERSATIONS),
     { where: { started_by_end_user_id: { in: parties }, tenant_id: tenantId, deleted: false }, sort: { field: 'started_at', direction: 'asc' } },
     EXPORT_MAX_CONVERSATIONS,
@@ -56,7 +44,7 @@ export async function exportEndUser(deps: EndUserExportDependencies, principal: 
   truncated ||= started.more;
   const conversations: EndUserExport['conversations'] = [];
   for (const doc of started.docs) {
-    const messages = await allOf(
+    const messages = await everyDocument(
       deps.readStore.collection<ConversationMessageDocument>(CONVERSATION_MESSAGES),
       { where: { conversation_id: doc.id }, sort: { field: 'seq', direction: 'asc' } },
       EXPORT_MAX_MESSAGES,
@@ -64,7 +52,7 @@ export async function exportEndUser(deps: EndUserExportDependencies, principal: 
     truncated ||= messages.more;
     conversations.push({ ...conversationView(doc), messages: messages.docs.map(messageView) });
   }
-  const origins = await allOf(deps.readStore.collection<LeadOriginDocument>(LEAD_ORIGINS), { where: { visitor_id: { in: parties } } }, Number.MAX_SAFE_INTEGER);
+  const origins = await everyDocument(deps.readStore.collection<LeadOriginDocument>(LEAD_ORIGINS), { where: { visitor_id: { in: parties } } });
   const leadDocs = await Promise.all(origins.docs.filter((origin) => origin.tenant_id === tenantId).map((origin) => deps.readStore.collection<LeadDocument>(LEADS).get(origin.id)));
   // A deleted or erased lead is no longer listed.
   const leads = leadDocs.flatMap((doc) => (doc === null ? [] : [leadView(doc)]));
