@@ -16,7 +16,11 @@
 // event was received (`payload_day`); the steps' outputs are kept in `outputs` (by request id),
 // apart from the steps, so that OrchestrationPayloadsErased scrubs a whole day's documents with
 // one patch: `payload` reads ERASED_PAYLOAD, `outputs` is emptied, `payload_erased` is true
-// (version 3; version 2 kept each output in its step).
+// (version 3; version 2 kept each output in its step). The error messages, sealed too (a
+// connector's words may name whom the payload is about), are kept the same way in
+// `error_messages` (by a step's request id, by `attempt:<n>` for an attempt's), each error in
+// its step or attempt with its code alone; the same patch empties them (version 4; version 3
+// kept each message in its error).
 
 import type { Actor } from '../application/ports/event-store';
 import {
@@ -32,8 +36,15 @@ import { ERASED_PAYLOAD, isErasedPayload, payloadDayOf } from '../domain/orchest
 import { type OrchestrationPayloadsEvent, orchestrationPayloadsEvents } from '../domain/orchestration-payloads/orchestration-payloads';
 import type { EventProjection } from './projection';
 
+/** An error as a document keeps it: its code; its message in the document's `error_messages` (a document of version 3 kept it here). */
+export interface StoredStepError {
+  code: string;
+  message?: string;
+}
+
 /** A step as the runner recorded it, and when. */
-export interface OrchestrationStepDocument extends StepRecordData {
+export interface OrchestrationStepDocument extends Omit<StepRecordData, 'error'> {
+  error: StoredStepError | null;
   recorded_at: string;
 }
 
@@ -43,7 +54,7 @@ export interface OrchestrationAttemptDocument {
   started_at: string;
   /** `running` until the attempt ends. */
   outcome: 'running' | 'processed' | 'failed';
-  error: StepError | null;
+  error: StoredStepError | null;
   next_attempt_at: string | null;
   ended_at: string | null;
   steps: OrchestrationStepDocument[];
@@ -61,6 +72,8 @@ export interface OrchestrationEventDocument {
   payload_erased?: boolean;
   /** Each step's output by its request id (steps record `output: null`); absent from documents of version 2, whose steps hold them. */
   outputs?: Record<string, unknown>;
+  /** Error messages by the request id of their step, or `attempt:<n>` (`errorMessageKey`); absent from documents of version 3, whose errors hold them. */
+  error_messages?: Record<string, string>;
   version: number;
   correlation_id: string;
   causation_id: string | null;
@@ -130,6 +143,7 @@ export function receivedDocument(event: Received & { revision: number; position:
     // Received with it erased: a rebuild after its day's erasure.
     payload_erased: isErasedPayload(envelope.payload),
     outputs: {},
+    error_messages: {},
     not_before,
     received_via,
     received_at,
@@ -174,14 +188,33 @@ function withOutputs(current: OrchestrationEventDocument, steps: readonly StepRe
   return { outputs: { ...current.outputs, ...Object.fromEntries(given.map((step) => [step.request_id, step.output])) } };
 }
 
-/** A step as the document keeps it: its output in `outputs` (a document of version 2 kept it here). */
-const stepDocument = (current: OrchestrationEventDocument, step: StepRecordData, recordedAt: string): OrchestrationStepDocument =>
-  current.outputs === undefined ? { ...step, recorded_at: recordedAt } : { ...step, output: null, recorded_at: recordedAt };
+/** Where a document keeps an error's message: a step's by its request id, an attempt's as `attempt:<n>`. */
+export const errorMessageKey = (of: { request_id: string } | { attempt: number }): string => ('request_id' in of ? of.request_id : `attempt:${of.attempt}`);
+
+/** Error messages added to a document's, apart from their errors (an erasure empties them at once). */
+function withErrorMessages(current: OrchestrationEventDocument, errors: ReadonlyArray<{ key: string; error: StepError | null }>): Patch {
+  const given = errors.filter((entry): entry is { key: string; error: StepError } => entry.error !== null);
+  if (given.length === 0 || current.error_messages === undefined) return {};
+  return { error_messages: { ...current.error_messages, ...Object.fromEntries(given.map(({ key, error }) => [key, error.message])) } };
+}
+
+/** An error as the document keeps it: its code, its message apart (a document of version 3 kept it here). */
+const storedError = (current: OrchestrationEventDocument, error: StepError | null): StoredStepError | null => (error === null || current.error_messages === undefined ? error : { code: error.code });
+
+/** A step as the document keeps it: its output in `outputs` (a document of version 2 kept it here), its error's message in `error_messages`. */
+const stepDocument = (current: OrchestrationEventDocument, step: StepRecordData, recordedAt: string): OrchestrationStepDocument => ({
+  ...step,
+  ...(current.outputs === undefined ? {} : { output: null }),
+  error: storedError(current, step.error),
+  recorded_at: recordedAt,
+});
+
+const stepErrors = (steps: readonly StepRecordData[]) => steps.map((step) => ({ key: errorMessageKey(step), error: step.error }));
 
 export const orchestrationEventsProjection: EventProjection<OrchestrationEventEvent['type'] | OrchestrationPayloadsEvent['type']> = {
   name: 'orchestration_events',
-  // 2: single_due_at and sequence_due_at. 3: payload_day, payload_erased, outputs apart from the steps.
-  version: 3,
+  // 2: single_due_at and sequence_due_at. 3: payload_day, payload_erased, outputs apart from the steps. 4: error messages apart too.
+  version: 4,
   collections: [
     {
       name: ORCHESTRATION_EVENTS,
@@ -212,7 +245,7 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
   async apply(event, view) {
     if (event.type === 'OrchestrationPayloadsErased') {
       const { tenant_id, day } = event.data;
-      view.patchWhere(ORCHESTRATION_EVENTS, { tenant_id, payload_erased: false, payload_day: day }, { payload: { ...ERASED_PAYLOAD }, outputs: {}, payload_erased: true });
+      view.patchWhere(ORCHESTRATION_EVENTS, { tenant_id, payload_erased: false, payload_day: day }, { payload: { ...ERASED_PAYLOAD }, outputs: {}, error_messages: {}, payload_erased: true });
       return;
     }
     const id = event.data.event_id;
@@ -232,13 +265,13 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
         const { attempt, flow, step, request_id, outcome, error, output, tool_call_id, recorded_at } = event.data;
         const data: StepRecordData = { flow, step, request_id, outcome, error, output, tool_call_id };
         const recorded = stepDocument(current, data, recorded_at);
-        patch({ attempts: withAttempt(current, attempt, (entry) => ({ ...entry, steps: [...entry.steps, recorded] })), ...withOutputs(current, [data]) }, recorded_at);
+        patch({ attempts: withAttempt(current, attempt, (entry) => ({ ...entry, steps: [...entry.steps, recorded] })), ...withOutputs(current, [data]), ...withErrorMessages(current, stepErrors([data])) }, recorded_at);
         return;
       }
       case 'OrchestrationAttemptFailed': {
         const { attempt, error, next_attempt_at, failed_at } = event.data;
-        const attempts = withAttempt(current, attempt, (entry) => ({ ...entry, outcome: 'failed', error, next_attempt_at, ended_at: failed_at }));
-        patch({ status: 'failed', ...dueFields(current.sequence_key, next_attempt_at), attempt_started_at: null, attempts }, failed_at);
+        const attempts = withAttempt(current, attempt, (entry) => ({ ...entry, outcome: 'failed', error: storedError(current, error), next_attempt_at, ended_at: failed_at }));
+        patch({ status: 'failed', ...dueFields(current.sequence_key, next_attempt_at), attempt_started_at: null, attempts, ...withErrorMessages(current, [{ key: errorMessageKey({ attempt }), error }]) }, failed_at);
         return;
       }
       case 'OrchestrationEventProcessed': {
@@ -247,7 +280,7 @@ export const orchestrationEventsProjection: EventProjection<OrchestrationEventEv
         const steps = stepsOf(event.data);
         const last = steps.map((step) => stepDocument(current, step, processed_at));
         const attempts = withAttempt(current, attempt, (entry) => ({ ...entry, steps: last.length === 0 ? entry.steps : [...entry.steps, ...last], outcome: 'processed', ended_at: processed_at }));
-        patch({ status: 'processed', ...dueFields(current.sequence_key, null), attempt_started_at: null, attempts, settled_at: processed_at, ...withOutputs(current, steps) }, processed_at);
+        patch({ status: 'processed', ...dueFields(current.sequence_key, null), attempt_started_at: null, attempts, settled_at: processed_at, ...withOutputs(current, steps), ...withErrorMessages(current, stepErrors(steps)) }, processed_at);
         return;
       }
       case 'OrchestrationEventDeadLettered':

@@ -67,7 +67,7 @@ const USAGE = `usage: npm run cli -- <command>
                                      erase everything of one end user for the organization: their conversations,
                                      leads and WhatsApp messages
   erase orchestration-payloads --tenant ID --before YYYY-MM-DD
-                                     erase the payloads and step outputs of the organization's orchestration events
+                                     erase the payloads, outputs and error messages of the organization's orchestration events
                                      received before that day (yesterday at the latest); prints the days erased
   events orchestration list --tenant ID [--status S] [--name N] [--correlation-id C]
                             [--from T] [--to T] [--limit N] [--cursor C]

@@ -9,10 +9,13 @@
 // JSON text and stored with `json: true` too. Any top-level field of such a type in that shape
 // is opened, so a field renamed by a later schema version still opens before its upcaster
 // runs. A text field of an erased subject reads as ERASED_PERSONAL_DATA, a JSON one as the
-// value its declaration gives.
+// value its declaration gives. A text inside a field (a declared path: `error.message`) is
+// stored in the same shape where the text was, the object around it left readable; it is
+// opened where the declared paths lead, and reads as ERASED_PERSONAL_DATA once erased. An event
+// whose subject is null (written after its subject was erased) is stored as it is.
 
 import { domainEvents } from '../../domain/events';
-import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
+import { ERASED_PERSONAL_DATA, type PathSegment, type PersonalTextPath, pathSegments } from '../../domain/shared/events';
 import type { NewEvent, RecordedEvent } from '../ports/event-store';
 import type { PersonalDataVault, SealedValue } from '../ports/personal-data';
 
@@ -37,54 +40,122 @@ export class PersonalDataVaultMissingError extends Error {
 /** Whether any of these events has fields declared personal (the appends that need sealing). */
 export const holdsPersonalData = (events: readonly NewEvent[]): boolean => events.some((event) => domainEvents.personalFieldsOf(event.type) !== undefined);
 
-/** The events with their personal text fields sealed; one vault call per subject. Events of other types are returned as they are. */
+/** Where a value is in an event's data: the keys from its top-level field down. */
+type Place = ReadonlyArray<string | number>;
+
+const segmentsOfPath = new Map<PersonalTextPath, readonly PathSegment[]>();
+const NO_PLACES: readonly Place[] = Object.freeze([]);
+
+/** The places along a declared text path that exist in `data` (each element of an array on it). */
+function placesAlong(data: Record<string, unknown>, path: PersonalTextPath): readonly Place[] {
+  let segments = segmentsOfPath.get(path);
+  if (segments === undefined) {
+    segments = pathSegments(path);
+    segmentsOfPath.set(path, segments);
+  }
+  // Most events hold nothing there (no error): read on every decode, they cost no allocation.
+  const top = data[segments[0].name];
+  if (top === null || top === undefined) return NO_PLACES;
+  const found: Place[] = [];
+  const visit = (value: unknown, segments: readonly PathSegment[], at: Place): void => {
+    if (!isRecord(value)) return;
+    const [segment, ...rest] = segments;
+    const child = value[segment.name];
+    const here = [...at, segment.name];
+    const onward = (item: unknown, place: Place): void => {
+      if (rest.length === 0) found.push(place);
+      else visit(item, rest, place);
+    };
+    if (!segment.array) onward(child, here);
+    else if (Array.isArray(child)) child.forEach((item, index) => onward(item, [...here, index]));
+  };
+  visit(data, segments, []);
+  return found;
+}
+
+function valueAt(data: unknown, place: Place): unknown {
+  let value = data;
+  for (const key of place) value = isRecord(value) || Array.isArray(value) ? (value as Record<string | number, unknown>)[key] : undefined;
+  return value;
+}
+
+/** `data` with `value` at `place`: every object and array on the way copied, the given data left as it is (stored rows are shared, frozen). */
+function withValueAt(data: Record<string, unknown>, place: Place, value: unknown): Record<string, unknown> {
+  const replace = (container: unknown, depth: number): unknown => {
+    const key = place[depth];
+    const child = depth === place.length - 1 ? value : replace((container as Record<string | number, unknown>)[key], depth + 1);
+    if (Array.isArray(container)) return container.map((item, index) => (index === key ? child : item));
+    return { ...(container as Record<string, unknown>), [key]: child };
+  };
+  return replace(data, 0) as Record<string, unknown>;
+}
+
+/** The events with their personal fields sealed; one vault call per subject. Events of other types, or naming no subject, are returned as they are. */
 export async function sealPersonalData(events: readonly NewEvent[], vault: PersonalDataVault | null): Promise<NewEvent[]> {
-  const wanted = new Map<string, Array<{ event: number; field: string; value: string; json: boolean }>>();
+  const wanted = new Map<string, Array<{ event: number; place: Place; value: string; json: boolean }>>();
   events.forEach((event, index) => {
     const personal = domainEvents.personalFieldsOf(event.type);
     if (!personal || !isRecord(event.data)) return;
     const data = event.data;
     const subject = personal.subject(data);
-    const want = (field: string, value: string, json: boolean): void => {
+    if (subject === null) return;
+    const want = (place: Place, value: string, json: boolean): void => {
       const ofSubject = wanted.get(subject) ?? [];
-      ofSubject.push({ event: index, field, value, json });
+      ofSubject.push({ event: index, place, value, json });
       wanted.set(subject, ofSubject);
     };
-    for (const field of personal.fields) if (typeof data[field] === 'string') want(field, data[field], false);
-    for (const field of Object.keys(personal.json)) if (data[field] !== undefined && data[field] !== null) want(field, JSON.stringify(data[field]), true);
+    for (const field of personal.fields) if (typeof data[field] === 'string') want([field], data[field], false);
+    for (const field of Object.keys(personal.json)) if (data[field] !== undefined && data[field] !== null) want([field], JSON.stringify(data[field]), true);
+    for (const path of personal.nested) {
+      for (const place of placesAlong(data, path)) {
+        const value = valueAt(data, place);
+        if (typeof value === 'string') want(place, value, false);
+      }
+    }
   });
   if (wanted.size === 0) return [...events];
   if (!vault) throw new PersonalDataVaultMissingError(`an append of ${events.map((event) => event.type).join(', ')}`);
-  const sealedData = events.map((event) => (isRecord(event.data) ? { ...event.data } : event.data)) as Array<Record<string, unknown>>;
+  const sealedData = events.map((event) => event.data) as Array<Record<string, unknown>>;
   for (const [subject, fields] of wanted) {
     const sealed = await vault.seal(subject, fields.map((field) => field.value));
     fields.forEach((field, index) => {
       const stored: StoredSealedField = field.json ? { personal_data: sealed[index], subject, json: true } : { personal_data: sealed[index], subject };
-      sealedData[field.event][field.field] = stored;
+      sealedData[field.event] = withValueAt(sealedData[field.event], field.place, stored);
     });
   }
-  return events.map((event, index) => ({ ...event, data: sealedData[index] }));
+  return events.map((event, index) => (sealedData[index] === event.data ? event : { ...event, data: sealedData[index] }));
 }
 
 /** What an erased JSON field reads as: its declaration's value (null for a field no longer declared). */
-function erasedJsonOf(type: string, field: string): unknown {
+function erasedJsonOf(type: string, field: string | number): unknown {
   const json = domainEvents.personalFieldsOf(type)?.json ?? {};
   return field in json ? structuredClone(json[field]) : null;
 }
 
-/** The fields of a recorded event that hold sealed personal data (none for types without personal fields). */
-function sealedFieldsOf(event: RecordedEvent): string[] {
-  if (domainEvents.personalFieldsOf(event.type) === undefined || !isRecord(event.data)) return [];
+/**
+ * Where a recorded event holds sealed personal data (nowhere for types without personal
+ * fields): any top-level field in the sealed shape, and the declared text paths.
+ */
+function sealedPlacesOf(event: RecordedEvent): Array<{ place: Place; sealed: StoredSealedField }> {
+  const personal = domainEvents.personalFieldsOf(event.type);
+  if (personal === undefined || !isRecord(event.data)) return [];
   const data = event.data;
-  return Object.keys(data).filter((field) => isSealedField(data[field]));
+  const found: Array<{ place: Place; sealed: StoredSealedField }> = [];
+  for (const [field, value] of Object.entries(data)) if (isSealedField(value)) found.push({ place: [field], sealed: value });
+  for (const path of personal.nested) {
+    for (const place of placesAlong(data, path)) {
+      const value = valueAt(data, place);
+      if (isSealedField(value)) found.push({ place, sealed: value });
+    }
+  }
+  return found;
 }
 
 /** The subjects whose keys an event's sealed fields need (none for most events). */
 export function sealedSubjectsOf(event: RecordedEvent): string[] {
-  const fields = sealedFieldsOf(event);
-  if (fields.length === 0) return [];
-  const data = event.data as Record<string, StoredSealedField>;
-  return [...new Set(fields.map((field) => data[field].subject))];
+  const places = sealedPlacesOf(event);
+  if (places.length === 0) return [];
+  return [...new Set(places.map(({ sealed }) => sealed.subject))];
 }
 
 /**
@@ -93,25 +164,22 @@ export function sealedSubjectsOf(event: RecordedEvent): string[] {
  */
 export async function openPersonalData(events: readonly RecordedEvent[], vault: PersonalDataVault | null): Promise<RecordedEvent[]> {
   const sealed: SealedValue[] = [];
-  const places: Array<{ event: number; field: string }> = [];
+  const places: Array<{ event: number; place: Place; json: boolean }> = [];
   events.forEach((event, index) => {
-    for (const field of sealedFieldsOf(event)) {
-      const value = (event.data as Record<string, StoredSealedField>)[field];
+    for (const { place, sealed: value } of sealedPlacesOf(event)) {
       sealed.push({ subject: value.subject, sealed: value.personal_data });
-      places.push({ event: index, field });
+      places.push({ event: index, place, json: value.json === true });
     }
   });
   if (sealed.length === 0) return [...events];
   if (!vault) throw new PersonalDataVaultMissingError(`${events[places[0].event].stream}@${events[places[0].event].revision}`);
   const opened = await vault.open(sealed);
   const openedData = new Map<number, Record<string, unknown>>();
-  places.forEach((place, index) => {
-    const event = events[place.event];
-    const data = openedData.get(place.event) ?? { ...(event.data as Record<string, unknown>) };
-    const json = (event.data as Record<string, StoredSealedField>)[place.field].json === true;
+  places.forEach(({ event: at, place, json }, index) => {
+    const event = events[at];
     const value = opened[index];
-    data[place.field] = json ? (value === null ? erasedJsonOf(event.type, place.field) : JSON.parse(value)) : (value ?? ERASED_PERSONAL_DATA);
-    openedData.set(place.event, data);
+    const clear = json ? (value === null ? erasedJsonOf(event.type, place[0]) : JSON.parse(value)) : (value ?? ERASED_PERSONAL_DATA);
+    openedData.set(at, withValueAt(openedData.get(at) ?? (event.data as Record<string, unknown>), place, clear));
   });
   return events.map((event, index) => {
     const data = openedData.get(index);

@@ -36,6 +36,7 @@ import {
   type OrchestrationEventState,
   type OrchestrationEventStatus,
   type ReceivedVia,
+  type StepError,
   envelopeProblem,
   mayStartOnReceipt,
   orchestrationEventDecider,
@@ -45,8 +46,18 @@ import {
   resolveEnvelope,
 } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError, forbidden, invalid, notFound } from '../../domain/shared/errors';
+import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { textProblem } from '../../domain/shared/text';
-import { ORCHESTRATION_EVENTS, type OrchestrationAttemptDocument, type OrchestrationEventDocument, type OrchestrationStepDocument, receivedDocument, startedOnReceiptDocument } from '../../projections/orchestration-events';
+import {
+  ORCHESTRATION_EVENTS,
+  type OrchestrationAttemptDocument,
+  type OrchestrationEventDocument,
+  type OrchestrationStepDocument,
+  type StoredStepError,
+  errorMessageKey,
+  receivedDocument,
+  startedOnReceiptDocument,
+} from '../../projections/orchestration-events';
 import { type Aggregate, type CommandDependencies, type StreamCommand, handleCommand, loadAggregate, streamCommand } from '../command-handling/handle-command';
 import type { Actor } from '../ports/event-store';
 import type { RateLimiter } from '../ports/rate-limiter';
@@ -126,13 +137,14 @@ export interface OrchestrationStepView {
   step: number;
   request_id: string;
   outcome: OrchestrationStepDocument['outcome'];
-  error: OrchestrationStepDocument['error'];
+  error: StepError | null;
   output: unknown;
   tool_call_id: string | null;
   recorded_at: string;
 }
 
-export interface OrchestrationAttemptView extends Omit<OrchestrationAttemptDocument, 'steps'> {
+export interface OrchestrationAttemptView extends Omit<OrchestrationAttemptDocument, 'steps' | 'error'> {
+  error: StepError | null;
   /** The steps of this attempt, per flow it ran. */
   flow_runs: Array<{ flow: string; steps: OrchestrationStepView[] }>;
 }
@@ -160,13 +172,23 @@ export interface OrchestrationEventView extends Envelope {
 /** A step's output: kept apart from the steps, by request id (a document of version 2 kept it in the step). */
 const outputOf = (doc: OrchestrationEventDocument, step: OrchestrationStepDocument): unknown => (doc.outputs === undefined ? step.output : (doc.outputs[step.request_id] ?? null));
 
+/**
+ * An error with its message: kept apart from it, by `errorMessageKey` (a document of version 3
+ * kept it in the error); ERASED_PERSONAL_DATA once its day was erased.
+ */
+function errorOf(doc: OrchestrationEventDocument, stored: StoredStepError | null, key: string): StepError | null {
+  if (stored === null) return null;
+  if (doc.error_messages === undefined) return { code: stored.code, message: stored.message ?? '' };
+  return { code: stored.code, message: doc.error_messages[key] ?? ERASED_PERSONAL_DATA };
+}
+
 function flowRunsOf(doc: OrchestrationEventDocument, attempt: OrchestrationAttemptDocument): OrchestrationAttemptView['flow_runs'] {
   const flows = [...attempt.flows, ...attempt.steps.map((step) => step.flow).filter((flow) => !attempt.flows.includes(flow))];
   return [...new Set(flows)].map((flow) => ({
     flow,
     steps: attempt.steps
       .filter((step) => step.flow === flow)
-      .map(({ flow: _flow, ...step }) => ({ ...step, output: outputOf(doc, { flow, ...step }) }))
+      .map(({ flow: _flow, ...step }) => ({ ...step, error: errorOf(doc, step.error, errorMessageKey(step)), output: outputOf(doc, { flow, ...step }) }))
       .sort((a, b) => a.step - b.step),
   }));
 }
@@ -194,7 +216,7 @@ function viewOf(doc: OrchestrationEventDocument, replays: readonly string[] = do
     received_at: doc.received_at,
     status: doc.status,
     next_attempt_at: doc.status === 'failed' ? doc.due_at : null,
-    attempts: doc.attempts.map(({ steps: _steps, ...attempt }, index) => ({ ...attempt, flow_runs: flowRunsOf(doc, doc.attempts[index]) })),
+    attempts: doc.attempts.map(({ steps: _steps, ...attempt }, index) => ({ ...attempt, error: errorOf(doc, attempt.error, errorMessageKey(attempt)), flow_runs: flowRunsOf(doc, doc.attempts[index]) })),
     sequence_gap: doc.sequence_gap,
     requeues: doc.requeues,
     replays: [...replays],

@@ -305,6 +305,12 @@ const StepRecord = t.type({
 });
 /** The day whose key seals an event's payload and step outputs: the day it was received (`YYYY-MM-DD`, UTC). */
 const PayloadDay = { payload_day: t.string };
+/**
+ * The day whose key seals an attempt's error message (a connector's words may name the people
+ * the payload is about); absent on events recorded before messages were sealed, and on those
+ * that end an attempt because its day was erased (their message is the platform's).
+ */
+const ErrorDay = { payload_day: t.union([t.string, t.undefined]) };
 /** Version 1 had no `payload_day` (nothing of it was sealed): the day it was recorded stands in. */
 export const OrchestrationStepRecorded = declareEvent('OrchestrationStepRecorded', t.type({ ...Identity, attempt: t.number, ...StepRecord.props, recorded_at: t.string, ...PayloadDay }), {
   version: 2,
@@ -319,6 +325,7 @@ export const OrchestrationAttemptFailed = declareEvent(
     /** When the next attempt is due; null: none, the event is dead-lettered with this. */
     next_attempt_at: t.union([t.string, t.null]),
     failed_at: t.string,
+    ...ErrorDay,
   }),
 );
 /**
@@ -346,7 +353,7 @@ export const OrchestrationEventProcessed = declareEvent(
 );
 export const OrchestrationEventDeadLettered = declareEvent(
   'OrchestrationEventDeadLettered',
-  t.type({ ...Identity, attempts: t.number, error: StepError, dead_lettered_at: t.string }),
+  t.type({ ...Identity, attempts: t.number, error: StepError, dead_lettered_at: t.string, ...ErrorDay }),
 );
 export const OrchestrationEventExpired = declareEvent('OrchestrationEventExpired', t.type({ ...Identity, expires_at: t.string, expired_at: t.string }));
 export const OrchestrationEventRequeued = declareEvent(
@@ -387,14 +394,25 @@ export const orchestrationEventEvents = eventGroup(
     OrchestrationSequenceGapRecorded,
   ],
   {
-    // The key of the organization's day the event was received (erased by the retention, domain/orchestration-payloads).
-    subject: (data) => orchestrationPayloadSubject(String(data.tenant_id), typeof data.payload_day === 'string' ? data.payload_day : payloadDayOf(String(data.received_at))),
+    // The key of the organization's day the event was received (erased by the retention,
+    // domain/orchestration-payloads); none for an attempt's end written after that day's erasure.
+    subject(data) {
+      const day = typeof data.payload_day === 'string' ? data.payload_day : typeof data.received_at === 'string' ? payloadDayOf(data.received_at) : null;
+      return day === null ? null : orchestrationPayloadSubject(String(data.tenant_id), day);
+    },
     fields: {},
     json: {
       OrchestrationEventQueued: { payload: ERASED_PAYLOAD },
       OrchestrationEventProcessedOnReceipt: { payload: ERASED_PAYLOAD },
       OrchestrationStepRecorded: { output: null },
       OrchestrationEventProcessed: { outputs: [] },
+    },
+    // Error messages come from connectors and tools, whose words may name whom the payload is about.
+    nested: {
+      OrchestrationStepRecorded: ['error.message'],
+      OrchestrationAttemptFailed: ['error.message'],
+      OrchestrationEventDeadLettered: ['error.message'],
+      OrchestrationEventProcessed: ['steps[].error.message'],
     },
   },
 );
@@ -494,12 +512,15 @@ export type OrchestrationEventState = { status: 'absent' } | LiveOrchestrationEv
 export const mayStartOnReceipt = (envelope: Pick<Envelope, 'delay_seconds' | 'sequence_key'>): boolean => envelope.delay_seconds === 0 && envelope.sequence_key === null;
 
 const eventNotFound = (): DomainError => notFound('orchestration_event_not_found', 'no such orchestration event');
-/** An attempt ended because the event's payload was erased: failed, and dead-lettered, with `payload_erased`. */
+/**
+ * An attempt ended because the event's payload was erased: failed, and dead-lettered, with
+ * `payload_erased`. No `payload_day`: its day's key is gone, and the message is the platform's.
+ */
 function erasedEnd(identity: { event_id: string; tenant_id: string }, attempt: number, at: string): OrchestrationEventEvent[] {
   const error = { code: 'payload_erased', message: 'the payload was erased (its retention passed): the flows cannot run on it' };
   return [
-    { type: 'OrchestrationAttemptFailed', data: { ...identity, attempt, error, next_attempt_at: null, failed_at: at } },
-    { type: 'OrchestrationEventDeadLettered', data: { ...identity, attempts: attempt, error, dead_lettered_at: at } },
+    { type: 'OrchestrationAttemptFailed', data: { ...identity, attempt, error, next_attempt_at: null, failed_at: at, payload_day: undefined } },
+    { type: 'OrchestrationEventDeadLettered', data: { ...identity, attempts: attempt, error, dead_lettered_at: at, payload_day: undefined } },
   ];
 }
 
@@ -618,9 +639,11 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
         const problem = requireAttempt(command.data.attempt);
         if (problem) return left(problem);
         const { attempt, error, retry_at } = command.data;
-        const failed: OrchestrationEventEvent = { type: 'OrchestrationAttemptFailed', data: { ...identity, attempt, error, next_attempt_at: retry_at, failed_at: at } };
+        // Its day erased as the attempt ran: its error can no longer be sealed, and nothing can run again.
+        if (erased) return right(erasedEnd(identity, attempt, at));
+        const failed: OrchestrationEventEvent = { type: 'OrchestrationAttemptFailed', data: { ...identity, attempt, error, next_attempt_at: retry_at, failed_at: at, payload_day: payloadDay } };
         if (retry_at !== null) return right([failed]);
-        return right([failed, { type: 'OrchestrationEventDeadLettered', data: { ...identity, attempts: state.attempts, error, dead_lettered_at: at } }]);
+        return right([failed, { type: 'OrchestrationEventDeadLettered', data: { ...identity, attempts: state.attempts, error, dead_lettered_at: at, payload_day: payloadDay } }]);
       }
       case 'MarkProcessed': {
         const problem = requireAttempt(command.data.attempt);

@@ -32,22 +32,51 @@ export interface EventDeclaration<Type extends string = string, Data = unknown> 
   /** Fields holding a data subject's personal data, kept sealed under the subject's key (the group's `personalData`). */
   readonly personal?: PersonalFields;
   /** The data subject an event of this type erases (the group's `personalData.erasedBy`). */
-  readonly erases?: (data: Readonly<Record<string, unknown>>) => string;
+  readonly erases?: (data: Readonly<Record<string, unknown>>) => string | null;
 }
 
 /**
- * Personal data in an event (docs/personal-data.md, "Erasure"): top-level fields that are
- * stored sealed under the key of the data subject they belong to. Erasing the subject deletes
- * its key, so the fields can no longer be read anywhere: not in the history, not by a rebuild.
- * Deciders, projections and sagas read them in clear like any other field.
+ * Personal data in an event (docs/personal-data.md, "Erasure"): fields that are stored sealed
+ * under the key of the data subject they belong to. Erasing the subject deletes its key, so the
+ * fields can no longer be read anywhere: not in the history, not by a rebuild. Deciders,
+ * projections and sagas read them in clear like any other field.
  */
 export interface PersonalFields {
-  /** The data subject (`conversation:<id>`), from the event's plain fields. */
-  subject(data: Readonly<Record<string, unknown>>): string;
+  /**
+   * The data subject (`conversation:<id>`), from the event's plain fields; null when the event
+   * names none, and is then stored as it is (written after its subject was erased, it holds
+   * nothing of it).
+   */
+  subject(data: Readonly<Record<string, unknown>>): string | null;
   /** Top-level fields of text, read as ERASED_PERSONAL_DATA once erased; one absent or null is left as it is. */
   fields: readonly string[];
   /** Top-level fields of any other JSON value (sealed as JSON), each with what it reads as once erased; absent or null is left as it is. */
   json: Readonly<Record<string, unknown>>;
+  /**
+   * Texts inside a field (`PersonalTextPath`: `error.message`, `steps[].error.message`), read as
+   * ERASED_PERSONAL_DATA once erased: the object around them stays readable. A path that
+   * leads nowhere in an event (a null error, no steps) seals nothing.
+   */
+  nested: readonly PersonalTextPath[];
+}
+
+/**
+ * A text inside an event's data: field names joined by dots, `[]` after one that holds an array
+ * (each element then goes on along the path). At least two names: a top-level text is a `fields` entry.
+ */
+export type PersonalTextPath = `${string}.${string}`;
+
+const PERSONAL_TEXT_PATH = /^[a-z_][a-z0-9_]*(\[\])?(\.[a-z_][a-z0-9_]*(\[\])?)+$/;
+
+/** One name of a path, and whether it holds an array. */
+export interface PathSegment {
+  name: string;
+  array: boolean;
+}
+
+/** The names of a personal text path (checked at declaration). */
+export function pathSegments(path: PersonalTextPath): PathSegment[] {
+  return path.split('.').map((part) => (part.endsWith('[]') ? { name: part.slice(0, -2), array: true } : { name: part, array: false }));
 }
 
 /** What a personal field of an erased subject reads as. */
@@ -65,10 +94,12 @@ export interface GroupPersonalData<Declaration extends EventDeclaration> {
    * except in an aggregate that keeps copies of other subjects' data (an idempotent request's
    * answer), whose events each name the subject they copy.
    */
-  subject(data: Readonly<Record<string, unknown>>): string;
+  subject(data: Readonly<Record<string, unknown>>): string | null;
   fields: { readonly [Type in Declaration['type']]?: ReadonlyArray<TextFieldOf<Extract<Declaration, { type: Type }>>> };
   /** Fields of other JSON values, each with what it reads as once erased: a value its codec accepts. */
   json?: { readonly [Type in Declaration['type']]?: Partial<DataOf<Extract<Declaration, { type: Type }>>> };
+  /** Texts inside fields (`PersonalTextPath`), each read as ERASED_PERSONAL_DATA once erased. */
+  nested?: { readonly [Type in Declaration['type']]?: readonly PersonalTextPath[] };
   /** Recording it deletes the subject's key; absent when the subjects are other aggregates' (they erase them). */
   erasedBy?: Declaration['type'];
 }
@@ -111,8 +142,9 @@ function withPersonalData<Declaration extends EventDeclaration>(declaration: Dec
   if (declaration.type === personalData.erasedBy) return { ...declaration, erases: personalData.subject };
   const fields = (personalData.fields as Readonly<Record<string, readonly string[] | undefined>>)[declaration.type] ?? [];
   const json = (personalData.json as Readonly<Record<string, Readonly<Record<string, unknown>> | undefined>> | undefined)?.[declaration.type] ?? {};
-  if (fields.length === 0 && Object.keys(json).length === 0) return declaration;
-  return { ...declaration, personal: { subject: personalData.subject, fields, json } };
+  const nested = (personalData.nested as Readonly<Record<string, readonly PersonalTextPath[] | undefined>> | undefined)?.[declaration.type] ?? [];
+  if (fields.length === 0 && Object.keys(json).length === 0 && nested.length === 0) return declaration;
+  return { ...declaration, personal: { subject: personalData.subject, fields, json, nested } };
 }
 
 /** The TypeScript union of a group's events. */
@@ -134,8 +166,12 @@ export function eventGroup<const Declarations extends readonly EventDeclaration[
     byType.set(declaration.type, declaration);
   }
   if (personalData?.erasedBy !== undefined && !byType.has(personalData.erasedBy)) throw new Error(`${category}: the erasing event ${personalData.erasedBy} is not one of its types`);
-  for (const type of [...Object.keys(personalData?.fields ?? {}), ...Object.keys(personalData?.json ?? {})]) {
+  for (const type of [...Object.keys(personalData?.fields ?? {}), ...Object.keys(personalData?.json ?? {}), ...Object.keys(personalData?.nested ?? {})]) {
     if (!byType.has(type)) throw new Error(`${category}: personal fields of ${type}, which is not one of its types`);
+  }
+  for (const [type, paths] of Object.entries(personalData?.nested ?? {}) as Array<[string, readonly string[]]>) {
+    const wrong = paths.find((path) => !PERSONAL_TEXT_PATH.test(path));
+    if (wrong !== undefined) throw new Error(`${category}: personal text path "${wrong}" of ${type} is not names joined by dots (each may end in [])`);
   }
   return {
     category: checked,

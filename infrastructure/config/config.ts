@@ -416,7 +416,7 @@ export interface OrchestrationConfig {
   /** Events one organization may emit and ingest a minute, bursts up to as many (ORCHESTRATION_EMITS_PER_MINUTE); past it 429 `rate_limited`. */
   emitsPerMinute: number;
   /**
-   * Whole days the payloads and step outputs of the events received on a day are kept after it
+   * Whole days the payloads, step outputs and error messages of the events received on a day are kept after it
    * (ORCHESTRATION_PAYLOAD_RETENTION_DAYS), then erased; a longer `delay_seconds` is 400
    * `delay_past_retention`. 0: kept until erased otherwise.
    */

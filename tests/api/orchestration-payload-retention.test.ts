@@ -1,8 +1,9 @@
 // Orchestration payload retention over HTTP (docs/orchestration-events.md, "Payload retention"):
-// payloads and step outputs are sealed in the log under the key of the organization and the day
-// the event was received; once ORCHESTRATION_PAYLOAD_RETENTION_DAYS whole days have passed since,
-// the saga orchestration_payload_retention erases that day: the payloads read `{"$erased": true}`
-// and the outputs null, in the log and in the API, and such an event is neither re-queued nor
+// payloads, step outputs and error messages are sealed in the log under the key of the
+// organization and the day the event was received; once ORCHESTRATION_PAYLOAD_RETENTION_DAYS
+// whole days have passed since, the saga orchestration_payload_retention erases that day: the
+// payloads read `{"$erased": true}`, the outputs null and the error messages "[erased]" (their
+// codes kept), in the log and in the API, and such an event is neither re-queued nor
 // replayed (409 `payload_erased`), skipped by a range replay, dead-lettered if it comes due.
 // The emit refuses a payload's top-level `$erased` and a delay longer than the retention.
 // Time is a ManualClock; the flow runner is off (tests/support/orchestration.ts drives attempts).
@@ -10,9 +11,9 @@
 import { expect } from 'chai';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
 import { orchestrationPayloadSubject } from '../../domain/orchestration-event/payloads';
-import { recordSteps, startDispatch } from '../../application/orchestration/dispatch-queue';
+import { failAttempt, recordSteps, startDispatch } from '../../application/orchestration/dispatch-queue';
 import { type Account, gql, joinAs, registerOwner } from '../support/identity';
-import { dispatch, fail } from '../support/orchestration';
+import { dispatch } from '../support/orchestration';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { ManualClock } from '../support/stores';
 
@@ -64,8 +65,13 @@ describe('orchestration payload retention (ORCHESTRATION_PAYLOAD_RETENTION_DAYS)
     const attempt = await dispatch(server, ref(processedEvent.id));
     const step = { flow: 'test_flow', step: 0, request_id: `${processedEvent.id}:${attempt}:test_flow:0`, outcome: 'succeeded' as const, error: null, output: { ticket: 'T-7', customer: 'Ann' }, tool_call_id: null };
     await server.platform.readYourWrites((await recordSteps(server.platform.orchestration, ref(processedEvent.id), attempt, [step], true)).position);
+    // Dead-lettered with a connector's error whose words name the customer.
     const deadEvent = await emitted(owner, { name: 'shop.order.failed', payload: { order: 'o-2' } });
-    await fail(server, ref(deadEvent.id), null);
+    const refused = { code: 'customer_unknown', message: 'no customer ann@example.com in the shop' };
+    const deadAttempt = await dispatch(server, ref(deadEvent.id));
+    const failedStep = { flow: 'test_flow', step: 0, request_id: `${deadEvent.id}:${deadAttempt}:test_flow:0`, outcome: 'failed' as const, error: refused, output: null, tool_call_id: null };
+    await recordSteps(server.platform.orchestration, ref(deadEvent.id), deadAttempt, [failedStep], true);
+    await server.platform.readYourWrites(await failAttempt(server.platform.orchestration, ref(deadEvent.id), deadAttempt, refused, null));
     const waiting = await emitted(owner, { name: 'shop.order.reminded', payload: { order: 'o-3' }, delay_seconds: RETENTION_DAYS * 24 * 3600 });
     const othersEvent = await emitted(other, { name: 'shop.order.created', payload: { order: 'x-1' } });
     const day = '2026-12-01';
@@ -74,10 +80,16 @@ describe('orchestration payload retention (ORCHESTRATION_PAYLOAD_RETENTION_DAYS)
     const stored = JSON.stringify(await server.platform.storedEvents.readStream(orchestrationEventStream(processedEvent.id)));
     for (const clear of ['ann@example.com', '"ticket"', '"customer"']) expect(stored).to.not.include(clear);
     expect(stored).to.include(orchestrationPayloadSubject(owner.tenant_id, day));
+    const storedDead = JSON.stringify(await server.platform.storedEvents.readStream(orchestrationEventStream(deadEvent.id)));
+    for (const clear of ['ann@example.com', 'no customer']) expect(storedDead).to.not.include(clear);
+    expect(storedDead).to.include('"code":"customer_unknown"');
     // Read in clear everywhere else.
     const before = await get(owner, processedEvent.id);
     expect(before).to.deep.include({ payload: { order: 'o-1', email: 'ann@example.com' }, payload_erased: false });
     expect(before.attempts[0].flow_runs[0].steps[0].output).to.deep.equal({ ticket: 'T-7', customer: 'Ann' });
+    const deadBefore = await get(owner, deadEvent.id);
+    expect(deadBefore.attempts[0].error).to.deep.equal(refused);
+    expect(deadBefore.attempts[0].flow_runs[0].steps[0].error).to.deep.equal(refused);
 
     // Day two, still kept: a new event of that day; nothing erased by the pass.
     clock.advance(DAY_MS);
@@ -91,13 +103,22 @@ describe('orchestration payload retention (ORCHESTRATION_PAYLOAD_RETENTION_DAYS)
     const after = await get(owner, processedEvent.id);
     expect(after).to.deep.include({ payload: { $erased: true }, payload_erased: true, status: 'processed' });
     expect(after.attempts[0].flow_runs[0].steps[0]).to.deep.include({ outcome: 'succeeded', output: null, request_id: step.request_id });
-    expect((await get(owner, deadEvent.id)).payload_erased).to.equal(true);
+    const deadAfter = await get(owner, deadEvent.id);
+    expect(deadAfter.payload_erased).to.equal(true);
+    // The error messages too, their codes kept.
+    expect(deadAfter.attempts[0].error).to.deep.equal({ code: 'customer_unknown', message: '[erased]' });
+    expect(deadAfter.attempts[0].flow_runs[0].steps[0].error).to.deep.equal({ code: 'customer_unknown', message: '[erased]' });
     expect((await get(owner, dayTwo.id)).payload).to.deep.equal({ order: 'o-4' });
     // Another organization's day is erased on its own, by the same pass.
     expect((await get(other, othersEvent.id)).payload_erased).to.equal(true);
     // In the log: unreadable, whoever reads it; the erasure is an event of its own, in the audit log.
     const [queued] = await server.platform.eventStore.readStream(orchestrationEventStream(processedEvent.id));
     expect(queued.data).to.deep.include({ payload: { $erased: true } });
+    const deadInLog = await server.platform.eventStore.readStream(orchestrationEventStream(deadEvent.id));
+    expect(deadInLog.flatMap((event) => (event.type === 'OrchestrationStepRecorded' || event.type === 'OrchestrationAttemptFailed' ? [event.data.error] : []))).to.deep.equal([
+      { code: 'customer_unknown', message: '[erased]' },
+      { code: 'customer_unknown', message: '[erased]' },
+    ]);
     const erasures = await send(owner, 'GET', '/api/v1/org/audit-logs?action=OrchestrationPayloadsErased');
     expect(erasures.status, erasures.text).to.equal(200);
     expect(erasures.json.items.map((entry: { resource_id: string; actor_kind: string }) => [entry.resource_id, entry.actor_kind])).to.deep.equal([[`${owner.tenant_id}:${day}`, 'system']]);
@@ -121,7 +142,10 @@ describe('orchestration payload retention (ORCHESTRATION_PAYLOAD_RETENTION_DAYS)
     await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
     const deadLettered = await get(owner, waiting.id);
     expect(deadLettered.status).to.equal('dead_letter');
-    expect(deadLettered.attempts.map((entry: { outcome: string; error: { code: string } | null }) => [entry.outcome, entry.error?.code])).to.deep.equal([['failed', 'payload_erased']]);
+    // Its message is the platform's, recorded after the day's key was gone: in clear.
+    expect(deadLettered.attempts.map((entry: { outcome: string; error: { code: string; message: string } | null }) => [entry.outcome, entry.error?.code, entry.error?.message])).to.deep.equal([
+      ['failed', 'payload_erased', 'the payload was erased (its retention passed): the flows cannot run on it'],
+    ]);
 
     // A pass again erases nothing more.
     await server.platform.sagas.runDue();

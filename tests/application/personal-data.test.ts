@@ -9,9 +9,12 @@ import { DecodingEventStore } from '../../application/events/decoding-event-stor
 import { PersonalDataVaultMissingError } from '../../application/events/personal-data';
 import type { DomainRecordedEvent } from '../../application/ports/domain-event-store';
 import { conversationStream, conversationSubject } from '../../domain/conversation/conversation';
+import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
+import { orchestrationPayloadSubject } from '../../domain/orchestration-event/payloads';
 import { ERASED_EXCHANGE, type ToolCallEvent, toolCallStream, toolCallSubject } from '../../domain/tool-call/tool-call';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
-import { newEvent } from '../support/events';
+import { domainEvents } from '../../domain/events';
+import { newEvent, testMetadata } from '../support/events';
 import { type EmbeddedStores, ManualClock, embeddedStores } from '../support/stores';
 
 const T = 't1';
@@ -114,6 +117,44 @@ describe('personal data sealed and opened at the decoding store', () => {
     expect(erasedRequest.type === 'ToolCallRequested' && erasedRequest.data.arguments).to.deep.equal({});
     expect(erasedRequest.data).to.deep.include({ tool_name: 'order_status', tool_call_id: 'tc1' });
     expect(erasedSuccess.type === 'ToolCallSucceeded' && erasedSuccess.data.exchange).to.deep.equal(ERASED_EXCHANGE);
+  });
+
+  it('seals texts inside fields where their declared paths lead (an object, each element of an array), the objects around them readable, and reads them erased once erased', async () => {
+    const day = '2026-12-02';
+    const identity = { event_id: 'e1', tenant_id: T };
+    const step = (index: number, error: { code: string; message: string } | null) => ({ flow: 'f', step: index, request_id: `e1:1:f:${index}`, outcome: error ? ('skipped' as const) : ('succeeded' as const), error, output: null, tool_call_id: null });
+    const refused = { code: 'customer_unknown', message: 'no customer ana@example.com' };
+    await stores.events.appendToStream(orchestrationEventStream('e1'), [
+      newEvent('OrchestrationStepRecorded', { ...identity, attempt: 1, ...step(0, refused), recorded_at: AT, payload_day: day }),
+      newEvent('OrchestrationStepRecorded', { ...identity, attempt: 1, ...step(1, null), recorded_at: AT, payload_day: day }),
+      newEvent('OrchestrationAttemptFailed', { ...identity, attempt: 1, error: refused, next_attempt_at: null, failed_at: AT, payload_day: day }),
+      { ...newEvent('OrchestrationEventProcessed', { ...identity, attempt: 2, processed_at: AT, steps: [step(0, null), step(1, { code: 'unsupported_flow', message: 'Bruno’s flow' })], outputs: [null, null], payload_day: day }), metadata: testMetadata({ schema_version: domainEvents.versionOf('OrchestrationEventProcessed') }) },
+    ]);
+    const stored = await stores.eventStore.readStream(orchestrationEventStream('e1'));
+    for (const text of ['ana@example.com', 'Bruno']) expect(JSON.stringify(stored)).to.not.include(text);
+    const storedError = (stored[0].data as { error: Record<string, unknown> }).error;
+    expect(storedError.code).to.equal('customer_unknown');
+    expect(storedError.message).to.have.keys('personal_data', 'subject');
+    expect((stored[1].data as { error: unknown }).error).to.equal(null);
+
+    const messagesOf = (events: readonly DomainRecordedEvent[]): unknown[] =>
+      events.flatMap((event) => (event.type === 'OrchestrationStepRecorded' || event.type === 'OrchestrationAttemptFailed' ? [event.data.error?.message ?? null] : event.type === 'OrchestrationEventProcessed' ? event.data.steps.map((recorded) => recorded.error?.message ?? null) : []));
+    expect(messagesOf(await stores.events.readStream(orchestrationEventStream('e1')))).to.deep.equal(['no customer ana@example.com', null, 'no customer ana@example.com', null, 'Bruno’s flow']);
+
+    await stores.personalData.erase(orchestrationPayloadSubject(T, day));
+    const erased = await stores.events.readStream(orchestrationEventStream('e1'));
+    expect(messagesOf(erased)).to.deep.equal([ERASED_PERSONAL_DATA, null, ERASED_PERSONAL_DATA, null, ERASED_PERSONAL_DATA]);
+    expect(erased[0].type === 'OrchestrationStepRecorded' && erased[0].data.error?.code).to.equal('customer_unknown');
+    // The stored rows, shared with every reader, are left as they were.
+    expect((stored[0].data as { error: { message: unknown } }).error.message).to.have.keys('personal_data', 'subject');
+
+    // An event naming no day (an attempt's end written after its day was erased) is stored as it is.
+    const platformError = { code: 'payload_erased', message: 'the payload was erased' };
+    await stores.events.appendToStream(orchestrationEventStream('e2'), [
+      newEvent('OrchestrationAttemptFailed', { event_id: 'e2', tenant_id: T, attempt: 1, error: platformError, next_attempt_at: null, failed_at: AT, payload_day: undefined }),
+    ]);
+    const [storedEnd] = await stores.eventStore.readStream(orchestrationEventStream('e2'));
+    expect((storedEnd.data as { error: unknown }).error).to.deep.equal(platformError);
   });
 
   it('without a vault, refuses to append personal data and to read it sealed, and passes everything else', async () => {

@@ -56,6 +56,12 @@ describe('event declarations and the registry', () => {
 
     expect(() => eventGroup('thing', [Noted], { subject: () => 's', fields: {}, erasedBy: 'ThingForgotten' as 'ThingNoted' })).to.throw(/erasing event ThingForgotten is not one of its types/);
     expect(() => eventGroup('thing', [Forgotten], { subject: () => 's', fields: { ThingNoted: ['note'] } as never, erasedBy: 'ThingForgotten' })).to.throw(/personal fields of ThingNoted/);
+    // Texts inside fields are named by paths of at least two names, `[]` after an array's.
+    const nested = eventGroup('thing', [Noted], { subject: () => 's', fields: {}, nested: { ThingNoted: ['parts[].label', 'error.message'] } });
+    expect(nested.declarations[0].personal?.nested).to.deep.equal(['parts[].label', 'error.message']);
+    for (const wrong of ['note', 'error..message', 'error.message[0]', 'Error.message', '.message']) {
+      expect(() => eventGroup('thing', [Noted], { subject: () => 's', fields: {}, nested: { ThingNoted: [wrong as `${string}.${string}`] } }), wrong).to.throw(/personal text path/);
+    }
 
     expect(domainEvents.erasingTypes).to.include.members(['ConversationErased', 'LeadErased']);
     expect(domainEvents.personalFieldsOf('UserMessagePosted')?.fields).to.deep.equal(['text']);

@@ -171,10 +171,11 @@ describe('orchestration event (decider)', () => {
   const started = (attempt: number, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationDispatchStarted', data: { ...ids, attempt, flows: ['refunds'], started_at: iso(ms) } });
   const error = { code: 'connector_failed', message: 'the connector answered 500' };
   const fail = (attempt: number, retryAt: string | null): OrchestrationEventCommand => ({ type: 'FailAttempt', data: { tenant_id: 't1', attempt, error, retry_at: retryAt } });
-  const failed = (attempt: number, next: string | null, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationAttemptFailed', data: { ...ids, attempt, error, next_attempt_at: next, failed_at: iso(ms) } });
-  const deadLettered = (attempts: number, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts, error, dead_lettered_at: iso(ms) } });
   // Sealed under the key of the day it was received; the steps' outputs apart from their records.
   const day = iso(0).slice(0, 10);
+  // The error's message sealed under the same day's key.
+  const failed = (attempt: number, next: string | null, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationAttemptFailed', data: { ...ids, attempt, error, next_attempt_at: next, failed_at: iso(ms), payload_day: day } });
+  const deadLettered = (attempts: number, ms = 0): OrchestrationEventEvent => ({ type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts, error, dead_lettered_at: iso(ms), payload_day: day } });
   const processed = (attempt: number, steps: StepRecordData[] = []): OrchestrationEventEvent => ({
     type: 'OrchestrationEventProcessed',
     data: { ...ids, attempt, processed_at: iso(0), steps: steps.map((recorded) => ({ ...recorded, output: null })), outputs: steps.length === 0 ? undefined : steps.map((recorded) => recorded.output), payload_day: day },
@@ -344,6 +345,11 @@ describe('orchestration event (decider)', () => {
   describe('once its payload is erased (its day\'s key, by the retention)', () => {
     const erasedQueued = (over: Partial<Envelope> & { not_before?: string } = {}) => queued({ payload: { ...ERASED_PAYLOAD }, ...over });
     const erasedError = { code: 'payload_erased', message: 'the payload was erased (its retention passed): the flows cannot run on it' };
+    // No day: written after its key was erased, they hold nothing of it to seal.
+    const erasedEnd = (attempt: number): OrchestrationEventEvent[] => [
+      { type: 'OrchestrationAttemptFailed', data: { ...ids, attempt, error: erasedError, next_attempt_at: null, failed_at: iso(0), payload_day: undefined } },
+      { type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts: attempt, error: erasedError, dead_lettered_at: iso(0), payload_day: undefined } },
+    ];
 
     it('dead-letters it at its next start instead of running its flows on nothing', () => {
       spec()
@@ -351,16 +357,14 @@ describe('orchestration event (decider)', () => {
         .when(start())
         .then([
           started(1),
-          { type: 'OrchestrationAttemptFailed', data: { ...ids, attempt: 1, error: erasedError, next_attempt_at: null, failed_at: iso(0) } },
-          { type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts: 1, error: erasedError, dead_lettered_at: iso(0) } },
+          ...erasedEnd(1),
         ]);
       spec()
         .given([erasedQueued(), started(1), failed(1, iso(0))])
         .when(start())
         .then([
           started(2),
-          { type: 'OrchestrationAttemptFailed', data: { ...ids, attempt: 2, error: erasedError, next_attempt_at: null, failed_at: iso(0) } },
-          { type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts: 2, error: erasedError, dead_lettered_at: iso(0) } },
+          ...erasedEnd(2),
         ]);
     });
 
@@ -369,9 +373,13 @@ describe('orchestration event (decider)', () => {
         .given([erasedQueued(), started(1)])
         .when(step(1))
         .then([
-          { type: 'OrchestrationAttemptFailed', data: { ...ids, attempt: 1, error: erasedError, next_attempt_at: null, failed_at: iso(0) } },
-          { type: 'OrchestrationEventDeadLettered', data: { ...ids, attempts: 1, error: erasedError, dead_lettered_at: iso(0) } },
+          ...erasedEnd(1),
         ]);
+    });
+
+    it('ends an attempt failing as it was erased the same way: its error is no longer sealed, and no retry could run', () => {
+      spec().given([erasedQueued(), started(1)]).when(fail(1, iso(60_000))).then(erasedEnd(1));
+      spec().given([erasedQueued(), started(1)]).when(fail(1, null)).then(erasedEnd(1));
     });
 
     it('refuses to re-queue or replay it (409 payload_erased), and a replay made of it', () => {
@@ -391,6 +399,13 @@ describe('orchestration event (decider)', () => {
     expect(domainEvents.personalFieldsOf('OrchestrationStepRecorded')?.json).to.deep.equal({ output: null });
     expect(domainEvents.personalFieldsOf('OrchestrationEventProcessed')?.json).to.deep.equal({ outputs: [] });
     expect(domainEvents.personalFieldsOf('OrchestrationDispatchStarted')).to.equal(undefined);
+    // Error messages too (a connector's words), the codes left readable; an attempt's end naming no day seals nothing.
+    expect(domainEvents.personalFieldsOf('OrchestrationStepRecorded')?.nested).to.deep.equal(['error.message']);
+    expect(domainEvents.personalFieldsOf('OrchestrationAttemptFailed')?.nested).to.deep.equal(['error.message']);
+    expect(domainEvents.personalFieldsOf('OrchestrationEventDeadLettered')?.nested).to.deep.equal(['error.message']);
+    expect(domainEvents.personalFieldsOf('OrchestrationEventProcessed')?.nested).to.deep.equal(['steps[].error.message']);
+    expect(subjectOf('OrchestrationAttemptFailed', failed(1, null).data)).to.equal(orchestrationPayloadSubject('t1', day));
+    expect(subjectOf('OrchestrationAttemptFailed', { ...ids, failed_at: iso(0) })).to.equal(null);
   });
 
   it('lets a reader keep a day\'s key in memory until two days after the day began, and the retention never erases it sooner', () => {

@@ -7,6 +7,8 @@
 import { expect } from 'chai';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
 import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument, orchestrationEventsProjection, startedOnReceiptDocument } from '../../projections/orchestration-events';
+import { getOrchestrationEvent } from '../../application/orchestration/orchestration-events';
+import type { ReadModelDependencies } from '../../application/shared/read-models';
 import { newEvent } from '../support/events';
 import { runningProjections } from '../support/stores';
 
@@ -120,6 +122,50 @@ describe('orchestration events projection', () => {
     // Rebuilt after the erasure, the payload reads erased in the log: so in the document.
     await running.stores.eventStore.appendToStream(orchestrationEventStream('rebuilt'), [newEvent('OrchestrationEventQueued', { ...received('rebuilt'), payload: { $erased: true } })]);
     expect(await document('rebuilt')).to.deep.include({ payload_erased: true });
+  });
+
+  it("keeps error messages apart from their errors, empties them with the day's payloads, and keeps those recorded after", async () => {
+    const nextDay = '2026-11-29T00:00:01.000Z';
+    const refused = { code: 'customer_unknown', message: 'no customer Ana Lima' };
+    const failedStep = { event_id: 'f1', tenant_id: 't1', attempt: 1, flow: 'f@c', step: 0, request_id: 'f1:1:f@c:0', outcome: 'failed', error: refused, output: null, tool_call_id: null, recorded_at: at };
+    await running.stores.eventStore.appendToStream(orchestrationEventStream('f1'), [
+      newEvent('OrchestrationEventQueued', received('f1')),
+      newEvent('OrchestrationDispatchStarted', { event_id: 'f1', tenant_id: 't1', attempt: 1, flows: ['f@c'], started_at: at }),
+      newEvent('OrchestrationStepRecorded', failedStep),
+      newEvent('OrchestrationAttemptFailed', { event_id: 'f1', tenant_id: 't1', attempt: 1, error: refused, next_attempt_at: nextDay, failed_at: at, payload_day: '2026-11-28' }),
+    ]);
+    const failed = (await document('f1'))!;
+    expect(failed.error_messages).to.deep.equal({ 'f1:1:f@c:0': refused.message, 'attempt:1': refused.message });
+    expect(failed.attempts[0].error).to.deep.equal({ code: 'customer_unknown' });
+    expect(failed.attempts[0].steps[0].error).to.deep.equal({ code: 'customer_unknown' });
+    const view = async () => (await getOrchestrationEvent({ readStore: running.stores.readStore }, 't1', 'f1')).value;
+    expect((await view()).attempts[0]).to.deep.include({ error: refused });
+    expect((await view()).attempts[0].flow_runs[0].steps[0].error).to.deep.equal(refused);
+
+    await running.stores.eventStore.appendToStream('orchestrationPayloads-t1:2026-11-28', [newEvent('OrchestrationPayloadsErased', { tenant_id: 't1', day: '2026-11-28', reason: 'retention', erased_at: nextDay })]);
+    expect((await document('f1'))!.error_messages).to.deep.equal({});
+    expect((await view()).attempts[0].error).to.deep.equal({ code: 'customer_unknown', message: '[erased]' });
+    expect((await view()).attempts[0].flow_runs[0].steps[0].error).to.deep.equal({ code: 'customer_unknown', message: '[erased]' });
+    // The platform's own end after the erasure (no day: recorded in clear) keeps its message.
+    const erasedError = { code: 'payload_erased', message: 'the payload was erased' };
+    await running.stores.eventStore.appendToStream(orchestrationEventStream('f1'), [
+      newEvent('OrchestrationDispatchStarted', { event_id: 'f1', tenant_id: 't1', attempt: 2, flows: ['f@c'], started_at: nextDay }),
+      newEvent('OrchestrationAttemptFailed', { event_id: 'f1', tenant_id: 't1', attempt: 2, error: erasedError, next_attempt_at: null, failed_at: nextDay }),
+    ]);
+    expect((await document('f1'))!.error_messages).to.deep.equal({ 'attempt:2': erasedError.message });
+    expect((await view()).attempts[1].error).to.deep.equal(erasedError);
+  });
+
+  it('reads a document of version 3, whose errors hold their messages', async () => {
+    const error = { code: 'connector_failed', message: 'the connector answered 500' };
+    const attempt = { attempt: 1, flows: ['f@c'], started_at: at, outcome: 'failed', error, next_attempt_at: null, ended_at: at, steps: [{ flow: 'f@c', step: 0, request_id: 'v3:1:f@c:0', outcome: 'failed', error, output: null, tool_call_id: null, recorded_at: at }] };
+    await running.stores.eventStore.appendToStream(orchestrationEventStream('v3'), [newEvent('OrchestrationEventQueued', received('v3'))]);
+    const { error_messages: _messages, ...current } = (await document('v3'))!;
+    const version3 = { ...current, attempts: [attempt] } as OrchestrationEventDocument;
+    const served = { readStore: { collection: () => ({ get: async () => version3, find: async () => ({ items: [] }) }) } } as unknown as ReadModelDependencies;
+    const { value } = await getOrchestrationEvent(served, 't1', 'v3');
+    expect(value.attempts[0].error).to.deep.equal(error);
+    expect(value.attempts[0].flow_runs[0].steps[0].error).to.deep.equal(error);
   });
 
   it('keeps a waiting event\'s due time in the field of its kind, and neither once it runs or settles', async () => {

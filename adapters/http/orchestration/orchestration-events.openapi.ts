@@ -39,7 +39,7 @@ function envelopeBodySchema(): Schema {
   return { ...schema, description: 'The envelope of spec 2.7. `replay_of` is set by the service on a replay: a body that carries it is 400 `replay_of_reserved`.' };
 }
 
-const stepError = nullable(object({ code: string(), message: string() }));
+const stepError = nullable(object({ code: string(), message: string('"[erased]" once the payload is erased (the code is kept)') }));
 const actor = object({ kind: string('user, admin, system, ...'), id: string() });
 
 const orchestrationEvent = object({
@@ -47,7 +47,7 @@ const orchestrationEvent = object({
   name: string(),
   source: nullableString('who produced it'),
   payload: { type: 'object', description: 'as emitted; `{"$erased": true}` once erased (its retention passed, the operator\'s ORCHESTRATION_PAYLOAD_RETENTION_DAYS or the organization\'s own, or erased on request: docs/orchestration-events.md, "Payload retention")' },
-  payload_erased: boolean('its payload and its steps\' outputs were erased: it can no longer be re-queued or replayed'),
+  payload_erased: boolean('its payload, its steps\' outputs and its error messages were erased: it can no longer be re-queued or replayed'),
   version: integer(),
   correlation_id: string(),
   causation_id: nullableString('null for a root event'),
@@ -209,7 +209,7 @@ export const orchestrationEventsApi: ApiArea = {
       post: {
         summary: 'Erase the payloads of the days before a date',
         description:
-          'Erases, now, the payloads and step outputs of the organization\'s events received before `before` (`YYYY-MM-DD`, UTC), as the retention (ORCHESTRATION_PAYLOAD_RETENTION_DAYS) does once it has passed: each day\'s key is deleted, its payloads read `{"$erased": true}` and its outputs null everywhere, in the log too, and its events can no longer be retried or replayed. For a customer\'s request to be forgotten: payloads are kept by day, not by person (docs/orchestration-events.md, "Payload retention"). `before` is yesterday at the latest (400 `invalid_request` naming `before` otherwise): the payloads of today and yesterday are in use. Each day erased is an `OrchestrationPayloadsErased` of the audit log. Cannot be undone; asking again erases nothing more. 503 `read_model_rebuilding` while an upgrade rebuilds the events\' read model.',
+          'Erases, now, the payloads, step outputs and error messages of the organization\'s events received before `before` (`YYYY-MM-DD`, UTC), as the retention (ORCHESTRATION_PAYLOAD_RETENTION_DAYS) does once it has passed: each day\'s key is deleted, its payloads read `{"$erased": true}`, its outputs null and its error messages `"[erased]"` everywhere, in the log too, and its events can no longer be retried or replayed. For a customer\'s request to be forgotten: payloads are kept by day, not by person (docs/orchestration-events.md, "Payload retention"). `before` is yesterday at the latest (400 `invalid_request` naming `before` otherwise): the payloads of today and yesterday are in use. Each day erased is an `OrchestrationPayloadsErased` of the audit log. Cannot be undone; asking again erases nothing more. 503 `read_model_rebuilding` while an upgrade rebuilds the events\' read model.',
         access: 'user',
         role: 'admin',
         body: { json: schemaOfCodec(PayloadErasureBody) },
