@@ -104,16 +104,19 @@ export function streamCommand<Command extends Message, Event extends Message, St
  * Commands on several streams, each decided on what its stream holds, appended together
  * (EventStore.appendToStreams: all or none on the embedded store; in the order given on
  * EventStoreDB, so put first what must exist before the rest). A refusal refuses them all
- * before anything is appended; a conflict reads every stream again and decides again, as
- * handleCommand does for one. On EventStoreDB the appends before a conflicting one stay, so
- * each command must decide nothing the second time it finds its own events (as an emit with
- * an idempotency key does). The results in the order of the commands.
+ * before anything is appended, but for the events a refusal itself records
+ * (RejectionWithEvents), which alone are appended before it is thrown; a conflict reads every
+ * stream again and decides again, as handleCommand does for one. On EventStoreDB the appends
+ * before a conflicting one stay, so each command must decide nothing the second time it finds
+ * its own events (as an emit with an idempotency key does). The results in the order of the commands.
  */
 export async function handleCommands(deps: CommandDependencies, commands: readonly StreamCommand[], maxAttempts = DEFAULT_MAX_ATTEMPTS): Promise<Array<CommandResult<Message>>> {
   for (let attempt = 1; ; attempt += 1) {
     const decisions = await Promise.all(commands.map(({ aggregate, stream, command, context, options }) => decideOn(deps, aggregate, stream, command, context, options ?? {})));
-    const appending = decisions.flatMap((decided, index) => (decided.kind === 'append' ? [{ decided, stream: commands[index].stream }] : []));
-    const rejection = appending.find(({ decided }) => decided.rejection !== null)?.decided.rejection ?? null;
+    const toAppend = decisions.flatMap((decided, index) => (decided.kind === 'append' ? [{ decided, stream: commands[index].stream }] : []));
+    const rejection = toAppend.find(({ decided }) => decided.rejection !== null)?.decided.rejection ?? null;
+    // Refused: what the others decided is not appended, only what the refusals record.
+    const appending = rejection ? toAppend.filter(({ decided }) => decided.rejection !== null) : toAppend;
     try {
       const results = appending.length === 0 ? [] : await deps.eventStore.appendToStreams(appending.map(({ decided, stream }) => ({ stream, events: decided.toAppend, expectedRevision: decided.expectedRevision })));
       if (rejection) throw rejection;

@@ -38,7 +38,7 @@
 
 import type { OrchestrationEventCommand, OrchestrationEventStatus, QueuedData, SequenceGap, StepError, StepRecordData } from '../../domain/orchestration-event/orchestration-event';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
-import { DomainError } from '../../domain/shared/errors';
+import { DomainError, RejectionWithEvents } from '../../domain/shared/errors';
 import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument, orchestrationEventsProjection } from '../../projections/orchestration-events';
 import type { Message } from '../../domain/shared/decider';
 import { type CommandDependencies, type CommandResult, type StreamCommand, handleCommand, handleCommands, loadAggregate, streamCommand } from '../command-handling/handle-command';
@@ -269,7 +269,7 @@ export async function startDispatch(
  * recorded already with the same request id records nothing again. `processed` is false when
  * every step was recorded already (a resumed attempt): the caller marks it processed.
  * `deadLettered`: the event's payload was erased while the attempt ran; the steps were not
- * recorded, the attempt ended, and the caller runs nothing more of it.
+ * recorded, nor the commands before them, the attempt ended, and the caller runs nothing more of it.
  */
 export async function recordSteps(
   deps: CommandDependencies,
@@ -287,15 +287,15 @@ export async function recordSteps(
   const command: OrchestrationEventCommand = { type: 'RecordSteps', data: { tenant_id: ref.tenant_id, attempt, steps, ends_attempt: endsAttempt } };
   const acting = context ?? dispatcherContext(ref.tenant_id, ref.event_id);
   const stream = orchestrationEventStream(ref.event_id);
-  const results = await handleCommands(deps, [...before, streamCommand(orchestrationEventAggregate, stream, command, acting)]);
-  const result = results[results.length - 1];
-  return {
-    position: result.position,
-    processed: result.events.some((event) => event.type === 'OrchestrationEventProcessed'),
-    // The attempt ended as the steps came to be recorded: its payload was erased meanwhile.
-    deadLettered: result.events.some((event) => event.type === 'OrchestrationEventDeadLettered'),
-    before: results.slice(0, -1),
-  };
+  try {
+    const results = await handleCommands(deps, [...before, streamCommand(orchestrationEventAggregate, stream, command, acting)]);
+    const result = results[results.length - 1];
+    return { position: result.position, processed: result.events.some((event) => event.type === 'OrchestrationEventProcessed'), deadLettered: false, before: results.slice(0, -1) };
+  } catch (error) {
+    // The attempt ended as the steps came to be recorded: its payload was erased meanwhile (its end alone appended).
+    if (error instanceof RejectionWithEvents && error.code === 'payload_erased') return { position: null, processed: false, deadLettered: true, before: [] };
+    throw error;
+  }
 }
 
 /** Ends the running attempt as failed: retried at `retryAt`, or dead-lettered when it is null. */

@@ -40,7 +40,7 @@
 import * as t from 'io-ts';
 import { type Either, left, right } from 'fp-ts/Either';
 import type { Decider } from '../shared/decider';
-import { type DomainError, conflict, invalid, notFound } from '../shared/errors';
+import { type DomainError, RejectionWithEvents, conflict, invalid, notFound } from '../shared/errors';
 import { declareEvent, type EventOf, eventGroup, type GroupEvent } from '../shared/events';
 import { ERASED_PAYLOAD, delayPastRetention, isErasedPayload, orchestrationPayloadSubject, payloadDayOf } from './payloads';
 import { toStreamName } from '../shared/stream-names';
@@ -525,6 +525,7 @@ function erasedEnd(identity: { event_id: string; tenant_id: string }, attempt: n
 }
 
 const payloadErased = (): DomainError => conflict('payload_erased', 'the event’s payload was erased (its retention passed): it cannot be run again');
+const erasedWhileRunning = (): DomainError => conflict('payload_erased', 'the event’s payload was erased as its attempt ran: its steps are not recorded, and the attempt is dead-lettered');
 const stepKey = (flow: string, step: number): string => `${flow}#${step}`;
 const plus = (at: Date, seconds: number): string => new Date(at.getTime() + seconds * 1000).toISOString();
 const hasPassed = (instant: string | null, now: Date): boolean => instant !== null && Date.parse(instant) <= now.getTime();
@@ -629,8 +630,9 @@ export const orchestrationEventDecider: Decider<OrchestrationEventCommand, Orche
         }
         // Every step there already (a resumed attempt): nothing again; the runner marks the attempt processed itself.
         if (recordedNow.length === 0) return right([]);
-        // Its payload erased while the attempt ran (its day's retention passed meanwhile): the outputs could not be kept.
-        if (erased) return right(erasedEnd(identity, attempt, at));
+        // Its payload erased while the attempt ran (its day's retention passed meanwhile): the
+        // outputs could not be kept, and nothing recorded with them (the follow-ons they emit) is.
+        if (erased) return left(new RejectionWithEvents(erasedEnd(identity, attempt, at), erasedWhileRunning()));
         // The attempt's last steps, none failed: recorded with its end, in that one event.
         if (ends_attempt === true && !steps.some((step) => step.outcome === 'failed')) return right([{ type: 'OrchestrationEventProcessed', data: processedData(identity, attempt, at, payloadDay, recordedNow) }]);
         return right(recordedNow.map((data): OrchestrationEventEvent => ({ type: 'OrchestrationStepRecorded', data: { ...identity, attempt, ...data, recorded_at: at, payload_day: payloadDay } })));

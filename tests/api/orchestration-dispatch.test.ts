@@ -381,7 +381,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect(event.attempts[0].flow_runs[0].steps[0].error.message).to.match(/steps\.0/);
   });
 
-  // Last two: they move the clock two days on and erase the organization's payloads of the days before.
+  // Last three: they move the clock two days on and erase the organization's payloads of the days before.
   it("stops an attempt whose day's payloads are erased while it runs: dead-lettered at its next record, no further step called", async () => {
     const erasing = createConnector({ signingSecrets: [SECRET], now: () => clock.now().getTime() });
     const calls: string[] = [];
@@ -435,6 +435,41 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect(event).to.deep.include({ status: 'dead_letter', payload_erased: true });
     expect(event.attempts.map((attempt: { outcome: string; error: { code: string } | null }) => [attempt.outcome, attempt.error?.code])).to.deep.equal([['failed', 'payload_erased']]);
     expect(warehouseCalls()).to.have.length(calls);
+  });
+
+  it("appends none of the follow-on events of a flow whose day's payloads are erased as its last step runs", async () => {
+    const erasing = createConnector({ signingSecrets: [SECRET], now: () => clock.now().getTime() });
+    const day = clock.now().toISOString().slice(0, 10);
+    erasing.tool('only', {
+      description: 'only',
+      auth: 'none',
+      chat: false,
+      handler: async () => {
+        // While the flow's last step runs, two days pass and the organization erases the day the event came in.
+        clock.advance(2 * 24 * 3600_000);
+        const nextDay = new Date(Date.parse(`${day}T00:00:00.000Z`) + 24 * 3600_000).toISOString().slice(0, 10);
+        const erased = await send('POST', '/api/v1/org/events/payloads/erase', { before: nextDay });
+        expect(erased.json.erased_days, erased.text).to.include(day);
+        return { output: { ticket: 'T-1' } };
+      },
+    });
+    erasing.advertise({ flows: [{ id: 'erased_emitting', trigger: 'erase.test.emitting', steps: [{ tool: 'only' }], emits: [{ name: 'erase.test.followed', payload: { customer: '$.payload.customer', ticket: '$.steps.0.output.ticket' } }] }] });
+    const listening = await erasing.listen(0, '127.0.0.1');
+    closers.push(() => listening.close());
+    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Erased emitting', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
+    expect((await send('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, {})).status).to.equal(200);
+
+    const id = await emit({ name: 'erase.test.emitting', payload: { customer: 'c-2' } });
+    await runFor();
+    const event = await get(id);
+    expect(event).to.deep.include({ status: 'dead_letter', payload_erased: true });
+    expect(event.attempts.map((attempt: { outcome: string; error: { code: string } | null; flow_runs: Array<{ steps: unknown[] }> }) => [attempt.outcome, attempt.error?.code, attempt.flow_runs[0].steps.length])).to.deep.equal([['failed', 'payload_erased', 0]]);
+    // Recorded with the step, the follow-on was refused with it: the dead-lettered attempt caused nothing.
+    const followed = await send('GET', '/api/v1/org/events?name=erase.test.followed');
+    expect(followed.status, followed.text).to.equal(200);
+    expect(followed.json.items).to.deep.equal([]);
+    const all = await server.platform.eventStore.readAll({ maxCount: 100_000 });
+    expect(all.filter((recorded) => recorded.type === 'OrchestrationEventQueued' || recorded.type === 'OrchestrationEventProcessedOnReceipt').map((recorded) => (recorded.data as { name: string }).name)).to.not.include('erase.test.followed');
   });
 
   describe('flows, mapping and back-off (pure)', () => {

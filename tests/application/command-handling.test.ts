@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { handleCommand, handleCommands, streamCommand } from '../../application/command-handling/handle-command';
 import { isReservationFree } from '../../application/reservation/reservations';
 import { TENANT_SLUG_SCOPE, changeTenantSettings, createTenant, renameTenant, tenantAggregate } from '../../application/tenant/tenant-commands';
-import { DomainError } from '../../domain/shared/errors';
+import { left } from 'fp-ts/Either';
+import { DomainError, RejectionWithEvents, conflict } from '../../domain/shared/errors';
 import { tenantStream } from '../../domain/tenant/tenant';
 import { userContext } from '../support/context';
 import { type EmbeddedStores, embeddedStores } from '../support/stores';
@@ -90,6 +91,20 @@ describe('command handling', () => {
       const error = await rejection(handleCommands(stores.commands, [rename(a.tenant_id, 'A 2'), rename('nope', 'X')]));
       expect(error.code).to.equal('tenant_not_found');
       expect(await stores.eventStore.headPosition()).to.equal(head);
+    });
+
+    it('appends only what a refusal records (RejectionWithEvents), not what the others decided, then throws it', async () => {
+      const [a, b] = [await createTenant(stores.commands, { name: 'A', slug: 'org-a' }, userContext()), await createTenant(stores.commands, { name: 'B', slug: 'org-b' }, userContext())];
+      // A decider that refuses, recording the attempt (as a wrong one-time code is recorded).
+      const refusing: typeof tenantAggregate = {
+        ...tenantAggregate,
+        decider: { ...tenantAggregate.decider, decide: (_command, state) => left(new RejectionWithEvents([{ type: 'TenantRenamed', data: { tenant_id: state.status === 'absent' ? '' : state.id, name: 'Recorded', previous_name: 'B' } }], conflict('refused', 'refused, with a record'))) },
+      };
+      const recordedRefusal = streamCommand(refusing, tenantStream(b.tenant_id), { type: 'RenameTenant', data: { name: 'B 2' } }, userContext({ tenant_id: b.tenant_id }));
+      const error = await rejection(handleCommands(stores.commands, [rename(a.tenant_id, 'A 2'), recordedRefusal]));
+      expect(error.code).to.equal('refused');
+      expect((await stores.eventStore.readStream(tenantStream(a.tenant_id))).map((event) => event.type)).to.deep.equal(['TenantCreated']);
+      expect((await stores.eventStore.readStream(tenantStream(b.tenant_id))).map((event) => event.type)).to.deep.equal(['TenantCreated', 'TenantRenamed']);
     });
 
     it('decides all again when another writer got there first, so that every one lands', async () => {

@@ -368,13 +368,9 @@ describe('orchestration event (decider)', () => {
         ]);
     });
 
-    it('ends an attempt running as it was erased at its next steps, failed and dead-lettered, keeping no output', () => {
-      spec()
-        .given([erasedQueued(), started(1)])
-        .when(step(1))
-        .then([
-          ...erasedEnd(1),
-        ]);
+    it('refuses the steps of an attempt running as it was erased, recording its end, failed and dead-lettered, and no output', () => {
+      // A refusal that records events: what the steps' append carried besides (their follow-ons) is not appended.
+      spec().given([erasedQueued(), started(1)]).when(step(1)).thenRejectsWithEvents('conflict', 'payload_erased', erasedEnd(1));
     });
 
     it('ends an attempt failing as it was erased the same way: its error is no longer sealed, and no retry could run', () => {
