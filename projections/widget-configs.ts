@@ -2,7 +2,7 @@
 // every widget request and WebSocket connection. The identity secret is kept sealed here for
 // the visitor check; no view ever answers it. Its revision is the configuration's version (ETag).
 
-import { type WidgetConfigEvent, type WidgetSettings, widgetConfigEvents } from '../domain/widget-config/widget-config';
+import { DEFAULT_WIDGET_SETTINGS, type WidgetConfigEvent, type WidgetSettings, widgetConfigEvents } from '../domain/widget-config/widget-config';
 import type { Actor } from '../application/ports/event-store';
 import { documentProjection } from './document-projection';
 
@@ -21,6 +21,12 @@ export interface WidgetConfigDocument {
 }
 
 export const WIDGET_CONFIGS = 'widget_configs';
+
+/**
+ * A document's settings as they are now: the defaults until the first change, and for a setting
+ * added since the document was last written (its event, upcast, has it; the document does not).
+ */
+export const settingsOf = (doc: Pick<WidgetConfigDocument, 'settings'> | null): WidgetSettings => (doc?.settings ? { ...DEFAULT_WIDGET_SETTINGS, ...doc.settings } : DEFAULT_WIDGET_SETTINGS);
 
 export const widgetConfigsProjection = documentProjection<WidgetConfigEvent['type'], WidgetConfigDocument>({
   name: 'widget_configs',

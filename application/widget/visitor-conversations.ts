@@ -1,14 +1,16 @@
 // What a widget's visitor does with their own conversation besides chatting (spec 4.4): rate an
-// answer of the assistant (`POST /widget/messages/{id}/feedback`) and ask for a person
-// (`POST /widget/conversations/{id}/handoff`). Both are the conversation's own commands, as a
-// member gives them (GiveFeedback, ChangeConversationStatus to handed_off), with the visitor as
-// the party and the actor, so everything downstream (the feedback list and analytics, the
-// handoff webhook) treats them as it treats a member's.
+// answer of the assistant (`POST /widget/messages/{id}/feedback`), ask for a person
+// (`POST /widget/conversations/{id}/handoff`) and erase the conversation
+// (`POST /widget/conversations/{id}/erase`). Each is the conversation's own command, as a member
+// gives it (GiveFeedback, ChangeConversationStatus to handed_off, EraseConversation), with the
+// visitor as the party and the actor, so everything downstream (the feedback list and
+// analytics, the handoff webhook, the erasure of the leads and tool calls) treats it as it
+// treats a member's.
 //
 // A visitor reaches only the widget conversations they started in the widget's tenant; any
 // other conversation or message is 404, so a visitor learns nothing of others'. A feature the
-// tenant turned off in the widget's settings (feedback, handoff_button, lead_form, voice) is
-// 403 `widget_feature_disabled` on its route.
+// tenant turned off in the widget's settings (feedback, handoff_button, lead_form, voice,
+// visitor_erasure) is 403 `widget_feature_disabled` on its route.
 
 import { conversationStream } from '../../domain/conversation/conversation';
 import { handoffConfigStream } from '../../domain/handoff-config/handoff-config';
@@ -16,7 +18,7 @@ import { DomainError, conflict, notFound } from '../../domain/shared/errors';
 import type { WidgetSettings } from '../../domain/widget-config/widget-config';
 import { CONVERSATION_MESSAGES, type ConversationMessageDocument } from '../../projections/conversations';
 import { handleCommand, loadAggregate } from '../command-handling/handle-command';
-import { type ConversationDependencies, type FeedbackView, conversationAggregate } from '../conversation/conversations';
+import { type ConversationDependencies, type ConversationErasureUseCaseDependencies, type ErasureView, type FeedbackView, conversationAggregate, eraseConversationOf } from '../conversation/conversations';
 import { requireFeature } from '../entitlement/entitlements';
 import { handoffConfigAggregate } from '../handoff/handoff-config';
 import type { RequestContext } from '../shared/request-context';
@@ -24,7 +26,7 @@ import { type Visitor, type WidgetPrincipal, visitorContext } from './widget-acc
 import { isVisitorConversation, requireVisitorConversation } from './widget-chat';
 
 /** The features of the widget's settings a tenant may turn off. */
-export type WidgetFeature = keyof Pick<WidgetSettings, 'lead_form' | 'handoff_button' | 'feedback' | 'voice'>;
+export type WidgetFeature = keyof Pick<WidgetSettings, 'lead_form' | 'handoff_button' | 'feedback' | 'voice' | 'visitor_erasure'>;
 
 /** A feature the tenant turned off in the widget's settings (403); `setting` names it. */
 export class WidgetFeatureDisabledError extends DomainError {
@@ -120,4 +122,27 @@ export async function handOffVisitorConversation(
   const changed = result.events.find((event) => event.type === 'ConversationStatusChanged');
   if (changed?.type !== 'ConversationStatusChanged') throw new Error('ChangeConversationStatus recorded no ConversationStatusChanged');
   return { conversation_id: conversationId, status: 'handed_off', assistant_paused: true, handed_off_at: changed.data.changed_at };
+}
+
+/**
+ * The visitor erases one of their own widget conversations, as an owner or admin erases one
+ * (eraseConversationOf: its texts unreadable everywhere, its tool calls and the leads left in it
+ * erased with it), the visitor as actor: the right to erasure without asking the organization.
+ * A conversation the organization deleted is still theirs to erase. Asked again, the same
+ * answer. Any other conversation is 404; 403 `widget_feature_disabled` when the organization
+ * turned `visitor_erasure` off.
+ */
+export async function eraseVisitorConversation(
+  deps: ConversationErasureUseCaseDependencies,
+  widget: WidgetPrincipal,
+  visitor: Visitor,
+  conversationId: string,
+  context: RequestContext,
+): Promise<ErasureView> {
+  requireWidgetFeature(widget, 'visitor_erasure');
+  const { state } = await loadAggregate(deps, conversationAggregate, conversationStream(conversationId));
+  // Live or deleted: a deleted conversation keeps whose it was.
+  const theirs = state.status !== 'absent' && state.channel !== null && state.started_by !== null && isVisitorConversation({ tenant_id: state.tenant_id, channel: state.channel, started_by: state.started_by }, widget, visitor);
+  if (!theirs) throw notFound('conversation_not_found', 'no such conversation');
+  return eraseConversationOf(deps, widget.tenant_id, conversationId, visitorContext(widget, visitor, context));
 }

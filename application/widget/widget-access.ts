@@ -9,9 +9,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Party } from '../../domain/conversation/conversation';
 import { DomainError, forbidden } from '../../domain/shared/errors';
-import { DEFAULT_WIDGET_SETTINGS, type WidgetSettings, originMatches } from '../../domain/widget-config/widget-config';
+import { type WidgetSettings, originMatches } from '../../domain/widget-config/widget-config';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
-import { WIDGET_CONFIGS, type WidgetConfigDocument } from '../../projections/widget-configs';
+import { WIDGET_CONFIGS, type WidgetConfigDocument, settingsOf } from '../../projections/widget-configs';
 import type { Secrets } from '../ports/identity';
 import type { ReadModelDependencies } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
@@ -35,7 +35,7 @@ export const widgetTokenInvalid = (): DomainError => new DomainError('unauthoriz
 /** The settings a tenant's widget has now: the defaults until it is first configured. */
 export async function widgetSettingsOf(deps: ReadModelDependencies, tenantId: string): Promise<{ settings: WidgetSettings; identity_secret_sealed: string | null }> {
   const doc = await deps.readStore.collection<WidgetConfigDocument>(WIDGET_CONFIGS).get(tenantId);
-  return { settings: doc?.settings ?? DEFAULT_WIDGET_SETTINGS, identity_secret_sealed: doc?.identity_secret_sealed ?? null };
+  return { settings: settingsOf(doc), identity_secret_sealed: doc?.identity_secret_sealed ?? null };
 }
 
 /**

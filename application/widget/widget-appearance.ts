@@ -22,7 +22,7 @@ export interface WidgetAppearance {
   launcher_icon: WidgetSettings['launcher_icon'];
   theme: Record<string, string>;
   custom_css: string;
-  features: { lead_form: boolean; lead_form_fields: WidgetSettings['lead_form_fields']; handoff_button: boolean; feedback: boolean; voice: boolean };
+  features: { lead_form: boolean; lead_form_fields: WidgetSettings['lead_form_fields']; handoff_button: boolean; feedback: boolean; voice: boolean; visitor_erasure: boolean };
   identity_verification: WidgetSettings['identity_verification'];
 }
 
@@ -43,7 +43,7 @@ export async function widgetAppearance(deps: ReadModelDependencies, widget: Pick
     launcher_icon: settings.launcher_icon,
     theme: settings.theme,
     custom_css: settings.custom_css,
-    features: { lead_form: settings.lead_form, lead_form_fields: settings.lead_form_fields, handoff_button: settings.handoff_button, feedback: settings.feedback, voice: settings.voice },
+    features: { lead_form: settings.lead_form, lead_form_fields: settings.lead_form_fields, handoff_button: settings.handoff_button, feedback: settings.feedback, voice: settings.voice, visitor_erasure: settings.visitor_erasure },
     identity_verification: settings.identity_verification,
   };
 }

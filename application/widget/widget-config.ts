@@ -8,7 +8,6 @@
 
 import { notFound } from '../../domain/shared/errors';
 import {
-  DEFAULT_WIDGET_SETTINGS,
   type WidgetConfigCommand,
   type WidgetConfigEvent,
   type WidgetConfigState,
@@ -17,7 +16,7 @@ import {
   widgetConfigEvents,
   widgetConfigStream,
 } from '../../domain/widget-config/widget-config';
-import { WIDGET_CONFIGS, type WidgetConfigDocument } from '../../projections/widget-configs';
+import { WIDGET_CONFIGS, type WidgetConfigDocument, settingsOf } from '../../projections/widget-configs';
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
 import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import type { Actor } from '../ports/event-store';
@@ -49,7 +48,7 @@ export type WidgetIdentitySecretAnswer = WidgetConfigView & { identity_secret: s
 function viewOf(doc: WidgetConfigDocument | null): Versioned<WidgetConfigView> {
   return {
     value: {
-      ...(doc?.settings ?? DEFAULT_WIDGET_SETTINGS),
+      ...settingsOf(doc),
       configured: doc !== null,
       has_identity_secret: (doc?.identity_secret_sealed ?? null) !== null,
       identity_secret_rotated_at: doc?.identity_secret_rotated_at ?? null,

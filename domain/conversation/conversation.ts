@@ -320,6 +320,9 @@ export interface DeletedConversation {
   conversation_id: string;
   tenant_id: string;
   erased_at: string | null;
+  /** Where it was held and who started it, kept from the conversation: whose it was stays known (a visitor's erasure asked again). */
+  channel: Channel | null;
+  started_by: Party | null;
 }
 
 export type ConversationState = { status: 'absent' } | LiveConversation | DeletedConversation;
@@ -370,8 +373,9 @@ export const conversationDecider: Decider<ConversationCommand, ConversationEvent
         end_user_held: false,
       };
     }
-    if (event.type === 'ConversationDeleted') return { status: 'deleted', conversation_id: event.data.conversation_id, tenant_id: event.data.tenant_id, erased_at: null };
-    if (event.type === 'ConversationErased') return { status: 'deleted', conversation_id: event.data.conversation_id, tenant_id: event.data.tenant_id, erased_at: event.data.erased_at };
+    const whose = state.status === 'absent' ? { channel: null, started_by: null } : { channel: state.channel, started_by: state.started_by };
+    if (event.type === 'ConversationDeleted') return { status: 'deleted', conversation_id: event.data.conversation_id, tenant_id: event.data.tenant_id, erased_at: null, ...whose };
+    if (event.type === 'ConversationErased') return { status: 'deleted', conversation_id: event.data.conversation_id, tenant_id: event.data.tenant_id, erased_at: event.data.erased_at, ...whose };
     if (!isLive(state)) return state;
     switch (event.type) {
       case 'UserMessagePosted':

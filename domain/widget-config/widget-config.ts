@@ -1,6 +1,7 @@
 // The website widget's configuration of a tenant (spec 4.4): how the widget looks (title,
 // colours, welcome message, position, launcher icon, theme tokens, custom CSS), what it offers
-// (lead form, handoff button, feedback, voice), which sites may embed it (allowed origins),
+// (lead form, handoff button, feedback, voice, visitors' erasure of their own conversations),
+// which sites may embed it (allowed origins),
 // which workspace's knowledge it answers from, and whether visitors must prove who they are
 // (verified identity: the host's backend signs the visitor id with the identity secret).
 // One stream per tenant, `widgetConfig-<tenant id>`.
@@ -52,6 +53,8 @@ export const WidgetSettings = t.type({
   handoff_button: t.boolean,
   feedback: t.boolean,
   voice: t.boolean,
+  /** Visitors may erase their own conversations from the widget (an organization bound to keep its records turns it off). */
+  visitor_erasure: t.boolean,
   identity_verification: IdentityVerification,
 });
 export type WidgetSettings = t.TypeOf<typeof WidgetSettings>;
@@ -73,10 +76,15 @@ export const DEFAULT_WIDGET_SETTINGS: WidgetSettings = {
   handoff_button: true,
   feedback: true,
   voice: false,
+  visitor_erasure: true,
   identity_verification: 'off',
 };
 
-export const WidgetConfigured = declareEvent('WidgetConfigured', t.type({ tenant_id: t.string, settings: WidgetSettings, changed: t.array(t.string), configured_at: t.string }));
+/** Version 1 had no `visitor_erasure`: visitors could not erase their conversations then, and may since, as by default. */
+export const WidgetConfigured = declareEvent('WidgetConfigured', t.type({ tenant_id: t.string, settings: WidgetSettings, changed: t.array(t.string), configured_at: t.string }), {
+  version: 2,
+  upcasters: { 1: (v1) => ({ ...v1, settings: { visitor_erasure: DEFAULT_WIDGET_SETTINGS.visitor_erasure, ...(v1.settings as Record<string, unknown>) } }) },
+});
 export const WidgetIdentitySecretRotated = declareEvent('WidgetIdentitySecretRotated', t.type({ tenant_id: t.string, secret_sealed: t.string, rotated_at: t.string }));
 
 export const widgetConfigEvents = eventGroup('widgetConfig', [WidgetConfigured, WidgetIdentitySecretRotated]);

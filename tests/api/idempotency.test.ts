@@ -238,6 +238,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/org/events/:id/retry': 'a change of state of an orchestration event; repeating it is 409 (If-Match guards it)',
       'POST /api/v1/widget/messages/:id/feedback': 'once per answer: a retry is 409 feedback_given',
       'POST /api/v1/widget/conversations/:id/handoff': 'a change of state of the conversation; repeating it is 409 already_handed_off',
+      'POST /api/v1/widget/conversations/:id/erase': 'erasing again answers the first erasure and records nothing',
       'POST /api/v1/widget/stt': 'creates nothing: it transcribes the audio sent',
       'POST /api/v1/widget/tts': 'creates nothing: it speaks the text sent',
     };

@@ -576,6 +576,8 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('POST', '/api/v1/widget/identity/clear', { headers: visitor, body: { conversation_id: turn.json.conversation_id } });
       await call('POST', '/api/v1/widget/identity/clear', { headers: visitor, body: { conversation_id: 5 } });
       await call('POST', '/api/v1/widget/identity/clear', { headers: visitor, body: { conversation_id: 'none' } });
+      await call('POST', `/api/v1/widget/conversations/${turn.json.conversation_id}/erase`, { headers: { ...visitor, 'x-widget-visitor': 'another-visitor-0123456789' } });
+      await call('POST', `/api/v1/widget/conversations/${turn.json.conversation_id}/erase`, { headers: visitor });
       await gql(server, 'mutation { rotate_widget_token { widget_token } }', {}, owner.token);
       await call('POST', '/api/v1/widget/identity/clear', { headers: visitor, body: {} });
     });

@@ -639,7 +639,7 @@ describe('the widget’s HTTP routes (/api/v1/widget)', () => {
         launcher_icon: 'chat',
         theme: { radius: '8px' },
         custom_css: '.svc-launcher { right: 24px; }',
-        features: { lead_form: true, lead_form_fields: ['email', 'phone'], handoff_button: true, feedback: true, voice: true },
+        features: { lead_form: true, lead_form_fields: ['email', 'phone'], handoff_button: true, feedback: true, voice: true, visitor_erasure: true },
         identity_verification: 'off',
       });
       await configure(owner, { title: 'Ask us', welcome_message: 'Hi there' });

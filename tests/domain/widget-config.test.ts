@@ -11,6 +11,8 @@ import {
   originMatches,
   widgetConfigDecider,
 } from '../../domain/widget-config/widget-config';
+import { domainEvents } from '../../domain/events';
+import { settingsOf } from '../../projections/widget-configs';
 import { FIXED_NOW, deciderSpec } from '../support/decider-spec';
 
 describe('widget configuration (decider)', () => {
@@ -98,9 +100,19 @@ describe('widget configuration (decider)', () => {
     it('records a workspace and the feature switches as given (whose workspace it is, is for the use case)', () => {
       spec
         .given([])
-        .when(configure({ workspace_id: 'w2', lead_form: false, handoff_button: false, feedback: false, voice: true, launcher_icon: 'sparkle' }))
-        .then([configured({ workspace_id: 'w2', lead_form: false, handoff_button: false, feedback: false, voice: true, launcher_icon: 'sparkle' }, ['launcher_icon', 'workspace_id', 'lead_form', 'handoff_button', 'feedback', 'voice'])]);
+        .when(configure({ workspace_id: 'w2', lead_form: false, handoff_button: false, feedback: false, voice: true, visitor_erasure: false, launcher_icon: 'sparkle' }))
+        .then([configured({ workspace_id: 'w2', lead_form: false, handoff_button: false, feedback: false, voice: true, visitor_erasure: false, launcher_icon: 'sparkle' }, ['launcher_icon', 'workspace_id', 'lead_form', 'handoff_button', 'feedback', 'voice', 'visitor_erasure'])]);
       spec.given([configured({ workspace_id: 'w2' }, ['workspace_id'])]).when(configure({ workspace_id: null })).then([configured({}, ['workspace_id'])]);
+    });
+
+    it('reads a configuration recorded before visitors could erase their conversations as letting them, the default', () => {
+      const { visitor_erasure: _absent, ...before } = DEFAULT_WIDGET_SETTINGS;
+      const decoded = domainEvents.decode('WidgetConfigured', { tenant_id: 't1', settings: { ...before, feedback: false }, changed: ['feedback'], configured_at: at }, 1);
+      expect(decoded.ok && decoded.event.data).to.deep.include({ settings: { ...DEFAULT_WIDGET_SETTINGS, feedback: false } });
+      expect(DEFAULT_WIDGET_SETTINGS.visitor_erasure).to.equal(true);
+      // So does a read model document written before (its settings lack the field).
+      expect(settingsOf({ settings: { ...before, feedback: false } as WidgetSettings })).to.deep.equal({ ...DEFAULT_WIDGET_SETTINGS, feedback: false });
+      expect(settingsOf(null)).to.equal(DEFAULT_WIDGET_SETTINGS);
     });
   });
 

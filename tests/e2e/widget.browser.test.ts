@@ -5,7 +5,7 @@
 // DOM. A visitor asks a question answered from a document the tenant uploaded, and sees the
 // answer stream in over /ws/chat with its citation; rates it, leaves a lead, asks for a person;
 // the same with WebSocket blocked answers over HTTP; the public chat page /chat/{slug} works;
-// and the keyboard alone opens, uses and closes the widget.
+// the keyboard alone opens, uses and closes the widget; and a visitor erases their conversation.
 //
 // Screenshots are kept as test artifacts in test-artifacts/widget/ (TEST_ARTIFACTS_DIR to put
 // them elsewhere). Without /usr/bin/chromium the suite reports itself skipped and says why
@@ -358,6 +358,51 @@ describe('the website widget in headless Chromium', function () {
     const answer = await finishedAnswer(page!);
     expect(await answer.locator('.text').textContent()).to.include('14 days');
     expect(await conversationOf(page!)).to.equal(conversationId);
+  });
+
+  it('erases the visitor’s conversation once they confirm: its messages go, in the log too, and a new conversation starts', async () => {
+    await page!.goto(host!.url);
+    await page!.locator('button.launcher').click();
+    const erase = page!.getByRole('button', { name: 'Delete this conversation' });
+    // Nothing to erase before the first message.
+    expect(await erase.isHidden()).to.equal(true);
+    const input = page!.getByRole('textbox', { name: 'Message' });
+    await input.fill('I am Ines Costa and I want a refund');
+    await input.press('Enter');
+    await finishedAnswer(page!);
+    const conversationId = await conversationOf(page!);
+
+    await erase.click();
+    const confirm = page!.getByRole('alertdialog', { name: 'Delete this conversation?' });
+    await confirm.waitFor();
+    // The safe choice has the focus, and keeps everything as it was.
+    const keep = confirm.getByRole('button', { name: 'Keep it' });
+    expect(await keep.evaluate(FOCUSED)).to.equal(true);
+    await screenshot('erase-confirm');
+    await keep.click();
+    expect(await confirm.isHidden()).to.equal(true);
+    expect(await page!.locator('.msg.user').count()).to.equal(1);
+
+    await erase.click();
+    await confirm.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page!.locator('.note', { hasText: 'Your conversation was deleted.' }).waitFor();
+    expect(await page!.locator('.msg.user').count()).to.equal(0);
+    expect(await conversationOf(page!)).to.equal(null);
+    expect(await erase.isHidden()).to.equal(true);
+    await screenshot('conversation-erased');
+    // Erased in the log, by the visitor: nothing of what they said opens any more.
+    const events = (await server!.platform.eventStore.readStream(conversationStream(conversationId))) as DomainRecordedEvent[];
+    expect(events[events.length - 1].type).to.equal('ConversationErased');
+    expect(events[events.length - 1].metadata.actor.kind).to.equal('end_user');
+    expect(JSON.stringify(events)).to.not.include('Ines Costa');
+
+    // The next question starts a new conversation, over the socket resumed without the old one.
+    await input.fill(QUESTION);
+    await input.press('Enter');
+    const answer = await finishedAnswer(page!);
+    expect(await answer.locator('.text').textContent()).to.include('14 days');
+    const next = await conversationOf(page!);
+    expect(next).to.be.a('string').and.not.equal(conversationId);
   });
 
   it("verified identity: the host's backend signs its user id, identify() makes the visitor that user with their token, clearIdentity() signs them out", async () => {

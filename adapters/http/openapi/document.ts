@@ -270,7 +270,7 @@ function components(schemas: Record<string, Schema>): Schema {
           resets_at: { type: ['string', 'null'], format: 'date-time', description: '`quota_exceeded`: when the count starts again; null for limits that do not reset' },
           feature: { type: 'string', enum: ['sdk_connections', 'whatsapp', 'handoff', 'crm'], description: '`feature_not_in_plan`: the feature' },
           plan: { type: ['string', 'null'], description: '`feature_not_in_plan`: the code of the cheapest plan that has it' },
-          setting: { type: 'string', enum: ['lead_form', 'handoff_button', 'feedback', 'voice'], description: '`widget_feature_disabled`: the widget setting that is off' },
+          setting: { type: 'string', enum: ['lead_form', 'handoff_button', 'feedback', 'voice', 'visitor_erasure'], description: '`widget_feature_disabled`: the widget setting that is off' },
           tools: { type: 'integer', description: '`integration_has_tools`: how many tools still call the integration' },
           errors: {
             type: 'array',

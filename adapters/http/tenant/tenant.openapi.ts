@@ -55,6 +55,7 @@ const WIDGET_CONFIG_FIELDS = {
   handoff_button: boolean(),
   feedback: boolean(),
   voice: boolean(),
+  visitor_erasure: boolean('visitors may erase their own conversations from the widget (default true); off for an organization bound to keep its records'),
   identity_verification: enumOf(IDENTITY_VERIFICATION_MODES),
   has_identity_secret: boolean('the secret itself is only answered by the rotation that made it'),
   identity_secret_rotated_at: nullable(dateTime()),

@@ -40,5 +40,15 @@ export const widgetFeedbackHandoffApi: ApiArea = {
         errors: [404, 409],
       },
     },
+    '/api/v1/widget/conversations/{id}/erase': {
+      post: {
+        summary: 'Erase one of the visitor’s own conversations',
+        description: `The visitor erases one of their own widget conversations, as an owner or admin does with POST /api/v1/conversations/{id}/erase: its texts are unreadable everywhere from then on (in the log too), it leaves every list, and its tool calls and the leads left in it are erased with it; the audit log names the visitor. A conversation the organization deleted is still theirs to erase. Cannot be undone; asked again, the same answer. No body. Any other conversation is 404 \`conversation_not_found\`. 403 \`widget_feature_disabled\` when the organization turned \`visitor_erasure\` off. ${WIDGET_AUTH_ERRORS}`,
+        access: 'widget_token',
+        headers: VISITOR_HEADERS,
+        success: { status: 200, description: 'what was erased, and when (the first erasure’s time when asked again)', json: ref('ConversationErasure') },
+        errors: [404],
+      },
+    },
   },
 };

@@ -54,6 +54,7 @@ export const widgetApi: ApiArea = {
           handoff_button: boolean(),
           feedback: boolean(),
           voice: boolean(),
+          visitor_erasure: boolean('the visitor may erase their own conversations (POST /api/v1/widget/conversations/{id}/erase)'),
         }),
         identity_verification: enumOf(IDENTITY_VERIFICATION_MODES, 'required: only visitors the host site vouches for (X-Widget-User-Id and -Hash) may chat'),
       },

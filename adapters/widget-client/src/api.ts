@@ -78,6 +78,11 @@ export class WidgetApi {
     return this.json('POST', `/api/v1/widget/conversations/${encodeURIComponent(conversationId)}/handoff`, reason ? { reason } : {});
   }
 
+  /** Erases the visitor's own conversation for good (POST /widget/conversations/{id}/erase). */
+  eraseConversation(conversationId: string): Promise<unknown> {
+    return this.json('POST', `/api/v1/widget/conversations/${encodeURIComponent(conversationId)}/erase`);
+  }
+
   clearIdentity(conversationId: string | null): Promise<unknown> {
     return this.json('POST', '/api/v1/widget/identity/clear', conversationId ? { conversation_id: conversationId } : {});
   }

@@ -73,7 +73,7 @@ export interface WidgetSettings {
   launcher_icon: 'chat' | 'help' | 'sparkle' | string;
   theme: Record<string, string>;
   custom_css: string;
-  features: { lead_form: boolean; lead_form_fields: LeadField[]; handoff_button: boolean; feedback: boolean; voice: boolean };
+  features: { lead_form: boolean; lead_form_fields: LeadField[]; handoff_button: boolean; feedback: boolean; voice: boolean; visitor_erasure?: boolean };
   identity_verification: 'off' | 'optional' | 'required';
 }
 

@@ -55,6 +55,11 @@ header .close{border:0;font-size:22px;line-height:1;padding:2px 6px}
 .secondary{background:transparent;border:1px solid rgba(0,0,0,.25);border-radius:8px;padding:8px 14px}
 .composer{display:flex;gap:8px;padding:10px 12px;border-top:1px solid rgba(0,0,0,.1)}
 .composer textarea{flex:1;resize:none;min-height:40px;max-height:120px}
-footer{display:flex;justify-content:center;padding:0 12px 10px}
-footer button{background:transparent;border:0;text-decoration:underline;font-size:13px;opacity:.85}
+.confirm{padding:12px 14px;border-top:1px solid rgba(0,0,0,.1);display:grid;gap:8px}
+.confirm h3{margin:0;font-size:15px}
+.confirm p{margin:0;font-size:13px}
+.confirm .actions{display:flex;gap:8px;justify-content:flex-end}
+.danger{background:#b3261e;color:#fff}
+footer{display:flex;justify-content:center;gap:12px;padding:0 12px 10px}
+footer button{background:transparent;border:0;text-decoration:underline;font-size:13px;opacity:.85;white-space:nowrap}
 `;

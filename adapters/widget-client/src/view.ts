@@ -1,7 +1,8 @@
 // What the visitor sees, inside the widget's shadow root: the launcher (a button), the chat
 // panel (a dialog, or the whole page in full-page mode) with its header (title, logo, the
 // handoff button, close), the conversation (a log read out politely by screen readers),
-// the lead form, and the composer. The view only draws and reports what the visitor does;
+// the lead form, the composer, and below it the lead form's button and the erasure of the
+// conversation (asked to confirm first). The view only draws and reports what the visitor does;
 // widget.ts decides what that means.
 
 import { append, el, icon } from './dom';
@@ -15,6 +16,8 @@ export interface ViewActions {
   rate(messageId: string, rating: Rating): void;
   submitLead(fields: Partial<Record<LeadField, string>>): void;
   handoff(): void;
+  /** The visitor confirmed: erase their conversation for good. */
+  erase(): void;
   opened(): void;
 }
 
@@ -45,6 +48,8 @@ export class WidgetView {
   private readonly handoffButton: HTMLButtonElement | null;
   private readonly leadButton: HTMLButtonElement | null;
   private readonly leadForm: HTMLFormElement | null;
+  private readonly eraseButton: HTMLButtonElement | null;
+  private readonly eraseConfirm: HTMLElement | null;
   private readonly welcome: HTMLElement | null;
   private typing: HTMLElement | null = null;
   private placeholder: string;
@@ -78,6 +83,8 @@ export class WidgetView {
 
     this.leadForm = settings.features.lead_form && settings.features.lead_form_fields.length > 0 ? this.buildLeadForm(settings.features.lead_form_fields) : null;
     this.leadButton = this.leadForm ? el('button', { type: 'button', class: 'lead-open', 'aria-expanded': 'false' }, 'Leave your contact details') : null;
+    this.eraseButton = settings.features.visitor_erasure ? el('button', { type: 'button', class: 'erase', 'aria-expanded': 'false', hidden: true }, 'Delete this conversation') : null;
+    this.eraseConfirm = this.eraseButton ? this.buildEraseConfirm() : null;
 
     this.input = el('textarea', { id: 'svc-input', rows: '1', placeholder: this.placeholder, 'aria-label': 'Message', maxlength: '4000' });
     this.sendButton = el('button', { type: 'submit', class: 'primary send' }, 'Send');
@@ -92,8 +99,9 @@ export class WidgetView {
       this.log,
       this.status,
       this.leadForm,
+      this.eraseConfirm,
       composer,
-      this.leadButton ? el('footer', {}, this.leadButton) : null,
+      this.leadButton || this.eraseButton ? el('footer', {}, this.leadButton, this.eraseButton) : null,
     );
     append(this.root, this.panel, this.launcher);
     shadow.appendChild(this.root);
@@ -102,6 +110,7 @@ export class WidgetView {
     closeButton?.addEventListener('click', () => this.close());
     this.handoffButton?.addEventListener('click', () => this.actions.handoff());
     this.leadButton?.addEventListener('click', () => this.toggleLeadForm());
+    this.eraseButton?.addEventListener('click', () => this.toggleEraseConfirm());
     composer.addEventListener('submit', (event) => {
       event.preventDefault();
       this.submit();
@@ -115,6 +124,11 @@ export class WidgetView {
     });
     this.panel.addEventListener('keydown', (event) => {
       if (event.key !== 'Escape') return;
+      if (this.eraseConfirm && !this.eraseConfirm.hidden) {
+        this.toggleEraseConfirm(false);
+        event.stopPropagation();
+        return;
+      }
       if (this.leadForm && !this.leadForm.hidden) {
         this.toggleLeadForm(false);
         event.stopPropagation();
@@ -269,8 +283,12 @@ export class WidgetView {
     if (!busy) this.hideTyping();
   }
 
-  /** With a conversation, a person can be asked for. */
+  /** With a conversation, a person can be asked for, and the conversation erased. */
   setConversation(conversationId: string | null): void {
+    if (this.eraseButton) {
+      this.eraseButton.hidden = conversationId === null;
+      if (conversationId === null && !this.eraseConfirm!.hidden) this.toggleEraseConfirm(false, false);
+    }
     if (!this.handoffButton || this.handoffButton.getAttribute('data-done') === 'true') return;
     this.handoffButton.disabled = conversationId === null;
     this.handoffButton.title = conversationId === null ? 'Ask your question first' : 'Ask for a person from the team';
@@ -283,6 +301,18 @@ export class WidgetView {
       this.handoffButton.textContent = 'Person requested';
     }
     this.note('A person from the team will answer here.');
+  }
+
+  /** The conversation was erased: a new one starts, with a person to be asked for again. */
+  erased(): void {
+    this.showTranscript([]);
+    if (this.handoffButton) {
+      this.handoffButton.removeAttribute('data-done');
+      this.handoffButton.textContent = 'Talk to a person';
+    }
+    this.setConversation(null);
+    this.note('Your conversation was deleted.');
+    this.input.focus();
   }
 
   leadSent(): void {
@@ -353,6 +383,33 @@ export class WidgetView {
       this.actions.submitLead(values);
     });
     return form;
+  }
+
+  private buildEraseConfirm(): HTMLElement {
+    const keep = el('button', { type: 'button', class: 'secondary' }, 'Keep it');
+    const erase = el('button', { type: 'button', class: 'primary danger' }, 'Delete');
+    const box = el(
+      'div',
+      { class: 'confirm', role: 'alertdialog', 'aria-labelledby': 'svc-erase-title', 'aria-describedby': 'svc-erase-text', hidden: true },
+      el('h3', { id: 'svc-erase-title' }, 'Delete this conversation?'),
+      el('p', { id: 'svc-erase-text' }, 'Its messages are erased for good, for you and for the team. This cannot be undone.'),
+      el('div', { class: 'actions' }, keep, erase),
+    );
+    keep.addEventListener('click', () => this.toggleEraseConfirm(false));
+    erase.addEventListener('click', () => {
+      this.toggleEraseConfirm(false, false);
+      this.actions.erase();
+    });
+    return box;
+  }
+
+  private toggleEraseConfirm(show = this.eraseConfirm?.hidden ?? false, refocus = true): void {
+    if (!this.eraseConfirm || !this.eraseButton) return;
+    this.eraseConfirm.hidden = !show;
+    this.eraseButton.setAttribute('aria-expanded', String(show));
+    // The safe choice has the focus.
+    if (show) this.eraseConfirm.querySelector<HTMLElement>('.secondary')?.focus();
+    else if (refocus) this.eraseButton.focus();
   }
 
   private toggleLeadForm(show = this.leadForm?.hidden ?? false): void {

@@ -1,8 +1,8 @@
 // One embedded widget: its settings, its visitor, its connection, and what each thing the
 // visitor does becomes. A message goes over the WebSocket when it is ready, else over HTTP
 // (POST /api/v1/widget/chat, streamed as Server-Sent Events): the visitor never waits on a
-// socket that a proxy refuses. Feedback goes the same way; leads, handoff and identity clear
-// are HTTP routes.
+// socket that a proxy refuses. Feedback goes the same way; leads, handoff, the erasure of the
+// conversation and identity clear are HTTP routes.
 
 import { ApiError, type TurnEvent, WidgetApi } from './api';
 import { ChatConnection } from './connection';
@@ -72,6 +72,7 @@ export class Widget {
       rate: (messageId, rating) => void this.rate(messageId, rating),
       submitLead: (fields) => void this.submitLead(fields),
       handoff: () => void this.handoff(),
+      erase: () => void this.eraseConversation(),
       opened: () => this.connect(),
     });
     this.view.setConversation(this.store.load().conversation_id);
@@ -341,6 +342,23 @@ export class Widget {
     } catch (error) {
       this.showProblem(error);
     }
+  }
+
+  /** Erases the visitor's conversation for good; a new one starts. */
+  private async eraseConversation(): Promise<void> {
+    const conversationId = this.store.load().conversation_id;
+    if (!conversationId || this.busy) return;
+    try {
+      await this.api.eraseConversation(conversationId);
+    } catch (error) {
+      // Not theirs any more (erased in another tab, another identity): nothing left to erase here either.
+      if (!(error instanceof ApiError && error.code === 'conversation_not_found')) return this.showProblem(error);
+    }
+    this.forgetConversation();
+    // The socket resumes without it (its next message would go to the erased one), then the view says so.
+    this.connection.restart();
+    await this.connection.whenReady(SOCKET_WAIT_MS);
+    this.view?.erased();
   }
 
   private setConversation(conversationId: string | null): void {
