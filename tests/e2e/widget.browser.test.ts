@@ -287,6 +287,13 @@ describe('the website widget in headless Chromium', function () {
     const events = await server!.platform.eventStore.readStream(conversationStream(conversationId));
     expect(events.map((event) => event.type)).to.include.members(['ConversationStarted', 'UserMessagePosted', 'AssistantAnswered']);
     await screenshot('http-fallback-answer');
+
+    // Erased over HTTP too, without waiting on a socket that will not open.
+    await page!.getByRole('button', { name: 'Delete this conversation' }).click();
+    await page!.getByRole('alertdialog').getByRole('button', { name: 'Delete', exact: true }).click();
+    await page!.locator('.note', { hasText: 'Your conversation was deleted.' }).waitFor({ timeout: 2_000 });
+    expect(await conversationOf(page!)).to.equal(null);
+    expect((await server!.platform.eventStore.readStream(conversationStream(conversationId))).map((event) => event.type)).to.include('ConversationErased');
   });
 
   it('works with the keyboard alone: Tab to the launcher, Enter opens, Enter sends, Escape closes', async () => {

@@ -355,9 +355,11 @@ export class Widget {
       if (!(error instanceof ApiError && error.code === 'conversation_not_found')) return this.showProblem(error);
     }
     this.forgetConversation();
-    // The socket resumes without it (its next message would go to the erased one), then the view says so.
-    this.connection.restart();
-    await this.connection.whenReady(SOCKET_WAIT_MS);
+    if (!this.connection.blocked) {
+      // The socket resumes without it (its next message would go to the erased one), then the view says so.
+      this.connection.restart();
+      await this.connection.whenReady(SOCKET_WAIT_MS);
+    }
     this.view?.erased();
   }
 
