@@ -32,7 +32,7 @@ class UpdateSettingsInput {
   @Field(() => String, { nullable: true }) assistant_instructions?: string;
   @Field(() => Boolean, { nullable: true }) widget_enabled?: boolean;
   @Field(() => Boolean, { nullable: true }) handoff_enabled?: boolean;
-  @Field(() => Int, { nullable: true, description: 'whole days orchestration payloads are kept (1 to 3650), within the operator’s ORCHESTRATION_PAYLOAD_RETENTION_DAYS' })
+  @Field(() => Int, { nullable: true, description: 'whole days orchestration payloads, step outputs and error messages are kept (1 to 3650), within the operator’s ORCHESTRATION_PAYLOAD_RETENTION_DAYS' })
   orchestration_payload_retention_days?: number;
   @Field(() => String, { nullable: true }) display_name?: string;
   @Field(() => String, { nullable: true }) primary_color?: string;

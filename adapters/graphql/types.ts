@@ -57,7 +57,7 @@ export class SettingsType {
   @Field(() => String, { nullable: true }) assistant_instructions?: string;
   @Field(() => Boolean, { nullable: true }) widget_enabled?: boolean;
   @Field(() => Boolean, { nullable: true }) handoff_enabled?: boolean;
-  @Field(() => Int, { nullable: true, description: 'whole days orchestration payloads are kept, when the organization set it (the operator’s ORCHESTRATION_PAYLOAD_RETENTION_DAYS otherwise)' })
+  @Field(() => Int, { nullable: true, description: 'whole days orchestration payloads, step outputs and error messages are kept, when the organization set it (the operator’s ORCHESTRATION_PAYLOAD_RETENTION_DAYS otherwise)' })
   orchestration_payload_retention_days?: number;
   @Field(() => String, { nullable: true }) display_name?: string;
   @Field(() => String, { nullable: true }) primary_color?: string;
