@@ -11,6 +11,7 @@
 import { expect } from 'chai';
 import { orchestrationEventStream } from '../../domain/orchestration-event/orchestration-event';
 import { orchestrationPayloadSubject } from '../../domain/orchestration-event/payloads';
+import { orchestrationEventsProjection } from '../../projections/orchestration-events';
 import { failAttempt, recordSteps, startDispatch } from '../../application/orchestration/dispatch-queue';
 import { type Account, gql, joinAs, registerOwner } from '../support/identity';
 import { dispatch } from '../support/orchestration';
@@ -211,6 +212,28 @@ describe('orchestration payload retention (ORCHESTRATION_PAYLOAD_RETENTION_DAYS)
       const yesterday = await erase(org, { before: dayOf(new Date(keptClock.now().getTime() - DAY_MS)) });
       expect(yesterday.status, yesterday.text).to.equal(200);
       expect(yesterday.json).to.deep.equal({ erased_days: [] });
+    });
+
+    it("answers 503 read_model_rebuilding while an upgrade rebuilds the events' read model from before payload days, erasing nothing", async () => {
+      const org = await registerOwner(kept, 'request-rebuilding');
+      const first = await emittedHere(org, { order: 'rb-1' });
+      keptClock.advance(2 * DAY_MS);
+      // As a store built by a release before payload days is served while the new one rebuilds beside it.
+      await kept.platform.projections.stop();
+      const served = await kept.platform.readStore.getProjectionState(orchestrationEventsProjection.name);
+      await kept.platform.readStore.putProjectionState({ ...served!, version: 2 });
+      try {
+        const refused = await erase(org, { before: dayOf(new Date(keptClock.now().getTime() - DAY_MS)) });
+        expect([refused.status, refused.json.code], refused.text).to.deep.equal([503, 'read_model_rebuilding']);
+        expect(await refused.events()).to.deep.equal([]);
+      } finally {
+        await kept.platform.readStore.putProjectionState(served!);
+        await kept.platform.projections.start();
+      }
+      const erased = await erase(org, { before: dayOf(new Date(keptClock.now().getTime() - DAY_MS)) });
+      expect(erased.status, erased.text).to.equal(200);
+      expect(erased.json.erased_days).to.have.length(1);
+      expect((await getHere(org, first)).payload_erased).to.equal(true);
     });
 
     it('erases the days before the date at once, as the admin: payloads unreadable, listed in the answer and the audit log; again erases nothing; not another organization\'s', async () => {
