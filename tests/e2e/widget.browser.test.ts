@@ -412,6 +412,32 @@ describe('the website widget in headless Chromium', function () {
     expect(next).to.be.a('string').and.not.equal(conversationId);
   });
 
+  it('a conversation erased elsewhere (another tab) while the socket is open: the next message starts a new one and is answered', async () => {
+    await page!.goto(host!.url);
+    await page!.locator('button.launcher').click();
+    const input = page!.getByRole('textbox', { name: 'Message' });
+    await input.fill('First question, to be erased');
+    await input.press('Enter');
+    await finishedAnswer(page!);
+    const conversationId = await conversationOf(page!);
+    const visitorId: string = await page!.evaluate(`JSON.parse(localStorage.getItem(${JSON.stringify(`svc-widget:${token}`)})).visitor_id`);
+    const erased = await server!.request('POST', `/api/v1/widget/conversations/${conversationId}/erase`, { headers: { authorization: `Bearer ${token}`, 'x-widget-visitor': visitorId, origin: host!.origin } });
+    expect(erased.status, erased.text).to.equal(200);
+
+    // The socket still holds the erased conversation: its turn is refused, and the widget sends the message again in a new one.
+    await input.fill(QUESTION);
+    await input.press('Enter');
+    // The second answer on the page, once complete (the first is the erased conversation's, still shown).
+    const answer = page!.locator('.msg.assistant[data-id]:not(.welcome)').nth(1);
+    await answer.locator('.rate').waitFor();
+    expect(await answer.locator('.text').textContent()).to.include('14 days');
+    expect(await page!.getByRole('button', { name: 'Send' }).isEnabled()).to.equal(true);
+    const next = await conversationOf(page!);
+    expect(next).to.be.a('string').and.not.equal(conversationId);
+    const events = await server!.platform.eventStore.readStream(conversationStream(next));
+    expect(events.filter((event) => event.type === 'UserMessagePosted')).to.have.length(1);
+  });
+
   it("verified identity: the host's backend signs its user id, identify() makes the visitor that user with their token, clearIdentity() signs them out", async () => {
     const secret = await server!.request('POST', '/api/v1/tenant/widget/identity-secret', { headers: as(owner) });
     expect(secret.status, secret.text).to.equal(201);

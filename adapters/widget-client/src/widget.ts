@@ -41,6 +41,8 @@ export class Widget {
   private localIds = 0;
   /** The visitor's message sent over the socket and waiting for the platform's id. */
   private pendingLocalId: string | null = null;
+  /** Its text, sent again once if its conversation is gone (erased or deleted since). */
+  private pendingText: string | null = null;
   private transcriptLoaded = false;
   /** Ratings sent over the socket, waiting for their `ack`. */
   private readonly pendingRatings = new Map<string, Rating>();
@@ -193,8 +195,17 @@ export class Widget {
       case 'tool':
         return view.toolStep(frame.step);
       case 'error': {
-        // A conversation the platform no longer continues for this visitor: a new one starts.
-        if (frame.code === 'conversation_not_found') return this.forgetConversation();
+        // A conversation the platform no longer continues for this visitor (erased in another
+        // tab, deleted by the organization): a new one starts, with the message it refused.
+        if (frame.code === 'conversation_not_found') {
+          this.forgetConversation();
+          const text = this.pendingText;
+          if (this.busy && this.pendingLocalId !== null && text !== null && frame.client_message_id === this.pendingLocalId) {
+            this.pendingText = null;
+            if (!this.connection.send({ type: 'message', text, client_message_id: this.pendingLocalId })) void this.sendOverHttp(text, this.pendingLocalId);
+          }
+          return;
+        }
         const rating = frame.message_id !== undefined ? this.pendingRatings.get(frame.message_id) : undefined;
         if (frame.message_id !== undefined && rating !== undefined) {
           this.pendingRatings.delete(frame.message_id);
@@ -256,6 +267,7 @@ export class Widget {
     }
     if (this.connection.send({ type: 'message', text, client_message_id: localId })) {
       this.pendingLocalId = localId;
+      this.pendingText = text;
       return;
     }
     await this.sendOverHttp(text, localId);
@@ -375,6 +387,7 @@ export class Widget {
   private endTurn(): void {
     this.busy = false;
     this.pendingLocalId = null;
+    this.pendingText = null;
     this.view?.setBusy(false);
   }
 
