@@ -378,6 +378,15 @@ describe('the website widget in headless Chromium', function () {
     await input.press('Enter');
     await finishedAnswer(page!);
     const conversationId = await conversationOf(page!);
+    // A lead left in it: erased with it.
+    const leadButton = page!.getByRole('button', { name: 'Leave your contact details' });
+    await leadButton.click();
+    const leadForm = page!.getByRole('form', { name: 'Leave your contact details' });
+    await leadForm.getByLabel('Name').fill('Ines Costa');
+    await leadForm.getByLabel('Email').fill('ines@visitor.example');
+    await leadForm.getByRole('button', { name: 'Send details' }).click();
+    await page!.locator('.note', { hasText: 'Thank you! We will get back to you.' }).waitFor();
+    expect(await leadButton.isHidden()).to.equal(true);
 
     await erase.click();
     const confirm = page!.getByRole('alertdialog', { name: 'Delete this conversation?' });
@@ -396,7 +405,11 @@ describe('the website widget in headless Chromium', function () {
     expect(await page!.locator('.msg.user').count()).to.equal(0);
     expect(await conversationOf(page!)).to.equal(null);
     expect(await erase.isHidden()).to.equal(true);
+    // A new conversation: details may be left again.
+    expect(await leadButton.isVisible()).to.equal(true);
     await screenshot('conversation-erased');
+    const leads = await server!.request('GET', '/api/v1/tenant/leads', { headers: as(owner) });
+    expect(JSON.stringify(leads.json)).to.not.include('ines@visitor.example');
     // Erased in the log, by the visitor: nothing of what they said opens any more.
     const events = (await server!.platform.eventStore.readStream(conversationStream(conversationId))) as DomainRecordedEvent[];
     expect(events[events.length - 1].type).to.equal('ConversationErased');

@@ -303,13 +303,14 @@ export class WidgetView {
     this.note('A person from the team will answer here.');
   }
 
-  /** The conversation was erased: a new one starts, with a person to be asked for again. */
+  /** The conversation was erased (the lead left in it too): a new one starts, with a person to be asked for and details to be left again. */
   erased(): void {
     this.showTranscript([]);
     if (this.handoffButton) {
       this.handoffButton.removeAttribute('data-done');
       this.handoffButton.textContent = 'Talk to a person';
     }
+    if (this.leadButton) this.leadButton.hidden = false;
     this.setConversation(null);
     this.note('Your conversation was deleted.');
     this.input.focus();
