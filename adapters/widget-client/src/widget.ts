@@ -359,7 +359,9 @@ export class Widget {
   /** Erases the visitor's conversation for good; a new one starts. */
   private async eraseConversation(): Promise<void> {
     const conversationId = this.store.load().conversation_id;
-    if (!conversationId || this.busy) return;
+    if (!conversationId) return;
+    // The answer under way would be recorded in it: it ends first.
+    if (this.busy) return this.view?.setStatus('Please wait for the answer, then delete the conversation.');
     try {
       await this.api.eraseConversation(conversationId);
     } catch (error) {
