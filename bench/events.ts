@@ -19,7 +19,10 @@
 // last processed. Latency percentiles: emitted -> processed. The producers outrun the
 // dispatcher there, so those latencies are mostly the backlog's. Each section also reports
 // this process's CPU per event and how busy its main thread was (event-loop utilization): near
-// 100 % the serving thread is the limit, whatever the other threads and cores have left.
+// 100 % the serving thread is the limit, whatever the other threads and cores have left. Where
+// Linux says (/proc/self/task/<pid>/schedstat), it also reports how much of the section that
+// thread was on a core and how much it waited for one: a busy loop is not all CPU, and on a
+// machine with few cores its threads and the producers take turns.
 //
 // Latency at a load (`--rate R`, default 250 events/s): the producers send at R events/s
 // whatever the answers do (paced, open loop, at most 256 in flight), over HTTP, to the bare
@@ -97,6 +100,18 @@ interface Measurement {
   outsideCpuMs?: number;
   /** The share of the section this process's main thread (serving HTTP, dispatching, committing) was busy: its event-loop utilization. */
   loopBusy: number;
+  /** The kernel's count of that thread over the section: the share on a core and the share waiting for one; null where it does not say. */
+  scheduled: { onCore: number; waiting: number } | null;
+}
+
+/** The main thread's time on a core and waiting for one, in seconds (Linux: its tid is the pid); null elsewhere. */
+function mainThreadSchedule(): { onCore: number; waiting: number } | null {
+  try {
+    const [onCore, waiting] = fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+    return Number.isFinite(onCore) && Number.isFinite(waiting) ? { onCore: onCore / 1e9, waiting: waiting / 1e9 } : null;
+  } catch {
+    return null;
+  }
 }
 
 const cpuMsSince = (from: NodeJS.CpuUsage): number => {
@@ -109,10 +124,17 @@ const cpuMsSince = (from: NodeJS.CpuUsage): number => {
  * The loop's utilization tells a serving thread at its limit (near 1: the other threads and
  * cores cannot help it) from one waiting on something else.
  */
-function sectionMeter(): () => { cpuMs: number; loopBusy: number } {
+function sectionMeter(): () => { cpuMs: number; loopBusy: number; scheduled: Measurement['scheduled'] } {
   const cpu = process.cpuUsage();
   const loop = performance.eventLoopUtilization();
-  return () => ({ cpuMs: cpuMsSince(cpu), loopBusy: performance.eventLoopUtilization(loop).utilization });
+  const schedule = mainThreadSchedule();
+  const started = performance.now();
+  return () => {
+    const seconds = (performance.now() - started) / 1000;
+    const now = mainThreadSchedule();
+    const scheduled = schedule && now && seconds > 0 ? { onCore: (now.onCore - schedule.onCore) / seconds, waiting: (now.waiting - schedule.waiting) / seconds } : null;
+    return { cpuMs: cpuMsSince(cpu), loopBusy: performance.eventLoopUtilization(loop).utilization, scheduled };
+  };
 }
 
 const percentile = (sorted: number[], fraction: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]);
@@ -332,12 +354,13 @@ async function measureReference(bench: Bench, count: number, concurrency: number
 
 function printMeasurements(measurements: Measurement[]): void {
   console.log('');
-  console.log('| path | events | seconds | events/s | p50 ms | p99 ms | max ms | CPU ms per event: this process | the outside process (until its last emit) | main thread busy |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('| path | events | seconds | events/s | p50 ms | p99 ms | max ms | CPU ms per event: this process | the outside process (until its last emit) | main thread busy | of which on a core / waiting for one |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const m of measurements) {
     const outsideCpu = m.outsideCpuMs === undefined ? '-' : (m.outsideCpuMs / m.events).toFixed(2);
+    const scheduled = m.scheduled === null ? '-' : `${Math.round(m.scheduled.onCore * 100)} % / ${Math.round(m.scheduled.waiting * 100)} %`;
     console.log(
-      `| ${m.name} | ${m.events} | ${m.seconds.toFixed(2)} | ${Math.round(m.events / m.seconds)} | ${percentile(m.latencies, 0.5).toFixed(1)} | ${percentile(m.latencies, 0.99).toFixed(1)} | ${m.latencies[m.latencies.length - 1].toFixed(1)} | ${(m.cpuMs / m.events).toFixed(2)} | ${outsideCpu} | ${Math.round(m.loopBusy * 100)} % |`,
+      `| ${m.name} | ${m.events} | ${m.seconds.toFixed(2)} | ${Math.round(m.events / m.seconds)} | ${percentile(m.latencies, 0.5).toFixed(1)} | ${percentile(m.latencies, 0.99).toFixed(1)} | ${m.latencies[m.latencies.length - 1].toFixed(1)} | ${(m.cpuMs / m.events).toFixed(2)} | ${outsideCpu} | ${Math.round(m.loopBusy * 100)} % | ${scheduled} |`,
     );
   }
   console.log('');
