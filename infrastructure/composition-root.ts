@@ -545,7 +545,10 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
     leadCrmDeliverySaga({ ...commands, readStore, secrets, outbound }, crmDeliveryPolicy),
-    whatsappInboundSaga({ ...chat, secrets, media: whatsappTransports.cloudApi, speech, whatsapp: whatsappSettings }, { orderWaitMs: config.whatsapp.orderWaitSeconds * 1000, maxAudioBytes: config.speech.maxAudioBytes }),
+    whatsappInboundSaga(
+      { ...chat, secrets, media: whatsappTransports.cloudApi, speech, textExtractor, whatsapp: whatsappSettings },
+      { orderWaitMs: config.whatsapp.orderWaitSeconds * 1000, maxAudioBytes: config.speech.maxAudioBytes, maxDocumentBytes: config.documentMaxBytes },
+    ),
     whatsappReplyDeliverySaga({ ...commands, readStore, secrets, transports: whatsappTransports, whatsapp: whatsappSettings }, whatsappPolicy),
     whatsappConversationRepliesSaga({ ...commands, logger: logger.child({ component: 'whatsapp' }) }),
     approvedToolCallsSaga(toolCalls),

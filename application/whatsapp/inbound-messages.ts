@@ -17,11 +17,14 @@
 // first attempt recorded and asks the model nothing again. The answer is queued as a reply
 // (reply-delivery.ts sends it). A voice note is a turn too where it can be listened to (a speech
 // server, and the tenant's access token to fetch it from the Cloud API): its transcript is the
-// question (transcriptOf). Other outcomes (domain/whatsapp-message):
+// question (transcriptOf). So is a document (a PDF, a Word file, text...) where it can be
+// fetched (the tenant's access token): its caption and its text are the question (documentTextOf).
+// Other outcomes (domain/whatsapp-message):
 //   - not text (an image, a location, a voice note that cannot be listened to here...): a reply
 //     says only text is understood; reactions, system notices and the welcome request get no
 //     reply;
 //   - a voice note that could not be fetched or transcribed: a reply asks to write instead;
+//   - a document that could not be fetched or read: a reply asks to write instead;
 //   - the message quota used up: a reply says the assistant is unavailable for now;
 //   - the model failed (recorded on the conversation): a reply asks to try again later;
 //   - the conversation is handed off to a person: no reply from the assistant;
@@ -29,8 +32,9 @@
 // Its own events (`WhatsAppMessageHandled`, `WhatsAppReplyQueued`) carry the system actor
 // `whatsapp_inbound`; the turn's events carry the sender (end_user) as the actor.
 
-import { type Party, conversationStream } from '../../domain/conversation/conversation';
+import { MAX_MESSAGE_LENGTH, type Party, conversationStream } from '../../domain/conversation/conversation';
 import { DomainError } from '../../domain/shared/errors';
+import { storableMultiLineText } from '../../domain/shared/text';
 import type { MessageOutcome, WhatsAppMessageReceivedData } from '../../domain/whatsapp-message/whatsapp-message';
 import { whatsappMessageStream } from '../../domain/whatsapp-message/whatsapp-message';
 import { defaultWorkspaceOf } from '../workspace/workspaces';
@@ -49,6 +53,7 @@ import { type WhatsAppSettings, configurationOfTenant, whyNotServed } from './wh
 import { MessagingError, type MediaSource } from '../ports/messaging';
 import { type Speech, SpeechProviderError } from '../ports/speech';
 import { sniffAudio } from '../speech/audio-types';
+import { type TextExtractor, UnsupportedDocumentError } from '../ports/text-extractor';
 import { senderPartyId, whatsappMessageAggregate } from './whatsapp-webhook';
 
 export const WHATSAPP_INBOUND = 'whatsapp_inbound';
@@ -59,6 +64,8 @@ export type InboundDependencies = ChatDependencies & {
   media: MediaSource;
   /** What voice notes are transcribed with; null: the deployment has no speech server, and they are not listened to. */
   speech: Speech | null;
+  /** What documents are read with (the knowledge base's extractor: PDF, DOCX, HTML, Markdown, text, CSV). */
+  textExtractor: TextExtractor;
   whatsapp: WhatsAppSettings;
 };
 
@@ -68,6 +75,8 @@ export const ONLY_TEXT_NOTICE = 'Sorry, I can only read text messages. Please wr
 export const UNAVAILABLE_NOTICE = 'Sorry, the assistant is not available right now. Please try again later.';
 /** What the sender is told when their voice note could not be listened to. */
 export const VOICE_NOT_HEARD_NOTICE = 'Sorry, I could not listen to your voice message. Please write your question as text.';
+/** What the sender is told when their document could not be read. */
+export const DOCUMENT_NOT_READ_NOTICE = 'Sorry, I could not read the document you sent. Please write your question as text.';
 /** What the sender is told when the model could not answer. */
 export const FAILED_NOTICE = 'Sorry, I could not answer just now. Please try again in a moment.';
 
@@ -164,15 +173,45 @@ async function transcriptOf(deps: InboundDependencies, message: WhatsAppMessageR
   }
 }
 
+/** Whether documents can be read for this tenant: the Cloud API with the tenant's token to fetch them. */
+const readsDocuments = (deps: InboundDependencies, configuration: WhatsAppConfiguration): boolean => !deps.whatsapp.outboxOnly && configuration.access_token_sealed !== null;
+
+/**
+ * The question a document asks: its caption, then its name and text, fetched from the Cloud API
+ * (at most `maxBytes`) and read by the knowledge base's extractor, the whole cut to what a
+ * message may hold. Any failure (Meta, a type not read, an unreadable file, no text) is a notice
+ * to the sender rather than a retry: they may simply write.
+ */
+async function documentTextOf(deps: InboundDependencies, message: WhatsAppMessageReceivedData, configuration: WhatsAppConfiguration, maxBytes: number): Promise<{ text: string } | { failure: string }> {
+  if (message.media_id === undefined || configuration.access_token_sealed === null) return { failure: 'document_not_available' };
+  try {
+    const from = { phone_number_id: configuration.phone_number_id, access_token: deps.secrets.open(configuration.access_token_sealed), api_version: configuration.graph_api_version };
+    const media = await deps.media.downloadMedia(from, message.media_id, maxBytes);
+    const type = deps.textExtractor.sniff(media.bytes, message.filename ?? null);
+    if (type === null) return { failure: 'unsupported_document_type' };
+    const body = (await deps.textExtractor.extract(media.bytes, type)).trim();
+    if (body === '') return { failure: 'nothing_read' };
+    const caption = message.caption?.trim() ?? '';
+    const heading = `[Document${message.filename ? ` "${message.filename}"` : ''}]`;
+    // Cut to what a message holds; the characters a message may not hold (a PDF's form feeds) are spaces.
+    return { text: storableMultiLineText(`${caption === '' ? '' : `${caption}\n\n`}${heading}\n${body}`.slice(0, MAX_MESSAGE_LENGTH)).trimEnd() };
+  } catch (error) {
+    if (!(error instanceof MessagingError || error instanceof UnsupportedDocumentError)) throw error;
+    deps.logger.warn({ tenant_id: message.tenant_id, message_id: message.message_id, reason: error.message }, 'a WhatsApp document could not be read');
+    return { failure: error instanceof MessagingError ? 'document_not_fetched' : 'document_not_read' };
+  }
+}
+
 /** What the message calls for: a turn and its answer, a notice, or nothing. */
-async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageReceivedData, turnContext: Omit<RequestContext, 'actor'>, maxAudioBytes: number): Promise<Handling> {
+async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageReceivedData, turnContext: Omit<RequestContext, 'actor'>, settings: Pick<InboundSettings, 'maxAudioBytes' | 'maxDocumentBytes'>): Promise<Handling> {
   const { tenant_id, message_id } = message;
   const configuration = await configurationOfTenant(deps, tenant_id);
   if (configuration === null || configuration.phone_number_id !== message.phone_number_id) return handling('ignored', 'number_not_configured');
   const refusal = await whyNotServed(deps, tenant_id, configuration.enabled);
   if (refusal !== null) return handling('ignored', refusal);
   const voiceNote = message.type === 'audio' && hearsVoiceNotes(deps, configuration);
-  if ((message.type !== 'text' || message.text === null) && !voiceNote) {
+  const document = message.type === 'document' && readsDocuments(deps, configuration);
+  if ((message.type !== 'text' || message.text === null) && !voiceNote && !document) {
     return SILENT_TYPES.has(message.type) ? handling('ignored', `type_${message.type}`) : handling('unsupported_type', `type_${message.type}`, { text: ONLY_TEXT_NOTICE, kind: 'notice' });
   }
   const workspaceId = await workspaceOf(deps, tenant_id, configuration.workspace_id);
@@ -182,9 +221,16 @@ async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageRec
     if (voiceNote) {
       // The quota first: a message past it is not worth listening to.
       await requireQuota(deps, tenant_id, 'messages_per_month');
-      const heard = await transcriptOf(deps, message, configuration, maxAudioBytes);
+      const heard = await transcriptOf(deps, message, configuration, settings.maxAudioBytes);
       if ('failure' in heard) return handling('assistant_failed', heard.failure, { text: VOICE_NOT_HEARD_NOTICE, kind: 'notice' });
       text = heard.text;
+    }
+    if (document) {
+      // The quota first, as for a voice note.
+      await requireQuota(deps, tenant_id, 'messages_per_month');
+      const read = await documentTextOf(deps, message, configuration, settings.maxDocumentBytes);
+      if ('failure' in read) return handling('assistant_failed', read.failure, { text: DOCUMENT_NOT_READ_NOTICE, kind: 'notice' });
+      text = read.text;
     }
     const { conversation_id: conversationId, party } = await senderConversation(deps, tenant_id, { wa_id: message.from, name: message.profile_name }, workspaceId, titleFrom(text) || 'WhatsApp', turnContext);
     const asker = publicChannelAsker(tenant_id, party, 'whatsapp', workspaceId);
@@ -206,6 +252,8 @@ export interface InboundSettings {
   orderWaitMs: number;
   /** The largest voice note listened to (SPEECH_MAX_AUDIO_BYTES). */
   maxAudioBytes: number;
+  /** The largest document read (DOCUMENT_MAX_BYTES). */
+  maxDocumentBytes: number;
 }
 
 /** Between two looks at whether the sender's earlier messages are handled. */
@@ -258,7 +306,7 @@ export function whatsappInboundSaga(deps: InboundDependencies, settings: Inbound
       };
       const sagaContext: RequestContext = { ...systemContext(correlationId, WHATSAPP_INBOUND, event.id), tenant_id: message.tenant_id };
       await afterEarlierMessages(deps, event, settings.orderWaitMs);
-      const handled = await handlingOf(deps, message, turnContext, settings.maxAudioBytes);
+      const handled = await handlingOf(deps, message, turnContext, settings);
       const replyId = handled.reply === null ? null : deps.ids.fromKey(`whatsappReply:${message.message_id}`);
       // The reply first: a crash before the outcome is recorded redelivers the trigger, which
       // finds the turn recorded (its seed) and the reply queued (its id), and records the outcome.

@@ -89,8 +89,11 @@ export interface InboundMessage {
   type: string;
   /** The body of a `text` message; null for other types. */
   text: string | null;
-  /** An `audio` message's media id (a voice note); null for other types. */
+  /** An `audio` message's media id (a voice note), or a `document` message's; null for other types. */
   media_id: string | null;
+  /** A `document` message's caption and file name, when the sender's app gave them; null otherwise. */
+  caption: string | null;
+  filename: string | null;
   profile_name: string | null;
 }
 
@@ -222,6 +225,8 @@ async function recordMessage(deps: WhatsAppWebhookDependencies, tenantId: string
         type: message.type,
         text: message.type === 'text' ? message.text : null,
         ...(message.media_id === null ? {} : { media_id: message.media_id }),
+        ...(message.caption === null ? {} : { caption: message.caption }),
+        ...(message.filename === null ? {} : { filename: message.filename }),
         sent_at: instantOf(message.timestamp, deps.clock.now()),
       },
     },

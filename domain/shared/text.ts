@@ -68,3 +68,10 @@ export function textProblem(field: string, value: string, rules: TextRules): Dom
 
 /** The stored form of text that passed `checkText`: NFC, trimmed. */
 export const normalizeText = (value: string): string => value.normalize('NFC').trim();
+
+/**
+ * A text from elsewhere (a document's extracted text) made one that checkText takes as a
+ * multi-line text: each character it refuses becomes a space, and a lone surrogate (half of a
+ * character cut in two) is dropped.
+ */
+export const storableMultiLineText = (value: string): string => value.replace(new RegExp(MULTI_LINE_FORBIDDEN.source, 'g'), ' ').replace(new RegExp(LONE_SURROGATE.source, 'g'), '');

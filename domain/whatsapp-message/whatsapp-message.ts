@@ -7,14 +7,15 @@
 //
 // Outcomes: `answered` (a turn of the sender's conversation, the answer queued as a reply),
 // `paused` (the conversation is handed off to a person: the assistant stays quiet),
-// `unsupported_type` (not text, nor a voice note the platform could listen to: a reply says
-// only text is understood), `over_quota` (the tenant's message quota is used up: a reply says
+// `unsupported_type` (not text, nor a voice note or a document the platform could read: a reply
+// says only text is understood), `over_quota` (the tenant's message quota is used up: a reply says
 // the assistant is unavailable), `assistant_failed` (the model could not answer, or a voice
-// note could not be listened to: a reply says so), `refused` (a text the conversation refuses,
+// note could not be listened to, or a document read: a reply says so), `refused` (a text the conversation refuses,
 // such as one of spaces only: no reply), `ignored` (a reaction or a system notice, or the
 // channel was turned off meanwhile: no reply).
 //
-// Erasure (docs/personal-data.md): the sender's number, profile name and text are personal data
+// Erasure (docs/personal-data.md): the sender's number, profile name, text and a document's
+// caption and file name are personal data
 // of the subject `whatsappMessage:<id>`, stored sealed under its key; `WhatsAppMessageErased`
 // (recorded when the conversation it became a turn of is erased) deletes the key. An erased
 // message is handled no more.
@@ -52,8 +53,11 @@ export const WhatsAppMessageReceived = declareEvent(
       sent_at: t.string,
       received_at: t.string,
     }),
-    /** An `audio` message's media id at Meta (a voice note), to download it with the tenant's token. */
-    t.partial({ media_id: t.string }),
+    /**
+     * An `audio` message's media id at Meta (a voice note), or a `document` message's, to download
+     * it with the tenant's token; a document's caption and file name, as the sender's app gave them.
+     */
+    t.partial({ media_id: t.string, caption: t.string, filename: t.string }),
   ]),
 );
 export const WhatsAppMessageHandled = declareEvent(
@@ -81,7 +85,7 @@ export const whatsappMessageSubject = (messageId: string): string => `whatsappMe
 
 export const whatsappMessageEvents = eventGroup('whatsappMessage', [WhatsAppMessageReceived, WhatsAppMessageHandled, WhatsAppMessageErased], {
   subject: (data) => whatsappMessageSubject(String(data.message_id)),
-  fields: { WhatsAppMessageReceived: ['from', 'profile_name', 'text'] },
+  fields: { WhatsAppMessageReceived: ['from', 'profile_name', 'text', 'caption', 'filename'] },
   erasedBy: 'WhatsAppMessageErased',
 });
 export type WhatsAppMessageEvent = GroupEvent<typeof whatsappMessageEvents>;

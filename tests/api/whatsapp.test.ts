@@ -15,7 +15,7 @@ import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { suspendTenant } from '../../application/tenant/tenant-commands';
-import { FAILED_NOTICE, ONLY_TEXT_NOTICE, UNAVAILABLE_NOTICE, VOICE_NOT_HEARD_NOTICE, WHATSAPP_INBOUND } from '../../application/whatsapp/inbound-messages';
+import { DOCUMENT_NOT_READ_NOTICE, FAILED_NOTICE, ONLY_TEXT_NOTICE, UNAVAILABLE_NOTICE, VOICE_NOT_HEARD_NOTICE, WHATSAPP_INBOUND } from '../../application/whatsapp/inbound-messages';
 import { WHATSAPP_REPLIES_SAGA } from '../../application/whatsapp/reply-delivery';
 import { setQuotaOverrides } from '../../application/quota-override/quota-overrides';
 import { systemContext } from '../../application/shared/request-context';
@@ -34,6 +34,7 @@ import { type TestResponse, type TestServer, startTestServer } from '../support/
 import { ManualClock, eventually } from '../support/stores';
 import { subscribeTo } from '../support/subscriptions';
 import { type Sent, metaPayload as payload, signed } from '../support/whatsapp';
+import { pdfOf } from '../support/documents';
 
 const ADMIN = { email: 'root@whatsapp.test', password: 'root password 123' };
 const MAX_ATTEMPTS = 3;
@@ -578,6 +579,8 @@ describe('the WhatsApp channel (spec 4.14)', () => {
         [{ object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: outbox.phone_number_id }, messages: [{ from: 'someone', id: 'wamid.x', timestamp: '1', type: 'text', text: { body: 'x' } }] } }] }] }, 'entry.0.changes.0.value.messages.0.from'],
         [{ object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: outbox.phone_number_id }, messages: [{ from: '1', id: 'wamid.x', timestamp: '1', type: 'text' }] } }] }] }, 'entry.0.changes.0.value.messages.0.text'],
         [{ object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: outbox.phone_number_id }, messages: [{ from: '1', id: 'wamid.x', timestamp: '1', type: 'audio' }] } }] }] }, 'entry.0.changes.0.value.messages.0.audio'],
+        [{ object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: outbox.phone_number_id }, messages: [{ from: '1', id: 'wamid.x', timestamp: '1', type: 'document' }] } }] }] }, 'entry.0.changes.0.value.messages.0.document'],
+        [{ object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: outbox.phone_number_id }, messages: [{ from: '1', id: 'wamid.x', timestamp: '1', type: 'document', document: { id: 'm1', caption: 5 } }] } }] }] }, 'entry.0.changes.0.value.messages.0.document.caption'],
         [{ object: 'whatsapp_business_account', entry: [{ changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: {} } }] }] }, 'entry.0.changes.0.value.metadata.phone_number_id'],
       ];
       for (const [body, field] of cases) {
@@ -760,6 +763,57 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       await deliverTo(outbox, [{ from: '16505552003', id, type: 'audio', media_id: 'media-voice-1' }]);
       expect(await settledReply(outbox, id)).to.deep.include({ text: ONLY_TEXT_NOTICE, kind: 'notice' });
       expect(await handled(outbox, id)).to.deep.include({ outcome: 'unsupported_type', detail: 'type_audio' });
+    });
+  });
+
+  describe('documents', () => {
+    it('reads one: fetched from the Cloud API with the tenant’s token, its caption, name and text the sender’s question, sealed in the log', async () => {
+      graph.serveMedia('media-doc-1', pdfOf(['Invoice 4411 for Rosa Marquez', 'Total due: 129.90 EUR']), 'application/pdf');
+      const graphBefore = graph.requests.length;
+      const id = wamid();
+      await deliverTo(cloud, [{ from: '16505553001', id, type: 'document', media_id: 'media-doc-1', filename: 'invoice-4411.pdf', caption: 'Is this total right?' }]);
+      const [received] = await server.platform.eventStore.readStream(whatsappMessageStream(inboundId(cloud, id)));
+      expect(received.data).to.deep.include({ type: 'document', text: null, media_id: 'media-doc-1', caption: 'Is this total right?', filename: 'invoice-4411.pdf' });
+      const stored = JSON.stringify(await server.platform.storedEvents.readStream(whatsappMessageStream(inboundId(cloud, id))));
+      for (const clear of ['Is this total right', 'invoice-4411']) expect(stored).to.not.include(clear);
+
+      const reply = await settledReply(cloud, id);
+      const outcome = await handled(cloud, id);
+      expect(outcome).to.deep.include({ outcome: 'answered', detail: null });
+      expect(reply).to.deep.include({ to: '16505553001', kind: 'answer' });
+      const conversation = await server.platform.eventStore.readStream(conversationStream(outcome.conversation_id));
+      const asked = conversation.find((event) => event.type === 'UserMessagePosted');
+      expect((asked?.data as Json).text).to.equal('Is this total right?\n\n[Document "invoice-4411.pdf"]\nInvoice 4411 for Rosa Marquez\nTotal due: 129.90 EUR');
+      const fetched = graph.requests.slice(graphBefore).filter((request) => request.method === 'GET');
+      expect(fetched.map((request) => request.path)).to.deep.equal(['/v23.0/media-doc-1', '/media/media-doc-1']);
+      for (const request of fetched) expect(request.headers.authorization).to.equal(`Bearer ${cloud.access_token}`);
+    });
+
+    it('tells the sender it could not read one that is gone from the Cloud API, of a type it does not read, or without text', async () => {
+      const gone = wamid();
+      await deliverTo(cloud, [{ from: '16505553002', id: gone, type: 'document', media_id: 'media-doc-expired', filename: 'scan.pdf' }]);
+      expect(await settledReply(cloud, gone)).to.deep.include({ text: DOCUMENT_NOT_READ_NOTICE, kind: 'notice', conversation_id: null });
+      expect(await handled(cloud, gone)).to.deep.include({ outcome: 'assistant_failed', detail: 'document_not_fetched' });
+
+      // A program passed off as a PDF.
+      graph.serveMedia('media-doc-2', Buffer.concat([Buffer.from('MZ', 'latin1'), Buffer.alloc(120, 0), Buffer.from('PE\0\0', 'latin1')]), 'application/pdf');
+      const foreign = wamid();
+      await deliverTo(cloud, [{ from: '16505553002', id: foreign, type: 'document', media_id: 'media-doc-2', filename: 'invoice.pdf' }]);
+      expect(await settledReply(cloud, foreign)).to.deep.include({ text: DOCUMENT_NOT_READ_NOTICE, kind: 'notice' });
+      expect(await handled(cloud, foreign)).to.deep.include({ outcome: 'assistant_failed', detail: 'unsupported_document_type' });
+
+      graph.serveMedia('media-doc-3', Buffer.from('   \n\n  ', 'utf8'), 'text/plain');
+      const blank = wamid();
+      await deliverTo(cloud, [{ from: '16505553002', id: blank, type: 'document', media_id: 'media-doc-3', filename: 'notes.txt' }]);
+      expect(await settledReply(cloud, blank)).to.deep.include({ text: DOCUMENT_NOT_READ_NOTICE, kind: 'notice' });
+      expect(await handled(cloud, blank)).to.deep.include({ outcome: 'assistant_failed', detail: 'nothing_read' });
+    });
+
+    it('tells a sender that only text is understood where documents cannot be fetched (no access token: the outbox)', async () => {
+      const id = wamid();
+      await deliverTo(outbox, [{ from: '16505553003', id, type: 'document', media_id: 'media-doc-1', filename: 'invoice-4411.pdf' }]);
+      expect(await settledReply(outbox, id)).to.deep.include({ text: ONLY_TEXT_NOTICE, kind: 'notice' });
+      expect(await handled(outbox, id)).to.deep.include({ outcome: 'unsupported_type', detail: 'type_document' });
     });
   });
 

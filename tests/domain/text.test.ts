@@ -4,7 +4,7 @@
 
 import { expect } from 'chai';
 import { isLeft, isRight } from 'fp-ts/Either';
-import { checkText, characterCount } from '../../domain/shared/text';
+import { checkText, characterCount, storableMultiLineText } from '../../domain/shared/text';
 import type { TeamEvent } from '../../domain/team/team';
 import { teamDecider } from '../../domain/team/team';
 import type { TenantEvent } from '../../domain/tenant/events';
@@ -51,6 +51,14 @@ describe('text rule (domain/shared/text.ts)', () => {
     expect(checkText('welcome_message', 'Hello,\r\n\tworld', { max: 100, multiline: true })).to.deep.equal({ _tag: 'Right', right: 'Hello,\r\n\tworld' });
     expect(isLeft(checkText('welcome_message', 'Hello\u0000', { max: 100, multiline: true }))).to.equal(true);
     expect(isLeft(checkText('welcome_message', 'Hello \u202E', { max: 100, multiline: true }))).to.equal(true);
+  });
+
+  it('makes a text from elsewhere storable as multi-line text: refused characters become spaces, a cut character goes', () => {
+    const extracted = `Page 1\fPage 2 \u202Eflipped\u0007\n\tindented ${'\uD83D\uDE00'.slice(0, 1)}`;
+    expect(isLeft(checkText('message', extracted, { max: 100, multiline: true, code: 'invalid_message' }))).to.equal(true);
+    const storable = storableMultiLineText(extracted);
+    expect(storable).to.equal('Page 1 Page 2  flipped \n\tindented ');
+    expect(isRight(checkText('message', storable, { max: 100, multiline: true, code: 'invalid_message' }))).to.equal(true);
   });
 
   it('counts characters, not UTF-16 units, after normalising', () => {

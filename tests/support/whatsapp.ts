@@ -9,8 +9,11 @@ export interface Sent {
   text?: string;
   type?: string;
   name?: string;
-  /** An `audio` message's media id (a voice note). */
+  /** An `audio` message's media id (a voice note), or a `document` message's. */
   media_id?: string;
+  /** A `document` message's caption and file name. */
+  caption?: string;
+  filename?: string;
 }
 
 /** The business number a delivery is for. */
@@ -31,6 +34,10 @@ export function metaPayload(number: BusinessNumber, messages: Sent[], statuses: 
       if (type === 'image') return { ...base, image: { caption: 'a photo', mime_type: 'image/jpeg', sha256: 'abc', id: '1003383421387256' } };
       if (type === 'reaction') return { ...base, reaction: { message_id: 'wamid.OUT-1', emoji: '👍' } };
       if (type === 'audio') return { ...base, audio: { id: message.media_id ?? '1003383421387257', mime_type: 'audio/ogg; codecs=opus', sha256: 'abc', voice: true } };
+      if (type === 'document') {
+        const document = { id: message.media_id ?? '1003383421387258', mime_type: 'application/pdf', sha256: 'abc', ...(message.filename ? { filename: message.filename } : {}), ...(message.caption ? { caption: message.caption } : {}) };
+        return { ...base, document };
+      }
       return base;
     });
   }

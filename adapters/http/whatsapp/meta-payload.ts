@@ -7,7 +7,8 @@
 //       "metadata": {"display_phone_number": "15550783881", "phone_number_id": "106540352242922"},
 //       "contacts": [{"profile": {"name": "Sheena Nelson"}, "wa_id": "16505551234"}],
 //       "messages": [{"from": "16505551234", "id": "wamid.HBgL...", "timestamp": "1749416383", "type": "text", "text": {"body": "Does it come in another color?"}},
-//                    {"from": "16505551234", "id": "wamid.HBgM...", "timestamp": "1749416390", "type": "audio", "audio": {"id": "1003383421387256", "mime_type": "audio/ogg; codecs=opus", "voice": true}}],
+//                    {"from": "16505551234", "id": "wamid.HBgM...", "timestamp": "1749416390", "type": "audio", "audio": {"id": "1003383421387256", "mime_type": "audio/ogg; codecs=opus", "voice": true}},
+//                    {"from": "16505551234", "id": "wamid.HBgN...", "timestamp": "1749416395", "type": "document", "document": {"id": "1003383421387258", "filename": "invoice-4411.pdf", "caption": "Is this right?", "mime_type": "application/pdf"}}],
 //       "statuses": [{"id": "wamid.HBgL...", "status": "delivered", "timestamp": "1750263773", "recipient_id": "16505551234", "errors": [{"code": 131047, "title": "..."}]}]
 //    }}]}]}
 //
@@ -35,7 +36,7 @@ export const MetaEnvelope = t.type(
 
 const MetaMessage = t.intersection([
   t.type({ from: WaId, id: MessageId, timestamp: UnixSeconds, type: t.string }),
-  t.partial({ text: t.type({ body: t.string }), audio: t.type({ id: t.string }) }),
+  t.partial({ text: t.type({ body: t.string }), audio: t.type({ id: t.string }), document: t.intersection([t.type({ id: t.string }), t.partial({ filename: t.string, caption: t.string })]) }),
 ]);
 const MetaContact = t.intersection([t.type({ wa_id: t.string }), t.partial({ profile: t.partial({ name: t.string }) })]);
 const MetaStatus = t.intersection([
@@ -81,13 +82,17 @@ export function decodeDelivery(rawBody: Buffer): WhatsAppDelivery {
       const messages: InboundMessage[] = (value.messages ?? []).map((message, index) => {
         if (message.type === 'text' && message.text === undefined) throw invalid('invalid_request', `${path}.messages.${index}.text: a text message has a text {body}`, `${path}.messages.${index}.text`);
         if (message.type === 'audio' && message.audio === undefined) throw invalid('invalid_request', `${path}.messages.${index}.audio: an audio message has an audio {id}`, `${path}.messages.${index}.audio`);
+        if (message.type === 'document' && message.document === undefined) throw invalid('invalid_request', `${path}.messages.${index}.document: a document message has a document {id}`, `${path}.messages.${index}.document`);
+        const document = message.type === 'document' ? message.document! : null;
         return {
           wamid: message.id,
           from: message.from,
           timestamp: message.timestamp,
           type: message.type,
           text: message.type === 'text' ? message.text!.body : null,
-          media_id: message.type === 'audio' ? message.audio!.id : null,
+          media_id: message.type === 'audio' ? message.audio!.id : (document?.id ?? null),
+          caption: document?.caption ?? null,
+          filename: document?.filename ?? null,
           profile_name: names.get(message.from) ?? null,
         };
       });
