@@ -789,7 +789,7 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       for (const request of fetched) expect(request.headers.authorization).to.equal(`Bearer ${cloud.access_token}`);
     });
 
-    it('tells the sender it could not read one that is gone from the Cloud API, of a type it does not read, or without text', async () => {
+    it('tells the sender it could not read one that is gone from the Cloud API, of a type it does not read, broken, or without text', async () => {
       const gone = wamid();
       await deliverTo(cloud, [{ from: '16505553002', id: gone, type: 'document', media_id: 'media-doc-expired', filename: 'scan.pdf' }]);
       expect(await settledReply(cloud, gone)).to.deep.include({ text: DOCUMENT_NOT_READ_NOTICE, kind: 'notice', conversation_id: null });
@@ -801,6 +801,13 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       await deliverTo(cloud, [{ from: '16505553002', id: foreign, type: 'document', media_id: 'media-doc-2', filename: 'invoice.pdf' }]);
       expect(await settledReply(cloud, foreign)).to.deep.include({ text: DOCUMENT_NOT_READ_NOTICE, kind: 'notice' });
       expect(await handled(cloud, foreign)).to.deep.include({ outcome: 'assistant_failed', detail: 'unsupported_document_type' });
+
+      // A PDF by its first bytes, broken after them.
+      graph.serveMedia('media-doc-4', Buffer.from('%PDF-1.4\n1 0 obj\n<< /Type /Catalog', 'latin1'), 'application/pdf');
+      const broken = wamid();
+      await deliverTo(cloud, [{ from: '16505553002', id: broken, type: 'document', media_id: 'media-doc-4', filename: 'broken.pdf' }]);
+      expect(await settledReply(cloud, broken)).to.deep.include({ text: DOCUMENT_NOT_READ_NOTICE, kind: 'notice' });
+      expect(await handled(cloud, broken)).to.deep.include({ outcome: 'assistant_failed', detail: 'document_not_read' });
 
       graph.serveMedia('media-doc-3', Buffer.from('   \n\n  ', 'utf8'), 'text/plain');
       const blank = wamid();
