@@ -300,7 +300,23 @@ export async function recordSteps(
 
 /** Ends the running attempt as failed: retried at `retryAt`, or dead-lettered when it is null. */
 export async function failAttempt(deps: CommandDependencies, ref: EventRef, attempt: number, error: StepError, retryAt: Date | null, context?: RequestContext): Promise<number | null> {
-  return positionOf(deps, ref, { type: 'FailAttempt', data: { tenant_id: ref.tenant_id, attempt, error, retry_at: retryAt === null ? null : retryAt.toISOString() } }, context);
+  return (await endAttemptFailed(deps, ref, attempt, error, retryAt, context)).position;
+}
+
+/**
+ * failAttempt, telling whether the event was dead-lettered: also with a `retryAt` when its
+ * payload was erased meanwhile (nothing can run again).
+ */
+export async function endAttemptFailed(
+  deps: CommandDependencies,
+  ref: EventRef,
+  attempt: number,
+  error: StepError,
+  retryAt: Date | null,
+  context?: RequestContext,
+): Promise<{ position: number | null; deadLettered: boolean }> {
+  const result = await run(deps, ref, { type: 'FailAttempt', data: { tenant_id: ref.tenant_id, attempt, error, retry_at: retryAt === null ? null : retryAt.toISOString() } }, context);
+  return { position: result.position, deadLettered: result.events.some((event) => event.type === 'OrchestrationEventDeadLettered') };
 }
 
 /** Ends the running attempt: every flow ran to its end. */

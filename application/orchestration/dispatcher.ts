@@ -71,7 +71,7 @@ import { deepFreeze } from '../shared/immutable';
 import type { RequestContext } from '../shared/request-context';
 import { type ConnectorStepDependencies, invokeConnectorTool } from '../tool-call/connector-step';
 import { type ToolCallDependencies, callTool } from '../tool-call/tool-calls';
-import { type DispatchCandidate, type DispatchedEnvelope, dispatchedEnvelope, dispatcherContext, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordSteps, startDispatch } from './dispatch-queue';
+import { type DispatchCandidate, type DispatchedEnvelope, dispatchedEnvelope, dispatcherContext, endAttemptFailed, failAttempt, inFlightDispatches, markProcessed, nextDispatchable, recordSteps, startDispatch } from './dispatch-queue';
 import { type Flow, type MappingScope, type ReadFlow, mapParameters, mapValue, readFlow, triggerMatches } from './flows';
 import type { StreamCommand } from '../command-handling/handle-command';
 import { FLOW_KEY_PREFIX, type DispatchOnReceipt, type OrchestrationDependencies, type ReceiptReservation, causedEventAppend, existingEventOfKey } from './orchestration-events';
@@ -724,10 +724,11 @@ export class OrchestrationDispatcher implements DispatchOnReceipt {
     }
     const state = await loadAttempts(deps, eventId);
     const retryAt = nextAttemptAt(deps.dispatch, state, now, this.random);
-    const position = await failAttempt(deps, ref, attempt, failure, retryAt, context);
-    deps.orchestrationMetrics?.attemptFailed(queued.name, retryAt === null);
-    deps.logger.info({ event_id: eventId, attempt, code: failure.code, next_attempt_at: retryAt?.toISOString() ?? null }, retryAt === null ? 'orchestration event dead-lettered' : 'orchestration attempt failed');
-    if (retryAt !== null) {
+    // Dead-lettered with attempts left too when its payload was erased as the attempt ran.
+    const { position, deadLettered } = await endAttemptFailed(deps, ref, attempt, failure, retryAt, context);
+    deps.orchestrationMetrics?.attemptFailed(queued.name, deadLettered);
+    deps.logger.info({ event_id: eventId, attempt, code: failure.code, next_attempt_at: deadLettered ? null : (retryAt?.toISOString() ?? null) }, deadLettered ? 'orchestration event dead-lettered' : 'orchestration attempt failed');
+    if (retryAt !== null && !deadLettered) {
       // A timer besides the due passes, so a short back-off is not rounded up to the poll.
       const wait = retryAt.getTime() - now.getTime();
       if (wait < 60_000) setTimeout(() => void this.wake(), wait + 5).unref();
