@@ -41,6 +41,7 @@ import { GuardedConnectorDoctor } from '../adapters/connector-doctor/connector-d
 import type { EmitDependencies } from '../application/orchestration/orchestration-events';
 import { orchestrationExpirySaga } from '../application/orchestration/expiry-pass';
 import { orchestrationPayloadRetentionSaga } from '../application/orchestration/payload-retention';
+import { orchestrationDeadLetterNoticesSaga } from '../application/orchestration/dead-letter-notices';
 import { rangeReplaySaga } from '../application/orchestration/range-replay';
 import { ORCHESTRATION_DISPATCHER, OrchestrationDispatcher, orchestrationDispatcherSaga } from '../application/orchestration/dispatcher';
 import { ORCHESTRATION_SCHEDULER, OrchestrationScheduler } from '../application/orchestration/schedules';
@@ -557,6 +558,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     orchestrationExpirySaga({ ...commands, readStore }, { concurrency: config.sagaConcurrency }),
     orchestrationPayloadRetentionSaga({ ...commands, readStore, readYourWrites, personalData: vault }, { retentionDays: config.orchestration.payloadRetentionDays }),
     rangeReplaySaga(orchestration),
+    orchestrationDeadLetterNoticesSaga({ ...orchestration, logger: logger.child({ component: 'orchestration' }) }),
     ...(overrides.orchestrationDispatcher === false ? [] : [orchestrationDispatcherSaga(dispatcher, dispatcherLogger)]),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];

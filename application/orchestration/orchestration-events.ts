@@ -43,6 +43,7 @@ import {
   orchestrationEventEvents,
   orchestrationEventStream,
   replayEnvelope,
+  reservedNameProblem,
   resolveEnvelope,
 } from '../../domain/orchestration-event/orchestration-event';
 import { DomainError, forbidden, invalid, notFound } from '../../domain/shared/errors';
@@ -418,7 +419,7 @@ async function envelopeAppend(
     const existing = await lastPosition(deps, stream);
     if (existing !== null) return { kind: 'existing', event_id: eventId, position: existing };
   }
-  const problem = envelopeProblem(body, deps.orchestration, deps.clock.now());
+  const problem = envelopeProblem(body, deps.orchestration, deps.clock.now()) ?? reservedNameProblem(body.name, via);
   if (problem) throw problem;
   // A delay past a day may outlast the organization's own retention, shorter than the operator's.
   if ((body.delay_seconds ?? 0) > DAY_SECONDS) {

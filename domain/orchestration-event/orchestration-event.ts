@@ -75,8 +75,20 @@ export const isSettled = (status: OrchestrationEventStatus): boolean => SETTLED_
 
 /** How an event came in: `POST /org/events`, connector-style ingest, or a replay by the service. */
 /** How an event came in: the emit or ingest route, a replay, or a connector's schedule (application/orchestration/schedules.ts). */
-export const ReceivedVia = t.keyof({ emit: null, ingest: null, replay: null, schedule: null });
+/** `platform`: an event the platform emits itself (a dead letter's notice), under its own names. */
+export const ReceivedVia = t.keyof({ emit: null, ingest: null, replay: null, schedule: null, platform: null });
 export type ReceivedVia = t.TypeOf<typeof ReceivedVia>;
+
+/** The names the platform emits under: nobody else may (an emit, an ingest, a flow's emit or a schedule is 400 `reserved_event_name`). */
+export const PLATFORM_EVENT_PREFIX = 'svc.';
+/** What the platform emits when an event is dead-lettered, for flows that trigger on it (docs/orchestration-events.md, "Dead-letter notices"). */
+export const DEAD_LETTERED_NOTICE = 'svc.event.dead_lettered';
+
+/** Refuses a platform name received any way but from the platform (a replay of the platform's event keeps its name). */
+export function reservedNameProblem(name: string, via: ReceivedVia): DomainError | null {
+  if (!name.startsWith(PLATFORM_EVENT_PREFIX) || via === 'platform' || via === 'replay') return null;
+  return invalid('reserved_event_name', `names under ${PLATFORM_EVENT_PREFIX} are the platform's own events (such as ${DEAD_LETTERED_NOTICE}); choose a name of your own system`, 'name');
+}
 
 const optional = <C extends t.Mixed>(codec: C) => t.union([codec, t.null, t.undefined]);
 

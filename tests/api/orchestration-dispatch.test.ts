@@ -15,7 +15,7 @@
 // `platform.dispatcher.drain()` runs the dispatcher until nothing is due.
 
 import { expect } from 'chai';
-import { createConnector } from '../../adapters/connector-sdk';
+import { ConnectorError, createConnector } from '../../adapters/connector-sdk';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
 import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
 import { dispatcherContext, recordSteps, startDispatch } from '../../application/orchestration/dispatch-queue';
@@ -27,7 +27,7 @@ import { RecordingConnectorClient } from '../support/connector-client';
 import { type Account, liftSeatLimit, registerOwner } from '../support/identity';
 import { appendCausedEvent } from '../support/orchestration';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
-import { ManualClock } from '../support/stores';
+import { ManualClock, eventually } from '../support/stores';
 import { subscribeTo } from '../support/subscriptions';
 import { startTenantApi } from '../support/tenant-api';
 import { createIntegrationAs, createToolAs } from '../support/tools';
@@ -181,6 +181,44 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     // Nothing waits once the dispatcher is drained; the gauge reads the queue when scraped.
     expect(await metric('orchestration_queue_depth{status="queued"}')).to.equal(0);
     expect(await metric('orchestration_queue_depth{status="dispatched"}')).to.equal(0);
+  });
+
+  it('tells a flow on svc.event.dead_lettered of a dead-lettered event: the platform emits it, caused by the dead one, once per dead-lettering', async () => {
+    const notices = createConnector({ signingSecrets: [SECRET], now: () => clock.now().getTime() });
+    const told: Array<Record<string, unknown>> = [];
+    notices.tool('book_table', { description: 'book', auth: 'none', chat: false, handler: () => { throw new ConnectorError('internal_error', 'the bookings system is down'); } });
+    notices.tool('tell_team', { description: 'tell', auth: 'none', chat: false, handler: ({ parameters }) => (told.push(parameters), { output: { told: true } }) });
+    notices.advertise({
+      flows: [
+        { id: 'book', trigger: 'notice.table.requested', steps: [{ tool: 'book_table' }] },
+        { id: 'tell', trigger: 'svc.event.dead_lettered', steps: [{ tool: 'tell_team', parameters: { event_id: '$.payload.event_id', name: '$.payload.name', code: '$.payload.error.code', attempts: '$.payload.attempts' } }] },
+      ],
+    });
+    const listening = await notices.listen(0, '127.0.0.1');
+    closers.push(() => listening.close());
+    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Bookings', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
+    expect((await send('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, {})).status).to.equal(200);
+
+    const id = await emit({ name: 'notice.table.requested', payload: { guests: 4 } });
+    await runFor(MAX_ATTEMPTS + 2);
+    const dead = await get(id);
+    expect(dead.status).to.equal('dead_letter');
+    await eventually(async () => {
+      await server.platform.dispatcher.drain();
+      return told.length > 0;
+    }, 10_000, 'the notice flow called');
+    expect(told).to.deep.equal([{ event_id: id, name: 'notice.table.requested', code: 'internal_error', attempts: MAX_ATTEMPTS }]);
+    const listed = await send('GET', '/api/v1/org/events?name=svc.event.dead_lettered');
+    const notice = listed.json.items.find((item: { causation_id: string }) => item.causation_id === id);
+    expect(notice).to.deep.include({ name: 'svc.event.dead_lettered', received_via: 'platform', source: 'svc', causation_id: id, correlation_id: dead.correlation_id, depth: dead.depth + 1, status: 'processed' });
+    expect(notice.payload).to.deep.include({ event_id: id, name: 'notice.table.requested', attempts: MAX_ATTEMPTS, error: { code: 'internal_error', message: 'the bookings system is down' } });
+
+    // Nobody else emits under svc.: an emit is 400 naming the name, recording nothing.
+    const spoofed = await send('POST', '/api/v1/org/events', { name: 'svc.event.dead_lettered', payload: { event_id: id } });
+    expect([spoofed.status, spoofed.json.code, spoofed.json.field]).to.deep.equal([400, 'reserved_event_name', 'name']);
+    expect(await spoofed.events()).to.deep.equal([]);
+    // Its flows listen no more: the tests after dead-letter events of their own.
+    expect((await send('PATCH', `/api/v1/org/sdk-connections/${created.json.id}`, { enabled: false })).status).to.equal(200);
   });
 
   it('a replay is a new event with replay_of that runs the flow again', async () => {

@@ -5,7 +5,10 @@ import {
   type EnvelopeBody,
   type OrchestrationEventCommand,
   type OrchestrationEventEvent,
+  DEAD_LETTERED_NOTICE,
+  PLATFORM_EVENT_PREFIX,
   envelopeProblem,
+  reservedNameProblem,
   orchestrationEventDecider,
   replayEnvelope,
   resolveEnvelope,
@@ -55,6 +58,16 @@ describe('orchestration event: the envelope rules', () => {
       expect(refusal({ name }), name).to.deep.equal({ code: 'invalid_event_name', field: 'name', kind: 'invalid' });
     }
     for (const name of ['a.b.c', 'shop.order.created', 'x1.y_2.z3', 'a.b.c.d.e']) expect(refusal({ name }), name).to.equal(null);
+  });
+
+  it('keeps the names under svc. for the platform: received any other way they are refused, naming the name; a replay keeps its name', () => {
+    for (const via of ['emit', 'ingest', 'schedule'] as const) {
+      const refused = reservedNameProblem(DEAD_LETTERED_NOTICE, via);
+      expect(refused && { code: refused.code, field: refused.field }, via).to.deep.equal({ code: 'reserved_event_name', field: 'name' });
+    }
+    for (const via of ['platform', 'replay'] as const) expect(reservedNameProblem(DEAD_LETTERED_NOTICE, via), via).to.equal(null);
+    expect(reservedNameProblem('svcx.order.created', 'emit')).to.equal(null);
+    expect(DEAD_LETTERED_NOTICE.startsWith(PLATFORM_EVENT_PREFIX)).to.equal(true);
   });
 
   it('names the field of every other rule', () => {

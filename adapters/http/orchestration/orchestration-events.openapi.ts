@@ -16,7 +16,7 @@ const nullableString = (description: string): Schema => ({ type: ['string', 'nul
 const nullableInteger = (description: string): Schema => ({ type: ['integer', 'null'], description });
 
 const FIELD_RULES: Record<string, string> = {
-  name: `required; \`<system>.<entity>.<action>\`: three or more dot-separated segments, each a lowercase letter then lowercase letters, digits or underscores, at most ${EVENT_NAME_MAX_LENGTH} characters (\`invalid_event_name\`)`,
+  name: `required; \`<system>.<entity>.<action>\`: three or more dot-separated segments, each a lowercase letter then lowercase letters, digits or underscores, at most ${EVENT_NAME_MAX_LENGTH} characters (\`invalid_event_name\`); names under \`svc.\` are the platform’s own (\`reserved_event_name\`)`,
   source: `who produced it, 1 to ${SOURCE_MAX_LENGTH} characters of single-line text; default null`,
   payload: 'a JSON object; at most ORCHESTRATION_MAX_PAYLOAD_BYTES as JSON (`payload_too_large`); default {}',
   version: 'the version of the payload\'s shape, an integer from 1; default 1',
@@ -60,7 +60,7 @@ const orchestrationEvent = object({
   delay_seconds: integer(),
   not_before: dateTime('not dispatched before: received_at + delay_seconds'),
   replay_of: nullableString('the event this one replays; set by the service only'),
-  received_via: enumOf(['emit', 'ingest', 'replay', 'schedule']),
+  received_via: enumOf(['emit', 'ingest', 'replay', 'schedule', 'platform'], '`platform`: emitted by the platform itself under `svc.` (a dead letter’s notice, `svc.event.dead_lettered`)'),
   received_at: dateTime(),
   status: enumOf(ORCHESTRATION_EVENT_STATUSES, 'docs/orchestration-events.md lists each status and its transitions'),
   next_attempt_at: { ...nullable(dateTime()), description: 'when a failed event is attempted again; null in every other status' },
