@@ -83,6 +83,8 @@ export type ReceivedVia = t.TypeOf<typeof ReceivedVia>;
 export const PLATFORM_EVENT_PREFIX = 'svc.';
 /** What the platform emits when an event is dead-lettered, for flows that trigger on it (docs/orchestration-events.md, "Dead-letter notices"). */
 export const DEAD_LETTERED_NOTICE = 'svc.event.dead_lettered';
+/** What it emits when an event expires before it could be dispatched. */
+export const EXPIRED_NOTICE = 'svc.event.expired';
 
 /** Refuses a platform name received any way but from the platform (a replay of the platform's event keeps its name). */
 export function reservedNameProblem(name: string, via: ReceivedVia): DomainError | null {

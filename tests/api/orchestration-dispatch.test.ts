@@ -183,7 +183,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect(await metric('orchestration_queue_depth{status="dispatched"}')).to.equal(0);
   });
 
-  it('tells a flow on svc.event.dead_lettered of a dead-lettered event: the platform emits it, caused by the dead one, once per dead-lettering', async () => {
+  it('tells a flow on svc.event.dead_lettered (svc.event.expired) of a dead-lettered (expired) event: the platform emits it, caused by that event, once', async () => {
     const notices = createConnector({ signingSecrets: [SECRET], now: () => clock.now().getTime() });
     const told: Array<Record<string, unknown>> = [];
     notices.tool('book_table', { description: 'book', auth: 'none', chat: false, handler: () => { throw new ConnectorError('internal_error', 'the bookings system is down'); } });
@@ -192,6 +192,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
       flows: [
         { id: 'book', trigger: 'notice.table.requested', steps: [{ tool: 'book_table' }] },
         { id: 'tell', trigger: 'svc.event.dead_lettered', steps: [{ tool: 'tell_team', parameters: { event_id: '$.payload.event_id', name: '$.payload.name', code: '$.payload.error.code', attempts: '$.payload.attempts' } }] },
+        { id: 'tell_expired', trigger: 'svc.event.expired', steps: [{ tool: 'tell_team', parameters: { event_id: '$.payload.event_id', name: '$.payload.name', expires_at: '$.payload.expires_at' } }] },
       ],
     });
     const listening = await notices.listen(0, '127.0.0.1');
@@ -217,6 +218,19 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     const spoofed = await send('POST', '/api/v1/org/events', { name: 'svc.event.dead_lettered', payload: { event_id: id } });
     expect([spoofed.status, spoofed.json.code, spoofed.json.field]).to.deep.equal([400, 'reserved_event_name', 'name']);
     expect(await spoofed.events()).to.deep.equal([]);
+    // An event that expires before its turn (the second of a sequence whose first never comes).
+    const expiring = await emit({ name: 'notice.table.requested', sequence_key: 'notice-expiring', sequence_n: 2, ttl_seconds: 30, payload: { guests: 2 } });
+    await runFor();
+    clock.advance(45_000);
+    await server.platform.sagas.runDue();
+    const expired = await get(expiring);
+    expect(expired.status).to.equal('expired');
+    await eventually(async () => {
+      await server.platform.dispatcher.drain();
+      return told.length > 1;
+    }, 10_000, 'the expiry notice flow called');
+    expect(told[1]).to.deep.equal({ event_id: expiring, name: 'notice.table.requested', expires_at: expired.expires_at });
+
     // Its flows listen no more: the tests after dead-letter events of their own.
     expect((await send('PATCH', `/api/v1/org/sdk-connections/${created.json.id}`, { enabled: false })).status).to.equal(200);
   });

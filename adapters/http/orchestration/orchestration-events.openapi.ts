@@ -60,7 +60,7 @@ const orchestrationEvent = object({
   delay_seconds: integer(),
   not_before: dateTime('not dispatched before: received_at + delay_seconds'),
   replay_of: nullableString('the event this one replays; set by the service only'),
-  received_via: enumOf(['emit', 'ingest', 'replay', 'schedule', 'platform'], '`platform`: emitted by the platform itself under `svc.` (a dead letter’s notice, `svc.event.dead_lettered`)'),
+  received_via: enumOf(['emit', 'ingest', 'replay', 'schedule', 'platform'], '`platform`: emitted by the platform itself under `svc.` (the notice of a dead letter or an expiry: `svc.event.dead_lettered`, `svc.event.expired`)'),
   received_at: dateTime(),
   status: enumOf(ORCHESTRATION_EVENT_STATUSES, 'docs/orchestration-events.md lists each status and its transitions'),
   next_attempt_at: { ...nullable(dateTime()), description: 'when a failed event is attempted again; null in every other status' },
