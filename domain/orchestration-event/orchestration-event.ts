@@ -75,7 +75,7 @@ export const isSettled = (status: OrchestrationEventStatus): boolean => SETTLED_
 
 /** How an event came in: `POST /org/events`, connector-style ingest, or a replay by the service. */
 /** How an event came in: the emit or ingest route, a replay, or a connector's schedule (application/orchestration/schedules.ts). */
-/** `platform`: an event the platform emits itself (a dead letter's notice), under its own names. */
+/** `platform`: an event the platform emits itself (the notice of a dead letter or an expiry), under its own names. */
 export const ReceivedVia = t.keyof({ emit: null, ingest: null, replay: null, schedule: null, platform: null });
 export type ReceivedVia = t.TypeOf<typeof ReceivedVia>;
 
