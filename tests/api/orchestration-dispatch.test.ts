@@ -223,6 +223,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     await runFor();
     clock.advance(45_000);
     await server.platform.sagas.runDue();
+    await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
     const expired = await get(expiring);
     expect(expired.status).to.equal('expired');
     await eventually(async () => {
@@ -447,6 +448,8 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
         // While this call runs, two days pass and the organization erases the day the event came in.
         clock.advance(2 * 24 * 3600_000);
         const nextDay = new Date(Date.parse(`${day}T00:00:00.000Z`) + 24 * 3600_000).toISOString().slice(0, 10);
+        // The erasure finds the day in the read model: the event may be running before it shows there (started on receipt).
+        await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
         const erased = await send('POST', '/api/v1/org/events/payloads/erase', { before: nextDay });
         expect(erased.json.erased_days, erased.text).to.include(day);
         return { output: { code: 'E1' } };
@@ -500,6 +503,8 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
         // While the flow's last step runs, two days pass and the organization erases the day the event came in.
         clock.advance(2 * 24 * 3600_000);
         const nextDay = new Date(Date.parse(`${day}T00:00:00.000Z`) + 24 * 3600_000).toISOString().slice(0, 10);
+        // The erasure finds the day in the read model: the event may be running before it shows there (started on receipt).
+        await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
         const erased = await send('POST', '/api/v1/org/events/payloads/erase', { before: nextDay });
         expect(erased.json.erased_days, erased.text).to.include(day);
         return { output: { ticket: 'T-1' } };
