@@ -209,6 +209,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
       return told.length > 0;
     }, 10_000, 'the notice flow called');
     expect(told).to.deep.equal([{ event_id: id, name: 'notice.table.requested', code: 'internal_error', attempts: MAX_ATTEMPTS }]);
+    await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
     const listed = await send('GET', '/api/v1/org/events?name=svc.event.dead_lettered');
     const notice = listed.json.items.find((item: { causation_id: string }) => item.causation_id === id);
     expect(notice).to.deep.include({ name: 'svc.event.dead_lettered', received_via: 'platform', source: 'svc', causation_id: id, correlation_id: dead.correlation_id, depth: dead.depth + 1, status: 'processed' });
