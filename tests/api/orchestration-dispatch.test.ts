@@ -63,6 +63,25 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     }
   }
 
+  /** Serves `connector` locally, makes it an enabled SDK connection of the owner's and syncs its flows; the connection's id. */
+  async function connected(connector: ReturnType<typeof createConnector>, name: string): Promise<string> {
+    const listening = await connector.listen(0, '127.0.0.1');
+    closers.push(() => listening.close());
+    const created = await send('POST', '/api/v1/org/sdk-connections', { name, webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
+    expect((await send('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, {})).status).to.equal(200);
+    return created.json.id as string;
+  }
+
+  /** What a connector's call does in the erasure tests: two days pass, and the organization erases `day` (the day its event came in). */
+  async function eraseDayDuringCall(day: string): Promise<void> {
+    clock.advance(2 * 24 * 3600_000);
+    const nextDay = new Date(Date.parse(`${day}T00:00:00.000Z`) + 24 * 3600_000).toISOString().slice(0, 10);
+    // The erasure finds the day in the read model: the event may be running before it shows there (started on receipt).
+    await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
+    const erased = await send('POST', '/api/v1/org/events/payloads/erase', { before: nextDay });
+    expect(erased.json.erased_days, erased.text).to.include(day);
+  }
+
   before(async () => {
     const outbound = new GuardedOutboundHttp({ allowInsecureUrls: true, allowPrivateNetworks: true });
     client = new RecordingConnectorClient(new SignedConnectorClient(outbound, { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, clock }));
@@ -195,10 +214,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
         { id: 'tell_expired', trigger: 'svc.event.expired', steps: [{ tool: 'tell_team', parameters: { event_id: '$.payload.event_id', name: '$.payload.name', expires_at: '$.payload.expires_at' } }] },
       ],
     });
-    const listening = await notices.listen(0, '127.0.0.1');
-    closers.push(() => listening.close());
-    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Bookings', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
-    expect((await send('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, {})).status).to.equal(200);
+    const connection = await connected(notices, 'Bookings');
 
     const id = await emit({ name: 'notice.table.requested', payload: { guests: 4 } });
     await runFor(MAX_ATTEMPTS + 2);
@@ -234,7 +250,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect(told[1]).to.deep.equal({ event_id: expiring, name: 'notice.table.requested', expires_at: expired.expires_at });
 
     // Its flows listen no more: the tests after dead-letter events of their own.
-    expect((await send('PATCH', `/api/v1/org/sdk-connections/${created.json.id}`, { enabled: false })).status).to.equal(200);
+    expect((await send('PATCH', `/api/v1/org/sdk-connections/${connection}`, { enabled: false })).status).to.equal(200);
   });
 
   it('a replay is a new event with replay_of that runs the flow again', async () => {
@@ -291,11 +307,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     twoStep.tool('first', { description: 'first', auth: 'none', chat: false, handler: ({ request_id }) => (seen.push(request_id), { output: { code: 'X1' } }) });
     twoStep.tool('second', { description: 'second', auth: 'none', chat: false, input_schema: { type: 'object', properties: { code: { type: 'string' } } }, handler: ({ request_id, parameters }) => (seen.push(request_id), { output: { got: parameters.code } }) });
     twoStep.advertise({ flows: [{ id: 'two_steps', trigger: 'crash.test.started', steps: [{ tool: 'first' }, { tool: 'second', parameters: { code: '$.steps.0.output.code' } }] }] });
-    const listening = await twoStep.listen(0, '127.0.0.1');
-    closers.push(() => listening.close());
-    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Two steps', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
-    const twoId = created.json.id as string;
-    expect((await send('POST', `/api/v1/org/sdk-connections/${twoId}/sync-tools`, {})).status).to.equal(200);
+    const twoId = await connected(twoStep, 'Two steps');
     const key = `two_steps@${twoId}`;
 
     // What a process does before it dies: the event is claimed, step 0 called and recorded, step 1 called but not recorded.
@@ -397,10 +409,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     const petShop = createConnector({ signingSecrets: [SECRET], now: () => clock.now().getTime() });
     petShop.tool('noop', { description: 'noop', auth: 'none', chat: false, handler: () => ({ output: {} }) });
     petShop.advertise({ flows: [{ id: 'check_pet', trigger: 'pets.check.requested', steps: [{ business_tool: 'pet_lookup', parameters: { petId: '$.payload.pet' } }] }] });
-    const listening = await petShop.listen(0, '127.0.0.1');
-    closers.push(() => listening.close());
-    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Pet shop', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
-    expect((await send('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, {})).status).to.equal(200);
+    await connected(petShop, 'Pet shop');
 
     const id = await emit({ name: 'pets.check.requested', payload: { pet: 'P-7' } });
     await runFor();
@@ -422,10 +431,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     const odd = createConnector({ signingSecrets: [SECRET], now: () => clock.now().getTime() });
     odd.tool('noop', { description: 'noop', auth: 'none', chat: false, handler: () => ({ output: {} }) });
     odd.advertise({ flows: [{ id: 'with_a_task', trigger: { event: 'odd.flow.started' }, steps: [{ task: 'review_refund' }] }] });
-    const listening = await odd.listen(0, '127.0.0.1');
-    closers.push(() => listening.close());
-    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Odd', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
-    expect((await send('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, {})).status).to.equal(200);
+    await connected(odd, 'Odd');
     const id = await emit({ name: 'odd.flow.started' });
     await runFor();
     const event = await get(id);
@@ -447,21 +453,13 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
       handler: async ({ request_id }) => {
         calls.push(request_id);
         // While this call runs, two days pass and the organization erases the day the event came in.
-        clock.advance(2 * 24 * 3600_000);
-        const nextDay = new Date(Date.parse(`${day}T00:00:00.000Z`) + 24 * 3600_000).toISOString().slice(0, 10);
-        // The erasure finds the day in the read model: the event may be running before it shows there (started on receipt).
-        await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
-        const erased = await send('POST', '/api/v1/org/events/payloads/erase', { before: nextDay });
-        expect(erased.json.erased_days, erased.text).to.include(day);
+        await eraseDayDuringCall(day);
         return { output: { code: 'E1' } };
       },
     });
     erasing.tool('second', { description: 'second', auth: 'none', chat: false, handler: ({ request_id }) => (calls.push(request_id), { output: {} }) });
     erasing.advertise({ flows: [{ id: 'erased_midway', trigger: 'erase.test.started', steps: [{ tool: 'first' }, { tool: 'second' }] }] });
-    const listening = await erasing.listen(0, '127.0.0.1');
-    closers.push(() => listening.close());
-    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Erased midway', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
-    expect((await send('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, {})).status).to.equal(200);
+    const connection = await connected(erasing, 'Erased midway');
 
     const id = await emit({ name: 'erase.test.started', payload: { customer: 'c-1' } });
     await runFor();
@@ -469,7 +467,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect(event).to.deep.include({ status: 'dead_letter', payload_erased: true });
     expect(event.attempts.map((attempt: { outcome: string; error: { code: string } | null }) => [attempt.outcome, attempt.error?.code])).to.deep.equal([['failed', 'payload_erased']]);
     // The first step ran (its record refused), the second was never called.
-    expect(calls).to.deep.equal([stepRequestId(id, 1, `erased_midway@${created.json.id}`, 0)]);
+    expect(calls).to.deep.equal([stepRequestId(id, 1, `erased_midway@${connection}`, 0)]);
   });
 
   it("ends dead-lettered, without calling the connector, an attempt left running when its day's payloads were erased", async () => {
@@ -502,20 +500,12 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
       chat: false,
       handler: async () => {
         // While the flow's last step runs, two days pass and the organization erases the day the event came in.
-        clock.advance(2 * 24 * 3600_000);
-        const nextDay = new Date(Date.parse(`${day}T00:00:00.000Z`) + 24 * 3600_000).toISOString().slice(0, 10);
-        // The erasure finds the day in the read model: the event may be running before it shows there (started on receipt).
-        await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
-        const erased = await send('POST', '/api/v1/org/events/payloads/erase', { before: nextDay });
-        expect(erased.json.erased_days, erased.text).to.include(day);
+        await eraseDayDuringCall(day);
         return { output: { ticket: 'T-1' } };
       },
     });
     erasing.advertise({ flows: [{ id: 'erased_emitting', trigger: 'erase.test.emitting', steps: [{ tool: 'only' }], emits: [{ name: 'erase.test.followed', payload: { customer: '$.payload.customer', ticket: '$.steps.0.output.ticket' } }] }] });
-    const listening = await erasing.listen(0, '127.0.0.1');
-    closers.push(() => listening.close());
-    const created = await send('POST', '/api/v1/org/sdk-connections', { name: 'Erased emitting', webhook_url: listening.url.replace(/\/svc$/, ''), signing_secret: SECRET, enabled: true });
-    expect((await send('POST', `/api/v1/org/sdk-connections/${created.json.id}/sync-tools`, {})).status).to.equal(200);
+    await connected(erasing, 'Erased emitting');
 
     const id = await emit({ name: 'erase.test.emitting', payload: { customer: 'c-2' } });
     await runFor();
