@@ -77,6 +77,7 @@ import { SqliteSearchIndex } from './search-index/sqlite';
 import { FileBlobStore } from './blob-store/files';
 import { Ed25519AuditSigner } from './crypto/audit-signer';
 import { DocumentTextExtractor } from './extraction/document-text-extractor';
+import { ThreadedTextExtractor } from './extraction/threaded-text-extractor';
 import { KEYS_FILE, loadKeys } from './crypto/keys';
 import { ScryptPasswordHasher } from './crypto/passwords';
 import { AesGcmSecrets } from './crypto/secrets';
@@ -99,6 +100,7 @@ import { TokenBucketRateLimiter } from './rate-limit/token-bucket';
 import { InstrumentedEventStore, PlatformMetrics } from './metrics/metrics';
 import { PrometheusOrchestrationMetrics, PrometheusScheduleMetrics } from './metrics/orchestration-metrics';
 import { PrometheusWidgetSocketMetrics } from './metrics/widget-socket-metrics';
+import { PrometheusExtractionMetrics } from './metrics/extraction-metrics';
 import { ORCHESTRATION_EVENTS, orchestrationEventsProjection } from '../projections/orchestration-events';
 import { SqliteReadStore } from './read-store/sqlite';
 import { RoutedReadStore } from './read-store/routed';
@@ -380,7 +382,18 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
         }));
   const s3BlobStore = !overrides.blobStore && config.s3 ? new (await import('./blob-store/s3')).S3BlobStore(config.s3) : null;
   const blobStore: BlobStore = overrides.blobStore ?? s3BlobStore ?? new FileBlobStore(path.join(config.dataDir, BLOBS_FOLDER));
-  const textExtractor: TextExtractor = new DocumentTextExtractor();
+  // Off the serving thread unless the operator says 0: a large PDF would stall every request.
+  const threadedExtractor =
+    config.extraction.threads === 0
+      ? null
+      : new ThreadedTextExtractor({
+          maxWorkers: config.extraction.threads,
+          timeoutMs: config.extraction.timeoutMs,
+          maxHeapMb: config.extraction.maxHeapMb,
+          observe: (outcome, seconds) => extractionMetrics.observe(outcome, seconds),
+        });
+  const extractionMetrics = new PrometheusExtractionMetrics(metrics.registry, () => threadedExtractor?.load() ?? { running: 0, waiting: 0 });
+  const textExtractor: TextExtractor = threadedExtractor ?? new DocumentTextExtractor();
   const embeddings: Embeddings | null = config.embeddingsBaseUrl
     ? new (await import('./llm/embeddings')).OpenAiEmbeddings({
         baseUrl: config.embeddingsBaseUrl,
@@ -725,6 +738,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await readStore.close();
       await checkpointer?.stop();
       await openapiReader.close();
+      await threadedExtractor?.close();
       smtpMailer?.close();
       s3BlobStore?.close();
       if (subjectKeys instanceof SqliteSubjectKeyTable) await subjectKeys.close();

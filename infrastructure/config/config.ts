@@ -142,6 +142,9 @@ const variables = {
   EMBEDDINGS_MODEL: { codec: nonEmpty, default: 'text-embedding-3-small' },
   EMBEDDINGS_BATCH_SIZE: { codec: integerBetween(1, 2048), default: '64' },
   DOCUMENT_MAX_BYTES: { codec: integerBetween(1024, 1024 * 1024 * 1024), default: String(20 * 1024 * 1024) },
+  EXTRACTION_THREADS: { codec: integerBetween(0, 16), default: '1' },
+  EXTRACTION_TIMEOUT_MS: { codec: integerBetween(1000, 3_600_000), default: '120000' },
+  EXTRACTION_MAX_HEAP_MB: { codec: integerBetween(64, 16384), default: '1024' },
   OPENAPI_MAX_BYTES: { codec: integerBetween(1024, 100 * 1024 * 1024), default: String(5 * 1024 * 1024) },
   OPENAPI_FETCH_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '10000' },
   OPENAPI_READ_TIMEOUT_MS: { codec: integerBetween(100, 600_000), default: '20000' },
@@ -323,6 +326,8 @@ export interface Config {
   connectorAuthenticationTtlSeconds: number;
   /** Largest document a tenant may upload or add as text (413 `document_too_large` above). */
   documentMaxBytes: number;
+  /** Where documents' text is read: `threads` worker threads at once, each document within the limits; 0 threads: on the serving thread. */
+  extraction: { threads: number; timeoutMs: number; maxHeapMb: number };
   /** The largest OpenAPI document an import reads, fetched or uploaded. */
   openapiMaxBytes: number;
   /** How long fetching an OpenAPI document by URL may take. */
@@ -689,6 +694,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sdkSecretGraceSeconds: values.SDK_SECRET_GRACE_SECONDS as number,
     connectorAuthenticationTtlSeconds: values.CONNECTOR_AUTHENTICATION_TTL_SECONDS as number,
     documentMaxBytes: values.DOCUMENT_MAX_BYTES as number,
+    extraction: { threads: values.EXTRACTION_THREADS as number, timeoutMs: values.EXTRACTION_TIMEOUT_MS as number, maxHeapMb: values.EXTRACTION_MAX_HEAP_MB as number },
     openapiMaxBytes: values.OPENAPI_MAX_BYTES as number,
     openapiFetchTimeoutMs: values.OPENAPI_FETCH_TIMEOUT_MS as number,
     openapiReadTimeoutMs: values.OPENAPI_READ_TIMEOUT_MS as number,

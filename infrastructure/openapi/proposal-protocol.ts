@@ -4,9 +4,6 @@
 
 import type { DomainError } from '../../domain/shared/errors';
 
-/** What the worker posts once it is ready for documents. */
-export const READY = 'ready';
-
 /** What the worker posts back for one request. */
 export type ProposalAnswer =
   | { ok: true; proposal: unknown }

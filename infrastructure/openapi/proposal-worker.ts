@@ -7,7 +7,8 @@ import { parentPort } from 'node:worker_threads';
 import { inProcessOpenApiReader } from '../../application/integration/openapi-reading';
 import type { OpenApiProposalRequest } from '../../application/ports/openapi-reader';
 import { DomainError, messageOf } from '../../domain/shared/errors';
-import { type ProposalAnswer, READY } from './proposal-protocol';
+import type { ProposalAnswer } from './proposal-protocol';
+import { WORKER_READY } from '../workers/worker-pool';
 
 const WARM_UP = ['3.0.3', '3.1.0'].map((openapi) => JSON.stringify({ openapi, info: { title: 'warm-up', version: '1' }, paths: {} }));
 
@@ -25,5 +26,5 @@ if (parentPort) {
   port.on('message', (request: OpenApiProposalRequest) => {
     void answer(request).then((result) => port.postMessage(result));
   });
-  void Promise.all(WARM_UP.map((bytes) => answer({ bytes, field: 'warm-up', url: null, takenNames: [], namesByOperation: [] }))).then(() => port.postMessage(READY));
+  void Promise.all(WARM_UP.map((bytes) => answer({ bytes, field: 'warm-up', url: null, takenNames: [], namesByOperation: [] }))).then(() => port.postMessage(WORKER_READY));
 }

@@ -7,7 +7,8 @@
 // gets nothing. The same holds with hybrid retrieval, vectors from a local
 // OpenAI-compatible embeddings server. And through the platform's saga delivery: a deleted
 // document leaves retrieval, and an embeddings endpoint that stays down ends as a failed
-// document after the last attempt, retried with back-off.
+// document after the last attempt, retried with back-off. A PDF whose text takes longer than
+// EXTRACTION_TIMEOUT_MS to read fails, not retried, and the next is read.
 
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
@@ -17,7 +18,7 @@ import type { Passage } from '../../application/ports/assistant-engine';
 import { type DocumentCommand, documentDecider, documentEvents, documentStream } from '../../domain/document/document';
 import { userContext } from '../support/context';
 import { LocalEmbeddingsServer } from '../support/embeddings-server';
-import { type FormPart, docxOf, multipartForm, pdfOf } from '../support/documents';
+import { type FormPart, docxOf, multipartForm, pdfOf, pdfOfPages } from '../support/documents';
 import { type Account, gql, joinAs, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
@@ -344,6 +345,45 @@ describe('permission-aware retrieval', function () {
       } finally {
         embeddingsServer.down = false;
       }
+    });
+  });
+
+  describe("a document's text read on a worker thread, within its limits", () => {
+    let server: TestServer;
+    let owner: Account;
+    let workspaceId: string;
+
+    before(async () => {
+      server = await startTestServer({ SCRYPT_LOG_N: '12', EXTRACTION_TIMEOUT_MS: '1000', METRICS_PUBLIC: 'true' }, { sagaRetryPollMs: 50 });
+      owner = await registerOwner(server, 'extraction-org');
+      workspaceId = (await server.request('GET', '/api/v1/org/workspaces', { headers: as(owner) })).json.items[0].id;
+    });
+    after(() => server.close());
+
+    const uploadPdf = async (filename: string, pdf: Buffer): Promise<string> => {
+      const form = multipartForm([{ name: 'workspace_id', value: workspaceId }, { name: 'file', filename, content: pdf }]);
+      const response = await server.request('POST', '/api/v1/documents', { headers: { ...as(owner), ...form.headers }, rawBody: form.rawBody });
+      expect(response.status, response.text).to.equal(201);
+      return response.json.id;
+    };
+
+    it('fails a PDF that takes longer than EXTRACTION_TIMEOUT_MS to read, not retried, answering requests meanwhile; the next PDF is read', async () => {
+      const slow = await uploadPdf('manual.pdf', pdfOfPages(2000, 60));
+      // Answered while the worker reads.
+      expect((await server.request('GET', '/api/v1/documents', { headers: as(owner) })).status).to.equal(200);
+      expect(await indexingOutcome(server, slow)).to.equal('DocumentIndexingFailed');
+      await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
+      const failed = await server.request('GET', `/api/v1/documents/${slow}`, { headers: as(owner) });
+      expect(failed.json).to.deep.include({ status: 'failed', failure_reason: 'the file could not be read as application/pdf: the document took longer than 1 s to read' });
+      const events = await server.platform.eventStore.readStream(documentStream(slow));
+      expect(events.map((event) => event.type)).to.deep.equal(['DocumentAdded', 'DocumentIndexingStarted', 'DocumentIndexingFailed']);
+
+      const next = await uploadPdf('hours.pdf', pdfOf(['Opening hours', 'The shop opens at nine.']));
+      expect(await indexingOutcome(server, next)).to.equal('DocumentIndexed');
+      const metrics = await server.request('GET', '/metrics');
+      expect(metrics.text).to.match(/text_extractions_total\{outcome="timed_out"\} 1\n/);
+      expect(metrics.text).to.match(/text_extractions_total\{outcome="read"\} 1\n/);
+      expect(metrics.text).to.match(/text_extractions_waiting 0\n/);
     });
   });
 });

@@ -216,6 +216,15 @@ describe('document storage configuration', () => {
     ).to.deep.equal({ bucket: 'docs', endpoint: 'http://127.0.0.1:9000', region: 'eu-west-3', credentials: { accessKeyId: 'minio', secretAccessKey: 'minio-secret' }, forcePathStyle: true });
   });
 
+  it("reads documents' text on one worker thread by default, within two minutes and 1 GiB of heap each; 0 threads reads them on the serving thread", () => {
+    expect(loadConfig({}).extraction).to.deep.equal({ threads: 1, timeoutMs: 120_000, maxHeapMb: 1024 });
+    expect(loadConfig({ EXTRACTION_THREADS: '0', EXTRACTION_TIMEOUT_MS: '5000', EXTRACTION_MAX_HEAP_MB: '256' }).extraction).to.deep.equal({ threads: 0, timeoutMs: 5000, maxHeapMb: 256 });
+    expect(() => loadConfig({ EXTRACTION_THREADS: '17', EXTRACTION_TIMEOUT_MS: '10', EXTRACTION_MAX_HEAP_MB: 'lots' })).to.throw(
+      ConfigError,
+      /EXTRACTION_THREADS: expected an integer from 0 to 16[\s\S]*EXTRACTION_TIMEOUT_MS: expected an integer from 1000 to 3600000[\s\S]*EXTRACTION_MAX_HEAP_MB: expected an integer from 64 to 16384/,
+    );
+  });
+
   it('refuses a bad bucket or endpoint, and a key id without its secret, never echoing the secret', () => {
     expect(() => loadConfig({ S3_BUCKET: 'Bad_Bucket' })).to.throw(ConfigError, /S3_BUCKET: expected an S3 bucket name/);
     expect(() => loadConfig({ S3_BUCKET: 'docs', S3_ENDPOINT: 'minio:9000' })).to.throw(ConfigError, /S3_ENDPOINT: expected a URL starting with http:\/\/ or https:\/\//);

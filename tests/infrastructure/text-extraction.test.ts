@@ -1,9 +1,12 @@
 // Text extraction: the type is sniffed from the bytes (the name only tells kinds of text
-// apart), and each supported type comes out as text with its headings as `#` lines of their own.
+// apart), and each supported type comes out as text with its headings as `#` lines of their own,
+// the same whether read on the calling thread or on a worker thread (the platform's default).
 
 import { expect } from 'chai';
 import { UnsupportedDocumentError } from '../../application/ports/text-extractor';
+import type { TextExtractor } from '../../application/ports/text-extractor';
 import { DocumentTextExtractor } from '../../infrastructure/extraction/document-text-extractor';
+import { ThreadedTextExtractor } from '../../infrastructure/extraction/threaded-text-extractor';
 import { MAX_UNPACKED_BYTES } from '../../infrastructure/extraction/docx';
 import { CSV, DOCX, HTML, MARKDOWN, PDF, PLAIN_TEXT } from '../../application/document/document-types';
 import { docxOf, pdfOf, windowsExecutable, zipOf } from '../support/documents';
@@ -88,7 +91,17 @@ describe('text extraction', () => {
     });
   });
 
-  describe('extracting the text', () => {
+  const extractors: Array<[string, () => TextExtractor & { close?(): Promise<void> }]> = [
+    ['on the calling thread', () => new DocumentTextExtractor()],
+    ['on a worker thread', () => new ThreadedTextExtractor({ maxWorkers: 1, timeoutMs: 60_000, maxHeapMb: 256 })],
+  ];
+  for (const [where, make] of extractors) describe(`extracting the text ${where}`, () => {
+    let extractor: TextExtractor & { close?(): Promise<void> };
+    before(() => {
+      extractor = make();
+    });
+    after(() => extractor.close?.());
+
     it('PDF: the text of its pages (unpdf)', async () => {
       const extracted = await extractor.extract(pdfOf(['Refund policy', 'Items can be returned within 30 days (with a receipt).']), PDF);
       expect(extracted).to.equal('Refund policy\nItems can be returned within 30 days (with a receipt).');

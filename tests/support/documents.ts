@@ -16,6 +16,26 @@ export function pdfOf(lines: readonly string[]): Buffer {
     '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
     `<< /Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}\nendstream`,
   ];
+  return pdfOfObjects(objects);
+}
+
+/** A PDF of `pages` pages of `linesPerPage` lines each: a large document whose reading takes a while. */
+export function pdfOfPages(pages: number, linesPerPage: number): Buffer {
+  const objects: string[] = ['<< /Type /Catalog /Pages 2 0 R >>', '', '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>'];
+  const kids: string[] = [];
+  for (let page = 0; page < pages; page += 1) {
+    const lines = Array.from({ length: linesPerPage }, (_, line) => `(Page ${page + 1}, line ${line + 1}: items can be returned within thirty days) '`);
+    const content = ['BT', '/F1 10 Tf', '12 TL', '40 780 Td', ...lines, 'ET'].join('\n');
+    objects.push(`<< /Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}\nendstream`);
+    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${objects.length} 0 R >>`);
+    kids.push(`${objects.length} 0 R`);
+  }
+  objects[1] = `<< /Type /Pages /Kids [${kids.join(' ')}] /Count ${pages} >>`;
+  return pdfOfObjects(objects);
+}
+
+/** A PDF file of these objects (numbered from 1, the first the catalogue), with its cross-reference table. */
+function pdfOfObjects(objects: readonly string[]): Buffer {
   let pdf = '%PDF-1.4\n';
   const offsets: number[] = [];
   objects.forEach((body, index) => {
