@@ -42,6 +42,7 @@ import type { EmitDependencies } from '../application/orchestration/orchestratio
 import { orchestrationExpirySaga } from '../application/orchestration/expiry-pass';
 import { orchestrationPayloadRetentionSaga } from '../application/orchestration/payload-retention';
 import { orchestrationDeadLetterNoticesSaga } from '../application/orchestration/dead-letter-notices';
+import { orchestrationAlertEmailsSaga } from '../application/orchestration/alert-emails';
 import { rangeReplaySaga } from '../application/orchestration/range-replay';
 import { ORCHESTRATION_DISPATCHER, OrchestrationDispatcher, orchestrationDispatcherSaga } from '../application/orchestration/dispatcher';
 import { ORCHESTRATION_SCHEDULER, OrchestrationScheduler } from '../application/orchestration/schedules';
@@ -572,6 +573,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     orchestrationPayloadRetentionSaga({ ...commands, readStore, readYourWrites, personalData: vault }, { retentionDays: config.orchestration.payloadRetentionDays }),
     rangeReplaySaga(orchestration),
     orchestrationDeadLetterNoticesSaga({ ...orchestration, logger: logger.child({ component: 'orchestration' }) }),
+    orchestrationAlertEmailsSaga({ ...orchestration, secrets }),
     ...(overrides.orchestrationDispatcher === false ? [] : [orchestrationDispatcherSaga(dispatcher, dispatcherLogger)]),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];

@@ -34,6 +34,8 @@ class UpdateSettingsInput {
   @Field(() => Boolean, { nullable: true }) handoff_enabled?: boolean;
   @Field(() => Int, { nullable: true, description: 'whole days orchestration payloads, step outputs and error messages are kept (1 to 3650), within the operator’s ORCHESTRATION_PAYLOAD_RETENTION_DAYS' })
   orchestration_payload_retention_days?: number;
+  @Field(() => Boolean, { nullable: true, description: 'false: the owner and admins are no longer emailed when an orchestration event is dead-lettered or expires (on by default; at most one email an hour each)' })
+  orchestration_alert_emails?: boolean;
   @Field(() => String, { nullable: true }) display_name?: string;
   @Field(() => String, { nullable: true }) primary_color?: string;
   @Field(() => String, { nullable: true }) logo_url?: string;

@@ -59,6 +59,8 @@ export class SettingsType {
   @Field(() => Boolean, { nullable: true }) handoff_enabled?: boolean;
   @Field(() => Int, { nullable: true, description: 'whole days orchestration payloads, step outputs and error messages are kept, when the organization set it (the operator’s ORCHESTRATION_PAYLOAD_RETENTION_DAYS otherwise)' })
   orchestration_payload_retention_days?: number;
+  @Field(() => Boolean, { nullable: true, description: 'whether the owner and admins are emailed (at most once an hour each) when an orchestration event is dead-lettered or expires; null: yes' })
+  orchestration_alert_emails?: boolean;
   @Field(() => String, { nullable: true }) display_name?: string;
   @Field(() => String, { nullable: true }) primary_color?: string;
   @Field(() => String, { nullable: true }) logo_url?: string;

@@ -20,6 +20,8 @@ export const TenantSettings = t.partial({
   handoff_enabled: t.boolean,
   /** Whole days its orchestration payloads are kept, within the operator's ORCHESTRATION_PAYLOAD_RETENTION_DAYS (docs/orchestration-events.md). */
   orchestration_payload_retention_days: t.number,
+  /** Whether its owner and admins are emailed when an orchestration event is dead-lettered or expires (absent: yes). */
+  orchestration_alert_emails: t.boolean,
 });
 export type TenantSettings = t.TypeOf<typeof TenantSettings>;
 

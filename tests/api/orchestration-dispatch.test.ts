@@ -18,13 +18,14 @@ import { expect } from 'chai';
 import { ConnectorError, createConnector } from '../../adapters/connector-sdk';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
 import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
+import { ORCHESTRATION_ALERT_EMAILS } from '../../application/orchestration/alert-emails';
 import { dispatcherContext, recordSteps, startDispatch } from '../../application/orchestration/dispatch-queue';
 import { earlierFollowOnIdempotencyKey, followOnIdempotencyKey, nextAttemptAt } from '../../application/orchestration/dispatcher';
 import { mapParameters, readFlow, triggerMatches } from '../../application/orchestration/flows';
 import { stepRequestId } from '../../domain/orchestration-event/orchestration-event';
 import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
 import { RecordingConnectorClient } from '../support/connector-client';
-import { type Account, liftSeatLimit, registerOwner } from '../support/identity';
+import { type Account, joinAs, liftSeatLimit, registerOwner } from '../support/identity';
 import { appendCausedEvent } from '../support/orchestration';
 import { type TestResponse, type TestServer, startTestServer } from '../support/server';
 import { ManualClock, eventually } from '../support/stores';
@@ -251,6 +252,61 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
 
     // Its flows listen no more: the tests after dead-letter events of their own.
     expect((await send('PATCH', `/api/v1/org/sdk-connections/${connection}`, { enabled: false })).status).to.equal(200);
+  });
+
+  it('emails the owner and admins, not members, when an event is dead-lettered or expires: once an hour each; the setting turns it off', async () => {
+    const admin = await joinAs(server, await registerOwner(server, 'dispatch-alert-adm'), owner.tenant_id, 'admin');
+    await joinAs(server, await registerOwner(server, 'dispatch-alert-mem'), owner.tenant_id, 'member');
+    const toNextHour = (): void => clock.advance(3_600_000 - (clock.now().getTime() % 3_600_000) + 1000);
+    /** The alert emails queued since `since`, once the saga has handled every end of `ids`. */
+    const alertsSince = async (since: number, ids: string[]): Promise<Array<{ to: string; subject: string; text: string }>> => {
+      const ends = await Promise.all(ids.map(async (id) => (await server.platform.eventStore.readStream(`orchestrationEvent-${id}`)).filter((event) => ['OrchestrationEventDeadLettered', 'OrchestrationEventExpired'].includes(event.type)).at(-1)?.position ?? Infinity));
+      const last = Math.max(...ends);
+      await eventually(async () => ((await server.platform.readStore.getProjectionState(`saga:${ORCHESTRATION_ALERT_EMAILS}-v1`))?.checkpoint ?? 0) >= last, 10_000, 'the alert saga past the ends');
+      const queued = await server.platform.eventStore.readAll({ fromPosition: since, filter: { kind: 'event_type', types: ['EmailQueued'] } });
+      return queued.flatMap((event) => (event.type === 'EmailQueued' && event.data.kind === 'orchestration_alert' ? [{ to: event.data.to, subject: event.data.subject, text: server.platform.secrets.open(event.data.body_sealed) }] : []));
+    };
+
+    toNextHour();
+    let since = await server.platform.eventStore.headPosition();
+    const dead = [await emit({ name: 'shop.order.created', payload: { order_id: 'AL-1', fail_first: 99 } }), await emit({ name: 'shop.order.created', payload: { order_id: 'AL-2', fail_first: 99 } })];
+    await runFor(MAX_ATTEMPTS);
+    for (const id of dead) expect((await get(id)).status).to.equal('dead_letter');
+    // Two dead letters in one hour: one email each to the owner and the admin, about the first handled.
+    const first = await alertsSince(since, dead);
+    expect(first.map((email) => email.to).sort()).to.deep.equal([owner.email, admin.email].sort());
+    expect(first[0].subject).to.equal('[Org dispatch-org] An orchestration event was dead-lettered');
+    const told = dead.find((id) => first[0].text.includes(id))!;
+    expect(first[0].text).to.contain(`The orchestration event shop.order.created (id ${told}) of Org dispatch-org was dead-lettered at `);
+    expect(first[0].text).to.contain(`after ${MAX_ATTEMPTS} attempts; the last failed with internal_error.`);
+    expect(first[0].text).to.contain(`POST /api/v1/org/events/${told}/retry`);
+    expect(first[0].text).to.contain('at most one of these emails an hour');
+    expect(first[1].text).to.equal(first[0].text);
+
+    // The next hour, an event that expires before its turn: told again.
+    toNextHour();
+    since = await server.platform.eventStore.headPosition();
+    const expiring = await emit({ name: 'shop.order.created', sequence_key: 'alert-expiring', sequence_n: 2, ttl_seconds: 30, payload: { order_id: 'AL-3' } });
+    await runFor();
+    clock.advance(45_000);
+    await server.platform.sagas.runDue();
+    await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
+    expect((await get(expiring)).status).to.equal('expired');
+    const expired = await alertsSince(since, [expiring]);
+    expect(expired.map((email) => email.subject)).to.deep.equal(['[Org dispatch-org] An orchestration event expired before it was dispatched', '[Org dispatch-org] An orchestration event expired before it was dispatched']);
+    expect(expired[0].text).to.contain(`The orchestration event shop.order.created (id ${expiring}) of Org dispatch-org expired at `);
+
+    // Turned off by an admin: the next hour's dead letter emails nobody.
+    const off = await server.request('POST', '/graphql', { headers: as(admin), body: { query: 'mutation { update_settings(input: { orchestration_alert_emails: false }) { orchestration_alert_emails } }' } });
+    expect(off.json.data, off.text).to.deep.equal({ update_settings: { orchestration_alert_emails: false } });
+    toNextHour();
+    since = await server.platform.eventStore.headPosition();
+    const unheard = await emit({ name: 'shop.order.created', payload: { order_id: 'AL-4', fail_first: 99 } });
+    await runFor(MAX_ATTEMPTS);
+    expect((await get(unheard)).status).to.equal('dead_letter');
+    expect(await alertsSince(since, [unheard])).to.deep.equal([]);
+    const on = await server.request('POST', '/graphql', { headers: as(owner), body: { query: 'mutation { update_settings(input: { orchestration_alert_emails: true }) { orchestration_alert_emails } }' } });
+    expect(on.json.data, on.text).to.deep.equal({ update_settings: { orchestration_alert_emails: true } });
   });
 
   it('a replay is a new event with replay_of that runs the flow again', async () => {

@@ -1,0 +1,95 @@
+// Saga `orchestration_alert_emails`: when an organization's orchestration event is
+// dead-lettered, or expires before it could be dispatched, its owner and admins are told by
+// email, so that a flow that stopped working does not go unnoticed until a customer asks where
+// their order is. At most one such email per person and hour (the hour the event ended in:
+// the email's idempotency key names it); the email says where the others of that hour are
+// listed. Only the error's code is told, never its message (it may hold personal data, and is
+// sealed under the day's key). On by default; the organization's setting
+// `orchestration_alert_emails: false` turns it off. A suspended or deleted organization is
+// told nothing. The platform's notices (docs/orchestration-events.md, "Dead-letter notices")
+// are the way to tell anyone else, or anything else.
+
+import { userSubject } from '../../domain/user/events';
+import { queueEmail } from '../mail/outbox';
+import type { Secrets } from '../ports/identity';
+import type { RecordedOf } from '../ports/domain-event-store';
+import type { Saga } from '../sagas/saga';
+import { systemContext } from '../shared/request-context';
+import { MEMBERSHIPS, type MembershipDocument } from '../../projections/memberships';
+import { TENANTS, type TenantDocument } from '../../projections/tenants';
+import { loadDispatch } from './dispatch-queue';
+import type { OrchestrationDependencies } from './orchestration-events';
+
+export const ORCHESTRATION_ALERT_EMAILS = 'orchestration_alert_emails';
+const HOUR_MS = 3_600_000;
+/** More owners and admins than an organization has; each gets their email. */
+const MAX_RECIPIENTS = 100;
+
+type Ending = RecordedOf<'OrchestrationEventDeadLettered' | 'OrchestrationEventExpired'>;
+
+/** `2026-12-02 14:05 UTC`. */
+const readableTime = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+
+/** The email of an ending, for an organization. */
+export function alertEmailOf(ending: Ending, event: { name: string }, organization: string): { subject: string; text: string } {
+  const { event_id } = ending.data;
+  const about = `The orchestration event ${event.name} (id ${event_id}) of ${organization}`;
+  const limit = [
+    'You get at most one of these emails an hour; the events that end this way later in the hour are listed, not emailed:',
+    'GET /api/v1/org/events?status=dead_letter (or status=expired).',
+    'Owners and admins get them; an owner or admin turns them off with the setting orchestration_alert_emails (GraphQL update_settings).',
+  ].join('\n');
+  if (ending.type === 'OrchestrationEventDeadLettered') {
+    const { attempts, error, dead_lettered_at } = ending.data;
+    return {
+      subject: `[${organization}] An orchestration event was dead-lettered`,
+      text: [
+        `${about} was dead-lettered at ${readableTime(dead_lettered_at)} after ${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}; the last failed with ${error.code}.`,
+        `It is not tried again by itself. Once the cause is fixed, retry it: POST /api/v1/org/events/${event_id}/retry.`,
+        limit,
+      ].join('\n\n'),
+    };
+  }
+  const { expires_at, expired_at } = ending.data;
+  return {
+    subject: `[${organization}] An orchestration event expired before it was dispatched`,
+    text: [
+      `${about} expired at ${readableTime(expired_at)} (it was to be dispatched by ${readableTime(expires_at)}) before it could be dispatched. It never will be; emit it again if it is still wanted.`,
+      limit,
+    ].join('\n\n'),
+  };
+}
+
+const endedAt = (ending: Ending): string => (ending.type === 'OrchestrationEventDeadLettered' ? ending.data.dead_lettered_at : ending.data.expired_at);
+
+export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & { secrets: Secrets }): Saga<'OrchestrationEventDeadLettered' | 'OrchestrationEventExpired'> {
+  return {
+    name: ORCHESTRATION_ALERT_EMAILS,
+    version: 1,
+    filter: { kind: 'event_type', types: ['OrchestrationEventDeadLettered', 'OrchestrationEventExpired'] },
+    async handle(ending) {
+      const { event_id, tenant_id } = ending.data;
+      const tenant = await deps.readStore.collection<TenantDocument>(TENANTS).get(tenant_id);
+      if (tenant === null || tenant.status !== 'active' || tenant.settings.orchestration_alert_emails === false) return;
+      const ended = await loadDispatch(deps, event_id);
+      if (ended === null) return;
+      const { subject, text } = alertEmailOf(ending, ended.event, tenant.name);
+      const recipients = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).find({
+        where: { tenant_id, status: 'active', role: { in: ['owner', 'admin'] } },
+        sort: { field: 'joined_at', direction: 'asc' },
+        limit: MAX_RECIPIENTS,
+      });
+      const hour = Math.floor(Date.parse(endedAt(ending)) / HOUR_MS);
+      const context = { ...systemContext(ended.event.correlation_id, ORCHESTRATION_ALERT_EMAILS, ending.id), tenant_id };
+      for (const member of recipients.items) {
+        if (member.email === null) continue;
+        await queueEmail(
+          deps,
+          { to: member.email, data_subject: userSubject(member.user_id), subject, text, kind: 'orchestration_alert' },
+          context,
+          { idempotencyKey: `orchestration-alert:${tenant_id}:${member.user_id}:${hour}` },
+        );
+      }
+    },
+  };
+}
