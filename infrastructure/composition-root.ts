@@ -321,7 +321,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   let projections: ProjectionRunner | null = null;
   const metrics = new PlatformMetrics(() => (projections ? projections.status() : Promise.resolve([])));
   const storedEvents = new InstrumentedEventStore(rawEventStore, metrics);
-  const keys = loadKeys({ dataDir: config.dataDir, tokenSecretKey: config.tokenSecretKey, dataEncryptionKey: config.dataEncryptionKey });
+  const keys = loadKeys({ dataDir: config.dataDir, tokenSecretKey: config.tokenSecretKey, dataEncryptionKey: config.dataEncryptionKey, tokenPreviousPublicKeys: config.tokenPreviousPublicKeys });
   const secrets = new AesGcmSecrets(keys.dataKey);
   // The keys of personal data live beside the log, never in it: in the embedded events file
   // (so a backup of the data folder holds them; on a connection of its own, see
@@ -358,7 +358,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
         readCacheTtlMs: config.readCacheTtlMs,
         logLevel: config.logLevel,
         dataKey: keys.dataKey,
-        anchoring: anchoringOnThread ? { ...anchoringSettings, privateKey: keys.tokenPrivateKey, publicKey: keys.tokenPublicKey } : null,
+        anchoring: anchoringOnThread ? { ...anchoringSettings, privateKey: keys.tokenPrivateKey, publicKey: keys.tokenPublicKey, previousPublicKeys: keys.previousTokenPublicKeys } : null,
       },
       logger: logger.child({ component: 'projection_thread' }),
       onProgress: (progress) => runner.observe(progress),
@@ -436,7 +436,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     (config.llmBaseUrl && config.llmModel
       ? new (await import('./assistant/openai')).OpenAiAssistantEngine({ baseUrl: config.llmBaseUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutMs })
       : new ExtractiveAssistantEngine());
-  const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
+  const auditSigner = new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey, keys.previousTokenPublicKeys);
   const anchoringSettings = { entriesPerCheckpoint: config.auditCheckpointEntries, intervalMs: config.auditCheckpointIntervalSeconds * 1000, pollMs: overrides.auditAnchoringPollMs ?? 1000 };
   const auditAnchoring: AuditAnchoringJob = anchoringOnThread
     ? {
@@ -813,4 +813,5 @@ export function verifyEmbeddedBackup(folder: string): Promise<BackupCheck> {
 
 export { ConfigError, loadConfig, loadConnectorManagerConfig } from './config/config';
 export { DataFolderError } from './sqlite/data-format';
+export { KEYS_FILE, currentTokenPublicKey, generateTokenKey } from './crypto/keys';
 export { type BackupCheck, BackupError, type BackupReport } from './backup/data-folder-backup';

@@ -5,7 +5,20 @@
 // server's runner never interleave.
 
 import 'reflect-metadata';
-import { BackupError, ConfigError, DataFolderError, type Platform, type PlatformOverrides, backUpEmbeddedStore, createPlatform, loadConfig, verifyEmbeddedBackup } from '../../infrastructure/composition-root';
+import {
+  BackupError,
+  ConfigError,
+  DataFolderError,
+  KEYS_FILE,
+  type Platform,
+  type PlatformOverrides,
+  backUpEmbeddedStore,
+  createPlatform,
+  currentTokenPublicKey,
+  generateTokenKey,
+  loadConfig,
+  verifyEmbeddedBackup,
+} from '../../infrastructure/composition-root';
 import { silentLogger } from '../../application/ports/logger';
 import { systemContext } from '../../application/shared/request-context';
 import { createTenant, renameTenant, suspendTenant, unsuspendTenant } from '../../application/tenant/tenant-commands';
@@ -81,6 +94,8 @@ const USAGE = `usage: npm run cli -- <command>
   connections schedules ID --tenant ID
                                      each schedule the connection advertised: its next run, or why it does not run
   sagas failures                     deliveries retrying or dead-lettered
+  keys public                        the public half (PASERK k4.public) of the token key in use
+  keys generate                      a new token key (TOKEN_SECRET_KEY) and its public half
   connector doctor URL --secret S    run the protocol conformance checks against a connector
   backup DEST                        copy the embedded data folder into the new folder DEST while
                                      servers keep running (README, "Backups")
@@ -424,6 +439,22 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
         printTable(out, ['group', 'event_id', 'type', 'attempts', 'status', 'next_attempt_at', 'last_error'], failures.map((f) => [f.group, f.event_id, f.event_type, f.attempts, f.status, f.next_attempt_at ?? '', f.last_error]));
         return 0;
       });
+    case 'keys public': {
+      const config = loadConfig(process.env);
+      const key = currentTokenPublicKey(config);
+      if (key === null) {
+        out(`no token key yet: TOKEN_SECRET_KEY is unset and ${config.dataDir} holds no ${KEYS_FILE}`);
+        return 1;
+      }
+      out(key);
+      return 0;
+    }
+    case 'keys generate': {
+      const key = generateTokenKey();
+      out(`TOKEN_SECRET_KEY=${key.secret}`);
+      out(`# its public half, for TOKEN_PREVIOUS_PUBLIC_KEYS once it is rotated in turn: ${key.public}`);
+      return 0;
+    }
     case 'connector doctor':
       return runConnectorDoctor(rest, out);
     default:

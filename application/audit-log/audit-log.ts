@@ -83,7 +83,7 @@ const seqOf = (checkpoint: StoredCheckpoint): number => {
   return typeof seq === 'number' && Number.isFinite(seq) ? seq : 0;
 };
 
-/** One line of the NDJSON export: the entries, oldest first, then the checkpoints, then the key that signed them. */
+/** One line of the NDJSON export: the entries, oldest first, then the checkpoints, then the keys that verify them (the signing key first). */
 export type AuditExportRecord =
   | ({ record: 'entry' } & AuditLogEntry)
   | ({ record: 'checkpoint'; id: string } & AuditCheckpointEvent['data'])
@@ -94,7 +94,7 @@ export async function* exportAuditLog(deps: AuditLogDependencies, tenantId: stri
   for (const checkpoint of await storedCheckpoints(deps.eventStore, tenantId)) {
     if (checkpoint.valid) yield { record: 'checkpoint', id: checkpoint.id, ...checkpoint.data };
   }
-  yield { record: 'signing_key', ...deps.signer.publicKey() };
+  for (const key of deps.signer.publicKeys()) yield { record: 'signing_key', ...key };
 }
 
 export type ChainBreakReason =

@@ -19,4 +19,6 @@ export interface AuditSigner {
   verify(bytes: Uint8Array, signature: string, keyId: string): boolean;
   /** The public half of the signing key. */
   publicKey(): AuditSigningKey;
+  /** Every key that verifies: the signing key first, then earlier ones still trusted for what they signed. */
+  publicKeys(): AuditSigningKey[];
 }

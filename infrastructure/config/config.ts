@@ -71,6 +71,14 @@ const variables = {
   IMPERSONATION_TTL_SECONDS: { codec: integerBetween(60, 3600), default: '900' },
   REGISTRATION_TIMEOUT_SECONDS: { codec: integerBetween(0, 7 * 24 * 3600), default: '900' },
   TOKEN_SECRET_KEY: { codec: fromString('PaserkSecret', 'a PASERK k4.secret key', (raw) => (raw.startsWith('k4.secret.') ? raw : undefined)), default: undefined },
+  TOKEN_PREVIOUS_PUBLIC_KEYS: {
+    codec: fromString('PaserkPublicList', 'PASERK k4.public keys (32 bytes each), comma-separated', (raw) => {
+      const keys = raw.split(',').map((key) => key.trim()).filter((key) => key !== '');
+      const valid = keys.every((key) => key.startsWith('k4.public.') && /^[A-Za-z0-9_-]+$/.test(key.slice('k4.public.'.length)) && Buffer.from(key.slice('k4.public.'.length), 'base64url').length === 32);
+      return valid ? keys : undefined;
+    }),
+    default: undefined,
+  },
   DATA_ENCRYPTION_KEY: {
     codec: fromString('Base64Key', '32 bytes, base64-encoded', (raw) => (Buffer.from(raw, 'base64').length === 32 ? raw : undefined)),
     default: undefined,
@@ -241,6 +249,8 @@ export interface Config {
   /** How long a sign-up may take before the registration saga finishes or releases it. */
   registrationTimeoutSeconds: number;
   tokenSecretKey: string | null;
+  /** Public halves of earlier token keys (PASERK k4.public): audit checkpoints they signed still verify. */
+  tokenPreviousPublicKeys: string[];
   dataEncryptionKey: string | null;
   scryptLogN: number;
   enableGraphqlPlayground: boolean;
@@ -622,6 +632,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     impersonationTtlSeconds: values.IMPERSONATION_TTL_SECONDS as number,
     registrationTimeoutSeconds: values.REGISTRATION_TIMEOUT_SECONDS as number,
     tokenSecretKey: values.TOKEN_SECRET_KEY as string | null,
+    tokenPreviousPublicKeys: (values.TOKEN_PREVIOUS_PUBLIC_KEYS as string[] | null) ?? [],
     dataEncryptionKey: values.DATA_ENCRYPTION_KEY as string | null,
     scryptLogN: values.SCRYPT_LOG_N as number,
     enableGraphqlPlayground: values.ENABLE_GRAPHQL_PLAYGROUND as boolean,

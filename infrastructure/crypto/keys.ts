@@ -2,7 +2,9 @@
 // keyed digests). From the environment (TOKEN_SECRET_KEY as a PASERK `k4.secret.`,
 // DATA_ENCRYPTION_KEY as 32 bytes of base64) when set; otherwise generated once and kept in
 // DATA_DIR/keys.json (mode 0600), the embedded default. Several processes sharing one
-// EventStoreDB must share their keys through the environment.
+// EventStoreDB must share their keys through the environment. After the token key is rotated,
+// the public halves of the earlier ones (TOKEN_PREVIOUS_PUBLIC_KEYS, PASERK `k4.public.`) still
+// verify what they signed in the event log: the audit checkpoints.
 
 import { type KeyObject, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -12,6 +14,8 @@ import { V4 } from 'paseto';
 export interface PlatformKeys {
   tokenPrivateKey: KeyObject;
   tokenPublicKey: KeyObject;
+  /** Public halves of earlier token keys, for what they signed before the rotation. */
+  previousTokenPublicKeys: KeyObject[];
   dataKey: Buffer;
 }
 
@@ -21,6 +25,7 @@ interface StoredKeys {
 }
 
 const PASERK_SECRET = 'k4.secret.';
+const PASERK_PUBLIC = 'k4.public.';
 
 function privateKeyFromPaserk(paserk: string): KeyObject {
   if (!paserk.startsWith(PASERK_SECRET)) throw new Error('TOKEN_SECRET_KEY must be a PASERK k4.secret key');
@@ -33,6 +38,23 @@ function paserkFromPrivateKey(key: KeyObject): string {
   return PASERK_SECRET + V4.keyObjectToBytes(key).toString('base64url');
 }
 
+/** The PASERK `k4.public.` form of an Ed25519 public key: what TOKEN_PREVIOUS_PUBLIC_KEYS lists. */
+export function paserkFromPublicKey(key: KeyObject): string {
+  return PASERK_PUBLIC + V4.keyObjectToBytes(key).toString('base64url');
+}
+
+export function publicKeyFromPaserk(paserk: string): KeyObject {
+  const bytes = Buffer.from(paserk.startsWith(PASERK_PUBLIC) ? paserk.slice(PASERK_PUBLIC.length) : '', 'base64url');
+  if (bytes.length !== 32) throw new Error('a previous token key must be a PASERK k4.public key of 32 bytes');
+  return V4.bytesToKeyObject(bytes);
+}
+
+/** A new token key, as TOKEN_SECRET_KEY takes it, with its public half. */
+export function generateTokenKey(): { secret: string; public: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return { secret: paserkFromPrivateKey(privateKey), public: paserkFromPublicKey(publicKey) };
+}
+
 function dataKeyFrom(base64: string): Buffer {
   const key = Buffer.from(base64, 'base64');
   if (key.length !== 32) throw new Error('DATA_ENCRYPTION_KEY must be 32 bytes, base64-encoded');
@@ -42,7 +64,14 @@ function dataKeyFrom(base64: string): Buffer {
 /** The keys generated for a data folder when the environment does not give them. */
 export const KEYS_FILE = 'keys.json';
 
-export function loadKeys(options: { dataDir: string; tokenSecretKey: string | null; dataEncryptionKey: string | null }): PlatformKeys {
+/** The public half of the token key a platform on these options signs with (PASERK); null when it has none yet (nothing is generated here). */
+export function currentTokenPublicKey(options: { dataDir: string; tokenSecretKey: string | null }): string | null {
+  const file = path.join(options.dataDir, KEYS_FILE);
+  const secret = options.tokenSecretKey ?? (fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as StoredKeys).token_secret_key : null);
+  return secret === null ? null : paserkFromPublicKey(createPublicKey(privateKeyFromPaserk(secret)));
+}
+
+export function loadKeys(options: { dataDir: string; tokenSecretKey: string | null; dataEncryptionKey: string | null; tokenPreviousPublicKeys?: readonly string[] }): PlatformKeys {
   let stored: StoredKeys | null = null;
   const file = path.join(options.dataDir, KEYS_FILE);
   if (!options.tokenSecretKey || !options.dataEncryptionKey) {
@@ -71,6 +100,7 @@ export function loadKeys(options: { dataDir: string; tokenSecretKey: string | nu
   return {
     tokenPrivateKey: createPrivateKey(tokenPrivateKey.export({ format: 'pem', type: 'pkcs8' })),
     tokenPublicKey: createPublicKey(tokenPrivateKey),
+    previousTokenPublicKeys: (options.tokenPreviousPublicKeys ?? []).map(publicKeyFromPaserk),
     dataKey: dataKeyFrom(options.dataEncryptionKey ?? stored!.data_encryption_key),
   };
 }

@@ -67,7 +67,7 @@ async function main(): Promise<void> {
           clock: systemClock,
           ids: uuidGenerator,
           readStore,
-          signer: new Ed25519AuditSigner(data.anchoring.privateKey, data.anchoring.publicKey),
+          signer: new Ed25519AuditSigner(data.anchoring.privateKey, data.anchoring.publicKey, data.anchoring.previousPublicKeys),
           logger: logger.child({ component: 'audit_anchoring' }),
           record,
         },

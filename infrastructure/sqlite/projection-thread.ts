@@ -43,7 +43,7 @@ export interface ProjectionThreadData {
    */
   dataKey: Uint8Array;
   /** The audit anchoring runs there too, when set (it hashes every event again, from the events). */
-  anchoring: (AuditAnchoringSettings & { privateKey: KeyObject; publicKey: KeyObject }) | null;
+  anchoring: (AuditAnchoringSettings & { privateKey: KeyObject; publicKey: KeyObject; previousPublicKeys: KeyObject[] }) | null;
 }
 
 type Refusal = { kind: DomainErrorKind; code: string; message: string };

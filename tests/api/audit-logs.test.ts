@@ -1,9 +1,10 @@
-import { createHash, createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { type AuditCheckpointStatement, auditCheckpointSigningText, auditCheckpointStream } from '../../domain/audit-checkpoint/audit-checkpoint';
 import { AUDIT_LOG, type AuditLogEntry } from '../../projections/audit-log';
+import { verifyExportOffline } from '../support/audit-export';
 import { type Account, gql, joinAs, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 
@@ -121,29 +122,6 @@ function sortedJson(value: unknown): string {
     .join(',')}}`;
 }
 
-/** What README.md tells an offline verifier to do with an export; returns the checkpoints it checked. */
-function verifyExportOffline(lines: Array<Record<string, any>>): number {
-  const key = lines.find((line) => line.record === 'signing_key')!;
-  const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: key.public_key }, format: 'jwk' });
-  const hashes = new Map<number, string>();
-  let previous = '0'.repeat(64);
-  for (const entry of lines.filter((line) => line.record === 'entry')) {
-    const fields = [entry.seq, entry.id, entry.tenant_id, entry.actor_kind, entry.actor_id, entry.action, entry.resource_type, entry.resource_id, entry.occurred_at, entry.ip, entry.request_id, entry.correlation_id, entry.position, entry.data_hash];
-    const hash = createHash('sha256').update(`${previous}\n${JSON.stringify(fields)}`).digest('hex');
-    expect(entry.prev_hash, `entry ${entry.seq}`).to.equal(previous);
-    expect(entry.hash, `entry ${entry.seq}`).to.equal(hash);
-    hashes.set(entry.seq, hash);
-    previous = hash;
-  }
-  const checkpoints = lines.filter((line) => line.record === 'checkpoint');
-  for (const checkpoint of checkpoints) {
-    const text = `svc.audit-checkpoint.v1\n${JSON.stringify([checkpoint.tenant_id, checkpoint.seq, checkpoint.chain_head_hash, checkpoint.position, checkpoint.entries, checkpoint.anchored_at, checkpoint.key_id])}`;
-    expect(checkpoint.key_id).to.equal(key.key_id);
-    expect(verify(null, Buffer.from(text), publicKey, Buffer.from(checkpoint.signature, 'base64url')), `signature of checkpoint ${checkpoint.seq}`).to.equal(true);
-    expect(hashes.get(checkpoint.seq), `chain at checkpoint ${checkpoint.seq}`).to.equal(checkpoint.chain_head_hash);
-  }
-  return checkpoints.length;
-}
 
 describe('audit log anchored in the event log (signed checkpoints)', () => {
   const EVERY = 5;

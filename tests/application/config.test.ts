@@ -205,6 +205,18 @@ describe('orchestration metrics configuration', () => {
   });
 });
 
+describe('previous token keys (TOKEN_PREVIOUS_PUBLIC_KEYS)', () => {
+  it('reads comma-separated PASERK k4.public keys, none by default, and names the variable when one is not', () => {
+    const key = `k4.public.${Buffer.alloc(32, 7).toString('base64url')}`;
+    const other = `k4.public.${Buffer.alloc(32, 9).toString('base64url')}`;
+    expect(loadConfig({}).tokenPreviousPublicKeys).to.deep.equal([]);
+    expect(loadConfig({ TOKEN_PREVIOUS_PUBLIC_KEYS: ` ${key}, ${other} ` }).tokenPreviousPublicKeys).to.deep.equal([key, other]);
+    for (const bad of [`k4.secret.${Buffer.alloc(64, 1).toString('base64url')}`, `k4.public.${Buffer.alloc(16, 1).toString('base64url')}`, `${key},nope`]) {
+      expect(() => loadConfig({ TOKEN_PREVIOUS_PUBLIC_KEYS: bad }), bad).to.throw(ConfigError, /TOKEN_PREVIOUS_PUBLIC_KEYS: expected PASERK k4.public keys/);
+    }
+  });
+});
+
 describe('document storage configuration', () => {
   it('keeps documents under DATA_DIR unless S3_BUCKET is set, and limits them to DOCUMENT_MAX_BYTES (20 MiB by default)', () => {
     expect(loadConfig({})).to.deep.include({ s3: null, documentMaxBytes: 20 * 1024 * 1024 });

@@ -32,5 +32,6 @@ export function auditSignerContract(create: () => AuditSigner, createAnother: ()
     expect(create().keyId).to.equal(signer.keyId);
     expect(signer.publicKey()).to.deep.include({ key_id: signer.keyId, algorithm: 'Ed25519' });
     expect(Buffer.from(signer.publicKey().public_key, 'base64url')).to.have.length(32);
+    expect(signer.publicKeys()[0]).to.deep.equal(signer.publicKey());
   });
 }

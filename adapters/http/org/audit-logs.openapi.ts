@@ -49,7 +49,7 @@ export const orgAuditLogsApi: ApiArea = {
       }),
     }),
     AuditExportRecord: {
-      description: 'one line of the export: the entries (with their chain fields), then the signed checkpoints, then the key that signed them (README, "Audit log export")',
+      description: 'one line of the export: the entries (with their chain fields), then the signed checkpoints, then the keys that verify them, the signing key first (README, "Audit log")',
       oneOf: [
         { type: 'object', required: ['record', 'id', 'seq', 'prev_hash', 'hash', 'data_hash'], properties: { record: { const: 'entry' } } },
         { type: 'object', required: ['record', 'id', 'tenant_id', 'seq', 'chain_head_hash', 'position', 'entries', 'anchored_at', 'key_id', 'signature'], properties: { record: { const: 'checkpoint' } } },
@@ -83,7 +83,7 @@ export const orgAuditLogsApi: ApiArea = {
         query: FILTERS,
         success: {
           status: 200,
-          description: 'every matching entry, oldest first, then the checkpoints and the signing key, one JSON object per line (sent as an attachment)',
+          description: 'every matching entry, oldest first, then the checkpoints and the keys that verify them, one JSON object per line (sent as an attachment)',
           content: { type: 'application/x-ndjson', schema: ref('AuditExportRecord') },
         },
       },
