@@ -50,6 +50,8 @@ export const whatsappMessagesProjection = documentProjection<WhatsAppMessageEven
     switch (event.type) {
       case 'WhatsAppMessageHandled':
         return { ...current, conversation_id: event.data.conversation_id, outcome: event.data.outcome, waiting_sender: null };
+      case 'WhatsAppMessagesMerged':
+        return current;
       case 'WhatsAppMessageErased':
         // One erased before it was handled never will be: nothing waits for it.
         return { ...current, erased_at: event.data.erased_at, waiting_sender: null };

@@ -35,7 +35,7 @@
 import { MAX_MESSAGE_LENGTH, type Party, conversationStream } from '../../domain/conversation/conversation';
 import { DomainError } from '../../domain/shared/errors';
 import { storableMultiLineText } from '../../domain/shared/text';
-import type { MessageOutcome, WhatsAppMessageReceivedData } from '../../domain/whatsapp-message/whatsapp-message';
+import type { MessageOutcome, WhatsAppMessageReceivedData, WhatsAppMessageState } from '../../domain/whatsapp-message/whatsapp-message';
 import { whatsappMessageStream } from '../../domain/whatsapp-message/whatsapp-message';
 import { defaultWorkspaceOf } from '../workspace/workspaces';
 import { AssistantUnavailableError, type ChatDependencies, chat, publicChannelAsker, titleFrom } from '../chat/chat';
@@ -250,6 +250,8 @@ async function handlingOf(deps: InboundDependencies, message: WhatsAppMessageRec
 export interface InboundSettings {
   /** How long a message waits for the sender's earlier ones to be handled before its turn goes on anyway (WHATSAPP_ORDER_WAIT_SECONDS). */
   orderWaitMs: number;
+  /** A text's turn also asks the sender's texts received up to this long after it and still waiting (WHATSAPP_MERGE_SECONDS); 0: never. */
+  mergeWindowMs: number;
   /** The largest voice note listened to (SPEECH_MAX_AUDIO_BYTES). */
   maxAudioBytes: number;
   /** The largest document read (DOCUMENT_MAX_BYTES). */
@@ -271,6 +273,8 @@ async function afterEarlierMessages(deps: InboundDependencies, event: RecordedOf
   const { tenant_id } = event.data;
   const sender = event.metadata.actor.id;
   const deadline = Date.now() + waitMs;
+  // The earlier messages are in the read model once it has this one (a burst comes in one append).
+  await deps.readYourWrites(event.position);
   for (;;) {
     const since = new Date(deps.clock.now().getTime() - waitMs).toISOString();
     const { items } = await messages.find({ where: { waiting_sender: sender }, index: 'waiting_sender', limit: 100 });
@@ -282,6 +286,52 @@ async function afterEarlierMessages(deps: InboundDependencies, event: RecordedOf
     }
     await new Promise((resolve) => setTimeout(resolve, ORDER_POLL_MS));
   }
+}
+
+/** Later messages asked in one turn with the first, at most. */
+const MAX_MERGED = 9;
+
+type ReceivedState = Extract<WhatsAppMessageState, { status: 'received' }>;
+
+/**
+ * The sender's later texts this text's turn asks with it, in the order received: those still
+ * waiting for their turn, received at most `windowMs` after it, in a row (the first message that
+ * is not such a text ends the run: it keeps its place in the order), as many as the question
+ * holds. Recorded on the message once, before each is marked `merged` (their own turns then
+ * do nothing): a redelivered trigger asks the same ones again.
+ */
+async function mergedMessages(deps: InboundDependencies, event: RecordedOf<'WhatsAppMessageReceived'>, state: ReceivedState, windowMs: number, context: RequestContext): Promise<WhatsAppMessageReceivedData[]> {
+  const message = state.message;
+  let ids = state.merged;
+  if (ids === null) {
+    if (windowMs === 0 || message.type !== 'text' || message.text === null) return [];
+    const until = new Date(Date.parse(message.received_at) + windowMs).toISOString();
+    // Messages delivered with this one (one webhook call) are in the read model once it has what is stored now.
+    await deps.readYourWrites(await deps.eventStore.headPosition());
+    const { items } = await deps.readStore.collection<WhatsAppMessageDocument>(WHATSAPP_MESSAGES).find({ where: { waiting_sender: event.metadata.actor.id }, index: 'waiting_sender', limit: 100 });
+    const later = items.filter((doc) => doc.tenant_id === message.tenant_id && doc.received_position > event.position && doc.received_at <= until).sort((a, b) => a.received_position - b.received_position);
+    ids = [];
+    let length = message.text.length;
+    for (const doc of later.slice(0, MAX_MERGED)) {
+      const { state: next } = await loadAggregate(deps, whatsappMessageAggregate, whatsappMessageStream(doc.id));
+      if (next.status !== 'received' || next.erased || next.message.type !== 'text' || next.message.text === null) break;
+      length += 1 + next.message.text.length;
+      if (length > MAX_MESSAGE_LENGTH) break;
+      ids.push(doc.id);
+    }
+    if (ids.length === 0) return [];
+    await handleCommand(deps, whatsappMessageAggregate, whatsappMessageStream(message.message_id), { type: 'MergeWhatsAppMessages', data: { merged_ids: ids } }, context);
+  }
+  const merged: WhatsAppMessageReceivedData[] = [];
+  for (const id of ids) {
+    const stream = whatsappMessageStream(id);
+    const outcome = { outcome: 'merged' as const, conversation_id: null, user_message_id: null, reply_id: null, detail: `merged_into:${message.message_id}` };
+    await handleCommand(deps, whatsappMessageAggregate, stream, { type: 'RecordWhatsAppMessageHandled', data: outcome }, context);
+    const { state: after } = await loadAggregate(deps, whatsappMessageAggregate, stream);
+    // Erased since (with the sender's conversation): its words are asked no more.
+    if (after.status !== 'absent' && !after.erased && after.message.text !== null) merged.push(after.message);
+  }
+  return merged;
 }
 
 export function whatsappInboundSaga(deps: InboundDependencies, settings: InboundSettings): Saga<'WhatsAppMessageReceived'> {
@@ -306,7 +356,12 @@ export function whatsappInboundSaga(deps: InboundDependencies, settings: Inbound
       };
       const sagaContext: RequestContext = { ...systemContext(correlationId, WHATSAPP_INBOUND, event.id), tenant_id: message.tenant_id };
       await afterEarlierMessages(deps, event, settings.orderWaitMs);
-      const handled = await handlingOf(deps, message, turnContext, settings);
+      // Asked in an earlier message's turn while it waited (merged), or erased: nothing more to do.
+      const { state: current } = await loadAggregate(deps, whatsappMessageAggregate, stream);
+      if (current.status !== 'received' || current.erased) return;
+      const merged = await mergedMessages(deps, event, current, settings.mergeWindowMs, sagaContext);
+      const question = merged.length === 0 ? message : { ...message, text: [message.text, ...merged.map((later) => later.text)].join('\n') };
+      const handled = await handlingOf(deps, question, turnContext, settings);
       const replyId = handled.reply === null ? null : deps.ids.fromKey(`whatsappReply:${message.message_id}`);
       // The reply first: a crash before the outcome is recorded redelivers the trigger, which
       // finds the turn recorded (its seed) and the reply queued (its id), and records the outcome.

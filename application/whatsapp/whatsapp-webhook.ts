@@ -31,7 +31,7 @@ import { DomainError, forbidden, invalid } from '../../domain/shared/errors';
 import { type WhatsAppMessageCommand, type WhatsAppMessageEvent, type WhatsAppMessageState, whatsappMessageDecider, whatsappMessageEvents, whatsappMessageStream } from '../../domain/whatsapp-message/whatsapp-message';
 import { DELIVERY_STATUSES, type DeliveryStatus, whatsappReplyStream } from '../../domain/whatsapp-reply/whatsapp-reply';
 import { WHATSAPP_REPLIES, type WhatsAppReplyDocument } from '../../projections/whatsapp-replies';
-import { type Aggregate, type CommandDependencies, handleCommand } from '../command-handling/handle-command';
+import { type Aggregate, type CommandDependencies, type StreamCommand, handleCommand, handleCommands, streamCommand } from '../command-handling/handle-command';
 import type { Secrets } from '../ports/identity';
 import type { Logger } from '../ports/logger';
 import type { ReadModelDependencies } from '../shared/read-models';
@@ -190,11 +190,9 @@ export async function receiveDelivery(
       receipt.ignored += count;
       continue;
     }
-    for (const message of change.messages) {
-      const recorded = await recordMessage(deps, tenantId, change.phone_number_id, message, context);
-      if (recorded) receipt.messages += 1;
-      else receipt.duplicates += 1;
-    }
+    const recorded = await recordMessages(deps, tenantId, change.phone_number_id, change.messages, context);
+    receipt.messages += recorded;
+    receipt.duplicates += change.messages.length - recorded;
     for (const status of change.statuses) {
       if (await recordStatus(deps, tenantId, status, context)) receipt.statuses += 1;
       else receipt.ignored += 1;
@@ -206,11 +204,26 @@ export async function receiveDelivery(
 /** The stream id of a message: one per tenant and Meta's message id. */
 export const inboundMessageId = (deps: Pick<CommandDependencies, 'ids'>, tenantId: string, wamid: string): string => deps.ids.fromKey(`whatsappMessage:${tenantId}:${wamid}`);
 
-/** Records the message unless a delivery before (or beside) this one did; true when this one did. */
-async function recordMessage(deps: WhatsAppWebhookDependencies, tenantId: string, phoneNumberId: string, message: InboundMessage, context: RequestContext): Promise<boolean> {
-  const messageId = inboundMessageId(deps, tenantId, message.wamid);
-  const result = await handleCommand(
+/**
+ * Records the messages of one delivery in one append, each unless a delivery before (or beside)
+ * this one did; answers how many this one recorded. Together, so that the inbound saga sees a
+ * burst whole (a sender's texts in quick succession are asked in one turn) rather than one
+ * message while the next is still being written.
+ */
+async function recordMessages(deps: WhatsAppWebhookDependencies, tenantId: string, phoneNumberId: string, messages: readonly InboundMessage[], context: RequestContext): Promise<number> {
+  // A message twice in one delivery is one command: two on one stream would conflict in the append.
+  const once = [...new Map(messages.map((message) => [message.wamid, message])).values()];
+  if (once.length === 0) return 0;
+  const results = await handleCommands(
     deps,
+    once.map((message) => receiveCommand(deps, tenantId, phoneNumberId, message, context)),
+  );
+  return results.filter((result) => result.events.length > 0).length;
+}
+
+function receiveCommand(deps: WhatsAppWebhookDependencies, tenantId: string, phoneNumberId: string, message: InboundMessage, context: RequestContext): StreamCommand {
+  const messageId = inboundMessageId(deps, tenantId, message.wamid);
+  return streamCommand(
     whatsappMessageAggregate,
     whatsappMessageStream(messageId),
     {
@@ -233,7 +246,6 @@ async function recordMessage(deps: WhatsAppWebhookDependencies, tenantId: string
     // Meta delivers it on the sender's behalf.
     { ...context, tenant_id: tenantId, actor: { kind: 'end_user', id: senderPartyId(deps.secrets, tenantId, message.from) } },
   );
-  return result.events.length > 0;
 }
 
 /** Records a status on the reply Meta names; false when the platform sent no such message (or the status is one it does not know). */

@@ -12,7 +12,13 @@
 // the assistant is unavailable), `assistant_failed` (the model could not answer, or a voice
 // note could not be listened to, or a document read: a reply says so), `refused` (a text the conversation refuses,
 // such as one of spaces only: no reply), `ignored` (a reaction or a system notice, or the
-// channel was turned off meanwhile: no reply).
+// channel was turned off meanwhile: no reply), `merged` (a text asked in the turn of an earlier
+// message of the same sender, sent in quick succession: that turn's answer is its answer;
+// `detail` is `merged_into:<message id>`).
+//
+// Merging: the first message of a burst records which later ones its turn asks
+// (`WhatsAppMessagesMerged`, once), before they are marked `merged`, so that a redelivered
+// trigger asks the same messages again whatever arrived since.
 //
 // Erasure (docs/personal-data.md): the sender's number, profile name, text and a document's
 // caption and file name are personal data
@@ -27,8 +33,8 @@ import { type DomainError, notFound } from '../shared/errors';
 import { type EventOf, declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import { toStreamName } from '../shared/stream-names';
 
-export const MESSAGE_OUTCOMES = ['answered', 'paused', 'unsupported_type', 'over_quota', 'assistant_failed', 'refused', 'ignored'] as const;
-export const MessageOutcome = t.keyof({ answered: null, paused: null, unsupported_type: null, over_quota: null, assistant_failed: null, refused: null, ignored: null });
+export const MESSAGE_OUTCOMES = ['answered', 'paused', 'unsupported_type', 'over_quota', 'assistant_failed', 'refused', 'ignored', 'merged'] as const;
+export const MessageOutcome = t.keyof({ answered: null, paused: null, unsupported_type: null, over_quota: null, assistant_failed: null, refused: null, ignored: null, merged: null });
 export type MessageOutcome = t.TypeOf<typeof MessageOutcome>;
 
 export const WhatsAppMessageReceived = declareEvent(
@@ -77,13 +83,16 @@ export const WhatsAppMessageHandled = declareEvent(
   }),
 );
 
+/** The later messages of the same sender this message's turn asks with it, in the order received. */
+export const WhatsAppMessagesMerged = declareEvent('WhatsAppMessagesMerged', t.type({ message_id: t.string, tenant_id: t.string, merged_ids: t.array(t.string), merged_at: t.string }));
+
 /** The sender's number, profile name and text were erased with the conversation the message became a turn of. */
 export const WhatsAppMessageErased = declareEvent('WhatsAppMessageErased', t.type({ message_id: t.string, tenant_id: t.string, erased_at: t.string }));
 
 /** The data subject of what an inbound message holds. */
 export const whatsappMessageSubject = (messageId: string): string => `whatsappMessage:${messageId}`;
 
-export const whatsappMessageEvents = eventGroup('whatsappMessage', [WhatsAppMessageReceived, WhatsAppMessageHandled, WhatsAppMessageErased], {
+export const whatsappMessageEvents = eventGroup('whatsappMessage', [WhatsAppMessageReceived, WhatsAppMessageHandled, WhatsAppMessagesMerged, WhatsAppMessageErased], {
   subject: (data) => whatsappMessageSubject(String(data.message_id)),
   fields: { WhatsAppMessageReceived: ['from', 'profile_name', 'text', 'caption', 'filename'] },
   erasedBy: 'WhatsAppMessageErased',
@@ -95,12 +104,13 @@ export type WhatsAppMessageHandledData = EventOf<typeof WhatsAppMessageHandled>[
 export type WhatsAppMessageCommand =
   | { type: 'ReceiveWhatsAppMessage'; data: Omit<WhatsAppMessageReceivedData, 'received_at'> }
   | { type: 'RecordWhatsAppMessageHandled'; data: Omit<WhatsAppMessageHandledData, 'handled_at' | 'message_id' | 'tenant_id'> }
+  | { type: 'MergeWhatsAppMessages'; data: { merged_ids: string[] } }
   | { type: 'EraseWhatsAppMessage'; data: { tenant_id: string } };
 
 export type WhatsAppMessageState =
   | { status: 'absent' }
-  | { status: 'received'; message: WhatsAppMessageReceivedData; erased: boolean }
-  | { status: 'handled'; message: WhatsAppMessageReceivedData; handled: WhatsAppMessageHandledData; erased: boolean };
+  | { status: 'received'; message: WhatsAppMessageReceivedData; erased: boolean; merged: string[] | null }
+  | { status: 'handled'; message: WhatsAppMessageReceivedData; handled: WhatsAppMessageHandledData; erased: boolean; merged: string[] | null };
 
 export const whatsappMessageStream = (messageId: string): string => toStreamName(whatsappMessageEvents.category, messageId);
 
@@ -109,9 +119,11 @@ export const whatsappMessageDecider: Decider<WhatsAppMessageCommand, WhatsAppMes
   evolve(state, event) {
     switch (event.type) {
       case 'WhatsAppMessageReceived':
-        return { status: 'received', message: event.data, erased: false };
+        return { status: 'received', message: event.data, erased: false, merged: null };
       case 'WhatsAppMessageHandled':
-        return state.status === 'absent' ? state : { status: 'handled', message: state.message, handled: event.data, erased: state.erased };
+        return state.status === 'absent' ? state : { status: 'handled', message: state.message, handled: event.data, erased: state.erased, merged: state.merged };
+      case 'WhatsAppMessagesMerged':
+        return state.status === 'absent' ? state : { ...state, merged: event.data.merged_ids };
       case 'WhatsAppMessageErased':
         return state.status === 'absent' ? state : { ...state, erased: true };
     }
@@ -128,6 +140,13 @@ export const whatsappMessageDecider: Decider<WhatsAppMessageCommand, WhatsAppMes
         if (state.status === 'handled' || state.erased) return right([]);
         const { message_id, tenant_id } = state.message;
         return right([{ type: 'WhatsAppMessageHandled', data: { message_id, tenant_id, ...command.data, handled_at: now.toISOString() } }]);
+      }
+      case 'MergeWhatsAppMessages': {
+        if (state.status === 'absent') return left(notFound('whatsapp_message_not_found', 'no such WhatsApp message'));
+        // Recorded once, before its turn: a redelivered trigger asks the same messages.
+        if (state.status === 'handled' || state.erased || state.merged !== null || command.data.merged_ids.length === 0) return right([]);
+        const { message_id, tenant_id } = state.message;
+        return right([{ type: 'WhatsAppMessagesMerged', data: { message_id, tenant_id, merged_ids: command.data.merged_ids, merged_at: now.toISOString() } }]);
       }
       case 'EraseWhatsAppMessage':
         if (state.status === 'absent' || state.message.tenant_id !== command.data.tenant_id) return left(notFound('whatsapp_message_not_found', 'no such WhatsApp message'));

@@ -4,7 +4,7 @@
 // queued in order. And a sender who asks the model for a person is handed to one
 // (hand_off_to_person): the note is their reply, and the assistant is quiet after. The model is
 // a local OpenAI-compatible server whose completions are scripted (the first one held until the
-// test lets it go).
+// test lets it go). Texts sent in quick succession are asked in one turn (WHATSAPP_MERGE_SECONDS).
 
 import { expect } from 'chai';
 import { HANDOFF_NOTE, HANDOFF_TOOL_NAME } from '../../application/chat/handoff-tool';
@@ -98,6 +98,62 @@ describe('WhatsApp with a language model: turns in order, a handoff asked of the
     // The replies were queued in the order of the messages.
     const [firstReply, secondReply] = await Promise.all([first.reply_id, second.reply_id].map((id) => server.platform.eventStore.readStream(`whatsappReply-${id}`)));
     expect(firstReply[0].position).to.be.lessThan(secondReply[0].position);
+  });
+
+  it('asks texts sent in quick succession in one turn: a burst at once, and what the sender wrote while an answer ran', async () => {
+    const before = llm.requests.length;
+    // Three texts delivered in one webhook call: one turn, one answer.
+    llm.script({ deltas: ['Your order 1234 left the warehouse today.'] });
+    expect(
+      (
+        await deliver([
+          { from: '4791112222', id: 'wamid.BURST-1', text: 'Hi' },
+          { from: '4791112222', id: 'wamid.BURST-2', text: 'my order 1234' },
+          { from: '4791112222', id: 'wamid.BURST-3', text: "hasn't arrived" },
+        ])
+      ).status,
+    ).to.equal(200);
+    const first = await outcomeOf('wamid.BURST-1');
+    expect(first.outcome).to.equal('answered');
+    for (const wamid of ['wamid.BURST-2', 'wamid.BURST-3']) {
+      expect(await outcomeOf(wamid)).to.deep.include({ outcome: 'merged', conversation_id: null, reply_id: null, detail: `merged_into:${messageId('wamid.BURST-1')}` });
+    }
+    expect(llm.requests.length).to.equal(before + 1);
+    const asked = llm.requests[before].body.messages.filter((message) => message.role === 'user').map((message) => message.content);
+    expect(asked.at(-1)).to.equal("Hi\nmy order 1234\nhasn't arrived");
+    const [firstEvents] = [await server.platform.eventStore.readStream(whatsappMessageStream(messageId('wamid.BURST-1')))];
+    expect(firstEvents.map((event) => event.type)).to.deep.equal(['WhatsAppMessageReceived', 'WhatsAppMessagesMerged', 'WhatsAppMessageHandled']);
+    expect(firstEvents[1].data).to.deep.include({ merged_ids: [messageId('wamid.BURST-2'), messageId('wamid.BURST-3')] });
+    const [reply] = await server.platform.eventStore.readStream(`whatsappReply-${first.reply_id}`);
+    expect(reply.data).to.deep.include({ to: '4791112222', text: 'Your order 1234 left the warehouse today.' });
+    const conversation = await server.request('GET', `/api/v1/conversations/${first.conversation_id}/messages`, { headers: { authorization: `Bearer ${owner.token}` } });
+    expect(conversation.json.items.map((item: { role: string; text: string }) => [item.role, item.text])).to.deep.equal([
+      ['user', "Hi\nmy order 1234\nhasn't arrived"],
+      ['assistant', 'Your order 1234 left the warehouse today.'],
+    ]);
+
+    // Erasing the conversation erases the merged messages with it (messages of the sender that became no turn).
+    const erased = await server.request('POST', `/api/v1/conversations/${first.conversation_id}/erase`, { headers: { authorization: `Bearer ${owner.token}` } });
+    expect(erased.status, erased.text).to.equal(200);
+    for (const wamid of ['wamid.BURST-1', 'wamid.BURST-2', 'wamid.BURST-3']) {
+      expect((await server.platform.eventStore.readStream(whatsappMessageStream(messageId(wamid)))).at(-1)?.type, wamid).to.equal('WhatsAppMessageErased');
+    }
+
+    // Two more while the next answer runs: the first of them asks for both after it.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    llm.script({ deltas: ['Sorry about that.'], hold: { index: 0, until: held } }, { deltas: ['It will be there on Friday.'] });
+    expect((await deliver([{ from: '4791112222', id: 'wamid.BURST-4', text: 'It was due Monday' }])).status).to.equal(200);
+    await eventually(async () => llm.requests.length === before + 2, WAIT_MS, 'the fourth message asked of the model');
+    expect((await deliver([{ from: '4791112222', id: 'wamid.BURST-5', text: 'when will it come?' }])).status).to.equal(200);
+    expect((await deliver([{ from: '4791112222', id: 'wamid.BURST-6', text: 'thanks' }])).status).to.equal(200);
+    await eventually(async () => (await server.platform.eventStore.readStream(whatsappMessageStream(messageId('wamid.BURST-6')))).length === 1, WAIT_MS, 'the sixth message recorded');
+    release();
+    expect((await outcomeOf('wamid.BURST-4')).outcome).to.equal('answered');
+    expect((await outcomeOf('wamid.BURST-5')).outcome).to.equal('answered');
+    expect(await outcomeOf('wamid.BURST-6')).to.deep.include({ outcome: 'merged', detail: `merged_into:${messageId('wamid.BURST-5')}` });
+    expect(llm.requests.length).to.equal(before + 3);
+    expect(llm.requests[before + 2].body.messages.filter((message) => message.role === 'user').map((message) => message.content).at(-1)).to.equal('when will it come?\nthanks');
   });
 
   it('hands the sender to a person when the model asks (hand_off_to_person): the note is the reply, the next message waits for the person', async () => {

@@ -508,8 +508,13 @@ describe('the WhatsApp channel (spec 4.14)', () => {
       expect(answers.map((answer) => answer.status)).to.deep.equal(Array(10).fill(200));
       expect(answers.reduce((sum, answer) => sum + answer.json.messages, 0)).to.equal(1);
       expect(answers.reduce((sum, answer) => sum + answer.json.duplicates, 0)).to.equal(9);
+      // Twice in one delivery: recorded once, the other counted as a duplicate.
+      const twice = wamid();
+      const doubled = await deliver(payload(outbox, [{ from: '16505550003', id: twice, text: 'Open on Sunday?' }, { from: '16505550003', id: twice, text: 'Open on Sunday?' }]), { secret: outbox.app_secret });
+      expect(doubled.status, doubled.text).to.equal(200);
+      expect(doubled.json).to.include({ messages: 1, duplicates: 1 });
 
-      for (const id of [again, parallel]) {
+      for (const id of [again, parallel, twice]) {
         const received = await server.platform.eventStore.readStream(whatsappMessageStream(inboundId(outbox, id)));
         expect(received.filter((event) => event.type === 'WhatsAppMessageReceived')).to.have.length(1);
         const reply = await settledReply(outbox, id);

@@ -35,6 +35,20 @@ describe('WhatsApp message (decider)', () => {
     spec.given([]).when({ type: 'RecordWhatsAppMessageHandled', data: outcome }).thenThrows('not_found', 'whatsapp_message_not_found');
   });
 
+  it('records once, before its turn, the later messages its turn asks; not once handled or erased, nor an empty set', () => {
+    const merge = (merged_ids: string[]) => ({ type: 'MergeWhatsAppMessages' as const, data: { merged_ids } });
+    const merged: WhatsAppMessageEvent = { type: 'WhatsAppMessagesMerged', data: { message_id: 'm1', tenant_id: 't1', merged_ids: ['m2', 'm3'], merged_at: FIXED_NOW.toISOString() } };
+    spec.given([received]).when(merge(['m2', 'm3'])).then([merged]);
+    spec.given([received, merged]).when(merge(['m2', 'm3', 'm4'])).thenNothingHappened();
+    spec.given([received]).when(merge([])).thenNothingHappened();
+    spec.given([received, handled]).when(merge(['m2'])).thenNothingHappened();
+    spec.given([received, { type: 'WhatsAppMessageErased', data: { message_id: 'm1', tenant_id: 't1', erased_at: FIXED_NOW.toISOString() } }]).when(merge(['m2'])).thenNothingHappened();
+    spec.given([]).when(merge(['m2'])).thenThrows('not_found', 'whatsapp_message_not_found');
+    // A later message asked in it is handled as merged, once.
+    const intoM1 = { outcome: 'merged' as const, conversation_id: null, user_message_id: null, reply_id: null, detail: 'merged_into:m1' };
+    spec.given([received]).when({ type: 'RecordWhatsAppMessageHandled', data: intoM1 }).then([{ type: 'WhatsAppMessageHandled', data: { message_id: 'm1', tenant_id: 't1', ...intoM1, handled_at: FIXED_NOW.toISOString() } }]);
+  });
+
   it('is erased once with its conversation, handled or not; an erased message is handled no more', () => {
     const erase = (tenant_id = 't1') => ({ type: 'EraseWhatsAppMessage' as const, data: { tenant_id } });
     const erased: WhatsAppMessageEvent = { type: 'WhatsAppMessageErased', data: { message_id: 'm1', tenant_id: 't1', erased_at: FIXED_NOW.toISOString() } };
