@@ -38,6 +38,7 @@ import { eraseToolCallOf } from '../../application/tool-call/tool-call-erasure';
 import { eraseInvitationOf } from '../../application/invitation/invitation-erasure';
 import { eraseEndUserOf } from '../../application/personal-data/end-user-erasure';
 import { erasePayloadsOf } from '../../application/orchestration/payload-retention';
+import { redriveOrchestrationEvents } from '../../application/orchestration/redrive';
 import { listSdkConnectionSchedules, listSdkConnections } from '../../application/sdk-connection/sdk-connections';
 import {
   LIST_MAX_LIMIT,
@@ -90,6 +91,8 @@ const USAGE = `usage: npm run cli -- <command>
   events orchestration show ID --tenant ID     envelope, status, every attempt with its error and steps, replays
   events orchestration retry ID --tenant ID    re-queues a failed or dead-lettered event
   events orchestration replay ID --tenant ID [--reason TEXT]   a new event replaying it; prints the new id
+  events orchestration redrive --tenant ID [--status dead_letter|failed] [--name N] [--from T] [--to T]
+                                     re-queues every such event (dead letters by default), oldest first
   connections list --tenant ID       the organization's SDK connections: status, what they advertised, the last sync
   connections schedules ID --tenant ID
                                      each schedule the connection advertised: its next run, or why it does not run
@@ -467,7 +470,7 @@ export async function runCli(argv: string[], out: Output, stopSignal?: AbortSign
 async function orchestrationEvents(positional: string[], flags: Record<string, string | true>, out: Output, context: ReturnType<typeof systemContext>): Promise<number> {
   const [command, eventId] = positional;
   const tenantId = flags.tenant;
-  if (typeof tenantId !== 'string') return usageError(out, `events orchestration ${command ?? 'list|show|retry|replay'} needs --tenant ID`);
+  if (typeof tenantId !== 'string') return usageError(out, `events orchestration ${command ?? 'list|show|retry|replay|redrive'} needs --tenant ID`);
   switch (command) {
     case 'list': {
       let filter: OrchestrationEventFilter;
@@ -520,8 +523,36 @@ async function orchestrationEvents(positional: string[], flags: Record<string, s
         return 0;
       });
     }
+    case 'redrive': {
+      const given = (flag: string): string | undefined => (typeof flags[flag] === 'string' ? (flags[flag] as string) : undefined);
+      const input = { status: given('status'), name: given('name'), from: given('from'), to: given('to') };
+      return withPlatform(async (platform) => {
+        // Running: each page waits for the read models to show what it re-queued.
+        await platform.projections.start();
+        await platform.projections.waitFor(await platform.eventStore.headPosition(), { timeoutMs: 30_000 });
+        let cursor: string | null = null;
+        let requeued = 0;
+        let skipped = 0;
+        do {
+          let page;
+          try {
+            page = await redriveOrchestrationEvents(platform.orchestration, tenantId, { ...input, ...(cursor === null ? {} : { cursor }) }, { ...context, tenant_id: tenantId });
+          } catch (error) {
+            if (error instanceof DomainError && error.kind === 'invalid') return usageError(out, error.message);
+            throw error;
+          }
+          for (const id of page.requeued) out(`re-queued ${id}`);
+          for (const { id, code } of page.skipped) out(`skipped ${id}: ${code}`);
+          requeued += page.requeued.length;
+          skipped += page.skipped.length;
+          cursor = page.next_cursor;
+        } while (cursor !== null);
+        out(`${requeued} re-queued, ${skipped} skipped; a running dispatcher takes them next`);
+        return 0;
+      });
+    }
     default:
-      return usageError(out, 'events orchestration needs list, show, retry or replay');
+      return usageError(out, 'events orchestration needs list, show, retry, replay or redrive');
   }
 }
 

@@ -293,14 +293,14 @@ export function timeRange(from: unknown, to: unknown, required = false): { from?
   return range;
 }
 
-function nameCondition(name: string): Where[string] {
+export function nameCondition(name: string): Where[string] {
   if (!name.endsWith('.*')) return name;
   // Every name under the prefix sorts between `prefix.` and `prefix/` ('/' follows '.').
   const prefix = name.slice(0, -2);
   return { gte: `${prefix}.`, lt: `${prefix}/` };
 }
 
-function receivedCondition(range: { from?: string; to?: string }): Where {
+export function receivedCondition(range: { from?: string; to?: string }): Where {
   if (range.from === undefined && range.to === undefined) return {};
   return { received_at: { ...(range.from === undefined ? {} : { gte: range.from }), ...(range.to === undefined ? {} : { lt: range.to }) } };
 }

@@ -236,6 +236,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/org/sdk-connections/:id/test': 'a signed ping whose outcome is recorded each time: a repeat is another test',
       'POST /api/v1/org/sdk-connections/:id/sync-tools': 'records what the connector advertises now; a repeat registers no tool twice (one per connection, workspace and connector tool)',
       'POST /api/v1/org/events/:id/retry': 'a change of state of an orchestration event; repeating it is 409 (If-Match guards it)',
+      'POST /api/v1/org/events/redrive': 're-queues what is dead or failed at the time: a repeat re-queues nothing already queued',
       'POST /api/v1/widget/messages/:id/feedback': 'once per answer: a retry is 409 feedback_given',
       'POST /api/v1/widget/conversations/:id/handoff': 'a change of state of the conversation; repeating it is 409 already_handed_off',
       'POST /api/v1/widget/conversations/:id/erase': 'erasing again answers the first erasure and records nothing',

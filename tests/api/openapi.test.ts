@@ -843,6 +843,8 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       expect(background.status).to.equal(202);
       await call('GET', `/api/v1/org/events/replays/${background.json.id}`, { headers: as(admin) });
       await call('GET', '/api/v1/org/events/replays/none', { headers: as(admin) });
+      await call('POST', '/api/v1/org/events/redrive', { headers: as(admin), body: { name: 'shop.order.*', limit: 10 } });
+      await call('POST', '/api/v1/org/events/redrive', { headers: as(admin), body: { status: 'processed' } });
       await call('POST', '/api/v1/org/events/payloads/erase', { headers: as(admin), body: { before: '2020-01-01' } });
       await call('POST', '/api/v1/org/events/payloads/erase', { headers: as(admin), body: { before: '2100-01-01' } });
     });

@@ -512,6 +512,69 @@ describe('orchestration events (spec 4.13)', () => {
     });
   });
 
+  describe('redrive', () => {
+    it('re-queues the dead letters of a name a page at a time, oldest first, skipping one that expired; failed ones on request', async () => {
+      const dead: string[] = [];
+      for (let index = 0; index < 3; index += 1) {
+        const event = await emitted(owner, { name: 'redrive.job.ran', payload: { index } });
+        await fail(server, ref(event.id), null);
+        dead.push(event.id);
+      }
+      const expiring = await emitted(owner, { name: 'redrive.job.ran', ttl_seconds: 60 });
+      await fail(server, ref(expiring.id), null);
+      const waiting = await emitted(owner, { name: 'redrive.job.ran' });
+      await fail(server, ref(waiting.id), new Date(clock.now().getTime() + 3600_000));
+      const other = await emitted(owner, { name: 'redrive.other.ran' });
+      await fail(server, ref(other.id), null);
+      clock.advance(61_000);
+
+      const first = await send(admin, 'POST', '/api/v1/org/events/redrive', { name: 'redrive.job.*', limit: 2 });
+      expect(first.status, first.text).to.equal(200);
+      expect(first.json).to.deep.include({ requeued: dead.slice(0, 2), skipped: [] });
+      expect(first.json.next_cursor).to.be.a('string');
+      expect(await first.events()).to.deep.equal(['OrchestrationEventRequeued@orchestrationEvent', 'OrchestrationEventRequeued@orchestrationEvent']);
+      const requeued = [...first.json.requeued];
+      const skipped = [...first.json.skipped];
+      for (let cursor = first.json.next_cursor; cursor !== null; ) {
+        const next = await send(admin, 'POST', '/api/v1/org/events/redrive', { name: 'redrive.job.*', limit: 2, cursor });
+        expect(next.status, next.text).to.equal(200);
+        requeued.push(...next.json.requeued);
+        skipped.push(...next.json.skipped);
+        cursor = next.json.next_cursor;
+      }
+      expect(requeued).to.deep.equal(dead);
+      expect(skipped).to.deep.equal([{ id: expiring.id, code: 'event_expired' }]);
+      for (const id of dead) {
+        const event = await get(id);
+        expect(event.status).to.equal('queued');
+        expect(event.requeues.at(-1)).to.deep.include({ previous_status: 'dead_letter', by: { kind: 'user', id: admin.user_id } });
+      }
+      expect((await get(expiring.id)).status).to.equal('dead_letter');
+      expect((await get(waiting.id)).status).to.equal('failed');
+      expect((await get(other.id)).status).to.equal('dead_letter');
+      // Again: nothing of that name is dead any more but the expired one.
+      const again = await send(owner, 'POST', '/api/v1/org/events/redrive', { name: 'redrive.job.*' });
+      expect(again.json).to.deep.equal({ requeued: [], skipped: [{ id: expiring.id, code: 'event_expired' }], next_cursor: null });
+      const failed = await send(owner, 'POST', '/api/v1/org/events/redrive', { status: 'failed', name: 'redrive.job.ran' });
+      expect(failed.json).to.deep.equal({ requeued: [waiting.id], skipped: [], next_cursor: null });
+      expect((await get(waiting.id)).status).to.equal('queued');
+    });
+
+    it('400 naming each bad field, 403 for a member, 401 without a token; nothing re-queued', async () => {
+      const redrive = (account: Account | null, body: unknown) => send(account, 'POST', '/api/v1/org/events/redrive', body);
+      await expectRefused(await redrive(owner, { status: 'processed' }), 400, 'invalid_status', 'status');
+      await expectRefused(await redrive(owner, { name: 'Not A Name' }), 400, 'invalid_request', 'name');
+      await expectRefused(await redrive(owner, { from: 'yesterday' }), 400, 'invalid_request', 'from');
+      await expectRefused(await redrive(owner, { from: '2026-12-02T00:00:00Z', to: '2026-12-01T00:00:00Z' }), 400, 'invalid_request', 'to');
+      await expectRefused(await redrive(owner, { limit: 0 }), 400, 'invalid_limit', 'limit');
+      await expectRefused(await redrive(owner, { limit: 101 }), 400, 'invalid_limit', 'limit');
+      await expectRefused(await redrive(owner, { limit: 'ten' }), 400, 'invalid_request', 'limit');
+      await expectRefused(await redrive(owner, { cursor: '' }), 400, 'invalid_cursor', 'cursor');
+      await expectRefused(await redrive(member, {}), 403, 'insufficient_role');
+      await expectRefused(await redrive(null, {}), 401, 'unauthenticated');
+    });
+  });
+
   describe('replay', () => {
     it('replays one event as a new envelope with replay_of; the original lists it', async () => {
       const original = await emitted(owner, { name: 'replay.order.shipped', payload: { order: 'o-9' }, idempotency_key: 'ship-o-9', sequence_key: 'o-9', sequence_n: 1, ttl_seconds: 60 });

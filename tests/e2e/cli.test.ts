@@ -233,7 +233,7 @@ describe('operator CLI: events orchestration (#14)', function () {
   // Each CLI run is a process start (about a second and a half): a dozen of them.
   this.timeout(90_000);
 
-  it('lists, shows, retries a dead-lettered event, refuses to retry a processed one, and replays', async () => {
+  it('lists, shows, retries a dead-lettered event, refuses to retry a processed one, replays, and redrives the dead letters of a name', async () => {
     // No dispatcher: the events are driven to their statuses through the dispatch queue's commands, as it would.
     const server = await startTestServer({ SCRYPT_LOG_N: '12' }, { orchestrationDispatcher: false });
     try {
@@ -312,6 +312,14 @@ describe('operator CLI: events orchestration (#14)', function () {
       const ofReplay = await cli(dataDir, 'events', 'orchestration', 'show', replayId, '--tenant', owner.tenant_id);
       expect(ofReplay.stdout).to.contain(`replay_of: ${done}`);
       expect(ofReplay.stdout).to.contain('attempts: -');
+
+      // Redrive: every dead letter of a name, re-queued in one command.
+      const deadAgain = [await emit('shop.order.created', { order_id: 'A-3' }), await emit('shop.order.created', { order_id: 'A-4' })];
+      for (const id of deadAgain) await fail(server, { event_id: id, tenant_id: owner.tenant_id }, null);
+      const redriven = await cli(dataDir, 'events', 'orchestration', 'redrive', '--tenant', owner.tenant_id, '--name', 'shop.order.*');
+      expect(redriven.code, redriven.stderr).to.equal(0);
+      expect(redriven.stdout.trim().split('\n')).to.deep.equal([...deadAgain.map((id) => `re-queued ${id}`), '2 re-queued, 0 skipped; a running dispatcher takes them next']);
+      for (const id of deadAgain) expect((await server.request('GET', `/api/v1/org/events/${id}`, { headers })).json.requeues[0]).to.deep.include({ previous_status: 'dead_letter', by: { kind: 'system', id: 'operator-cli' } });
     } finally {
       await server.close();
     }
@@ -332,6 +340,7 @@ describe('operator CLI: events orchestration (#14)', function () {
         ['show', '--tenant', 't1'],
         ['retry', '--tenant', 't1'],
         ['replay', '--tenant', 't1'],
+        ['redrive', '--tenant', 't1', '--status', 'processed'],
         ['frobnicate', '--tenant', 't1'],
       ]) {
         const result = await cli(dir.path, 'events', 'orchestration', ...args);

@@ -10,7 +10,7 @@ import {
 } from '../../../domain/orchestration-event/orchestration-event';
 import { LIST_MAX_LIMIT, REPLAY_REASON_MAX_LENGTH } from '../../../application/orchestration/orchestration-events';
 import { type ApiArea, type Schema, arrayOf, boolean, dateTime, enumOf, integer, nullable, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
-import { PayloadErasureBody, RangeReplayBody, ReplayBody } from './orchestration-events';
+import { PayloadErasureBody, RangeReplayBody, RedriveBody, ReplayBody } from './orchestration-events';
 
 const nullableString = (description: string): Schema => ({ type: ['string', 'null'], description });
 const nullableInteger = (description: string): Schema => ({ type: ['integer', 'null'], description });
@@ -215,6 +215,26 @@ export const orchestrationEventsApi: ApiArea = {
         body: { json: schemaOfCodec(PayloadErasureBody) },
         success: { status: 200, description: 'what this request erased', json: object({ erased_days: arrayOf(string('YYYY-MM-DD'), 'the days erased by this request, oldest first (at most 400: ask again for the rest); none when every one was erased before') }) },
         errors: [503],
+      },
+    },
+    '/api/v1/org/events/redrive': {
+      post: {
+        summary: 'Re-queue the dead letters (or failed events), a page at a time',
+        description:
+          'Once the cause is fixed, re-queues the organization\'s events in `status` (`dead_letter` by default, or `failed`), received in [`from`, `to`) and of `name` (a name or `prefix.*`) when given, oldest first, at most `limit` (1 to 100, default 100) a request: each as its retry would be (`OrchestrationEventRequeued`, a fresh attempt budget, due at once). One that cannot be (it expired: `event_expired`; its payload was erased: `payload_erased`; it changed meanwhile: `event_not_retryable`) is skipped with its code and left as it is. Send `next_cursor` back as `cursor` for the next page (null after the last); the skipped ones are not met again. 400 `invalid_status`, `invalid_request` (`name`, `from`, `to`), `invalid_limit` or `invalid_cursor` naming the field.',
+        access: 'user',
+        role: 'admin',
+        body: { json: schemaOfCodec(RedriveBody) },
+        success: {
+          status: 200,
+          description: 'what this page did',
+          json: object({
+            requeued: arrayOf(string('event id'), 'the events re-queued, oldest first'),
+            skipped: arrayOf(object({ id: string('event id'), code: enumOf(['event_expired', 'payload_erased', 'event_not_retryable'], 'why it was left as it is') }), 'the events of the page left as they were'),
+            next_cursor: nullableString('the cursor of the next page; null after the last'),
+          }),
+        },
+        errors: [400],
       },
     },
     '/api/v1/org/events/replays/{id}': {

@@ -3,7 +3,8 @@
 // `GET, POST /api/v1/org/events`, `GET /api/v1/org/events/{id}`, `POST .../{id}/retry`,
 // `POST .../{id}/replay`, `POST /api/v1/org/events/replay` (a time range, by pages or in the
 // background), `GET /api/v1/org/events/replays/{id}` (a background range replay's progress),
-// `POST /api/v1/org/events/payloads/erase` (the payloads of the days before a date) and
+// `POST /api/v1/org/events/payloads/erase` (the payloads of the days before a date),
+// `POST /api/v1/org/events/redrive` (dead letters re-queued a page at a time) and
 // `POST /api/v1/org/events/ingest/{tenant_id}`. The rules are the use cases'
 // (application/orchestration/orchestration-events.ts); this file decodes and encodes. Emit,
 // ingest and both replays honour Idempotency-Key; an event carries its ETag and retry honours
@@ -30,6 +31,7 @@ import {
 } from '../../../application/orchestration/orchestration-events';
 import { getRangeReplay, startRangeReplay } from '../../../application/orchestration/range-replay';
 import { erasePayloadsOnRequest } from '../../../application/orchestration/payload-retention';
+import { redriveAs } from '../../../application/orchestration/redrive';
 import type { UseCaseDependencies } from '../../../application/shared/dependencies';
 import { EnvelopeBody } from '../../../domain/orchestration-event/orchestration-event';
 import { decodeBody } from '../decode';
@@ -44,6 +46,10 @@ const optional = <C extends t.Mixed>(codec: C) => t.union([codec, t.null, t.unde
 
 export const ReplayBody = t.type({ reason: optional(t.string) }, 'ReplayBody');
 export const PayloadErasureBody = t.type({ before: t.string }, 'PayloadErasureBody');
+export const RedriveBody = t.type(
+  { status: optional(t.string), name: optional(t.string), from: optional(t.string), to: optional(t.string), limit: optional(t.number), cursor: optional(t.string) },
+  'RedriveBody',
+);
 export const RangeReplayBody = t.type(
   { from: t.string, to: t.string, name: optional(t.string), limit: optional(t.number), cursor: optional(t.string), reason: optional(t.string), background: optional(t.boolean) },
   'RangeReplayBody',
@@ -116,6 +122,10 @@ export function orchestrationEventsRouter(identity: UseCaseDependencies, adapter
     ctx.status = 202;
     ctx.set('location', `/api/v1/org/events/replays/${started.id}`);
     ctx.body = started;
+  });
+
+  router.post('/events/redrive', ownerOrAdmin, async (ctx) => {
+    ctx.body = await redriveAs(deps, ctx.state.principal, decodeBody(RedriveBody, ctx.request.body ?? {}), requestContextOf(ctx));
   });
 
   router.post('/events/payloads/erase', ownerOrAdmin, async (ctx) => {
