@@ -49,9 +49,25 @@ export function publicKeyFromPaserk(paserk: string): KeyObject {
   return V4.bytesToKeyObject(bytes);
 }
 
+/**
+ * A new Ed25519 key pair whose KeyObjects share nothing with the generation. Node 20's
+ * generateKeyPairSync hands back KeyObjects that share a lock with its job object; exporting
+ * one as JWK (which paseto and the audit signer do) holds that lock while allocating, and a
+ * garbage collection that finalizes the job at that moment waits for the same lock: the thread
+ * hangs for good (seen once in CI, the stack in the twenty-ninth session's note). Generated as
+ * DER bytes and read back, the keys are new objects with locks of their own.
+ */
+export function generateEd25519KeyPair(): { privateKey: KeyObject; publicKey: KeyObject } {
+  const generated = generateKeyPairSync('ed25519', { privateKeyEncoding: { format: 'der', type: 'pkcs8' }, publicKeyEncoding: { format: 'der', type: 'spki' } });
+  return {
+    privateKey: createPrivateKey({ key: generated.privateKey, format: 'der', type: 'pkcs8' }),
+    publicKey: createPublicKey({ key: generated.publicKey, format: 'der', type: 'spki' }),
+  };
+}
+
 /** A new token key, as TOKEN_SECRET_KEY takes it, with its public half. */
 export function generateTokenKey(): { secret: string; public: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { privateKey, publicKey } = generateEd25519KeyPair();
   return { secret: paserkFromPrivateKey(privateKey), public: paserkFromPublicKey(publicKey) };
 }
 
@@ -78,7 +94,7 @@ export function loadKeys(options: { dataDir: string; tokenSecretKey: string | nu
     if (fs.existsSync(file)) {
       stored = JSON.parse(fs.readFileSync(file, 'utf8')) as StoredKeys;
     } else {
-      const { privateKey } = generateKeyPairSync('ed25519');
+      const { privateKey } = generateEd25519KeyPair();
       stored = { token_secret_key: paserkFromPrivateKey(privateKey), data_encryption_key: randomBytes(32).toString('base64') };
       fs.mkdirSync(options.dataDir, { recursive: true });
       // Two processes starting at once must agree on one set of keys, and neither may read a

@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync, sign } from 'node:crypto';
+import { createHash, sign } from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
@@ -7,6 +7,7 @@ import { AUDIT_LOG, type AuditLogEntry } from '../../projections/audit-log';
 import { verifyExportOffline } from '../support/audit-export';
 import { type Account, gql, joinAs, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
+import { generateEd25519KeyPair } from '../../infrastructure/crypto/keys';
 
 describe('audit log (/api/v1/org/audit-logs)', () => {
   let server: TestServer;
@@ -193,7 +194,7 @@ describe('audit log anchored in the event log (signed checkpoints)', () => {
     const forger = await registerOwner(server, 'forger');
     await caughtUp();
     const first = await entryAt(forger.tenant_id, 1);
-    const { publicKey: _theirs, privateKey } = generateKeyPairSync('ed25519');
+    const { publicKey: _theirs, privateKey } = generateEd25519KeyPair();
     // A true statement (the real hash of entry 1), signed by someone else under our key id.
     const statement: AuditCheckpointStatement = { tenant_id: forger.tenant_id, seq: 1, chain_head_hash: first.hash, position: first.position, entries: 1, anchored_at: new Date().toISOString(), key_id: server.platform.auditSigner.keyId };
     const signature = sign(null, Buffer.from(auditCheckpointSigningText(statement)), privateKey).toString('base64url');

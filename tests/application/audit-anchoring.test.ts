@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { AUDIT_ANCHORING, AuditAnchoring, type AuditAnchoringSettings } from '../../application/audit-log/audit-anchoring';
 import type { RecordedEvent } from '../../application/ports/event-store';
@@ -7,6 +7,7 @@ import { type AuditCheckpointEvent, auditCheckpointStream } from '../../domain/a
 import { Ed25519AuditSigner } from '../../infrastructure/crypto/audit-signer';
 import { GENESIS_HASH, auditEntryHash, chainEntry, chainedFieldsOf, isChainedEvent } from '../../projections/audit-log';
 import { type EmbeddedStores, ManualClock, embeddedStores } from '../support/stores';
+import { generateEd25519KeyPair } from '../../infrastructure/crypto/keys';
 
 const EVERY = 5;
 const INTERVAL_MS = 300_000;
@@ -14,7 +15,7 @@ const INTERVAL_MS = 300_000;
 describe('audit anchoring (signed checkpoints recomputed from the event log)', () => {
   let clock: ManualClock;
   let stores: EmbeddedStores;
-  const keys = generateKeyPairSync('ed25519');
+  const keys = generateEd25519KeyPair();
   const signer = new Ed25519AuditSigner(keys.privateKey, keys.publicKey);
   const settings: AuditAnchoringSettings = { entriesPerCheckpoint: EVERY, intervalMs: INTERVAL_MS, pollMs: 3_600_000 };
   const anchoring = (on: EmbeddedStores = stores, signedBy = signer) => new AuditAnchoring({ ...on.commands, readStore: on.readStore, signer: signedBy, logger: silentLogger }, settings);
@@ -145,7 +146,7 @@ describe('audit anchoring (signed checkpoints recomputed from the event log)', (
   });
 
   it('does not build on a last checkpoint signed with another key, and goes on with the other tenants', async () => {
-    const other = generateKeyPairSync('ed25519');
+    const other = generateEd25519KeyPair();
     const intruder = new Ed25519AuditSigner(other.privateKey, other.publicKey);
     await happen('t1', 5);
     await anchoring(stores, intruder).runOnce();

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { generateKeyPairSync } from 'node:crypto';
-import { generateTokenKey, loadKeys, paserkFromPublicKey } from '../../infrastructure/crypto/keys';
+import { generateEd25519KeyPair, generateTokenKey, loadKeys, paserkFromPublicKey } from '../../infrastructure/crypto/keys';
 import { Ed25519AuditSigner } from '../../infrastructure/crypto/audit-signer';
 import { temporaryDirectory } from '../support/files';
 import { auditSignerContract } from './audit-signer.contract';
@@ -14,7 +13,7 @@ describe('AuditSigner contract: Ed25519 with the platform key', () => {
     return new Ed25519AuditSigner(keys.tokenPrivateKey, keys.tokenPublicKey);
   };
   auditSignerContract(platformSigner, () => {
-    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const { privateKey, publicKey } = generateEd25519KeyPair();
     return new Ed25519AuditSigner(privateKey, publicKey);
   });
 });

@@ -1,13 +1,13 @@
 // The token service remembers verified tokens; what it remembers must never widen what it accepts.
 
 import { expect } from 'chai';
-import { generateKeyPairSync } from 'node:crypto';
 import type { TokenClaims } from '../../application/ports/identity';
 import { PasetoTokenService } from '../../infrastructure/crypto/tokens';
 import { ManualClock } from '../support/stores';
+import { generateEd25519KeyPair } from '../../infrastructure/crypto/keys';
 
 describe('PASETO token service', () => {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { privateKey, publicKey } = generateEd25519KeyPair();
   let clock: ManualClock;
   let tokens: PasetoTokenService;
 
