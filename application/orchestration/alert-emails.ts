@@ -45,7 +45,7 @@ export function alertEmailOf(ending: Ending, event: { name: string }, organizati
       subject: `[${organization}] An orchestration event was dead-lettered`,
       text: [
         `${about} was dead-lettered at ${readableTime(dead_lettered_at)} after ${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}; the last failed with ${error.code}.`,
-        `It is not tried again by itself. Once the cause is fixed, retry it: POST /api/v1/org/events/${event_id}/retry.`,
+        `It is not tried again by itself. Once the cause is fixed, retry it: POST /api/v1/org/events/${event_id}/retry, or every dead letter of its name at once: POST /api/v1/org/events/redrive {"name": "${event.name}"}.`,
         limit,
       ].join('\n\n'),
     };

@@ -279,7 +279,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     const told = dead.find((id) => first[0].text.includes(id))!;
     expect(first[0].text).to.contain(`The orchestration event shop.order.created (id ${told}) of Org dispatch-org was dead-lettered at `);
     expect(first[0].text).to.contain(`after ${MAX_ATTEMPTS} attempts; the last failed with internal_error.`);
-    expect(first[0].text).to.contain(`POST /api/v1/org/events/${told}/retry`);
+    expect(first[0].text).to.contain(`POST /api/v1/org/events/${told}/retry, or every dead letter of its name at once: POST /api/v1/org/events/redrive {"name": "shop.order.created"}.`);
     expect(first[0].text).to.contain('at most one of these emails an hour');
     expect(first[1].text).to.equal(first[0].text);
 
