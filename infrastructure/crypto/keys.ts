@@ -80,10 +80,12 @@ function dataKeyFrom(base64: string): Buffer {
 /** The keys generated for a data folder when the environment does not give them. */
 export const KEYS_FILE = 'keys.json';
 
+const storedKeysIn = (file: string): StoredKeys => JSON.parse(fs.readFileSync(file, 'utf8')) as StoredKeys;
+
 /** The public half of the token key a platform on these options signs with (PASERK); null when it has none yet (nothing is generated here). */
 export function currentTokenPublicKey(options: { dataDir: string; tokenSecretKey: string | null }): string | null {
   const file = path.join(options.dataDir, KEYS_FILE);
-  const secret = options.tokenSecretKey ?? (fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as StoredKeys).token_secret_key : null);
+  const secret = options.tokenSecretKey ?? (fs.existsSync(file) ? storedKeysIn(file).token_secret_key : null);
   return secret === null ? null : paserkFromPublicKey(createPublicKey(privateKeyFromPaserk(secret)));
 }
 
@@ -92,7 +94,7 @@ export function loadKeys(options: { dataDir: string; tokenSecretKey: string | nu
   const file = path.join(options.dataDir, KEYS_FILE);
   if (!options.tokenSecretKey || !options.dataEncryptionKey) {
     if (fs.existsSync(file)) {
-      stored = JSON.parse(fs.readFileSync(file, 'utf8')) as StoredKeys;
+      stored = storedKeysIn(file);
     } else {
       const { privateKey } = generateEd25519KeyPair();
       stored = { token_secret_key: paserkFromPrivateKey(privateKey), data_encryption_key: randomBytes(32).toString('base64') };
@@ -106,7 +108,7 @@ export function loadKeys(options: { dataDir: string; tokenSecretKey: string | nu
         fs.linkSync(temporary, file);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        stored = JSON.parse(fs.readFileSync(file, 'utf8')) as StoredKeys;
+        stored = storedKeysIn(file);
       } finally {
         fs.rmSync(temporary, { force: true });
       }

@@ -64,6 +64,24 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     }
   }
 
+  /** Drains the dispatcher until `done` holds (a saga emitted what the dispatcher then runs). */
+  async function drainUntil(done: () => boolean, what: string): Promise<void> {
+    await eventually(async () => {
+      await server.platform.dispatcher.drain();
+      return done();
+    }, 10_000, what);
+  }
+
+  /** Emits the second of a sequence whose first never comes, with 30 s to live, and lets it expire undispatched; its id. */
+  async function expiredBeforeItsTurn(name: string, sequenceKey: string, payload: Record<string, unknown>): Promise<string> {
+    const id = await emit({ name, sequence_key: sequenceKey, sequence_n: 2, ttl_seconds: 30, payload });
+    await runFor();
+    clock.advance(45_000);
+    await server.platform.sagas.runDue();
+    await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
+    return id;
+  }
+
   /** Serves `connector` locally, makes it an enabled SDK connection of the owner's and syncs its flows; the connection's id. */
   async function connected(connector: ReturnType<typeof createConnector>, name: string): Promise<string> {
     const listening = await connector.listen(0, '127.0.0.1');
@@ -221,10 +239,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     await runFor(MAX_ATTEMPTS + 2);
     const dead = await get(id);
     expect(dead.status).to.equal('dead_letter');
-    await eventually(async () => {
-      await server.platform.dispatcher.drain();
-      return told.length > 0;
-    }, 10_000, 'the notice flow called');
+    await drainUntil(() => told.length > 0, 'the notice flow called');
     expect(told).to.deep.equal([{ event_id: id, name: 'notice.table.requested', code: 'internal_error', attempts: MAX_ATTEMPTS }]);
     await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
     const listed = await send('GET', '/api/v1/org/events?name=svc.event.dead_lettered');
@@ -237,17 +252,10 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect([spoofed.status, spoofed.json.code, spoofed.json.field]).to.deep.equal([400, 'reserved_event_name', 'name']);
     expect(await spoofed.events()).to.deep.equal([]);
     // An event that expires before its turn (the second of a sequence whose first never comes).
-    const expiring = await emit({ name: 'notice.table.requested', sequence_key: 'notice-expiring', sequence_n: 2, ttl_seconds: 30, payload: { guests: 2 } });
-    await runFor();
-    clock.advance(45_000);
-    await server.platform.sagas.runDue();
-    await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
+    const expiring = await expiredBeforeItsTurn('notice.table.requested', 'notice-expiring', { guests: 2 });
     const expired = await get(expiring);
     expect(expired.status).to.equal('expired');
-    await eventually(async () => {
-      await server.platform.dispatcher.drain();
-      return told.length > 1;
-    }, 10_000, 'the expiry notice flow called');
+    await drainUntil(() => told.length > 1, 'the expiry notice flow called');
     expect(told[1]).to.deep.equal({ event_id: expiring, name: 'notice.table.requested', expires_at: expired.expires_at });
 
     // Its flows listen no more: the tests after dead-letter events of their own.
@@ -286,11 +294,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     // The next hour, an event that expires before its turn: told again.
     toNextHour();
     since = await server.platform.eventStore.headPosition();
-    const expiring = await emit({ name: 'shop.order.created', sequence_key: 'alert-expiring', sequence_n: 2, ttl_seconds: 30, payload: { order_id: 'AL-3' } });
-    await runFor();
-    clock.advance(45_000);
-    await server.platform.sagas.runDue();
-    await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
+    const expiring = await expiredBeforeItsTurn('shop.order.created', 'alert-expiring', { order_id: 'AL-3' });
     expect((await get(expiring)).status).to.equal('expired');
     const expired = await alertsSince(since, [expiring]);
     expect(expired.map((email) => email.subject)).to.deep.equal(['[Org dispatch-org] An orchestration event expired before it was dispatched', '[Org dispatch-org] An orchestration event expired before it was dispatched']);
