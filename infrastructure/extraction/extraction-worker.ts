@@ -1,12 +1,15 @@
 // The worker thread of ThreadedTextExtractor (threaded-text-extractor.ts): reads the text of one
 // document at a time with the platform's extractor and posts it back. A document it cannot read
 // comes back as a refusal (`unsupported`), anything else as a failure the caller may retry.
+// pdf.js is loaded before the worker says it is ready, so that a document's time limit is for
+// reading it, not for loading the reader too (a first PDF timed out under load for that alone).
 
 import { parentPort } from 'node:worker_threads';
 import { UnsupportedDocumentError } from '../../application/ports/text-extractor';
 import { messageOf } from '../../domain/shared/errors';
 import { WORKER_READY } from '../workers/worker-pool';
 import { DocumentTextExtractor } from './document-text-extractor';
+import { loadPdfReader } from './pdf';
 
 export interface ExtractionRequest {
   bytes: Uint8Array;
@@ -25,5 +28,5 @@ if (parentPort) {
       (error: unknown) => port.postMessage({ ok: false, unsupported: error instanceof UnsupportedDocumentError, message: messageOf(error) } satisfies ExtractionAnswer),
     );
   });
-  port.postMessage(WORKER_READY);
+  void loadPdfReader().then(() => port.postMessage(WORKER_READY));
 }

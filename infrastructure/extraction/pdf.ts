@@ -2,9 +2,14 @@
 // order, pages apart by a blank line. A PDF has no headings pdf.js can see; a scanned PDF has no
 // text at all, which is an empty answer, not an error (the indexing records what it found).
 
-import { extractText, getDocumentProxy } from 'unpdf';
+import { extractText, getDocumentProxy, getResolvedPDFJS } from 'unpdf';
 import { UnsupportedDocumentError } from '../../application/ports/text-extractor';
 import { tidyText } from './tidy';
+
+/** Loads pdf.js now rather than with the first PDF (about 0.1-0.5 s): a worker does it before it takes documents. */
+export async function loadPdfReader(): Promise<void> {
+  await getResolvedPDFJS();
+}
 
 export async function pdfText(bytes: Buffer): Promise<string> {
   let document: Awaited<ReturnType<typeof getDocumentProxy>>;

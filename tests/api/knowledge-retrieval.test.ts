@@ -360,15 +360,15 @@ describe('permission-aware retrieval', function () {
     });
     after(() => server.close());
 
-    const uploadFile = async (filename: string, content: Buffer): Promise<string> => {
-      const form = multipartForm([{ name: 'workspace_id', value: workspaceId }, { name: 'file', filename, content }]);
+    const uploadPdf = async (filename: string, pdf: Buffer): Promise<string> => {
+      const form = multipartForm([{ name: 'workspace_id', value: workspaceId }, { name: 'file', filename, content: pdf }]);
       const response = await server.request('POST', '/api/v1/documents', { headers: { ...as(owner), ...form.headers }, rawBody: form.rawBody });
       expect(response.status, response.text).to.equal(201);
       return response.json.id;
     };
 
-    it('fails a PDF that takes longer than EXTRACTION_TIMEOUT_MS to read, not retried, answering requests meanwhile; the next document is read', async () => {
-      const slow = await uploadFile('manual.pdf', pdfOfPages(2000, 60));
+    it('fails a PDF that takes longer than EXTRACTION_TIMEOUT_MS to read, not retried, answering requests meanwhile; the next PDF is read', async () => {
+      const slow = await uploadPdf('manual.pdf', pdfOfPages(2000, 60));
       // Answered while the worker reads.
       expect((await server.request('GET', '/api/v1/documents', { headers: as(owner) })).status).to.equal(200);
       expect(await indexingOutcome(server, slow)).to.equal('DocumentIndexingFailed');
@@ -378,8 +378,8 @@ describe('permission-aware retrieval', function () {
       const events = await server.platform.eventStore.readStream(documentStream(slow));
       expect(events.map((event) => event.type)).to.deep.equal(['DocumentAdded', 'DocumentIndexingStarted', 'DocumentIndexingFailed']);
 
-      // Plain text: the new worker reads it at once (a PDF would load pdf.js within its second, too slowly on a busy machine).
-      const next = await uploadFile('hours.txt', Buffer.from('Opening hours: the shop opens at nine.\n'));
+      // A PDF: the new worker has loaded pdf.js before it takes it, so its second is for reading it.
+      const next = await uploadPdf('hours.pdf', pdfOf(['Opening hours', 'The shop opens at nine.']));
       expect(await indexingOutcome(server, next)).to.equal('DocumentIndexed');
       const metrics = await server.request('GET', '/metrics');
       expect(metrics.text).to.match(/text_extractions_total\{outcome="timed_out"\} 1\n/);
