@@ -11,6 +11,7 @@ import { emailEvents } from './email/email';
 import { idempotencyKeyEvents } from './idempotency-key/idempotency-key';
 import { invitationEvents } from './invitation/invitation';
 import { membershipEvents } from './membership/membership';
+import { notificationPreferencesEvents } from './notification-preferences/notification-preferences';
 import { paymentEvents } from './payment/payment';
 import { documentEvents } from './document/document';
 import { conversationEvents } from './conversation/conversation';
@@ -84,6 +85,7 @@ export const domainEvents = eventRegistry([
   whatsappConfigEvents,
   whatsappMessageEvents,
   whatsappReplyEvents,
+  notificationPreferencesEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

@@ -619,6 +619,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       http.apiDescriptionRouter(),
       http.graphqlRouter(identity, graphqlOptions),
       http.meSessionsRouter(identity),
+      http.meNotificationsRouter(identity),
       http.meAccountRouter({ ...identity, logger }, { limiter, failures: graphqlOptions.limits.perEmail }),
       http.orgRouter(identity, accessDenials, [http.orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), http.sdkConnectionsRouter(identity, sdkConnectionAdapters), http.orchestrationEventsRouter(identity, { orchestration: config.orchestration, limiter, ...dispatchOnReceipt })]),
       http.publicRouter(identity),

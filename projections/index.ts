@@ -22,6 +22,7 @@ import { documentsProjection } from './documents';
 import { emailsProjection } from './emails';
 import { invitationsProjection } from './invitations';
 import { membershipsProjection } from './memberships';
+import { notificationPreferencesProjection } from './notification-preferences';
 import { paymentsProjection } from './payments';
 import { plansProjection } from './plans';
 import { platformSettingsProjection } from './platform-settings';
@@ -42,6 +43,7 @@ export const allProjections: readonly Projection[] = [
   auditLogProjection,
   usersProjection,
   membershipsProjection,
+  notificationPreferencesProjection,
   sessionsProjection,
   workspacesProjection,
   emailsProjection,

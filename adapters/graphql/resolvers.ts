@@ -8,13 +8,14 @@ import { rotateTenantWidgetToken } from '../../application/tenant/widget-token';
 import { requestPasswordReset, resendVerification, resetPassword, verifyOtp } from '../../application/user/users';
 import { tenantSettings, updateTenantSettings } from '../../application/tenant/tenant-queries';
 import { currentAccount } from '../../application/user/account';
+import { readNotificationPreferences, setNotificationPreferences } from '../../application/notification/notification-preferences';
 import { closeAccount } from '../../application/user/account-closure';
 import { createWorkspace, listTenantWorkspaces, renameWorkspace } from '../../application/workspace/workspaces';
 import { DomainError, forbidden } from '../../domain/shared/errors';
 import { ROLE_RANK, type Role } from '../../domain/membership/membership';
 import type { GraphqlContext } from './context';
 import { COST } from './limits';
-import { AccountClosurePayload, AuthPayload, MePayload, RegisterPayload, SettingsType, WidgetTokenPayload, WorkspaceType } from './types';
+import { AccountClosurePayload, AuthPayload, MePayload, NotificationPreferencesType, RegisterPayload, SettingsType, WidgetTokenPayload, WorkspaceType } from './types';
 
 function principalOf(ctx: GraphqlContext, minimum: Role = 'member'): Principal {
   if (!ctx.principal) throw ctx.authError ?? new DomainError('unauthorized', 'unauthenticated', 'send Authorization: Bearer <token>');
@@ -125,6 +126,20 @@ export class ConsoleResolver {
   ): Promise<AccountClosurePayload> {
     const request = { password, ...(typeof deleteOrganizations === 'boolean' ? { delete_organizations: deleteOrganizations } : {}) };
     return closeAccount({ ...ctx.identity, logger: ctx.logger }, ctx.passwordGuard, principalOf(ctx), request, ctx.request);
+  }
+
+  @Query(() => NotificationPreferencesType, { description: 'as GET /api/v1/me/notifications' })
+  async notification_preferences(@Ctx() ctx: GraphqlContext): Promise<NotificationPreferencesType> {
+    return (await readNotificationPreferences(ctx.identity, principalOf(ctx))).value;
+  }
+
+  @Mutation(() => NotificationPreferencesType, { description: 'as PATCH /api/v1/me/notifications: a preference left out keeps its value', complexity: COST.write })
+  async update_notification_preferences(
+    @Arg('orchestration_alerts', () => Boolean, { nullable: true }) orchestrationAlerts: boolean | null | undefined,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<NotificationPreferencesType> {
+    const preferences = typeof orchestrationAlerts === 'boolean' ? { orchestration_alerts: orchestrationAlerts } : {};
+    return (await setNotificationPreferences(ctx.identity, principalOf(ctx), preferences, ctx.request)).value;
   }
 
   @Query(() => [WorkspaceType], { complexity: COST.list })

@@ -78,3 +78,10 @@ export class AccountClosurePayload {
   @Field(() => String) closed_at!: string;
   @Field(() => [ID]) deleted_organizations!: string[];
 }
+
+@ObjectType({ description: 'the caller’s notification preferences in the current organization (docs/notifications.md)' })
+export class NotificationPreferencesType {
+  @Field(() => Boolean, { description: 'the alert email when an orchestration event is dead-lettered or expires (owners and admins get it, at most once an hour)' })
+  orchestration_alerts!: boolean;
+  @Field(() => String, { nullable: true, description: 'when the caller last changed them; null while they are the defaults' }) updated_at!: string | null;
+}

@@ -6,6 +6,7 @@ export { apiDescriptionRouter } from './api-description';
 export { graphqlRouter } from './graphql';
 export { meSessionsRouter } from './me/sessions';
 export { meAccountRouter } from './me/account';
+export { meNotificationsRouter } from './me/notifications';
 export { adminRouter } from './admin/index';
 export { adminPlansRouter } from './admin/plans';
 export { adminAuditLogsRouter } from './admin/audit-logs';

@@ -4,12 +4,14 @@
 // their order is. At most one such email per person and hour (the hour the event ended in:
 // the email's idempotency key names it); the email says where the others of that hour are
 // listed. Only the error's code is told, never its message (it may hold personal data, and is
-// sealed under the day's key). On by default; the organization's setting
-// `orchestration_alert_emails: false` turns it off. A suspended or deleted organization is
+// sealed under the day's key). On by default; a person turns it off for themselves (their
+// notification preference `orchestration_alerts`), the organization's setting
+// `orchestration_alert_emails: false` for everyone. A suspended or deleted organization is
 // told nothing. The platform's notices (docs/orchestration-events.md, "Dead-letter notices")
 // are the way to tell anyone else, or anything else.
 
 import { userSubject } from '../../domain/user/events';
+import { turnedOff } from '../notification/notification-preferences';
 import { queueEmail } from '../mail/outbox';
 import type { Secrets } from '../ports/identity';
 import type { RecordedOf } from '../ports/domain-event-store';
@@ -37,7 +39,7 @@ export function alertEmailOf(ending: Ending, event: { name: string }, organizati
   const limit = [
     'You get at most one of these emails an hour; the events that end this way later in the hour are listed, not emailed:',
     'GET /api/v1/org/events?status=dead_letter (or status=expired).',
-    'Owners and admins get them; an owner or admin turns them off with the setting orchestration_alert_emails (GraphQL update_settings).',
+    'Owners and admins get them. Turn them off for yourself: PATCH /api/v1/me/notifications {"orchestration_alerts": false}; for everyone: the organization\'s setting orchestration_alert_emails (GraphQL update_settings).',
   ].join('\n');
   if (ending.type === 'OrchestrationEventDeadLettered') {
     const { attempts, error, dead_lettered_at } = ending.data;
@@ -79,10 +81,11 @@ export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & {
         sort: { field: 'joined_at', direction: 'asc' },
         limit: MAX_RECIPIENTS,
       });
+      const unwanted = await turnedOff(deps, tenant_id, recipients.items.map((member) => member.user_id), 'orchestration_alerts');
       const hour = Math.floor(Date.parse(endedAt(ending)) / HOUR_MS);
       const context = { ...systemContext(ended.event.correlation_id, ORCHESTRATION_ALERT_EMAILS, ending.id), tenant_id };
       for (const member of recipients.items) {
-        if (member.email === null) continue;
+        if (member.email === null || unwanted.has(member.user_id)) continue;
         await queueEmail(
           deps,
           { to: member.email, data_subject: userSubject(member.user_id), subject, text, kind: 'orchestration_alert' },

@@ -286,6 +286,10 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       const sessions = await call('GET', '/api/v1/me/sessions', { headers: as(member) });
       await call('DELETE', `/api/v1/me/sessions/${sessions.json.items[0].jti}-nope`, { headers: as(member) });
       await call('GET', '/api/v1/me/sessions');
+      await call('GET', '/api/v1/me/notifications', { headers: as(member) });
+      await call('GET', '/api/v1/me/notifications');
+      await call('PATCH', '/api/v1/me/notifications', { headers: as(member), body: { orchestration_alerts: false } });
+      await call('PATCH', '/api/v1/me/notifications', { headers: as(member), body: { orchestration_alerts: 'off' } });
       await call('POST', '/api/v1/me/close', { headers: as(member), body: { password: 'not the password' } });
       await call('POST', '/api/v1/me/close', { headers: as(member), body: {} });
       await call('POST', '/api/v1/me/close', { body: { password: PASSWORD } });

@@ -262,7 +262,7 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect((await send('PATCH', `/api/v1/org/sdk-connections/${connection}`, { enabled: false })).status).to.equal(200);
   });
 
-  it('emails the owner and admins, not members, when an event is dead-lettered or expires: once an hour each; the setting turns it off', async () => {
+  it('emails the owner and admins, not members, when an event is dead-lettered or expires: once an hour each; a person turns it off for themselves, the setting for everyone', async () => {
     const admin = await joinAs(server, await registerOwner(server, 'dispatch-alert-adm'), owner.tenant_id, 'admin');
     await joinAs(server, await registerOwner(server, 'dispatch-alert-mem'), owner.tenant_id, 'member');
     const toNextHour = (): void => clock.advance(3_600_000 - (clock.now().getTime() % 3_600_000) + 1000);
@@ -299,6 +299,17 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     const expired = await alertsSince(since, [expiring]);
     expect(expired.map((email) => email.subject)).to.deep.equal(['[Org dispatch-org] An orchestration event expired before it was dispatched', '[Org dispatch-org] An orchestration event expired before it was dispatched']);
     expect(expired[0].text).to.contain(`The orchestration event shop.order.created (id ${expiring}) of Org dispatch-org expired at `);
+
+    // An admin turns them off for themselves: the next hour's dead letter is emailed to the owner alone.
+    expect(first[0].text).to.contain('Turn them off for yourself: PATCH /api/v1/me/notifications {"orchestration_alerts": false}');
+    const mine = await server.request('PATCH', '/api/v1/me/notifications', { headers: as(admin), body: { orchestration_alerts: false } });
+    expect(mine.status, mine.text).to.equal(200);
+    toNextHour();
+    since = await server.platform.eventStore.headPosition();
+    const ownersOnly = await emit({ name: 'shop.order.created', payload: { order_id: 'AL-5', fail_first: 99 } });
+    await runFor(MAX_ATTEMPTS);
+    expect((await get(ownersOnly)).status).to.equal('dead_letter');
+    expect((await alertsSince(since, [ownersOnly])).map((email) => email.to)).to.deep.equal([owner.email]);
 
     // Turned off by an admin: the next hour's dead letter emails nobody.
     const off = await server.request('POST', '/graphql', { headers: as(admin), body: { query: 'mutation { update_settings(input: { orchestration_alert_emails: false }) { orchestration_alert_emails } }' } });

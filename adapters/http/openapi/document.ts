@@ -23,6 +23,7 @@ import { integrationImportApi } from '../integrations/import.openapi';
 import { sdkConnectionsApi } from '../sdk-connections/sdk-connections.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { meAccountApi } from '../me/account.openapi';
+import { meNotificationsApi } from '../me/notifications.openapi';
 import { operationsApi } from '../operations.openapi';
 import { orgAuditLogsApi } from '../org/audit-logs.openapi';
 import { orchestrationEventsApi } from '../orchestration/orchestration-events.openapi';
@@ -50,6 +51,7 @@ const AREAS: readonly ApiArea[] = [
   publicApi,
   meSessionsApi,
   meAccountApi,
+  meNotificationsApi,
   orgMembersApi,
   orgTeamsApi,
   orgWorkspacesApi,

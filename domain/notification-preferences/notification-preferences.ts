@@ -1,0 +1,67 @@
+// A person's notification preferences in one organization: which of the platform's emails they
+// want from it. One stream per person and organization, `notificationPreferences-<tenant
+// id>:<user id>`: a preference is the person's own, set by them alone, and changes nothing any
+// other member decides, so it does not share the organization's membership stream.
+//
+// Only emails a person may do without have a preference: the alert emails of orchestration
+// events that were dead-lettered or expired (docs/orchestration-events.md, "Alert emails"). An
+// invitation, a password reset or a verification code is always sent. Every preference is on
+// until its person turns it off; the organization's own setting `orchestration_alert_emails`
+// turns the alerts off for everyone.
+
+import * as t from 'io-ts';
+import { type Either, right } from 'fp-ts/Either';
+import type { Decider } from '../shared/decider';
+import type { DomainError } from '../shared/errors';
+import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
+import { toStreamName } from '../shared/stream-names';
+
+/** Every preference and its value before its person sets it. */
+export const DEFAULT_NOTIFICATION_PREFERENCES = { orchestration_alerts: true };
+export type NotificationPreferences = typeof DEFAULT_NOTIFICATION_PREFERENCES;
+export type NotificationKind = keyof NotificationPreferences;
+
+export const NotificationPreferencesChanged = declareEvent(
+  'NotificationPreferencesChanged',
+  t.type({ tenant_id: t.string, user_id: t.string, orchestration_alerts: t.boolean, changed_at: t.string }),
+);
+
+export const notificationPreferencesEvents = eventGroup('notificationPreferences', [NotificationPreferencesChanged]);
+export type NotificationPreferencesEvent = GroupEvent<typeof notificationPreferencesEvents>;
+
+/** A preference left out keeps its value. */
+export type NotificationPreferencesCommand = {
+  type: 'SetNotificationPreferences';
+  data: { tenant_id: string; user_id: string; preferences: Partial<NotificationPreferences> };
+};
+
+export type NotificationPreferencesState = { preferences: NotificationPreferences; changed_at: string | null };
+
+export const notificationPreferencesStream = (tenantId: string, userId: string): string => toStreamName(notificationPreferencesEvents.category, `${tenantId}:${userId}`);
+
+export const notificationPreferencesDecider: Decider<NotificationPreferencesCommand, NotificationPreferencesEvent, NotificationPreferencesState> = {
+  initialState: () => ({ preferences: DEFAULT_NOTIFICATION_PREFERENCES, changed_at: null }),
+  evolve(_state, event) {
+    switch (event.type) {
+      case 'NotificationPreferencesChanged': {
+        const { orchestration_alerts, changed_at } = event.data;
+        return { preferences: { orchestration_alerts }, changed_at };
+      }
+    }
+  },
+  decide(command, state, { now }): Either<DomainError, NotificationPreferencesEvent[]> {
+    switch (command.type) {
+      case 'SetNotificationPreferences': {
+        const { tenant_id, user_id } = command.data;
+        const next: NotificationPreferences = { ...state.preferences, ...definedOf(command.data.preferences) };
+        // The same preferences again: nothing to record.
+        if (next.orchestration_alerts === state.preferences.orchestration_alerts) return right([]);
+        return right([{ type: 'NotificationPreferencesChanged', data: { tenant_id, user_id, ...next, changed_at: now.toISOString() } }]);
+      }
+    }
+  },
+};
+
+/** The preferences given, without those left out (an undefined value keeps the current one). */
+const definedOf = (given: Partial<NotificationPreferences>): Partial<NotificationPreferences> =>
+  Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
