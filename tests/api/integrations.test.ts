@@ -95,28 +95,34 @@ describe('integrations (spec 4.12)', () => {
     it('updates: omitted credentials are kept, new ones replace them, null removes them; a new auth kind needs its own; the same again records nothing', async () => {
       const created = await create(owner, { name: 'Orders', base_url: BASE, auth: { kind: 'bearer' }, credentials: credential('First') });
       const path = `/api/v1/integrations/${created.json.id}`;
-      const renamed = await send(owner, 'PUT', path, { name: 'Order API', default_headers: { 'X-Shop': 'north' } }, { 'if-match': created.headers.get('etag')! });
+      const renamed = await send(owner, 'PATCH', path, { name: 'Order API', default_headers: { 'X-Shop': 'north' } }, { 'if-match': created.headers.get('etag')! });
       expect(renamed.status, renamed.text).to.equal(200);
       expect(renamed.json).to.include({ name: 'Order API', has_credentials: true });
       expect(renamed.json.default_headers).to.deep.equal({ 'X-Shop': 'north' });
       const events = await server.platform.eventStore.readStream(`integration-${created.json.id}`);
       expect(events[1].data).to.include({ credentials_change: 'kept', credentials_sealed: (events[0].data as { credentials_sealed: string }).credentials_sealed });
-      const again = await send(owner, 'PUT', path, { name: 'Order API' });
+      const again = await send(owner, 'PATCH', path, { name: 'Order API' });
       expect(again.status).to.equal(200);
       expect(await again.events()).to.deep.equal([]);
-      await expectRefused(await send(owner, 'PUT', path, { auth: { kind: 'basic', username: 'shop' } }), 400, 'credentials_required', 'credentials');
-      const rotated = await send(owner, 'PUT', path, { auth: { kind: 'basic', username: 'shop' }, credentials: credential('Second') });
+      await expectRefused(await send(owner, 'PATCH', path, { auth: { kind: 'basic', username: 'shop' } }), 400, 'credentials_required', 'credentials');
+      const rotated = await send(owner, 'PATCH', path, { auth: { kind: 'basic', username: 'shop' }, credentials: credential('Second') });
       expect(rotated.json.auth).to.deep.equal({ kind: 'basic', username: 'shop' });
       expect(await lastData(created.json.id)).to.include({ credentials_change: 'given' });
-      const removed = await send(owner, 'PUT', path, { credentials: null });
+      const removed = await send(owner, 'PATCH', path, { credentials: null });
       expect(removed.json.has_credentials).to.equal(false);
       expect(await lastData(created.json.id)).to.include({ credentials_change: 'removed', credentials_sealed: null });
+      // PUT, which earlier releases answered, does the same.
+      const put = await send(owner, 'PUT', path, { name: 'Orders (PUT)' });
+      expect(put.status, put.text).to.equal(200);
+      expect(put.json).to.include({ name: 'Orders (PUT)', has_credentials: false });
+      expect(await lastData(created.json.id)).to.include({ name: 'Orders (PUT)' });
     });
 
-    it('412 on a stale If-Match for PUT and DELETE; DELETE removes it (then 404)', async () => {
+    it('412 on a stale If-Match for PATCH, PUT and DELETE; DELETE removes it (then 404)', async () => {
       const created = await create(writer, { name: 'Stale', base_url: BASE, auth: { kind: 'none' } });
       const path = `/api/v1/integrations/${created.json.id}`;
-      await send(writer, 'PUT', path, { name: 'Fresh' });
+      await send(writer, 'PATCH', path, { name: 'Fresh' });
+      await expectRefused(await send(writer, 'PATCH', path, { name: 'Old' }, { 'if-match': created.headers.get('etag')! }), 412, 'revision_mismatch');
       await expectRefused(await send(writer, 'PUT', path, { name: 'Old' }, { 'if-match': created.headers.get('etag')! }), 412, 'revision_mismatch');
       await expectRefused(await send(writer, 'DELETE', path, undefined, { 'if-match': created.headers.get('etag')! }), 412, 'revision_mismatch');
       const deleted = await send(writer, 'DELETE', path);
@@ -140,7 +146,7 @@ describe('integrations (spec 4.12)', () => {
         ['GET', `/api/v1/workspaces/${workspaceId}/integrations`],
         ['POST', `/api/v1/workspaces/${workspaceId}/integrations`, { name: 'x', base_url: BASE, auth: { kind: 'none' } }],
         ['GET', `/api/v1/integrations/${integrationId}`],
-        ['PUT', `/api/v1/integrations/${integrationId}`, { name: 'x' }],
+        ['PATCH', `/api/v1/integrations/${integrationId}`, { name: 'x' }],
         ['DELETE', `/api/v1/integrations/${integrationId}`],
       ] as const) {
         const response = await send(null, method, path, body);
@@ -150,7 +156,7 @@ describe('integrations (spec 4.12)', () => {
 
     it('403 workspace_read_only for a member whose team only reads the workspace, on every change; reading is allowed', async () => {
       await expectRefused(await create(reader, { name: 'x', base_url: BASE, auth: { kind: 'none' } }), 403, 'workspace_read_only');
-      await expectRefused(await send(reader, 'PUT', `/api/v1/integrations/${integrationId}`, { name: 'x' }), 403, 'workspace_read_only');
+      await expectRefused(await send(reader, 'PATCH', `/api/v1/integrations/${integrationId}`, { name: 'x' }), 403, 'workspace_read_only');
       await expectRefused(await send(reader, 'DELETE', `/api/v1/integrations/${integrationId}`), 403, 'workspace_read_only');
       expect((await send(reader, 'GET', `/api/v1/integrations/${integrationId}`)).status).to.equal(200);
     });
@@ -163,7 +169,7 @@ describe('integrations (spec 4.12)', () => {
       await expectRefused(await create(owner, { name: 'x', base_url: BASE, auth: { kind: 'none' } }, foreignWorkspaceId), 404, 'workspace_not_found');
       for (const [account, id] of [[stranger, integrationId], [writer, internal], [outsider, integrationId], [owner, 'none']] as const) {
         await expectRefused(await send(account, 'GET', `/api/v1/integrations/${id}`), 404, 'integration_not_found');
-        await expectRefused(await send(account, 'PUT', `/api/v1/integrations/${id}`, { name: 'x' }), 404, 'integration_not_found');
+        await expectRefused(await send(account, 'PATCH', `/api/v1/integrations/${id}`, { name: 'x' }), 404, 'integration_not_found');
         await expectRefused(await send(account, 'DELETE', `/api/v1/integrations/${id}`), 404, 'integration_not_found');
       }
     });
@@ -198,7 +204,7 @@ describe('integrations (spec 4.12)', () => {
         if (code !== 'invalid_text') expect(created.json.code, created.text).to.equal(code);
         expect(await created.events()).to.deep.equal([]);
         const id = (await create(owner, valid)).json.id;
-        const updated = await send(owner, 'PUT', `/api/v1/integrations/${id}`, change);
+        const updated = await send(owner, 'PATCH', `/api/v1/integrations/${id}`, change);
         expect([updated.status, updated.json.field], updated.text).to.deep.equal([400, field]);
         expect(await updated.events()).to.deep.equal([]);
       });

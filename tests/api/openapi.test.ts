@@ -648,8 +648,9 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/workspaces/none/integrations', { headers: as(admin) });
       await call('GET', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });
       await call('GET', '/api/v1/integrations/none', { headers: as(admin) });
-      await call('PUT', `/api/v1/integrations/${integration.json.id}`, { headers: { ...as(admin), 'if-match': integration.headers.get('etag')! }, body: { auth: { kind: 'bearer' }, credentials: 'token-0123456789' } });
-      await call('PUT', `/api/v1/integrations/${integration.json.id}`, { headers: { ...as(admin), 'if-match': '"0"' }, body: { name: 'Orders' } });
+      await call('PATCH', `/api/v1/integrations/${integration.json.id}`, { headers: { ...as(admin), 'if-match': integration.headers.get('etag')! }, body: { auth: { kind: 'bearer' }, credentials: 'token-0123456789' } });
+      await call('PATCH', `/api/v1/integrations/${integration.json.id}`, { headers: { ...as(admin), 'if-match': '"0"' }, body: { name: 'Orders' } });
+      await call('PUT', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin), body: { name: 'Orders' } });
       await call('PUT', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin), body: { auth: { kind: 'magic' } } });
       await call('DELETE', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });
       await call('DELETE', `/api/v1/integrations/${integration.json.id}`, { headers: as(admin) });

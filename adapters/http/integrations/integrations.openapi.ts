@@ -59,9 +59,18 @@ export const integrationsApi: ApiArea = {
     },
     '/api/v1/integrations/{id}': {
       get: { summary: 'An integration', description: WHO_READS, access: 'user', versioned: 'read', success: { status: 200, description: 'the integration', json: ref('Integration') }, errors: [404] },
-      put: {
+      patch: {
         summary: 'Change an integration',
         description: `Every field is optional: an absent one keeps its value; \`credentials\` omitted keeps them, null removes them, a string replaces them. A new auth kind (other than none) needs new credentials or null (400 \`credentials_required\`); none drops them. The same values again record nothing. ${FIELD_ERRORS} ${WHO_WRITES}`,
+        access: 'user',
+        versioned: 'conditional',
+        body: { json: schemaOfCodec(UpdateIntegrationBody) },
+        success: { status: 200, description: 'the integration as it stands', json: ref('Integration') },
+        errors: [403, 404],
+      },
+      put: {
+        summary: 'Change an integration (as PATCH)',
+        description: 'The same as PATCH, which the spec names; earlier releases answered PUT, and still do for the clients written then.',
         access: 'user',
         versioned: 'conditional',
         body: { json: schemaOfCodec(UpdateIntegrationBody) },

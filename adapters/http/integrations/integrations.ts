@@ -1,5 +1,5 @@
 // Integration routes of spec 4.12 (user token): `GET, POST /api/v1/workspaces/{workspace_id}
-// /integrations` and `GET, PUT, DELETE /api/v1/integrations/{id}`. Who may do what and the
+// /integrations` and `GET, PATCH (or PUT), DELETE /api/v1/integrations/{id}`. Who may do what and the
 // rules are the use cases' (application/integration/integrations.ts); this file decodes and
 // encodes. Creating honours Idempotency-Key; an integration carries its ETag and changes
 // honour If-Match. The credentials are never answered (`has_credentials`). Deleting one that
@@ -68,11 +68,14 @@ export function integrationsRouter(identity: UseCaseDependencies, denials: Acces
     answerVersioned(ctx, await getIntegration(deps, ctx.state.principal, ctx.params.id));
   });
 
-  router.put('/integrations/:id', user, async (ctx) => {
-    const preconditions = preconditionsOf(ctx);
-    const changes = decodeBody(UpdateIntegrationBody, ctx.request.body);
-    answerVersioned(ctx, await updateIntegration(deps, ctx.state.principal, ctx.params.id, changes, requestContextOf(ctx), preconditions));
-  });
+  // PATCH is the spec's (4.12); PUT, which earlier releases answered, does the same for the clients written then.
+  for (const method of ['patch', 'put'] as const) {
+    router[method]('/integrations/:id', user, async (ctx) => {
+      const preconditions = preconditionsOf(ctx);
+      const changes = decodeBody(UpdateIntegrationBody, ctx.request.body);
+      answerVersioned(ctx, await updateIntegration(deps, ctx.state.principal, ctx.params.id, changes, requestContextOf(ctx), preconditions));
+    });
+  }
 
   router.delete('/integrations/:id', user, async (ctx) => {
     const { cascade } = decodeBody(DeleteIntegrationQuery, { cascade: ctx.query.cascade });
