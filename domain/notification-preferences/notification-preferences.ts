@@ -55,7 +55,7 @@ export const notificationPreferencesDecider: Decider<NotificationPreferencesComm
         const { tenant_id, user_id } = command.data;
         const next: NotificationPreferences = { ...state.preferences, ...definedOf(command.data.preferences) };
         // The same preferences again: nothing to record.
-        if (next.orchestration_alerts === state.preferences.orchestration_alerts) return right([]);
+        if ((Object.keys(next) as NotificationKind[]).every((kind) => next[kind] === state.preferences[kind])) return right([]);
         return right([{ type: 'NotificationPreferencesChanged', data: { tenant_id, user_id, ...next, changed_at: now.toISOString() } }]);
       }
     }
