@@ -18,6 +18,7 @@ import type { RecordedOf } from '../ports/domain-event-store';
 import type { Saga } from '../sagas/saga';
 import { systemContext } from '../shared/request-context';
 import { MEMBERSHIPS, type MembershipDocument } from '../../projections/memberships';
+import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument, orchestrationEventsProjection } from '../../projections/orchestration-events';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
 import { loadDispatch } from './dispatch-queue';
 import type { OrchestrationDependencies } from './orchestration-events';
@@ -32,11 +33,19 @@ type Ending = RecordedOf<'OrchestrationEventDeadLettered' | 'OrchestrationEventE
 /** `2026-12-02 14:05 UTC`. */
 const readableTime = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 
-/** The email of an ending, for an organization. */
-export function alertEmailOf(ending: Ending, event: { name: string }, organization: string): { subject: string; text: string } {
+/**
+ * The email of an ending, for an organization; `standing` is how many of its events stand so
+ * ended (dead-lettered, or expired) as it is sent, this one included.
+ */
+export function alertEmailOf(ending: Ending, event: { name: string }, organization: string, standing: number): { subject: string; text: string } {
   const { event_id } = ending.data;
   const about = `The orchestration event ${event.name} (id ${event_id}) of ${organization}`;
+  const status = ending.type === 'OrchestrationEventDeadLettered' ? 'dead_letter' : 'expired';
+  const others = standing - 1;
   const limit = [
+    others > 0
+      ? `${organization} has ${others} other ${ending.type === 'OrchestrationEventDeadLettered' ? 'dead-lettered' : 'expired'} ${others === 1 ? 'event' : 'events'} as this email is sent: GET /api/v1/org/events?status=${status}.`
+      : `It is the only ${ending.type === 'OrchestrationEventDeadLettered' ? 'dead-lettered' : 'expired'} event of ${organization} as this email is sent.`,
     'You get at most one of these emails an hour; the events that end this way later in the hour are listed, not emailed:',
     'GET /api/v1/org/events?status=dead_letter (or status=expired).',
     'Owners and admins get them. Turn them off for yourself: PATCH /api/v1/me/notifications {"orchestration_alerts": false}; for everyone: the organization\'s setting orchestration_alert_emails (GraphQL update_settings).',
@@ -75,7 +84,10 @@ export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & {
       if (tenant === null || tenant.status !== 'active' || tenant.settings.orchestration_alert_emails === false) return;
       const ended = await loadDispatch(deps, event_id);
       if (ended === null) return;
-      const { subject, text } = alertEmailOf(ending, ended.event, tenant.name);
+      // Counted once the read model holds this end (it is among them).
+      await deps.readYourWrites(ending.position, [orchestrationEventsProjection.name]);
+      const standing = await deps.readStore.collection<OrchestrationEventDocument>(ORCHESTRATION_EVENTS).count({ status: ending.type === 'OrchestrationEventDeadLettered' ? 'dead_letter' : 'expired', tenant_id });
+      const { subject, text } = alertEmailOf(ending, ended.event, tenant.name, Math.max(1, standing));
       const recipients = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).find({
         where: { tenant_id, status: 'active', role: { in: ['owner', 'admin'] } },
         sort: { field: 'joined_at', direction: 'asc' },

@@ -299,6 +299,13 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     const expired = await alertsSince(since, [expiring]);
     expect(expired.map((email) => email.subject)).to.deep.equal(['[Org dispatch-org] An orchestration event expired before it was dispatched', '[Org dispatch-org] An orchestration event expired before it was dispatched']);
     expect(expired[0].text).to.contain(`The orchestration event shop.order.created (id ${expiring}) of Org dispatch-org expired at `);
+    // The expired events of the tests before are told of (with -g, there are none).
+    const otherExpired = (await send('GET', '/api/v1/org/events?status=expired&limit=100')).json.items.length - 1;
+    expect(expired[0].text).to.contain(
+      otherExpired === 0
+        ? 'It is the only expired event of Org dispatch-org as this email is sent.'
+        : `Org dispatch-org has ${otherExpired} other expired ${otherExpired === 1 ? 'event' : 'events'} as this email is sent: GET /api/v1/org/events?status=expired.`,
+    );
 
     // An admin turns them off for themselves: the next hour's dead letter is emailed to the owner alone.
     expect(first[0].text).to.contain('Turn them off for yourself: PATCH /api/v1/me/notifications {"orchestration_alerts": false}');
@@ -309,7 +316,13 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     const ownersOnly = await emit({ name: 'shop.order.created', payload: { order_id: 'AL-5', fail_first: 99 } });
     await runFor(MAX_ATTEMPTS);
     expect((await get(ownersOnly)).status).to.equal('dead_letter');
-    expect((await alertsSince(since, [ownersOnly])).map((email) => email.to)).to.deep.equal([owner.email]);
+    const toOwner = await alertsSince(since, [ownersOnly]);
+    expect(toOwner.map((email) => email.to)).to.deep.equal([owner.email]);
+    // It tells how many stand dead-lettered, the earlier ones of this test and of the tests before among them.
+    const standing = await send('GET', '/api/v1/org/events?status=dead_letter&limit=100');
+    const others = standing.json.items.length - 1;
+    expect(others).to.be.greaterThan(1);
+    expect(toOwner[0].text).to.contain(`Org dispatch-org has ${others} other dead-lettered events as this email is sent: GET /api/v1/org/events?status=dead_letter.`);
 
     // Turned off by an admin: the next hour's dead letter emails nobody.
     const off = await server.request('POST', '/graphql', { headers: as(admin), body: { query: 'mutation { update_settings(input: { orchestration_alert_emails: false }) { orchestration_alert_emails } }' } });
