@@ -10,6 +10,7 @@ import type { Clock, IdGenerator } from '../ports/clock';
 import { type DomainEventStore, type DomainRecordedEvent, EventDecodingError } from '../ports/domain-event-store';
 import { type ExpectedRevision, type NewEvent, WrongExpectedRevisionError } from '../ports/event-store';
 import { type RequestContext, eventMetadata } from '../shared/request-context';
+import { type WritePreconditions, expectedRevisionOf } from '../shared/versions';
 
 export interface CommandDependencies {
   /** Decodes and upcasts what it reads (application/events/decoding-event-store.ts). */
@@ -209,4 +210,21 @@ export async function loadAggregate<Command extends Message, Event extends Messa
   const recorded = await deps.eventStore.readStream(stream);
   const state = recorded.map((event) => ownEvent(aggregate, event)).reduce(aggregate.decider.evolve, aggregate.decider.initialState());
   return { state, revision: recorded.length > 0 ? recorded[recorded.length - 1].revision : -1 };
+}
+
+/**
+ * The revision a write must find on `stream` when the client named the version it read
+ * (If-Match): 412 `revision_mismatch` naming `resource` when the stream has moved on since;
+ * undefined, an unconditional write, when it named none.
+ */
+export async function revisionExpectedBy<Command extends Message, Event extends Message, State>(
+  deps: Pick<CommandDependencies, 'eventStore'>,
+  aggregate: Aggregate<Command, Event, State>,
+  stream: string,
+  resource: string,
+  preconditions: WritePreconditions,
+): Promise<number | undefined> {
+  if (preconditions.expectedVersion === undefined) return undefined;
+  const { revision } = await loadAggregate(deps, aggregate, stream);
+  return expectedRevisionOf(resource, preconditions.expectedVersion, revision);
 }

@@ -18,7 +18,7 @@ import {
   crmConfigStream,
 } from '../../domain/crm-config/crm-config';
 import { CRM_CONFIGS, type CrmConfigDocument } from '../../projections/crm-configs';
-import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate, revisionExpectedBy } from '../command-handling/handle-command';
 import { requireFeature } from '../entitlement/entitlements';
 import { type OutboundDependencies, requireCallableEndpoint } from '../outbound/callable-endpoint';
 import type { Actor } from '../ports/event-store';
@@ -26,7 +26,7 @@ import type { Secrets } from '../ports/identity';
 import { type Principal, actingContext } from '../session/sessions';
 import { type ReadModelDependencies, type ReadYourWritesDependencies, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
-import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
+import { type Versioned, type WritePreconditions, versionOfRevision } from '../shared/versions';
 
 export const crmConfigAggregate: Aggregate<CrmConfigCommand, CrmConfigEvent, CrmConfigState> = { decider: crmConfigDecider, events: crmConfigEvents };
 
@@ -93,11 +93,7 @@ export async function configureCrm(
     credential = { kind: 'given', sealed: deps.secrets.seal(input.credential) };
   }
   const stream = crmConfigStream(tenantId);
-  let expectedRevision: number | undefined;
-  if (preconditions.expectedVersion !== undefined) {
-    const { revision } = await loadAggregate(deps, crmConfigAggregate, stream);
-    expectedRevision = expectedRevisionOf('CRM configuration', preconditions.expectedVersion, revision);
-  }
+  const expectedRevision = await revisionExpectedBy(deps, crmConfigAggregate, stream, 'CRM configuration', preconditions);
   const result = await handleCommand(
     deps,
     crmConfigAggregate,

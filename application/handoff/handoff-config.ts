@@ -18,7 +18,7 @@ import {
   signingSecretProblem,
 } from '../../domain/handoff-config/handoff-config';
 import { HANDOFF_CONFIGS, type HandoffConfigDocument } from '../../projections/handoff-configs';
-import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate, revisionExpectedBy } from '../command-handling/handle-command';
 import { requireFeature } from '../entitlement/entitlements';
 import { type OutboundDependencies, requireCallableEndpoint } from '../outbound/callable-endpoint';
 import type { Actor } from '../ports/event-store';
@@ -26,7 +26,7 @@ import type { Secrets } from '../ports/identity';
 import { type Principal, actingContext } from '../session/sessions';
 import { type ReadModelDependencies, type ReadYourWritesDependencies, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
-import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
+import { type Versioned, type WritePreconditions, versionOfRevision } from '../shared/versions';
 
 export const handoffConfigAggregate: Aggregate<HandoffConfigCommand, HandoffConfigEvent, HandoffConfigState> = { decider: handoffConfigDecider, events: handoffConfigEvents };
 
@@ -113,11 +113,7 @@ export async function configureHandoff(
     secret = input.secret === '' ? { kind: 'generate', ...sealed } : { kind: 'keep', otherwise: sealed };
   }
   const stream = handoffConfigStream(tenantId);
-  let expectedRevision: number | undefined;
-  if (preconditions.expectedVersion !== undefined) {
-    const { revision } = await loadAggregate(deps, handoffConfigAggregate, stream);
-    expectedRevision = expectedRevisionOf('handoff configuration', preconditions.expectedVersion, revision);
-  }
+  const expectedRevision = await revisionExpectedBy(deps, handoffConfigAggregate, stream, 'handoff configuration', preconditions);
   const result = await handleCommand(
     deps,
     handoffConfigAggregate,

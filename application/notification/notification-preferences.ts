@@ -15,11 +15,11 @@ import {
 } from '../../domain/notification-preferences/notification-preferences';
 import { NOTIFICATION_PREFERENCES, type NotificationPreferencesDocument } from '../../projections/notification-preferences';
 import { membershipId } from '../../projections/memberships';
-import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { type Aggregate, type CommandDependencies, handleCommand, revisionExpectedBy } from '../command-handling/handle-command';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import { readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
-import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
+import { type Versioned, type WritePreconditions, versionOfRevision } from '../shared/versions';
 import { type Principal, actingContext } from '../session/sessions';
 
 export const notificationPreferencesAggregate: Aggregate<NotificationPreferencesCommand, NotificationPreferencesEvent, NotificationPreferencesState> = {
@@ -48,11 +48,7 @@ export async function setNotificationPreferences(
   preconditions: WritePreconditions = {},
 ): Promise<Versioned<NotificationPreferencesView>> {
   const stream = notificationPreferencesStream(principal.tenant_id, principal.user_id);
-  let expectedRevision: number | undefined;
-  if (preconditions.expectedVersion !== undefined) {
-    const { revision } = await loadAggregate(deps, notificationPreferencesAggregate, stream);
-    expectedRevision = expectedRevisionOf('notification preferences', preconditions.expectedVersion, revision);
-  }
+  const expectedRevision = await revisionExpectedBy(deps, notificationPreferencesAggregate, stream, 'notification preferences', preconditions);
   const result = await handleCommand(
     deps,
     notificationPreferencesAggregate,

@@ -17,10 +17,10 @@ import {
 import { forbidden, invalid } from '../../domain/shared/errors';
 import { PLANS, type PlanDocument } from '../../projections/plans';
 import { PLATFORM_SETTINGS, type PlatformSettingsDocument, defaultPlatformSettingsDocument } from '../../projections/platform-settings';
-import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate, revisionExpectedBy } from '../command-handling/handle-command';
 import { type ReadModelDependencies, type ReadYourWritesDependencies, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
-import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
+import { type Versioned, type WritePreconditions, versionOfRevision } from '../shared/versions';
 
 export const platformSettingsAggregate: Aggregate<PlatformSettingsCommand, PlatformSettingsEvent, PlatformSettingsState> = {
   decider: platformSettingsDecider,
@@ -51,11 +51,7 @@ export async function changePlatformSettings(
 ): Promise<Versioned<PlatformSettingsView>> {
   if (changes.default_plan_code !== undefined) await requireSellablePlan(deps, changes.default_plan_code);
   const stream = platformSettingsStream();
-  let expectedRevision: number | undefined;
-  if (preconditions.expectedVersion !== undefined) {
-    const { revision } = await loadAggregate(deps, platformSettingsAggregate, stream);
-    expectedRevision = expectedRevisionOf('platform settings', preconditions.expectedVersion, revision);
-  }
+  const expectedRevision = await revisionExpectedBy(deps, platformSettingsAggregate, stream, 'platform settings', preconditions);
   const result = await handleCommand(
     deps,
     platformSettingsAggregate,

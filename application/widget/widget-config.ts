@@ -18,13 +18,13 @@ import {
 } from '../../domain/widget-config/widget-config';
 import { WIDGET_CONFIGS, type WidgetConfigDocument, settingsOf } from '../../projections/widget-configs';
 import { WORKSPACES, type WorkspaceDocument } from '../../projections/workspaces';
-import { type Aggregate, type CommandDependencies, handleCommand, loadAggregate } from '../command-handling/handle-command';
+import { type Aggregate, type CommandDependencies, handleCommand, revisionExpectedBy } from '../command-handling/handle-command';
 import type { Actor } from '../ports/event-store';
 import type { Secrets } from '../ports/identity';
 import { type Principal, actingContext } from '../session/sessions';
 import { type ReadModelDependencies, type ReadYourWritesDependencies, readBackChange } from '../shared/read-models';
 import type { RequestContext } from '../shared/request-context';
-import { type Versioned, type WritePreconditions, expectedRevisionOf, versionOfRevision } from '../shared/versions';
+import { type Versioned, type WritePreconditions, versionOfRevision } from '../shared/versions';
 
 export const widgetConfigAggregate: Aggregate<WidgetConfigCommand, WidgetConfigEvent, WidgetConfigState> = { decider: widgetConfigDecider, events: widgetConfigEvents };
 
@@ -71,10 +71,8 @@ async function requireTenantWorkspace(deps: ReadModelDependencies, tenantId: str
 }
 
 /** The stream revision a write must find, when the client named the version it saw (412 otherwise). */
-async function expectedRevision(deps: WidgetConfigDependencies, tenantId: string, preconditions: WritePreconditions): Promise<number | undefined> {
-  if (preconditions.expectedVersion === undefined) return undefined;
-  const { revision } = await loadAggregate(deps, widgetConfigAggregate, widgetConfigStream(tenantId));
-  return expectedRevisionOf('widget configuration', preconditions.expectedVersion, revision);
+function expectedRevision(deps: WidgetConfigDependencies, tenantId: string, preconditions: WritePreconditions): Promise<number | undefined> {
+  return revisionExpectedBy(deps, widgetConfigAggregate, widgetConfigStream(tenantId), 'widget configuration', preconditions);
 }
 
 /**
