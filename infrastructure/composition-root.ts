@@ -562,7 +562,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     leadCrmDeliverySaga({ ...commands, readStore, secrets, outbound }, crmDeliveryPolicy),
     whatsappInboundSaga(
       { ...chat, secrets, media: whatsappTransports.cloudApi, speech, textExtractor, whatsapp: whatsappSettings },
-      { orderWaitMs: config.whatsapp.orderWaitSeconds * 1000, mergeWindowMs: config.whatsapp.mergeSeconds * 1000, maxAudioBytes: config.speech.maxAudioBytes, maxDocumentBytes: config.documentMaxBytes },
+      { orderWaitMs: config.whatsapp.orderWaitSeconds * 1000, mergeWindowMs: config.whatsapp.mergeSeconds * 1000, pauseMs: config.whatsapp.pauseSeconds * 1000, maxAudioBytes: config.speech.maxAudioBytes, maxDocumentBytes: config.documentMaxBytes },
     ),
     whatsappReplyDeliverySaga({ ...commands, readStore, secrets, transports: whatsappTransports, whatsapp: whatsappSettings }, whatsappPolicy),
     whatsappConversationRepliesSaga({ ...commands, logger: logger.child({ component: 'whatsapp' }) }),

@@ -252,6 +252,8 @@ export interface InboundSettings {
   orderWaitMs: number;
   /** A text's turn also asks the sender's texts received up to this long after it and still waiting (WHATSAPP_MERGE_SECONDS); 0: never. */
   mergeWindowMs: number;
+  /** A text is answered once its sender has written nothing for this long, within the merge window (WHATSAPP_PAUSE_SECONDS); 0: at once. */
+  pauseMs: number;
   /** The largest voice note listened to (SPEECH_MAX_AUDIO_BYTES). */
   maxAudioBytes: number;
   /** The largest document read (DOCUMENT_MAX_BYTES). */
@@ -285,6 +287,36 @@ async function afterEarlierMessages(deps: InboundDependencies, event: RecordedOf
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, ORDER_POLL_MS));
+  }
+}
+
+/** Between two looks at whether the sender has paused. */
+const PAUSE_POLL_MS = 100;
+
+/**
+ * For a text: waits until its sender has paused, nothing of theirs received in the last
+ * `pauseMs` (by the received times) within the merge window from this text, so that "Hi", "my
+ * order 1234", "hasn't arrived", written a second or two apart, are one turn even when the first
+ * would be handled at once. Never past the window (a sender who goes on writing is answered
+ * with what came until then), nor longer than it in this process's own time.
+ */
+async function untilSenderPauses(deps: InboundDependencies, event: RecordedOf<'WhatsAppMessageReceived'>, pauseMs: number, windowMs: number): Promise<void> {
+  const message = event.data;
+  if (pauseMs === 0 || windowMs === 0 || message.type !== 'text') return;
+  const messages = deps.readStore.collection<WhatsAppMessageDocument>(WHATSAPP_MESSAGES);
+  const windowEnds = Date.parse(message.received_at) + windowMs;
+  const deadline = Date.now() + windowMs;
+  for (;;) {
+    // What the webhook stored until now is in the read model.
+    await deps.readYourWrites(await deps.eventStore.headPosition());
+    const { items } = await messages.find({ where: { waiting_sender: event.metadata.actor.id }, index: 'waiting_sender', limit: 100 });
+    const latest = items
+      .filter((doc) => doc.tenant_id === message.tenant_id && doc.received_position > event.position && Date.parse(doc.received_at) <= windowEnds)
+      .reduce((newest, doc) => Math.max(newest, Date.parse(doc.received_at)), Date.parse(message.received_at));
+    const pausedAt = Math.min(latest + pauseMs, windowEnds);
+    const now = deps.clock.now().getTime();
+    if (now >= pausedAt || Date.now() >= deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(PAUSE_POLL_MS, pausedAt - now)));
   }
 }
 
@@ -356,6 +388,7 @@ export function whatsappInboundSaga(deps: InboundDependencies, settings: Inbound
       };
       const sagaContext: RequestContext = { ...systemContext(correlationId, WHATSAPP_INBOUND, event.id), tenant_id: message.tenant_id };
       await afterEarlierMessages(deps, event, settings.orderWaitMs);
+      await untilSenderPauses(deps, event, settings.pauseMs, settings.mergeWindowMs);
       // Asked in an earlier message's turn while it waited (merged), or erased: nothing more to do.
       const { state: current } = await loadAggregate(deps, whatsappMessageAggregate, stream);
       if (current.status !== 'received' || current.erased) return;

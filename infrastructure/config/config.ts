@@ -180,6 +180,7 @@ const variables = {
   WHATSAPP_RETRY_BASE_SECONDS: { codec: integerBetween(1, 24 * 3600), default: '30' },
   WHATSAPP_ORDER_WAIT_SECONDS: { codec: integerBetween(0, 3600), default: '120' },
   WHATSAPP_MERGE_SECONDS: { codec: integerBetween(0, 600), default: '30' },
+  WHATSAPP_PAUSE_SECONDS: { codec: integerBetween(0, 60), default: '0' },
   CONNECTOR_TIMEOUT_MS: { codec: integerBetween(100, 120_000), default: '30000' },
   CONNECTOR_MAX_RESPONSE_BYTES: { codec: integerBetween(1024, 64 * 1024 * 1024), default: String(1024 * 1024) },
   CONNECTOR_MANAGER_TOKEN: { codec: fromString('ConnectorManagerToken', '16 to 512 printable characters without spaces', (raw) => (/^[\x21-\x7e]{16,512}$/.test(raw) ? raw : undefined)), default: undefined },
@@ -399,6 +400,8 @@ export interface WhatsAppConfig {
   orderWaitSeconds: number;
   /** A text's turn also asks the same sender's texts received up to this long after it, still waiting for their turn (WHATSAPP_MERGE_SECONDS; 0: never). */
   mergeSeconds: number;
+  /** A text is answered once its sender has written nothing for this long, at most WHATSAPP_MERGE_SECONDS after it (WHATSAPP_PAUSE_SECONDS; 0: at once). */
+  pauseSeconds: number;
 }
 
 export interface OrchestrationDispatchConfig {
@@ -721,6 +724,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retryBaseSeconds: values.WHATSAPP_RETRY_BASE_SECONDS as number,
       orderWaitSeconds: values.WHATSAPP_ORDER_WAIT_SECONDS as number,
       mergeSeconds: values.WHATSAPP_MERGE_SECONDS as number,
+      pauseSeconds: values.WHATSAPP_PAUSE_SECONDS as number,
     },
     ...connectorSettings(values),
     orchestration: {

@@ -173,4 +173,58 @@ describe('WhatsApp with a language model: turns in order, a handoff asked of the
     expect(await outcomeOf('wamid.PERSON-2')).to.deep.include({ outcome: 'paused', reply_id: null });
     expect(llm.requests.length).to.equal(asked);
   });
+
+  describe('with WHATSAPP_PAUSE_SECONDS', () => {
+    const PAUSE_SECONDS = 3;
+    let paused: TestServer;
+    let pausedOwner: Account;
+    const deliverTo = (messages: Sent[]) => {
+      const raw = JSON.stringify(metaPayload(NUMBER, messages));
+      return paused.request('POST', '/api/v1/whatsapp/webhook', { rawBody: raw, headers: { 'content-type': 'application/json', 'x-hub-signature-256': signed(APP_SECRET, raw) } });
+    };
+    const pausedMessageId = (wamid: string): string => paused.platform.ids.fromKey(`whatsappMessage:${pausedOwner.tenant_id}:${wamid}`);
+    async function pausedOutcomeOf(wamid: string): Promise<{ outcome: string; detail: string | null }> {
+      let outcome: { outcome: string; detail: string | null } | null = null;
+      await eventually(async () => {
+        const events = await paused.platform.eventStore.readStream(whatsappMessageStream(pausedMessageId(wamid)));
+        outcome = (events.find((event) => event.type === 'WhatsAppMessageHandled')?.data as typeof outcome) ?? null;
+        return outcome !== null;
+      }, WAIT_MS, `the outcome of ${wamid}`);
+      return outcome!;
+    }
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    before(async () => {
+      paused = await startTestServer({ SCRYPT_LOG_N: '12', SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password, WHATSAPP_PAUSE_SECONDS: String(PAUSE_SECONDS), ...llm.settings });
+      pausedOwner = await registerOwner(paused, 'wa-pause');
+      await subscribeTo(paused, pausedOwner.tenant_id, 'growth');
+      const adminToken = (await paused.request('POST', '/api/v1/admin/auth/login', { body: ADMIN })).json.token;
+      const configured = await paused.request('PUT', `/api/v1/admin/whatsapp/config?tenant_id=${pausedOwner.tenant_id}`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+        body: { phone_number_id: NUMBER.phone_number_id, display_phone_number: `+${NUMBER.display}`, verify_token: 'verify-wa-pause-0123456789', app_secret: APP_SECRET },
+      });
+      expect(configured.status, configured.text).to.equal(200);
+    });
+    after(() => paused.close());
+
+    it('answers a text once the sender has paused: texts written a moment apart, each delivered alone, are one turn', async () => {
+      const before = llm.requests.length;
+      llm.script({ deltas: ['Your order 1234 left the warehouse today.'] });
+      expect((await deliverTo([{ from: '4793334444', id: 'wamid.PAUSE-1', text: 'Hi' }])).status).to.equal(200);
+      await sleep(300);
+      expect((await deliverTo([{ from: '4793334444', id: 'wamid.PAUSE-2', text: 'my order 1234' }])).status).to.equal(200);
+      await sleep(300);
+      expect((await deliverTo([{ from: '4793334444', id: 'wamid.PAUSE-3', text: "hasn't arrived" }])).status).to.equal(200);
+      // The sender has not paused for PAUSE_SECONDS yet: nothing is asked of the model.
+      await sleep(1000);
+      expect(llm.requests.length).to.equal(before);
+
+      expect((await pausedOutcomeOf('wamid.PAUSE-1')).outcome).to.equal('answered');
+      for (const wamid of ['wamid.PAUSE-2', 'wamid.PAUSE-3']) {
+        expect(await pausedOutcomeOf(wamid)).to.deep.include({ outcome: 'merged', detail: `merged_into:${pausedMessageId('wamid.PAUSE-1')}` });
+      }
+      expect(llm.requests.length).to.equal(before + 1);
+      expect(llm.requests[before].body.messages.filter((message) => message.role === 'user').map((message) => message.content).at(-1)).to.equal("Hi\nmy order 1234\nhasn't arrived");
+    });
+  });
 });
