@@ -28,5 +28,7 @@ if (parentPort) {
       (error: unknown) => port.postMessage({ ok: false, unsupported: error instanceof UnsupportedDocumentError, message: messageOf(error) } satisfies ExtractionAnswer),
     );
   });
-  void loadPdfReader().then(() => port.postMessage(WORKER_READY));
+  const ready = (): void => port.postMessage(WORKER_READY);
+  // Ready either way: were pdf.js not to load, each PDF would fail as it is read, and the other types are read all the same.
+  void loadPdfReader().then(ready, ready);
 }
