@@ -13,6 +13,7 @@ import { type ExtractionOutcome, type ThreadedExtractionOptions, ThreadedTextExt
 import { pdfOf, pdfOfPages } from '../support/documents';
 
 const CRASHING_WORKER = path.join(__dirname, '../support/crashing-extraction-worker.js');
+const NO_PDF_READER_WORKER = path.join(__dirname, '../support/no-pdf-reader-extraction-worker.js');
 
 describe('text extraction on worker threads', () => {
   let extractor: ThreadedTextExtractor;
@@ -78,6 +79,18 @@ describe('text extraction on worker threads', () => {
     expect((error as Error).message).to.equal('the document needs more than 32 MiB of memory to read');
     expect(await extractor.extract(Buffer.from('Still reading.'), PLAIN_TEXT)).to.equal('Still reading.');
     expect(outcomes).to.deep.equal(['out_of_memory', 'read']);
+  });
+
+  it('starts a worker whose pdf.js cannot load: it refuses each PDF as it reads it, and reads the other types', async () => {
+    start({ workerScript: NO_PDF_READER_WORKER, timeoutMs: 10_000 });
+    const refusal = await extractor.extract(pdfOf(['Opening hours: nine to five.']), PDF).then(
+      () => null,
+      (thrown: unknown) => thrown,
+    );
+    expect(refusal).to.be.instanceOf(UnsupportedDocumentError);
+    expect((refusal as Error).message).to.equal('the PDF could not be read (ModuleLoadError)');
+    expect(await extractor.extract(Buffer.from('Still reading text.'), PLAIN_TEXT)).to.equal('Still reading text.');
+    expect(outcomes).to.deep.equal(['unsupported', 'read']);
   });
 
   it('fails a document whose worker fails with a plain error (to be retried), and goes on', async () => {
