@@ -84,20 +84,21 @@ export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & {
       if (tenant === null || tenant.status !== 'active' || tenant.settings.orchestration_alert_emails === false) return;
       const ended = await loadDispatch(deps, event_id);
       if (ended === null) return;
-      // Counted once the read model holds this end (it is among them).
-      await deps.readYourWrites(ending.position, [orchestrationEventsProjection.name]);
-      const standing = await deps.readStore.collection<OrchestrationEventDocument>(ORCHESTRATION_EVENTS).count({ status: ending.type === 'OrchestrationEventDeadLettered' ? 'dead_letter' : 'expired', tenant_id });
-      const { subject, text } = alertEmailOf(ending, ended.event, tenant.name, Math.max(1, standing));
       const recipients = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).find({
         where: { tenant_id, status: 'active', role: { in: ['owner', 'admin'] } },
         sort: { field: 'joined_at', direction: 'asc' },
         limit: MAX_RECIPIENTS,
       });
       const unwanted = await turnedOff(deps, tenant_id, recipients.items.map((member) => member.user_id), 'orchestration_alerts');
+      const told = recipients.items.flatMap((member) => (member.email !== null && !unwanted.has(member.user_id) ? [{ ...member, email: member.email }] : []));
+      if (told.length === 0) return;
+      // Counted once the read model holds this end (it is among them).
+      await deps.readYourWrites(ending.position, [orchestrationEventsProjection.name]);
+      const standing = await deps.readStore.collection<OrchestrationEventDocument>(ORCHESTRATION_EVENTS).count({ status: ending.type === 'OrchestrationEventDeadLettered' ? 'dead_letter' : 'expired', tenant_id });
+      const { subject, text } = alertEmailOf(ending, ended.event, tenant.name, Math.max(1, standing));
       const hour = Math.floor(Date.parse(endedAt(ending)) / HOUR_MS);
       const context = { ...systemContext(ended.event.correlation_id, ORCHESTRATION_ALERT_EMAILS, ending.id), tenant_id };
-      for (const member of recipients.items) {
-        if (member.email === null || unwanted.has(member.user_id)) continue;
+      for (const member of told) {
         await queueEmail(
           deps,
           { to: member.email, data_subject: userSubject(member.user_id), subject, text, kind: 'orchestration_alert' },

@@ -22,6 +22,43 @@ const NUMBER = { phone_number_id: '100000000000777', display: '15550000777' };
 const APP_SECRET = 'whatsapp-order-app-secret-0123456789';
 const WAIT_MS = 15_000;
 
+/** A platform whose owner's organization has the WhatsApp number configured. */
+interface Channel {
+  server: TestServer;
+  owner: Account;
+}
+
+/** Starts a platform with `settings` and configures the number for a new organization. */
+async function startChannel(slug: string, settings: Record<string, string>): Promise<Channel> {
+  const server = await startTestServer({ SCRYPT_LOG_N: '12', SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password, ...settings });
+  const owner = await registerOwner(server, slug);
+  await subscribeTo(server, owner.tenant_id, 'growth');
+  const adminToken = (await server.request('POST', '/api/v1/admin/auth/login', { body: ADMIN })).json.token;
+  const configured = await server.request('PUT', `/api/v1/admin/whatsapp/config?tenant_id=${owner.tenant_id}`, {
+    headers: { authorization: `Bearer ${adminToken}` },
+    body: { phone_number_id: NUMBER.phone_number_id, display_phone_number: `+${NUMBER.display}`, verify_token: `verify-${slug}-0123456789`, app_secret: APP_SECRET },
+  });
+  expect(configured.status, configured.text).to.equal(200);
+  return { server, owner };
+}
+
+const deliverTo = ({ server }: Channel, messages: Sent[]) => {
+  const raw = JSON.stringify(metaPayload(NUMBER, messages));
+  return server.request('POST', '/api/v1/whatsapp/webhook', { rawBody: raw, headers: { 'content-type': 'application/json', 'x-hub-signature-256': signed(APP_SECRET, raw) } });
+};
+const messageIdIn = ({ server, owner }: Channel, wamid: string): string => server.platform.ids.fromKey(`whatsappMessage:${owner.tenant_id}:${wamid}`);
+
+/** How the message was handled (WhatsAppMessageHandled), once it is. */
+async function outcomeIn(channel: Channel, wamid: string): Promise<{ outcome: string; conversation_id: string; reply_id: string; detail: string | null }> {
+  let outcome: { outcome: string; conversation_id: string; reply_id: string; detail: string | null } | null = null;
+  await eventually(async () => {
+    const events = await channel.server.platform.eventStore.readStream(whatsappMessageStream(messageIdIn(channel, wamid)));
+    outcome = (events.find((event) => event.type === 'WhatsAppMessageHandled')?.data as typeof outcome) ?? null;
+    return outcome !== null;
+  }, WAIT_MS, `the outcome of ${wamid}`);
+  return outcome!;
+}
+
 describe('WhatsApp with a language model: turns in order, a handoff asked of the model', function () {
   this.timeout(60_000);
   let llm: OpenAiCompatibleServer;
@@ -29,41 +66,15 @@ describe('WhatsApp with a language model: turns in order, a handoff asked of the
   let server: TestServer;
   let owner: Account;
 
-  const deliver = (messages: Sent[]) => {
-    const raw = JSON.stringify(metaPayload(NUMBER, messages));
-    return server.request('POST', '/api/v1/whatsapp/webhook', { rawBody: raw, headers: { 'content-type': 'application/json', 'x-hub-signature-256': signed(APP_SECRET, raw) } });
-  };
-  const messageId = (wamid: string): string => server.platform.ids.fromKey(`whatsappMessage:${owner.tenant_id}:${wamid}`);
-  async function outcomeOf(wamid: string): Promise<{ outcome: string; conversation_id: string; reply_id: string }> {
-    let outcome: { outcome: string; conversation_id: string; reply_id: string } | null = null;
-    await eventually(async () => {
-      const events = await server.platform.eventStore.readStream(whatsappMessageStream(messageId(wamid)));
-      outcome = (events.find((event) => event.type === 'WhatsAppMessageHandled')?.data as typeof outcome) ?? null;
-      return outcome !== null;
-    }, WAIT_MS, `the outcome of ${wamid}`);
-    return outcome!;
-  }
+  const deliver = (messages: Sent[]) => deliverTo({ server, owner }, messages);
+  const messageId = (wamid: string): string => messageIdIn({ server, owner }, wamid);
+  const outcomeOf = (wamid: string) => outcomeIn({ server, owner }, wamid);
 
   before(async () => {
     llm = await OpenAiCompatibleServer.start();
     receiver = await startWebhookReceiver();
-    server = await startTestServer({
-      // The handoff webhook is a local receiver.
-      OUTBOUND_ALLOW_INSECURE: 'true',
-      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-      SCRYPT_LOG_N: '12',
-      SUPER_ADMIN_EMAIL: ADMIN.email,
-      SUPER_ADMIN_PASSWORD: ADMIN.password,
-      ...llm.settings,
-    });
-    owner = await registerOwner(server, 'wa-order');
-    await subscribeTo(server, owner.tenant_id, 'growth');
-    const adminToken = (await server.request('POST', '/api/v1/admin/auth/login', { body: ADMIN })).json.token;
-    const configured = await server.request('PUT', `/api/v1/admin/whatsapp/config?tenant_id=${owner.tenant_id}`, {
-      headers: { authorization: `Bearer ${adminToken}` },
-      body: { phone_number_id: NUMBER.phone_number_id, display_phone_number: `+${NUMBER.display}`, verify_token: 'verify-wa-order-0123456789', app_secret: APP_SECRET },
-    });
-    expect(configured.status, configured.text).to.equal(200);
+    // The handoff webhook is a local receiver.
+    ({ server, owner } = await startChannel('wa-order', { OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', ...llm.settings }));
   });
   after(async () => {
     await server.close();
@@ -176,52 +187,29 @@ describe('WhatsApp with a language model: turns in order, a handoff asked of the
 
   describe('with WHATSAPP_PAUSE_SECONDS', () => {
     const PAUSE_SECONDS = 3;
-    let paused: TestServer;
-    let pausedOwner: Account;
-    const deliverTo = (messages: Sent[]) => {
-      const raw = JSON.stringify(metaPayload(NUMBER, messages));
-      return paused.request('POST', '/api/v1/whatsapp/webhook', { rawBody: raw, headers: { 'content-type': 'application/json', 'x-hub-signature-256': signed(APP_SECRET, raw) } });
-    };
-    const pausedMessageId = (wamid: string): string => paused.platform.ids.fromKey(`whatsappMessage:${pausedOwner.tenant_id}:${wamid}`);
-    async function pausedOutcomeOf(wamid: string): Promise<{ outcome: string; detail: string | null }> {
-      let outcome: { outcome: string; detail: string | null } | null = null;
-      await eventually(async () => {
-        const events = await paused.platform.eventStore.readStream(whatsappMessageStream(pausedMessageId(wamid)));
-        outcome = (events.find((event) => event.type === 'WhatsAppMessageHandled')?.data as typeof outcome) ?? null;
-        return outcome !== null;
-      }, WAIT_MS, `the outcome of ${wamid}`);
-      return outcome!;
-    }
+    let paused: Channel;
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
     before(async () => {
-      paused = await startTestServer({ SCRYPT_LOG_N: '12', SUPER_ADMIN_EMAIL: ADMIN.email, SUPER_ADMIN_PASSWORD: ADMIN.password, WHATSAPP_PAUSE_SECONDS: String(PAUSE_SECONDS), ...llm.settings });
-      pausedOwner = await registerOwner(paused, 'wa-pause');
-      await subscribeTo(paused, pausedOwner.tenant_id, 'growth');
-      const adminToken = (await paused.request('POST', '/api/v1/admin/auth/login', { body: ADMIN })).json.token;
-      const configured = await paused.request('PUT', `/api/v1/admin/whatsapp/config?tenant_id=${pausedOwner.tenant_id}`, {
-        headers: { authorization: `Bearer ${adminToken}` },
-        body: { phone_number_id: NUMBER.phone_number_id, display_phone_number: `+${NUMBER.display}`, verify_token: 'verify-wa-pause-0123456789', app_secret: APP_SECRET },
-      });
-      expect(configured.status, configured.text).to.equal(200);
+      paused = await startChannel('wa-pause', { WHATSAPP_PAUSE_SECONDS: String(PAUSE_SECONDS), ...llm.settings });
     });
-    after(() => paused.close());
+    after(() => paused.server.close());
 
     it('answers a text once the sender has paused: texts written a moment apart, each delivered alone, are one turn', async () => {
       const before = llm.requests.length;
       llm.script({ deltas: ['Your order 1234 left the warehouse today.'] });
-      expect((await deliverTo([{ from: '4793334444', id: 'wamid.PAUSE-1', text: 'Hi' }])).status).to.equal(200);
+      expect((await deliverTo(paused, [{ from: '4793334444', id: 'wamid.PAUSE-1', text: 'Hi' }])).status).to.equal(200);
       await sleep(300);
-      expect((await deliverTo([{ from: '4793334444', id: 'wamid.PAUSE-2', text: 'my order 1234' }])).status).to.equal(200);
+      expect((await deliverTo(paused, [{ from: '4793334444', id: 'wamid.PAUSE-2', text: 'my order 1234' }])).status).to.equal(200);
       await sleep(300);
-      expect((await deliverTo([{ from: '4793334444', id: 'wamid.PAUSE-3', text: "hasn't arrived" }])).status).to.equal(200);
+      expect((await deliverTo(paused, [{ from: '4793334444', id: 'wamid.PAUSE-3', text: "hasn't arrived" }])).status).to.equal(200);
       // The sender has not paused for PAUSE_SECONDS yet: nothing is asked of the model.
       await sleep(1000);
       expect(llm.requests.length).to.equal(before);
 
-      expect((await pausedOutcomeOf('wamid.PAUSE-1')).outcome).to.equal('answered');
+      expect((await outcomeIn(paused, 'wamid.PAUSE-1')).outcome).to.equal('answered');
       for (const wamid of ['wamid.PAUSE-2', 'wamid.PAUSE-3']) {
-        expect(await pausedOutcomeOf(wamid)).to.deep.include({ outcome: 'merged', detail: `merged_into:${pausedMessageId('wamid.PAUSE-1')}` });
+        expect(await outcomeIn(paused, wamid)).to.deep.include({ outcome: 'merged', detail: `merged_into:${messageIdIn(paused, 'wamid.PAUSE-1')}` });
       }
       expect(llm.requests.length).to.equal(before + 1);
       expect(llm.requests[before].body.messages.filter((message) => message.role === 'user').map((message) => message.content).at(-1)).to.equal("Hi\nmy order 1234\nhasn't arrived");
