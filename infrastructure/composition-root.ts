@@ -573,7 +573,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     orchestrationPayloadRetentionSaga({ ...commands, readStore, readYourWrites, personalData: vault }, { retentionDays: config.orchestration.payloadRetentionDays }),
     rangeReplaySaga(orchestration),
     orchestrationDeadLetterNoticesSaga({ ...orchestration, logger: logger.child({ component: 'orchestration' }) }),
-    orchestrationAlertEmailsSaga({ ...orchestration, secrets }),
+    orchestrationAlertEmailsSaga({ ...orchestration, secrets, publicUrl: config.publicUrl }),
     ...(overrides.orchestrationDispatcher === false ? [] : [orchestrationDispatcherSaga(dispatcher, dispatcherLogger)]),
     ...(overrides.documentIndexing === false ? [] : [documentIndexingSaga({ ...commands, blobStore, textExtractor, searchIndex, embeddings }, { maxAttempts: config.sagaMaxAttempts })]),
   ];
@@ -620,6 +620,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       http.graphqlRouter(identity, graphqlOptions),
       http.meSessionsRouter(identity),
       http.meNotificationsRouter(identity),
+      http.unsubscribeRouter({ ...identity, limiter }),
       http.meAccountRouter({ ...identity, logger }, { limiter, failures: graphqlOptions.limits.perEmail }),
       http.orgRouter(identity, accessDenials, [http.orgAuditLogsRouter({ readStore, eventStore, signer: auditSigner }), http.sdkConnectionsRouter(identity, sdkConnectionAdapters), http.orchestrationEventsRouter(identity, { orchestration: config.orchestration, limiter, ...dispatchOnReceipt })]),
       http.publicRouter(identity),

@@ -1,6 +1,9 @@
-// Server-rendered HTML pages (the sandbox checkout page, the public chat page): one template
-// tag that escapes every interpolated value, so nothing a tenant or a visitor wrote reaches a
-// page unescaped by mistake.
+// Server-rendered HTML pages (the sandbox checkout page, the public chat page, the unsubscribe
+// page): one template tag that escapes every interpolated value, so nothing a tenant or a
+// visitor wrote reaches a page unescaped by mistake.
+
+import { createHash } from 'node:crypto';
+import type { Context } from 'koa';
 
 /** Markup that is already safe: only `html` makes it. */
 export class Html {
@@ -26,3 +29,24 @@ export function html(strings: TemplateStringsArray, ...values: Fragment[]): Html
 
 /** A link only to an http(s) URL: a `javascript:` one would run in the page even escaped. */
 export const linkable = (url: string): boolean => /^https?:\/\//i.test(url);
+
+/** The policy of a page with no script: its one inline style allowed by hash, no outside resource, no framing. */
+export const styleOnlyPolicy = (style: string): string =>
+  `default-src 'none'; style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'; base-uri 'none'; frame-ancestors 'none'`;
+
+/**
+ * Answers a page that stands alone (no script, framed by nobody, never cached, no Referer: its
+ * URL may hold a key, a checkout id or an unsubscribe token).
+ */
+export function answerStandalonePage(ctx: Context, status: number, page: Html, policy: string): void {
+  ctx.status = status;
+  ctx.set({
+    'content-security-policy': policy,
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'cache-control': 'no-store',
+  });
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = page.text;
+}

@@ -7,6 +7,7 @@ export { graphqlRouter } from './graphql';
 export { meSessionsRouter } from './me/sessions';
 export { meAccountRouter } from './me/account';
 export { meNotificationsRouter } from './me/notifications';
+export { unsubscribeRouter } from './notifications/unsubscribe';
 export { adminRouter } from './admin/index';
 export { adminPlansRouter } from './admin/plans';
 export { adminAuditLogsRouter } from './admin/audit-logs';

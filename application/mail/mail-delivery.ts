@@ -132,8 +132,9 @@ export function mailDeliverySaga(deps: MailDeliveryDependencies, policy: MailDel
   }
 
   async function send(queued: EmailQueuedEvent, attempt: number, context: RequestContext): Promise<void> {
-    const { email_id, to, subject, body_sealed } = queued.data;
+    const { email_id, to, subject, body_sealed, unsubscribe_url_sealed } = queued.data;
     const text = deps.secrets.open(body_sealed);
+    const unsubscribe = unsubscribe_url_sealed === undefined ? {} : { unsubscribeUrl: deps.secrets.open(unsubscribe_url_sealed) };
     // The claim. No idempotency key on purpose: the append is checked against the revision
     // just read, so when two deliveries race for this attempt the loser re-reads, finds it
     // started, and appends nothing (derived ids would make its append succeed as a repeat).
@@ -143,7 +144,7 @@ export function mailDeliverySaga(deps: MailDeliveryDependencies, policy: MailDel
     let outcome: MailDeliveryInput;
     try {
       // The same key on every attempt: SMTP carries it as the Message-ID, so a receiver can drop a repeat.
-      const { messageId } = await deps.mailer.send({ to, subject, text }, `${MAIL_DELIVERY}:${email_id}`);
+      const { messageId } = await deps.mailer.send({ to, subject, text, ...unsubscribe }, `${MAIL_DELIVERY}:${email_id}`);
       outcome = deps.mailer.delivers
         ? { type: 'MailerAccepted', data: { email_id, attempt, provider: deps.mailer.provider, provider_message_id: messageId } }
         : { type: 'MailerKept', data: { email_id, attempt, provider: deps.mailer.provider } };

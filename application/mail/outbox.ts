@@ -15,6 +15,8 @@ export interface QueuedEmail {
   subject: string;
   text: string;
   kind: string;
+  /** The one-click unsubscribe link (List-Unsubscribe, RFC 8058) of an email its recipient may do without. */
+  unsubscribe_url?: string | null;
 }
 
 /** Queues an email; under an idempotency key its id comes from the key, so queueing it again queues nothing. */
@@ -29,7 +31,18 @@ export async function queueEmail(
     deps,
     emailAggregate,
     emailStream(emailId),
-    { type: 'QueueEmail', data: { email_id: emailId, to: email.to, data_subject: email.data_subject, subject: email.subject, body_sealed: deps.secrets.seal(email.text), kind: email.kind } },
+    {
+      type: 'QueueEmail',
+      data: {
+        email_id: emailId,
+        to: email.to,
+        data_subject: email.data_subject,
+        subject: email.subject,
+        body_sealed: deps.secrets.seal(email.text),
+        kind: email.kind,
+        ...(email.unsubscribe_url ? { unsubscribe_url_sealed: deps.secrets.seal(email.unsubscribe_url) } : {}),
+      },
+    },
     context,
     { idempotencyKey: options.idempotencyKey },
   );

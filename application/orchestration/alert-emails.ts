@@ -5,13 +5,15 @@
 // the email's idempotency key names it); the email says where the others of that hour are
 // listed. Only the error's code is told, never its message (it may hold personal data, and is
 // sealed under the day's key). On by default; a person turns it off for themselves (their
-// notification preference `orchestration_alerts`), the organization's setting
+// notification preference `orchestration_alerts`, or the email's one-click unsubscribe link
+// where PUBLIC_URL is set: application/notification/unsubscribe-links.ts), the organization's setting
 // `orchestration_alert_emails: false` for everyone. A suspended or deleted organization is
 // told nothing. The platform's notices (docs/orchestration-events.md, "Dead-letter notices")
 // are the way to tell anyone else, or anything else.
 
 import { userSubject } from '../../domain/user/events';
 import { turnedOff } from '../notification/notification-preferences';
+import { unsubscribeUrl } from '../notification/unsubscribe-links';
 import { queueEmail } from '../mail/outbox';
 import type { Secrets } from '../ports/identity';
 import type { RecordedOf } from '../ports/domain-event-store';
@@ -33,11 +35,24 @@ type Ending = RecordedOf<'OrchestrationEventDeadLettered' | 'OrchestrationEventE
 /** `2026-12-02 14:05 UTC`. */
 const readableTime = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 
+/** How a person stops these emails: their one-click link where there is one, the API otherwise. */
+const turningOff = (unsubscribeLink: string | null): string =>
+  unsubscribeLink === null
+    ? 'Owners and admins get them. Turn them off for yourself: PATCH /api/v1/me/notifications {"orchestration_alerts": false}; for everyone: the organization\'s setting orchestration_alert_emails (GraphQL update_settings).'
+    : `Owners and admins get them. Turn them off for yourself: ${unsubscribeLink} (or PATCH /api/v1/me/notifications {"orchestration_alerts": false}); for everyone: the organization's setting orchestration_alert_emails (GraphQL update_settings).`;
+
 /**
  * The email of an ending, for an organization; `standing` is how many of its events stand so
- * ended (dead-lettered, or expired) as it is sent, this one included.
+ * ended (dead-lettered, or expired) as it is sent, this one included; `unsubscribeLink` is the
+ * recipient's one-click link, where there is one.
  */
-export function alertEmailOf(ending: Ending, event: { name: string }, organization: string, standing: number): { subject: string; text: string } {
+export function alertEmailOf(
+  ending: Ending,
+  event: { name: string },
+  organization: string,
+  standing: number,
+  unsubscribeLink: string | null,
+): { subject: string; text: string } {
   const { event_id } = ending.data;
   const about = `The orchestration event ${event.name} (id ${event_id}) of ${organization}`;
   const status = ending.type === 'OrchestrationEventDeadLettered' ? 'dead_letter' : 'expired';
@@ -48,7 +63,7 @@ export function alertEmailOf(ending: Ending, event: { name: string }, organizati
       : `It is the only ${ending.type === 'OrchestrationEventDeadLettered' ? 'dead-lettered' : 'expired'} event of ${organization} as this email is sent.`,
     'You get at most one of these emails an hour; the events that end this way later in the hour are listed, not emailed:',
     'GET /api/v1/org/events?status=dead_letter (or status=expired).',
-    'Owners and admins get them. Turn them off for yourself: PATCH /api/v1/me/notifications {"orchestration_alerts": false}; for everyone: the organization\'s setting orchestration_alert_emails (GraphQL update_settings).',
+    turningOff(unsubscribeLink),
   ].join('\n');
   if (ending.type === 'OrchestrationEventDeadLettered') {
     const { attempts, error, dead_lettered_at } = ending.data;
@@ -73,7 +88,8 @@ export function alertEmailOf(ending: Ending, event: { name: string }, organizati
 
 const endedAt = (ending: Ending): string => (ending.type === 'OrchestrationEventDeadLettered' ? ending.data.dead_lettered_at : ending.data.expired_at);
 
-export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & { secrets: Secrets }): Saga<'OrchestrationEventDeadLettered' | 'OrchestrationEventExpired'> {
+/** `publicUrl`: the platform's public base URL (PUBLIC_URL), on which each email's one-click unsubscribe link is made; null: no link, the email says how through the API. */
+export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & { secrets: Secrets; publicUrl: string | null }): Saga<'OrchestrationEventDeadLettered' | 'OrchestrationEventExpired'> {
   return {
     name: ORCHESTRATION_ALERT_EMAILS,
     version: 1,
@@ -95,13 +111,14 @@ export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & {
       // Counted once the read model holds this end (it is among them).
       await deps.readYourWrites(ending.position, [orchestrationEventsProjection.name]);
       const standing = await deps.readStore.collection<OrchestrationEventDocument>(ORCHESTRATION_EVENTS).count({ status: ending.type === 'OrchestrationEventDeadLettered' ? 'dead_letter' : 'expired', tenant_id });
-      const { subject, text } = alertEmailOf(ending, ended.event, tenant.name, Math.max(1, standing));
       const hour = Math.floor(Date.parse(endedAt(ending)) / HOUR_MS);
       const context = { ...systemContext(ended.event.correlation_id, ORCHESTRATION_ALERT_EMAILS, ending.id), tenant_id };
       for (const member of told) {
+        const unsubscribe = unsubscribeUrl(deps.secrets, deps.publicUrl, { tenant_id, user_id: member.user_id, kind: 'orchestration_alerts' });
+        const { subject, text } = alertEmailOf(ending, ended.event, tenant.name, Math.max(1, standing), unsubscribe);
         await queueEmail(
           deps,
-          { to: member.email, data_subject: userSubject(member.user_id), subject, text, kind: 'orchestration_alert' },
+          { to: member.email, data_subject: userSubject(member.user_id), subject, text, kind: 'orchestration_alert', unsubscribe_url: unsubscribe },
           context,
           { idempotencyKey: `orchestration-alert:${tenant_id}:${member.user_id}:${hour}` },
         );

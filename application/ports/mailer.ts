@@ -3,6 +3,8 @@ export interface OutgoingEmail {
   to: string;
   subject: string;
   text: string;
+  /** Sent as List-Unsubscribe with List-Unsubscribe-Post (RFC 8058): mail clients then offer one-click unsubscribe. */
+  unsubscribeUrl?: string;
 }
 
 /** Delivers email: SMTP when SMTP_URL is set; otherwise the log mailer, which only keeps it in the outbox. */

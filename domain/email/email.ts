@@ -16,13 +16,15 @@ import { toStreamName } from '../shared/stream-names';
  * `data_subject` is whose email it is (`user:<id>` for an account's, `invitation:<id>` for an
  * invitee's): the recipient's address is sealed under that subject's key, so erasing the
  * subject (closing the account) erases it. Emails queued before it was recorded have their
- * address in clear.
+ * address in clear. `unsubscribe_url_sealed`: see application/notification/unsubscribe-links.ts.
  */
 export const EmailQueued = declareEvent(
   'EmailQueued',
   t.intersection([
     t.type({ email_id: t.string, to: t.string, subject: t.string, body_sealed: t.string, kind: t.string, queued_at: t.string }),
-    t.partial({ data_subject: t.string }),
+    // The one-click unsubscribe link of an email a person may do without (List-Unsubscribe),
+    // sealed like the body: whoever holds it turns that person's email off.
+    t.partial({ data_subject: t.string, unsubscribe_url_sealed: t.string }),
   ]),
 );
 /** An attempt is claimed before the mailer is called: of two deliveries racing, one sends. */

@@ -20,7 +20,9 @@ export class SmtpMailer implements Mailer {
   async send(email: OutgoingEmail, idempotencyKey: string): Promise<{ messageId: string | null }> {
     const domain = this.from.replace(/^.*@/, '').replace(/>.*$/, '') || 'localhost';
     const messageId = `<${idempotencyKey.replace(/[^A-Za-z0-9._-]/g, '.')}@${domain}>`;
-    const info = await this.transport.sendMail({ from: this.from, to: email.to, subject: email.subject, text: email.text, messageId });
+    // One-click unsubscribe (RFC 8058): the mail client POSTs `List-Unsubscribe=One-Click` to the link.
+    const headers = email.unsubscribeUrl === undefined ? undefined : { 'List-Unsubscribe': `<${email.unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+    const info = await this.transport.sendMail({ from: this.from, to: email.to, subject: email.subject, text: email.text, messageId, headers });
     return { messageId: typeof info.messageId === 'string' ? info.messageId : messageId };
   }
 

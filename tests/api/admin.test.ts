@@ -1,10 +1,13 @@
 import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { bootstrapSuperAdmin } from '../../application/admin/admin-auth';
 import { redactOneTimeCodes } from '../../application/admin/outbox';
+import { unsubscribeUrl } from '../../application/notification/unsubscribe-links';
 import type { RecordedEvent } from '../../application/ports/event-store';
+import { AesGcmSecrets } from '../../infrastructure/crypto/secrets';
 import { AUDIT_LOG, type AuditLogEntry } from '../../projections/audit-log';
 import { type Account, lastEmailedCode, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
@@ -205,6 +208,11 @@ describe('reading an email body through the super admin API', () => {
   it('redacts numeric codes and tokens but not words, years or short numbers', () => {
     expect(redactOneTimeCodes('code 123456, token AbC_d-9xYz012345678901234, year 2026, internationalization, 10 minutes')).to.equal(
       'code [redacted], token [redacted], year 2026, internationalization, 10 minutes',
+    );
+    // An alert email's unsubscribe link: whoever holds it turns the person's alerts off.
+    const link = unsubscribeUrl(new AesGcmSecrets(randomBytes(32)), 'https://svc.example.test', { tenant_id: randomUUID(), user_id: randomUUID(), kind: 'orchestration_alerts' })!;
+    expect(redactOneTimeCodes(`Turn them off for yourself: ${link} (or PATCH`)).to.equal(
+      'Turn them off for yourself: https://svc.example.test/notifications/unsubscribe?token=[redacted].[redacted] (or PATCH',
     );
   });
 });

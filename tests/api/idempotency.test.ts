@@ -209,6 +209,7 @@ describe('Idempotency-Key on creating routes', () => {
       'POST /api/v1/admin/tenants/:id/unsuspend': 'a change of state; repeating it is 409',
       'POST /api/v1/admin/tenants/:id/impersonate': 'opens a session',
       'POST /billing/sandbox/checkout/:id': "the sandbox provider's payment form: a checkout is paid at most once",
+      'POST /notifications/unsubscribe': 'turns one preference off; a repeat changes nothing',
       'POST /api/v1/billing/subscription': 'cancels the subscription; repeating it changes nothing',
       'POST /api/v1/billing/cancel': 'cancels the subscription; repeating it changes nothing',
       'POST /api/v1/billing/webhook': "the payment provider's; its events are deduplicated by their ids",

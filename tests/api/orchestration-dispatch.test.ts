@@ -113,6 +113,8 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
         ORCHESTRATION_SEQUENCE_GAP_WAIT_MS: '60000',
         ORCHESTRATION_RESUME_AFTER_MS: '30000',
         METRICS_PUBLIC: 'true',
+        // The alert emails' unsubscribe links are made on it.
+        PUBLIC_URL: 'https://svc.example.test',
         // The last test moves the clock two days on.
         TOKEN_TTL_SECONDS: String(30 * 24 * 3600),
       },
@@ -267,12 +269,16 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     await joinAs(server, await registerOwner(server, 'dispatch-alert-mem'), owner.tenant_id, 'member');
     const toNextHour = (): void => clock.advance(3_600_000 - (clock.now().getTime() % 3_600_000) + 1000);
     /** The alert emails queued since `since`, once the saga has handled every end of `ids`. */
-    const alertsSince = async (since: number, ids: string[]): Promise<Array<{ to: string; subject: string; text: string }>> => {
+    const alertsSince = async (since: number, ids: string[]): Promise<Array<{ to: string; subject: string; text: string; unsubscribe: string | null }>> => {
       const ends = await Promise.all(ids.map(async (id) => (await server.platform.eventStore.readStream(`orchestrationEvent-${id}`)).filter((event) => ['OrchestrationEventDeadLettered', 'OrchestrationEventExpired'].includes(event.type)).at(-1)?.position ?? Infinity));
       const last = Math.max(...ends);
       await eventually(async () => ((await server.platform.readStore.getProjectionState(`saga:${ORCHESTRATION_ALERT_EMAILS}-v1`))?.checkpoint ?? 0) >= last, 10_000, 'the alert saga past the ends');
       const queued = await server.platform.eventStore.readAll({ fromPosition: since, filter: { kind: 'event_type', types: ['EmailQueued'] } });
-      return queued.flatMap((event) => (event.type === 'EmailQueued' && event.data.kind === 'orchestration_alert' ? [{ to: event.data.to, subject: event.data.subject, text: server.platform.secrets.open(event.data.body_sealed) }] : []));
+      return queued.flatMap((event) => {
+        if (event.type !== 'EmailQueued' || event.data.kind !== 'orchestration_alert') return [];
+        const { to, subject, body_sealed, unsubscribe_url_sealed } = event.data;
+        return [{ to, subject, text: server.platform.secrets.open(body_sealed), unsubscribe: unsubscribe_url_sealed === undefined ? null : server.platform.secrets.open(unsubscribe_url_sealed) }];
+      });
     };
 
     toNextHour();
@@ -289,7 +295,12 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect(first[0].text).to.contain(`after ${MAX_ATTEMPTS} attempts; the last failed with internal_error.`);
     expect(first[0].text).to.contain(`POST /api/v1/org/events/${told}/retry, or every dead letter of its name at once: POST /api/v1/org/events/redrive {"name": "shop.order.created"}.`);
     expect(first[0].text).to.contain('at most one of these emails an hour');
-    expect(first[1].text).to.equal(first[0].text);
+    // Each person's email carries their own one-click unsubscribe link (List-Unsubscribe), in its text too; otherwise the two are the same.
+    const links = first.map((email) => email.unsubscribe!);
+    expect(links[0]).to.match(/^https:\/\/svc\.example\.test\/notifications\/unsubscribe\?token=[A-Za-z0-9_-]+\.[0-9a-f]{64}$/);
+    expect(links[1]).not.to.equal(links[0]);
+    expect(first[1].text.replace(links[1], links[0])).to.equal(first[0].text);
+    for (const email of first) expect(email.text).to.contain(`Turn them off for yourself: ${email.unsubscribe} (or PATCH /api/v1/me/notifications {"orchestration_alerts": false})`);
 
     // The next hour, an event that expires before its turn: told again.
     toNextHour();
@@ -307,10 +318,11 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
         : `Org dispatch-org has ${otherExpired} other expired ${otherExpired === 1 ? 'event' : 'events'} as this email is sent: GET /api/v1/org/events?status=expired.`,
     );
 
-    // An admin turns them off for themselves: the next hour's dead letter is emailed to the owner alone.
-    expect(first[0].text).to.contain('Turn them off for yourself: PATCH /api/v1/me/notifications {"orchestration_alerts": false}');
-    const mine = await server.request('PATCH', '/api/v1/me/notifications', { headers: as(admin), body: { orchestration_alerts: false } });
-    expect(mine.status, mine.text).to.equal(200);
+    // An admin turns them off for themselves with their email's link, as a mail client's one click
+    // does (RFC 8058): the next hour's dead letter is emailed to the owner alone.
+    const adminsLink = new URL(first.find((email) => email.to === admin.email)!.unsubscribe!);
+    const mine = await server.request('POST', `${adminsLink.pathname}${adminsLink.search}`, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, rawBody: 'List-Unsubscribe=One-Click' });
+    expect([mine.status, mine.json.unsubscribed], mine.text).to.deep.equal([200, true]);
     toNextHour();
     since = await server.platform.eventStore.headPosition();
     const ownersOnly = await emit({ name: 'shop.order.created', payload: { order_id: 'AL-5', fail_first: 99 } });

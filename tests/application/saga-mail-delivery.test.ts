@@ -124,11 +124,11 @@ describe('mail delivery process manager', () => {
 class RecordingMailer implements Mailer {
   readonly provider = 'test';
   readonly delivers = true;
-  readonly calls: Array<{ to: string; text: string; key: string }> = [];
+  readonly calls: Array<{ to: string; text: string; key: string; unsubscribeUrl?: string }> = [];
   failures: string[] = [];
 
   async send(email: OutgoingEmail, idempotencyKey: string): Promise<{ messageId: string | null }> {
-    this.calls.push({ to: email.to, text: email.text, key: idempotencyKey });
+    this.calls.push({ to: email.to, text: email.text, key: idempotencyKey, ...(email.unsubscribeUrl === undefined ? {} : { unsubscribeUrl: email.unsubscribeUrl }) });
     const failure = this.failures.shift();
     if (failure) throw new Error(failure);
     return { messageId: `m${this.calls.length}` };
@@ -199,6 +199,26 @@ describe('mail delivery saga', () => {
     expect(mailer.calls[0]).to.deep.include({ text: 'Your code is 123456', key: `mail_delivery:${first.emailId}` });
     for (const { emailId } of [first, second]) expect(await types(emailId)).to.deep.equal(['EmailQueued', 'EmailSendStarted', 'EmailSent']);
     expect(await emailDocument(first.emailId)).to.deep.include({ status: 'sent', attempts: 1, provider: 'test', sent_at: FIXED_NOW.toISOString() });
+  });
+
+  it('hands the mailer the one-click unsubscribe link of an email that has one, sealed in its event like the body', async () => {
+    const link = 'https://svc.example.test/notifications/unsubscribe?token=abc.def';
+    const emailId = await queueEmail(
+      { ...stores.commands, secrets },
+      { to: 'ada@example.com', data_subject: 'user:ada', subject: 'An alert', text: 'Something ended', kind: 'orchestration_alert', unsubscribe_url: link },
+      userContext(),
+    );
+    const [queued] = await stores.events.readStream(emailStream(emailId));
+    if (queued?.type !== 'EmailQueued') throw new Error(`${emailId} starts with ${queued?.type}`);
+    expect(JSON.stringify(queued.data)).not.to.contain('token=');
+    expect(secrets.open(queued.data.unsubscribe_url_sealed!)).to.equal(link);
+    await saga.handle(queued, context);
+    expect(mailer.calls).to.deep.equal([{ to: 'ada@example.com', text: 'Something ended', key: `mail_delivery:${emailId}`, unsubscribeUrl: link }]);
+    // An email without one (a verification code: always sent) carries none.
+    const plain = await queue('bob@example.com');
+    await saga.handle(plain.queued, context);
+    expect(plain.queued.data).not.to.have.property('unsubscribe_url_sealed');
+    expect(mailer.calls[1]).not.to.have.property('unsubscribeUrl');
   });
 
   it('records a refusal with its next attempt, and the due pass sends it when due, not before', async () => {

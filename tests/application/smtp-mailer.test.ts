@@ -28,6 +28,21 @@ describe('SMTP mailer', () => {
     }
   });
 
+  it('sends the one-click unsubscribe headers (RFC 8058) of an email that has a link, and none otherwise', async () => {
+    const mailer = new SmtpMailer(smtp.url, 'svc <no-reply@svc.test>');
+    try {
+      const link = 'https://svc.example.test/notifications/unsubscribe?token=eyJ.0123';
+      await mailer.send({ to: 'grace@example.com', subject: 'Alert', text: 'Body', unsubscribeUrl: link }, 'mail_delivery:event-2');
+      await mailer.send({ to: 'linus@example.com', subject: 'Code', text: 'Body' }, 'mail_delivery:event-3');
+      // Header lines unfolded (RFC 5322 2.2.3): nodemailer folds a long one.
+      const [alert, code] = ['grace@example.com', 'linus@example.com'].map((to) => smtp.received.find((mail) => mail.to.includes(to))!.raw.replace(/\r\n(?=[ \t])/g, ''));
+      expect(alert).to.contain(`List-Unsubscribe: <${link}>`).and.contain('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
+      expect(code).not.to.match(/List-Unsubscribe/i);
+    } finally {
+      mailer.close();
+    }
+  });
+
   it('rejects when the server cannot be reached', async () => {
     const mailer = new SmtpMailer('smtp://127.0.0.1:1', 'svc <no-reply@svc.test>');
     try {

@@ -4,16 +4,15 @@
 // its webhook URL on a local receiver, which stands where POST /api/v1/billing/webhook will be.
 // Without /usr/bin/chromium the suite reports itself skipped and says why (.ci/run installs it).
 
-import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { CheckoutRequest, ProviderCheckout } from '../../application/ports/payment-provider';
+import { launchChromium, skipUnlessChromium } from '../support/browser';
 import { registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver';
 
-const CHROMIUM = '/usr/bin/chromium';
 
 describe('the sandbox checkout page in headless Chromium', function () {
   this.timeout(60_000);
@@ -23,13 +22,10 @@ describe('the sandbox checkout page in headless Chromium', function () {
   let page: Page | null = null;
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) {
-      console.log(`    skipped: ${CHROMIUM} is absent; install Debian's chromium package (apt-get install -y chromium) to run the browser suite`);
-      this.skip();
-    }
+    skipUnlessChromium(this);
     receiver = await startWebhookReceiver();
     server = await startTestServer();
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, timeout: 30_000 });
+    browser = await launchChromium();
   });
   beforeEach(async () => {
     page = await browser!.newPage();
@@ -116,14 +112,11 @@ describe('a plan bought in headless Chromium, from the console to an active subs
   let browser: Browser | null = null;
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) {
-      console.log(`    skipped: ${CHROMIUM} is absent; install Debian's chromium package (apt-get install -y chromium) to run the browser suite`);
-      this.skip();
-    }
+    skipUnlessChromium(this);
     // Stands where the console is: the page sends the payer back there.
     console_ = await startWebhookReceiver();
     server = await startTestServer({ SCRYPT_LOG_N: '12', BILLING_RETURN_URL: `${console_.url}/billing` });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, timeout: 30_000 });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -17,18 +17,18 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { documentStream } from '../../domain/document/document';
 import { conversationStream } from '../../domain/conversation/conversation';
 import type { DomainRecordedEvent } from '../../application/ports/domain-event-store';
 import { verifiedPartyId } from '../../application/widget/widget-access';
+import { launchChromium, skipUnlessChromium } from '../support/browser';
 import { type Account, registerOwner, widgetTokenOf } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { eventually } from '../support/stores';
 import { subscribeTo } from '../support/subscriptions';
 import { type WebhookReceiver, startWebhookReceiver } from '../support/webhook-receiver';
 
-const CHROMIUM = '/usr/bin/chromium';
 // Run in the page (the tests are compiled without the DOM's types).
 /** Whether an element has the focus inside the widget's shadow root. */
 const FOCUSED = (element: any): boolean => element.getRootNode().activeElement === element; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -145,10 +145,7 @@ describe('the website widget in headless Chromium', function () {
   }
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) {
-      console.log(`    skipped: ${CHROMIUM} is absent; install Debian's chromium package (apt-get install -y chromium) to run the browser suite`);
-      this.skip();
-    }
+    skipUnlessChromium(this);
     // The handoff webhook is a local receiver: outbound calls to it are allowed.
     server = await startTestServer({ SCRYPT_LOG_N: '12', OUTBOUND_ALLOW_INSECURE: 'true', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
     handoffHook = await startWebhookReceiver();
@@ -176,7 +173,7 @@ describe('the website widget in headless Chromium', function () {
     expect(added.status, added.text).to.equal(201);
     await eventually(async () => (await server!.platform.eventStore.readStream(documentStream(added.json.id))).some((event) => event.type === 'DocumentIndexed'), 20_000, 'the refund policy indexed');
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, timeout: 30_000 });
+    browser = await launchChromium();
   });
   beforeEach(async () => {
     // A new visitor each time: their own localStorage, so their own visitor id.

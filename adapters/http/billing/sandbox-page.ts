@@ -11,12 +11,11 @@
 // with the problems and nothing charged or sent; already paid -> 409; expired -> 410;
 // unknown checkout -> 404 (always, when the platform uses Stripe instead of the sandbox).
 
-import { createHash } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CardEntry, CardField, SandboxCheckoutPages, SandboxCheckoutView, SandboxTestCardDescription } from '../../../application/ports/sandbox-checkout';
 import { formBody, formField, formOf } from '../bodies/form';
-import { Html, html, linkable } from '../html';
+import { Html, answerStandalonePage, html, linkable, styleOnlyPolicy } from '../html';
 import type { RequestState } from '../middleware/request-context';
 
 export const SANDBOX_PAGE_PREFIX = '/billing/sandbox';
@@ -50,7 +49,7 @@ button{margin-top:1.5rem;width:100%;padding:.8rem;font-size:1rem;background:#3b5
 `;
 
 /** Inline style allowed by its hash, and nothing else: no script, no outside resource, no framing. */
-const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; base-uri 'none'; frame-ancestors 'none'`;
+const CONTENT_SECURITY_POLICY = styleOnlyPolicy(STYLE);
 
 function layout(title: string, content: Html): Html {
   return html`<!doctype html>
@@ -132,16 +131,7 @@ function messagePage(title: string, message: string, link: { href: string; text:
 // The form has no action: it posts to the page's own URL, whatever prefix (PUBLIC_URL behind
 // a proxy) or trailing slash that URL has.
 function answer(ctx: Context, status: number, page: Html): void {
-  ctx.status = status;
-  ctx.set({
-    'content-security-policy': CONTENT_SECURITY_POLICY,
-    'x-frame-options': 'DENY',
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
-    'cache-control': 'no-store',
-  });
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.body = page.text;
+  answerStandalonePage(ctx, status, page, CONTENT_SECURITY_POLICY);
 }
 
 // ---------------------------------------------------------------------------------- routes

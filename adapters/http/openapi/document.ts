@@ -24,6 +24,7 @@ import { sdkConnectionsApi } from '../sdk-connections/sdk-connections.openapi';
 import { meSessionsApi } from '../me/sessions.openapi';
 import { meAccountApi } from '../me/account.openapi';
 import { meNotificationsApi } from '../me/notifications.openapi';
+import { unsubscribeApi } from '../notifications/unsubscribe.openapi';
 import { operationsApi } from '../operations.openapi';
 import { orgAuditLogsApi } from '../org/audit-logs.openapi';
 import { orchestrationEventsApi } from '../orchestration/orchestration-events.openapi';
@@ -52,6 +53,7 @@ const AREAS: readonly ApiArea[] = [
   meSessionsApi,
   meAccountApi,
   meNotificationsApi,
+  unsubscribeApi,
   orgMembersApi,
   orgTeamsApi,
   orgWorkspacesApi,
@@ -219,7 +221,9 @@ function operationOf(area: ApiArea, path: string, method: Method, route: RouteDe
   };
   for (const status of errorStatusesOf(method, route)) responses[String(status)] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].name}` };
   for (const [status, answer] of Object.entries(route.otherAnswers ?? {})) {
-    const content = answer.json ? { 'application/json': { schema: answer.json } } : answer.content ? { [answer.content.type]: { schema: answer.content.schema } } : undefined;
+    // Both where the client chooses by Accept (a page for a browser, JSON otherwise).
+    const types = { ...(answer.json ? { 'application/json': { schema: answer.json } } : {}), ...(answer.content ? { [answer.content.type]: { schema: answer.content.schema } } : {}) };
+    const content = Object.keys(types).length > 0 ? types : undefined;
     responses[status] = { description: answer.description, ...(answer.headers ? { headers: answer.headers } : {}), ...(content ? { content } : {}) };
   }
   const requestBody = requestBodyOf(method, route);
