@@ -12,6 +12,7 @@ import { idempotencyKeyEvents } from './idempotency-key/idempotency-key';
 import { invitationEvents } from './invitation/invitation';
 import { membershipEvents } from './membership/membership';
 import { notificationPreferencesEvents } from './notification-preferences/notification-preferences';
+import { orchestrationAlertDigestEvents } from './orchestration-alert-digest/alert-digest';
 import { paymentEvents } from './payment/payment';
 import { documentEvents } from './document/document';
 import { conversationEvents } from './conversation/conversation';
@@ -86,6 +87,7 @@ export const domainEvents = eventRegistry([
   whatsappMessageEvents,
   whatsappReplyEvents,
   notificationPreferencesEvents,
+  orchestrationAlertDigestEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

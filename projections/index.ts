@@ -23,6 +23,7 @@ import { emailsProjection } from './emails';
 import { invitationsProjection } from './invitations';
 import { membershipsProjection } from './memberships';
 import { notificationPreferencesProjection } from './notification-preferences';
+import { orchestrationAlertDigestsProjection } from './orchestration-alert-digests';
 import { paymentsProjection } from './payments';
 import { plansProjection } from './plans';
 import { platformSettingsProjection } from './platform-settings';
@@ -70,6 +71,7 @@ export const allProjections: readonly Projection[] = [
   sdkConnectionsProjection,
   orchestrationEventsProjection,
   orchestrationRangeReplaysProjection,
+  orchestrationAlertDigestsProjection,
   widgetConfigsProjection,
   leadsProjection,
   leadOriginsProjection,

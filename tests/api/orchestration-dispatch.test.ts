@@ -18,7 +18,8 @@ import { expect } from 'chai';
 import { ConnectorError, createConnector } from '../../adapters/connector-sdk';
 import { createExampleConnector } from '../../adapters/connector-sdk/example/connector';
 import { SignedConnectorClient } from '../../adapters/connector-client/connector-client';
-import { ORCHESTRATION_ALERT_EMAILS } from '../../application/orchestration/alert-emails';
+import { DIGEST_GRACE_MS, ORCHESTRATION_ALERT_EMAILS } from '../../application/orchestration/alert-emails';
+import { hourOf, orchestrationAlertDigestStream } from '../../domain/orchestration-alert-digest/alert-digest';
 import { dispatcherContext, recordSteps, startDispatch } from '../../application/orchestration/dispatch-queue';
 import { earlierFollowOnIdempotencyKey, followOnIdempotencyKey, nextAttemptAt } from '../../application/orchestration/dispatcher';
 import { mapParameters, readFlow, triggerMatches } from '../../application/orchestration/flows';
@@ -302,6 +303,35 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect(first[1].text.replace(links[1], links[0])).to.equal(first[0].text);
     for (const email of first) expect(email.text).to.contain(`Turn them off for yourself: ${email.unsubscribe} (or PATCH /api/v1/me/notifications {"orchestration_alerts": false})`);
 
+    // Once that hour is over (and a minute's grace for late handling), its digest: the other
+    // dead letter of the hour, by name, to each of them with their own link.
+    const firstHour = hourOf(clock.now().toISOString());
+    const digestsOf = async (hour: number, since: number): Promise<Array<{ to: string; subject: string; text: string }>> => {
+      await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
+      await server.platform.sagas.runDue();
+      const window = `${new Date(hour * 3_600_000).toISOString().slice(0, 10)} ${new Date(hour * 3_600_000).toISOString().slice(11, 16)} and`;
+      const queued = await server.platform.eventStore.readAll({ fromPosition: since, filter: { kind: 'event_type', types: ['EmailQueued'] } });
+      return queued.flatMap((event) =>
+        event.type === 'EmailQueued' && event.data.kind === 'orchestration_alert_digest' && event.data.subject.includes(window)
+          ? [{ to: event.data.to, subject: event.data.subject, text: server.platform.secrets.open(event.data.body_sealed) }]
+          : [],
+      );
+    };
+    toNextHour();
+    since = await server.platform.eventStore.headPosition();
+    expect(await digestsOf(firstHour, since)).to.deep.equal([]);
+    clock.advance(DIGEST_GRACE_MS);
+    const digests = await digestsOf(firstHour, since);
+    expect(digests.map((email) => email.to).sort()).to.deep.equal([owner.email, admin.email].sort());
+    expect(digests[0].subject).to.match(/^\[Org dispatch-org\] 1 more orchestration event dead-lettered or expired between \d{4}-\d\d-\d\d \d\d:00 and \d\d:00 UTC$/);
+    expect(digests[0].text).to.contain("1 more orchestration event of Org dispatch-org was dead-lettered or expired besides the one the hour's first alert told of, and still stands so:\n\nshop.order.created: 1 dead-lettered\n\n");
+    expect(digests[0].text).not.to.contain(told);
+    for (const email of digests) expect(email.text).to.contain(first.find((alert) => alert.to === email.to)!.unsubscribe!);
+    const [, closing] = await server.platform.eventStore.readStream(orchestrationAlertDigestStream(owner.tenant_id, firstHour));
+    expect(closing.data).to.deep.include({ standing: 1, recipients: 2 });
+    // A due pass again sends nothing more.
+    expect((await digestsOf(firstHour, await server.platform.eventStore.headPosition())).length).to.equal(0);
+
     // The next hour, an event that expires before its turn: told again.
     toNextHour();
     since = await server.platform.eventStore.headPosition();
@@ -318,6 +348,8 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
         : `Org dispatch-org has ${otherExpired} other expired ${otherExpired === 1 ? 'event' : 'events'} as this email is sent: GET /api/v1/org/events?status=expired.`,
     );
 
+    // An hour of one end has no digest: the alert told of it.
+    const expiryHour = hourOf(clock.now().toISOString());
     // An admin turns them off for themselves with their email's link, as a mail client's one click
     // does (RFC 8058): the next hour's dead letter is emailed to the owner alone.
     const adminsLink = new URL(first.find((email) => email.to === admin.email)!.unsubscribe!);
@@ -330,6 +362,12 @@ describe('orchestration dispatcher and flow runner (#14 points 3, 4)', () => {
     expect((await get(ownersOnly)).status).to.equal('dead_letter');
     const toOwner = await alertsSince(since, [ownersOnly]);
     expect(toOwner.map((email) => email.to)).to.deep.equal([owner.email]);
+    expect(await digestsOf(expiryHour, since)).to.deep.equal([]);
+    const expiryDigest = await server.platform.eventStore.readStream(orchestrationAlertDigestStream(owner.tenant_id, expiryHour));
+    expect(expiryDigest.map((event) => [event.type, 'standing' in event.data ? event.data.standing : null])).to.deep.equal([
+      ['OrchestrationAlertDigestOpened', null],
+      ['OrchestrationAlertDigestClosed', 0],
+    ]);
     // It tells how many stand dead-lettered, the earlier ones of this test and of the tests before among them.
     const standing = await send('GET', '/api/v1/org/events?status=dead_letter&limit=100');
     const others = standing.json.items.length - 1;
