@@ -42,6 +42,7 @@ import type { EmitDependencies } from '../application/orchestration/orchestratio
 import { orchestrationExpirySaga } from '../application/orchestration/expiry-pass';
 import { orchestrationPayloadRetentionSaga } from '../application/orchestration/payload-retention';
 import { orchestrationDeadLetterNoticesSaga } from '../application/orchestration/dead-letter-notices';
+import { handoffFailureEmailsSaga } from '../application/handoff/handoff-failure-emails';
 import { orchestrationAlertEmailsSaga } from '../application/orchestration/alert-emails';
 import { rangeReplaySaga } from '../application/orchestration/range-replay';
 import { ORCHESTRATION_DISPATCHER, OrchestrationDispatcher, orchestrationDispatcherSaga } from '../application/orchestration/dispatcher';
@@ -559,6 +560,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     checkoutSettlementSaga(commands),
     subscriptionPeriodsSaga({ ...commands, readStore }, { graceDays: config.billingGraceDays, concurrency: config.sagaConcurrency }),
     handoffDeliverySaga({ ...commands, readStore, secrets, outbound }, handoffPolicy),
+    handoffFailureEmailsSaga({ ...commands, readStore, readYourWrites, secrets, publicUrl: config.publicUrl }),
     leadCrmDeliverySaga({ ...commands, readStore, secrets, outbound }, crmDeliveryPolicy),
     whatsappInboundSaga(
       { ...chat, secrets, media: whatsappTransports.cloudApi, speech, textExtractor, whatsapp: whatsappSettings },

@@ -3,7 +3,7 @@
 // the defaults. The sagas that email read their recipients' documents by id. Its revision is
 // the preferences' version (ETag).
 
-import { type NotificationPreferencesEvent, notificationPreferencesEvents } from '../domain/notification-preferences/notification-preferences';
+import { type NotificationPreferencesEvent, notificationPreferencesEvents, preferencesOf } from '../domain/notification-preferences/notification-preferences';
 import { documentProjection } from './document-projection';
 import { membershipId } from './memberships';
 
@@ -12,6 +12,8 @@ export interface NotificationPreferencesDocument {
   tenant_id: string;
   user_id: string;
   orchestration_alerts: boolean;
+  /** Absent from documents written before the preference existed: on. */
+  handoff_failures?: boolean;
   updated_at: string;
   /** Revision of the preferences' stream: their version. */
   revision: number;
@@ -28,7 +30,7 @@ export const notificationPreferencesProjection = documentProjection<Notification
   handles: notificationPreferencesEvents.types,
   documentId: (event) => membershipId(event.data.tenant_id, event.data.user_id),
   evolve(_current, event) {
-    const { tenant_id, user_id, orchestration_alerts, changed_at } = event.data;
-    return { id: membershipId(tenant_id, user_id), tenant_id, user_id, orchestration_alerts, updated_at: changed_at, revision: event.revision };
+    const { tenant_id, user_id, changed_at } = event.data;
+    return { id: membershipId(tenant_id, user_id), tenant_id, user_id, ...preferencesOf(event.data), updated_at: changed_at, revision: event.revision };
   },
 });

@@ -136,9 +136,13 @@ export class ConsoleResolver {
   @Mutation(() => NotificationPreferencesType, { description: 'as PATCH /api/v1/me/notifications: a preference left out keeps its value', complexity: COST.write })
   async update_notification_preferences(
     @Arg('orchestration_alerts', () => Boolean, { nullable: true }) orchestrationAlerts: boolean | null | undefined,
+    @Arg('handoff_failures', () => Boolean, { nullable: true }) handoffFailures: boolean | null | undefined,
     @Ctx() ctx: GraphqlContext,
   ): Promise<NotificationPreferencesType> {
-    const preferences = typeof orchestrationAlerts === 'boolean' ? { orchestration_alerts: orchestrationAlerts } : {};
+    const preferences = {
+      ...(typeof orchestrationAlerts === 'boolean' ? { orchestration_alerts: orchestrationAlerts } : {}),
+      ...(typeof handoffFailures === 'boolean' ? { handoff_failures: handoffFailures } : {}),
+    };
     return (await setNotificationPreferences(ctx.identity, principalOf(ctx), preferences, ctx.request)).value;
   }
 

@@ -81,7 +81,9 @@ export class AccountClosurePayload {
 
 @ObjectType({ description: 'the caller’s notification preferences in the current organization (docs/notifications.md)' })
 export class NotificationPreferencesType {
-  @Field(() => Boolean, { description: 'the alert email when an orchestration event is dead-lettered or expires (owners and admins get it, at most once an hour)' })
+  @Field(() => Boolean, { description: 'the alert email when an orchestration event is dead-lettered or expires (owners and admins get it: the first of an hour at once, the rest in a digest)' })
   orchestration_alerts!: boolean;
+  @Field(() => Boolean, { description: 'the email when a handoff is given up because the handoff webhook failed every attempt (owners and admins get it, at most once an hour)' })
+  handoff_failures!: boolean;
   @Field(() => String, { nullable: true, description: 'when the caller last changed them; null while they are the defaults' }) updated_at!: string | null;
 }

@@ -75,7 +75,7 @@ export type HandoffDeliveryOutput =
 export function handoffDelivery(policy: Pick<HandoffDeliveryPolicy, 'maxAttempts' | 'backoffMs' | 'outcomeTimeoutMs'>): ProcessManager<HandoffDeliveryInput, HandoffEvent, HandoffState, HandoffDeliveryOutput> {
   const afterFailure = (attempt: number, status_code: number | null, error: string, now: Date): HandoffDeliveryOutput[] =>
     attempt >= policy.maxAttempts
-      ? [{ type: 'AbandonHandoff', data: { attempt, status_code, error } }]
+      ? [{ type: 'AbandonHandoff', data: { attempt, status_code, error, reason: 'attempts_exhausted' } }]
       : [{ type: 'RecordHandoffFailure', data: { attempt, status_code, error, next_attempt_at: new Date(now.getTime() + policy.backoffMs(attempt)).toISOString() } }];
   const overdue = (since: string, now: Date): boolean => Date.parse(since) + policy.outcomeTimeoutMs <= now.getTime();
 
@@ -106,7 +106,7 @@ export function handoffDelivery(policy: Pick<HandoffDeliveryPolicy, 'maxAttempts
           return state.status === 'sending' && state.attempts === input.data.attempt ? afterFailure(input.data.attempt, input.data.status_code, input.data.error, now) : [];
         case 'HandoffWithdrawn':
           return (state.status === 'requested' || state.status === 'retrying') && state.attempts === input.data.attempts
-            ? [{ type: 'AbandonHandoff', data: { attempt: input.data.attempts, status_code: null, error: input.data.error } }]
+            ? [{ type: 'AbandonHandoff', data: { attempt: input.data.attempts, status_code: null, error: input.data.error, reason: 'withdrawn' } }]
             : [];
       }
     },

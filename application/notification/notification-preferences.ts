@@ -12,9 +12,10 @@ import {
   notificationPreferencesDecider,
   notificationPreferencesEvents,
   notificationPreferencesStream,
+  preferencesOf,
 } from '../../domain/notification-preferences/notification-preferences';
 import { NOTIFICATION_PREFERENCES, type NotificationPreferencesDocument } from '../../projections/notification-preferences';
-import { membershipId } from '../../projections/memberships';
+import { MEMBERSHIPS, type MembershipDocument, membershipId } from '../../projections/memberships';
 import { type Aggregate, type CommandDependencies, handleCommand, revisionExpectedBy } from '../command-handling/handle-command';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import { readBackChange } from '../shared/read-models';
@@ -33,7 +34,7 @@ export type NotificationPreferencesView = NotificationPreferences & { updated_at
 export async function readNotificationPreferences(deps: ReadModelDependencies, principal: Principal): Promise<Versioned<NotificationPreferencesView>> {
   const doc = await deps.readStore.collection<NotificationPreferencesDocument>(NOTIFICATION_PREFERENCES).get(membershipId(principal.tenant_id, principal.user_id));
   if (doc === null) return { value: { ...DEFAULT_NOTIFICATION_PREFERENCES, updated_at: null }, version: versionOfRevision(-1) };
-  return { value: { orchestration_alerts: doc.orchestration_alerts, updated_at: doc.updated_at }, version: versionOfRevision(doc.revision) };
+  return { value: { ...preferencesOf(doc), updated_at: doc.updated_at }, version: versionOfRevision(doc.revision) };
 }
 
 /**
@@ -67,4 +68,18 @@ export async function turnedOff(deps: ReadModelDependencies, tenantId: string, u
     .collection<NotificationPreferencesDocument>(NOTIFICATION_PREFERENCES)
     .find({ where: { id: { in: userIds.map((userId) => membershipId(tenantId, userId)) } }, limit: userIds.length });
   return new Set(found.items.filter((doc) => doc[kind] === false).map((doc) => doc.user_id));
+}
+
+/** More owners and admins than an organization has; each gets their email. */
+const MAX_RECIPIENTS = 100;
+
+/** The organization's active owners and admins with an address who did not turn the email `kind` off, oldest members first. */
+export async function ownersAndAdminsWanting(deps: ReadModelDependencies, tenantId: string, kind: NotificationKind): Promise<Array<MembershipDocument & { email: string }>> {
+  const recipients = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).find({
+    where: { tenant_id: tenantId, status: 'active', role: { in: ['owner', 'admin'] } },
+    sort: { field: 'joined_at', direction: 'asc' },
+    limit: MAX_RECIPIENTS,
+  });
+  const unwanted = await turnedOff(deps, tenantId, recipients.items.map((member) => member.user_id), kind);
+  return recipients.items.flatMap((member) => (member.email !== null && !unwanted.has(member.user_id) ? [{ ...member, email: member.email }] : []));
 }

@@ -25,14 +25,13 @@ import {
 } from '../../domain/orchestration-alert-digest/alert-digest';
 import { userSubject } from '../../domain/user/events';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
-import { turnedOff } from '../notification/notification-preferences';
+import { ownersAndAdminsWanting } from '../notification/notification-preferences';
 import { unsubscribeUrl } from '../notification/unsubscribe-links';
 import { queueEmail } from '../mail/outbox';
 import type { Secrets } from '../ports/identity';
 import type { RecordedOf } from '../ports/domain-event-store';
 import type { Saga } from '../sagas/saga';
 import { systemContext } from '../shared/request-context';
-import { MEMBERSHIPS, type MembershipDocument } from '../../projections/memberships';
 import { ORCHESTRATION_ALERT_DIGESTS, type OrchestrationAlertDigestDocument } from '../../projections/orchestration-alert-digests';
 import { ORCHESTRATION_EVENTS, type OrchestrationEventDocument, orchestrationEventsProjection } from '../../projections/orchestration-events';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
@@ -46,8 +45,6 @@ export const DIGEST_GRACE_MS = 60_000;
 const DIGEST_NAMES = 20;
 /** Most standing events of one status a digest reads for its hour. */
 const DIGEST_SCAN = 10_000;
-/** More owners and admins than an organization has; each gets their email. */
-const MAX_RECIPIENTS = 100;
 
 type Ending = RecordedOf<'OrchestrationEventDeadLettered' | 'OrchestrationEventExpired'>;
 
@@ -144,17 +141,6 @@ export function alertDigestEmailOf(hour: number, organization: string, ends: End
   };
 }
 
-/** The owners and admins to email, with an address, who did not turn the alerts off. */
-async function recipientsOf(deps: OrchestrationDependencies, tenantId: string): Promise<Array<MembershipDocument & { email: string }>> {
-  const recipients = await deps.readStore.collection<MembershipDocument>(MEMBERSHIPS).find({
-    where: { tenant_id: tenantId, status: 'active', role: { in: ['owner', 'admin'] } },
-    sort: { field: 'joined_at', direction: 'asc' },
-    limit: MAX_RECIPIENTS,
-  });
-  const unwanted = await turnedOff(deps, tenantId, recipients.items.map((member) => member.user_id), 'orchestration_alerts');
-  return recipients.items.flatMap((member) => (member.email !== null && !unwanted.has(member.user_id) ? [{ ...member, email: member.email }] : []));
-}
-
 /** The organization's events that ended within `hour` and stand so, `first` left out, by name. */
 async function standingEndsOf(deps: OrchestrationDependencies, tenantId: string, hour: number, first: string): Promise<EndsByName> {
   const [from, to] = [new Date(hour * HOUR_MS).toISOString(), new Date((hour + 1) * HOUR_MS).toISOString()];
@@ -193,7 +179,7 @@ export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & {
     if (tenant !== null && tenant.status === 'active' && tenant.settings.orchestration_alert_emails !== false) {
       const ends = await standingEndsOf(deps, tenant_id, hour, first_event_id);
       standing = [...ends.values()].reduce((sum, byStatus) => sum + byStatus.dead_letter + byStatus.expired, 0);
-      const told = standing > 0 ? await recipientsOf(deps, tenant_id) : [];
+      const told = standing > 0 ? await ownersAndAdminsWanting(deps, tenant_id, 'orchestration_alerts') : [];
       for (const member of told) {
         const unsubscribe = unsubscribeUrl(deps.secrets, deps.publicUrl, { tenant_id, user_id: member.user_id, kind: 'orchestration_alerts' });
         const { subject, text } = alertDigestEmailOf(hour, tenant.name, ends, unsubscribe);
@@ -226,7 +212,7 @@ export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & {
       await handleCommand(deps, alertDigestAggregate, digestStream, { type: 'OpenAlertDigest', data: { tenant_id, hour, first_event_id: event_id } }, context);
       const { state: digest } = await loadAggregate(deps, alertDigestAggregate, digestStream);
       if (digest.status === 'none' || digest.first_event_id !== event_id) return;
-      const told = await recipientsOf(deps, tenant_id);
+      const told = await ownersAndAdminsWanting(deps, tenant_id, 'orchestration_alerts');
       if (told.length === 0) return;
       // Counted once the read model holds this end (it is among them).
       await deps.readYourWrites(ending.position, [orchestrationEventsProjection.name]);

@@ -40,11 +40,19 @@ export const HandoffDeliveryFailed = declareEvent(
   'HandoffDeliveryFailed',
   t.type({ handoff_id: t.string, attempt: t.number, status_code: t.union([t.number, t.null]), error: t.string, failed_at: t.string, next_attempt_at: t.string }),
 );
-/** The last attempt failed, or the tenant turned handoffs off meanwhile: no more attempts. */
+/**
+ * No more attempts: the last one failed (`reason: 'attempts_exhausted'`), or the handoff had no
+ * point any more (`'withdrawn'`: the tenant turned handoffs off meanwhile, or the conversation
+ * was erased). Recorded without a reason before the reason was.
+ */
 export const HandoffAbandoned = declareEvent(
   'HandoffAbandoned',
-  t.type({ handoff_id: t.string, attempts: t.number, status_code: t.union([t.number, t.null]), error: t.string, abandoned_at: t.string }),
+  t.intersection([
+    t.type({ handoff_id: t.string, attempts: t.number, status_code: t.union([t.number, t.null]), error: t.string, abandoned_at: t.string }),
+    t.partial({ reason: t.keyof({ attempts_exhausted: null, withdrawn: null }) }),
+  ]),
 );
+export type HandoffAbandonReason = 'attempts_exhausted' | 'withdrawn';
 
 export const handoffEvents = eventGroup('handoff', [HandoffRequested, HandoffAttemptStarted, HandoffDelivered, HandoffDeliveryFailed, HandoffAbandoned]);
 export type HandoffEvent = GroupEvent<typeof handoffEvents>;
@@ -55,7 +63,7 @@ export type HandoffCommand =
   | { type: 'StartHandoffAttempt'; data: { attempt: number; url: string } }
   | { type: 'RecordHandoffDelivered'; data: { attempt: number; status_code: number } }
   | { type: 'RecordHandoffFailure'; data: { attempt: number; status_code: number | null; error: string; next_attempt_at: string } }
-  | { type: 'AbandonHandoff'; data: { attempt: number; status_code: number | null; error: string } };
+  | { type: 'AbandonHandoff'; data: { attempt: number; status_code: number | null; error: string; reason: HandoffAbandonReason } };
 
 interface Delivery {
   request: HandoffRequestedData;
@@ -121,8 +129,8 @@ export const handoffDecider: Decider<HandoffCommand, HandoffEvent, HandoffState>
         // handoffs off meanwhile), after the attempts made so far.
         const settles = state.status === 'sending' || state.status === 'requested' || state.status === 'retrying';
         if (!settles || state.attempts !== command.data.attempt) return right([]);
-        const { attempt, status_code, error } = command.data;
-        return right([{ type: 'HandoffAbandoned', data: { handoff_id, attempts: attempt, status_code, error, abandoned_at: at } }]);
+        const { attempt, status_code, error, reason } = command.data;
+        return right([{ type: 'HandoffAbandoned', data: { handoff_id, attempts: attempt, status_code, error, reason, abandoned_at: at } }]);
       }
     }
   },

@@ -4,10 +4,11 @@
 // other member decides, so it does not share the organization's membership stream.
 //
 // Only emails a person may do without have a preference: the alert emails of orchestration
-// events that were dead-lettered or expired (docs/orchestration-events.md, "Alert emails"). An
+// events that were dead-lettered or expired (docs/orchestration-events.md, "Alert emails"), and
+// those of handoffs the organization's webhook never took (docs/tenant-configuration.md). An
 // invitation, a password reset or a verification code is always sent. Every preference is on
 // until its person turns it off; the organization's own setting `orchestration_alert_emails`
-// turns the alerts off for everyone.
+// turns the orchestration alerts off for everyone.
 
 import * as t from 'io-ts';
 import { type Either, right } from 'fp-ts/Either';
@@ -17,14 +18,21 @@ import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import { toStreamName } from '../shared/stream-names';
 
 /** Every preference and its value before its person sets it. */
-export const DEFAULT_NOTIFICATION_PREFERENCES = { orchestration_alerts: true };
+export const DEFAULT_NOTIFICATION_PREFERENCES = { orchestration_alerts: true, handoff_failures: true };
 export type NotificationPreferences = typeof DEFAULT_NOTIFICATION_PREFERENCES;
 export type NotificationKind = keyof NotificationPreferences;
 
+/** The whole set after the change; `handoff_failures` is absent from those recorded before it existed (on, then). */
 export const NotificationPreferencesChanged = declareEvent(
   'NotificationPreferencesChanged',
-  t.type({ tenant_id: t.string, user_id: t.string, orchestration_alerts: t.boolean, changed_at: t.string }),
+  t.intersection([t.type({ tenant_id: t.string, user_id: t.string, orchestration_alerts: t.boolean, changed_at: t.string }), t.partial({ handoff_failures: t.boolean })]),
 );
+
+/** The preferences an event records, a preference it predates at its default. */
+export const preferencesOf = (data: { orchestration_alerts: boolean; handoff_failures?: boolean }): NotificationPreferences => ({
+  orchestration_alerts: data.orchestration_alerts,
+  handoff_failures: data.handoff_failures ?? DEFAULT_NOTIFICATION_PREFERENCES.handoff_failures,
+});
 
 export const notificationPreferencesEvents = eventGroup('notificationPreferences', [NotificationPreferencesChanged]);
 export type NotificationPreferencesEvent = GroupEvent<typeof notificationPreferencesEvents>;
@@ -43,10 +51,8 @@ export const notificationPreferencesDecider: Decider<NotificationPreferencesComm
   initialState: () => ({ preferences: DEFAULT_NOTIFICATION_PREFERENCES, changed_at: null }),
   evolve(_state, event) {
     switch (event.type) {
-      case 'NotificationPreferencesChanged': {
-        const { orchestration_alerts, changed_at } = event.data;
-        return { preferences: { orchestration_alerts }, changed_at };
-      }
+      case 'NotificationPreferencesChanged':
+        return { preferences: preferencesOf(event.data), changed_at: event.data.changed_at };
     }
   },
   decide(command, state, { now }): Either<DomainError, NotificationPreferencesEvent[]> {

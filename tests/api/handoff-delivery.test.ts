@@ -9,6 +9,7 @@
 import { expect } from 'chai';
 import { verifySignature } from '../../adapters/connector-sdk/signing';
 import { DELIVERY_ID_HEADER, HANDOFF_DELIVERY, handoffDeliverySaga } from '../../application/handoff/handoff-delivery';
+import { HANDOFF_FAILURE_EMAILS } from '../../application/handoff/handoff-failure-emails';
 import { silentLogger } from '../../application/ports/logger';
 import type { RecordedOf } from '../../application/ports/domain-event-store';
 import { SagaRunner } from '../../application/sagas/saga-runner';
@@ -16,7 +17,7 @@ import { conversationStream } from '../../domain/conversation/conversation';
 import { GuardedOutboundHttp } from '../../infrastructure/outbound/signed-http';
 import { expectEveryEventAudited } from '../support/audit';
 import { type ConversationDriver, conversationsOf } from '../support/conversation-events';
-import { type Account, registerOwner } from '../support/identity';
+import { type Account, joinAs, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
 import { ManualClock, eventually } from '../support/stores';
 import { subscribeTo } from '../support/subscriptions';
@@ -213,6 +214,68 @@ describe('handoff delivery (saga handoff_delivery)', () => {
     );
     expect(await server.platform.eventStore.readStream(`handoff-${unsent}`)).to.deep.equal([]);
     expect(receiver.deliveries.length).to.equal(first + 1);
+  });
+
+  it('emails the owner and admins when the webhook failed every attempt, at most once an hour; not for a withdrawn handoff; a person turns it off', async () => {
+    /** The handoff-failure emails queued since `since`, once the saga has handled everything recorded. */
+    const failureEmailsSince = async (since: number): Promise<Array<{ to: string; subject: string; text: string }>> => {
+      const [last] = await server.platform.eventStore.readAll({ direction: 'backwards', maxCount: 1, filter: { kind: 'event_type', types: ['HandoffAbandoned'] } });
+      await eventually(async () => ((await server.platform.readStore.getProjectionState(`saga:${HANDOFF_FAILURE_EMAILS}-v1`))?.checkpoint ?? 0) >= last.position, 10_000, 'the saga past the last handoff given up');
+      const queued = await server.platform.eventStore.readAll({ fromPosition: since, filter: { kind: 'event_type', types: ['EmailQueued'] } });
+      return queued.flatMap((event) => (event.type === 'EmailQueued' && event.data.kind === 'handoff_failure' ? [{ to: event.data.to, subject: event.data.subject, text: server.platform.secrets.open(event.data.body_sealed) }] : []));
+    };
+    // The tests above: one handoff failed every attempt (emailed), two were withdrawn (not).
+    const exhausted = (await deliveries('?status=failed')).filter((delivery) => delivery.attempts === MAX_ATTEMPTS);
+    expect(exhausted).to.have.length(1);
+    const [told] = await failureEmailsSince(0);
+    expect((await failureEmailsSince(0)).length).to.equal(1);
+    expect(told.to).to.equal(owner.email);
+    expect(told.subject).to.equal('[Org handoff-org] A conversation waits for a person: its handoff was not delivered');
+    expect(told.text).to.contain(
+      `A conversation of Org handoff-org was handed to a person, but the handoff webhook (${receiver.url}/hooks/handoff) did not take it: the platform gave up at 2026-11-22 10:00 UTC after ${MAX_ATTEMPTS} attempts; the last: the webhook answered HTTP 500.`,
+    );
+    expect(told.text).to.contain(`Nobody was told of it, and the conversation waits: GET /api/v1/conversations/${exhausted[0].conversation_id}.`);
+    expect(told.text).to.contain('Turn them off for yourself: PATCH /api/v1/me/notifications {"handoff_failures": false}.');
+
+    // An hour on, a handoff withdrawn (handoffs turned off before its next attempt): told nobody.
+    const turnHandoffs = async (enabled: boolean): Promise<void> => {
+      const turned = await server.request('POST', '/api/v1/tenant/handoff', { headers: as(owner), body: { url: `${receiver.url}/hooks/handoff`, enabled } });
+      expect(turned.json.enabled, turned.text).to.equal(enabled);
+    };
+    clock.advance(3600_000);
+    let since = await server.platform.storedEvents.headPosition();
+    await turnHandoffs(true);
+    receiver.answerWith(500);
+    const { triggerId: withdrawn } = await handOff('Is there a person?');
+    await eventually(async () => (await deliveries('?status=retrying')).some((delivery) => delivery.id === withdrawn), 10_000, 'the failure recorded');
+    await turnHandoffs(false);
+    clock.advance(1000);
+    await server.platform.sagas.runDue();
+    const [withdrawal] = (await server.platform.eventStore.readStream(`handoff-${withdrawn}`)).slice(-1);
+    expect(withdrawal.data).to.deep.include({ reason: 'withdrawn' });
+    expect(await failureEmailsSince(since)).to.deep.equal([]);
+
+    // Another hour on, handoffs on again; an admin who turned these emails off is not told, the owner is.
+    const admin = await joinAs(server, await registerOwner(server, 'handoff-adm'), owner.tenant_id, 'admin');
+    const mine = await server.request('PATCH', '/api/v1/me/notifications', { headers: as(admin), body: { handoff_failures: false } });
+    expect([mine.status, mine.json.handoff_failures, mine.json.orchestration_alerts], mine.text).to.deep.equal([200, false, true]);
+    await turnHandoffs(true);
+    clock.advance(3600_000);
+    since = await server.platform.storedEvents.headPosition();
+    receiver.answerWith(502, 502, 502, 502, 502, 502);
+    const [{ triggerId: second }, { triggerId: third }] = [await handOff('Anyone?'), await handOff('Hello, anyone?')];
+    for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt += 1) {
+      await eventually(async () => (await deliveries('?status=retrying')).filter((delivery) => [second, third].includes(delivery.id as string) && delivery.attempts === attempt).length === 2, 10_000, `attempt ${attempt} of both`);
+      clock.advance(1000 * 2 ** (attempt - 1));
+      await server.platform.sagas.runDue();
+    }
+    await settled();
+    expect((await deliveries('?status=failed')).filter((delivery) => [second, third].includes(delivery.id as string)).map((delivery) => delivery.attempts)).to.deep.equal([MAX_ATTEMPTS, MAX_ATTEMPTS]);
+    // Two given up in one hour: one email, to the owner alone, counting the others.
+    const later = await failureEmailsSince(since);
+    expect(later.map((email) => email.to)).to.deep.equal([owner.email]);
+    expect(later[0].text).to.contain('the last: the webhook answered HTTP 502.');
+    expect(later[0].text, later[0].text).to.match(/Org handoff-org has [45] other failed handoffs: GET \/api\/v1\/tenant\/handoff\/deliveries\?status=failed\./);
   });
 
   it('puts every handoff event in the organization’s audit log, the platform as actor', async () => {

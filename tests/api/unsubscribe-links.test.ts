@@ -90,6 +90,15 @@ describe('unsubscribe links (GET, POST /notifications/unsubscribe)', () => {
     expect(await preferenceOf(admin)).to.equal(false);
   });
 
+  it('turns off only the preference its link names', async () => {
+    const token = unsubscribeToken(server.platform.secrets, { tenant_id: owner.tenant_id, user_id: owner.user_id, kind: 'handoff_failures' });
+    const done = await oneClick(token);
+    expect(done.json).to.deep.equal({ organization: 'Org unsub-org', preference: 'handoff_failures', emails: 'emails about handoffs the handoff webhook never took', unsubscribed: true });
+    const preferences = (await server.request('GET', '/api/v1/me/notifications', { headers: as(owner) })).json;
+    expect([preferences.handoff_failures, preferences.orchestration_alerts]).to.deep.equal([false, true]);
+    expect((await server.request('PATCH', '/api/v1/me/notifications', { headers: as(owner), body: { handoff_failures: true } })).status).to.equal(200);
+  });
+
   it("answers the page's own form (a browser's form post) with a page", async () => {
     const done = await server.request('POST', link(tokenOf(owner)), {
       headers: { ...BROWSER, 'content-type': 'application/x-www-form-urlencoded' },

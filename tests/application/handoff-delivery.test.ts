@@ -38,7 +38,7 @@ describe('handoff delivery (process manager)', () => {
     spec
       .given([requested, started(1), failed(1, FIXED_NOW), started(2), failed(2, FIXED_NOW), started(3)])
       .when(refused(3))
-      .then([{ type: 'AbandonHandoff', data: { attempt: 3, status_code: 500, error: 'the webhook answered HTTP 500' } }]);
+      .then([{ type: 'AbandonHandoff', data: { attempt: 3, status_code: 500, error: 'the webhook answered HTTP 500', reason: 'attempts_exhausted' } }]);
   });
 
   it('posts a retry when it is due, not before', () => {
@@ -57,8 +57,8 @@ describe('handoff delivery (process manager)', () => {
 
   it('gives the handoff up when handoffs were turned off before its next attempt', () => {
     const withdrawn = (attempts: number): HandoffDeliveryInput => ({ type: 'HandoffWithdrawn', data: { handoff_id: 'h1', attempts, error: 'off' } });
-    spec.given([requested]).when(withdrawn(0)).then([{ type: 'AbandonHandoff', data: { attempt: 0, status_code: null, error: 'off' } }]);
-    spec.given([requested, started(1), failed(1, FIXED_NOW)]).when(withdrawn(1)).then([{ type: 'AbandonHandoff', data: { attempt: 1, status_code: null, error: 'off' } }]);
+    spec.given([requested]).when(withdrawn(0)).then([{ type: 'AbandonHandoff', data: { attempt: 0, status_code: null, error: 'off', reason: 'withdrawn' } }]);
+    spec.given([requested, started(1), failed(1, FIXED_NOW)]).when(withdrawn(1)).then([{ type: 'AbandonHandoff', data: { attempt: 1, status_code: null, error: 'off', reason: 'withdrawn' } }]);
     spec.given([requested, started(1)]).when(withdrawn(0)).thenNothingHappened();
   });
 });

@@ -29,12 +29,12 @@ describe('handoff (decider)', () => {
   });
 
   it('gives up after the attempt that failed, or before the next one when handoffs were turned off', () => {
-    spec.given([requested, started(1)]).when({ type: 'AbandonHandoff', data: { attempt: 1, status_code: 500, error: 'x' } }).then([
-      { type: 'HandoffAbandoned', data: { handoff_id: 'h1', attempts: 1, status_code: 500, error: 'x', abandoned_at: FIXED_NOW.toISOString() } },
+    spec.given([requested, started(1)]).when({ type: 'AbandonHandoff', data: { attempt: 1, status_code: 500, error: 'x', reason: 'attempts_exhausted' } }).then([
+      { type: 'HandoffAbandoned', data: { handoff_id: 'h1', attempts: 1, status_code: 500, error: 'x', reason: 'attempts_exhausted', abandoned_at: FIXED_NOW.toISOString() } },
     ]);
-    spec.given([requested]).when({ type: 'AbandonHandoff', data: { attempt: 0, status_code: null, error: 'off' } }).then([
-      { type: 'HandoffAbandoned', data: { handoff_id: 'h1', attempts: 0, status_code: null, error: 'off', abandoned_at: FIXED_NOW.toISOString() } },
+    spec.given([requested]).when({ type: 'AbandonHandoff', data: { attempt: 0, status_code: null, error: 'off', reason: 'withdrawn' } }).then([
+      { type: 'HandoffAbandoned', data: { handoff_id: 'h1', attempts: 0, status_code: null, error: 'off', reason: 'withdrawn', abandoned_at: FIXED_NOW.toISOString() } },
     ]);
-    spec.given([requested, started(1), delivered]).when({ type: 'AbandonHandoff', data: { attempt: 1, status_code: null, error: 'x' } }).thenNothingHappened();
+    spec.given([requested, started(1), delivered]).when({ type: 'AbandonHandoff', data: { attempt: 1, status_code: null, error: 'x', reason: 'withdrawn' } }).thenNothingHappened();
   });
 });

@@ -1,0 +1,105 @@
+// Saga `handoff_failure_emails`: when the handoff of a conversation is given up because the
+// organization's webhook failed every attempt (HandoffAbandoned, `attempts_exhausted`), its
+// owners and admins are told by email. A person asked for a person, and nobody was told: the
+// conversation waits, and so does a customer. At most one such email per person and hour (a
+// webhook that is down fails every handoff); each says how many of the organization's handoffs
+// stand failed, where they are listed and how to fix the webhook. A handoff withdrawn (handoffs
+// turned off, the conversation erased) is told nobody: nobody failed. On by default; a person
+// turns it off for themselves with their notification preference `handoff_failures`, or the
+// email's one-click unsubscribe link where PUBLIC_URL is set. A suspended or deleted
+// organization is told nothing.
+
+import { handoffStream } from '../../domain/handoff/handoff';
+import { userSubject } from '../../domain/user/events';
+import { HANDOFF_DELIVERIES, type HandoffDeliveryDocument } from '../../projections/handoff-deliveries';
+import { TENANTS, type TenantDocument } from '../../projections/tenants';
+import type { CommandDependencies } from '../command-handling/handle-command';
+import { queueEmail } from '../mail/outbox';
+import { ownersAndAdminsWanting } from '../notification/notification-preferences';
+import { unsubscribeUrl } from '../notification/unsubscribe-links';
+import type { RecordedOf } from '../ports/domain-event-store';
+import type { Secrets } from '../ports/identity';
+import type { Saga } from '../sagas/saga';
+import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
+import { systemContext } from '../shared/request-context';
+
+export const HANDOFF_FAILURE_EMAILS = 'handoff_failure_emails';
+const HOUR_MS = 3_600_000;
+
+export interface HandoffFailureEmailDependencies extends CommandDependencies, ReadModelDependencies, ReadYourWritesDependencies {
+  secrets: Secrets;
+  /** The platform's public base URL (PUBLIC_URL), on which each email's unsubscribe link is made; null: none. */
+  publicUrl: string | null;
+}
+
+/** `2026-12-02 14:05 UTC`. */
+const readableTime = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+
+/**
+ * The email of a handoff given up, for an organization; `failed` is how many of its handoffs
+ * stand failed as it is sent, this one included.
+ */
+export function handoffFailureEmailOf(
+  abandoned: RecordedOf<'HandoffAbandoned'>['data'],
+  handoff: { conversation_id: string; url: string },
+  organization: string,
+  failed: number,
+  unsubscribeLink: string | null,
+): { subject: string; text: string } {
+  const others = failed - 1;
+  return {
+    subject: `[${organization}] A conversation waits for a person: its handoff was not delivered`,
+    text: [
+      `A conversation of ${organization} was handed to a person, but the handoff webhook (${handoff.url}) did not take it: the platform gave up at ${readableTime(abandoned.abandoned_at)} after ${abandoned.attempts} ${abandoned.attempts === 1 ? 'attempt' : 'attempts'}; the last: ${abandoned.error}.`,
+      `Nobody was told of it, and the conversation waits: GET /api/v1/conversations/${handoff.conversation_id}.`,
+      [
+        others > 0
+          ? `${organization} has ${others} other failed ${others === 1 ? 'handoff' : 'handoffs'}: GET /api/v1/tenant/handoff/deliveries?status=failed.`
+          : 'The failed handoffs are listed: GET /api/v1/tenant/handoff/deliveries?status=failed.',
+        'Fix the webhook (POST /api/v1/tenant/handoff with its URL, or your receiver); the handoffs that come after are delivered to it.',
+      ].join('\n'),
+      [
+        'You get at most one of these emails an hour.',
+        unsubscribeLink === null
+          ? 'Owners and admins get them. Turn them off for yourself: PATCH /api/v1/me/notifications {"handoff_failures": false}.'
+          : `Owners and admins get them. Turn them off for yourself: ${unsubscribeLink} (or PATCH /api/v1/me/notifications {"handoff_failures": false}).`,
+      ].join('\n'),
+    ].join('\n\n'),
+  };
+}
+
+export function handoffFailureEmailsSaga(deps: HandoffFailureEmailDependencies): Saga<'HandoffAbandoned'> {
+  return {
+    name: HANDOFF_FAILURE_EMAILS,
+    version: 1,
+    filter: { kind: 'event_type', types: ['HandoffAbandoned'] },
+    async handle(abandoned) {
+      if (abandoned.data.reason !== 'attempts_exhausted') return;
+      const { handoff_id } = abandoned.data;
+      const [requested] = await deps.eventStore.readStream(handoffStream(handoff_id), { maxCount: 1 });
+      if (requested?.type !== 'HandoffRequested') return;
+      const { tenant_id } = requested.data;
+      const tenant = await deps.readStore.collection<TenantDocument>(TENANTS).get(tenant_id);
+      if (tenant === null || tenant.status !== 'active') return;
+      const told = await ownersAndAdminsWanting(deps, tenant_id, 'handoff_failures');
+      if (told.length === 0) return;
+      // Counted once the read model holds this one (it is among them).
+      await deps.readYourWrites(abandoned.position);
+      const deliveries = deps.readStore.collection<HandoffDeliveryDocument>(HANDOFF_DELIVERIES);
+      const [delivery, failed] = await Promise.all([deliveries.get(handoff_id), deliveries.count({ tenant_id, status: 'abandoned' satisfies HandoffDeliveryDocument['status'] })]);
+      const handoff = { conversation_id: requested.data.conversation_id, url: delivery?.url ?? 'unknown' };
+      const hour = Math.floor(Date.parse(abandoned.data.abandoned_at) / HOUR_MS);
+      const context = { ...systemContext(abandoned.metadata.correlation_id, HANDOFF_FAILURE_EMAILS, abandoned.id), tenant_id };
+      for (const member of told) {
+        const unsubscribe = unsubscribeUrl(deps.secrets, deps.publicUrl, { tenant_id, user_id: member.user_id, kind: 'handoff_failures' });
+        const { subject, text } = handoffFailureEmailOf(abandoned.data, handoff, tenant.name, Math.max(1, failed), unsubscribe);
+        await queueEmail(
+          deps,
+          { to: member.email, data_subject: userSubject(member.user_id), subject, text, kind: 'handoff_failure', unsubscribe_url: unsubscribe },
+          context,
+          { idempotencyKey: `handoff-failure:${tenant_id}:${member.user_id}:${hour}` },
+        );
+      }
+    },
+  };
+}
