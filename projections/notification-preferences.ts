@@ -12,8 +12,9 @@ export interface NotificationPreferencesDocument {
   tenant_id: string;
   user_id: string;
   orchestration_alerts: boolean;
-  /** Absent from documents written before the preference existed: on. */
+  /** These two are absent from documents written before the preference existed: on. */
   handoff_failures?: boolean;
+  crm_failures?: boolean;
   updated_at: string;
   /** Revision of the preferences' stream: their version. */
   revision: number;

@@ -137,11 +137,13 @@ export class ConsoleResolver {
   async update_notification_preferences(
     @Arg('orchestration_alerts', () => Boolean, { nullable: true }) orchestrationAlerts: boolean | null | undefined,
     @Arg('handoff_failures', () => Boolean, { nullable: true }) handoffFailures: boolean | null | undefined,
+    @Arg('crm_failures', () => Boolean, { nullable: true }) crmFailures: boolean | null | undefined,
     @Ctx() ctx: GraphqlContext,
   ): Promise<NotificationPreferencesType> {
     const preferences = {
       ...(typeof orchestrationAlerts === 'boolean' ? { orchestration_alerts: orchestrationAlerts } : {}),
       ...(typeof handoffFailures === 'boolean' ? { handoff_failures: handoffFailures } : {}),
+      ...(typeof crmFailures === 'boolean' ? { crm_failures: crmFailures } : {}),
     };
     return (await setNotificationPreferences(ctx.identity, principalOf(ctx), preferences, ctx.request)).value;
   }

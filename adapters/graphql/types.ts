@@ -85,5 +85,7 @@ export class NotificationPreferencesType {
   orchestration_alerts!: boolean;
   @Field(() => Boolean, { description: 'the email when a handoff is given up because the handoff webhook failed every attempt (owners and admins get it, at most once an hour)' })
   handoff_failures!: boolean;
+  @Field(() => Boolean, { description: 'the email when a lead is given up because the CRM failed every attempt (owners and admins get it, at most once an hour)' })
+  crm_failures!: boolean;
   @Field(() => String, { nullable: true, description: 'when the caller last changed them; null while they are the defaults' }) updated_at!: string | null;
 }

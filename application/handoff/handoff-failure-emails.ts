@@ -10,30 +10,18 @@
 // organization is told nothing.
 
 import { handoffStream } from '../../domain/handoff/handoff';
-import { userSubject } from '../../domain/user/events';
 import { HANDOFF_DELIVERIES, type HandoffDeliveryDocument } from '../../projections/handoff-deliveries';
 import { TENANTS, type TenantDocument } from '../../projections/tenants';
-import type { CommandDependencies } from '../command-handling/handle-command';
-import { queueEmail } from '../mail/outbox';
+import { type NotificationEmailDependencies, emailEach, readableUtc, turnOffForYourself, utcHourOf } from '../notification/notification-emails';
 import { ownersAndAdminsWanting } from '../notification/notification-preferences';
-import { unsubscribeUrl } from '../notification/unsubscribe-links';
 import type { RecordedOf } from '../ports/domain-event-store';
-import type { Secrets } from '../ports/identity';
 import type { Saga } from '../sagas/saga';
 import type { ReadModelDependencies, ReadYourWritesDependencies } from '../shared/read-models';
 import { systemContext } from '../shared/request-context';
 
 export const HANDOFF_FAILURE_EMAILS = 'handoff_failure_emails';
-const HOUR_MS = 3_600_000;
 
-export interface HandoffFailureEmailDependencies extends CommandDependencies, ReadModelDependencies, ReadYourWritesDependencies {
-  secrets: Secrets;
-  /** The platform's public base URL (PUBLIC_URL), on which each email's unsubscribe link is made; null: none. */
-  publicUrl: string | null;
-}
-
-/** `2026-12-02 14:05 UTC`. */
-const readableTime = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+export interface HandoffFailureEmailDependencies extends NotificationEmailDependencies, ReadModelDependencies, ReadYourWritesDependencies {}
 
 /**
  * The email of a handoff given up, for an organization; `failed` is how many of its handoffs
@@ -50,7 +38,7 @@ export function handoffFailureEmailOf(
   return {
     subject: `[${organization}] A conversation waits for a person: its handoff was not delivered`,
     text: [
-      `A conversation of ${organization} was handed to a person, but the handoff webhook (${handoff.url}) did not take it: the platform gave up at ${readableTime(abandoned.abandoned_at)} after ${abandoned.attempts} ${abandoned.attempts === 1 ? 'attempt' : 'attempts'}; the last: ${abandoned.error}.`,
+      `A conversation of ${organization} was handed to a person, but the handoff webhook (${handoff.url}) did not take it: the platform gave up at ${readableUtc(abandoned.abandoned_at)} after ${abandoned.attempts} ${abandoned.attempts === 1 ? 'attempt' : 'attempts'}; the last: ${abandoned.error}.`,
       `Nobody was told of it, and the conversation waits: GET /api/v1/conversations/${handoff.conversation_id}.`,
       [
         others > 0
@@ -60,9 +48,7 @@ export function handoffFailureEmailOf(
       ].join('\n'),
       [
         'You get at most one of these emails an hour.',
-        unsubscribeLink === null
-          ? 'Owners and admins get them. Turn them off for yourself: PATCH /api/v1/me/notifications {"handoff_failures": false}.'
-          : `Owners and admins get them. Turn them off for yourself: ${unsubscribeLink} (or PATCH /api/v1/me/notifications {"handoff_failures": false}).`,
+        `Owners and admins get them. ${turnOffForYourself('handoff_failures', unsubscribeLink)}.`,
       ].join('\n'),
     ].join('\n\n'),
   };
@@ -88,18 +74,20 @@ export function handoffFailureEmailsSaga(deps: HandoffFailureEmailDependencies):
       const deliveries = deps.readStore.collection<HandoffDeliveryDocument>(HANDOFF_DELIVERIES);
       const [delivery, failed] = await Promise.all([deliveries.get(handoff_id), deliveries.count({ tenant_id, status: 'abandoned' satisfies HandoffDeliveryDocument['status'] })]);
       const handoff = { conversation_id: requested.data.conversation_id, url: delivery?.url ?? 'unknown' };
-      const hour = Math.floor(Date.parse(abandoned.data.abandoned_at) / HOUR_MS);
+      const hour = utcHourOf(abandoned.data.abandoned_at);
       const context = { ...systemContext(abandoned.metadata.correlation_id, HANDOFF_FAILURE_EMAILS, abandoned.id), tenant_id };
-      for (const member of told) {
-        const unsubscribe = unsubscribeUrl(deps.secrets, deps.publicUrl, { tenant_id, user_id: member.user_id, kind: 'handoff_failures' });
-        const { subject, text } = handoffFailureEmailOf(abandoned.data, handoff, tenant.name, Math.max(1, failed), unsubscribe);
-        await queueEmail(
-          deps,
-          { to: member.email, data_subject: userSubject(member.user_id), subject, text, kind: 'handoff_failure', unsubscribe_url: unsubscribe },
-          context,
-          { idempotencyKey: `handoff-failure:${tenant_id}:${member.user_id}:${hour}` },
-        );
-      }
+      await emailEach(
+        deps,
+        told,
+        {
+          tenantId: tenant_id,
+          preference: 'handoff_failures',
+          kind: 'handoff_failure',
+          compose: (link) => handoffFailureEmailOf(abandoned.data, handoff, tenant.name, Math.max(1, failed), link),
+          idempotencyKey: (userId) => `handoff-failure:${tenant_id}:${userId}:${hour}`,
+        },
+        context,
+      );
     },
   };
 }

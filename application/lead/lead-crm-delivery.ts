@@ -75,7 +75,7 @@ export type LeadCrmDeliveryOutput =
 export function leadCrmDelivery(policy: Pick<LeadCrmDeliveryPolicy, 'maxAttempts' | 'backoffMs' | 'outcomeTimeoutMs'>): ProcessManager<LeadCrmDeliveryInput, LeadEvent, LeadState, LeadCrmDeliveryOutput> {
   const afterFailure = (attempt: number, status_code: number | null, error: string, now: Date): LeadCrmDeliveryOutput[] =>
     attempt >= policy.maxAttempts
-      ? [{ type: 'AbandonCrmDelivery', data: { attempt, status_code, error } }]
+      ? [{ type: 'AbandonCrmDelivery', data: { attempt, status_code, error, reason: 'attempts_exhausted' } }]
       : [{ type: 'RecordCrmFailure', data: { attempt, status_code, error, next_attempt_at: new Date(now.getTime() + policy.backoffMs(attempt)).toISOString() } }];
   const overdue = (since: string, now: Date): boolean => Date.parse(since) + policy.outcomeTimeoutMs <= now.getTime();
 
@@ -108,7 +108,7 @@ export function leadCrmDelivery(policy: Pick<LeadCrmDeliveryPolicy, 'maxAttempts
           return delivery.status === 'sending' && delivery.attempts === input.data.attempt ? afterFailure(input.data.attempt, input.data.status_code, input.data.error, now) : [];
         case 'CrmDeliveryWithdrawn':
           return (delivery.status === 'requested' || delivery.status === 'retrying') && delivery.attempts === input.data.attempts
-            ? [{ type: 'AbandonCrmDelivery', data: { attempt: input.data.attempts, status_code: null, error: input.data.error } }]
+            ? [{ type: 'AbandonCrmDelivery', data: { attempt: input.data.attempts, status_code: null, error: input.data.error, reason: 'withdrawn' } }]
             : [];
       }
     },

@@ -31,6 +31,7 @@ export const UNSUBSCRIBE_PATH = '/notifications/unsubscribe';
 export const NOTIFICATION_KIND_DESCRIPTIONS: Record<NotificationKind, string> = {
   orchestration_alerts: 'alert emails about orchestration events that were dead-lettered or expired',
   handoff_failures: 'emails about handoffs the handoff webhook never took',
+  crm_failures: 'emails about leads the CRM never took',
 };
 
 /** Wrong tokens allowed per client address and minute; a right one is never refused (mail providers send many from one address). */

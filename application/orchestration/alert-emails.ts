@@ -23,12 +23,9 @@ import {
   orchestrationAlertDigestEvents,
   orchestrationAlertDigestStream,
 } from '../../domain/orchestration-alert-digest/alert-digest';
-import { userSubject } from '../../domain/user/events';
 import { type Aggregate, handleCommand, loadAggregate } from '../command-handling/handle-command';
 import { ownersAndAdminsWanting } from '../notification/notification-preferences';
-import { unsubscribeUrl } from '../notification/unsubscribe-links';
-import { queueEmail } from '../mail/outbox';
-import type { Secrets } from '../ports/identity';
+import { type NotificationEmailDependencies, emailEach, readableUtc, turnOffForYourself } from '../notification/notification-emails';
 import type { RecordedOf } from '../ports/domain-event-store';
 import type { Saga } from '../sagas/saga';
 import { systemContext } from '../shared/request-context';
@@ -48,14 +45,9 @@ const DIGEST_SCAN = 10_000;
 
 type Ending = RecordedOf<'OrchestrationEventDeadLettered' | 'OrchestrationEventExpired'>;
 
-/** `2026-12-02 14:05 UTC`. */
-const readableTime = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
-
-/** How a person stops these emails: their one-click link where there is one, the API otherwise. */
+/** How a person stops these emails, and how everyone does. */
 const turningOff = (unsubscribeLink: string | null): string =>
-  unsubscribeLink === null
-    ? 'Owners and admins get them. Turn them off for yourself: PATCH /api/v1/me/notifications {"orchestration_alerts": false}; for everyone: the organization\'s setting orchestration_alert_emails (GraphQL update_settings).'
-    : `Owners and admins get them. Turn them off for yourself: ${unsubscribeLink} (or PATCH /api/v1/me/notifications {"orchestration_alerts": false}); for everyone: the organization's setting orchestration_alert_emails (GraphQL update_settings).`;
+  `Owners and admins get them. ${turnOffForYourself('orchestration_alerts', unsubscribeLink)}; for everyone: the organization's setting orchestration_alert_emails (GraphQL update_settings).`;
 
 /**
  * The email of an ending, for an organization; `standing` is how many of its events stand so
@@ -86,7 +78,7 @@ export function alertEmailOf(
     return {
       subject: `[${organization}] An orchestration event was dead-lettered`,
       text: [
-        `${about} was dead-lettered at ${readableTime(dead_lettered_at)} after ${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}; the last failed with ${error.code}.`,
+        `${about} was dead-lettered at ${readableUtc(dead_lettered_at)} after ${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}; the last failed with ${error.code}.`,
         `It is not tried again by itself. Once the cause is fixed, retry it: POST /api/v1/org/events/${event_id}/retry, or every dead letter of its name at once: POST /api/v1/org/events/redrive {"name": "${event.name}"}.`,
         limit,
       ].join('\n\n'),
@@ -96,7 +88,7 @@ export function alertEmailOf(
   return {
     subject: `[${organization}] An orchestration event expired before it was dispatched`,
     text: [
-      `${about} expired at ${readableTime(expired_at)} (it was to be dispatched by ${readableTime(expires_at)}) before it could be dispatched. It never will be; emit it again if it is still wanted.`,
+      `${about} expired at ${readableUtc(expired_at)} (it was to be dispatched by ${readableUtc(expires_at)}) before it could be dispatched. It never will be; emit it again if it is still wanted.`,
       limit,
     ].join('\n\n'),
   };
@@ -168,7 +160,7 @@ async function standingEndsOf(deps: OrchestrationDependencies, tenantId: string,
 const endedAt = (ending: Ending): string => (ending.type === 'OrchestrationEventDeadLettered' ? ending.data.dead_lettered_at : ending.data.expired_at);
 
 /** `publicUrl`: the platform's public base URL (PUBLIC_URL), on which each email's one-click unsubscribe link is made; null: no link, the email says how through the API. */
-export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & { secrets: Secrets; publicUrl: string | null }): Saga<'OrchestrationEventDeadLettered' | 'OrchestrationEventExpired'> {
+export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & NotificationEmailDependencies): Saga<'OrchestrationEventDeadLettered' | 'OrchestrationEventExpired'> {
   /** Emails the hour's digest, where there is anything to tell and anyone to tell it, and closes it; again, nothing. */
   async function closeDigest({ tenant_id, hour, first_event_id }: OrchestrationAlertDigestDocument): Promise<void> {
     const stream = orchestrationAlertDigestStream(tenant_id, hour);
@@ -180,16 +172,18 @@ export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & {
       const ends = await standingEndsOf(deps, tenant_id, hour, first_event_id);
       standing = [...ends.values()].reduce((sum, byStatus) => sum + byStatus.dead_letter + byStatus.expired, 0);
       const told = standing > 0 ? await ownersAndAdminsWanting(deps, tenant_id, 'orchestration_alerts') : [];
-      for (const member of told) {
-        const unsubscribe = unsubscribeUrl(deps.secrets, deps.publicUrl, { tenant_id, user_id: member.user_id, kind: 'orchestration_alerts' });
-        const { subject, text } = alertDigestEmailOf(hour, tenant.name, ends, unsubscribe);
-        await queueEmail(
-          deps,
-          { to: member.email, data_subject: userSubject(member.user_id), subject, text, kind: 'orchestration_alert_digest', unsubscribe_url: unsubscribe },
-          context,
-          { idempotencyKey: `orchestration-alert-digest:${tenant_id}:${member.user_id}:${hour}` },
-        );
-      }
+      await emailEach(
+        deps,
+        told,
+        {
+          tenantId: tenant_id,
+          preference: 'orchestration_alerts',
+          kind: 'orchestration_alert_digest',
+          compose: (link) => alertDigestEmailOf(hour, tenant.name, ends, link),
+          idempotencyKey: (userId) => `orchestration-alert-digest:${tenant_id}:${userId}:${hour}`,
+        },
+        context,
+      );
       recipients = told.length;
     }
     await handleCommand(deps, alertDigestAggregate, stream, { type: 'CloseAlertDigest', data: { tenant_id, hour, standing, recipients } }, context);
@@ -217,16 +211,18 @@ export function orchestrationAlertEmailsSaga(deps: OrchestrationDependencies & {
       // Counted once the read model holds this end (it is among them).
       await deps.readYourWrites(ending.position, [orchestrationEventsProjection.name]);
       const standing = await deps.readStore.collection<OrchestrationEventDocument>(ORCHESTRATION_EVENTS).count({ status: ending.type === 'OrchestrationEventDeadLettered' ? 'dead_letter' : 'expired', tenant_id });
-      for (const member of told) {
-        const unsubscribe = unsubscribeUrl(deps.secrets, deps.publicUrl, { tenant_id, user_id: member.user_id, kind: 'orchestration_alerts' });
-        const { subject, text } = alertEmailOf(ending, ended.event, tenant.name, Math.max(1, standing), unsubscribe);
-        await queueEmail(
-          deps,
-          { to: member.email, data_subject: userSubject(member.user_id), subject, text, kind: 'orchestration_alert', unsubscribe_url: unsubscribe },
-          context,
-          { idempotencyKey: `orchestration-alert:${tenant_id}:${member.user_id}:${hour}` },
-        );
-      }
+      await emailEach(
+        deps,
+        told,
+        {
+          tenantId: tenant_id,
+          preference: 'orchestration_alerts',
+          kind: 'orchestration_alert',
+          compose: (link) => alertEmailOf(ending, ended.event, tenant.name, Math.max(1, standing), link),
+          idempotencyKey: (userId) => `orchestration-alert:${tenant_id}:${userId}:${hour}`,
+        },
+        context,
+      );
     },
     async runDue() {
       const before = new Date(deps.clock.now().getTime() - DIGEST_GRACE_MS).toISOString();

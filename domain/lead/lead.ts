@@ -79,11 +79,19 @@ export const LeadCrmDeliveryFailed = declareEvent(
   'LeadCrmDeliveryFailed',
   t.type({ lead_id: t.string, attempt: t.number, status_code: t.union([t.number, t.null]), error: t.string, failed_at: t.string, next_attempt_at: t.string }),
 );
-/** The last attempt failed, or the CRM was turned off meanwhile: no more attempts. */
+/**
+ * No more attempts: the last one failed (`reason: 'attempts_exhausted'`), or the delivery had
+ * no point any more (`'withdrawn'`: the CRM turned off or its configuration unusable meanwhile,
+ * the lead deleted or erased). Recorded without a reason before the reason was.
+ */
 export const LeadCrmDeliveryAbandoned = declareEvent(
   'LeadCrmDeliveryAbandoned',
-  t.type({ lead_id: t.string, attempts: t.number, status_code: t.union([t.number, t.null]), error: t.string, abandoned_at: t.string }),
+  t.intersection([
+    t.type({ lead_id: t.string, attempts: t.number, status_code: t.union([t.number, t.null]), error: t.string, abandoned_at: t.string }),
+    t.partial({ reason: t.keyof({ attempts_exhausted: null, withdrawn: null }) }),
+  ]),
 );
+export type CrmDeliveryAbandonReason = 'attempts_exhausted' | 'withdrawn';
 
 /** The organization deleted the lead: it leaves every list, and nothing more happens to it. */
 export const LeadDeleted = declareEvent('LeadDeleted', t.type({ lead_id: t.string, tenant_id: t.string, deleted_by: Party, deleted_at: t.string }));
@@ -128,7 +136,7 @@ export type LeadCommand =
   | { type: 'StartCrmAttempt'; data: { attempt: number; kind: CrmKind; url: string } }
   | { type: 'RecordSentToCrm'; data: { attempt: number; status_code: number; crm_record_id: string | null } }
   | { type: 'RecordCrmFailure'; data: { attempt: number; status_code: number | null; error: string; next_attempt_at: string } }
-  | { type: 'AbandonCrmDelivery'; data: { attempt: number; status_code: number | null; error: string } }
+  | { type: 'AbandonCrmDelivery'; data: { attempt: number; status_code: number | null; error: string; reason: CrmDeliveryAbandonReason } }
   | { type: 'DeleteLead'; data: { tenant_id: string; deleted_by: LeadParty } }
   | { type: 'EraseLead'; data: { tenant_id: string; erased_by: LeadParty } };
 
@@ -289,7 +297,7 @@ export const leadDecider: Decider<LeadCommand, LeadEvent, LeadState> = {
     if (command.type === 'DeleteLead' || command.type === 'EraseLead') {
       const underWay = delivery !== null && (delivery.status === 'requested' || delivery.status === 'sending' || delivery.status === 'retrying');
       const abandoned: LeadEvent[] = underWay
-        ? [{ type: 'LeadCrmDeliveryAbandoned', data: { lead_id, attempts: delivery.attempts, status_code: null, error: LEAD_DELETED_ERROR, abandoned_at: at } }]
+        ? [{ type: 'LeadCrmDeliveryAbandoned', data: { lead_id, attempts: delivery.attempts, status_code: null, error: LEAD_DELETED_ERROR, reason: 'withdrawn', abandoned_at: at } }]
         : [];
       const gone: LeadEvent =
         command.type === 'DeleteLead'
@@ -319,8 +327,8 @@ export const leadDecider: Decider<LeadCommand, LeadEvent, LeadState> = {
       case 'AbandonCrmDelivery': {
         const settles = delivery.status === 'sending' || delivery.status === 'requested' || delivery.status === 'retrying';
         if (!settles || delivery.attempts !== command.data.attempt) return right([]);
-        const { attempt, status_code, error } = command.data;
-        return right([{ type: 'LeadCrmDeliveryAbandoned', data: { lead_id, attempts: attempt, status_code, error, abandoned_at: at } }]);
+        const { attempt, status_code, error, reason } = command.data;
+        return right([{ type: 'LeadCrmDeliveryAbandoned', data: { lead_id, attempts: attempt, status_code, error, reason, abandoned_at: at } }]);
       }
     }
   },

@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import { ERASED_PERSONAL_DATA } from '../../domain/shared/events';
 import { conversationStream } from '../../domain/conversation/conversation';
 import { verifySignature } from '../../adapters/connector-sdk/signing';
+import { CRM_FAILURE_EMAILS } from '../../application/lead/crm-failure-emails';
 import { LEAD_CRM_DELIVERY, LEAD_DELIVERY_ID_HEADER } from '../../application/lead/lead-crm-delivery';
 import { SagaRunner } from '../../application/sagas/saga-runner';
 import { identitySignature, verifiedPartyId } from '../../application/widget/widget-access';
@@ -560,6 +561,26 @@ describe('widget leads (POST /api/v1/widget/leads, GET /api/v1/tenant/leads, sag
       await server.platform.sagas.runDue();
       await settled();
       expect(crm.requests.length).to.equal(before);
+    });
+
+    it('emails the owner, not a member, when the CRM failed every attempt, without the lead’s details; not for a delivery withdrawn', async () => {
+      // The tests above: one lead failed every attempt; three deliveries were withdrawn, an hour later (CRM off, lead deleted, lead erased).
+      const exhausted = (await leads('?crm_status=failed&limit=1000')).filter((lead) => lead.crm.attempts === MAX_ATTEMPTS);
+      expect(exhausted).to.have.length(1);
+      const [last] = await server.platform.eventStore.readAll({ direction: 'backwards', maxCount: 1, filter: { kind: 'event_type', types: ['LeadCrmDeliveryAbandoned'] } });
+      expect(last.data).to.deep.include({ reason: 'withdrawn' });
+      await eventually(async () => ((await server.platform.readStore.getProjectionState(`saga:${CRM_FAILURE_EMAILS}-v1`))?.checkpoint ?? 0) >= last.position, 10_000, 'the saga past the last delivery given up');
+      const queued = await server.platform.eventStore.readAll({ filter: { kind: 'event_type', types: ['EmailQueued'] } });
+      const told = queued.flatMap((event) => (event.type === 'EmailQueued' && event.data.kind === 'crm_failure' ? [{ to: event.data.to, subject: event.data.subject, text: server.platform.secrets.open(event.data.body_sealed) }] : []));
+      expect(told.map((email) => email.to)).to.deep.equal([owner.email]);
+      expect(told[0].subject).to.equal('[Org leads-org] A lead did not reach your CRM');
+      expect(told[0].text).to.contain(
+        `A visitor left their details with Org leads-org, but the CRM (hubspot, ${crm.url}/crm/v3/objects/contacts) did not take them: the platform gave up at 2026-11-22 10:00 UTC after ${MAX_ATTEMPTS} attempts; the last: the CRM answered HTTP 500 (its answer is in the lead's crm.last_error).`,
+      );
+      expect(told[0].text).to.contain(`The lead is kept: GET /api/v1/tenant/leads?crm_status=failed (its id: ${exhausted[0].id}).`);
+      expect(told[0].text).to.contain('Turn them off for yourself: PATCH /api/v1/me/notifications {"crm_failures": false}.');
+      expect(told[0].text).not.to.contain('busy@example.com');
+      expect(told[0].text).not.to.contain('Contact already exists');
     });
 
     it('puts every lead event in the organization’s audit log, with its actor', async () => {

@@ -46,7 +46,7 @@ describe('lead CRM delivery (process manager)', () => {
     spec
       .given([captured, requestedCrm, startedCrm(1), failedCrm(1, FIXED_NOW), startedCrm(2), failedCrm(2, FIXED_NOW), startedCrm(3)])
       .when(refused(3))
-      .then([{ type: 'AbandonCrmDelivery', data: { attempt: 3, status_code: 503, error: 'the CRM answered HTTP 503' } }]);
+      .then([{ type: 'AbandonCrmDelivery', data: { attempt: 3, status_code: 503, error: 'the CRM answered HTTP 503', reason: 'attempts_exhausted' } }]);
   });
 
   it('sends a retry when it is due, not before; takes an attempt without outcome as lost once overdue', () => {
@@ -62,8 +62,8 @@ describe('lead CRM delivery (process manager)', () => {
 
   it('gives the delivery up when it is withdrawn before its next attempt', () => {
     const withdrawn = (attempts: number): LeadCrmDeliveryInput => ({ type: 'CrmDeliveryWithdrawn', data: { lead_id: 'l1', attempts, error: 'off' } });
-    spec.given([captured, requestedCrm]).when(withdrawn(0)).then([{ type: 'AbandonCrmDelivery', data: { attempt: 0, status_code: null, error: 'off' } }]);
-    spec.given([captured, requestedCrm, startedCrm(1), failedCrm(1, FIXED_NOW)]).when(withdrawn(1)).then([{ type: 'AbandonCrmDelivery', data: { attempt: 1, status_code: null, error: 'off' } }]);
+    spec.given([captured, requestedCrm]).when(withdrawn(0)).then([{ type: 'AbandonCrmDelivery', data: { attempt: 0, status_code: null, error: 'off', reason: 'withdrawn' } }]);
+    spec.given([captured, requestedCrm, startedCrm(1), failedCrm(1, FIXED_NOW)]).when(withdrawn(1)).then([{ type: 'AbandonCrmDelivery', data: { attempt: 1, status_code: null, error: 'off', reason: 'withdrawn' } }]);
     spec.given([captured, requestedCrm, startedCrm(1)]).when(withdrawn(0)).thenNothingHappened();
   });
 });

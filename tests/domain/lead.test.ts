@@ -62,18 +62,18 @@ describe('lead (decider)', () => {
   });
 
   it('gives up after the attempt that failed, or before the next one when the CRM was turned off', () => {
-    spec.given([captured, requestedCrm, startedCrm(1)]).when({ type: 'AbandonCrmDelivery', data: { attempt: 1, status_code: 500, error: 'x' } }).then([
-      { type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts: 1, status_code: 500, error: 'x', abandoned_at: FIXED_NOW.toISOString() } },
+    spec.given([captured, requestedCrm, startedCrm(1)]).when({ type: 'AbandonCrmDelivery', data: { attempt: 1, status_code: 500, error: 'x', reason: 'attempts_exhausted' } }).then([
+      { type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts: 1, status_code: 500, error: 'x', reason: 'attempts_exhausted', abandoned_at: FIXED_NOW.toISOString() } },
     ]);
-    spec.given([captured, requestedCrm]).when({ type: 'AbandonCrmDelivery', data: { attempt: 0, status_code: null, error: 'off' } }).then([
-      { type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts: 0, status_code: null, error: 'off', abandoned_at: FIXED_NOW.toISOString() } },
+    spec.given([captured, requestedCrm]).when({ type: 'AbandonCrmDelivery', data: { attempt: 0, status_code: null, error: 'off', reason: 'withdrawn' } }).then([
+      { type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts: 0, status_code: null, error: 'off', reason: 'withdrawn', abandoned_at: FIXED_NOW.toISOString() } },
     ]);
-    spec.given([captured, requestedCrm, startedCrm(1), sentCrm]).when({ type: 'AbandonCrmDelivery', data: { attempt: 1, status_code: null, error: 'x' } }).thenNothingHappened();
+    spec.given([captured, requestedCrm, startedCrm(1), sentCrm]).when({ type: 'AbandonCrmDelivery', data: { attempt: 1, status_code: null, error: 'x', reason: 'withdrawn' } }).thenNothingHappened();
   });
 
   it('deletes a lead of its organization once, ending a delivery still under way; then records nothing more', () => {
     const remove: LeadCommand = { type: 'DeleteLead', data: { tenant_id: 't1', deleted_by: { kind: 'user', id: 'u1' } } };
-    const abandoned = (attempts: number): typeof deletedLead => ({ type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts, status_code: null, error: 'the lead was deleted', abandoned_at: FIXED_NOW.toISOString() } });
+    const abandoned = (attempts: number): typeof deletedLead => ({ type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts, status_code: null, error: 'the lead was deleted', reason: 'withdrawn', abandoned_at: FIXED_NOW.toISOString() } });
     spec.given([captured]).when(remove).then([deletedLead]);
     spec.given([captured, requestedCrm, startedCrm(1), sentCrm]).when(remove).then([deletedLead]);
     spec.given([captured, requestedCrm]).when(remove).then([abandoned(0), deletedLead]);
@@ -92,7 +92,7 @@ describe('lead (decider)', () => {
   it('erases a lead of its organization, live or deleted, ending a delivery still under way; again records nothing; then nothing more happens to it', () => {
     const erase = (tenant_id = 't1'): LeadCommand => ({ type: 'EraseLead', data: { tenant_id, erased_by: { kind: 'user', id: 'u1' } } });
     const erasedLead: typeof deletedLead = { type: 'LeadErased', data: { lead_id: 'l1', tenant_id: 't1', erased_by: { kind: 'user', id: 'u1' }, erased_at: FIXED_NOW.toISOString() } };
-    const abandoned: typeof deletedLead = { type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts: 1, status_code: null, error: 'the lead was deleted', abandoned_at: FIXED_NOW.toISOString() } };
+    const abandoned: typeof deletedLead = { type: 'LeadCrmDeliveryAbandoned', data: { lead_id: 'l1', attempts: 1, status_code: null, error: 'the lead was deleted', reason: 'withdrawn', abandoned_at: FIXED_NOW.toISOString() } };
     spec.given([captured]).when(erase()).then([erasedLead]);
     spec.given([captured, deletedLead]).when(erase()).then([erasedLead]);
     spec.given([captured, requestedCrm, startedCrm(1)]).when(erase()).then([abandoned, erasedLead]);
