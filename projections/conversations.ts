@@ -107,6 +107,28 @@ export interface ConversationMessageDocument {
   [field: string]: unknown;
 }
 
+/**
+ * A question the assistant answered without the knowledge base (`answered_from_knowledge:
+ * false`: it found no relevant passage): what the knowledge base lacks. Id: the answer's
+ * message id. Deleted with its conversation.
+ */
+export interface UnansweredQuestionDocument {
+  id: string;
+  tenant_id: string;
+  conversation_id: string;
+  workspace_id: string | null;
+  channel: Channel;
+  /** The user message asked. */
+  question_id: string;
+  question: string;
+  asked_at: string;
+  answered_at: string;
+  position: number;
+  [field: string]: unknown;
+}
+
+export const UNANSWERED_QUESTIONS = 'unanswered_questions';
+
 /** The id of the message that stands for a tool step of the turn answering `replyTo`. */
 export const toolStepMessageId = (replyTo: string, stepId: string): string => `tool-${replyTo}-${stepId}`;
 
@@ -178,7 +200,8 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
   // 2: a deleted conversation's messages, title and preview are deleted.
   // 3: the contact of a messaging channel's conversation.
   // 4: a verified widget visitor's user id; who started it when an end user did, indexed.
-  version: 4,
+  // 5: the questions answered without the knowledge base (unanswered_questions).
+  version: 5,
   collections: [
     {
       name: CONVERSATIONS,
@@ -196,6 +219,7 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
       ],
     },
     { name: CONVERSATION_MESSAGES, indexes: [{ field: 'conversation_id' }, { field: 'tenant_id' }, { field: 'seq' }, { field: 'role' }, { field: 'created_at' }] },
+    { name: UNANSWERED_QUESTIONS, indexes: [{ field: 'tenant_id', then: ['asked_at'] }, { field: 'conversation_id' }, { field: 'workspace_id' }] },
   ],
   handles: conversationEvents.types,
   async apply(event, view) {
@@ -247,6 +271,21 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
         const { message_id, tenant_id, text, reply_to, citations, answered_from_knowledge, model, latency_ms, usage, answered_at } = event.data;
         const doc = message(event, { id: message_id, conversation_id: id, tenant_id, role: 'assistant', text, reply_to, citations, answered_from_knowledge, model, latency_ms, usage, created_at: answered_at });
         await addMessage(view, conversation, event, doc, true);
+        const question = answered_from_knowledge ? null : await view.get<ConversationMessageDocument>(CONVERSATION_MESSAGES, reply_to);
+        if (question !== null && question.role === 'user') {
+          view.put(UNANSWERED_QUESTIONS, {
+            id: message_id,
+            tenant_id,
+            conversation_id: id,
+            workspace_id: conversation.workspace_id,
+            channel: conversation.channel,
+            question_id: question.id,
+            question: question.text,
+            asked_at: question.created_at,
+            answered_at,
+            position,
+          } satisfies UnansweredQuestionDocument);
+        }
         return;
       }
       case 'AssistantFailed': {
@@ -294,6 +333,7 @@ export const conversationsProjection: EventProjection<ConversationEvent['type']>
         // first line unless renamed): the document stays as the record that it was, its position
         // keeping a replay of older events from writing them again. An erasure deletes it too.
         view.deleteWhere(CONVERSATION_MESSAGES, { conversation_id: id });
+        view.deleteWhere(UNANSWERED_QUESTIONS, { conversation_id: id });
         view.patch(CONVERSATIONS, id, {
           ...base,
           deleted: true,

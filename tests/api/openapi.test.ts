@@ -621,6 +621,12 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/tenant/feedbacks?rating=up&from=2000-01-01', { headers: as(admin) });
       await call('GET', '/api/v1/tenant/feedbacks?rating=meh', { headers: as(admin) });
       await call('GET', '/api/v1/tenant/feedbacks', { headers: as(member) });
+      await talk.answer(conversation, await talk.ask(conversation, 'Do you sell gift cards?'), { fromKnowledge: false });
+      const unanswered = await call('GET', '/api/v1/tenant/unanswered-questions?from=2000-01-01', { headers: as(admin) });
+      expect(unanswered.json.items.map((item: { question: string }) => item.question)).to.include('Do you sell gift cards?');
+      await call('GET', '/api/v1/tenant/unanswered-questions?to=someday', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/unanswered-questions', { headers: as(member) });
+      await call('GET', '/api/v1/tenant/unanswered-questions');
       await call('GET', '/api/v1/tenant/analytics', { headers: as(admin) });
       await call('GET', '/api/v1/tenant/analytics?from=2026-02-30', { headers: as(admin) });
       await call('GET', '/api/v1/tenant/analytics');

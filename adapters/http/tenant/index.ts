@@ -1,5 +1,5 @@
 // Everything under /api/v1/tenant (spec 4.8, 4.4): the organization's handoff webhook, CRM
-// connector, feedback, analytics and website widget configuration. A user token of the
+// connector, feedback, unanswered questions, analytics and website widget configuration. A user token of the
 // organization's owner or an admin (a member is 403 `insufficient_role`, recorded like every
 // denial; a widget token is 401). Shapes in docs/tenant-configuration.md and docs/widget.md.
 
@@ -15,6 +15,7 @@ import { tenantEndUsersRouter } from './end-users';
 import { tenantFeedbacksRouter } from './feedbacks';
 import { tenantHandoffRouter } from './handoff';
 import { tenantLeadsRouter } from './leads';
+import { tenantUnansweredQuestionsRouter } from './unanswered-questions';
 import { tenantWidgetRouter } from './widget';
 
 /** What the tenant routes need beyond the identity ports: the guarded client that checks the addresses tenants give. */
@@ -26,7 +27,7 @@ export function tenantRouter(identity: UseCaseDependencies, denials: AccessDenia
   const router = new Router<AuthenticatedState>({ prefix: '/api/v1/tenant' });
   router.use(authenticateUserRecordingDenials(identity, denials), requireRole('admin'));
   const deps = { ...identity, ...adapters };
-  for (const area of [tenantHandoffRouter(deps), tenantCrmRouter(deps), tenantFeedbacksRouter(identity), tenantAnalyticsRouter(identity), tenantWidgetRouter(identity)]) router.use(area.routes());
+  for (const area of [tenantHandoffRouter(deps), tenantCrmRouter(deps), tenantFeedbacksRouter(identity), tenantUnansweredQuestionsRouter(identity), tenantAnalyticsRouter(identity), tenantWidgetRouter(identity)]) router.use(area.routes());
   // The leads the widget's visitors left (#15).
   router.use(tenantLeadsRouter(identity).routes());
   router.use(tenantEndUsersRouter(identity).routes());

@@ -139,6 +139,16 @@ export const tenantApi: ApiArea = {
       given_by: ACTOR,
       given_at: dateTime(),
     }),
+    UnansweredQuestion: object({
+      question_id: string('the user message asked'),
+      question: string('its text, as asked'),
+      answer_id: string('the answer that said the knowledge base had nothing on it'),
+      conversation_id: string(),
+      workspace_id: nullable(string()),
+      channel: enumOf(['console', 'api', 'widget', 'whatsapp'], 'where it was asked'),
+      asked_at: dateTime(),
+      answered_at: dateTime(),
+    }),
     ConversationAnalytics: object({
       from: day('first day, included'),
       to: day('last day, included'),
@@ -222,6 +232,22 @@ export const tenantApi: ApiArea = {
         role: 'admin',
         query: [{ name: 'rating', description: 'up or down', schema: enumOf(RATINGS) }, TIME_BOUND('from', 'lower'), TIME_BOUND('to', 'upper'), ...PAGE_PARAMETERS],
         success: { status: 200, description: 'feedback, newest first', json: page(ref('Feedback')) },
+      },
+    },
+    '/api/v1/tenant/unanswered-questions': {
+      get: {
+        summary: 'Questions the knowledge base had no answer to',
+        description:
+          'The questions the assistant answered without the knowledge base because it found no relevant passage (the analytics’ `no_answer`), newest first: what to write a document about. A deleted or erased conversation takes its questions with it.',
+        access: 'user',
+        role: 'admin',
+        query: [
+          { name: 'workspace_id', description: 'only the conversations of this workspace', schema: { type: 'string', minLength: 1 } },
+          { ...TIME_BOUND('from', 'lower'), description: 'lower bound on `asked_at`, included: an ISO 8601 time, or a day (YYYY-MM-DD, UTC) standing for its first instant; anything else is 400 naming it' },
+          { ...TIME_BOUND('to', 'upper'), description: 'upper bound on `asked_at`, included: an ISO 8601 time, or a day (YYYY-MM-DD, UTC) standing for its last instant; anything else is 400 naming it' },
+          ...PAGE_PARAMETERS,
+        ],
+        success: { status: 200, description: 'the questions, newest first', json: page(ref('UnansweredQuestion')) },
       },
     },
     '/api/v1/tenant/analytics': {
