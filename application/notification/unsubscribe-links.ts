@@ -98,8 +98,8 @@ export interface UnsubscribeView {
 
 /**
  * The target of a link and what the page shows of it. A token that is not one the platform
- * made is 400 `invalid_unsubscribe_link` (spending the caller's address's budget of wrong ones: 429 past
- * it); a person no longer in the organization, or an organization deleted, 404.
+ * made is 400 `invalid_unsubscribe_link` (spending the caller's address's budget of wrong
+ * ones: 429 past it); a person no longer in the organization, or an organization deleted, 404.
  */
 async function resolve(deps: UnsubscribeDependencies, token: string, ip: string | null): Promise<{ target: UnsubscribeTarget; view: UnsubscribeView }> {
   const target = targetOfToken(deps.secrets, token);
@@ -136,7 +136,7 @@ export async function unsubscribeByLink(
   context: RequestContext,
 ): Promise<UnsubscribeView> {
   const { target, view } = await resolve(deps, token, context.ip);
-  if (view.unsubscribed) return view;
+  // Decided on the stream, not on the read model the view came from: off already records nothing.
   const result = await handleCommand(
     deps,
     notificationPreferencesAggregate,
