@@ -39,12 +39,7 @@ const viewOf = (doc: UnansweredQuestionDocument): UnansweredQuestionView => ({
   answered_at: doc.answered_at,
 });
 
-export async function listUnansweredQuestions(
-  deps: ReadModelDependencies,
-  tenantId: string,
-  filter: UnansweredQuestionFilter,
-  page: { limit?: number; cursor?: string },
-): Promise<Page<UnansweredQuestionView>> {
+function whereOf(tenantId: string, filter: UnansweredQuestionFilter): Where {
   const where: Where = { tenant_id: tenantId };
   if (filter.workspace_id !== undefined) where.workspace_id = filter.workspace_id;
   if (filter.from !== undefined || filter.to !== undefined) {
@@ -53,6 +48,75 @@ export async function listUnansweredQuestions(
     if (filter.to !== undefined) range.lte = filter.to;
     where.asked_at = range;
   }
-  const found = await deps.readStore.collection<UnansweredQuestionDocument>(UNANSWERED_QUESTIONS).find({ where, sort: { field: 'asked_at', direction: 'desc' }, ...page });
+  return where;
+}
+
+export async function listUnansweredQuestions(
+  deps: ReadModelDependencies,
+  tenantId: string,
+  filter: UnansweredQuestionFilter,
+  page: { limit?: number; cursor?: string },
+): Promise<Page<UnansweredQuestionView>> {
+  const found = await deps.readStore
+    .collection<UnansweredQuestionDocument>(UNANSWERED_QUESTIONS)
+    .find({ where: whereOf(tenantId, filter), sort: { field: 'asked_at', direction: 'desc' }, ...page });
   return { items: found.items.map(viewOf), next_cursor: found.next_cursor };
+}
+
+/** Questions asked alike, counted together: the most recent wording, how often, first and last asked. */
+export interface UnansweredQuestionGroup {
+  question: string;
+  count: number;
+  first_asked_at: string;
+  last_asked_at: string;
+}
+
+export interface UnansweredQuestionSummary {
+  items: UnansweredQuestionGroup[];
+  /** How many questions were read (the most recent of the range, SUMMARY_SCAN at most). */
+  questions: number;
+  /** Whether the range held more than were read: the counts are of the most recent ones. */
+  truncated: boolean;
+}
+
+/** Most questions of a range a summary reads, newest first. */
+export const SUMMARY_SCAN = 5000;
+export const SUMMARY_MAX_GROUPS = 100;
+
+/**
+ * What a question is counted as: Unicode-normalized (NFKC), lower case, punctuation and
+ * symbols dropped, white space collapsed: "Do you sell GIFT cards?" and "do you sell gift
+ * cards" are one question; other words are another (no guessing at meaning).
+ */
+export const questionKey = (question: string): string =>
+  question
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[\p{P}\p{S}]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+
+/** The range's questions grouped as asked alike, the most asked first (then the most recent), `limit` groups. */
+export async function summarizeUnansweredQuestions(deps: ReadModelDependencies, tenantId: string, filter: UnansweredQuestionFilter, limit: number): Promise<UnansweredQuestionSummary> {
+  const collection = deps.readStore.collection<UnansweredQuestionDocument>(UNANSWERED_QUESTIONS);
+  const groups = new Map<string, UnansweredQuestionGroup>();
+  let questions = 0;
+  let cursor: string | undefined;
+  let truncated = false;
+  while (questions < SUMMARY_SCAN) {
+    const page = await collection.find({ where: whereOf(tenantId, filter), sort: { field: 'asked_at', direction: 'desc' }, limit: Math.min(1000, SUMMARY_SCAN - questions), cursor });
+    for (const doc of page.items) {
+      const key = questionKey(doc.question);
+      const group = groups.get(key);
+      // Newest first: the first seen is the latest wording.
+      if (group) groups.set(key, { ...group, count: group.count + 1, first_asked_at: doc.asked_at });
+      else groups.set(key, { question: doc.question, count: 1, first_asked_at: doc.asked_at, last_asked_at: doc.asked_at });
+    }
+    questions += page.items.length;
+    if (page.next_cursor === null) break;
+    cursor = page.next_cursor;
+    truncated = questions >= SUMMARY_SCAN;
+  }
+  const items = [...groups.values()].sort((a, b) => b.count - a.count || (a.last_asked_at < b.last_asked_at ? 1 : a.last_asked_at > b.last_asked_at ? -1 : 0)).slice(0, limit);
+  return { items, questions, truncated };
 }

@@ -627,6 +627,10 @@ describe('OpenAPI description (GET /api/v1/openapi.json)', () => {
       await call('GET', '/api/v1/tenant/unanswered-questions?to=someday', { headers: as(admin) });
       await call('GET', '/api/v1/tenant/unanswered-questions', { headers: as(member) });
       await call('GET', '/api/v1/tenant/unanswered-questions');
+      await call('GET', '/api/v1/tenant/unanswered-questions/summary?limit=5', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/unanswered-questions/summary?limit=500', { headers: as(admin) });
+      await call('GET', '/api/v1/tenant/unanswered-questions/summary', { headers: as(member) });
+      await call('GET', '/api/v1/tenant/unanswered-questions/summary');
       await call('GET', '/api/v1/tenant/analytics', { headers: as(admin) });
       await call('GET', '/api/v1/tenant/analytics?from=2026-02-30', { headers: as(admin) });
       await call('GET', '/api/v1/tenant/analytics');

@@ -5,6 +5,7 @@
 // questions with it.
 
 import { expect } from 'chai';
+import { questionKey } from '../../application/conversation/unanswered-questions';
 import { documentStream } from '../../domain/document/document';
 import { type Account, joinAs, registerOwner } from '../support/identity';
 import { type TestServer, startTestServer } from '../support/server';
@@ -96,15 +97,44 @@ describe('unanswered questions (GET /api/v1/tenant/unanswered-questions)', () =>
     expect([refused.status, refused.json.code]).to.deep.equal([403, 'insufficient_role']);
   });
 
+  it('counts the questions asked alike in a summary, the most asked first, with the latest wording', async () => {
+    await ask('do you sell GIFT cards');
+    await ask('Do you sell gift-cards?!');
+    const summary = await server.request('GET', `${PATH}/summary`, { headers: as(owner) });
+    expect(summary.status, summary.text).to.equal(200);
+    expect(summary.json).to.include({ questions: 4, truncated: false });
+    expect(summary.json.items.map((group: { question: string; count: number }) => [group.question, group.count])).to.deep.equal([
+      ['Do you sell gift-cards?!', 3],
+      ['Can I pay with bitcoin?', 1],
+    ]);
+    const [giftCards] = summary.json.items;
+    expect(Date.parse(giftCards.last_asked_at)).to.be.greaterThan(Date.parse(giftCards.first_asked_at));
+    expect((await server.request('GET', `${PATH}/summary?limit=1`, { headers: as(owner) })).json.items).to.have.length(1);
+    expect((await server.request('GET', `${PATH}/summary?to=2000-01-01`, { headers: as(owner) })).json).to.deep.equal({ items: [], questions: 0, truncated: false });
+    for (const [query, field] of [['?limit=0', 'limit'], ['?limit=101', 'limit'], ['?limit=many', 'limit'], ['?from=2026-03-02&to=2026-03-01', 'from'], ['?workspace_id=', 'workspace_id']]) {
+      const refused = await server.request('GET', `${PATH}/summary${query}`, { headers: as(owner) });
+      expect([refused.status, refused.json.field], `${query}: ${refused.text}`).to.deep.equal([400, field]);
+    }
+    expect((await server.request('GET', `${PATH}/summary`, { headers: as(member) })).status).to.equal(403);
+    expect((await server.request('GET', `${PATH}/summary`)).status).to.equal(401);
+  });
+
+  it('groups by the words, not the case, punctuation or spacing', () => {
+    expect(questionKey('  Do you sell GIFT-cards?! ')).to.equal(questionKey('do you sell gift cards'));
+    expect(questionKey('Ｄｏ you ship to Köln?')).to.equal(questionKey('do you ship to köln'));
+    expect(questionKey('Do you sell gift cards?')).not.to.equal(questionKey('Do you sell gift vouchers?'));
+  });
+
   it('loses a question with its conversation, deleted or erased', async () => {
-    const [newest, older] = (await list()).json.items as Array<{ conversation_id: string }>;
-    const deleted = await server.request('DELETE', `/api/v1/conversations/${newest.conversation_id}`, { headers: as(owner) });
+    const conversations = async (): Promise<string[]> => (await list('?limit=100')).json.items.map((item: { conversation_id: string }) => item.conversation_id);
+    const [newest, older, ...rest] = await conversations();
+    const deleted = await server.request('DELETE', `/api/v1/conversations/${newest}`, { headers: as(owner) });
     expect(deleted.status, deleted.text).to.equal(204);
     await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
-    expect((await list()).json.items.map((item: { conversation_id: string }) => item.conversation_id)).to.deep.equal([older.conversation_id]);
-    const erased = await server.request('POST', `/api/v1/conversations/${older.conversation_id}/erase`, { headers: as(owner) });
+    expect(await conversations()).to.deep.equal([older, ...rest]);
+    const erased = await server.request('POST', `/api/v1/conversations/${older}/erase`, { headers: as(owner) });
     expect(erased.status, erased.text).to.be.oneOf([200, 204]);
     await server.platform.readYourWrites(await server.platform.eventStore.headPosition());
-    expect((await list()).json.items).to.deep.equal([]);
+    expect(await conversations()).to.deep.equal(rest);
   });
 });

@@ -9,6 +9,8 @@ import { CRM_KINDS, LEAD_FIELDS } from '../../../domain/crm-config/crm-config';
 import { PAGE_PARAMETERS, type ApiArea, type QueryParameter, type Schema, arrayOf, boolean, dateTime, enumOf, integer, nullable, object, page, ref, schemaOfCodec, string } from '../openapi/describe';
 import { CrmBody } from './crm';
 import { RATINGS } from './feedbacks';
+import { SUMMARY_DEFAULT_GROUPS } from './unanswered-questions';
+import { SUMMARY_MAX_GROUPS, SUMMARY_SCAN } from '../../../application/conversation/unanswered-questions';
 import { HandoffBody } from './handoff';
 import { WidgetSettingsBody } from './widget';
 import {
@@ -73,6 +75,18 @@ const RANGE: readonly QueryParameter[] = [
   },
   { name: 'to', description: 'last day, YYYY-MM-DD (UTC), included; default today. Not a calendar day: 400 `invalid_request` naming `to`', schema: { type: 'string', format: 'date' } },
 ];
+
+const UNANSWERED_WORKSPACE: QueryParameter = { name: 'workspace_id', description: 'only the conversations of this workspace', schema: { type: 'string', minLength: 1 } };
+const UNANSWERED_FROM: QueryParameter = {
+  name: 'from',
+  description: 'lower bound on `asked_at`, included: an ISO 8601 time, or a day (YYYY-MM-DD, UTC) standing for its first instant; anything else is 400 naming it',
+  schema: { type: 'string' },
+};
+const UNANSWERED_TO: QueryParameter = {
+  name: 'to',
+  description: 'upper bound on `asked_at`, included: an ISO 8601 time, or a day (YYYY-MM-DD, UTC) standing for its last instant; anything else is 400 naming it',
+  schema: { type: 'string' },
+};
 
 const TIME_BOUND = (name: 'from' | 'to', side: string): QueryParameter => ({
   name,
@@ -148,6 +162,18 @@ export const tenantApi: ApiArea = {
       channel: enumOf(['console', 'api', 'widget', 'whatsapp'], 'where it was asked'),
       asked_at: dateTime(),
       answered_at: dateTime(),
+    }),
+    UnansweredQuestionSummary: object({
+      items: arrayOf(
+        object({
+          question: string('the latest wording'),
+          count: integer('how many times it was asked in the range'),
+          first_asked_at: dateTime(),
+          last_asked_at: dateTime(),
+        }),
+      ),
+      questions: integer('how many questions were read'),
+      truncated: boolean('the range held more questions than were read: the counts are of the most recent'),
     }),
     ConversationAnalytics: object({
       from: day('first day, included'),
@@ -241,13 +267,23 @@ export const tenantApi: ApiArea = {
           'The questions the assistant answered without the knowledge base because it found no relevant passage (the analytics’ `no_answer`), newest first: what to write a document about. A deleted or erased conversation takes its questions with it.',
         access: 'user',
         role: 'admin',
-        query: [
-          { name: 'workspace_id', description: 'only the conversations of this workspace', schema: { type: 'string', minLength: 1 } },
-          { ...TIME_BOUND('from', 'lower'), description: 'lower bound on `asked_at`, included: an ISO 8601 time, or a day (YYYY-MM-DD, UTC) standing for its first instant; anything else is 400 naming it' },
-          { ...TIME_BOUND('to', 'upper'), description: 'upper bound on `asked_at`, included: an ISO 8601 time, or a day (YYYY-MM-DD, UTC) standing for its last instant; anything else is 400 naming it' },
-          ...PAGE_PARAMETERS,
-        ],
+        query: [UNANSWERED_WORKSPACE, UNANSWERED_FROM, UNANSWERED_TO, ...PAGE_PARAMETERS],
         success: { status: 200, description: 'the questions, newest first', json: page(ref('UnansweredQuestion')) },
+      },
+    },
+    '/api/v1/tenant/unanswered-questions/summary': {
+      get: {
+        summary: 'Questions the knowledge base had no answer to, counted as asked alike',
+        description: `The same questions grouped: two are one when they read the same once Unicode-normalized, lower-cased and stripped of punctuation and symbols (no guessing at meaning). The most asked first, then the most recently asked; each with its latest wording. The ${SUMMARY_SCAN} most recent questions of the range are read at most (\`truncated\` says when the range held more).`,
+        access: 'user',
+        role: 'admin',
+        query: [
+          UNANSWERED_WORKSPACE,
+          UNANSWERED_FROM,
+          UNANSWERED_TO,
+          { name: 'limit', description: `groups, 1 to ${SUMMARY_MAX_GROUPS} (default ${SUMMARY_DEFAULT_GROUPS}); anything else is 400 \`invalid_limit\``, schema: { type: 'integer', minimum: 1, maximum: SUMMARY_MAX_GROUPS, default: SUMMARY_DEFAULT_GROUPS } },
+        ],
+        success: { status: 200, description: 'the groups, most asked first', json: ref('UnansweredQuestionSummary') },
       },
     },
     '/api/v1/tenant/analytics': {
