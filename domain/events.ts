@@ -13,6 +13,7 @@ import { invitationEvents } from './invitation/invitation';
 import { membershipEvents } from './membership/membership';
 import { notificationPreferencesEvents } from './notification-preferences/notification-preferences';
 import { orchestrationAlertDigestEvents } from './orchestration-alert-digest/alert-digest';
+import { knowledgeGapDigestEvents } from './knowledge-gap-digest/knowledge-gap-digest';
 import { paymentEvents } from './payment/payment';
 import { documentEvents } from './document/document';
 import { conversationEvents } from './conversation/conversation';
@@ -88,6 +89,7 @@ export const domainEvents = eventRegistry([
   whatsappReplyEvents,
   notificationPreferencesEvents,
   orchestrationAlertDigestEvents,
+  knowledgeGapDigestEvents,
 ]);
 
 /** Every event of the platform, in its current shape: a `{type, data}` union. */

@@ -57,6 +57,7 @@ import { registrationSaga } from '../application/registration/registration-proce
 import { checkoutSettlementSaga } from '../application/checkout/checkout-settlement';
 import { subscriptionPeriodsSaga } from '../application/subscription/subscription-periods';
 import { handoffDeliverySaga } from '../application/handoff/handoff-delivery';
+import { knowledgeGapEmailsSaga } from '../application/conversation/knowledge-gap-emails';
 import { crmFailureEmailsSaga } from '../application/lead/crm-failure-emails';
 import { leadCrmDeliverySaga } from '../application/lead/lead-crm-delivery';
 import type { Speech } from '../application/ports/speech';
@@ -564,6 +565,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     handoffFailureEmailsSaga({ ...commands, readStore, readYourWrites, secrets, publicUrl: config.publicUrl }),
     leadCrmDeliverySaga({ ...commands, readStore, secrets, outbound }, crmDeliveryPolicy),
     crmFailureEmailsSaga({ ...commands, readStore, readYourWrites, secrets, publicUrl: config.publicUrl }),
+    knowledgeGapEmailsSaga({ ...commands, readStore, secrets, publicUrl: config.publicUrl }),
     whatsappInboundSaga(
       { ...chat, secrets, media: whatsappTransports.cloudApi, speech, textExtractor, whatsapp: whatsappSettings },
       { orderWaitMs: config.whatsapp.orderWaitSeconds * 1000, mergeWindowMs: config.whatsapp.mergeSeconds * 1000, pauseMs: config.whatsapp.pauseSeconds * 1000, maxAudioBytes: config.speech.maxAudioBytes, maxDocumentBytes: config.documentMaxBytes },

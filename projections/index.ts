@@ -24,6 +24,7 @@ import { invitationsProjection } from './invitations';
 import { membershipsProjection } from './memberships';
 import { notificationPreferencesProjection } from './notification-preferences';
 import { orchestrationAlertDigestsProjection } from './orchestration-alert-digests';
+import { knowledgeGapDigestsProjection } from './knowledge-gap-digests';
 import { paymentsProjection } from './payments';
 import { plansProjection } from './plans';
 import { platformSettingsProjection } from './platform-settings';
@@ -72,6 +73,7 @@ export const allProjections: readonly Projection[] = [
   orchestrationEventsProjection,
   orchestrationRangeReplaysProjection,
   orchestrationAlertDigestsProjection,
+  knowledgeGapDigestsProjection,
   widgetConfigsProjection,
   leadsProjection,
   leadOriginsProjection,

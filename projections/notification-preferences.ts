@@ -12,9 +12,10 @@ export interface NotificationPreferencesDocument {
   tenant_id: string;
   user_id: string;
   orchestration_alerts: boolean;
-  /** These two are absent from documents written before the preference existed: on. */
+  /** These are absent from documents written before the preference existed: on. */
   handoff_failures?: boolean;
   crm_failures?: boolean;
+  knowledge_gaps?: boolean;
   updated_at: string;
   /** Revision of the preferences' stream: their version. */
   revision: number;

@@ -138,12 +138,14 @@ export class ConsoleResolver {
     @Arg('orchestration_alerts', () => Boolean, { nullable: true }) orchestrationAlerts: boolean | null | undefined,
     @Arg('handoff_failures', () => Boolean, { nullable: true }) handoffFailures: boolean | null | undefined,
     @Arg('crm_failures', () => Boolean, { nullable: true }) crmFailures: boolean | null | undefined,
+    @Arg('knowledge_gaps', () => Boolean, { nullable: true }) knowledgeGaps: boolean | null | undefined,
     @Ctx() ctx: GraphqlContext,
   ): Promise<NotificationPreferencesType> {
     const preferences = {
       ...(typeof orchestrationAlerts === 'boolean' ? { orchestration_alerts: orchestrationAlerts } : {}),
       ...(typeof handoffFailures === 'boolean' ? { handoff_failures: handoffFailures } : {}),
       ...(typeof crmFailures === 'boolean' ? { crm_failures: crmFailures } : {}),
+      ...(typeof knowledgeGaps === 'boolean' ? { knowledge_gaps: knowledgeGaps } : {}),
     };
     return (await setNotificationPreferences(ctx.identity, principalOf(ctx), preferences, ctx.request)).value;
   }

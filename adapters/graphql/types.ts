@@ -87,5 +87,7 @@ export class NotificationPreferencesType {
   handoff_failures!: boolean;
   @Field(() => Boolean, { description: 'the email when a lead is given up because the CRM failed every attempt (owners and admins get it, at most once an hour)' })
   crm_failures!: boolean;
+  @Field(() => Boolean, { description: 'the weekly email of the questions the assistant could not answer from the knowledge base (owners and admins get it)' })
+  knowledge_gaps!: boolean;
   @Field(() => String, { nullable: true, description: 'when the caller last changed them; null while they are the defaults' }) updated_at!: string | null;
 }

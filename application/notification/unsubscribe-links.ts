@@ -32,6 +32,7 @@ export const NOTIFICATION_KIND_DESCRIPTIONS: Record<NotificationKind, string> = 
   orchestration_alerts: 'alert emails about orchestration events that were dead-lettered or expired',
   handoff_failures: 'emails about handoffs the handoff webhook never took',
   crm_failures: 'emails about leads the CRM never took',
+  knowledge_gaps: 'weekly emails of the questions the assistant could not answer from the knowledge base',
 };
 
 /** Wrong tokens allowed per client address and minute; a right one is never refused (mail providers send many from one address). */

@@ -6,7 +6,8 @@
 // Only emails a person may do without have a preference: the alert emails of orchestration
 // events that were dead-lettered or expired (docs/orchestration-events.md, "Alert emails"), and
 // those of handoffs and leads the organization's webhook or CRM never took
-// (docs/tenant-configuration.md). An
+// (docs/tenant-configuration.md), and the weekly list of questions the assistant could not
+// answer from the knowledge base. An
 // invitation, a password reset or a verification code is always sent. Every preference is on
 // until its person turns it off; the organization's own setting `orchestration_alert_emails`
 // turns the orchestration alerts off for everyone.
@@ -19,21 +20,22 @@ import { declareEvent, eventGroup, type GroupEvent } from '../shared/events';
 import { toStreamName } from '../shared/stream-names';
 
 /** Every preference and its value before its person sets it. */
-export const DEFAULT_NOTIFICATION_PREFERENCES = { orchestration_alerts: true, handoff_failures: true, crm_failures: true };
+export const DEFAULT_NOTIFICATION_PREFERENCES = { orchestration_alerts: true, handoff_failures: true, crm_failures: true, knowledge_gaps: true };
 export type NotificationPreferences = typeof DEFAULT_NOTIFICATION_PREFERENCES;
 export type NotificationKind = keyof NotificationPreferences;
 
-/** The whole set after the change; `handoff_failures` and `crm_failures` are absent from those recorded before they existed (on, then). */
+/** The whole set after the change; the optional ones are absent from those recorded before they existed (on, then). */
 export const NotificationPreferencesChanged = declareEvent(
   'NotificationPreferencesChanged',
-  t.intersection([t.type({ tenant_id: t.string, user_id: t.string, orchestration_alerts: t.boolean, changed_at: t.string }), t.partial({ handoff_failures: t.boolean, crm_failures: t.boolean })]),
+  t.intersection([t.type({ tenant_id: t.string, user_id: t.string, orchestration_alerts: t.boolean, changed_at: t.string }), t.partial({ handoff_failures: t.boolean, crm_failures: t.boolean, knowledge_gaps: t.boolean })]),
 );
 
 /** The preferences an event records, a preference it predates at its default. */
-export const preferencesOf = (data: { orchestration_alerts: boolean; handoff_failures?: boolean; crm_failures?: boolean }): NotificationPreferences => ({
+export const preferencesOf = (data: { orchestration_alerts: boolean; handoff_failures?: boolean; crm_failures?: boolean; knowledge_gaps?: boolean }): NotificationPreferences => ({
   orchestration_alerts: data.orchestration_alerts,
   handoff_failures: data.handoff_failures ?? DEFAULT_NOTIFICATION_PREFERENCES.handoff_failures,
   crm_failures: data.crm_failures ?? DEFAULT_NOTIFICATION_PREFERENCES.crm_failures,
+  knowledge_gaps: data.knowledge_gaps ?? DEFAULT_NOTIFICATION_PREFERENCES.knowledge_gaps,
 });
 
 export const notificationPreferencesEvents = eventGroup('notificationPreferences', [NotificationPreferencesChanged]);

@@ -41,7 +41,7 @@ describe('notification preferences (GET, PATCH /api/v1/me/notifications)', () =>
   it('answers the defaults before any change, version "-1"', async () => {
     const read = await server.request('GET', PATH, { headers: as(owner) });
     expect(read.status, read.text).to.equal(200);
-    expect(read.json).to.deep.equal({ orchestration_alerts: true, handoff_failures: true, crm_failures: true, updated_at: null });
+    expect(read.json).to.deep.equal({ orchestration_alerts: true, handoff_failures: true, crm_failures: true, knowledge_gaps: true, updated_at: null });
     expect(read.headers.get('etag')).to.equal('"-1"');
   });
 
@@ -58,7 +58,7 @@ describe('notification preferences (GET, PATCH /api/v1/me/notifications)', () =>
 
     expect((await server.request('GET', PATH, { headers: as(member) })).json.orchestration_alerts).to.equal(false);
     // Their own organization, and the owner of this one, keep the defaults.
-    expect((await server.request('GET', PATH, { headers: as(memberAtHome) })).json).to.deep.equal({ orchestration_alerts: true, handoff_failures: true, crm_failures: true, updated_at: null });
+    expect((await server.request('GET', PATH, { headers: as(memberAtHome) })).json).to.deep.equal({ orchestration_alerts: true, handoff_failures: true, crm_failures: true, knowledge_gaps: true, updated_at: null });
     expect((await server.request('GET', PATH, { headers: as(owner) })).json.orchestration_alerts).to.equal(true);
 
     const again = await patch(member, { orchestration_alerts: false });

@@ -5,7 +5,7 @@ describe('notification preferences (decider)', () => {
   const spec = deciderSpec(notificationPreferencesDecider);
   const changed = (orchestration_alerts: boolean): NotificationPreferencesEvent => ({
     type: 'NotificationPreferencesChanged',
-    data: { tenant_id: 't1', user_id: 'u1', orchestration_alerts, handoff_failures: true, crm_failures: true, changed_at: FIXED_NOW.toISOString() },
+    data: { tenant_id: 't1', user_id: 'u1', orchestration_alerts, handoff_failures: true, crm_failures: true, knowledge_gaps: true, changed_at: FIXED_NOW.toISOString() },
   });
   const set = (preferences: NotificationPreferencesCommand['data']['preferences']): NotificationPreferencesCommand => ({
     type: 'SetNotificationPreferences',
@@ -21,7 +21,7 @@ describe('notification preferences (decider)', () => {
     const before: NotificationPreferencesEvent = { type: 'NotificationPreferencesChanged', data: { tenant_id: 't1', user_id: 'u1', orchestration_alerts: false, changed_at: FIXED_NOW.toISOString() } };
     spec.given([before]).when(set({ handoff_failures: true })).thenNothingHappened();
     spec.given([before]).when(set({ handoff_failures: false })).then([
-      { type: 'NotificationPreferencesChanged', data: { tenant_id: 't1', user_id: 'u1', orchestration_alerts: false, handoff_failures: false, crm_failures: true, changed_at: FIXED_NOW.toISOString() } },
+      { type: 'NotificationPreferencesChanged', data: { tenant_id: 't1', user_id: 'u1', orchestration_alerts: false, handoff_failures: false, crm_failures: true, knowledge_gaps: true, changed_at: FIXED_NOW.toISOString() } },
     ]);
   });
 

@@ -11,6 +11,7 @@ export const meNotificationsApi: ApiArea = {
       orchestration_alerts: boolean('the alert email when one of the organization’s orchestration events is dead-lettered or expires (sent to owners and admins: the first of an hour at once, the rest in a digest once the hour is over); on until turned off'),
       handoff_failures: boolean('the email when a handoff is given up because the organization’s handoff webhook failed every attempt (sent to owners and admins, at most one an hour); on until turned off'),
       crm_failures: boolean('the email when a lead is given up because the organization’s CRM failed every attempt (sent to owners and admins, at most one an hour); on until turned off'),
+      knowledge_gaps: boolean('the weekly email of the questions the assistant could not answer from the knowledge base, counted as asked alike (sent to owners and admins, only for a week that had any); on until turned off'),
       updated_at: nullable(dateTime('when the caller last changed them; null while they are the defaults')),
     }),
   },

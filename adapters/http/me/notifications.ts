@@ -12,7 +12,7 @@ import { type AuthenticatedState, authenticateUser } from '../middleware/authent
 import { requestContextOf } from '../request-context';
 
 /** Every preference optional (left out: kept); an unknown one is refused rather than ignored. */
-export const NotificationPreferencesBody = closedPartial({ orchestration_alerts: t.boolean, handoff_failures: t.boolean, crm_failures: t.boolean }, 'NotificationPreferencesBody');
+export const NotificationPreferencesBody = closedPartial({ orchestration_alerts: t.boolean, handoff_failures: t.boolean, crm_failures: t.boolean, knowledge_gaps: t.boolean }, 'NotificationPreferencesBody');
 
 export function meNotificationsRouter(identity: UseCaseDependencies): Router<AuthenticatedState> {
   const router = new Router<AuthenticatedState>({ prefix: '/api/v1/me/notifications' });

@@ -27,7 +27,7 @@ export const unsubscribeApi: ApiArea = {
   schemas: {
     UnsubscribeLink: object({
       organization: string('the organization whose emails the link is about'),
-      preference: enumOf(['orchestration_alerts', 'handoff_failures', 'crm_failures'], 'the notification preference the link turns off (docs/notifications.md)'),
+      preference: enumOf(['orchestration_alerts', 'handoff_failures', 'crm_failures', 'knowledge_gaps'], 'the notification preference the link turns off (docs/notifications.md)'),
       emails: string('what those emails are about, in words'),
       unsubscribed: boolean('whether the person has turned them off'),
     }),
