@@ -1,10 +1,10 @@
 // Saga `handoff_failure_emails`: when the handoff of a conversation is given up because the
 // organization's webhook failed every attempt (HandoffAbandoned, `attempts_exhausted`), its
-// owners and admins are told by email. A person asked for a person, and nobody was told: the
-// conversation waits, and so does a customer. At most one such email per person and hour (a
+// owners and admins are told by email: someone asked for a person and no person was told, so
+// the conversation waits, and so does a customer. At most one such email per person and hour (a
 // webhook that is down fails every handoff); each says how many of the organization's handoffs
 // stand failed, where they are listed and how to fix the webhook. A handoff withdrawn (handoffs
-// turned off, the conversation erased) is told nobody: nobody failed. On by default; a person
+// turned off, the conversation deleted) is told nobody: nothing failed. On by default; a person
 // turns it off for themselves with their notification preference `handoff_failures`, or the
 // email's one-click unsubscribe link where PUBLIC_URL is set. A suspended or deleted
 // organization is told nothing.

@@ -50,7 +50,8 @@ ${content}
 
 const TURN_ON_AGAIN = 'To have them again, sign in and turn them on under your notification settings (PATCH /api/v1/me/notifications).';
 
-// The form has no action: it posts to the page's own URL, token and all, whatever prefix (PUBLIC_URL behind a proxy) it has.
+// The form has no action: it posts to the page's own URL, token and all, whatever prefix
+// (PUBLIC_URL behind a proxy) it has.
 const askingPage = (view: UnsubscribeView): Html =>
   layout(
     'Unsubscribe',
@@ -65,11 +66,10 @@ const doneText = (view: UnsubscribeView): string => `You will get no more ${view
 const unsubscribedPage = (view: UnsubscribeView): Html =>
   layout('Unsubscribed', html`<h1>Unsubscribed</h1><p id="message" class="notice">${doneText(view)}</p><p class="hint">${TURN_ON_AGAIN}</p>`);
 
-const errorPage = (status: number, message: string): Html =>
-  layout(
-    status === 404 ? 'Nothing to unsubscribe from' : status === 429 ? 'Too many attempts' : 'Link not valid',
-    html`<h1>${status === 404 ? 'Nothing to unsubscribe from' : status === 429 ? 'Too many attempts' : 'This link is not valid'}</h1><p id="message" class="alert">${message}</p>`,
-  );
+function errorPage(status: number, message: string): Html {
+  const title = status === 404 ? 'Nothing to unsubscribe from' : status === 429 ? 'Too many attempts' : 'This link is not valid';
+  return layout(title, html`<h1>${title}</h1><p id="message" class="alert">${message}</p>`);
+}
 
 function tokenOf(ctx: Context): string {
   const token = ctx.query.token;
@@ -81,8 +81,8 @@ function tokenOf(ctx: Context): string {
 const wantsPage = (ctx: Context): boolean => ctx.accepts('json', 'html') === 'html';
 
 /** Runs `act` and answers what it returns, as a page or as JSON; its error too. */
-async function answer(ctx: Context, wantsPage: boolean, act: () => Promise<{ json: unknown; page: Html }>): Promise<void> {
-  if (!wantsPage) {
+async function answer(ctx: Context, asPage: boolean, act: () => Promise<{ json: unknown; page: Html }>): Promise<void> {
+  if (!asPage) {
     ctx.set('cache-control', 'no-store');
     ctx.set('referrer-policy', 'no-referrer');
     ctx.body = (await act()).json;
