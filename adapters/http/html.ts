@@ -30,6 +30,26 @@ export function html(strings: TemplateStringsArray, ...values: Fragment[]): Html
 /** A link only to an http(s) URL: a `javascript:` one would run in the page even escaped. */
 export const linkable = (url: string): boolean => /^https?:\/\//i.test(url);
 
+/** A page that stands alone: its one inline style (allowed by `styleOnlyPolicy(style)`), no script, kept out of search engines. */
+export function standalonePage(title: string, style: string, content: Html): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${title}</title>
+<style>${new Html(style)}</style>
+</head>
+<body>
+<main>
+${content}
+</main>
+</body>
+</html>
+`;
+}
+
 /** The policy of a page with no script: its one inline style allowed by hash, no outside resource, no framing. */
 export const styleOnlyPolicy = (style: string): string =>
   `default-src 'none'; style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'; base-uri 'none'; frame-ancestors 'none'`;

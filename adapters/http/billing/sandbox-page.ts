@@ -15,7 +15,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CardEntry, CardField, SandboxCheckoutPages, SandboxCheckoutView, SandboxTestCardDescription } from '../../../application/ports/sandbox-checkout';
 import { formBody, formField, formOf } from '../bodies/form';
-import { Html, answerStandalonePage, html, linkable, styleOnlyPolicy } from '../html';
+import { type Html, answerStandalonePage, html, linkable, standalonePage, styleOnlyPolicy } from '../html';
 import type { RequestState } from '../middleware/request-context';
 
 export const SANDBOX_PAGE_PREFIX = '/billing/sandbox';
@@ -52,23 +52,8 @@ button{margin-top:1.5rem;width:100%;padding:.8rem;font-size:1rem;background:#3b5
 const CONTENT_SECURITY_POLICY = styleOnlyPolicy(STYLE);
 
 function layout(title: string, content: Html): Html {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${title}</title>
-<style>${new Html(STYLE)}</style>
-</head>
-<body>
-<main>
-<p class="badge">Sandbox: test payments only, no money moves</p>
-${content}
-</main>
-</body>
-</html>
-`;
+  return standalonePage(title, STYLE, html`<p class="badge">Sandbox: test payments only, no money moves</p>
+${content}`);
 }
 
 const intervalWords = (interval: SandboxCheckoutView['interval']): string => (interval === 'month' ? 'per month' : 'per year');

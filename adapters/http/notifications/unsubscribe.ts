@@ -15,7 +15,7 @@ import { type UnsubscribeLinkDependencies, type UnsubscribeView, readUnsubscribe
 import { invalid } from '../../../domain/shared/errors';
 import { rawBody } from '../bodies/raw';
 import { toErrorResponse } from '../errors';
-import { Html, answerStandalonePage, html, styleOnlyPolicy } from '../html';
+import { type Html, answerStandalonePage, html, standalonePage, styleOnlyPolicy } from '../html';
 import type { RequestState } from '../middleware/request-context';
 import { requestContextOf } from '../request-context';
 
@@ -29,24 +29,7 @@ button{margin-top:1rem;padding:.7rem 1.2rem;font-size:1rem;background:#3b5bdb;co
 `;
 const POLICY = styleOnlyPolicy(STYLE);
 
-function layout(title: string, content: Html): Html {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${title}</title>
-<style>${new Html(STYLE)}</style>
-</head>
-<body>
-<main>
-${content}
-</main>
-</body>
-</html>
-`;
-}
+const layout = (title: string, content: Html): Html => standalonePage(title, STYLE, content);
 
 const TURN_ON_AGAIN = 'To have them again, sign in and turn them on under your notification settings (PATCH /api/v1/me/notifications).';
 
